@@ -1,0 +1,20 @@
+# colony::warnings: compile flags every Colony target uses; sanitizer flags when asked.
+add_library(colony_warnings INTERFACE)
+add_library(colony::warnings ALIAS colony_warnings)
+target_compile_options(colony_warnings INTERFACE -Wall -Wextra -Wno-missing-field-initializers)
+
+if(COLONY_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# Registers one module's GoogleTest binary with ctest.
+# colony_test(NAME name SOURCES a.cpp b.cpp LIBS x y)
+function(colony_test)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest_main GTest::gmock colony::warnings)
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
+  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60
+    PROPERTIES ENVIRONMENT "COLONY_TEST_DATA=${PROJECT_SOURCE_DIR}/tests/data")
+endfunction()

@@ -1,0 +1,56 @@
+// Koordinator's resource, label and annotation names, each defined once, byte for byte as
+// Koordinator spells them (apis/extension/*.go), so a Koordinator user finds them by grep.
+// Append new names in the section of their Koordinator file; never rename one.
+#pragma once
+
+#include <string_view>
+
+namespace colony::names {
+
+// apis/extension/resource.go: co-location resources. batch-cpu and mid-cpu count milli-cores,
+// batch-memory and mid-memory count bytes.
+inline constexpr std::string_view batch_cpu = "kubernetes.io/batch-cpu";
+inline constexpr std::string_view batch_memory = "kubernetes.io/batch-memory";
+inline constexpr std::string_view mid_cpu = "kubernetes.io/mid-cpu";
+inline constexpr std::string_view mid_memory = "kubernetes.io/mid-memory";
+
+// Core Kubernetes resources.
+inline constexpr std::string_view cpu = "cpu";
+inline constexpr std::string_view memory = "memory";
+inline constexpr std::string_view pods = "pods";
+
+// apis/extension/device_share.go: GPU resources.
+inline constexpr std::string_view nvidia_gpu = "nvidia.com/gpu";
+inline constexpr std::string_view koord_gpu = "koordinator.sh/gpu";
+inline constexpr std::string_view gpu_core = "koordinator.sh/gpu-core";
+inline constexpr std::string_view gpu_memory = "koordinator.sh/gpu-memory";
+inline constexpr std::string_view gpu_memory_ratio = "koordinator.sh/gpu-memory-ratio";
+
+// apis/extension/constants.go, priority.go, qos.go: labels.
+inline constexpr std::string_view label_qos_class = "koordinator.sh/qosClass";
+inline constexpr std::string_view label_priority_class = "koordinator.sh/priority-class";
+inline constexpr std::string_view label_priority = "koordinator.sh/priority";
+
+// apis/extension/elastic_quota.go: quota labels and annotations.
+inline constexpr std::string_view label_quota_name = "quota.scheduling.koordinator.sh/name";
+inline constexpr std::string_view label_quota_parent = "quota.scheduling.koordinator.sh/parent";
+inline constexpr std::string_view label_quota_is_parent = "quota.scheduling.koordinator.sh/is-parent";
+inline constexpr std::string_view label_quota_tree_id = "quota.scheduling.koordinator.sh/tree-id";
+inline constexpr std::string_view label_quota_is_root = "quota.scheduling.koordinator.sh/is-root";
+inline constexpr std::string_view label_quota_allow_lent_resource =
+    "quota.scheduling.koordinator.sh/allow-lent-resource";
+inline constexpr std::string_view label_preemptible = "quota.scheduling.koordinator.sh/preemptible";
+inline constexpr std::string_view annotation_shared_weight =
+    "quota.scheduling.koordinator.sh/shared-weight";
+inline constexpr std::string_view annotation_runtime = "quota.scheduling.koordinator.sh/runtime";
+inline constexpr std::string_view annotation_request = "quota.scheduling.koordinator.sh/request";
+
+// apis/extension/coscheduling.go: gang annotations.
+inline constexpr std::string_view annotation_gang_name = "gang.scheduling.koordinator.sh/name";
+inline constexpr std::string_view annotation_gang_min_num = "gang.scheduling.koordinator.sh/min-available";
+inline constexpr std::string_view annotation_gang_wait_time = "gang.scheduling.koordinator.sh/waiting-time";
+inline constexpr std::string_view annotation_gang_mode = "gang.scheduling.koordinator.sh/mode";
+inline constexpr std::string_view annotation_gang_groups = "gang.scheduling.koordinator.sh/groups";
+inline constexpr std::string_view label_pod_group = "pod-group.scheduling.sigs.k8s.io";
+
+}  // namespace colony::names
