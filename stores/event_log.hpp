@@ -1,0 +1,74 @@
+// event_log: the one store interface actors and the sim see. Backends: the embedded RocksDB
+// log (rocksdb_log.hpp) and, later, Kafka. Every backend passes the contract suite in
+// tests/stores/event_log_contract.hpp.
+//
+// Records are colony.fbs Envelopes. append() verifies every record (a log never holds bytes
+// that do not decode) and writes the assigned offset into the stored envelope. read()
+// verifies every record again before handing it out, and stops with an error naming the
+// offset at the first bad one, after delivering every record before it.
+//
+// Thread-safety: one appender at a time (appends are serialised internally); any number of
+// concurrent readers; wait_for() may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "messages/codec.hpp"
+#include "messages/result.hpp"
+#include "messages/units.hpp"
+
+namespace colony::stores {
+
+using messages::bytes_view;
+
+// Called once per record, in offset order; bytes are valid only during the call and have
+// passed messages::decode(). Return false to stop reading.
+using record_sink = std::function<bool(log_offset offset, bytes_view bytes)>;
+
+class event_log {
+public:
+  virtual ~event_log() = default;
+
+  // Appends records atomically (all or none) and in order; returns the first record's
+  // offset. With sync on (the default), they are on stable storage when this returns.
+  // REQUIRES: records non-empty; each a verifiable Envelope made by messages::event_builder.
+  [[nodiscard]] virtual result<log_offset> append(std::span<const bytes_view> records) = 0;
+
+  // Delivers records with offsets in [from, to) (to = no_offset: up to the end).
+  // Returns how many were delivered.
+  [[nodiscard]] virtual result<std::uint64_t> read(log_offset from, log_offset to,
+                                                   const record_sink& sink) = 0;
+
+  // The offset the next append gets; equals the record count (offsets start at 0).
+  [[nodiscard]] virtual result<log_offset> end_offset() = 0;
+
+  // Blocks until end_offset() > offset or the timeout passes; returns end_offset().
+  // This is how tail works: read to the end, then wait_for(last read).
+  [[nodiscard]] virtual result<log_offset> wait_for(log_offset offset,
+                                                    std::chrono::milliseconds timeout) = 0;
+
+  // "rocksdb:PATH" or "kafka://host:port/topic", for messages.
+  [[nodiscard]] virtual std::string describe() const = 0;
+};
+
+struct log_options {
+  // Create the log if it does not exist. Default: true for writers, false for readers.
+  bool create_if_missing = true;
+  // fsync the WAL once per appended batch. Default: true (nothing acknowledged is lost).
+  bool sync = true;
+  // Open read-only (a second process may read while one writes). Default: false.
+  bool read_only = false;
+};
+
+// Opens a log by name: a filesystem path is the embedded RocksDB log;
+// kafka://host:port/topic is reserved for the Kafka backend.
+[[nodiscard]] result<std::unique_ptr<event_log>> open_log(std::string_view name,
+                                                          const log_options& opts);
+
+}  // namespace colony::stores

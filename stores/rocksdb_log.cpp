@@ -1,0 +1,267 @@
+#include "stores/rocksdb_log.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+#include <xxhash.h>
+
+namespace colony::stores {
+
+namespace fs = std::filesystem;
+
+std::string offset_key(log_offset offset) {
+  std::string k(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    k[static_cast<std::size_t>(i)] = static_cast<char>(offset & 0xff);
+    offset >>= 8;
+  }
+  return k;
+}
+
+log_offset key_offset(std::string_view key) {
+  log_offset o = 0;
+  for (std::size_t i = 0; i < 8 && i < key.size(); ++i)
+    o = (o << 8) | static_cast<std::uint8_t>(key[i]);
+  return o;
+}
+
+namespace {
+
+constexpr std::size_t checksum_bytes = 8;
+
+std::uint64_t checksum(const std::uint8_t* p, std::size_t n) { return XXH3_64bits(p, n); }
+
+void put_le64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+std::uint64_t get_le64(const char* p) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<std::uint8_t>(p[i]);
+  return v;
+}
+
+error from_status(const rocksdb::Status& s, const std::string& where) {
+  errc code = errc::internal;
+  if (s.IsCorruption()) code = errc::corrupt;
+  else if (s.IsIOError() || s.IsBusy() || s.IsTryAgain()) code = errc::unavailable;
+  else if (s.IsNotFound()) code = errc::not_found;
+  else if (s.IsInvalidArgument()) code = errc::invalid_input;
+  return error{code, "RocksDB: " + s.ToString(), where};
+}
+
+rocksdb::ColumnFamilyOptions events_cf_options() {
+  rocksdb::ColumnFamilyOptions o;
+  // Appends arrive in key order and are read sequentially; a large memtable and LZ4
+  // keep flushes cheap without costing the appender much.
+  o.write_buffer_size = 64 << 20;
+  o.compression = rocksdb::kLZ4Compression;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_size = 32 << 10;
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  return o;
+}
+
+}  // namespace
+
+result<std::unique_ptr<rocksdb_log>> rocksdb_log::open(const std::string& path,
+                                                       const log_options& opts) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  bool exists = !ec && fs::exists(st);
+  if (exists && !fs::is_directory(st))
+    return fail(errc::invalid_input, "not a Colony log: a file, not a log directory", path);
+  if (exists && !fs::exists(fs::path(path) / "CURRENT")) {
+    bool empty = fs::is_empty(path, ec);
+    if (!empty)
+      return fail(errc::invalid_input,
+                  "not a Colony log: the directory exists but holds no RocksDB database", path);
+  }
+  if (!exists && (!opts.create_if_missing || opts.read_only))
+    return fail(errc::not_found, "no log here", path);
+  bool fresh = !exists || !fs::exists(fs::path(path) / "CURRENT");
+
+  rocksdb::DBOptions dbo;
+  dbo.create_if_missing = opts.create_if_missing && !opts.read_only;
+  dbo.create_missing_column_families = !opts.read_only;
+  dbo.max_background_jobs = 2;
+  dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  dbo.keep_log_file_num = 2;
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs{
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+      {"events", events_cf_options()}};
+  if (!fresh) {
+    std::vector<std::string> names;
+    auto s = rocksdb::DB::ListColumnFamilies(dbo, path, &names);
+    if (!s.ok()) return tl::unexpected(from_status(s, path));
+    if (std::find(names.begin(), names.end(), "events") == names.end())
+      return fail(errc::invalid_input,
+                  "not a Colony log: RocksDB database without an 'events' column family", path);
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  auto s = opts.read_only ? rocksdb::DB::OpenForReadOnly(dbo, path, cfs, &handles, &raw)
+                          : rocksdb::DB::Open(dbo, path, cfs, &handles, &raw);
+  if (!s.ok()) return tl::unexpected(from_status(s, path));
+  std::unique_ptr<rocksdb_log> log(new rocksdb_log());
+  log->db_.reset(raw);
+  log->meta_ = handles[0];
+  log->events_ = handles[1];
+  log->path_ = path;
+  log->opts_ = opts;
+
+  std::string format;
+  s = raw->Get(rocksdb::ReadOptions(), log->meta_, std::string(log_format_key), &format);
+  if (s.IsNotFound() && fresh && !opts.read_only) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = raw->Put(wo, log->meta_, std::string(log_format_key), std::string(log_format_value));
+    if (!s.ok()) return tl::unexpected(from_status(s, path));
+  } else if (s.IsNotFound()) {
+    return fail(errc::invalid_input, "not a Colony log: no colony.format marker", path);
+  } else if (!s.ok()) {
+    return tl::unexpected(from_status(s, path));
+  } else if (format != log_format_value) {
+    return fail(errc::failed_precondition,
+                "unsupported log format '" + format + "' (this colony reads " +
+                    std::string(log_format_value) + ")",
+                path);
+  }
+  if (auto e = log->refresh_end(); !e) return tl::unexpected(e.error());
+  return log;
+}
+
+rocksdb_log::~rocksdb_log() {
+  if (db_) {
+    if (events_) db_->DestroyColumnFamilyHandle(events_).PermitUncheckedError();
+    if (meta_) db_->DestroyColumnFamilyHandle(meta_).PermitUncheckedError();
+    db_->Close().PermitUncheckedError();
+  }
+}
+
+result<log_offset> rocksdb_log::refresh_end() {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), events_));
+  it->SeekToLast();
+  if (!it->status().ok()) return tl::unexpected(from_status(it->status(), path_));
+  std::lock_guard<std::mutex> lk(mu_);
+  next_ = it->Valid() ? key_offset(it->key().ToStringView()) + 1 : 0;
+  return next_;
+}
+
+result<log_offset> rocksdb_log::append(std::span<const bytes_view> records) {
+  if (opts_.read_only) return fail(errc::failed_precondition, "log opened read-only", path_);
+  if (records.empty()) return fail(errc::invalid_input, "empty append", path_);
+  std::unique_lock<std::mutex> lk(mu_);
+  const log_offset first = next_;
+  std::size_t total = 0;
+  for (const auto& r : records) total += r.size() + checksum_bytes + 24;
+  rocksdb::WriteBatch batch(total + 64);
+  std::vector<std::uint8_t> rec;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const log_offset off = first + i;
+    const auto& r = records[i];
+    auto where = path_ + " append #" + std::to_string(i);
+    if (auto d = messages::decode(r, where); !d) return tl::unexpected(d.error());
+    rec.assign(r.begin(), r.end());
+    if (!messages::patch_offset(rec, off))
+      return fail(errc::invalid_input, "envelope has no offset field (not made by event_builder)",
+                  where);
+    scratch_.clear();
+    put_le64(scratch_, checksum(rec.data(), rec.size()));
+    scratch_.append(reinterpret_cast<const char*>(rec.data()), rec.size());
+    auto k = offset_key(off);
+    auto s = batch.Put(events_, k, scratch_);
+    if (!s.ok()) return tl::unexpected(from_status(s, path_));
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = opts_.sync;
+  auto s = db_->Write(wo, &batch);
+  if (!s.ok()) return tl::unexpected(from_status(s, path_));
+  next_ = first + records.size();
+  lk.unlock();
+  grew_.notify_all();
+  return first;
+}
+
+result<std::uint64_t> rocksdb_log::read(log_offset from, log_offset to, const record_sink& sink) {
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = true;
+  ro.readahead_size = 2 << 20;
+  std::string upper;
+  rocksdb::Slice upper_slice;
+  if (to != no_offset) {
+    upper = offset_key(to);
+    upper_slice = rocksdb::Slice(upper);
+    ro.iterate_upper_bound = &upper_slice;
+  }
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_));
+  std::uint64_t n = 0;
+  log_offset expect = from;
+  for (it->Seek(offset_key(from)); it->Valid(); it->Next()) {
+    const log_offset off = key_offset(it->key().ToStringView());
+    auto where = path_ + " offset " + std::to_string(off);
+    if (off != expect)
+      return fail(errc::corrupt, "gap in the log: expected offset " + std::to_string(expect),
+                  where);
+    auto v = it->value();
+    if (v.size() < checksum_bytes + 12)
+      return fail(errc::corrupt, "stored record of " + std::to_string(v.size()) +
+                                     " bytes is too short", where);
+    const auto* data = reinterpret_cast<const std::uint8_t*>(v.data()) + checksum_bytes;
+    const std::size_t len = v.size() - checksum_bytes;
+    if (get_le64(v.data()) != checksum(data, len))
+      return fail(errc::corrupt, "record checksum mismatch (the stored bytes were altered)",
+                  where);
+    bytes_view bytes(data, len);
+    auto d = messages::decode(bytes, where);
+    if (!d) return tl::unexpected(d.error());
+    if (d->envelope->offset() != off)
+      return fail(errc::corrupt,
+                  "envelope says offset " + std::to_string(d->envelope->offset()) +
+                      " but it is stored at " + std::to_string(off),
+                  where);
+    ++n;
+    ++expect;
+    if (!sink(off, bytes)) return n;
+  }
+  if (!it->status().ok()) return tl::unexpected(from_status(it->status(), path_));
+  return n;
+}
+
+result<log_offset> rocksdb_log::end_offset() {
+  if (opts_.read_only) return refresh_end();
+  std::lock_guard<std::mutex> lk(mu_);
+  return next_;
+}
+
+result<log_offset> rocksdb_log::wait_for(log_offset offset, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lk(mu_);
+  grew_.wait_for(lk, timeout, [&] { return next_ > offset; });
+  return next_;
+}
+
+result<void> rocksdb_log::debug_put_raw(log_offset offset, const std::string& value) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  auto s = db_->Put(wo, events_, offset_key(offset), value);
+  if (!s.ok()) return tl::unexpected(from_status(s, path_));
+  return {};
+}
+
+result<std::unique_ptr<event_log>> open_log(std::string_view name, const log_options& opts) {
+  if (name.starts_with("kafka://"))
+    return fail(errc::failed_precondition,
+                "the Kafka backend is not built into this colony yet (issue: Kafka event log)",
+                std::string(name));
+  if (name.empty()) return fail(errc::invalid_input, "empty log name", "--log");
+  auto log = rocksdb_log::open(std::string(name), opts);
+  if (!log) return tl::unexpected(log.error());
+  return std::unique_ptr<event_log>(std::move(*log));
+}
+
+}  // namespace colony::stores
