@@ -183,14 +183,15 @@ jvm_opts() {
 
 clean_data() { rm -rf "$DIR/data" "$DIR/tmp" "$DIR/logs" "$DIR/broker.pid" "$DIR/bootstrap"; }
 
-kill_broker() {   # TERM, wait STOP_TIMEOUT, KILL; returns when the process is gone
+kill_broker() {   # TERM, wait STOP_TIMEOUT, KILL; returns once the process has exited
   local pid=$1 i
   is_our_broker "$pid" || return 0
+  # From here on follow the PID itself: an exiting JVM drops its cmdline before it is gone.
   kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do is_our_broker "$pid" || return 0; sleep 0.1; done
+  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do alive "$pid" || return 0; sleep 0.1; done
   log "broker $pid ignored TERM for ${STOP_TIMEOUT}s; sending KILL"
   kill -KILL "$pid" 2>/dev/null || true
-  for ((i = 0; i < 100; i++)); do is_our_broker "$pid" || return 0; sleep 0.1; done
+  for ((i = 0; i < 100; i++)); do alive "$pid" || return 0; sleep 0.1; done
   die "broker $pid survived KILL"
 }
 
