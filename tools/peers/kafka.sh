@@ -62,9 +62,11 @@ ensure_libs() {
     local t0 tmp; t0=$(now); tmp="$KCACHE/libs.tmp.$$"
     rm -rf "$tmp"
     log "resolving Apache Kafka $KAFKA_VERSION from Maven Central into $LIBS"
-    # stdout to stderr: our stdout carries only the bootstrap address / paths.
+    # Output to stderr: our stdout carries only the bootstrap address / paths. Debian's Maven
+    # 3.8.7 prints bare ESC[0m resets even in batch mode; sed drops them (pipefail keeps mvn's rc).
     if ! "$MVN" -q -B -Dstyle.color=never -f "$POM" -Dmaven.repo.local="$CACHE/m2" \
-           dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" >&2; then
+           dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" 2>&1 |
+         sed 's/\x1b\[0m//g' >&2; then
       rm -rf "$tmp"; die "maven resolve failed"
     fi
     [[ -f "$tmp/kafka_2.13-$KAFKA_VERSION.jar" ]] || die "resolve produced no kafka_2.13-$KAFKA_VERSION.jar"
