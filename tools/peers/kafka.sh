@@ -19,6 +19,7 @@
 #   KAFKA_JVM_PERFORMANCE_OPTS  default "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData"
 #   KAFKA_READY_TIMEOUT  seconds to wait for readiness (default 60)
 #   KAFKA_STOP_TIMEOUT   seconds between TERM and KILL (default 30)
+#   KAFKA_AUTO_CREATE_TOPICS  auto.create.topics.enable (default false)
 #   JAVA, MVN, PYTHON    executables (default java, mvn, python3)
 # Recipe, measurements and rationale: docs/peers.md.
 set -euo pipefail
@@ -288,7 +289,7 @@ cmd_create_topic() {
   "$PYTHON" "$PROBE" create-topic "$(cat "$DIR/bootstrap")" "${ARGS[0]}" "${ARGS[1]:-1}" 1
 }
 
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 main() {
   (($#)) || usage
