@@ -1,0 +1,320 @@
+// Resource-key helpers, Kubernetes quantities and JSON ResourceLists for ElasticQuota.
+#include "actors/quota/quota_resources.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace colony::quota {
+
+namespace {
+
+constexpr std::array<std::string_view, resource_count> kNames = {
+    "cpu",
+    "memory",
+    "kubernetes.io/batch-cpu",
+    "kubernetes.io/batch-memory",
+    "kubernetes.io/mid-cpu",
+    "kubernetes.io/mid-memory",
+    "nvidia.com/gpu",
+    "koordinator.sh/gpu-core",
+    "koordinator.sh/gpu-memory",
+    "koordinator.sh/gpu-memory-ratio",
+    "pods",
+};
+
+// Field indices sorted by Kubernetes name, computed once.
+const std::array<int, resource_count>& name_order() {
+  static const std::array<int, resource_count> order = [] {
+    std::array<int, resource_count> o{};
+    for (int i = 0; i < resource_count; ++i) o[i] = i;
+    std::sort(o.begin(), o.end(), [](int a, int b) { return kNames[a] < kNames[b]; });
+    return o;
+  }();
+  return order;
+}
+
+using u128 = unsigned __int128;
+constexpr u128 kInt64Max = static_cast<u128>(std::numeric_limits<std::int64_t>::max());
+
+}  // namespace
+
+resource_keys nonzero_keys(const resource_list& r) {
+  resource_keys k = 0;
+  for (int i = 0; i < resource_count; ++i) {
+    if (field(r, i) != 0) k |= static_cast<resource_keys>(1u << i);
+  }
+  return k;
+}
+
+resource_list masked(const resource_list& r, resource_keys keys) {
+  resource_list out;
+  for (int i = 0; i < resource_count; ++i) {
+    if (has_key(keys, i)) field(out, i) = field(r, i);
+  }
+  return out;
+}
+
+resource_list max_of(const resource_list& a, const resource_list& b) {
+  resource_list out;
+  for (int i = 0; i < resource_count; ++i) field(out, i) = std::max(field(a, i), field(b, i));
+  return out;
+}
+
+std::string_view resource_name(int i) { return kNames[static_cast<std::size_t>(i)]; }
+
+std::vector<int> indices_by_name(resource_keys keys) {
+  std::vector<int> out;
+  for (int i : name_order()) {
+    if (has_key(keys, i)) out.push_back(i);
+  }
+  return out;
+}
+
+std::optional<resource_name_info> lookup_resource(std::string_view name) {
+  if (name == "cpu") return resource_name_info{0, 1, true};
+  if (name == "memory") return resource_name_info{1, 1, false};
+  if (name == "kubernetes.io/batch-cpu") return resource_name_info{2, 1, false};
+  if (name == "kubernetes.io/batch-memory") return resource_name_info{3, 1, false};
+  if (name == "kubernetes.io/mid-cpu") return resource_name_info{4, 1, false};
+  if (name == "kubernetes.io/mid-memory") return resource_name_info{5, 1, false};
+  if (name == "nvidia.com/gpu") return resource_name_info{6, 100, false};
+  if (name == "koordinator.sh/gpu") return resource_name_info{6, 1, false};
+  if (name == "koordinator.sh/gpu-core") return resource_name_info{7, 1, false};
+  if (name == "koordinator.sh/gpu-memory") return resource_name_info{8, 1, false};
+  if (name == "koordinator.sh/gpu-memory-ratio") return resource_name_info{9, 1, false};
+  if (name == "pods") return resource_name_info{10, 1, false};
+  return std::nullopt;
+}
+
+result<std::int64_t> parse_quantity(std::string_view text, bool milli) {
+  const std::string where = "quantity \"" + std::string(text) + "\"";
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
+    negative = text[i] == '-';
+    ++i;
+  }
+  u128 mantissa = 0;
+  int significant = 0;
+  int frac_digits = 0;
+  bool any_digit = false;
+  bool seen_dot = false;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '.' && !seen_dot) {
+      seen_dot = true;
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    any_digit = true;
+    if (mantissa == 0 && c == '0') {
+      if (seen_dot) ++frac_digits;
+      continue;
+    }
+    if (++significant > 36) return fail(errc::invalid_input, "too many digits", where);
+    mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
+    if (seen_dot) ++frac_digits;
+  }
+  if (!any_digit) return fail(errc::invalid_input, "not a Kubernetes quantity", where);
+
+  int exp10 = 0;
+  int exp2 = 0;
+  std::string_view suffix = text.substr(i);
+  if (suffix.empty()) {
+  } else if (suffix == "Ki") { exp2 = 10;
+  } else if (suffix == "Mi") { exp2 = 20;
+  } else if (suffix == "Gi") { exp2 = 30;
+  } else if (suffix == "Ti") { exp2 = 40;
+  } else if (suffix == "Pi") { exp2 = 50;
+  } else if (suffix == "Ei") { exp2 = 60;
+  } else if (suffix == "n") { exp10 = -9;
+  } else if (suffix == "u") { exp10 = -6;
+  } else if (suffix == "m") { exp10 = -3;
+  } else if (suffix == "k") { exp10 = 3;
+  } else if (suffix == "M") { exp10 = 6;
+  } else if (suffix == "G") { exp10 = 9;
+  } else if (suffix == "T") { exp10 = 12;
+  } else if (suffix == "P") { exp10 = 15;
+  } else if (suffix == "E") { exp10 = 18;
+  } else if (suffix[0] == 'e' || suffix[0] == 'E') {
+    std::string_view e = suffix.substr(1);
+    bool eneg = false;
+    if (!e.empty() && (e[0] == '+' || e[0] == '-')) {
+      eneg = e[0] == '-';
+      e.remove_prefix(1);
+    }
+    if (e.empty() || e.size() > 3) return fail(errc::invalid_input, "bad exponent", where);
+    int v = 0;
+    for (char c : e) {
+      if (c < '0' || c > '9') return fail(errc::invalid_input, "bad exponent", where);
+      v = v * 10 + (c - '0');
+    }
+    exp10 = eneg ? -v : v;
+  } else {
+    return fail(errc::invalid_input, "unknown suffix \"" + std::string(suffix) + "\"", where);
+  }
+
+  exp10 += (milli ? 3 : 0) - frac_digits;
+  u128 value = mantissa;
+  if (value != 0) {
+    if (exp2 > 0) {
+      if (value > ((~u128{0}) >> 1) >> exp2) return fail(errc::out_of_range, "quantity too large", where);
+      value <<= exp2;
+    }
+    if (exp10 >= 0) {
+      for (int k = 0; k < exp10; ++k) {
+        value *= 10;
+        if (value > kInt64Max) return fail(errc::out_of_range, "quantity too large", where);
+      }
+    } else if (-exp10 > 38) {
+      value = 1;  // a positive value smaller than one unit rounds up to one
+    } else {
+      u128 div = 1;
+      for (int k = 0; k < -exp10; ++k) div *= 10;
+      u128 q = value / div;
+      if (value % div != 0) ++q;  // round away from zero, as resource.Quantity does
+      value = q;
+    }
+  }
+  if (value > kInt64Max) return fail(errc::out_of_range, "quantity too large", where);
+  auto v = static_cast<std::int64_t>(value);
+  return negative ? -v : v;
+}
+
+result<std::int64_t> parse_named_quantity(const resource_name_info& info, std::string_view text) {
+  auto v = parse_quantity(text, info.milli);
+  if (!v) return v;
+  if (info.scale != 1) {
+    __int128 s = static_cast<__int128>(*v) * info.scale;
+    if (s > std::numeric_limits<std::int64_t>::max() || s < std::numeric_limits<std::int64_t>::min()) {
+      return fail(errc::out_of_range, "quantity too large", std::string(text));
+    }
+    return static_cast<std::int64_t>(s);
+  }
+  return v;
+}
+
+std::string format_quantity(int i, std::int64_t v) {
+  if (i == 0) {  // cpu, milli-cores
+    if (v % 1000 == 0) return std::to_string(v / 1000);
+    return std::to_string(v) + "m";
+  }
+  if (i == 6) {  // gpu: koordinator.sh/gpu units, 100 = one device
+    if (v % 100 == 0) return std::to_string(v / 100);
+    std::string s = std::to_string(v / 100) + ".";
+    std::int64_t frac = (v < 0 ? -v : v) % 100;
+    s += std::to_string(frac / 10);
+    if (frac % 10 != 0) s += std::to_string(frac % 10);
+    return s;
+  }
+  return std::to_string(v);
+}
+
+std::string print_resource_list(const resource_list& r, resource_keys keys) {
+  if (keys == 0) return "<empty>";
+  std::string out;
+  for (int i : indices_by_name(keys)) {
+    if (!out.empty()) out += ',';
+    out += resource_name(i);
+    out += ':';
+    out += format_quantity(i, field(r, i));
+  }
+  return out;
+}
+
+std::string print_names(resource_keys keys) {
+  std::string out = "[";
+  bool first = true;
+  for (int i : indices_by_name(keys)) {
+    if (!first) out += ' ';
+    first = false;
+    out += resource_name(i);
+  }
+  return out + "]";
+}
+
+std::string print_strings(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ' ';
+    out += v[i];
+  }
+  return out + "]";
+}
+
+result<parsed_resource_list> parse_resource_list_json(std::string_view json, std::string_view where) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    return fail(errc::invalid_input, std::string("invalid JSON ResourceList: ") + e.what(),
+                std::string(where));
+  }
+  if (!doc.is_object()) {
+    return fail(errc::invalid_input, "JSON ResourceList must be an object", std::string(where));
+  }
+  parsed_resource_list out;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    auto info = lookup_resource(it.key());
+    if (!info) {
+      out.ignored.push_back(it.key());
+      continue;
+    }
+    std::string text;
+    if (it->is_string()) {
+      text = it->get<std::string>();
+    } else if (it->is_number_integer()) {
+      text = std::to_string(it->get<std::int64_t>());
+    } else if (it->is_number()) {
+      text = it->dump();
+    } else {
+      return fail(errc::invalid_input, "resource value must be a quantity",
+                  std::string(where) + "[" + it.key() + "]");
+    }
+    auto v = parse_named_quantity(*info, text);
+    if (!v) {
+      return fail(v.error().code, v.error().message, std::string(where) + "[" + it.key() + "]");
+    }
+    field(out.resources.values, info->index) += *v;
+    out.resources.keys |= static_cast<resource_keys>(1u << info->index);
+  }
+  return out;
+}
+
+std::string resource_list_to_json(const resource_list& r, resource_keys keys) {
+  std::string out = "{";
+  bool first = true;
+  for (int i : indices_by_name(keys)) {
+    if (!first) out += ',';
+    first = false;
+    out += '"';
+    out += resource_name(i);
+    out += "\":\"";
+    out += format_quantity(i, field(r, i));
+    out += '"';
+  }
+  return out + "}";
+}
+
+result<std::vector<std::string>> parse_string_list_json(std::string_view json, std::string_view where) {
+  try {
+    auto doc = nlohmann::json::parse(json);
+    if (!doc.is_array()) {
+      return fail(errc::invalid_input, "expected a JSON list of strings", std::string(where));
+    }
+    std::vector<std::string> out;
+    for (const auto& v : doc) {
+      if (!v.is_string()) {
+        return fail(errc::invalid_input, "expected a JSON list of strings", std::string(where));
+      }
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    return fail(errc::invalid_input, std::string("invalid JSON: ") + e.what(), std::string(where));
+  }
+}
+
+}  // namespace colony::quota
