@@ -48,8 +48,7 @@ result<trace_table<v2017_server_event>> parse_v2017_server_event(std::string_vie
     return true;
   });
   if (t && opt.sort_by_time)
-    std::stable_sort(t->rows.begin(), t->rows.end(),
-                     [](const v2017_server_event& a, const v2017_server_event& b) { return a.time < b.time; });
+    detail::stable_sort_by(t->rows, [](const v2017_server_event& e) { return e.time.value; });
   return t;
 }
 

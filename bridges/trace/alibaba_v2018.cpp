@@ -47,7 +47,7 @@ bool centi_cores(row_cursor& c, std::size_t i, std::string_view name, std::optio
 template <class Row, class Key>
 void sort_rows(trace_table<Row>& t, const read_options& opt, Key key) {
   if (!opt.sort_by_time) return;
-  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const Row& a, const Row& b) { return key(a) < key(b); });
+  detail::stable_sort_by(t.rows, key);
 }
 
 template <class Parse>
@@ -103,7 +103,7 @@ result<trace_table<v2018_machine_meta>> parse_v2018_machine_meta(std::string_vie
     r.status.assign(c.text(6));
     return true;
   });
-  if (t) sort_rows(*t, opt, [](const v2018_machine_meta& r) { return r.time; });
+  if (t) sort_rows(*t, opt, [](const v2018_machine_meta& r) { return r.time.value; });
   return t;
 }
 
@@ -116,7 +116,7 @@ result<trace_table<v2018_machine_usage>> parse_v2018_machine_usage(std::string_v
            c.optional_number(5, "mkpi", r.mkpi) && c.optional_number(6, "net_in", r.net_in) &&
            c.optional_number(7, "net_out", r.net_out) && c.percent(8, "disk_io_percent", r.disk_io_percent);
   });
-  if (t) sort_rows(*t, opt, [](const v2018_machine_usage& r) { return r.time; });
+  if (t) sort_rows(*t, opt, [](const v2018_machine_usage& r) { return r.time.value; });
   return t;
 }
 
@@ -134,7 +134,7 @@ result<trace_table<v2018_container_meta>> parse_v2018_container_meta(std::string
     if (r.app_du.empty()) c.count_missing();
     return true;
   });
-  if (t) sort_rows(*t, opt, [](const v2018_container_meta& r) { return r.time; });
+  if (t) sort_rows(*t, opt, [](const v2018_container_meta& r) { return r.time.value; });
   return t;
 }
 
@@ -148,7 +148,7 @@ result<trace_table<v2018_container_usage>> parse_v2018_container_usage(std::stri
            c.optional_number(8, "net_in", r.net_in) && c.optional_number(9, "net_out", r.net_out) &&
            c.percent(10, "disk_io_percent", r.disk_io_percent);
   });
-  if (t) sort_rows(*t, opt, [](const v2018_container_usage& r) { return r.time; });
+  if (t) sort_rows(*t, opt, [](const v2018_container_usage& r) { return r.time.value; });
   return t;
 }
 

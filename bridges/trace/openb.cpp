@@ -142,8 +142,7 @@ result<trace_table<openb_pod>> parse_openb_pods(std::string_view text, std::stri
         return true;
       });
   if (t && opt.sort_by_time)
-    std::stable_sort(t->rows.begin(), t->rows.end(),
-                     [](const openb_pod& a, const openb_pod& b) { return a.creation < b.creation; });
+    detail::stable_sort_by(t->rows, [](const openb_pod& p) { return p.creation.value; });
   return t;
 }
 
