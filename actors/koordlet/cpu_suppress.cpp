@@ -80,41 +80,56 @@ be_suppress_cpu calculate_be_suppress_cpu(const node_info& node, double node_use
 }
 
 // calculateBESuppressCPUSetPolicy, kept step by step so picks match Koordinator's exactly.
+// Buckets are ranges of one sorted copy (one sort, no vector per bucket).
 std::vector<std::int32_t> calculate_be_suppress_cpuset_policy(std::int32_t cpus,
                                                               std::span<const processor_info> processors) {
   std::vector<std::int32_t> picked;
   const auto n = static_cast<std::int32_t>(processors.size());
   if (n < cpus || n == 0) return picked;
+  picked.reserve(static_cast<std::size_t>(std::max(cpus, 0)));
 
-  // Bucket key (nodeId + numProcessors) * (socketId + 1), as Go's getNodeIndex.
-  struct bucket {
+  // Bucket key (nodeId + numProcessors) * (socketId + 1), as Go's getNodeIndex; inside a bucket
+  // by (coreID, cpuID).
+  struct item {
     std::int32_t key;
-    std::vector<processor_info> cpus;
+    processor_info p;
+  };
+  std::vector<item> items;
+  items.reserve(processors.size());
+  std::int32_t max_id = 0;
+  for (const auto& p : processors) {
+    items.push_back({(p.node_id + n) * (p.socket_id + 1), p});
+    max_id = std::max(max_id, p.cpu_id);
+  }
+  auto item_less = [](const item& a, const item& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.p.core_id != b.p.core_id) return a.p.core_id < b.p.core_id;
+    return a.p.cpu_id < b.p.cpu_id;
+  };
+  // Processor lists usually arrive in cpu-id order, nearly sorted by this key: insertion sort is
+  // linear there (the order is total, so the algorithm does not change the result).
+  for (std::size_t k = 1; k < items.size(); ++k) {
+    const item x = items[k];
+    std::size_t j = k;
+    for (; j > 0 && item_less(x, items[j - 1]); --j) items[j] = items[j - 1];
+    items[j] = x;
+  }
+  struct bucket {
+    std::uint32_t begin, size;
   };
   std::vector<bucket> buckets;
-  for (const auto& p : processors) {
-    std::int32_t key = (p.node_id + n) * (p.socket_id + 1);
-    auto it = std::find_if(buckets.begin(), buckets.end(), [&](const bucket& b) { return b.key == key; });
-    if (it == buckets.end()) {
-      buckets.push_back({key, {}});
-      it = std::prev(buckets.end());
-    }
-    it->cpus.push_back(p);
-  }
-  for (auto& b : buckets) {
-    std::sort(b.cpus.begin(), b.cpus.end(), [](const processor_info& a, const processor_info& c) {
-      if (a.core_id == c.core_id) return a.cpu_id < c.cpu_id;
-      return a.core_id < c.core_id;
-    });
+  for (std::uint32_t i = 0; i < items.size();) {
+    std::uint32_t j = i;
+    while (j < items.size() && items[j].key == items[i].key) ++j;
+    buckets.push_back({i, j - i});
+    i = j;
   }
   // Bigger buckets first; equal sizes by first cpu id (ids are unique, so this is total).
-  std::sort(buckets.begin(), buckets.end(), [](const bucket& a, const bucket& b) {
-    if (a.cpus.size() == b.cpus.size()) return a.cpus[0].cpu_id < b.cpus[0].cpu_id;
-    return a.cpus.size() > b.cpus.size();
+  std::sort(buckets.begin(), buckets.end(), [&](const bucket& a, const bucket& b) {
+    if (a.size == b.size) return items[a.begin].p.cpu_id < items[b.begin].p.cpu_id;
+    return a.size > b.size;
   });
 
-  std::int32_t max_id = 0;
-  for (const auto& p : processors) max_id = std::max(max_id, p.cpu_id);
   std::vector<std::uint8_t> used(static_cast<std::size_t>(max_id) + 1, 0);
   auto is_used = [&](std::int32_t id) { return id >= 0 && used[static_cast<std::size_t>(id)] != 0; };
   auto mark = [&](std::int32_t id) {
@@ -132,14 +147,15 @@ std::vector<std::int32_t> calculate_be_suppress_cpuset_policy(std::int32_t cpus,
       if (pre_need == need) break;  // a full cycle picked nothing
       pre_need = need;
     }
-    const auto& bc = buckets[i].cpus;
-    for (std::size_t j = 0; j + 1 < bc.size(); ++j) {
-      if (is_used(bc[j].cpu_id)) continue;
-      if (bc[j].core_id == bc[j + 1].core_id) {
-        picked.push_back(bc[j].cpu_id);
-        picked.push_back(bc[j + 1].cpu_id);
-        mark(bc[j].cpu_id);
-        mark(bc[j + 1].cpu_id);
+    const item* bc = &items[buckets[i].begin];
+    const std::uint32_t bs = buckets[i].size;
+    for (std::uint32_t j = 0; j + 1 < bs; ++j) {
+      if (is_used(bc[j].p.cpu_id)) continue;
+      if (bc[j].p.core_id == bc[j + 1].p.core_id) {
+        picked.push_back(bc[j].p.cpu_id);
+        picked.push_back(bc[j + 1].p.cpu_id);
+        mark(bc[j].p.cpu_id);
+        mark(bc[j + 1].p.cpu_id);
         need -= 2;
         break;
       }
@@ -154,10 +170,11 @@ std::vector<std::int32_t> calculate_be_suppress_cpuset_policy(std::int32_t cpus,
       if (pre_need == need) break;
       pre_need = need;
     }
-    for (const auto& p : buckets[i].cpus) {
-      if (is_used(p.cpu_id)) continue;
-      picked.push_back(p.cpu_id);
-      mark(p.cpu_id);
+    const item* bc = &items[buckets[i].begin];
+    for (std::uint32_t j = 0; j < buckets[i].size; ++j) {
+      if (is_used(bc[j].p.cpu_id)) continue;
+      picked.push_back(bc[j].p.cpu_id);
+      mark(bc[j].p.cpu_id);
       --need;
       break;
     }
@@ -191,6 +208,7 @@ cpuset_decision adjust_by_cpuset(std::int64_t suppress_milli, const cpuset_input
   cpuset_decision d;
   auto pool = pinned_pool(in.processors, pods);
   std::vector<processor_info> lsr, ls;
+  ls.reserve(in.processors.size());
   for (const auto& p : in.processors) {
     if (contains(in.reserved_cpus, p.cpu_id) || contains(in.system_qos_exclusive_cpus, p.cpu_id)) continue;
     auto q = p.cpu_id >= 0 ? pool[static_cast<std::size_t>(p.cpu_id)] : qos_class::none;

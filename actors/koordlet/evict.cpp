@@ -16,7 +16,12 @@ resource_list remainder(const resource_list& want, const resource_list& got) {
   return r;
 }
 
-bool covered(const resource_list& want, const resource_list& got) { return remainder(want, got).is_zero(); }
+bool covered(const resource_list& want, const resource_list& got) {
+  bool ok = true;
+  resource_list w = want;
+  w.zip(got, [&](std::int64_t& a, std::int64_t b) { ok = ok && (a <= 0 || b >= a); });
+  return ok;
+}
 
 bool any_positive(const resource_list& r) {
   bool any = false;
@@ -117,6 +122,10 @@ evict_round execute_evict_tasks(std::span<const evict_task> tasks, std::span<con
   };
 
   std::vector<std::uint8_t> evicted(pods.size(), 0);
+  std::size_t most = 0;
+  for (const auto& task : tasks) most += task.victims.size();
+  out.victims.reserve(std::min(most, pods.size()));
+  out.tasks.reserve(tasks.size());
   for (const auto& task : tasks) {
     evict_task_report rep{task.feature, task.target, task.to_release, {}, false};
     if (covered(task.to_release, released_of(task.target))) {
