@@ -1,0 +1,270 @@
+// node_resource.hpp: Koordinator's slo-controller "noderesource" computation of the co-location
+// resources kubernetes.io/batch-cpu, batch-memory, mid-cpu and mid-memory for one node, with the
+// formula terms that produced each value, and the decision whether to write the node.
+//
+// Koordinator sources (commit a7a1b76), cited per function below:
+//   pkg/slo-controller/noderesource/plugins/batchresource/plugin.go   (Calculate, calculateOnNode,
+//                                                                      isDegradeNeeded, Prepare, NeedSync)
+//   pkg/slo-controller/noderesource/plugins/midresource/plugin.go     (Calculate, getUnallocated, ...)
+//   pkg/slo-controller/noderesource/plugins/util/util.go              (CalculateBatchResourceByPolicy,
+//                                                                      CalculateMidResourceBy*, Prepare...)
+//   pkg/slo-controller/noderesource/resource_calculator.go            (isNodeResourceSyncNeeded)
+//   pkg/util/resource.go, pkg/util/node.go                            (quantity arithmetic, reservations)
+//
+// Everything here is a pure function of plain structs: time (`now`) is an argument, nothing is read
+// from a clock. Output order is fixed (batch-cpu, batch-memory, mid-cpu, mid-memory; terms in formula
+// order). Thread-safe: no shared state; a calculator_scratch must not be shared between threads.
+//
+// Units: CPU in milli-cores, memory in bytes (messages/resources.hpp). The batch-cpu / mid-cpu
+// extended resources are integer quantities whose value IS the milli-core count.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/slo_controller/colocation_strategy.hpp"
+#include "messages/resources.hpp"
+#include "messages/result.hpp"
+#include "messages/units.hpp"
+
+namespace colony::slo_controller {
+
+// --- vocabulary (apis/extension/priority.go, qos.go) ---
+
+// Koordinator priority classes. Pods carry their class-with-default (GetPodPriorityClassWithDefault,
+// reference A.1) already derived by the caller (admission owns the derivation).
+enum class priority_class : std::uint8_t { none, prod, mid, batch, free };
+// Koordinator QoS classes; pods carry their QoS-with-default (GetPodQoSClassWithDefault, A.2).
+enum class qos_class : std::uint8_t { none, system, lse, lsr, ls, be };
+enum class pod_phase : std::uint8_t { pending, running, succeeded, failed, unknown };
+
+// GetDefaultPriorityByPriorityClass: 9500 / 7500 / 5500 / 3500 / 0.
+[[nodiscard]] constexpr std::int32_t default_priority(priority_class p) noexcept {
+  switch (p) {
+    case priority_class::prod: return 9500;
+    case priority_class::mid: return 7500;
+    case priority_class::batch: return 5500;
+    case priority_class::free: return 3500;
+    case priority_class::none: return 0;
+  }
+  return 0;
+}
+[[nodiscard]] std::string_view to_string(priority_class p) noexcept;  // "koord-prod", ..., ""
+[[nodiscard]] priority_class priority_class_from(std::string_view s) noexcept;
+
+// --- inputs ---
+
+// Annotation node.koordinator.sh/reservation, parsed (apis/extension/node_reservation.go):
+// `resources` plus `reservedCPUs`; a non-empty cpuset replaces the cpu entry by its CPU count.
+struct node_reservation {
+  std::optional<std::int64_t> cpu_milli;     // resources.cpu
+  std::optional<std::int64_t> memory_bytes;  // resources.memory
+  std::string reserved_cpus;                 // e.g. "0-3,8"; "" = none
+};
+
+// One entry of annotation node.koordinator.sh/thirdPartyAllocations (apis/slo/v1alpha1/node.go).
+struct third_party_allocation {
+  std::string name;                 // e.g. "hadoop-yarn"
+  priority_class priority = priority_class::none;
+  resource_list resources;          // batch_cpu_milli / batch_memory_bytes are read
+};
+
+struct node_input {
+  std::string name;
+  resource_list capacity;     // status.capacity: cpu_milli, memory_bytes (the formula's base)
+  resource_list allocatable;  // status.allocatable: cpu_milli, memory_bytes (kubelet reservation)
+  node_labels labels;         // for nodeConfigs selection and the *-ratio labels (C.7)
+  // Parsed node.koordinator.sh/reservation; nullopt if absent or unparsable (Koordinator ignores it).
+  std::optional<node_reservation> annotation_reservation;
+  // Raw node.koordinator.sh/colocation-strategy annotation, if any.
+  std::optional<std::string> colocation_strategy_annotation;
+  // node.koordinator.sh/cpu-normalization-ratio, parsed; applied to batch-cpu only when > 1.0.
+  std::optional<double> cpu_normalization_ratio;
+  // node.koordinator.sh/thirdPartyAllocations; nullopt if absent or unparsable.
+  std::optional<std::vector<third_party_allocation>> third_party_allocations;
+};
+
+struct pod_input {
+  std::string ns;    // namespace
+  std::string name;
+  priority_class priority = priority_class::none;  // class-with-default
+  qos_class qos = qos_class::none;                 // QoS-with-default
+  pod_phase phase = pod_phase::running;
+  // Pod request by Kubernetes rules (sum of containers, max with init containers, plus overhead):
+  // cpu_milli and memory_bytes. See pod_request().
+  resource_list requests;
+  resource_list limits;  // carried for explanation/actors; the formulas read requests only
+};
+
+// Kubernetes pod-request rules (k8s.io/component-helpers resource.PodRequests), cpu and memory:
+// max(sum(containers), max(init containers)) + overhead.
+[[nodiscard]] resource_list pod_request(const std::vector<resource_list>& containers,
+                                        const std::vector<resource_list>& init_containers,
+                                        const resource_list& overhead);
+
+struct pod_metric {
+  std::string ns;
+  std::string name;
+  resource_list usage;  // podUsage cpu_milli / memory_bytes
+  // The metric's own `priority` field (class-with-default as koordlet saw it); used only for
+  // metrics whose pod is not in the pod list ("dangling").
+  priority_class priority = priority_class::none;
+  qos_class qos = qos_class::none;
+};
+
+struct host_app_metric {
+  std::string name;
+  resource_list usage;
+  priority_class priority = priority_class::none;
+};
+
+// status.nodeMetric.aggregatedNodeUsages[] entry. Carried for the actor; the batch/mid formulas do
+// not read it (Koordinator's calculateOnNode reads nodeUsage and systemUsage only).
+struct aggregated_usage {
+  duration_ms duration{};
+  resource_list avg, p50, p90, p95, p99;
+};
+
+// A ResourceList that may lack the cpu or the memory key (IsValidNodeUsage distinguishes).
+struct usage_pair {
+  std::optional<std::int64_t> cpu_milli;
+  std::optional<std::int64_t> memory_bytes;
+};
+
+// NodeMetric (apis/slo/v1alpha1/nodemetric_types.go), the parts the slo-controller reads.
+struct node_metric_input {
+  std::optional<event_time> update_time;  // status.updateTime; absent => degrade
+  usage_pair node_usage;                  // status.nodeMetric.nodeUsage
+  resource_list system_usage;             // status.nodeMetric.systemUsage (absent keys = 0)
+  std::vector<aggregated_usage> aggregated_node_usages;
+  std::vector<pod_metric> pod_metrics;             // status.podsMetric
+  std::vector<host_app_metric> host_app_metrics;   // status.hostApplicationMetric
+  std::optional<resource_list> prod_reclaimable;   // status.prodReclaimableMetric.resource
+};
+
+// --- outputs ---
+
+// One term of an explanation: a named quantity the formula used, in its unit, with a short text.
+// Names, units and texts are static strings (no allocation per term).
+struct term {
+  std::string_view name;  // e.g. "nodeCapacity", "nodeSafetyMargin", "cpuReclaimThresholdPercent"
+  std::int64_t value = 0; // milli-cores, bytes, percent or 0 for textual terms
+  std::string_view unit;  // "milli-cpu", "bytes", "percent", "minutes", "" (textual)
+  std::string_view text;  // what it is / the policy name
+};
+
+// The ordered terms of the formula that produced one resource, plus whether it was reset.
+struct explanation {
+  std::string_view resource;  // kubernetes.io/batch-cpu, ...
+  std::string_view formula;   // "usage", "request", "maxUsageRequest", "static", "dynamic", "reset"
+  std::vector<term> terms;    // in formula order; the last term is always "result"
+};
+
+// Koordinator's log/test message for the explanation, byte for byte as Go formats it, e.g.
+// "batchAllocatable[CPU(Milli-Core)]:25000 = nodeCapacity:100000 - nodeSafetyMargin:35000 - ...".
+[[nodiscard]] std::string koordinator_message(const explanation& e);
+// A human-readable multi-line rendering ("name = value unit  (text)" per term).
+[[nodiscard]] std::string describe(const explanation& e);
+
+// framework.NodeResource for the four co-location resources. A reset resource is removed from the
+// node (degraded NodeMetric or co-location disabled); its quantity is then 0 and meaningless.
+struct node_resource_result {
+  std::int64_t batch_cpu_milli = 0;
+  std::int64_t batch_memory_bytes = 0;
+  std::int64_t mid_cpu_milli = 0;
+  std::int64_t mid_memory_bytes = 0;
+  bool batch_reset = false;
+  bool mid_reset = false;
+  bool degraded = false;           // NodeMetric missing or stale (isDegradeNeeded)
+  bool disabled = false;           // co-location disabled for this node (isColocationCfgDisabled)
+  std::string_view batch_reason;   // Koordinator's reset message, "" if calculated
+  std::string_view mid_reason;
+  explanation batch_cpu, batch_memory, mid_cpu, mid_memory;
+};
+
+// Reusable buffers for calculate_node_resource (no allocation in steady state). Not thread-safe.
+struct calculator_scratch {
+  std::vector<std::uint64_t> slots;        // open-addressing table: (hash, metric index)
+  std::vector<std::int32_t> metric_of_pod;
+  std::vector<std::uint8_t> metric_shadowed;  // an earlier duplicate key: Go's map keeps the last
+  std::vector<std::uint8_t> metric_matched;
+};
+
+// isDegradeNeeded (batchresource and midresource plugins): NodeMetric missing, updateTime missing,
+// or now strictly after updateTime + degradeTimeMinutes.
+[[nodiscard]] bool is_degrade_needed(const colocation_strategy& strategy, const node_metric_input* metric,
+                                     event_time now);
+
+// The calculate phase of the noderesource reconcile for one node: MidResource then BatchResource.
+// `strategy` is the node's merged strategy (node_colocation_strategy); `metric` may be null (no
+// NodeMetric object). Batch and mid are reset when degraded. The co-location enable switch is NOT
+// checked here; see reconcile_node_resource.
+[[nodiscard]] node_resource_result calculate_node_resource(const colocation_strategy& strategy,
+                                                           const node_input& node,
+                                                           const std::vector<pod_input>& pods,
+                                                           const node_metric_input* metric, event_time now,
+                                                           calculator_scratch& scratch);
+
+// Reconcile for one node (NodeResourceReconciler.Reconcile): resolves the node's strategy from the
+// config, resets everything if co-location is disabled, else calculate_node_resource.
+[[nodiscard]] node_resource_result reconcile_node_resource(const colocation_config& cfg, const node_input& node,
+                                                           const std::vector<pod_input>& pods,
+                                                           const node_metric_input* metric, event_time now,
+                                                           calculator_scratch& scratch);
+
+// --- writing to the node (Prepare) and the sync decision (NeedSync) ---
+
+// The four extended resources as they stand in node status allocatable (= capacity). nullopt = absent.
+struct node_extended_resources {
+  std::optional<std::int64_t> batch_cpu;     // value = milli-cores
+  std::optional<std::int64_t> batch_memory;  // bytes
+  std::optional<std::int64_t> mid_cpu;
+  std::optional<std::int64_t> mid_memory;
+  bool operator==(const node_extended_resources&) const = default;
+};
+
+struct prepared_node_resources {
+  node_extended_resources allocatable;  // what the node's status gets (capacity = allocatable)
+  // annotation node.koordinator.sh/originExtendedAllocatable: batch values before third-party
+  // subtraction (0 when reset).
+  std::int64_t origin_batch_cpu = 0;
+  std::int64_t origin_batch_memory = 0;
+  std::vector<term> terms;  // normalization ratio and third-party terms actually applied
+};
+
+// PrepareNodeForResource + batch Prepare: batch-cpu scaled by cpu-normalization-ratio (> 1.0 only,
+// as int64(milli*ratio) then rounded up to an integer), third-party koord-batch allocations
+// subtracted and clamped at 0.
+[[nodiscard]] prepared_node_resources prepare_node_resource(const node_resource_result& r, const node_input& node);
+
+struct sync_decision {
+  bool need_sync = false;
+  std::string_view reason;  // "", "node resource expired", "batch resource diff is big than threshold", ...
+  std::vector<term> terms;  // elapsed time / threshold, or the diff that triggered
+};
+
+// isNodeResourceSyncNeeded (status part): write when never written or more than
+// updateTimeThresholdSeconds since the last successful write (strictly), or when batch/mid
+// allocatable changed: present on one side only or |new-old| > old*resourceDiffThreshold in milli.
+[[nodiscard]] sync_decision need_sync(const colocation_strategy& strategy, const node_extended_resources& old_alloc,
+                                      const node_extended_resources& new_alloc,
+                                      std::optional<event_time> last_update, event_time now);
+
+// --- annotation parsers (inputs come from Kubernetes strings) ---
+
+// Kubernetes resource.Quantity string -> value in milli units (so "1" -> 1000, "100m" -> 100,
+// "1Gi" -> 1073741824000). Rounds up to milli like Quantity.MilliValue. Error names the text.
+[[nodiscard]] result<std::int64_t> parse_quantity_milli(std::string_view text);
+// Quantity.Value(): rounds up to an integer.
+[[nodiscard]] result<std::int64_t> parse_quantity_value(std::string_view text);
+// cpuset.Parse(...).Size(): "0-3,8" -> 5. Error for malformed lists.
+[[nodiscard]] result<std::int64_t> cpuset_size(std::string_view text);
+// GetNodeReservationFromAnnotation: JSON {"resources": {...}, "reservedCPUs": "..."}.
+[[nodiscard]] result<node_reservation> parse_node_reservation(std::string_view json_text);
+// GetThirdPartyAllocations: JSON {"allocations": [{"name", "priority", "resources": {...}}]}.
+[[nodiscard]] result<std::vector<third_party_allocation>> parse_third_party_allocations(std::string_view json_text);
+
+}  // namespace colony::slo_controller
