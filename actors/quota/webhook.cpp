@@ -91,6 +91,10 @@ void quota_topology::erase_quota_info(std::string_view name) {
   if (auto it = quotas_.find(name); it != quotas_.end()) quotas_.erase(it);
 }
 
+void quota_topology::erase_hierarchy_info(std::string_view name) {
+  if (auto it = children_.find(name); it != children_.end()) children_.erase(it);
+}
+
 result<void> quota_topology::fill_quota_default_information(quota_spec& quota) const {
   if (quota.name == kRoot) return {};
   const std::string parent_label(names::label_quota_parent);

@@ -71,7 +71,8 @@ public:
 
   // Records a quota without checks (the informer's OnQuotaAdd), for tests and recovery.
   void on_quota_add(const quota_spec& quota);
-  void erase_quota_info(std::string_view name);  // drops quotaInfoMap only (Koordinator "bug" cases)
+  void erase_quota_info(std::string_view name);      // drops quotaInfoMap only (Koordinator "bug" cases)
+  void erase_hierarchy_info(std::string_view name);  // drops quotaHierarchyInfo only
 
   [[nodiscard]] const quota_spec* find(std::string_view name) const;
   void set_features(webhook_features f) { features_ = f; }
