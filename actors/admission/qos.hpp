@@ -1,0 +1,52 @@
+// Koordinator QoS classes and their derivation for a pod (apis/extension/qos.go, qos_utils.go),
+// plus Kubernetes' own pod QoS class (k8s.io/kubectl/pkg/util/qos GetPodQOS) used as fallback.
+//
+// Raw = the koordinator.sh/qosClass label only (what the validating webhook, koordlet victim
+// filters and runtime hooks read). With default = Raw, else mapped from the Kubernetes class.
+// Pure functions; no state.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "actors/admission/pod_spec.hpp"
+
+namespace colony::admission {
+
+// Values of label koordinator.sh/qosClass. Numbering matches colony.wire::QoSClass.
+enum class qos_class : std::uint8_t { none = 0, system = 1, lse = 2, lsr = 3, ls = 4, be = 5 };
+
+// "SYSTEM", "LSE", "LSR", "LS", "BE"; none is "".
+[[nodiscard]] std::string_view to_string(qos_class q) noexcept;
+
+// GetPodQoSClassByName: a known name gives its class, anything else (including "") none.
+[[nodiscard]] qos_class qos_class_from_string(std::string_view name) noexcept;
+
+// "Guaranteed", "Burstable", "BestEffort"; unset is "".
+[[nodiscard]] std::string_view to_string(kube_qos_class q) noexcept;
+
+// QoSClassForGuaranteed: a Guaranteed pod without a koordinator QoS counts as LSR, not LS.
+inline constexpr qos_class qos_class_for_guaranteed = qos_class::lsr;
+
+// GetQoSClassByAttrs: the label value if it is one of the five names, else none.
+[[nodiscard]] qos_class get_qos_class_by_attrs(const string_map& labels) noexcept;
+
+// GetPodQoSClassRaw.
+[[nodiscard]] qos_class get_pod_qos_class_raw(const pod_spec& pod) noexcept;
+
+// k8s qos.GetPodQOS over requests/limits of cpu and memory (containers and init containers):
+// BestEffort when no container requests or limits cpu/memory; Guaranteed when every container
+// has both cpu and memory limits and the summed requests equal the summed limits for every
+// requested resource; otherwise Burstable. Zero quantities count as absent, as in Kubernetes.
+[[nodiscard]] kube_qos_class compute_kube_qos_class(const pod_spec& pod) noexcept;
+
+// GetKubeQosClass: status.qosClass if set, otherwise computed.
+[[nodiscard]] kube_qos_class get_kube_qos_class(const pod_spec& pod) noexcept;
+
+// GetPodQoSClassWithKubeQoS: Guaranteed -> LSR, Burstable -> LS, BestEffort -> BE.
+[[nodiscard]] qos_class get_pod_qos_class_with_kube_qos(kube_qos_class q) noexcept;
+
+// GetPodQoSClassWithDefault.
+[[nodiscard]] qos_class get_pod_qos_class_with_default(const pod_spec& pod) noexcept;
+
+}  // namespace colony::admission
