@@ -1,0 +1,507 @@
+// framework.hpp: the scheduling cycle (kube-scheduler schedule_one.go semantics, sequential
+// and deterministic).
+#include "actors/scheduler/framework.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <string>
+
+namespace colony::scheduler {
+
+namespace {
+
+struct resource_row {
+  resource_name name;
+  std::string_view text;
+  std::int64_t resource_list::*field;
+};
+
+// gpu maps onto resource_list::gpu ("nvidia.com/gpu | koordinator.sh/gpu, x100").
+constexpr std::array<resource_row, resource_name_count> resource_rows{{
+    {resource_name::cpu, "cpu", &resource_list::cpu_milli},
+    {resource_name::gpu, "koordinator.sh/gpu", &resource_list::gpu},
+    {resource_name::gpu_core, "koordinator.sh/gpu-core", &resource_list::gpu_core},
+    {resource_name::gpu_memory, "koordinator.sh/gpu-memory", &resource_list::gpu_memory_bytes},
+    {resource_name::gpu_memory_ratio, "koordinator.sh/gpu-memory-ratio",
+     &resource_list::gpu_memory_ratio},
+    {resource_name::batch_cpu, "kubernetes.io/batch-cpu", &resource_list::batch_cpu_milli},
+    {resource_name::batch_memory, "kubernetes.io/batch-memory",
+     &resource_list::batch_memory_bytes},
+    {resource_name::mid_cpu, "kubernetes.io/mid-cpu", &resource_list::mid_cpu_milli},
+    {resource_name::mid_memory, "kubernetes.io/mid-memory", &resource_list::mid_memory_bytes},
+    {resource_name::memory, "memory", &resource_list::memory_bytes},
+    {resource_name::pods, "pods", &resource_list::pods},
+}};
+
+}  // namespace
+
+std::string_view to_string(resource_name r) noexcept {
+  return resource_rows[static_cast<std::size_t>(r)].text;
+}
+
+std::optional<resource_name> parse_resource_name(std::string_view s) noexcept {
+  for (const auto& row : resource_rows)
+    if (row.text == s) return row.name;
+  return std::nullopt;
+}
+
+std::int64_t get(const resource_list& l, resource_name r) noexcept {
+  return l.*(resource_rows[static_cast<std::size_t>(r)].field);
+}
+
+std::int64_t& at(resource_list& l, resource_name r) noexcept {
+  return l.*(resource_rows[static_cast<std::size_t>(r)].field);
+}
+
+std::optional<resource_name> translate_resource_name(priority_class pc, resource_name r) noexcept {
+  switch (pc) {
+    case priority_class::prod:
+    case priority_class::none: return r;
+    case priority_class::batch:
+      if (r == resource_name::cpu) return resource_name::batch_cpu;
+      if (r == resource_name::memory) return resource_name::batch_memory;
+      return std::nullopt;
+    case priority_class::mid:
+      if (r == resource_name::cpu) return resource_name::mid_cpu;
+      if (r == resource_name::memory) return resource_name::mid_memory;
+      return std::nullopt;
+    case priority_class::free: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(aggregation_type t) noexcept {
+  switch (t) {
+    case aggregation_type::avg: return "avg";
+    case aggregation_type::p50: return "p50";
+    case aggregation_type::p90: return "p90";
+    case aggregation_type::p95: return "p95";
+    case aggregation_type::p99: return "p99";
+  }
+  return "";
+}
+
+std::optional<aggregation_type> parse_aggregation_type(std::string_view s) noexcept {
+  if (s == "avg") return aggregation_type::avg;
+  if (s == "p50") return aggregation_type::p50;
+  if (s == "p90") return aggregation_type::p90;
+  if (s == "p95") return aggregation_type::p95;
+  if (s == "p99") return aggregation_type::p99;
+  return std::nullopt;
+}
+
+std::string_view to_string(status_code c) noexcept {
+  switch (c) {
+    case status_code::success: return "Success";
+    case status_code::error: return "Error";
+    case status_code::unschedulable: return "Unschedulable";
+    case status_code::unschedulable_and_unresolvable: return "UnschedulableAndUnresolvable";
+    case status_code::wait: return "Wait";
+    case status_code::skip: return "Skip";
+  }
+  return "";
+}
+
+std::string_view to_string(outcome o) noexcept {
+  switch (o) {
+    case outcome::scheduled: return "scheduled";
+    case outcome::waiting: return "waiting";
+    case outcome::unschedulable: return "unschedulable";
+    case outcome::error: return "error";
+  }
+  return "";
+}
+
+std::string_view pod_info::namespace_name() const noexcept {
+  auto pos = std::string_view(key).find('/');
+  return pos == std::string_view::npos ? std::string_view{} : std::string_view(key).substr(0, pos);
+}
+
+kube_qos pod_info::effective_kube_qos() const noexcept {
+  if (kube_qos_class) return *kube_qos_class;
+  // v1qos.GetPodQOS over pod-level sums of cpu and memory (the only QoS compute resources).
+  const bool no_requests = requests.cpu_milli == 0 && requests.memory_bytes == 0;
+  const bool no_limits = limits.cpu_milli == 0 && limits.memory_bytes == 0;
+  if (no_requests && no_limits) return kube_qos::best_effort;
+  if (limits.cpu_milli > 0 && limits.memory_bytes > 0 && requests.cpu_milli == limits.cpu_milli &&
+      requests.memory_bytes == limits.memory_bytes)
+    return kube_qos::guaranteed;
+  return kube_qos::burstable;
+}
+
+priority_class pod_info::priority_class_with_default() const noexcept {
+  return scheduler::priority_class_with_default(priority_class_label, priority, qos_label,
+                                                effective_kube_qos());
+}
+
+resource_list non_zero_requests(const pod_info& pod) noexcept {
+  resource_list r;
+  r.cpu_milli = pod.requests.cpu_milli == 0 ? default_milli_cpu_request : pod.requests.cpu_milli;
+  r.memory_bytes =
+      pod.requests.memory_bytes == 0 ? default_memory_request : pod.requests.memory_bytes;
+  return r;
+}
+
+void default_normalize_score(std::int64_t max_priority, bool reverse,
+                             std::span<std::int64_t> scores) noexcept {
+  std::int64_t max_count = 0;
+  for (auto s : scores) max_count = std::max(max_count, s);
+  if (max_count == 0) {
+    if (reverse)
+      for (auto& s : scores) s = max_priority;
+    return;
+  }
+  for (auto& s : scores) {
+    s = max_priority * s / max_count;
+    if (reverse) s = max_priority - s;
+  }
+}
+
+std::size_t num_feasible_nodes_to_find(std::int32_t percentage, std::size_t num_all_nodes) noexcept {
+  constexpr std::size_t min_feasible_nodes_to_find = 100;
+  constexpr std::int64_t min_feasible_nodes_percentage_to_find = 5;
+  if (num_all_nodes < min_feasible_nodes_to_find) return num_all_nodes;
+  std::int64_t pct = percentage;
+  if (pct <= 0) {
+    pct = 50 - static_cast<std::int64_t>(num_all_nodes) / 125;
+    if (pct < min_feasible_nodes_percentage_to_find) pct = min_feasible_nodes_percentage_to_find;
+  }
+  if (pct >= 100) return num_all_nodes;
+  auto n = static_cast<std::size_t>(static_cast<std::int64_t>(num_all_nodes) * pct / 100);
+  return n < min_feasible_nodes_to_find ? min_feasible_nodes_to_find : n;
+}
+
+std::uint64_t fnv1a64(std::string_view s) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::uint64_t mix64(std::uint64_t x) noexcept {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t tie_break_key(std::uint64_t seed, std::string_view pod_key,
+                            std::string_view node_name) noexcept {
+  return mix64(seed ^ mix64(fnv1a64(pod_key)) ^ (fnv1a64(node_name) * 0x9e3779b97f4a7c15ull));
+}
+
+void framework::add(std::shared_ptr<plugin> p, std::int64_t score_weight,
+                    std::optional<std::uint32_t> enabled) {
+  p->set_slot(plugins_.size());
+  plugin_entry e;
+  e.enabled = enabled.value_or(p->points()) & p->points();
+  e.weight = score_weight;
+  e.impl = std::move(p);
+  plugins_.push_back(std::move(e));
+}
+
+plugin* framework::find(std::string_view name) const noexcept {
+  for (const auto& e : plugins_)
+    if (e.impl->name() == name) return e.impl.get();
+  return nullptr;
+}
+
+status framework::run_pre_enqueue(const pod_info& pod, event_time now) {
+  for (auto& e : plugins_) {
+    if (!(e.enabled & ep_pre_enqueue)) continue;
+    auto s = e.impl->pre_enqueue(pod, now);
+    if (!s.ok()) return s;
+  }
+  return {};
+}
+
+void framework::run_unreserve(cycle_state& st, const pod_info& pod, const node_info& node,
+                              event_time now) {
+  for (auto it = plugins_.rbegin(); it != plugins_.rend(); ++it)
+    if (it->enabled & ep_reserve) it->impl->unreserve(st, pod, node, now);
+}
+
+namespace {
+
+// kube's FitError message: "0/N nodes are available: 3 Insufficient cpu, 2 ...".
+std::string fit_error_message(std::size_t n, const std::vector<failure_reason>& fails) {
+  std::vector<std::string> parts;
+  parts.reserve(fails.size());
+  for (const auto& f : fails) parts.push_back(std::to_string(f.nodes) + " " + f.reason);
+  std::sort(parts.begin(), parts.end());  // sortReasonsHistogram sorts the strings
+  std::string msg = "0/" + std::to_string(n) + " nodes are available";
+  for (std::size_t i = 0; i < parts.size(); ++i) msg += (i == 0 ? ": " : ", ") + parts[i];
+  msg += ".";
+  return msg;
+}
+
+}  // namespace
+
+decision framework::run_cycle(cycle_state& st, const pod_info& pod,
+                              std::span<const node_info> nodes, event_time now) {
+  decision d;
+  d.pod_key = pod.key;
+  d.time = now;
+  d.total_nodes = nodes.size();
+  ++st.cycle;
+  st.gpu_allocations.clear();
+  st.rejected_pods.clear();
+
+  auto run_post_filter = [&] {
+    for (auto& e : plugins_) {
+      if (!(e.enabled & ep_post_filter)) continue;
+      auto r = e.impl->post_filter(st, pod, now);
+      for (auto& p : r.rejected_pods) d.rejected_pods.push_back(std::move(p));
+      if (r.st.ok() && r.nominated_node) {
+        d.nominated_node = std::move(r.nominated_node);
+        d.victims = std::move(r.victims);
+        break;  // kube stops at the first PostFilter that succeeds
+      }
+    }
+  };
+
+  if (nodes.empty()) {
+    d.result = outcome::unschedulable;
+    d.message = "no nodes available to schedule pods";
+    return d;
+  }
+
+  // --- PreFilter -------------------------------------------------------------------------
+  std::uint64_t skip_filter = 0;  // bit i = plugin i's Filter is skipped (PreFilter said Skip)
+  for (std::size_t i = 0; i < plugins_.size(); ++i) {
+    auto& e = plugins_[i];
+    if (!(e.enabled & ep_pre_filter)) continue;
+    auto s = e.impl->pre_filter(st, pod, nodes, now);
+    if (s.code == status_code::skip) {
+      if (i < 64) skip_filter |= (1ull << i);
+      continue;
+    }
+    if (!s.ok()) {
+      d.result = s.code == status_code::error ? outcome::error : outcome::unschedulable;
+      d.message = std::string(e.impl->name()) + ": " + s.message();
+      d.failures.push_back({std::string(e.impl->name()), s.message(), nodes.size()});
+      if (d.result == outcome::unschedulable) run_post_filter();
+      return d;
+    }
+  }
+
+  // --- Filter (percentageOfNodesToScore, rotating start) ---------------------------------
+  const std::size_t n = nodes.size();
+  const std::size_t to_find = num_feasible_nodes_to_find(opts_.percentage_of_nodes_to_score, n);
+  const std::size_t start = next_start_ % n;
+  feasible_.clear();
+  fail_scratch_.clear();
+  std::deque<std::string> owned_reasons;  // only filled by filters that return a detail
+  std::size_t processed = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t idx = (start + i) % n;
+    ++processed;
+    bool fits = true;
+    for (std::size_t p = 0; p < plugins_.size(); ++p) {
+      auto& e = plugins_[p];
+      if (!(e.enabled & ep_filter) || (p < 64 && (skip_filter >> p) & 1u)) continue;
+      auto s = e.impl->filter(st, pod, nodes[idx], now);
+      if (s.ok()) continue;
+      if (s.code == status_code::error) {
+        d.result = outcome::error;
+        d.message = std::string(e.impl->name()) + ": " + s.message();
+        return d;
+      }
+      std::string_view reason = s.reason;
+      if (reason.empty()) {
+        owned_reasons.push_back(s.message());
+        reason = owned_reasons.back();
+      }
+      fail_scratch_.emplace_back(p, reason);
+      fits = false;
+      break;  // RunFilterPlugins stops at the first failing plugin
+    }
+    if (fits) {
+      feasible_.push_back(static_cast<std::uint32_t>(idx));
+      if (feasible_.size() >= to_find) break;
+    }
+  }
+  next_start_ = (start + processed) % n;
+  d.evaluated_nodes = processed;
+  d.feasible_nodes = feasible_.size();
+
+  if (feasible_.empty()) {
+    std::sort(fail_scratch_.begin(), fail_scratch_.end());
+    for (std::size_t i = 0; i < fail_scratch_.size();) {
+      std::size_t j = i;
+      while (j < fail_scratch_.size() && fail_scratch_[j] == fail_scratch_[i]) ++j;
+      d.failures.push_back({std::string(plugins_[fail_scratch_[i].first].impl->name()),
+                            std::string(fail_scratch_[i].second), j - i});
+      i = j;
+    }
+    std::stable_sort(d.failures.begin(), d.failures.end(),
+                     [](const failure_reason& a, const failure_reason& b) { return a.nodes > b.nodes; });
+    d.result = outcome::unschedulable;
+    d.message = fit_error_message(n, d.failures);
+    run_post_filter();
+    return d;
+  }
+
+  // --- Score -------------------------------------------------------------------------------
+  const std::size_t f = feasible_.size();
+  std::vector<std::size_t>& score_plugins = score_plugins_;
+  score_plugins.clear();
+  for (std::size_t p = 0; p < plugins_.size(); ++p)
+    if (plugins_[p].enabled & ep_score) score_plugins.push_back(p);
+  const std::size_t k = score_plugins.size();
+  raw_.assign(k * f, 0);
+  for (std::size_t s = 0; s < k; ++s) {
+    auto& e = plugins_[score_plugins[s]];
+    std::int64_t* row = raw_.data() + s * f;
+    for (std::size_t j = 0; j < f; ++j) row[j] = e.impl->score(st, pod, nodes[feasible_[j]], now);
+  }
+  norm_ = raw_;
+  total_.assign(f, 0);
+  for (std::size_t s = 0; s < k; ++s) {
+    auto& e = plugins_[score_plugins[s]];
+    std::span<std::int64_t> row(norm_.data() + s * f, f);
+    e.impl->normalize_score(st, pod, row);
+    for (std::size_t j = 0; j < f; ++j) {
+      if (row[j] < 0 || row[j] > max_node_score) {
+        d.result = outcome::error;
+        d.message = "plugin \"" + std::string(e.impl->name()) + "\" returns an invalid score " +
+                    std::to_string(row[j]) + ", it should in the range of [0, 100] after normalizing";
+        return d;
+      }
+      total_[j] += row[j] * e.weight;
+    }
+  }
+
+  // --- Select: best total, then lowest tie_break_key, then lowest node index ----------------
+  struct ranked {
+    std::int64_t total;
+    std::uint64_t key;
+    std::size_t j;
+  };
+  auto better = [](const ranked& a, const ranked& b) {
+    if (a.total != b.total) return a.total > b.total;
+    if (a.key != b.key) return a.key < b.key;
+    return a.j < b.j;
+  };
+  const std::size_t keep = opts_.top_n + 1;
+  std::vector<ranked> best;
+  best.reserve(keep + 1);
+  for (std::size_t j = 0; j < f; ++j) {
+    if (best.size() == keep && total_[j] < best.back().total) continue;  // no hash needed
+    ranked r{total_[j], tie_break_key(opts_.seed, pod.key, nodes[feasible_[j]].name), j};
+    if (best.size() == keep && !better(r, best.back())) continue;
+    best.insert(std::upper_bound(best.begin(), best.end(), r, better), r);
+    if (best.size() > keep) best.pop_back();
+  }
+
+  auto scores_of = [&](std::size_t j) {
+    std::vector<plugin_score> out;
+    out.reserve(k);
+    for (std::size_t s = 0; s < k; ++s) {
+      auto& e = plugins_[score_plugins[s]];
+      std::int64_t nv = norm_[s * f + j];
+      out.push_back({e.impl->name(), raw_[s * f + j], nv, nv * e.weight});
+    }
+    return out;
+  };
+  const auto& chosen = best.front();
+  const node_info& node = nodes[feasible_[chosen.j]];
+  d.node = node.name;
+  d.node_index = feasible_[chosen.j];
+  d.total_score = chosen.total;
+  d.scores = scores_of(chosen.j);
+  for (std::size_t a = 1; a < best.size(); ++a) {
+    const auto& r = best[a];
+    d.alternatives.push_back({nodes[feasible_[r.j]].name, feasible_[r.j], r.total, r.key,
+                              scores_of(r.j)});
+  }
+
+  // --- Reserve -------------------------------------------------------------------------------
+  for (std::size_t p = 0; p < plugins_.size(); ++p) {
+    auto& e = plugins_[p];
+    if (!(e.enabled & ep_reserve)) continue;
+    auto s = e.impl->reserve(st, pod, node, now);
+    if (!s.ok()) {
+      run_unreserve(st, pod, node, now);
+      for (auto& x : st.rejected_pods) d.rejected_pods.push_back(std::move(x));
+      st.rejected_pods.clear();
+      d.result = s.code == status_code::error ? outcome::error : outcome::unschedulable;
+      d.message = std::string(e.impl->name()) + ": " + s.message();
+      return d;
+    }
+  }
+
+  // --- Permit --------------------------------------------------------------------------------
+  bool waiting = false;
+  std::int64_t wait_ms = std::numeric_limits<std::int64_t>::max();
+  for (auto& e : plugins_) {
+    if (!(e.enabled & ep_permit)) continue;
+    auto r = e.impl->permit(st, pod, node, now);
+    for (auto& x : r.allowed_pods) d.allowed_pods.push_back(std::move(x));
+    for (auto& x : r.rejected_pods) d.rejected_pods.push_back(std::move(x));
+    if (r.st.code == status_code::wait) {
+      waiting = true;
+      wait_ms = std::min(wait_ms, r.wait.value);
+    } else if (!r.st.ok()) {
+      run_unreserve(st, pod, node, now);
+      for (auto& x : st.rejected_pods) d.rejected_pods.push_back(std::move(x));
+      st.rejected_pods.clear();
+      d.result = outcome::unschedulable;
+      d.message = std::string(e.impl->name()) + ": " + r.st.message();
+      return d;
+    }
+  }
+  d.result = waiting ? outcome::waiting : outcome::scheduled;
+  if (waiting) d.wait = duration_ms{wait_ms};
+  d.gpu_allocations = st.gpu_allocations;
+  return d;
+}
+
+void assume_pod(node_info& node, const pod_info& pod, const decision& d, event_time now) {
+  node.requested += pod.requests;
+  node.requested.pods += 1;
+  auto nz = non_zero_requests(pod);
+  node.non_zero_requested.cpu_milli += nz.cpu_milli;
+  node.non_zero_requested.memory_bytes += nz.memory_bytes;
+  pod_info copy = pod;
+  copy.node_name = node.name;
+  copy.assigned_time = now;
+  copy.gpu_allocations = d.gpu_allocations;
+  for (const auto& a : d.gpu_allocations) {
+    for (auto& g : node.gpus) {
+      if (g.minor != a.minor) continue;
+      g.core_used += a.core;
+      g.memory_used_bytes += a.memory_bytes;
+      g.memory_ratio_used += a.memory_ratio;
+    }
+  }
+  node.pods.push_back(std::move(copy));
+  ++node.generation;
+}
+
+bool forget_pod(node_info& node, std::string_view pod_key) {
+  auto it = std::find_if(node.pods.begin(), node.pods.end(),
+                         [&](const pod_info& p) { return p.key == pod_key; });
+  if (it == node.pods.end()) return false;
+  node.requested -= it->requests;
+  node.requested.pods -= 1;
+  auto nz = non_zero_requests(*it);
+  node.non_zero_requested.cpu_milli -= nz.cpu_milli;
+  node.non_zero_requested.memory_bytes -= nz.memory_bytes;
+  for (const auto& a : it->gpu_allocations) {
+    for (auto& g : node.gpus) {
+      if (g.minor != a.minor) continue;
+      g.core_used -= a.core;
+      g.memory_used_bytes -= a.memory_bytes;
+      g.memory_ratio_used -= a.memory_ratio;
+    }
+  }
+  node.pods.erase(it);
+  ++node.generation;
+  return true;
+}
+
+}  // namespace colony::scheduler

@@ -1,0 +1,181 @@
+// LoadAwareScheduling: filter nodes whose estimated usage would exceed thresholds and prefer
+// the least-used nodes, from NodeMetric reports plus estimates of pods the metric has not
+// seen yet.
+//
+// What it defines: load_aware_args (Koordinator's LoadAwareSchedulingArgs, code defaults and
+// the shipped profile), the default estimator (estimate_pod / estimate_node), the per-node
+// assigned-pod summary (the podAssignCache "delta" rule) and the plugin.
+//
+// Koordinator: pkg/scheduler/plugins/loadaware/{load_aware.go, helper.go, pod_assign_cache.go,
+// estimator/default_estimator.go}; args pkg/scheduler/apis/config/v1/{types.go, defaults.go};
+// validation pkg/scheduler/apis/config/validation/validation_pluginargs.go.
+//
+// Thread-safety: a plugin instance keeps a per-node summary cache keyed by node position and
+// node_info::generation; one cycle at a time.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/scheduler/framework.hpp"
+
+namespace colony::scheduler {
+
+struct load_aware_aggregated_args {
+  resource_map usage_thresholds;                         // Default: none
+  std::optional<aggregation_type> usage_aggregation_type;  // Default: unset
+  duration_ms usage_aggregated_duration{0};              // Default: 0 (longest reported)
+  std::optional<aggregation_type> score_aggregation_type;  // Default: unset
+  duration_ms score_aggregated_duration{0};              // Default: 0 (longest reported)
+};
+
+// LoadAwareSchedulingArgs after SetDefaults_LoadAwareSchedulingArgs (code defaults).
+struct load_aware_args {
+  // Default: true (defaults.go).
+  bool filter_expired_node_metrics = true;
+  // Default: false (defaults.go).
+  bool enable_schedule_when_node_metrics_expired = false;
+  // Default: 180 (defaults.go defaultNodeMetricExpirationSeconds).
+  std::int64_t node_metric_expiration_seconds = 180;
+  // Default: cpu 1, memory 1; only when empty and dominantResourceWeight == 0 (defaults.go).
+  resource_map resource_weights{{resource_name::cpu, 1}, {resource_name::memory, 1}};
+  // Default: 0 (types.go).
+  std::int64_t dominant_resource_weight = 0;
+  // Default: cpu 65, memory 95; only when empty (defaults.go defaultUsageThresholds).
+  resource_map usage_thresholds{{resource_name::cpu, 65}, {resource_name::memory, 95}};
+  // Default: none = prod filter disabled (types.go).
+  resource_map prod_usage_thresholds;
+  // Default: false (types.go).
+  bool prod_usage_include_sys = false;
+  // Default: false (types.go).
+  bool score_according_prod_usage = false;
+  // Default: cpu 85, memory 70; missing keys filled (defaults.go defaultEstimatedScalingFactors).
+  resource_map estimated_scaling_factors{{resource_name::cpu, 85}, {resource_name::memory, 70}};
+  // Default: unset (types.go).
+  std::optional<std::int64_t> estimated_seconds_after_pod_scheduled;
+  // Default: unset (types.go).
+  std::optional<std::int64_t> estimated_seconds_after_initialized;
+  // Default: false (types.go).
+  bool allow_customize_estimation = false;
+  // Default: unset (types.go).
+  std::optional<load_aware_aggregated_args> aggregated;
+  // Default: none (types.go supportedResources).
+  std::vector<resource_name> supported_resources;
+
+  // Args with every defaultable field empty, for a config parser to fill before
+  // apply_defaults() (so "set but empty" and "unset" follow Koordinator's rules).
+  [[nodiscard]] static load_aware_args unset();
+  // SetDefaults_LoadAwareSchedulingArgs.
+  void apply_defaults();
+  // config/manager/scheduler-config.yaml: usageThresholds cpu 0 / memory 0 (filter disabled),
+  // filterExpiredNodeMetrics false, nodeMetricExpirationSeconds 300, factors 85/70, weights 1/1.
+  [[nodiscard]] static load_aware_args shipped_profile();
+};
+
+// ValidateLoadAwareSchedulingArgs; `path` prefixes the field names in errors.
+[[nodiscard]] result<void> validate(const load_aware_args& a, const std::string& path);
+
+// --- Estimator (estimator/default_estimator.go) --------------------------------------------
+
+// Koordinator's defaults when a pod requests nothing of a resource: 250 milli-cpu, 200 Mi.
+inline constexpr std::int64_t load_aware_default_milli_cpu = 250;
+inline constexpr std::int64_t load_aware_default_memory = 200 * 1024 * 1024;
+
+// EstimatePod: per scaling-factor key R (untranslated), from the pod's translated request or
+// limit. With allow_customize, pod.custom_scaling_factors override per key.
+[[nodiscard]] resource_map estimate_pod(const pod_info& pod, const resource_map& factors,
+                                        bool allow_customize);
+// EstimateNode: allocatable with node.koordinator.sh/raw-allocatable keys overriding it.
+[[nodiscard]] resource_list estimate_node(const node_info& node);
+
+// --- Plugin ---------------------------------------------------------------------------------
+
+class load_aware_scheduling final : public plugin {
+public:
+  static constexpr std::string_view plugin_name = "LoadAwareScheduling";
+  using vec = std::array<std::int64_t, resource_name_count>;  // indexed by resource_name
+
+  explicit load_aware_scheduling(load_aware_args args = {});
+
+  [[nodiscard]] std::string_view name() const noexcept override { return plugin_name; }
+  [[nodiscard]] std::uint32_t points() const noexcept override {
+    return ep_pre_filter | ep_filter | ep_score;
+  }
+  [[nodiscard]] const load_aware_args& args() const noexcept { return args_; }
+  // The sorted resource vector (ResourceVectorizer).
+  [[nodiscard]] const std::vector<resource_name>& resources() const noexcept { return names_; }
+
+  status pre_filter(cycle_state& st, const pod_info& pod, std::span<const node_info> nodes,
+                    event_time now) override;
+  status filter(cycle_state& st, const pod_info& pod, const node_info& node,
+                event_time now) override;
+  std::int64_t score(cycle_state& st, const pod_info& pod, const node_info& node,
+                     event_time now) override;
+
+  // Per-node summary of assigned pods against the node's NodeMetric (pod_assign_cache.go
+  // nodeInfo): what the filter and score add to reported usage.
+  struct node_summary {
+    vec prod_usage{};
+    vec node_delta{};
+    vec prod_delta{};
+    vec node_estimated{};
+  };
+  [[nodiscard]] node_summary summarize(const node_info& node) const;
+  // Estimated usage of existing load (GetNodeMetricAndEstimatedOfExisting), before the
+  // incoming pod. REQUIRES: node.metric.
+  [[nodiscard]] vec estimated_existing(const node_info& node, const node_summary& s, bool prod_pod,
+                                       std::optional<aggregation_type> agg_type,
+                                       duration_ms agg_duration) const;
+  [[nodiscard]] vec estimate_vec(const pod_info& pod) const;
+
+private:
+  struct cache_entry {
+    std::string name;
+    std::uint64_t generation = 0;
+    std::size_t pods = 0;
+    std::optional<event_time> update_time;
+    bool valid = false;
+    node_summary summary;
+  };
+  struct filter_profile {
+    vec usage{};
+    vec prod{};
+    bool has_agg = false;
+    vec agg{};
+    std::optional<aggregation_type> agg_type;
+    duration_ms agg_duration{0};
+  };
+  struct incoming : cycle_data {
+    std::uint64_t cycle = ~0ull;
+    std::string key;
+    vec estimate{};
+  };
+
+  [[nodiscard]] vec to_vec(const resource_map& m) const;
+  [[nodiscard]] vec to_vec(const resource_list& l) const;
+  [[nodiscard]] bool empty(const vec& v) const;
+  [[nodiscard]] bool expired(const node_metric& m, event_time now) const;
+  [[nodiscard]] const vec& incoming_estimate(cycle_state& st, const pod_info& pod);
+  [[nodiscard]] const node_summary& summary_for(const node_info& node, node_summary& scratch);
+  [[nodiscard]] const filter_profile& profile_for(const node_info& node, filter_profile& scratch) const;
+  [[nodiscard]] std::int64_t score_vec(const vec& used, const vec& alloc) const;
+
+  load_aware_args args_;
+  std::vector<resource_name> names_;
+  vec scaling_factors_{};
+  vec score_weights_{};
+  bool score_disabled_ = false;
+  filter_profile base_profile_;
+  std::array<std::string, resource_name_count> usage_reason_;
+  std::array<std::string, resource_name_count> agg_reason_;
+  // Cache indexed by the node's position in the span of the current cycle (see pre_filter).
+  const node_info* nodes_base_ = nullptr;
+  std::size_t nodes_count_ = 0;
+  std::vector<cache_entry> cache_;
+};
+
+inline constexpr std::string_view err_reason_node_metric_expired = "node(s) nodeMetric expired";
+
+}  // namespace colony::scheduler

@@ -1,0 +1,135 @@
+// KubeSchedulerConfiguration parsing: Koordinator's shipped profile, defaults, and errors that
+// name the field path.
+#include <gtest/gtest.h>
+
+#include "actors/scheduler/scheduler_config.hpp"
+
+namespace colony::scheduler {
+namespace {
+
+using R = resource_name;
+
+TEST(SchedulerConfig, ParsesKoordinatorShippedProfile) {
+  auto cfg = parse_scheduler_config(koord_scheduler_shipped_config(), "scheduler-config.yaml");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().describe();
+  ASSERT_EQ(cfg->profiles.size(), 1u);
+  const auto& p = cfg->profiles[0];
+  EXPECT_EQ(p.scheduler_name, "koord-scheduler");
+  const auto shipped = load_aware_args::shipped_profile();
+  EXPECT_EQ(p.load_aware.filter_expired_node_metrics, shipped.filter_expired_node_metrics);
+  EXPECT_EQ(p.load_aware.node_metric_expiration_seconds, 300);
+  EXPECT_EQ(p.load_aware.usage_thresholds, shipped.usage_thresholds);
+  EXPECT_EQ(p.load_aware.resource_weights, shipped.resource_weights);
+  EXPECT_EQ(p.load_aware.estimated_scaling_factors, shipped.estimated_scaling_factors);
+  EXPECT_EQ(p.node_resources_fit.resources, node_resources_fit_args::koordinator_profile().resources);
+  ASSERT_TRUE(p.other_plugin_args.contains("ElasticQuota"));
+  EXPECT_NE(p.other_plugin_args.at("ElasticQuota").find("quotaGroupNamespace"), std::string::npos);
+
+  auto built = build_framework(*cfg, 0, plugin_registry::with_builtin());
+  ASSERT_TRUE(built.has_value()) << built.error().describe();
+  std::vector<std::string> names;
+  for (const auto& e : built->fwk->plugins()) names.emplace_back(e.impl->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"NodeResourcesFit", "Coscheduling", "DeviceShare",
+                                             "LoadAwareScheduling"}));
+  const auto* la = built->fwk->find("LoadAwareScheduling");
+  ASSERT_NE(la, nullptr);
+  for (const auto& e : built->fwk->plugins()) {
+    if (e.impl->name() == "Coscheduling") {
+      EXPECT_TRUE(e.enabled & ep_permit);
+      EXPECT_TRUE(e.enabled & ep_pre_enqueue);
+      EXPECT_TRUE(e.enabled & ep_post_filter);
+    }
+    if (e.impl->name() == "NodeResourcesFit") {
+      EXPECT_EQ(e.enabled, ep_filter | ep_score);
+    }
+  }
+  EXPECT_EQ(built->skipped_plugins,
+            (std::vector<std::string>{"DefaultBinder", "DefaultPreBind", "DefaultPreemption", "ElasticQuota",
+                                      "NodeNUMAResource", "PrioritySort", "Reservation", "SchedulingHint"}));
+}
+
+TEST(SchedulerConfig, AcceptsTheShippedConfigMap) {
+  std::string cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: scheduler-config\ndata:\n"
+                   "  koord-scheduler-config: |\n";
+  std::string inner(koord_scheduler_shipped_config());
+  std::size_t pos = 0;
+  while (pos < inner.size()) {
+    auto nl = inner.find('\n', pos);
+    cm += "    " + inner.substr(pos, nl - pos) + "\n";
+    pos = nl + 1;
+  }
+  auto cfg = parse_scheduler_config(cm, "configmap.yaml");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().describe();
+  EXPECT_EQ(cfg->profiles[0].scheduler_name, "koord-scheduler");
+}
+
+TEST(SchedulerConfig, AppliesKoordinatorDefaultsToPartialArgs) {
+  auto cfg = parse_scheduler_config(R"(
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 30
+profiles:
+  - schedulerName: s
+    pluginConfig:
+      - name: LoadAwareScheduling
+        args:
+          dominantResourceWeight: 10
+          estimatedScalingFactors: {memory: 50}
+          aggregated:
+            usageThresholds: {cpu: 70}
+            usageAggregationType: p95
+            usageAggregatedDuration: 5m
+      - name: Coscheduling
+        args:
+          defaultTimeout: 30s
+          defaultMatchPolicy: only-waiting
+)");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().describe();
+  EXPECT_EQ(cfg->percentage_of_nodes_to_score, 30);
+  const auto& la = cfg->profiles[0].load_aware;
+  EXPECT_TRUE(la.resource_weights.empty());  // not defaulted: dominantResourceWeight != 0
+  EXPECT_EQ(la.usage_thresholds, (resource_map{{R::cpu, 65}, {R::memory, 95}}));
+  EXPECT_EQ(la.estimated_scaling_factors, (resource_map{{R::cpu, 85}, {R::memory, 50}}));
+  ASSERT_TRUE(la.aggregated);
+  EXPECT_EQ(la.aggregated->usage_aggregated_duration.value, 300000);
+  EXPECT_EQ(cfg->profiles[0].coscheduling.default_timeout.value, 30000);
+  EXPECT_EQ(cfg->profiles[0].coscheduling.default_match_policy, gang_match_policy::only_waiting);
+  auto built = build_framework(*cfg, 0, plugin_registry::with_builtin());
+  ASSERT_TRUE(built.has_value());
+  EXPECT_EQ(built->fwk->options().percentage_of_nodes_to_score, 30);
+}
+
+TEST(SchedulerConfig, ErrorsNameTheFieldPath) {
+  struct row {
+    const char* name;
+    const char* yaml;
+    const char* where_contains;
+  };
+  const row rows[] = {
+      {"threshold above 100",
+       "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        usageThresholds: {cpu: 101}\n",
+       "profiles[0].pluginConfig[0].args.usageThresholds[cpu]"},
+      {"unknown resource", "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        resourceWeights: {gpus: 1}\n",
+       "profiles[0].pluginConfig[0].args.resourceWeights[gpus]"},
+      {"unknown field", "profiles:\n  - pluginConfig:\n    - name: NodeResourcesFit\n      args:\n        scoringStrategy: {tpye: x}\n",
+       "profiles[0].pluginConfig[0].args.scoringStrategy.tpye"},
+      {"bad weight", "profiles:\n  - pluginConfig:\n    - name: NodeResourcesFit\n      args:\n        scoringStrategy:\n          resources: [{name: cpu, weight: 0}]\n",
+       "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight"},
+      {"bad duration", "profiles:\n  - pluginConfig:\n    - name: Coscheduling\n      args:\n        defaultTimeout: soon\n",
+       "profiles[0].pluginConfig[0].args.defaultTimeout"},
+      {"not a bool", "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        filterExpiredNodeMetrics: maybe\n",
+       "profiles[0].pluginConfig[0].args.filterExpiredNodeMetrics"},
+      {"unknown extension point", "profiles:\n  - plugins:\n      prefilter: {}\n", "profiles[0].plugins.prefilter"},
+      {"percentage out of range", "percentageOfNodesToScore: 120\n", "percentageOfNodesToScore"},
+      {"yaml syntax", "profiles: [\n", "test.yaml:"},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    auto cfg = parse_scheduler_config(r.yaml, "test.yaml");
+    ASSERT_FALSE(cfg.has_value());
+    EXPECT_EQ(cfg.error().code, errc::invalid_input);
+    EXPECT_NE(cfg.error().where.find(r.where_contains), std::string::npos) << cfg.error().describe();
+  }
+}
+
+}  // namespace
+}  // namespace colony::scheduler
