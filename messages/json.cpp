@@ -26,8 +26,6 @@ const flatbuffers::Parser* payload_parser(wire::Payload type) {
     opts.indent_step = -1;  // one line
     auto p = std::make_unique<flatbuffers::Parser>(opts);
     if (!p->Parse(schema_text)) return nullptr;
-    // Print the payload table on its own: root it at the payload's table type.
-    if (!p->SetRootType(std::string(payload_name(type)).c_str())) return nullptr;
     parsers[idx] = std::move(p);
   }
   return parsers[idx].get();
@@ -42,7 +40,8 @@ result<std::string> to_json(bytes_view bytes) {
     return fail(errc::internal, "embedded schema failed to parse for JSON output");
   std::string payload;
   if (!flatbuffers::GenerateTextFromTable(*parser, env->payload(),
-                                          std::string(payload_name(env->payload_type())),
+                                          "colony.wire." +
+                                              std::string(payload_name(env->payload_type())),
                                           &payload))
     return fail(errc::internal, "JSON generation failed");
   nlohmann::ordered_json j;

@@ -85,6 +85,10 @@ result<std::unique_ptr<rocksdb_log>> rocksdb_log::open(const std::string& path,
   if (!exists && (!opts.create_if_missing || opts.read_only))
     return fail(errc::not_found, "no log here", path);
   bool fresh = !exists || !fs::exists(fs::path(path) / "CURRENT");
+  if (!exists) {
+    fs::create_directories(path, ec);
+    if (ec) return fail(errc::invalid_input, "cannot create the log directory: " + ec.message(), path);
+  }
 
   rocksdb::DBOptions dbo;
   dbo.create_if_missing = opts.create_if_missing && !opts.read_only;

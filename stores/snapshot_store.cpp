@@ -1,5 +1,6 @@
 #include "stores/snapshot_store.hpp"
 
+#include <filesystem>
 #include <vector>
 
 #include <rocksdb/db.h>
@@ -33,6 +34,11 @@ std::string encode_manifest(const snapshot_manifest& m) {
 
 result<std::unique_ptr<snapshot_store>> snapshot_store::open(const std::string& path,
                                                              bool create_if_missing) {
+  if (create_if_missing) {
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec) return fail(errc::invalid_input, "cannot create the snapshot directory: " + ec.message(), path);
+  }
   rocksdb::Options o;
   o.create_if_missing = create_if_missing;
   o.compression = rocksdb::kLZ4Compression;
@@ -54,6 +60,8 @@ snapshot_store::~snapshot_store() {
 
 snapshot_store::writer::writer(snapshot_store* s, log_offset at)
     : store_(s), at_(at), batch_(std::make_unique<write_batch_holder>()) {}
+
+snapshot_store::writer::~writer() = default;
 
 result<void> snapshot_store::writer::put(std::uint8_t kind, std::string_view key,
                                          std::string_view state) {

@@ -25,6 +25,8 @@ class DB;
 
 namespace colony::stores {
 
+struct write_batch_holder;
+
 struct snapshot_manifest {
   log_offset at = 0;
   std::uint64_t entities = 0;
@@ -40,6 +42,9 @@ public:
   // Streams one snapshot. put() in any order; commit() makes it visible atomically.
   class writer {
   public:
+    ~writer();
+    writer(const writer&) = delete;
+    writer& operator=(const writer&) = delete;
     [[nodiscard]] result<void> put(std::uint8_t kind, std::string_view key,
                                    std::string_view state);
     [[nodiscard]] result<void> commit(std::uint64_t digest);
@@ -52,7 +57,7 @@ public:
     log_offset at_;
     std::uint64_t count_ = 0;
     std::string batch_rep_;
-    std::unique_ptr<struct write_batch_holder> batch_;
+    std::unique_ptr<write_batch_holder> batch_;
   };
   [[nodiscard]] result<std::unique_ptr<writer>> begin(log_offset at);
 

@@ -1,0 +1,592 @@
+#include "actors/entities/entities.hpp"
+
+#include <algorithm>
+
+#include <xxhash.h>
+
+#include "messages/codec.hpp"
+#include "state_generated.h"
+
+namespace colony::entities {
+
+using messages::to_resource_list;
+using messages::to_string_view;
+
+std::string_view to_string(pod_phase p) {
+  switch (p) {
+    case pod_phase::pending: return "Pending";
+    case pod_phase::scheduled: return "Scheduled";
+    case pod_phase::running: return "Running";
+    case pod_phase::succeeded: return "Succeeded";
+    case pod_phase::failed: return "Failed";
+    case pod_phase::evicted: return "Evicted";
+    case pod_phase::rejected: return "Rejected";
+    case pod_phase::deleted: return "Deleted";
+  }
+  return "Unknown";
+}
+
+bool is_terminal(pod_phase p) {
+  return p == pod_phase::succeeded || p == pod_phase::failed || p == pod_phase::evicted ||
+         p == pod_phase::rejected || p == pod_phase::deleted;
+}
+
+resource_list node_state::effective_allocatable() const {
+  resource_list r = allocatable;
+  r.batch_cpu_milli = colocation.batch_cpu_milli;
+  r.batch_memory_bytes = colocation.batch_memory_bytes;
+  r.mid_cpu_milli = colocation.mid_cpu_milli;
+  r.mid_memory_bytes = colocation.mid_memory_bytes;
+  return r;
+}
+
+namespace {
+
+std::string str(const flatbuffers::String* s) { return std::string(to_string_view(s)); }
+
+std::vector<std::pair<std::int32_t, resource_list>> devices_of(
+    const flatbuffers::Vector<flatbuffers::Offset<wire::DeviceAllocation>>* v) {
+  std::vector<std::pair<std::int32_t, resource_list>> out;
+  if (v == nullptr) return out;
+  for (const auto* d : *v) {
+    resource_list r;
+    r.gpu_core = d->core();
+    r.gpu_memory_bytes = d->memory_bytes();
+    out.emplace_back(d->minor(), r);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+gpu_state* find_gpu(node_state& s, std::int32_t minor) {
+  auto it = std::lower_bound(s.gpus.begin(), s.gpus.end(), minor,
+                             [](const gpu_state& g, std::int32_t m) { return g.minor < m; });
+  return it != s.gpus.end() && it->minor == minor ? &*it : nullptr;
+}
+
+void bind_on_node(node_state& s, std::string_view pod, const resource_list& req,
+                  std::vector<std::pair<std::int32_t, resource_list>> devices) {
+  auto it = std::lower_bound(s.pods.begin(), s.pods.end(), pod,
+                             [](const pod_on_node& p, std::string_view k) { return p.pod < k; });
+  if (it != s.pods.end() && it->pod == pod) return;  // already bound: idempotent
+  s.allocated += req;
+  for (const auto& [minor, r] : devices) {
+    if (auto* g = find_gpu(s, minor)) {
+      g->core_used += r.gpu_core;
+      g->memory_used += r.gpu_memory_bytes;
+    }
+  }
+  s.pods.insert(it, pod_on_node{std::string(pod), req, std::move(devices)});
+}
+
+void release_on_node(node_state& s, std::string_view pod) {
+  auto it = std::lower_bound(s.pods.begin(), s.pods.end(), pod,
+                             [](const pod_on_node& p, std::string_view k) { return p.pod < k; });
+  if (it == s.pods.end() || it->pod != pod) return;
+  s.allocated -= it->requests;
+  for (const auto& [minor, r] : it->devices) {
+    if (auto* g = find_gpu(s, minor)) {
+      g->core_used -= r.gpu_core;
+      g->memory_used -= r.gpu_memory_bytes;
+    }
+  }
+  s.pods.erase(it);
+}
+
+}  // namespace
+
+void apply(node_state& s, const wire::Envelope& env) {
+  using P = wire::Payload;
+  switch (env.payload_type()) {
+    case P::NodeRegistered: {
+      const auto* e = env.payload_as_NodeRegistered();
+      if (s.name.empty()) s.registered_ms = env.event_time_ms();
+      s.name = str(e->name());
+      s.capacity = to_resource_list(e->capacity());
+      s.allocatable = e->allocatable() ? to_resource_list(e->allocatable()) : s.capacity;
+      s.ready = true;
+      s.removed = false;
+      s.unschedulable = e->unschedulable();
+      if (e->gpus()) {
+        std::vector<gpu_state> gpus;
+        for (const auto* g : *e->gpus()) {
+          gpu_state n;
+          n.minor = g->minor();
+          n.model = str(g->model());
+          n.core = g->core();
+          n.memory_bytes = g->memory_bytes();
+          if (const auto* old = find_gpu(s, n.minor)) {
+            n.core_used = old->core_used;
+            n.memory_used = old->memory_used;
+          }
+          gpus.push_back(std::move(n));
+        }
+        std::sort(gpus.begin(), gpus.end(),
+                  [](const gpu_state& a, const gpu_state& b) { return a.minor < b.minor; });
+        s.gpus = std::move(gpus);
+      }
+      break;
+    }
+    case P::NodeConditionChanged: {
+      const auto* e = env.payload_as_NodeConditionChanged();
+      s.ready = e->ready();
+      s.unschedulable = e->unschedulable();
+      break;
+    }
+    case P::NodeRemoved:
+      s.removed = true;
+      s.ready = false;
+      break;
+    case P::PodScheduled: {
+      const auto* e = env.payload_as_PodScheduled();
+      if (to_string_view(e->node()) == s.name)
+        bind_on_node(s, to_string_view(e->pod()), to_resource_list(e->requests()),
+                     devices_of(e->devices()));
+      break;
+    }
+    case P::PodBindRejected:
+      if (to_string_view(env.payload_as_PodBindRejected()->node()) == s.name) ++s.rejected_binds;
+      break;
+    case P::PodEvicted: {
+      const auto* e = env.payload_as_PodEvicted();
+      if (to_string_view(e->node()) == s.name) release_on_node(s, to_string_view(e->pod()));
+      break;
+    }
+    case P::PodFinished: {
+      const auto* e = env.payload_as_PodFinished();
+      if (to_string_view(e->node()) == s.name) release_on_node(s, to_string_view(e->pod()));
+      break;
+    }
+    case P::NodeMetricReported: {
+      const auto* e = env.payload_as_NodeMetricReported();
+      s.usage = to_resource_list(e->node_usage());
+      s.metric_time_ms = e->update_time_ms();
+      break;
+    }
+    case P::NodeBatchResourceUpdated: {
+      const auto* e = env.payload_as_NodeBatchResourceUpdated();
+      s.colocation = {};
+      s.colocation.batch_cpu_milli = e->batch_cpu_milli();
+      s.colocation.batch_memory_bytes = e->batch_memory_bytes();
+      s.colocation.mid_cpu_milli = e->mid_cpu_milli();
+      s.colocation.mid_memory_bytes = e->mid_memory_bytes();
+      break;
+    }
+    case P::BeSuppressed:
+      s.be_cpu_milli = env.payload_as_BeSuppressed()->be_cpu_milli();
+      break;
+    default:
+      break;
+  }
+}
+
+void apply(pod_state& s, const wire::Envelope& env) {
+  using P = wire::Payload;
+  const std::int64_t t = env.event_time_ms();
+  switch (env.payload_type()) {
+    case P::PodSubmitted: {
+      const auto* e = env.payload_as_PodSubmitted();
+      s.name = str(e->name());
+      s.requests = to_resource_list(e->requests());
+      s.priority = e->priority();
+      s.submitted_ms = t;
+      s.phase = pod_phase::pending;
+      break;
+    }
+    case P::PodMutated: {
+      const auto* e = env.payload_as_PodMutated();
+      s.qos = e->qos_class();
+      s.priority_class = e->priority_class();
+      s.priority = e->priority();
+      if (e->requests()) s.requests = to_resource_list(e->requests());
+      break;
+    }
+    case P::PodRejected:
+      s.phase = pod_phase::rejected;
+      s.finished_ms = t;
+      s.last_reason = str(env.payload_as_PodRejected()->reason());
+      break;
+    case P::PodBindProposed: {
+      const auto* e = env.payload_as_PodBindProposed();
+      ++s.attempts;
+      if (e->quota()) s.quota = str(e->quota());
+      break;
+    }
+    case P::PodScheduled: {
+      const auto* e = env.payload_as_PodScheduled();
+      if (to_string_view(e->pod()) != s.name) break;
+      s.node = str(e->node());
+      s.scheduled_ms = t;
+      if (e->requests()) s.requests = to_resource_list(e->requests());
+      if (s.phase == pod_phase::pending) s.phase = pod_phase::scheduled;
+      break;
+    }
+    case P::PodBindRejected: {
+      const auto* e = env.payload_as_PodBindRejected();
+      if (to_string_view(e->pod()) != s.name) break;
+      ++s.bind_rejections;
+      s.last_reason = str(e->reason());
+      break;
+    }
+    case P::PodUnschedulable: {
+      const auto* e = env.payload_as_PodUnschedulable();
+      ++s.attempts;
+      s.last_reason.clear();
+      if (e->reasons() && e->reasons()->size() > 0) {
+        const auto* r = e->reasons()->Get(0);
+        s.last_reason = str(r->plugin()) + ": " + str(r->reason());
+      }
+      break;
+    }
+    case P::PodStarted:
+      if (s.phase == pod_phase::scheduled || s.phase == pod_phase::pending) {
+        s.phase = pod_phase::running;
+        s.started_ms = t;
+      }
+      break;
+    case P::PodUsageSampled: {
+      auto u = to_resource_list(env.payload_as_PodUsageSampled()->usage());
+      s.usage_cpu_milli = u.cpu_milli;
+      s.usage_memory_bytes = u.memory_bytes;
+      break;
+    }
+    case P::PodEvicted: {
+      const auto* e = env.payload_as_PodEvicted();
+      s.phase = pod_phase::evicted;
+      s.eviction_reason = e->reason();
+      s.last_reason = str(e->message());
+      s.finished_ms = t;
+      break;
+    }
+    case P::PodFinished: {
+      const auto* e = env.payload_as_PodFinished();
+      if (is_terminal(s.phase)) break;
+      switch (e->phase()) {
+        case wire::PodPhase::Succeeded: s.phase = pod_phase::succeeded; break;
+        case wire::PodPhase::Failed: s.phase = pod_phase::failed; break;
+        default: s.phase = pod_phase::deleted; break;
+      }
+      s.finished_ms = t;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void apply(quota_state& s, const wire::Envelope& env) {
+  using P = wire::Payload;
+  switch (env.payload_type()) {
+    case P::QuotaUpserted: {
+      const auto* e = env.payload_as_QuotaUpserted();
+      s.name = str(e->name());
+      s.parent = str(e->parent());
+      s.tree_id = str(e->tree_id());
+      s.is_parent = e->is_parent();
+      s.allow_lent_resource = e->allow_lent_resource();
+      s.min = to_resource_list(e->min());
+      s.max = to_resource_list(e->max());
+      s.shared_weight = to_resource_list(e->shared_weight());
+      s.deleted = false;
+      break;
+    }
+    case P::QuotaDeleted:
+      s.deleted = true;
+      break;
+    case P::QuotaRuntimeUpdated: {
+      const auto* e = env.payload_as_QuotaRuntimeUpdated();
+      s.runtime = to_resource_list(e->runtime());
+      s.used = to_resource_list(e->used());
+      s.request = to_resource_list(e->request());
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void apply(job_state& s, const wire::Envelope& env) {
+  using P = wire::Payload;
+  switch (env.payload_type()) {
+    case P::MigrationJobCreated: {
+      const auto* e = env.payload_as_MigrationJobCreated();
+      s.name = str(e->name());
+      s.pod = str(e->pod());
+      s.mode = str(e->mode());
+      s.reason = str(e->reason());
+      s.phase = "Pending";
+      s.created_ms = s.updated_ms = env.event_time_ms();
+      break;
+    }
+    case P::MigrationJobPhaseChanged: {
+      const auto* e = env.payload_as_MigrationJobPhaseChanged();
+      s.phase = str(e->phase());
+      s.reason = str(e->reason());
+      s.updated_ms = env.event_time_ms();
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void route_list::push(wire::EntityKind k, std::string_view key) {
+  entity_ref r{k, key};
+  for (std::uint8_t i = 0; i < size; ++i)
+    if (refs[i] == r) return;
+  if (size < 2) refs[size++] = r;
+}
+
+route_list routes(const wire::Envelope& env) {
+  using P = wire::Payload;
+  using K = wire::EntityKind;
+  route_list out;
+  const auto kind = env.entity_kind();
+  if (kind == K::Node || kind == K::Pod || kind == K::ElasticQuota || kind == K::PodMigrationJob)
+    out.push(kind, to_string_view(env.entity_key()));
+  auto both = [&](const flatbuffers::String* pod, const flatbuffers::String* node) {
+    if (pod && pod->size()) out.push(K::Pod, to_string_view(pod));
+    if (node && node->size()) out.push(K::Node, to_string_view(node));
+  };
+  switch (env.payload_type()) {
+    case P::PodScheduled: {
+      const auto* e = env.payload_as_PodScheduled();
+      both(e->pod(), e->node());
+      break;
+    }
+    case P::PodBindRejected: {
+      const auto* e = env.payload_as_PodBindRejected();
+      both(e->pod(), e->node());
+      break;
+    }
+    case P::PodEvicted: {
+      const auto* e = env.payload_as_PodEvicted();
+      both(e->pod(), e->node());
+      break;
+    }
+    case P::PodFinished: {
+      const auto* e = env.payload_as_PodFinished();
+      both(e->pod(), e->node());
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}
+
+// ---- canonical encoding ----------------------------------------------------------
+
+namespace {
+
+using fbb_t = flatbuffers::FlatBufferBuilder;
+
+flatbuffers::Offset<wire::Resources> res(fbb_t& b, const resource_list& r) {
+  wire::ResourcesBuilder rb(b);
+  rb.add_cpu_milli(r.cpu_milli);
+  rb.add_memory_bytes(r.memory_bytes);
+  rb.add_batch_cpu_milli(r.batch_cpu_milli);
+  rb.add_batch_memory_bytes(r.batch_memory_bytes);
+  rb.add_mid_cpu_milli(r.mid_cpu_milli);
+  rb.add_mid_memory_bytes(r.mid_memory_bytes);
+  rb.add_gpu(r.gpu);
+  rb.add_gpu_core(r.gpu_core);
+  rb.add_gpu_memory_bytes(r.gpu_memory_bytes);
+  rb.add_gpu_memory_ratio(r.gpu_memory_ratio);
+  rb.add_pods(r.pods);
+  return rb.Finish();
+}
+
+std::string finish(fbb_t& b) {
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+fbb_t& builder() {
+  thread_local fbb_t b(512);
+  b.Clear();
+  return b;
+}
+
+template <class T>
+result<const T*> verified(std::string_view bytes, const char* what) {
+  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  if (!v.VerifyBuffer<T>(nullptr))
+    return fail(errc::corrupt, std::string("snapshot state of a ") + what + " failed verification");
+  return flatbuffers::GetRoot<T>(bytes.data());
+}
+
+}  // namespace
+
+std::string encode(const node_state& s) {
+  auto& b = builder();
+  std::vector<flatbuffers::Offset<state::PodOnNode>> pods;
+  pods.reserve(s.pods.size());
+  for (const auto& p : s.pods) {
+    std::vector<flatbuffers::Offset<wire::DeviceAllocation>> devs;
+    for (const auto& [minor, r] : p.devices)
+      devs.push_back(wire::CreateDeviceAllocation(b, minor, r.gpu_core, r.gpu_memory_bytes));
+    auto name = b.CreateString(p.pod);
+    auto req = res(b, p.requests);
+    auto dv = b.CreateVector(devs);
+    pods.push_back(state::CreatePodOnNode(b, name, req, dv));
+  }
+  std::vector<flatbuffers::Offset<state::GpuState>> gpus;
+  for (const auto& g : s.gpus)
+    gpus.push_back(state::CreateGpuStateDirect(b, g.minor, g.model.c_str(), g.core, g.memory_bytes,
+                                               g.core_used, g.memory_used));
+  auto name = b.CreateString(s.name);
+  auto cap = res(b, s.capacity);
+  auto alloc = res(b, s.allocatable);
+  auto used = res(b, s.allocated);
+  auto colo = res(b, s.colocation);
+  auto usage = res(b, s.usage);
+  auto pv = b.CreateVector(pods);
+  auto gv = b.CreateVector(gpus);
+  b.Finish(state::CreateNodeState(b, name, cap, alloc, used, s.ready, s.unschedulable, s.removed,
+                                  colo, usage, s.metric_time_ms, s.be_cpu_milli, pv, gv,
+                                  s.registered_ms, s.rejected_binds));
+  return finish(b);
+}
+
+std::string encode(const pod_state& s) {
+  auto& b = builder();
+  auto name = b.CreateString(s.name);
+  auto node = b.CreateString(s.node);
+  auto req = res(b, s.requests);
+  auto reason = b.CreateString(s.last_reason);
+  auto quota = b.CreateString(s.quota);
+  b.Finish(state::CreatePodState(
+      b, name, static_cast<std::uint8_t>(s.phase), node, req, s.priority,
+      static_cast<std::uint8_t>(s.qos), static_cast<std::uint8_t>(s.priority_class),
+      s.submitted_ms, s.scheduled_ms, s.started_ms, s.finished_ms, s.attempts, reason,
+      static_cast<std::uint8_t>(s.eviction_reason), quota, s.usage_cpu_milli,
+      s.usage_memory_bytes, s.bind_rejections));
+  return finish(b);
+}
+
+std::string encode(const quota_state& s) {
+  auto& b = builder();
+  auto name = b.CreateString(s.name);
+  auto parent = b.CreateString(s.parent);
+  auto tree = b.CreateString(s.tree_id);
+  auto mn = res(b, s.min), mx = res(b, s.max), sw = res(b, s.shared_weight);
+  auto rt = res(b, s.runtime), us = res(b, s.used), rq = res(b, s.request);
+  b.Finish(state::CreateQuotaState(b, name, parent, tree, s.is_parent, s.allow_lent_resource, mn,
+                                   mx, sw, rt, us, rq, s.deleted));
+  return finish(b);
+}
+
+std::string encode(const job_state& s) {
+  auto& b = builder();
+  b.Finish(state::CreateJobStateDirect(b, s.name.c_str(), s.pod.c_str(), s.mode.c_str(),
+                                       s.phase.c_str(), s.reason.c_str(), s.created_ms,
+                                       s.updated_ms));
+  return finish(b);
+}
+
+result<node_state> decode_node(std::string_view bytes) {
+  auto r = verified<state::NodeState>(bytes, "node");
+  if (!r) return tl::unexpected(r.error());
+  const auto* x = *r;
+  node_state s;
+  s.name = str(x->name());
+  s.capacity = to_resource_list(x->capacity());
+  s.allocatable = to_resource_list(x->allocatable());
+  s.allocated = to_resource_list(x->allocated());
+  s.colocation = to_resource_list(x->colocation());
+  s.usage = to_resource_list(x->usage());
+  s.ready = x->ready();
+  s.unschedulable = x->unschedulable();
+  s.removed = x->removed();
+  s.metric_time_ms = x->metric_time_ms();
+  s.be_cpu_milli = x->be_cpu_milli();
+  s.registered_ms = x->registered_ms();
+  s.rejected_binds = x->rejected_binds();
+  if (x->pods())
+    for (const auto* p : *x->pods())
+      s.pods.push_back(pod_on_node{str(p->pod()), to_resource_list(p->requests()),
+                                   devices_of(p->devices())});
+  if (x->gpus())
+    for (const auto* g : *x->gpus())
+      s.gpus.push_back(gpu_state{g->minor(), str(g->model()), g->core(), g->memory_bytes(),
+                                 g->core_used(), g->memory_used()});
+  return s;
+}
+
+result<pod_state> decode_pod(std::string_view bytes) {
+  auto r = verified<state::PodState>(bytes, "pod");
+  if (!r) return tl::unexpected(r.error());
+  const auto* x = *r;
+  pod_state s;
+  s.name = str(x->name());
+  s.node = str(x->node());
+  s.quota = str(x->quota());
+  s.last_reason = str(x->last_reason());
+  s.requests = to_resource_list(x->requests());
+  s.submitted_ms = x->submitted_ms();
+  s.scheduled_ms = x->scheduled_ms();
+  s.started_ms = x->started_ms();
+  s.finished_ms = x->finished_ms();
+  s.usage_cpu_milli = x->usage_cpu_milli();
+  s.usage_memory_bytes = x->usage_memory_bytes();
+  s.priority = x->priority();
+  s.attempts = x->attempts();
+  s.bind_rejections = x->bind_rejections();
+  s.phase = static_cast<pod_phase>(x->phase());
+  s.qos = static_cast<wire::QoSClass>(x->qos());
+  s.priority_class = static_cast<wire::PriorityClass>(x->priority_class());
+  s.eviction_reason = static_cast<wire::EvictionReason>(x->eviction_reason());
+  return s;
+}
+
+result<quota_state> decode_quota(std::string_view bytes) {
+  auto r = verified<state::QuotaState>(bytes, "quota");
+  if (!r) return tl::unexpected(r.error());
+  const auto* x = *r;
+  quota_state s;
+  s.name = str(x->name());
+  s.parent = str(x->parent());
+  s.tree_id = str(x->tree_id());
+  s.is_parent = x->is_parent();
+  s.allow_lent_resource = x->allow_lent_resource();
+  s.min = to_resource_list(x->min());
+  s.max = to_resource_list(x->max());
+  s.shared_weight = to_resource_list(x->shared_weight());
+  s.runtime = to_resource_list(x->runtime());
+  s.used = to_resource_list(x->used());
+  s.request = to_resource_list(x->request());
+  s.deleted = x->deleted();
+  return s;
+}
+
+result<job_state> decode_job(std::string_view bytes) {
+  auto r = verified<state::JobState>(bytes, "job");
+  if (!r) return tl::unexpected(r.error());
+  const auto* x = *r;
+  return job_state{str(x->name()),  str(x->pod()),    str(x->mode()),    str(x->phase()),
+                   str(x->reason()), x->created_ms(), x->updated_ms()};
+}
+
+digest_builder::digest_builder() : xxh_(XXH3_createState()) {
+  XXH3_64bits_reset(static_cast<XXH3_state_t*>(xxh_));
+}
+digest_builder::~digest_builder() { XXH3_freeState(static_cast<XXH3_state_t*>(xxh_)); }
+
+void digest_builder::add(wire::EntityKind kind, std::string_view key, std::string_view state) {
+  auto* st = static_cast<XXH3_state_t*>(xxh_);
+  auto put_len = [&](std::uint64_t n) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(n >> (8 * i));
+    XXH3_64bits_update(st, b, 8);
+  };
+  auto k = static_cast<unsigned char>(kind);
+  XXH3_64bits_update(st, &k, 1);
+  put_len(key.size());
+  XXH3_64bits_update(st, key.data(), key.size());
+  put_len(state.size());
+  XXH3_64bits_update(st, state.data(), state.size());
+}
+
+std::uint64_t digest_builder::finish() { return XXH3_64bits_digest(static_cast<XXH3_state_t*>(xxh_)); }
+
+}  // namespace colony::entities

@@ -1,0 +1,166 @@
+// The entity states of Colony: node, pod, elastic quota, pod migration job.
+//
+// Each is a plain struct; apply(state, envelope) folds one event into it and is a pure
+// function of (state, event): no clock, no I/O, no randomness. State is fold(events), so
+// replaying a log rebuilds every entity without running any policy. The entity actors
+// (entity_actors.hpp) are thin shells around these structs.
+//
+// routes() says which entities an event touches: its own (the envelope's kind/key) and the
+// ones its payload names (a PodScheduled on a node also binds the pod). Routing is by event
+// content only, so every replay routes identically.
+//
+// encode()/decode_*() give each state a canonical byte form (state.fbs, built in a fixed
+// field order), used for snapshots and for the state digest.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "colony_generated.h"
+#include "messages/resources.hpp"
+#include "messages/result.hpp"
+
+namespace colony::entities {
+
+enum class pod_phase : std::uint8_t {
+  pending = 0,    // submitted, waiting to be scheduled
+  scheduled = 1,  // bound to a node by its node actor
+  running = 2,
+  succeeded = 3,
+  failed = 4,
+  evicted = 5,
+  rejected = 6,   // refused by admission
+  deleted = 7,
+};
+[[nodiscard]] std::string_view to_string(pod_phase p);
+[[nodiscard]] bool is_terminal(pod_phase p);
+
+struct pod_on_node {
+  std::string pod;
+  resource_list requests;
+  std::vector<std::pair<std::int32_t, resource_list>> devices;  // minor -> gpu_core/memory
+};
+
+struct gpu_state {
+  std::int32_t minor = 0;
+  std::string model;
+  std::int64_t core = 100;
+  std::int64_t memory_bytes = 0;
+  std::int64_t core_used = 0;
+  std::int64_t memory_used = 0;
+};
+
+struct node_state {
+  std::string name;
+  resource_list capacity;
+  resource_list allocatable;
+  resource_list allocated;   // sum of requests of pods bound here
+  resource_list colocation;  // batch-*/mid-* allocatable set by the slo-controller
+  resource_list usage;       // from the latest NodeMetric
+  std::int64_t metric_time_ms = -1;
+  std::int64_t be_cpu_milli = -1;  // -1: no suppression in force
+  std::int64_t registered_ms = 0;
+  std::int64_t rejected_binds = 0;
+  bool ready = false;
+  bool unschedulable = false;
+  bool removed = false;
+  std::vector<pod_on_node> pods;  // sorted by pod key
+  std::vector<gpu_state> gpus;    // sorted by minor
+
+  // The allocatable a scheduler sees: Kubernetes allocatable with batch/mid from colocation.
+  [[nodiscard]] resource_list effective_allocatable() const;
+};
+
+struct pod_state {
+  std::string name;
+  std::string node;
+  std::string quota;
+  std::string last_reason;
+  resource_list requests;
+  std::int64_t submitted_ms = 0;
+  std::int64_t scheduled_ms = -1;
+  std::int64_t started_ms = -1;
+  std::int64_t finished_ms = -1;
+  std::int64_t usage_cpu_milli = 0;
+  std::int64_t usage_memory_bytes = 0;
+  std::int32_t priority = 0;
+  std::int32_t attempts = 0;
+  std::int32_t bind_rejections = 0;
+  pod_phase phase = pod_phase::pending;
+  wire::QoSClass qos = wire::QoSClass::None;
+  wire::PriorityClass priority_class = wire::PriorityClass::None;
+  wire::EvictionReason eviction_reason = wire::EvictionReason::Unknown;
+};
+
+struct quota_state {
+  std::string name;
+  std::string parent;
+  std::string tree_id;
+  resource_list min, max, shared_weight, runtime, used, request;
+  bool is_parent = false;
+  bool allow_lent_resource = true;
+  bool deleted = false;
+};
+
+struct job_state {
+  std::string name;
+  std::string pod;
+  std::string mode;
+  std::string phase;
+  std::string reason;
+  std::int64_t created_ms = 0;
+  std::int64_t updated_ms = 0;
+};
+
+// Fold one event into a state. An event that does not concern the state leaves it unchanged.
+// REQUIRES: env passed messages::decode().
+void apply(node_state& s, const wire::Envelope& env);
+void apply(pod_state& s, const wire::Envelope& env);
+void apply(quota_state& s, const wire::Envelope& env);
+void apply(job_state& s, const wire::Envelope& env);
+
+// An entity an event is delivered to.
+struct entity_ref {
+  wire::EntityKind kind = wire::EntityKind::Unknown;
+  std::string_view key;
+  bool operator==(const entity_ref&) const = default;
+};
+
+// The entities an event touches, own entity first; at most 2. Cluster-scoped events
+// (configuration, clock ticks) touch no entity state.
+struct route_list {
+  entity_ref refs[2];
+  std::uint8_t size = 0;
+  void push(wire::EntityKind k, std::string_view key);
+};
+[[nodiscard]] route_list routes(const wire::Envelope& env);
+
+// Canonical bytes of a state, and back. decode_* verify the bytes.
+[[nodiscard]] std::string encode(const node_state& s);
+[[nodiscard]] std::string encode(const pod_state& s);
+[[nodiscard]] std::string encode(const quota_state& s);
+[[nodiscard]] std::string encode(const job_state& s);
+[[nodiscard]] result<node_state> decode_node(std::string_view bytes);
+[[nodiscard]] result<pod_state> decode_pod(std::string_view bytes);
+[[nodiscard]] result<quota_state> decode_quota(std::string_view bytes);
+[[nodiscard]] result<job_state> decode_job(std::string_view bytes);
+
+// Stable 64-bit digest over entity states: XXH3 over (kind, key length, key, state length,
+// state) of every entity, in (kind, key) byte order. Feed entities in that order.
+class digest_builder {
+public:
+  digest_builder();
+  ~digest_builder();
+  digest_builder(const digest_builder&) = delete;
+  digest_builder& operator=(const digest_builder&) = delete;
+  void add(wire::EntityKind kind, std::string_view key, std::string_view state);
+  [[nodiscard]] std::uint64_t finish();
+
+private:
+  void* xxh_;  // XXH3_state_t*, opaque to keep xxhash.h out of this header
+};
+
+}  // namespace colony::entities

@@ -1,0 +1,75 @@
+#include "actors/entities/world.hpp"
+
+namespace colony::entities {
+
+void world::apply(const wire::Envelope& env) {
+  ++applied;
+  auto rl = routes(env);
+  for (std::uint8_t i = 0; i < rl.size; ++i) {
+    const auto& r = rl.refs[i];
+    switch (r.kind) {
+      case wire::EntityKind::Node: entities::apply(find_or_create(nodes, r.key), env); break;
+      case wire::EntityKind::Pod: entities::apply(find_or_create(pods, r.key), env); break;
+      case wire::EntityKind::ElasticQuota:
+        entities::apply(find_or_create(quotas, r.key), env);
+        break;
+      case wire::EntityKind::PodMigrationJob:
+        entities::apply(find_or_create(jobs, r.key), env);
+        break;
+      default: break;
+    }
+  }
+}
+
+void world::for_each_encoded(
+    const std::function<void(wire::EntityKind, std::string_view, const std::string&)>& fn) const {
+  // EntityKind order: Node(1) < Pod(2) < ElasticQuota(3) < PodMigrationJob(4).
+  for (const auto& [k, s] : nodes) fn(wire::EntityKind::Node, k, encode(s));
+  for (const auto& [k, s] : pods) fn(wire::EntityKind::Pod, k, encode(s));
+  for (const auto& [k, s] : quotas) fn(wire::EntityKind::ElasticQuota, k, encode(s));
+  for (const auto& [k, s] : jobs) fn(wire::EntityKind::PodMigrationJob, k, encode(s));
+}
+
+std::uint64_t world::digest() const {
+  digest_builder d;
+  for_each_encoded([&](wire::EntityKind kind, std::string_view key, const std::string& bytes) {
+    d.add(kind, key, bytes);
+  });
+  return d.finish();
+}
+
+result<void> world::load(wire::EntityKind kind, std::string_view key, std::string_view bytes) {
+  auto bad = [&](const error& e) {
+    return fail(e.code, e.message, "snapshot entity " + std::string(key));
+  };
+  switch (kind) {
+    case wire::EntityKind::Node: {
+      auto s = decode_node(bytes);
+      if (!s) return bad(s.error());
+      nodes.insert_or_assign(std::string(key), std::move(*s));
+      return {};
+    }
+    case wire::EntityKind::Pod: {
+      auto s = decode_pod(bytes);
+      if (!s) return bad(s.error());
+      pods.insert_or_assign(std::string(key), std::move(*s));
+      return {};
+    }
+    case wire::EntityKind::ElasticQuota: {
+      auto s = decode_quota(bytes);
+      if (!s) return bad(s.error());
+      quotas.insert_or_assign(std::string(key), std::move(*s));
+      return {};
+    }
+    case wire::EntityKind::PodMigrationJob: {
+      auto s = decode_job(bytes);
+      if (!s) return bad(s.error());
+      jobs.insert_or_assign(std::string(key), std::move(*s));
+      return {};
+    }
+    default:
+      return fail(errc::corrupt, "unknown entity kind in snapshot", std::string(key));
+  }
+}
+
+}  // namespace colony::entities

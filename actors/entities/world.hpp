@@ -1,0 +1,49 @@
+// world: every entity state of a log, folded without actors. The reference model the
+// actor path is checked against, the sim's read model, and the restart path of writers.
+//
+// Maps are ordered by key, so iteration (digest, snapshot) is in canonical order.
+// Thread-safety: none; one owner.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "actors/entities/entities.hpp"
+
+namespace colony::entities {
+
+class world {
+public:
+  // Routes one verified event to the entities it touches, spawning states on first sight.
+  void apply(const wire::Envelope& env);
+
+  // (kind, key, canonical state bytes) of every entity, in (kind, key) order.
+  void for_each_encoded(
+      const std::function<void(wire::EntityKind, std::string_view, const std::string&)>& fn) const;
+  [[nodiscard]] std::uint64_t digest() const;
+  [[nodiscard]] std::uint64_t entity_count() const {
+    return nodes.size() + pods.size() + quotas.size() + jobs.size();
+  }
+
+  // Restores one entity from a snapshot.
+  [[nodiscard]] result<void> load(wire::EntityKind kind, std::string_view key,
+                                  std::string_view bytes);
+
+  std::map<std::string, node_state, std::less<>> nodes;
+  std::map<std::string, pod_state, std::less<>> pods;
+  std::map<std::string, quota_state, std::less<>> quotas;
+  std::map<std::string, job_state, std::less<>> jobs;
+  std::uint64_t applied = 0;  // events applied (not deliveries)
+};
+
+template <class Map>
+auto& find_or_create(Map& m, std::string_view key) {
+  auto it = m.find(key);
+  if (it == m.end()) it = m.emplace(std::string(key), typename Map::mapped_type{}).first;
+  return it->second;
+}
+
+}  // namespace colony::entities

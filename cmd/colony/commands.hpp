@@ -1,0 +1,17 @@
+// Subcommands of the colony binary. Each registers itself on the CLI11 app and returns, via
+// the callback, an exit code (exit_codes.hpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace colony::cli {
+
+// Every subcommand stores its exit code here; main returns it.
+int& exit_status();
+
+void add_log_commands(CLI::App& app);
+void add_replay_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_sim_command(CLI::App& app);
+
+}  // namespace colony::cli

@@ -1,0 +1,239 @@
+#include "actors/entities/entities.hpp"
+
+#include <gtest/gtest.h>
+
+#include "actors/entities/entity_actors.hpp"
+#include "actors/entities/world.hpp"
+#include "tests/support/events.hpp"
+
+namespace colony::testing {
+namespace {
+
+const wire::Envelope& env_of(const messages::byte_buffer& b) { return *wire::GetEnvelope(b.data()); }
+
+class Entities : public ::testing::Test {
+protected:
+  messages::event_builder b_;
+};
+
+TEST_F(Entities, NodeRegisteredSetsCapacityAndReady) {
+  entities::node_state n;
+  auto e = node_registered(b_, "n1", 32000, 64 * gib, 5);
+  entities::apply(n, env_of(e));
+  EXPECT_EQ(n.name, "n1");
+  EXPECT_TRUE(n.ready);
+  EXPECT_EQ(n.capacity.cpu_milli, 32000);
+  EXPECT_EQ(n.allocatable.memory_bytes, 64 * gib);
+  EXPECT_EQ(n.registered_ms, 5);
+}
+
+TEST_F(Entities, NodeBindsAndReleasesPods) {
+  entities::node_state n;
+  entities::apply(n, env_of(node_registered(b_, "n1", 32000, 64 * gib)));
+  entities::apply(n, env_of(pod_scheduled(b_, "ns/b", "n1", 1000, gib)));
+  entities::apply(n, env_of(pod_scheduled(b_, "ns/a", "n1", 500, gib)));
+  EXPECT_EQ(n.allocated.cpu_milli, 1500);
+  EXPECT_EQ(n.allocated.pods, 2);
+  ASSERT_EQ(n.pods.size(), 2u);
+  EXPECT_EQ(n.pods[0].pod, "ns/a");  // kept sorted by key
+  // Binding the same pod twice is idempotent.
+  entities::apply(n, env_of(pod_scheduled(b_, "ns/a", "n1", 500, gib)));
+  EXPECT_EQ(n.allocated.cpu_milli, 1500);
+  entities::apply(n, env_of(pod_finished(b_, "ns/b", "n1")));
+  EXPECT_EQ(n.allocated.cpu_milli, 500);
+  EXPECT_EQ(n.pods.size(), 1u);
+  // A pod scheduled on another node does not touch this one.
+  entities::apply(n, env_of(pod_scheduled(b_, "ns/c", "n2", 700, gib)));
+  EXPECT_EQ(n.allocated.cpu_milli, 500);
+}
+
+TEST_F(Entities, PodLifecycle) {
+  entities::pod_state p;
+  entities::apply(p, env_of(pod_submitted(b_, "ns/a", 250, mib, 1000)));
+  EXPECT_EQ(p.phase, entities::pod_phase::pending);
+  EXPECT_EQ(p.submitted_ms, 1000);
+  entities::apply(p, env_of(pod_scheduled(b_, "ns/a", "n1", 250, mib, 3000)));
+  EXPECT_EQ(p.phase, entities::pod_phase::scheduled);
+  EXPECT_EQ(p.node, "n1");
+  EXPECT_EQ(p.scheduled_ms, 3000);
+  entities::apply(p, env_of(pod_finished(b_, "ns/a", "n1", 9000)));
+  EXPECT_EQ(p.phase, entities::pod_phase::succeeded);
+  EXPECT_EQ(p.finished_ms, 9000);
+  // Terminal phases stay terminal.
+  entities::apply(p, env_of(pod_finished(b_, "ns/a", "n1", 9999)));
+  EXPECT_EQ(p.finished_ms, 9000);
+}
+
+TEST_F(Entities, PodUnschedulableCountsAttemptsAndKeepsReason) {
+  entities::pod_state p;
+  entities::apply(p, env_of(pod_submitted(b_, "ns/a", 250, mib)));
+  auto& f = b_.fbb();
+  std::vector<flatbuffers::Offset<wire::PluginReason>> rs{
+      wire::CreatePluginReasonDirect(f, "NodeResourcesFit", "Insufficient cpu", 12)};
+  auto off = wire::CreatePodUnschedulableDirect(f, "ns/a", 1, &rs, "s1");
+  auto e = b_.finish({event_time{1}, wire::EntityKind::Pod, "ns/a", -1, "t"}, off);
+  entities::apply(p, env_of(e));
+  EXPECT_EQ(p.attempts, 1);
+  EXPECT_EQ(p.last_reason, "NodeResourcesFit: Insufficient cpu");
+  EXPECT_EQ(p.phase, entities::pod_phase::pending);
+}
+
+TEST_F(Entities, QuotaFoldsUpsertRuntimeAndDelete) {
+  entities::quota_state q;
+  auto& f = b_.fbb();
+  resource_list mn;
+  mn.cpu_milli = 1000;
+  auto mino = b_.resources(mn);
+  auto name = f.CreateString("team-a");
+  auto parent = f.CreateString("root");
+  wire::QuotaUpsertedBuilder qb(f);
+  qb.add_name(name);
+  qb.add_parent(parent);
+  qb.add_min(mino);
+  auto e = b_.finish({event_time{0}, wire::EntityKind::ElasticQuota, "team-a", -1, "t"}, qb.Finish());
+  entities::apply(q, env_of(e));
+  EXPECT_EQ(q.parent, "root");
+  EXPECT_EQ(q.min.cpu_milli, 1000);
+  EXPECT_TRUE(q.allow_lent_resource);
+  resource_list rt;
+  rt.cpu_milli = 700;
+  auto rto = b_.resources(rt);
+  auto n2 = f.CreateString("team-a");
+  wire::QuotaRuntimeUpdatedBuilder rb(f);
+  rb.add_name(n2);
+  rb.add_runtime(rto);
+  auto e2 = b_.finish({event_time{1}, wire::EntityKind::ElasticQuota, "team-a", -1, "t"}, rb.Finish());
+  entities::apply(q, env_of(e2));
+  EXPECT_EQ(q.runtime.cpu_milli, 700);
+  auto e3 = b_.finish({event_time{2}, wire::EntityKind::ElasticQuota, "team-a", -1, "t"},
+                      wire::CreateQuotaDeletedDirect(f, "team-a"));
+  entities::apply(q, env_of(e3));
+  EXPECT_TRUE(q.deleted);
+}
+
+TEST_F(Entities, MigrationJobPhases) {
+  entities::job_state j;
+  auto& f = b_.fbb();
+  auto e = b_.finish({event_time{10}, wire::EntityKind::PodMigrationJob, "pmj-1", -1, "t"},
+                     wire::CreateMigrationJobCreatedDirect(f, "pmj-1", "ns/a", "ReservationFirst",
+                                                           "LowNodeLoad", 0, "descheduler"));
+  entities::apply(j, env_of(e));
+  EXPECT_EQ(j.phase, "Pending");
+  EXPECT_EQ(j.mode, "ReservationFirst");
+  auto e2 = b_.finish({event_time{20}, wire::EntityKind::PodMigrationJob, "pmj-1", -1, "t"},
+                      wire::CreateMigrationJobPhaseChangedDirect(f, "pmj-1", "Succeeded", "done"));
+  entities::apply(j, env_of(e2));
+  EXPECT_EQ(j.phase, "Succeeded");
+  EXPECT_EQ(j.updated_ms, 20);
+}
+
+TEST_F(Entities, RoutesNameOwnAndReferencedEntities) {
+  auto e = pod_scheduled(b_, "ns/a", "n1", 1, 1);
+  auto rl = entities::routes(env_of(e));
+  ASSERT_EQ(rl.size, 2);
+  EXPECT_EQ(rl.refs[0], (entities::entity_ref{wire::EntityKind::Node, "n1"}));
+  EXPECT_EQ(rl.refs[1], (entities::entity_ref{wire::EntityKind::Pod, "ns/a"}));
+  auto s = pod_submitted(b_, "ns/a", 1, 1);
+  EXPECT_EQ(entities::routes(env_of(s)).size, 1);
+  auto f = pod_finished(b_, "ns/a", "n1");
+  EXPECT_EQ(entities::routes(env_of(f)).size, 2);
+}
+
+TEST_F(Entities, EncodeDecodeRoundTrips) {
+  entities::node_state n;
+  entities::apply(n, env_of(node_registered(b_, "n1", 32000, 64 * gib)));
+  entities::apply(n, env_of(pod_scheduled(b_, "ns/a", "n1", 500, gib)));
+  auto nb = entities::encode(n);
+  auto n2 = entities::decode_node(nb);
+  ASSERT_TRUE(n2);
+  EXPECT_EQ(entities::encode(*n2), nb);
+  EXPECT_EQ(n2->pods.size(), 1u);
+  entities::pod_state p;
+  entities::apply(p, env_of(pod_submitted(b_, "ns/a", 250, mib, 1000)));
+  auto pb = entities::encode(p);
+  auto p2 = entities::decode_pod(pb);
+  ASSERT_TRUE(p2);
+  EXPECT_EQ(entities::encode(*p2), pb);
+  EXPECT_FALSE(entities::decode_pod("garbage"));
+}
+
+// A small mixed stream used by the world/actor tests.
+std::vector<messages::byte_buffer> stream(messages::event_builder& b, int pods) {
+  std::vector<messages::byte_buffer> v;
+  for (int n = 0; n < 4; ++n) v.push_back(node_registered(b, "n" + std::to_string(n), 32000, 64 * gib));
+  for (int i = 0; i < pods; ++i) {
+    auto pod = "ns/p" + std::to_string(i);
+    auto node = "n" + std::to_string(i % 4);
+    v.push_back(pod_submitted(b, pod, 100 + i, mib, i));
+    v.push_back(pod_scheduled(b, pod, node, 100 + i, mib, i + 1));
+    if (i % 3 == 0) v.push_back(pod_finished(b, pod, node, i + 2));
+  }
+  return v;
+}
+
+TEST_F(Entities, WorldDigestIsDeterministicAndSensitive) {
+  entities::world a, b;
+  for (const auto& e : stream(b_, 50)) {
+    a.apply(env_of(e));
+    b.apply(env_of(e));
+  }
+  EXPECT_EQ(a.digest(), b.digest());
+  EXPECT_EQ(a.entity_count(), 54u);
+  b.apply(env_of(pod_finished(b_, "ns/p1", "n1", 999)));
+  EXPECT_NE(a.digest(), b.digest());
+}
+
+TEST_F(Entities, WorldRestoredFromItsOwnEncodingHasTheSameDigest) {
+  entities::world a;
+  for (const auto& e : stream(b_, 30)) a.apply(env_of(e));
+  entities::world r;
+  a.for_each_encoded([&](wire::EntityKind k, std::string_view key, const std::string& s) {
+    ASSERT_TRUE(r.load(k, key, s));
+  });
+  EXPECT_EQ(r.digest(), a.digest());
+}
+
+TEST_F(Entities, ActorsReachTheSameStateAsTheWorld) {
+  auto events = stream(b_, 200);
+  entities::world w;
+  for (const auto& e : events) w.apply(env_of(e));
+  for (std::size_t threads : {1u, 4u}) {
+    entities::actor_host host(threads);
+    // Deliver in several batches, as replay does.
+    for (std::size_t i = 0; i < events.size(); i += 37) {
+      auto batch = std::make_shared<entities::record_batch>();
+      for (std::size_t j = i; j < std::min(events.size(), i + 37); ++j) batch->add(events[j]);
+      host.deliver(std::move(batch));
+    }
+    auto states = host.collect();
+    ASSERT_TRUE(states) << states.error().describe();
+    EXPECT_EQ(states->size(), w.entity_count());
+    EXPECT_EQ(entities::digest_of(*states), w.digest()) << "threads=" << threads;
+    auto count = host.actor_count();
+    ASSERT_TRUE(count);
+    EXPECT_EQ(*count, w.entity_count());  // one actor per entity
+  }
+}
+
+TEST_F(Entities, ActorsRestoredFromSnapshotContinueIdentically) {
+  auto events = stream(b_, 100);
+  const std::size_t cut = events.size() / 2;
+  entities::world prefix, full;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (i < cut) prefix.apply(env_of(events[i]));
+    full.apply(env_of(events[i]));
+  }
+  entities::actor_host host(2);
+  prefix.for_each_encoded([&](wire::EntityKind k, std::string_view key, const std::string& s) {
+    host.load(k, std::string(key), s);
+  });
+  auto batch = std::make_shared<entities::record_batch>();
+  for (std::size_t i = cut; i < events.size(); ++i) batch->add(events[i]);
+  host.deliver(batch);
+  auto states = host.collect();
+  ASSERT_TRUE(states);
+  EXPECT_EQ(entities::digest_of(*states), full.digest());
+}
+
+}  // namespace
+}  // namespace colony::testing

@@ -1,0 +1,89 @@
+// The colony CLI as a user runs it: exit codes, JSON outputs, errors on bad input.
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace colony::testing {
+namespace {
+
+TEST(Cli, VersionAndHelp) {
+  auto [rc, out] = run_colony({"--version"});
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(out.rfind("colony ", 0), 0u) << out;
+  for (auto sub : {"log", "replay", "bench", "sim"}) {
+    auto [hrc, hout] = run_colony({sub, "--help"});
+    EXPECT_EQ(hrc, 0) << sub;
+    EXPECT_NE(hout.find("Usage"), std::string::npos) << sub << ": " << hout;
+  }
+}
+
+TEST(Cli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(run_colony({"no-such-command"}).first, 2);
+  EXPECT_EQ(run_colony({"log", "dump"}).first, 2);  // --log is required
+}
+
+TEST(Cli, StatsDumpAndReplayAgree) {
+  temp_dir d;
+  auto log = d.sub("log");
+  auto [grc, gout] = run_colony({"log", "generate", "--log", log, "--count", "316"});
+  ASSERT_EQ(grc, 0) << gout;
+  auto [src, sout] = run_colony({"log", "stats", "--log", log});
+  ASSERT_EQ(src, 0) << sout;
+  auto stats = nlohmann::json::parse(sout);
+  EXPECT_EQ(stats["count"], 316);
+  EXPECT_EQ(stats["first_offset"], 0);
+  EXPECT_EQ(stats["last_offset"], 315);
+  EXPECT_EQ(stats["types"]["NodeRegistered"], 16);
+  EXPECT_EQ(stats["types"]["PodSubmitted"], 100);
+  auto [drc, dout] = run_colony({"log", "dump", "--log", log, "--from", "100", "--to", "109"});
+  ASSERT_EQ(drc, 0);
+  std::istringstream lines(dout);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["offset"], 100 + n);
+    ++n;
+  }
+  EXPECT_EQ(n, 10);
+  // --entity selects every event that touches one pod: submitted, scheduled, finished.
+  auto [erc, eout] = run_colony({"log", "dump", "--log", log, "--entity", "pod/default/gen-pod-7"});
+  ASSERT_EQ(erc, 0);
+  EXPECT_EQ(std::count(eout.begin(), eout.end(), '\n'), 3);
+  // replay --until gives a different state than the full replay, and --json lists entities.
+  auto [r1, o1] = run_colony({"replay", "--log", log, "--digest"});
+  auto [r2, o2] = run_colony({"replay", "--log", log, "--until", "50", "--digest"});
+  ASSERT_EQ(r1, 0);
+  ASSERT_EQ(r2, 0);
+  EXPECT_EQ(o1.size(), 17u);
+  EXPECT_NE(o1, o2);
+  auto [jrc, jout] = run_colony({"replay", "--log", log, "--json"});
+  ASSERT_EQ(jrc, 0);
+  EXPECT_NE(jout.find("\"entity\":\"node/gen-node-0\""), std::string::npos);
+}
+
+TEST(Cli, NotAColonyLogIsAClearError) {
+  temp_dir d;
+  std::filesystem::create_directories(d.sub("junk"));
+  std::ofstream(d.sub("junk") + "/x") << "x";
+  auto [rc, out] = run_colony({"log", "stats", "--log", d.sub("junk")});
+  EXPECT_EQ(rc, 3);
+  EXPECT_NE(out.find("not a Colony log"), std::string::npos) << out;
+  EXPECT_NE(out.find(d.sub("junk")), std::string::npos) << out;
+  auto [mrc, mout] = run_colony({"log", "dump", "--log", d.sub("missing")});
+  EXPECT_EQ(mrc, 5) << mout;
+}
+
+TEST(Cli, BenchListsAndRunsQuickly) {
+  auto [rc, out] = run_colony({"bench", "--list"});
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("log.append"), std::string::npos) << out;
+  EXPECT_EQ(run_colony({"bench", "no.such.bench"}).first, 2);
+}
+
+}  // namespace
+}  // namespace colony::testing

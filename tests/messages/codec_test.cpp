@@ -1,0 +1,116 @@
+#include "messages/codec.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/events.hpp"
+
+namespace colony {
+namespace {
+
+using messages::bytes_view;
+
+TEST(Codec, RoundTripsAnEnvelope) {
+  messages::event_builder b;
+  auto buf = testing::pod_scheduled(b, "default/web-1", "node-a", 1500, 2 * gib, 42000);
+  auto d = messages::decode(buf, "test");
+  ASSERT_TRUE(d) << d.error().describe();
+  const auto* env = d->envelope;
+  EXPECT_EQ(env->event_time_ms(), 42000);
+  EXPECT_EQ(env->entity_kind(), wire::EntityKind::Node);
+  EXPECT_EQ(messages::to_string_view(env->entity_key()), "node-a");
+  EXPECT_EQ(env->schema_version(), messages::schema_version);
+  ASSERT_EQ(d->type(), wire::Payload::PodScheduled);
+  const auto* p = env->payload_as_PodScheduled();
+  EXPECT_EQ(messages::to_string_view(p->pod()), "default/web-1");
+  auto req = messages::to_resource_list(p->requests());
+  EXPECT_EQ(req.cpu_milli, 1500);
+  EXPECT_EQ(req.memory_bytes, 2 * gib);
+}
+
+TEST(Codec, PatchesOffsetInPlace) {
+  messages::event_builder b;
+  auto buf = testing::pod_submitted(b, "default/a", 100, 100);
+  ASSERT_TRUE(messages::patch_offset(buf, 123456789));
+  auto d = messages::decode(buf, "test");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->envelope->offset(), 123456789u);
+}
+
+TEST(Codec, SameInputsGiveSameBytes) {
+  messages::event_builder b1, b2;
+  EXPECT_EQ(testing::pod_submitted(b1, "x", 1, 2, 3), testing::pod_submitted(b2, "x", 1, 2, 3));
+}
+
+TEST(Codec, TruncatedBufferIsRejectedWithWhere) {
+  messages::event_builder b;
+  auto buf = testing::pod_scheduled(b, "default/web-1", "node-a", 1500, 2 * gib);
+  // The verifier checks every region a reader can reach; bytes past the last reachable one
+  // (alignment padding) are covered by the log's per-record checksum instead.
+  for (std::size_t cut : {std::size_t{0}, std::size_t{4}, std::size_t{11}, buf.size() / 2}) {
+    auto d = messages::decode(bytes_view(buf.data(), cut), "log x offset 7");
+    ASSERT_FALSE(d) << "cut at " << cut;
+    EXPECT_EQ(d.error().where, "log x offset 7");
+    EXPECT_EQ(d.error().code, errc::corrupt);
+  }
+}
+
+TEST(Codec, WrongIdentifierIsRejected) {
+  messages::event_builder b;
+  auto buf = testing::pod_submitted(b, "a", 1, 1);
+  buf[4] = 'X';  // the file identifier sits at bytes 4..7
+  auto d = messages::decode(buf, "w");
+  ASSERT_FALSE(d);
+  EXPECT_NE(d.error().message.find("CLNY"), std::string::npos);
+}
+
+TEST(Codec, UnknownUnionTypeIsRejected) {
+  messages::event_builder b;
+  auto& f = b.fbb();
+  auto off = wire::CreateClockTickedDirect(f, "x");
+  auto buf = b.finish_raw({event_time{0}, wire::EntityKind::Cluster, "sim", -1, "t"},
+                          static_cast<wire::Payload>(200), off.Union());
+  auto d = messages::decode(buf, "log y offset 9");
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().code, errc::invalid_input);
+  EXPECT_NE(d.error().message.find("unknown payload type 200"), std::string::npos);
+  EXPECT_EQ(d.error().where, "log y offset 9");
+}
+
+TEST(Codec, NewerCompatVersionIsRefused) {
+  messages::event_builder b;
+  auto buf = testing::pod_submitted(b, "a", 1, 1);
+  auto* env = wire::GetMutableEnvelope(buf.data());
+  ASSERT_TRUE(env->mutate_compat_version(messages::schema_version + 1));
+  auto d = messages::decode(buf, "w");
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().code, errc::failed_precondition);
+}
+
+TEST(Codec, JsonViewHasEveryPart) {
+  messages::event_builder b;
+  auto buf = testing::pod_scheduled(b, "default/web-1", "node-a", 1500, 2 * gib, 42000);
+  ASSERT_TRUE(messages::patch_offset(buf, 5));
+  auto s = messages::to_json(buf);
+  ASSERT_TRUE(s) << s.error().describe();
+  auto j = nlohmann::json::parse(*s);
+  EXPECT_EQ(j["offset"], 5);
+  EXPECT_EQ(j["time_ms"], 42000);
+  EXPECT_EQ(j["entity"], "node/node-a");
+  EXPECT_EQ(j["type"], "PodScheduled");
+  EXPECT_EQ(j["payload"]["pod"], "default/web-1");
+  EXPECT_EQ(j["payload"]["requests"]["cpu_milli"], 1500);
+}
+
+TEST(Codec, EntityKindNamesRoundTrip) {
+  for (auto k : {wire::EntityKind::Node, wire::EntityKind::Pod, wire::EntityKind::ElasticQuota,
+                 wire::EntityKind::PodMigrationJob, wire::EntityKind::Cluster}) {
+    auto p = messages::parse_entity_kind(messages::entity_kind_name(k));
+    ASSERT_TRUE(p);
+    EXPECT_EQ(*p, k);
+  }
+  EXPECT_FALSE(messages::parse_entity_kind("nodes"));
+}
+
+}  // namespace
+}  // namespace colony
