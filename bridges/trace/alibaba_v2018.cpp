@@ -59,6 +59,40 @@ auto read_file(const std::string& path, const read_options& opt, Parse parse) ->
 
 std::int64_t start_key(const std::optional<event_time>& t) { return t ? t->value : -1; }
 
+bool machine_usage_row(row_cursor& c, v2018_machine_usage& r) {
+  return c.required_text(0, "machine_id", r.machine_id) && time_ms(c, 1, "time_stamp", r.time) &&
+         c.percent(2, "cpu_util_percent", r.cpu_util_percent) &&
+         c.percent(3, "mem_util_percent", r.mem_util_percent) && c.optional_number(4, "mem_gps", r.mem_gps) &&
+         c.optional_number(5, "mkpi", r.mkpi) && c.optional_number(6, "net_in", r.net_in) &&
+         c.optional_number(7, "net_out", r.net_out) && c.percent(8, "disk_io_percent", r.disk_io_percent);
+}
+
+// container_usage cpu/mem may exceed 100 (no upper bound checked; -1/101 still invalid).
+bool container_usage_row(row_cursor& c, v2018_container_usage& r) {
+  return c.required_text(0, "container_id", r.container_id) && c.required_text(1, "machine_id", r.machine_id) &&
+         time_ms(c, 2, "time_stamp", r.time) && c.percent(3, "cpu_util_percent", r.cpu_util_percent, true) &&
+         c.percent(4, "mem_util_percent", r.mem_util_percent, true) && c.optional_number(5, "cpi", r.cpi) &&
+         c.optional_number(6, "mem_gps", r.mem_gps) && c.optional_number(7, "mpki", r.mpki) &&
+         c.optional_number(8, "net_in", r.net_in) && c.optional_number(9, "net_out", r.net_out) &&
+         c.percent(10, "disk_io_percent", r.disk_io_percent);
+}
+
+bool batch_instance_row(row_cursor& c, v2018_batch_instance& r) {
+  if (!c.required_text(0, "instance_name", r.instance_name) || !c.required_text(1, "task_name", r.task_name) ||
+      !c.required_text(2, "job_name", r.job_name) || !optional_time_ms(c, 5, "start_time", r.start) ||
+      !optional_time_ms(c, 6, "end_time", r.end) || !c.optional_integer(8, "seq_no", r.seq_no) ||
+      !c.optional_integer(9, "total_seq_no", r.total_seq_no) || !centi_cores(c, 10, "cpu_avg", r.cpu_avg_milli) ||
+      !centi_cores(c, 11, "cpu_max", r.cpu_max_milli) ||
+      !normalised_memory(c, 12, "mem_avg", 0, r.mem_avg, nullptr) ||
+      !normalised_memory(c, 13, "mem_max", 0, r.mem_max, nullptr))
+    return false;
+  r.task_type.assign(c.text(3));
+  r.status.assign(c.text(4));
+  r.machine_id.assign(c.text(7));
+  if (r.machine_id.empty()) c.count_missing();
+  return true;
+}
+
 }  // namespace
 
 v2018_task_dag parse_task_name(std::string_view s) {
@@ -109,13 +143,7 @@ result<trace_table<v2018_machine_meta>> parse_v2018_machine_meta(std::string_vie
 
 result<trace_table<v2018_machine_usage>> parse_v2018_machine_usage(std::string_view text, std::string_view file,
                                                                    const read_options& opt) {
-  auto t = detail::parse_rows<v2018_machine_usage>(text, file, opt, 9, {}, [](row_cursor& c, v2018_machine_usage& r) {
-    return c.required_text(0, "machine_id", r.machine_id) && time_ms(c, 1, "time_stamp", r.time) &&
-           c.percent(2, "cpu_util_percent", r.cpu_util_percent) &&
-           c.percent(3, "mem_util_percent", r.mem_util_percent) && c.optional_number(4, "mem_gps", r.mem_gps) &&
-           c.optional_number(5, "mkpi", r.mkpi) && c.optional_number(6, "net_in", r.net_in) &&
-           c.optional_number(7, "net_out", r.net_out) && c.percent(8, "disk_io_percent", r.disk_io_percent);
-  });
+  auto t = detail::parse_rows<v2018_machine_usage>(text, file, opt, 9, {}, machine_usage_row);
   if (t) sort_rows(*t, opt, [](const v2018_machine_usage& r) { return r.time.value; });
   return t;
 }
@@ -140,14 +168,7 @@ result<trace_table<v2018_container_meta>> parse_v2018_container_meta(std::string
 
 result<trace_table<v2018_container_usage>> parse_v2018_container_usage(std::string_view text, std::string_view file,
                                                                        const read_options& opt) {
-  auto t = detail::parse_rows<v2018_container_usage>(text, file, opt, 11, {}, [](row_cursor& c, v2018_container_usage& r) {
-    return c.required_text(0, "container_id", r.container_id) && c.required_text(1, "machine_id", r.machine_id) &&
-           time_ms(c, 2, "time_stamp", r.time) && c.percent(3, "cpu_util_percent", r.cpu_util_percent, true) &&
-           c.percent(4, "mem_util_percent", r.mem_util_percent, true) && c.optional_number(5, "cpi", r.cpi) &&
-           c.optional_number(6, "mem_gps", r.mem_gps) && c.optional_number(7, "mpki", r.mpki) &&
-           c.optional_number(8, "net_in", r.net_in) && c.optional_number(9, "net_out", r.net_out) &&
-           c.percent(10, "disk_io_percent", r.disk_io_percent);
-  });
+  auto t = detail::parse_rows<v2018_container_usage>(text, file, opt, 11, {}, container_usage_row);
   if (t) sort_rows(*t, opt, [](const v2018_container_usage& r) { return r.time.value; });
   return t;
 }
@@ -173,21 +194,7 @@ result<trace_table<v2018_batch_task>> parse_v2018_batch_task(std::string_view te
 
 result<trace_table<v2018_batch_instance>> parse_v2018_batch_instance(std::string_view text, std::string_view file,
                                                                      const read_options& opt) {
-  auto t = detail::parse_rows<v2018_batch_instance>(text, file, opt, 14, {}, [](row_cursor& c, v2018_batch_instance& r) {
-    if (!c.required_text(0, "instance_name", r.instance_name) || !c.required_text(1, "task_name", r.task_name) ||
-        !c.required_text(2, "job_name", r.job_name) || !optional_time_ms(c, 5, "start_time", r.start) ||
-        !optional_time_ms(c, 6, "end_time", r.end) || !c.optional_integer(8, "seq_no", r.seq_no) ||
-        !c.optional_integer(9, "total_seq_no", r.total_seq_no) || !centi_cores(c, 10, "cpu_avg", r.cpu_avg_milli) ||
-        !centi_cores(c, 11, "cpu_max", r.cpu_max_milli) ||
-        !normalised_memory(c, 12, "mem_avg", 0, r.mem_avg, nullptr) ||
-        !normalised_memory(c, 13, "mem_max", 0, r.mem_max, nullptr))
-      return false;
-    r.task_type.assign(c.text(3));
-    r.status.assign(c.text(4));
-    r.machine_id.assign(c.text(7));
-    if (r.machine_id.empty()) c.count_missing();
-    return true;
-  });
+  auto t = detail::parse_rows<v2018_batch_instance>(text, file, opt, 14, {}, batch_instance_row);
   if (t) sort_rows(*t, opt, [](const v2018_batch_instance& r) { return start_key(r.start); });
   return t;
 }
@@ -209,6 +216,19 @@ result<trace_table<v2018_batch_task>> read_v2018_batch_task(const std::string& p
 }
 result<trace_table<v2018_batch_instance>> read_v2018_batch_instance(const std::string& path, const read_options& opt) {
   return read_file(path, opt, [](std::string_view t, std::string_view f, const read_options& o) { return parse_v2018_batch_instance(t, f, o); });
+}
+
+result<scan_summary> scan_v2018_machine_usage(const std::string& path, const read_options& opt,
+                                              const std::function<void(const v2018_machine_usage&)>& fn) {
+  return detail::scan_rows<v2018_machine_usage>(path, opt, 9, machine_usage_row, fn);
+}
+result<scan_summary> scan_v2018_container_usage(const std::string& path, const read_options& opt,
+                                                const std::function<void(const v2018_container_usage&)>& fn) {
+  return detail::scan_rows<v2018_container_usage>(path, opt, 11, container_usage_row, fn);
+}
+result<scan_summary> scan_v2018_batch_instance(const std::string& path, const read_options& opt,
+                                               const std::function<void(const v2018_batch_instance&)>& fn) {
+  return detail::scan_rows<v2018_batch_instance>(path, opt, 14, batch_instance_row, fn);
 }
 
 }  // namespace colony::trace

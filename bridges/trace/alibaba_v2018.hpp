@@ -6,13 +6,15 @@
 // cpu_request/limit, plan_cpu, cpu_avg/max are 1/100 core, x 10), memory in bytes where the
 // trace gives a normalised size (value / 100 x read_options::v2018_memory_full_bytes; the
 // normalised value is kept too). Utilisation stays in percent of the machine/container.
-// Empty fields are missing (std::nullopt / empty string), never 0. The documented invalid
+// Empty fields are missing (std::nullopt / empty string), never 0. Usage metrics are float
+// (7 significant digits; a full machine_usage table has tens of millions of rows). The documented invalid
 // markers -1 and 101 in percent fields read as missing and are counted as invalid_values.
 // machine_meta and machine_usage are bundled in traces/alibaba-v2018-machine/; the other
 // four tables are for users who hold the full download (not bundled: no public extract).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -149,5 +151,16 @@ struct v2018_batch_instance {
 [[nodiscard]] result<trace_table<v2018_container_usage>> read_v2018_container_usage(const std::string& path, const read_options& opt = {});
 [[nodiscard]] result<trace_table<v2018_batch_task>> read_v2018_batch_task(const std::string& path, const read_options& opt = {});
 [[nodiscard]] result<trace_table<v2018_batch_instance>> read_v2018_batch_instance(const std::string& path, const read_options& opt = {});
+
+// Streaming scans for the tables that do not fit in memory at full size (the full
+// download's machine_usage, container_usage and batch_instance run to tens of GB): the file
+// is read in 4 MiB chunks and every accepted row goes to fn, in file order (read_options::
+// sort_by_time does not apply). Same checks, errors and warnings as the read_* functions.
+[[nodiscard]] result<scan_summary> scan_v2018_machine_usage(const std::string& path, const read_options& opt,
+                                                            const std::function<void(const v2018_machine_usage&)>& fn);
+[[nodiscard]] result<scan_summary> scan_v2018_container_usage(const std::string& path, const read_options& opt,
+                                                              const std::function<void(const v2018_container_usage&)>& fn);
+[[nodiscard]] result<scan_summary> scan_v2018_batch_instance(const std::string& path, const read_options& opt,
+                                                             const std::function<void(const v2018_batch_instance&)>& fn);
 
 }  // namespace colony::trace

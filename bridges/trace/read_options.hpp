@@ -48,4 +48,13 @@ struct trace_table {
   std::size_t invalid_values = 0;     // documented invalid markers (-1 / 101) read as missing
 };
 
+// What a streaming scan (scan_* functions) reports: the rows themselves went to the caller.
+struct scan_summary {
+  std::string file;
+  std::size_t rows = 0;               // rows handed to the callback
+  std::vector<row_warning> warnings;  // one per skipped row (skip_bad_rows only)
+  std::size_t missing_values = 0;
+  std::size_t invalid_values = 0;
+};
+
 }  // namespace colony::trace

@@ -122,7 +122,7 @@ result<synth_trace> synthesize(const synth_calibration& calib, const synth_param
   t.usage.reserve(static_cast<std::size_t>(params.nodes));
   for (std::int64_t i = 0; i < params.nodes; ++i) {
     openb_node n = calib.node_shapes[below(gn, calib.node_shapes.size())];
-    n.name = numbered("synthetic-node-", i, nw);
+    n.name = numbered("synth-node-", i, nw);
     n.line = static_cast<std::uint32_t>(i + 2);
     t.nodes.push_back(std::move(n));
     synth_usage_source u;
@@ -146,7 +146,7 @@ result<synth_trace> synthesize(const synth_calibration& calib, const synth_param
   for (std::size_t i = 0; i < npods; ++i) {
     const openb_pod& shape = calib.pod_shapes[below(gp, calib.pod_shapes.size())];
     openb_pod p = shape;
-    p.name = numbered("synthetic-pod-", static_cast<std::int64_t>(i), pw);
+    p.name = numbered("synth-pod-", static_cast<std::int64_t>(i), pw);
     p.line = static_cast<std::uint32_t>(i + 2);
     const std::int64_t arrive =
         sum == 0 ? 0
@@ -306,7 +306,7 @@ result<std::vector<std::string>> write_synthetic(const std::string& dir, const s
       "\n## Calibration sources (real data, Alibaba cluster traces; see traces/*/PROVENANCE.md)\n" + sources +
       "\n## How rows are drawn\n"
       "- Nodes: node shapes (cpu_milli, memory_mib, gpu, model) drawn uniformly with replacement from\n"
-      "  the node list; names synthetic-node-NNNN.\n"
+      "  the node list; names synth-node-NNNN (also the machine_id of its usage rows).\n"
       "- Pods: each pod copies one pod row drawn uniformly with replacement (requests, num_gpu,\n"
       "  gpu_milli, gpu_spec, qos, pod_phase, lifetime, scheduling delay). Creation times are a\n"
       "  cumulative sum of empirical inter-arrival gaps (busy window of the pod list), rescaled to\n"

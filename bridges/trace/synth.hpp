@@ -61,8 +61,8 @@ struct synth_usage_source {
 
 struct synth_trace {
   synth_params params;
-  std::vector<openb_node> nodes;          // names synthetic-node-NNNN
-  std::vector<openb_pod> pods;            // names synthetic-pod-NNNN, sorted by creation
+  std::vector<openb_node> nodes;          // names synth-node-NNNN (short: no heap string)
+  std::vector<openb_pod> pods;            // names synth-pod-NNNN, sorted by creation
   std::vector<synth_usage_source> usage;  // one per node, same order
 };
 

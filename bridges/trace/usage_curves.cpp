@@ -15,9 +15,9 @@ struct point {
 };
 
 // Valid (time, value) samples of one series; equal times keep the later row.
-void push(std::vector<point>& s, std::int64_t t, const std::optional<double>& pct) {
+void push(std::vector<point>& s, std::int64_t t, const std::optional<float>& pct) {
   if (!pct) return;
-  double v = std::clamp(*pct / 100.0, 0.0, 1.0);
+  double v = std::clamp(static_cast<double>(*pct) / 100.0, 0.0, 1.0);
   if (!s.empty() && s.back().t == t) s.back().v = v;
   else s.push_back({t, v});
 }

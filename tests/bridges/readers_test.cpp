@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <set>
 #include <string>
@@ -192,7 +195,7 @@ TEST(V2018Reader, MachineUsageMatchesProvenance) {
   EXPECT_EQ(r->mem_util_percent, 91.0);
   EXPECT_FALSE(r->mem_gps);
   EXPECT_FALSE(r->mkpi);
-  EXPECT_EQ(r->net_in, 22.79);
+  EXPECT_FLOAT_EQ(*r->net_in, 22.79f);
   EXPECT_EQ(r->disk_io_percent, 1.0);
 }
 
@@ -256,7 +259,7 @@ TEST(V2018Reader, ContainerUsageFixture) {
   ASSERT_TRUE(t) << t.error().describe();
   ASSERT_EQ(t->rows.size(), 2u);
   EXPECT_EQ(t->rows[0].time, event_time{10000});
-  EXPECT_EQ(t->rows[0].cpi, 1.2);
+  EXPECT_FLOAT_EQ(*t->rows[0].cpi, 1.2f);
   EXPECT_EQ(t->rows[1].cpu_util_percent, 150.0);  // container usage may exceed 100
   EXPECT_FALSE(t->rows[1].mem_util_percent);      // -1
   EXPECT_FALSE(t->rows[1].disk_io_percent);       // 101
@@ -522,6 +525,83 @@ TEST(TraceFormat, MemoryFullScaleIsAnOption) {
   auto m = parse_v2018_machine_meta("m_1,0,1,2,96,50,USING\n", "m.csv", opt);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->rows[0].memory_bytes, 128 * gib);
+}
+
+// ---- streaming scans --------------------------------------------------------------------
+
+TEST(V2018Scan, MachineUsageMatchesRead) {
+  read_options keep;
+  keep.sort_by_time = false;
+  auto t = read_v2018_machine_usage(v2018_dir + "machine_usage.csv", keep);
+  ASSERT_TRUE(t);
+  std::size_t i = 0, mismatches = 0;
+  auto s = scan_v2018_machine_usage(v2018_dir + "machine_usage.csv", {}, [&](const v2018_machine_usage& r) {
+    const auto& want = t->rows[i++];
+    mismatches += !(r.machine_id == want.machine_id && r.time == want.time && r.line == want.line &&
+                    r.cpu_util_percent == want.cpu_util_percent && r.mem_gps == want.mem_gps &&
+                    r.disk_io_percent == want.disk_io_percent);
+  });
+  ASSERT_TRUE(s) << s.error().describe();
+  EXPECT_EQ(s->rows, 51362u);
+  EXPECT_EQ(i, 51362u);
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_EQ(s->missing_values, t->missing_values);
+  EXPECT_EQ(s->invalid_values, 11u);
+}
+
+// A file over the 4 MiB chunk size, with lines split across chunk boundaries, CRLF endings,
+// a bad row and trailing blank lines.
+TEST(V2018Scan, ChunkBoundariesCrlfAndBadRows) {
+  std::ifstream in(v2018_dir + "machine_usage.csv", std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string crlf;
+  for (char ch : ss.str()) {
+    if (ch == '\n') crlf += '\r';
+    crlf += ch;
+  }
+  const std::string body = crlf + crlf + crlf;  // 154,086 lines, ~5.8 MB
+  ASSERT_GT(body.size(), std::size_t{4} << 20);
+  const auto path = (std::filesystem::path(testing::TempDir()) / "colony_scan_usage.csv").string();
+  std::ofstream(path, std::ios::binary) << body << "m_1,x,1,1,,,,,\r\n\r\n\n";
+  std::size_t rows = 0;
+  std::uint32_t last_line = 0;
+  auto strict = scan_v2018_machine_usage(path, {}, [&](const v2018_machine_usage& r) {
+    ++rows;
+    last_line = r.line;
+  });
+  ASSERT_FALSE(strict);
+  EXPECT_EQ(strict.error().where, path + ":154087:5");
+  EXPECT_EQ(rows, 154086u);
+  EXPECT_EQ(last_line, 154086u);
+  read_options skip;
+  skip.skip_bad_rows = true;
+  rows = 0;
+  auto lenient = scan_v2018_machine_usage(path, skip, [&](const v2018_machine_usage&) { ++rows; });
+  ASSERT_TRUE(lenient) << lenient.error().describe();
+  EXPECT_EQ(lenient->rows, 154086u);
+  ASSERT_EQ(lenient->warnings.size(), 1u);  // trailing blank lines are not warnings
+  EXPECT_EQ(lenient->invalid_values, 33u);
+}
+
+TEST(V2018Scan, BlankLineInsideIsAnError) {
+  const auto path = (std::filesystem::path(testing::TempDir()) / "colony_scan_blank.csv").string();
+  std::ofstream(path, std::ios::binary) << "m_1,1,1,1,,,,,\n\nm_1,2,1,1,,,,,\n";
+  auto s = scan_v2018_machine_usage(path, {}, [](const v2018_machine_usage&) {});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().where, path + ":2:1");
+  EXPECT_EQ(s.error().message, "expected 9 fields, got an empty line");
+  auto missing = scan_v2018_container_usage("/nonexistent/container_usage.csv", {}, [](const v2018_container_usage&) {});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, errc::not_found);
+}
+
+TEST(V2018Scan, BatchInstanceFixture) {
+  std::vector<std::string> names;
+  auto s = scan_v2018_batch_instance(fixtures + "/fixture-batch_instance.csv", {},
+                                     [&](const v2018_batch_instance& r) { names.push_back(r.instance_name); });
+  ASSERT_TRUE(s) << s.error().describe();
+  EXPECT_EQ(names, (std::vector<std::string>{"ins_1", "ins_2"}));  // file order
 }
 
 }  // namespace

@@ -214,8 +214,8 @@ TEST(TraceSynth, ScalesTo4034NodesFor8Days) {
   p.days = 8;
   auto t = synthesize(calib(), p);
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->nodes.back().name, "synthetic-node-4033");
-  EXPECT_EQ(t->pods.back().name, "synthetic-pod-99999");
+  EXPECT_EQ(t->nodes.back().name, "synth-node-4033");
+  EXPECT_EQ(t->pods.back().name, "synth-pod-99999");
   // Stream the machine_usage rows as write_synthetic does, without keeping them.
   std::string buf;
   std::size_t rows = 0, bytes = 0;

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -163,7 +166,10 @@ public:
       return fail_expected(i, "number", name);
     return true;
   }
-  bool optional_number(std::size_t i, std::string_view name, std::optional<double>& out) {
+  // T = double or float (usage tables keep float: ~7 significant digits is plenty for a
+  // percent or a normalised rate, and it halves the size of a multi-million-row table).
+  template <class T>
+  bool optional_number(std::size_t i, std::string_view name, std::optional<T>& out) {
     if (f_[i].text.empty()) {
       ++missing_;
       out.reset();
@@ -171,7 +177,7 @@ public:
     }
     double v = 0;
     if (!number(i, name, v)) return false;
-    out = v;
+    out = static_cast<T>(v);
     return true;
   }
 
@@ -220,15 +226,16 @@ public:
   // A percent in [0, 100]; the documented invalid markers -1 and 101 read as missing and
   // are counted; empty is missing; anything else outside the range is malformed. With
   // open_top, values above 101 are accepted (container_usage can exceed one machine share).
-  bool percent(std::size_t i, std::string_view name, std::optional<double>& out, bool open_top = false) {
+  template <class T>
+  bool percent(std::size_t i, std::string_view name, std::optional<T>& out, bool open_top = false) {
     if (!optional_number(i, name, out)) return false;
     if (!out) return true;
-    if (*out == -1.0 || *out == 101.0) {
+    if (*out == T(-1) || *out == T(101)) {
       ++invalid_;
       out.reset();
       return true;
     }
-    if (*out < 0 || (!open_top && *out > 100))
+    if (*out < T(0) || (!open_top && *out > T(100)))
       return fail_expected(i, open_top ? "percent >= 0 (or -1/101 for invalid)"
                                        : "percent in [0, 100] (or -1/101 for invalid)",
                            name);
@@ -354,6 +361,77 @@ template <class Row, class ParseRow>
     table.invalid_values += cur.invalid();
   }
   return table;
+}
+
+// The streaming form of parse_rows for headerless tables too large to hold: reads the file
+// in 4 MiB chunks, parses each line into one reused Row and hands it to sink(const Row&).
+// Same checks and diagnostics as parse_rows; rows arrive in file order (no sorting).
+template <class Row, class ParseRow, class Sink>
+[[nodiscard]] result<scan_summary> scan_rows(const std::string& path, const read_options& opt, std::size_t n_fields,
+                                             ParseRow&& parse_row, Sink&& sink) {
+  constexpr std::size_t chunk = 4u << 20;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return fail(errno == ENOENT ? errc::not_found : errc::unavailable, "cannot open", path);
+  scan_summary sum;
+  sum.file = path;
+  std::vector<field> fields;
+  fields.reserve(n_fields + 2);
+  std::vector<std::uint32_t> blanks;  // blank lines not yet known to be trailing
+  std::uint32_t ln = 0;
+  Row row{};
+  // Returns an error to stop with, or nothing.
+  auto step = [&](std::string_view line) -> std::optional<error> {
+    ++ln;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (ln == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+    auto bad = [&](std::uint32_t at, std::uint32_t col, std::string msg) -> std::optional<error> {
+      if (!opt.skip_bad_rows) return error{errc::invalid_input, std::move(msg), where(path, at, col)};
+      sum.warnings.push_back({where(path, at, col), std::move(msg)});
+      return std::nullopt;
+    };
+    if (line.empty()) {
+      blanks.push_back(ln);
+      return std::nullopt;
+    }
+    for (std::uint32_t b : blanks)
+      if (auto e = bad(b, 1, "expected " + std::to_string(n_fields) + " fields, got an empty line")) return e;
+    blanks.clear();
+    split(line, fields);
+    if (fields.size() != n_fields) {
+      std::uint32_t col = fields.size() > n_fields ? fields[n_fields].column
+                                                   : static_cast<std::uint32_t>(line.size() + 1);
+      return bad(ln, col, "expected " + std::to_string(n_fields) + " fields, got " + std::to_string(fields.size()));
+    }
+    row_cursor cur(fields, static_cast<std::uint32_t>(line.size()));
+    row = Row{};
+    row.line = ln;
+    if (!parse_row(cur, row) || !cur.ok()) return bad(ln, cur.column(), cur.message());
+    sum.missing_values += cur.missing();
+    sum.invalid_values += cur.invalid();
+    ++sum.rows;
+    sink(static_cast<const Row&>(row));
+    return std::nullopt;
+  };
+  std::string buf;
+  std::size_t pos = 0;
+  for (;;) {
+    buf.erase(0, pos);
+    pos = 0;
+    const std::size_t old = buf.size();
+    buf.resize(old + chunk);
+    const std::size_t n = std::fread(buf.data() + old, 1, chunk, f.get());
+    buf.resize(old + n);
+    if (n < chunk && std::ferror(f.get())) return fail(errc::unavailable, "read error", path);
+    const bool eof = n < chunk;
+    for (std::size_t nl; (nl = buf.find('\n', pos)) != std::string::npos; pos = nl + 1)
+      if (auto e = step(std::string_view(buf).substr(pos, nl - pos))) return tl::unexpected(std::move(*e));
+    if (eof) {
+      if (pos < buf.size())
+        if (auto e = step(std::string_view(buf).substr(pos))) return tl::unexpected(std::move(*e));
+      break;
+    }
+  }
+  return sum;
 }
 
 // Sorts rows by an int64 key (time in ms); ties keep input order. Sorts (key, index) pairs
