@@ -193,17 +193,16 @@ result<void> quota_tree::upsert_quota(quota_spec spec) {
   if (special) spec.parent.clear();
 
   node* n = nullptr;
+  // The namespace index only depends on namespaces annotations.
   bool namespaces_changed = !spec.namespaces.empty();
   if (int i = find_index(spec.name); i >= 0) {
     n = &nodes_[static_cast<std::size_t>(i)];
-    namespaces_changed = namespaces_changed || !n->spec.namespaces.empty() ||
-                         n->spec.namespace_name != spec.namespace_name;
+    namespaces_changed = namespaces_changed || !n->spec.namespaces.empty();
   } else {
     index_.emplace(spec.name, static_cast<int>(nodes_.size()));
     nodes_.emplace_back();
     n = &nodes_.back();
     n->sums = nullptr;
-    namespaces_changed = true;
   }
   n->special = special;
   // A zero shared weight means "not given" (GetSharedWeight defaults to max).
@@ -236,12 +235,21 @@ result<void> quota_tree::delete_quota(std::string_view name) {
 
 void quota_tree::set_cluster_total(const resource_list& total) { cluster_total_ = total; }
 
+void quota_tree::refresh_self(node& n) {
+  const resource_keys mk = n.spec.max_keys;
+  if (n.sums == nullptr) {
+    n.self = pod_sums{};
+    return;
+  }
+  n.self.request = masked(n.sums->request, mk);
+  n.self.used = masked(n.sums->used, mk);
+  n.self.np_request = masked(n.sums->np_request, mk);
+  n.self.np_used = masked(n.sums->np_used, mk);
+}
+
 void quota_tree::book(const quota_pod& pod, int sign) {
   auto it = sums_.find(pod.quota);
-  if (it == sums_.end()) {
-    it = sums_.emplace(pod.quota, pod_sums{}).first;
-    if (int i = find_index(pod.quota); i >= 0) nodes_[static_cast<std::size_t>(i)].sums = &it->second;
-  }
+  if (it == sums_.end()) it = sums_.emplace(pod.quota, pod_sums{}).first;
   resource_list r = pod.request;
   if (sign < 0) r = resource_list{} - r;
   auto& s = it->second;
@@ -250,6 +258,11 @@ void quota_tree::book(const quota_pod& pod, int sign) {
   if (pod.assigned) {
     s.used += r;
     if (pod.non_preemptible) s.np_used += r;
+  }
+  if (int i = find_index(pod.quota); i >= 0) {
+    auto& n = nodes_[static_cast<std::size_t>(i)];
+    n.sums = &it->second;
+    refresh_self(n);
   }
 }
 
@@ -298,6 +311,7 @@ void quota_tree::rebuild_topology() {
     }
     auto s = sums_.find(n.spec.name);
     n.sums = s == sums_.end() ? nullptr : &s->second;
+    refresh_self(n);  // max keys may have changed
   }
   // Trees: the default tree "" always exists; others come from top-level quotas' tree-id.
   std::vector<std::string> ids{""};
@@ -335,36 +349,40 @@ void quota_tree::rebuild_topology() {
       for (int c : n.children) topo_.push_back(c);
     }
   }
+  // Name order, and the identity part of every status (constant until the next rebuild).
+  order_.clear();
+  for (const auto& [name, i] : index_) {
+    order_.push_back(i);
+    auto& n = nodes_[static_cast<std::size_t>(i)];
+    auto& st = n.status;
+    st.name = name;
+    st.parent = n.spec.parent.empty() ? std::string(quota_names::root_quota) : n.spec.parent;
+    st.tree_id = n.in_tree ? trees_[static_cast<std::size_t>(n.tree)].id : n.spec.tree_id;
+    st.in_tree = n.in_tree;
+    st.runtime_keys = n.spec.max_keys;
+  }
   topology_dirty_ = false;
 }
 
 void quota_tree::distribute(const resource_list& total, const std::vector<int>& children) {
   if (children.empty()) return;
   calc_.resize(children.size());
+  resource_keys active = 0;
+  for (int c : children) active |= nodes_[static_cast<std::size_t>(c)].active;
   for (int k = 0; k < resource_count; ++k) {
+    // Nothing asked and nothing guaranteed in this key: every runtime stays 0 (the refresh
+    // loop zeroed runtime_raw, and auto_min equals the zero min).
+    if (!has_key(active, k)) continue;
     std::int64_t sum_min = 0;
-    bool any_request = false;
-    for (int c : children) {
-      const auto& n = nodes_[static_cast<std::size_t>(c)];
-      sum_min += field(n.spec.min, k);
-      any_request = any_request || field(n.limited, k) != 0;
-    }
-    if (!any_request && sum_min == 0) {  // nothing asked, nothing guaranteed: all zero
-      for (int c : children) {
-        auto& n = nodes_[static_cast<std::size_t>(c)];
-        field(n.runtime_raw, k) = 0;
-        field(n.auto_min, k) = 0;
-      }
-      continue;
-    }
+    for (int c : children) sum_min += field(nodes_[static_cast<std::size_t>(c)].spec.min, k);
     const std::int64_t t = field(total, k);
     const bool scale = args_.enable_min_quota_scale && t < sum_min;
     for (std::size_t j = 0; j < children.size(); ++j) {
       auto& n = nodes_[static_cast<std::size_t>(children[j])];
       std::int64_t m = field(n.spec.min, k);
       std::int64_t am = scale ? scaled_min(t, m, sum_min) : m;
-      field(n.auto_min, k) = am;
-      calc_[j] = runtime_node{n.spec.name, field(n.weight, k), field(n.limited, k), am, 0,
+      field(n.status.auto_scale_min, k) = am;
+      calc_[j] = runtime_node{n.spec.name, field(n.weight, k), field(n.status.limited_request, k), am, 0,
                               n.spec.allow_lent_resource, 0};
     }
     redistribution(t, std::span<runtime_node>(calc_.data(), children.size()), scratch_);
@@ -379,46 +397,42 @@ std::vector<quota_status> quota_tree::refresh() {
 
   // Own pods, masked to the quota's max keys (b.4).
   for (auto& n : nodes_) {
-    const resource_keys mk = n.spec.max_keys;
-    if (n.sums != nullptr) {
-      n.child_request = masked(n.sums->request, mk);
-      n.used = masked(n.sums->used, mk);
-      n.np_used = masked(n.sums->np_used, mk);
-      n.np_request = masked(n.sums->np_request, mk);
-    } else {
-      n.child_request = n.used = n.np_used = n.np_request = resource_list{};
-    }
+    n.status.child_request = n.self.request;
+    n.status.used = n.self.used;
+    n.status.non_preemptible_used = n.self.np_used;
+    n.status.non_preemptible_request = n.self.np_request;
     n.runtime_raw = resource_list{};
-    n.auto_min = n.spec.min;
+    n.status.auto_scale_min = n.spec.min;
   }
   // Bottom-up: request, limited request, used (children before parents).
   for (auto it = topo_.rbegin(); it != topo_.rend(); ++it) {
     auto& n = nodes_[static_cast<std::size_t>(*it)];
-    n.request = n.spec.allow_lent_resource ? n.child_request : max_of(n.child_request, n.spec.min);
-    n.limited = n.request;
+    n.status.request = n.spec.allow_lent_resource ? n.status.child_request : max_of(n.status.child_request, n.spec.min);
+    n.status.limited_request = n.status.request;
     for (int k = 0; k < resource_count; ++k) {
-      if (has_key(n.spec.max_keys, k)) field(n.limited, k) = std::min(field(n.limited, k), field(n.spec.max, k));
+      if (has_key(n.spec.max_keys, k)) field(n.status.limited_request, k) = std::min(field(n.status.limited_request, k), field(n.spec.max, k));
     }
+    n.active = static_cast<resource_keys>(nonzero_keys(n.status.limited_request) | nonzero_keys(n.spec.min));
     if (n.parent >= 0) {
       auto& p = nodes_[static_cast<std::size_t>(n.parent)];
-      p.child_request += n.limited;
-      p.used += n.used;
-      p.np_used += n.np_used;
-      p.np_request += n.np_request;
+      p.status.child_request += n.status.limited_request;
+      p.status.used += n.status.used;
+      p.status.non_preemptible_used += n.status.non_preemptible_used;
+      p.status.non_preemptible_request += n.status.non_preemptible_request;
     }
   }
   // Orphans and the special quotas: own pods only.
   for (auto& n : nodes_) {
     if (n.in_tree) continue;
-    n.request = n.spec.allow_lent_resource ? n.child_request : max_of(n.child_request, n.spec.min);
-    n.limited = n.request;
+    n.status.request = n.spec.allow_lent_resource ? n.status.child_request : max_of(n.status.child_request, n.spec.min);
+    n.status.limited_request = n.status.request;
   }
 
   // Totals: the default tree gets the cluster minus system/default used minus the totals of
   // other trees' root quotas (unless ignore-default-tree); another tree gets its roots' totals.
   resource_list sys_default_used;
   for (auto name : {quota_names::system_quota, quota_names::default_quota}) {
-    if (int i = find_index(name); i >= 0) sys_default_used += nodes_[static_cast<std::size_t>(i)].used;
+    if (int i = find_index(name); i >= 0) sys_default_used += nodes_[static_cast<std::size_t>(i)].status.used;
   }
   for (auto& t : trees_) t.total = resource_list{};
   if (!trees_.empty()) trees_[0].total = cluster_total_ - sys_default_used;
@@ -440,30 +454,17 @@ std::vector<quota_status> quota_tree::refresh() {
 
   // Statuses, and the changed ones in name order.
   std::vector<quota_status> changed;
-  for (const auto& [name, i] : index_) {
+  for (int i : order_) {
     auto& n = nodes_[static_cast<std::size_t>(i)];
     auto& st = n.status;
-    st.name = name;
-    st.parent = n.spec.parent.empty() ? std::string(quota_names::root_quota) : n.spec.parent;
-    st.tree_id = n.in_tree ? trees_[static_cast<std::size_t>(n.tree)].id : n.spec.tree_id;
-    st.in_tree = n.in_tree;
-    st.runtime_keys = n.spec.max_keys;
     // RefreshRuntime returns max for system/default; orphans have no runtime.
     st.runtime = n.special ? n.spec.max : (n.in_tree ? masked(n.runtime_raw, n.spec.max_keys) : resource_list{});
-    st.used = n.used;
-    st.request = n.request;
-    st.non_preemptible_used = n.np_used;
-    st.non_preemptible_request = n.np_request;
-    st.child_request = n.child_request;
-    st.limited_request = n.limited;
-    st.auto_scale_min = n.auto_min;
-    const bool differs = !n.ever_emitted || st.runtime != n.emitted.runtime ||
-                         st.runtime_keys != n.emitted.runtime_keys || st.used != n.emitted.used ||
-                         st.request != n.emitted.request ||
-                         st.non_preemptible_used != n.emitted.non_preemptible_used;
+    auto& e = n.emitted;
+    const bool differs = !e.valid || st.runtime != e.runtime || st.runtime_keys != e.runtime_keys ||
+                         st.used != e.used || st.request != e.request ||
+                         st.non_preemptible_used != e.non_preemptible_used;
     if (differs) {
-      n.emitted = st;
-      n.ever_emitted = true;
+      e = {st.runtime, st.used, st.request, st.non_preemptible_used, st.runtime_keys, true};
       changed.push_back(st);
     }
   }

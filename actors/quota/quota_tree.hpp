@@ -255,11 +255,18 @@ private:
     int tree = -1;
     bool in_tree = false;
     const pod_sums* sums = nullptr;
+    pod_sums self;              // own pods masked to the max keys, kept current by book()
+    resource_keys active = 0;   // keys with a non-zero limited request or min (skip idle keys)
     std::vector<int> children;
-    resource_list child_request, request, limited, used, np_used, np_request, auto_min, runtime_raw;
+    resource_list runtime_raw;  // runtime before masking: the total of this quota's children
+    // Computed values live in status (request, used, ... are written there directly).
     quota_status status;
-    quota_status emitted;
-    bool ever_emitted = false;
+    // What the last refresh() reported, for change detection (QuotaRuntimeUpdated fields).
+    struct emitted_fields {
+      resource_list runtime, used, request, non_preemptible_used;
+      resource_keys runtime_keys = no_keys;
+      bool valid = false;
+    } emitted;
   };
   struct tree_info {
     std::string id;
@@ -273,6 +280,7 @@ private:
   void rebuild_namespace_index();
   void distribute(const resource_list& total, const std::vector<int>& children);
   void book(const quota_pod& pod, int sign);
+  static void refresh_self(node& n);
 
   elastic_quota_args args_;
   resource_list cluster_total_;
@@ -283,6 +291,7 @@ private:
   std::map<std::string, pod_sums, std::less<>> sums_;
   std::vector<tree_info> trees_;  // sorted by id; "" first
   std::vector<int> topo_;         // parents before children
+  std::vector<int> order_;        // every node, by name
   bool topology_dirty_ = true;
   // Scratch reused by refresh().
   std::vector<runtime_node> calc_;
