@@ -22,6 +22,17 @@ namespace {
 
 bool name_less(const cluster_colocation_profile& a, const cluster_colocation_profile& b) { return a.name < b.name; }
 
+constexpr std::uint8_t invalid_namespace_selector = 1;
+constexpr std::uint8_t invalid_selector = 2;
+
+std::uint8_t invalid_selector_flags(const cluster_colocation_profile& p) {
+  std::uint8_t f = 0;
+  if (p.namespace_selector && !validate_label_selector(*p.namespace_selector, "spec.namespaceSelector"))
+    f |= invalid_namespace_selector;
+  if (p.selector && !validate_label_selector(*p.selector, "spec.selector")) f |= invalid_selector;
+  return f;
+}
+
 }  // namespace
 
 result<profile_set> profile_set::make(std::vector<cluster_colocation_profile> profiles) {
@@ -32,19 +43,28 @@ result<profile_set> profile_set::make(std::vector<cluster_colocation_profile> pr
                   "metadata.name");
   profile_set s;
   s.profiles_ = std::move(profiles);
+  for (const auto& p : s.profiles_) s.invalid_selectors_.push_back(invalid_selector_flags(p));
   return s;
 }
 
 void profile_set::upsert(cluster_colocation_profile p) {
+  const std::uint8_t flags = invalid_selector_flags(p);
   auto it = std::lower_bound(profiles_.begin(), profiles_.end(), p, name_less);
-  if (it != profiles_.end() && it->name == p.name) *it = std::move(p);
-  else profiles_.insert(it, std::move(p));
+  const auto i = static_cast<std::ptrdiff_t>(it - profiles_.begin());
+  if (it != profiles_.end() && it->name == p.name) {
+    *it = std::move(p);
+    invalid_selectors_[static_cast<std::size_t>(i)] = flags;
+  } else {
+    profiles_.insert(it, std::move(p));
+    invalid_selectors_.insert(invalid_selectors_.begin() + i, flags);
+  }
 }
 
 bool profile_set::erase(std::string_view name) {
   auto it = std::lower_bound(profiles_.begin(), profiles_.end(), name,
                              [](const cluster_colocation_profile& p, std::string_view n) { return p.name < n; });
   if (it == profiles_.end() || it->name != name) return false;
+  invalid_selectors_.erase(invalid_selectors_.begin() + (it - profiles_.begin()));
   profiles_.erase(it);
   return true;
 }
@@ -53,6 +73,20 @@ const cluster_colocation_profile* profile_set::find(std::string_view name) const
   auto it = std::lower_bound(profiles_.begin(), profiles_.end(), name,
                              [](const cluster_colocation_profile& p, std::string_view n) { return p.name < n; });
   return it != profiles_.end() && it->name == name ? &*it : nullptr;
+}
+
+bool profile_set::matches(std::size_t i, const pod_spec& pod, const string_map* namespace_labels) const {
+  const cluster_colocation_profile& p = profiles_[i];
+  const std::uint8_t invalid = invalid_selectors_[i];
+  // Same rules as profile_matches: an invalid selector or an unknown Namespace counts as matched.
+  if (p.namespace_selector && !p.namespace_selector->empty() && namespace_labels != nullptr &&
+      (invalid & invalid_namespace_selector) == 0 &&
+      !label_selector_matches_valid(*p.namespace_selector, *namespace_labels))
+    return false;
+  if (p.selector && !p.selector->empty() && (invalid & invalid_selector) == 0 &&
+      !label_selector_matches_valid(*p.selector, pod.labels))
+    return false;
+  return true;
 }
 
 // ---- matching and probability -----------------------------------------------------------
@@ -264,8 +298,9 @@ result<pod_mutation> cluster_colocation_profile_mutating_pod(const pod_spec& pod
   // The set is sorted by name: matched profiles come out in application order.
   bool skip_update_resource = false;
   bool any_matched = false;
-  for (const auto& profile : profiles.profiles()) {
-    if (!profile_matches(profile, pod, namespace_labels)) continue;
+  for (std::size_t i = 0; i < profiles.profiles().size(); ++i) {
+    if (!profiles.matches(i, pod, namespace_labels)) continue;
+    const cluster_colocation_profile& profile = profiles.profiles()[i];
     any_matched = true;
     // Remembered even when the profile is then skipped by probability.
     if (profile.should_skip_update_resource()) skip_update_resource = true;

@@ -98,9 +98,12 @@ public:
   [[nodiscard]] const std::vector<cluster_colocation_profile>& profiles() const { return profiles_; }
   [[nodiscard]] const cluster_colocation_profile* find(std::string_view name) const;
   [[nodiscard]] bool empty() const { return profiles_.empty(); }
+  // profile_matches for profiles()[i], with selector validity checked once at insertion.
+  [[nodiscard]] bool matches(std::size_t i, const pod_spec& pod, const string_map* namespace_labels) const;
 
 private:
   std::vector<cluster_colocation_profile> profiles_;  // ascending name
+  std::vector<std::uint8_t> invalid_selectors_;        // per profile: 1 namespaceSelector, 2 selector
 };
 
 // A Kubernetes PriorityClass (scheduling.k8s.io/v1), as the webhook reads it.

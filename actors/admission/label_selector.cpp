@@ -121,6 +121,10 @@ result<void> validate_label_selector(const label_selector& s, std::string_view f
 
 result<bool> label_selector_matches(const label_selector& s, const string_map& labels) {
   if (auto ok = validate_label_selector(s, "selector"); !ok) return tl::unexpected(ok.error());
+  return label_selector_matches_valid(s, labels);
+}
+
+bool label_selector_matches_valid(const label_selector& s, const string_map& labels) {
   for (const auto& [k, v] : s.match_labels) {
     const std::string* have = find_value(labels, k);
     if (have == nullptr || *have != v) return false;

@@ -47,6 +47,9 @@ struct label_selector {
 // the colocation webhook counts the profile as matched).
 [[nodiscard]] result<bool> label_selector_matches(const label_selector& s, const string_map& labels);
 
+// The same match for a selector already known to be valid (no checks, no allocation).
+[[nodiscard]] bool label_selector_matches_valid(const label_selector& s, const string_map& labels);
+
 // apimachinery validation.IsQualifiedName: [prefix/]name, prefix a DNS-1123 subdomain,
 // name 1..63 of [A-Za-z0-9._-] starting and ending alphanumeric. Empty string when valid,
 // else the reason.

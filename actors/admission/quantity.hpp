@@ -24,4 +24,8 @@ namespace colony::admission {
 // DecimalSI forms, BinarySI on a tie (4Gi stays "4Gi", 4G stays "4G", 1536 is "1536").
 [[nodiscard]] std::string format_memory(std::int64_t bytes);
 
+// The same, appended to `out` (no temporary string).
+void append_decimal_si(std::string& out, std::int64_t value, int exponent10 = 0);
+void append_memory(std::string& out, std::int64_t bytes);
+
 }  // namespace colony::admission

@@ -37,10 +37,10 @@ std::string_view label_or_empty(const string_map& labels, std::string_view key) 
   return v != nullptr ? std::string_view(*v) : std::string_view();
 }
 
-void forbid_qos_and_priority(std::vector<field_error>& errs, const pod_spec& pod, qos_class qos,
+// forbidSpecialQoSClassAndPriorityClass, given the pod's raw QoS and raw priority class.
+void forbid_qos_and_priority(std::vector<field_error>& errs, qos_class pod_qos, priority_class pc, qos_class qos,
                              std::initializer_list<priority_class> forbidden) {
-  if (get_pod_qos_class_raw(pod) != qos) return;
-  const priority_class pc = get_pod_priority_class_raw(pod);
+  if (pod_qos != qos) return;
   if (std::find(forbidden.begin(), forbidden.end(), pc) == forbidden.end()) return;
   errs.push_back({field_error_type::forbidden, "Pod", "",
                   std::string(names::label_qos_class) + "=" + std::string(to_string(qos)) +
@@ -90,18 +90,18 @@ validation_result validate_cluster_colocation_profile_pod(admission_operation op
   }
 
   const resource_list request = get_pod_request(new_pod);
+  const qos_class q = get_pod_qos_class_raw(new_pod);
+  const priority_class pc = get_pod_priority_class_raw(new_pod);
   // validateRequiredQoSClass
-  if ((request.batch_cpu_milli != 0 || request.batch_memory_bytes != 0) &&
-      get_pod_qos_class_raw(new_pod) != qos_class::be)
+  if ((request.batch_cpu_milli != 0 || request.batch_memory_bytes != 0) && q != qos_class::be)
     errs.push_back({field_error_type::required, qos_label_field, "",
                     "must specify koordinator QoS BE with koordinator colocation resources"});
 
-  forbid_qos_and_priority(errs, new_pod, qos_class::be, {priority_class::none, priority_class::prod});
-  forbid_qos_and_priority(errs, new_pod, qos_class::lsr,
+  forbid_qos_and_priority(errs, q, pc, qos_class::be, {priority_class::none, priority_class::prod});
+  forbid_qos_and_priority(errs, q, pc, qos_class::lsr,
                           {priority_class::none, priority_class::mid, priority_class::batch, priority_class::free});
 
   // validateResources
-  const qos_class q = get_pod_qos_class_raw(new_pod);
   if (q == qos_class::lsr || q == qos_class::lse) {
     const std::string field = "pod.spec.containers[*].resources.requests";
     if (request.cpu_milli == 0) {
