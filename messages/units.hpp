@@ -37,10 +37,8 @@ using bytes = quantity<bytes_tag>;          // memory in bytes
 using event_time = quantity<event_time_tag>;
 using duration_ms = quantity<duration_tag>;
 
-constexpr event_time operator+(event_time t, duration_ms d) { return event_time{t.value + d.value}; }
-constexpr duration_ms operator-(event_time a, event_time b) {
-  return duration_ms{a.value - b.value};
-}
+// Mixed arithmetic goes through .value explicitly: a free event_time - event_time returning
+// duration_ms would be ambiguous with the member operator-.
 
 // A position in an event log. Offsets start at 0 and have no gaps.
 using log_offset = std::uint64_t;
