@@ -37,8 +37,9 @@ using bytes = quantity<bytes_tag>;          // memory in bytes
 using event_time = quantity<event_time_tag>;
 using duration_ms = quantity<duration_tag>;
 
-// Mixed arithmetic goes through .value explicitly: a free event_time - event_time returning
-// duration_ms would be ambiguous with the member operator-.
+constexpr event_time operator+(event_time t, duration_ms d) { return event_time{t.value + d.value}; }
+// No free event_time - event_time -> duration_ms: it would be ambiguous with the member
+// operator-; subtract .value explicitly.
 
 // A position in an event log. Offsets start at 0 and have no gaps.
 using log_offset = std::uint64_t;
