@@ -1,5 +1,6 @@
 // Golden cases of reference b.8/b.9: Koordinator's pkg/scheduler/plugins/elasticquota/
 // plugin_test.go (PreFilter), quota_overuse_revoke_test.go, and preempt.go's canPreempt rule.
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct prefilter_case {
   bool disable_runtime_quota;
   admission_code code;
   std::string reason;
+  friend void PrintTo(const prefilter_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class PluginPreFilter : public ::testing::TestWithParam<prefilter_case> {};
@@ -106,6 +108,7 @@ struct nonpreempt_case {
   nonpreempt_pod pod;
   admission_code code;
   std::string reason;
+  friend void PrintTo(const nonpreempt_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class PluginPrefilterQuotaNonPreempt : public ::testing::TestWithParam<nonpreempt_case> {};
@@ -186,6 +189,7 @@ struct can_preempt_case {
   preemption_pod victim;
   bool disable_default_quota_preemption;
   bool expected;
+  friend void PrintTo(const can_preempt_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class PluginCanPreempt : public ::testing::TestWithParam<can_preempt_case> {};

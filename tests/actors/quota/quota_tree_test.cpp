@@ -2,6 +2,7 @@
 // pkg/scheduler/plugins/elasticquota/core/runtime_quota_calculator_test.go and
 // group_quota_manager_test.go, replayed on colony::quota.
 #include <algorithm>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct calculator_case {
   std::int64_t total;
   std::vector<runtime_node> nodes;
   std::vector<std::int64_t> expected;
+  friend void PrintTo(const calculator_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class RuntimeQuotaCalculatorIterationAdjustQuota : public ::testing::TestWithParam<calculator_case> {};

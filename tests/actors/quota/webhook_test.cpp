@@ -1,5 +1,6 @@
 // Golden cases of reference b.10/b.11: Koordinator's pkg/webhook/elasticquota/
 // quota_topology_test.go, plus ElasticQuotaProfile mapping and CRD YAML loading.
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ struct item_case {
   std::string name;  // TestQuotaTopology_basicItemCheck sub-case
   quota_spec quota;
   std::string err;   // "" = admitted
+  friend void PrintTo(const item_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class QuotaTopologyBasicItemCheck : public ::testing::TestWithParam<item_case> {};
@@ -97,6 +99,7 @@ struct fill_step {
 struct fill_case {
   std::string name;  // TestQuotaTopology_fillQuotaDefaultInformation sub-case
   std::vector<fill_step> steps;
+  friend void PrintTo(const fill_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class QuotaTopologyFillQuotaDefaultInformation : public ::testing::TestWithParam<fill_case> {};
@@ -154,6 +157,7 @@ struct key_case {
   bool enable_update_resource_key;
   bool want_error;
   bool erase_sub = false;
+  friend void PrintTo(const key_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class QuotaTopologyCheckSubAndParentGroupMaxQuotaKeySame : public ::testing::TestWithParam<key_case> {};
@@ -221,6 +225,7 @@ struct tree_case {
   std::string name;  // TestQuotaTopology_checkTreeID sub-case
   std::string parent_tree, tree, child_tree;
   bool want_error;
+  friend void PrintTo(const tree_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class QuotaTopologyCheckTreeID : public ::testing::TestWithParam<tree_case> {};
@@ -252,6 +257,7 @@ struct min_case {
   std::optional<quota_spec> sub;
   bool want_error;
   bool erase_sub = false;
+  friend void PrintTo(const min_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class QuotaTopologyCheckMinQuotaSum : public ::testing::TestWithParam<min_case> {};
@@ -549,6 +555,7 @@ struct yaml_error_case {
   std::string name;
   std::string text;
   std::string where;
+  friend void PrintTo(const yaml_error_case& c, std::ostream* os) { *os << c.name; }
 };
 
 class ElasticQuotaYamlErrors : public ::testing::TestWithParam<yaml_error_case> {};
