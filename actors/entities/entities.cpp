@@ -95,6 +95,48 @@ void release_on_node(node_state& s, std::string_view pod) {
 
 }  // namespace
 
+bind_decision arbitrate(const node_state& node, std::string_view pod, const resource_list& requests,
+                        std::span<const std::pair<std::int32_t, resource_list>> devices) {
+  if (node.removed) return {false, "node removed"};
+  if (!node.ready) return {false, "node not ready"};
+  if (node.unschedulable) return {false, "node unschedulable"};
+  for (const auto& p : node.pods)
+    if (p.pod == pod) return {false, "pod already bound to this node"};
+  const resource_list cap = node.effective_allocatable();
+  struct field {
+    const char* name;
+    std::int64_t resource_list::*member;
+  };
+  static constexpr field fields[] = {
+      {"cpu", &resource_list::cpu_milli},
+      {"memory", &resource_list::memory_bytes},
+      {"kubernetes.io/batch-cpu", &resource_list::batch_cpu_milli},
+      {"kubernetes.io/batch-memory", &resource_list::batch_memory_bytes},
+      {"kubernetes.io/mid-cpu", &resource_list::mid_cpu_milli},
+      {"kubernetes.io/mid-memory", &resource_list::mid_memory_bytes},
+      {"gpu", &resource_list::gpu},
+      {"pods", &resource_list::pods},
+  };
+  for (const auto& f : fields) {
+    const std::int64_t want = requests.*f.member;
+    if (want <= 0) continue;
+    const std::int64_t free = cap.*f.member - node.allocated.*f.member;
+    if (want > free)
+      return {false, "Insufficient " + std::string(f.name) + ": " + std::to_string(free) +
+                         " free, " + std::to_string(want) + " asked"};
+  }
+  for (const auto& [minor, r] : devices) {
+    const gpu_state* g = nullptr;
+    for (const auto& x : node.gpus)
+      if (x.minor == minor) g = &x;
+    if (g == nullptr) return {false, "no GPU with minor " + std::to_string(minor)};
+    if (g->core_used + r.gpu_core > g->core ||
+        (g->memory_bytes > 0 && g->memory_used + r.gpu_memory_bytes > g->memory_bytes))
+      return {false, "GPU " + std::to_string(minor) + " has not enough free core or memory"};
+  }
+  return {true, {}};
+}
+
 void apply(node_state& s, const wire::Envelope& env) {
   using P = wire::Payload;
   switch (env.payload_type()) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -114,6 +115,20 @@ struct job_state {
   std::int64_t created_ms = 0;
   std::int64_t updated_ms = 0;
 };
+
+// The node actor's arbitration of a PodBindProposed (optimistic, log-arbitrated binding): a
+// proposal is accepted only if the node is ready, schedulable, not removed, the pod is not
+// already bound here, every requested resource fits what is still free of the effective
+// allocatable (Kubernetes allocatable + batch/mid from the slo-controller), and every GPU
+// share fits its device. Two schedulers proposing against stale views can therefore never
+// over-commit a node: the second proposal is rejected with the reason.
+struct bind_decision {
+  bool accepted = false;
+  std::string reason;  // empty when accepted; else e.g. "Insufficient cpu: 500 free, 800 asked"
+};
+[[nodiscard]] bind_decision arbitrate(const node_state& node, std::string_view pod,
+                                      const resource_list& requests,
+                                      std::span<const std::pair<std::int32_t, resource_list>> devices);
 
 // Fold one event into a state. An event that does not concern the state leaves it unchanged.
 // REQUIRES: env passed messages::decode().

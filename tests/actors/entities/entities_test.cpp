@@ -47,6 +47,30 @@ TEST_F(Entities, NodeBindsAndReleasesPods) {
   EXPECT_EQ(n.allocated.cpu_milli, 500);
 }
 
+TEST_F(Entities, ArbitrationNeverOvercommitsANode) {
+  entities::node_state n;
+  entities::apply(n, env_of(node_registered(b_, "n1", 4000, 8 * gib)));
+  resource_list req;
+  req.cpu_milli = 3000;
+  req.memory_bytes = gib;
+  req.pods = 1;
+  EXPECT_TRUE(entities::arbitrate(n, "ns/a", req, {}).accepted);
+  entities::apply(n, env_of(pod_scheduled(b_, "ns/a", "n1", 3000, gib)));
+  // A second scheduler with a stale view proposes another 3000m: rejected, with the reason.
+  auto d = entities::arbitrate(n, "ns/b", req, {});
+  EXPECT_FALSE(d.accepted);
+  EXPECT_EQ(d.reason, "Insufficient cpu: 1000 free, 3000 asked");
+  EXPECT_FALSE(entities::arbitrate(n, "ns/a", resource_list{}, {}).accepted);  // bound twice
+  req.cpu_milli = 1000;
+  EXPECT_TRUE(entities::arbitrate(n, "ns/b", req, {}).accepted);
+  // Batch resources count against what the slo-controller granted (none yet).
+  resource_list batch;
+  batch.batch_cpu_milli = 1;
+  EXPECT_FALSE(entities::arbitrate(n, "ns/c", batch, {}).accepted);
+  n.removed = true;
+  EXPECT_EQ(entities::arbitrate(n, "ns/b", req, {}).reason, "node removed");
+}
+
 TEST_F(Entities, PodLifecycle) {
   entities::pod_state p;
   entities::apply(p, env_of(pod_submitted(b_, "ns/a", 250, mib, 1000)));
