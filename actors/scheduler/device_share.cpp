@@ -237,9 +237,9 @@ result<std::optional<gpu_requirements>> device_share::requirements_of(const pod_
 
 device_share::state& device_share::state_of(cycle_state& st, const pod_info& pod) {
   auto& s = st.slot<state>(slot());
-  if (s.cycle != st.cycle || s.key != pod.key) {
+  if (s.cycle != st.cycle || s.pod != &pod) {  // REQUIRES: the pod outlives the cycle
     s.cycle = st.cycle;
-    s.key = pod.key;
+    s.pod = &pod;
     auto r = requirements_of(pod);
     s.skip = !r || !*r;
     if (r && *r) s.req = **r;

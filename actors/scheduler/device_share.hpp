@@ -134,7 +134,7 @@ public:
 private:
   struct state : cycle_data {
     std::uint64_t cycle = ~0ull;
-    std::string key;
+    const pod_info* pod = nullptr;
     bool skip = true;
     gpu_requirements req;
   };

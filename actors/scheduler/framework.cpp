@@ -46,14 +46,6 @@ std::optional<resource_name> parse_resource_name(std::string_view s) noexcept {
   return std::nullopt;
 }
 
-std::int64_t get(const resource_list& l, resource_name r) noexcept {
-  return l.*(resource_rows[static_cast<std::size_t>(r)].field);
-}
-
-std::int64_t& at(resource_list& l, resource_name r) noexcept {
-  return l.*(resource_rows[static_cast<std::size_t>(r)].field);
-}
-
 std::optional<resource_name> translate_resource_name(priority_class pc, resource_name r) noexcept {
   switch (pc) {
     case priority_class::prod:

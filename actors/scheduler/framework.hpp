@@ -68,8 +68,29 @@ inline constexpr std::size_t resource_name_count = 11;
 [[nodiscard]] std::string_view to_string(resource_name r) noexcept;
 // Accepts Koordinator's names byte for byte; nullopt for names Colony does not model.
 [[nodiscard]] std::optional<resource_name> parse_resource_name(std::string_view s) noexcept;
-[[nodiscard]] std::int64_t get(const resource_list& l, resource_name r) noexcept;
-[[nodiscard]] std::int64_t& at(resource_list& l, resource_name r) noexcept;
+// The resource_list field of a resource (gpu = the x100 "nvidia.com/gpu | koordinator.sh/gpu").
+[[nodiscard]] constexpr std::int64_t resource_list::*field_of(resource_name r) noexcept {
+  switch (r) {
+    case resource_name::cpu: return &resource_list::cpu_milli;
+    case resource_name::gpu: return &resource_list::gpu;
+    case resource_name::gpu_core: return &resource_list::gpu_core;
+    case resource_name::gpu_memory: return &resource_list::gpu_memory_bytes;
+    case resource_name::gpu_memory_ratio: return &resource_list::gpu_memory_ratio;
+    case resource_name::batch_cpu: return &resource_list::batch_cpu_milli;
+    case resource_name::batch_memory: return &resource_list::batch_memory_bytes;
+    case resource_name::mid_cpu: return &resource_list::mid_cpu_milli;
+    case resource_name::mid_memory: return &resource_list::mid_memory_bytes;
+    case resource_name::memory: return &resource_list::memory_bytes;
+    case resource_name::pods: return &resource_list::pods;
+  }
+  return &resource_list::pods;
+}
+[[nodiscard]] inline std::int64_t get(const resource_list& l, resource_name r) noexcept {
+  return l.*field_of(r);
+}
+[[nodiscard]] inline std::int64_t& at(resource_list& l, resource_name r) noexcept {
+  return l.*field_of(r);
+}
 // Kubernetes "scalar" (extended) resources: everything but cpu, memory and pods.
 [[nodiscard]] constexpr bool is_scalar(resource_name r) noexcept {
   return r != resource_name::cpu && r != resource_name::memory && r != resource_name::pods;
@@ -225,19 +246,20 @@ struct pod_info {
 };
 
 struct node_info {
+  // Hot fields first (read for every node of every cycle): name, generation, capacity.
   std::string name;
+  // REQUIRES: bumped by whoever mutates pods/metric/allocatable/gpus/annotations, so plugin
+  // caches (load-aware per-node estimates) stay exact. assume_pod() and forget_pod() bump it.
+  std::uint64_t generation = 0;
   resource_list allocatable;  // incl. batch-*/mid-* (published by the slo-controller) and pods
+  resource_list requested;           // Σ requests of pods on the node; requested.pods = count
+  resource_list non_zero_requested;  // the same with kube's non-zero defaults for cpu/memory
   // node.koordinator.sh/raw-allocatable: keys present override allocatable for load-aware.
   resource_map raw_allocatable;
-  resource_list requested;           // Σ requests of pods on the node
-  resource_list non_zero_requested;  // the same with kube's non-zero defaults for cpu/memory
-  std::vector<pod_info> pods;        // assigned pods (kept for load-aware estimation)
+  std::vector<pod_info> pods;  // assigned pods (kept for load-aware estimation)
   std::vector<gpu_device> gpus;
   std::optional<node_metric> metric;
-  std::optional<custom_usage_thresholds> custom_thresholds;
-  // REQUIRES: bumped by whoever mutates pods/metric/allocatable/gpus, so plugin caches
-  // (load-aware per-node estimates) stay exact. assume_pod() bumps it.
-  std::uint64_t generation = 0;
+  std::optional<custom_usage_thresholds> custom_thresholds;  // scheduling.koordinator.sh/usage-thresholds
 };
 
 // kube-scheduler's non-zero request defaults (schedutil.DefaultMilliCPURequest / MemoryRequest),

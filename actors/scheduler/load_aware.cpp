@@ -155,6 +155,7 @@ load_aware_scheduling::load_aware_scheduling(load_aware_args args) : args_(std::
   for (const auto& [r, v] : args_.estimated_scaling_factors) names.insert(r);
   for (auto r : args_.supported_resources) names.insert(r);
   names_.assign(names.begin(), names.end());
+  for (std::size_t k = 0; k < names_.size(); ++k) idx_.emplace_back(k, names_[k]);
 
   scaling_factors_ = to_vec(args_.estimated_scaling_factors);
   score_weights_ = to_vec(args_.resource_weights);
@@ -169,29 +170,29 @@ load_aware_scheduling::load_aware_scheduling(load_aware_args args) : args_(std::
     base_profile_.agg_type = agg->usage_aggregation_type;
     base_profile_.agg_duration = agg->usage_aggregated_duration;
   }
-  for (std::size_t i = 0; i < resource_name_count; ++i) {
-    auto n = std::string(to_string(static_cast<resource_name>(i)));
-    usage_reason_[i] = "node(s) " + n + " usage exceed threshold";
-    agg_reason_[i] = "node(s) " + n + " aggregated usage exceed threshold";
+  for (std::size_t k = 0; k < names_.size(); ++k) {
+    auto n = std::string(to_string(names_[k]));
+    usage_reason_[k] = "node(s) " + n + " usage exceed threshold";
+    agg_reason_[k] = "node(s) " + n + " aggregated usage exceed threshold";
   }
 }
 
 load_aware_scheduling::vec load_aware_scheduling::to_vec(const resource_map& m) const {
   vec v{};
-  for (auto r : names_)
-    if (auto it = m.find(r); it != m.end()) v[static_cast<std::size_t>(r)] = it->second;
+  for (auto [k, r] : idx_)
+    if (auto it = m.find(r); it != m.end()) v[k] = it->second;
   return v;
 }
 
 load_aware_scheduling::vec load_aware_scheduling::to_vec(const resource_list& l) const {
   vec v{};
-  for (auto r : names_) v[static_cast<std::size_t>(r)] = get(l, r);
+  for (auto [k, r] : idx_) v[k] = get(l, r);
   return v;
 }
 
 bool load_aware_scheduling::empty(const vec& v) const {
-  for (auto r : names_)
-    if (v[static_cast<std::size_t>(r)] != 0) return false;
+  for (auto [k, r] : idx_)
+    if (v[k] != 0) return false;
   return true;
 }
 
@@ -206,8 +207,8 @@ load_aware_scheduling::vec load_aware_scheduling::estimate_vec(const pod_info& p
   vec v{};
   const auto pc = pod.priority_class_with_default();
   const bool custom = args_.allow_customize_estimation && !pod.custom_scaling_factors.empty();
-  for (auto r : names_) {
-    std::int64_t factor = scaling_factors_[static_cast<std::size_t>(r)];
+  for (auto [k, r] : idx_) {
+    std::int64_t factor = scaling_factors_[k];
     bool has = args_.estimated_scaling_factors.contains(r);
     if (custom) {
       if (auto it = pod.custom_scaling_factors.find(r); it != pod.custom_scaling_factors.end()) {
@@ -216,7 +217,7 @@ load_aware_scheduling::vec load_aware_scheduling::estimate_vec(const pod_info& p
       }
     }
     if (!has) continue;  // only scaling-factor keys are estimated
-    v[static_cast<std::size_t>(r)] =
+    v[k] =
         estimated_used_by_resource(pod.requests, pod.limits, translate_resource_name(pc, r), factor);
   }
   return v;
@@ -254,7 +255,7 @@ load_aware_scheduling::node_summary load_aware_scheduling::summarize(const node_
     // Only use prod usage when both the pod and the metric say prod.
     const bool active_prod = prod && pm && pm->priority == priority_class::prod;
     if (active_prod)
-      for (auto r : names_) s.prod_usage[static_cast<std::size_t>(r)] += u[static_cast<std::size_t>(r)];
+      for (auto [k, r] : idx_) s.prod_usage[k] += u[k];
 
     const vec e = estimate_vec(pod);
     if (empty(e)) continue;  // nil estimate: nothing to add
@@ -283,14 +284,14 @@ load_aware_scheduling::node_summary load_aware_scheduling::summarize(const node_
     // its configured estimation window. Without an updateTime every pod counts as new.
     bool should = !pm || !has_update || t > update - interval_ms || (deadline && *deadline > update);
     auto add_delta = [&](vec& acc, const vec* usage) {
-      for (auto r : names_) {
-        const auto i = static_cast<std::size_t>(r);
+      for (auto [k, r] : idx_) {
+        const auto i = k;
         std::int64_t v = e[i] - (usage ? (*usage)[i] : 0);
         if (v > 0) acc[i] += v;
       }
     };
     if (should) add_delta(s.node_delta, pm ? &u : nullptr);
-    for (auto r : names_) s.node_estimated[static_cast<std::size_t>(r)] += e[static_cast<std::size_t>(r)];
+    for (auto [k, r] : idx_) s.node_estimated[k] += e[k];
 
     if (!prod) continue;
     const vec* pu = pm ? &u : nullptr;
@@ -309,7 +310,7 @@ load_aware_scheduling::vec load_aware_scheduling::estimated_existing(
   vec out{};
   const node_metric& m = *node.metric;
   auto add = [&](const vec& v) {
-    for (auto r : names_) out[static_cast<std::size_t>(r)] += v[static_cast<std::size_t>(r)];
+    for (auto [k, r] : idx_) out[k] += v[k];
   };
   if (prod_pod) {
     add(s.prod_usage);
@@ -344,37 +345,77 @@ load_aware_scheduling::vec load_aware_scheduling::estimated_existing(
   return out;
 }
 
-const load_aware_scheduling::vec& load_aware_scheduling::incoming_estimate(cycle_state& st,
-                                                                           const pod_info& pod) {
+const load_aware_scheduling::incoming& load_aware_scheduling::incoming_of(cycle_state& st,
+                                                                          const pod_info& pod) {
+  // Estimated once per cycle (PreFilter); REQUIRES: the pod object outlives the cycle.
   auto& d = st.slot<incoming>(slot());
-  if (d.cycle != st.cycle || d.key != pod.key) {
+  if (d.cycle != st.cycle || d.pod != &pod) {
     d.cycle = st.cycle;
-    d.key = pod.key;
+    d.pod = &pod;
     d.estimate = estimate_vec(pod);
+    d.prod = pod.priority_class_with_default() == priority_class::prod;
   }
-  return d.estimate;
+  return d;
 }
 
-const load_aware_scheduling::node_summary& load_aware_scheduling::summary_for(
-    const node_info& node, node_summary& scratch) {
-  // The node's position in the cycle's span addresses the cache; entries are checked against
-  // name and generation (node_info REQUIRES generation bumps on change).
+void load_aware_scheduling::fill_entry(const node_info& node, cache_entry& e,
+                                       std::int64_t* data) const {
+  const std::size_t n = names_.size();
+  e.has_metric = node.metric.has_value();
+  e.has_node_metric = e.has_metric && node.metric->has_node_metric;
+  e.has_update = e.has_metric && node.metric->update_time.has_value();
+  e.update_ms = e.has_update ? node.metric->update_time->value : 0;
+  filter_profile scratch;
+  const filter_profile& prof = profile_for(node, scratch);
+  if (&prof == &scratch) e.profile = std::make_unique<filter_profile>(scratch);
+  else e.profile.reset();
+  const filter_profile& p = e.profile ? *e.profile : base_profile_;
+  e.filter_prod_enabled = !empty(p.prod);
+  e.filter_is_agg = p.has_agg;
+  e.filter_disabled = empty(p.has_agg ? p.agg : p.usage);
+  auto store = [&](std::size_t slot, const vec& v) {
+    for (std::size_t k = 0; k < n; ++k) data[slot * n + k] = v[k];
+  };
+  store(3, to_vec(node.raw_allocatable.empty() ? node.allocatable : estimate_node(node)));
+  if (!e.has_metric) return;
+  const node_summary s = summarize(node);
+  store(0, estimated_existing(node, s, false, p.has_agg ? p.agg_type : std::nullopt,
+                              p.has_agg ? p.agg_duration : duration_ms{0}));
+  std::optional<aggregation_type> score_type;
+  duration_ms score_duration{0};
+  if (args_.aggregated && args_.aggregated->score_aggregation_type) {
+    score_type = args_.aggregated->score_aggregation_type;
+    score_duration = args_.aggregated->score_aggregated_duration;
+  }
+  store(1, estimated_existing(node, s, false, score_type, score_duration));
+  store(2, estimated_existing(node, s, true, std::nullopt, duration_ms{0}));
+}
+
+load_aware_scheduling::entry_view load_aware_scheduling::entry_for(const node_info& node) {
+  // The node's position in the cycle's span addresses the cache; an entry is reused while the
+  // node object and its generation are unchanged (node_info REQUIRES a generation bump on any
+  // change of pods, metric, allocatable or annotations).
+  const std::size_t stride = 4 * names_.size();
   if (nodes_base_ && &node >= nodes_base_ && &node < nodes_base_ + nodes_count_) {
-    auto& e = cache_[static_cast<std::size_t>(&node - nodes_base_)];
-    const std::optional<event_time> upd = node.metric ? node.metric->update_time : std::nullopt;
-    if (!e.valid || e.generation != node.generation || e.pods != node.pods.size() ||
-        e.update_time != upd || e.name != node.name) {
-      e.summary = summarize(node);
-      e.name = node.name;
+    const auto idx = static_cast<std::size_t>(&node - nodes_base_);
+    auto& e = cache_[idx];
+    std::int64_t* data = flat_.data() + idx * stride;
+    if (!e.valid || e.node != &node || e.generation != node.generation) {
+      fill_entry(node, e, data);
+      e.node = &node;
       e.generation = node.generation;
-      e.pods = node.pods.size();
-      e.update_time = upd;
       e.valid = true;
     }
-    return e.summary;
+    return {&e, data};
   }
-  scratch = summarize(node);
-  return scratch;
+  fill_entry(node, scratch_, scratch_data_.data());
+  return {&scratch_, scratch_data_.data()};
+}
+
+bool load_aware_scheduling::expired_at(const cache_entry& e, event_time now) const {
+  if (!e.has_update) return true;
+  return args_.node_metric_expiration_seconds > 0 &&
+         now.value - e.update_ms >= args_.node_metric_expiration_seconds * 1000;
 }
 
 const load_aware_scheduling::filter_profile& load_aware_scheduling::profile_for(
@@ -400,55 +441,53 @@ const load_aware_scheduling::filter_profile& load_aware_scheduling::profile_for(
 
 status load_aware_scheduling::pre_filter(cycle_state& st, const pod_info& pod,
                                          std::span<const node_info> nodes, event_time) {
-  (void)incoming_estimate(st, pod);
+  st.slot<incoming>(slot()).cycle = ~0ull;  // a new pod: estimate afresh
+  (void)incoming_of(st, pod);
   nodes_base_ = nodes.data();
   nodes_count_ = nodes.size();
-  if (cache_.size() != nodes.size()) cache_.resize(nodes.size());
+  if (cache_.size() != nodes.size()) {
+    cache_.clear();
+    cache_.resize(nodes.size());
+    flat_.assign(nodes.size() * 4 * names_.size(), 0);
+  }
   return {};
 }
 
 status load_aware_scheduling::filter(cycle_state& st, const pod_info& pod, const node_info& node,
                                      event_time now) {
   if (pod.daemonset_owned) return {};
-  filter_profile scratch;
-  const filter_profile& prof = profile_for(node, scratch);
-  const bool prod_pod = !empty(prof.prod) && pod.priority_class_with_default() == priority_class::prod;
-  const vec* thresholds = nullptr;
-  bool is_agg = false;
+  const incoming& in = incoming_of(st, pod);
+  const auto [e, data] = entry_for(node);
+  const filter_profile& prof = e->profile ? *e->profile : base_profile_;
+  const bool prod_pod = e->filter_prod_enabled && in.prod;
+  const vec* thresholds = prof.has_agg ? &prof.agg : &prof.usage;
+  bool is_agg = e->filter_is_agg;
   if (prod_pod) {
     thresholds = &prof.prod;
-  } else if (prof.has_agg) {
-    thresholds = &prof.agg;
-    is_agg = true;
-  } else {
-    thresholds = &prof.usage;
+    is_agg = false;
+  } else if (e->filter_disabled) {
+    return {};  // filter disabled
   }
-  if (empty(*thresholds)) return {};  // filter disabled
-  if (!node.metric) return {};        // no NodeMetric: load-aware is only an optimisation
-  const node_metric& m = *node.metric;
-  if (args_.filter_expired_node_metrics && expired(m, now)) {
+  if (!e->has_metric) return {};  // no NodeMetric: load-aware is only an optimisation
+  if (args_.filter_expired_node_metrics && expired_at(*e, now)) {
     if (!args_.enable_schedule_when_node_metrics_expired)
       return status::unschedulable(err_reason_node_metric_expired);
     return {};
   }
-  if (!m.has_node_metric) return {};
-
-  node_summary scratch_summary;
-  const node_summary& s = summary_for(node, scratch_summary);
-  vec est = estimated_existing(node, s, prod_pod, is_agg ? prof.agg_type : std::nullopt,
-                               is_agg ? prof.agg_duration : duration_ms{0});
-  const vec& in = incoming_estimate(st, pod);
-  const resource_list alloc = node.raw_allocatable.empty() ? node.allocatable : estimate_node(node);
-  for (auto r : names_) {
-    const auto i = static_cast<std::size_t>(r);
-    const std::int64_t th = (*thresholds)[i];
+  if (!e->has_node_metric) return {};
+  const std::size_t n = names_.size();
+  const std::int64_t* existing = data + (prod_pod ? 2 * n : 0);
+  const std::int64_t* alloc = data + 3 * n;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::int64_t th = (*thresholds)[k];
     if (th == 0) continue;
-    const std::int64_t total = get(alloc, r);
+    const std::int64_t total = alloc[k];
     if (total == 0) continue;
-    const std::int64_t used = est[i] + in[i];
-    const auto pct = std::llround(static_cast<double>(used) / static_cast<double>(total) * 100.0);
-    if (pct <= th) continue;
-    return status::unschedulable(is_agg ? agg_reason_[i] : usage_reason_[i]);
+    const std::int64_t used = existing[k] + in.estimate[k];
+    // math.Round(x) > th  <=>  x >= th + 0.5 for x >= 0 (x computed as Go does).
+    const double pct = static_cast<double>(used) / static_cast<double>(total) * 100.0;
+    if (pct < static_cast<double>(th) + 0.5) continue;
+    return status::unschedulable(is_agg ? agg_reason_[k] : usage_reason_[k]);
   }
   return {};
 }
@@ -462,8 +501,8 @@ std::int64_t load_aware_scheduling::score_vec(const vec& used, const vec& alloc)
     dominant = max_node_score;
     weight_sum = dw;
   }
-  for (auto r : names_) {
-    const auto i = static_cast<std::size_t>(r);
+  for (auto [k, r] : idx_) {
+    const auto i = k;
     const std::int64_t w = score_weights_[i];
     std::int64_t s = 0;
     if (alloc[i] != 0 && used[i] <= alloc[i]) s = (alloc[i] - used[i]) * max_node_score / alloc[i];
@@ -479,25 +518,21 @@ std::int64_t load_aware_scheduling::score_vec(const vec& used, const vec& alloc)
 std::int64_t load_aware_scheduling::score(cycle_state& st, const pod_info& pod,
                                           const node_info& node, event_time now) {
   if (score_disabled_) return 0;
-  if (!node.metric) return 0;
-  const node_metric& m = *node.metric;
-  if (expired(m, now)) return 0;
-  if (!m.has_node_metric) return 0;
-  const bool prod_pod =
-      args_.score_according_prod_usage && pod.priority_class_with_default() == priority_class::prod;
-  std::optional<aggregation_type> agg_type;
-  duration_ms agg_duration{0};
-  if (!prod_pod && args_.aggregated && args_.aggregated->score_aggregation_type) {
-    agg_type = args_.aggregated->score_aggregation_type;
-    agg_duration = args_.aggregated->score_aggregated_duration;
+  const incoming& in = incoming_of(st, pod);
+  const auto [e, data] = entry_for(node);
+  if (!e->has_metric) return 0;
+  if (expired_at(*e, now)) return 0;
+  if (!e->has_node_metric) return 0;
+  const bool prod_pod = args_.score_according_prod_usage && in.prod;
+  const std::size_t n = names_.size();
+  const std::int64_t* existing = data + (prod_pod ? 2 * n : n);
+  vec used{};
+  vec alloc{};
+  for (std::size_t k = 0; k < n; ++k) {
+    used[k] = existing[k] + in.estimate[k];
+    alloc[k] = data[3 * n + k];
   }
-  node_summary scratch;
-  const node_summary& s = summary_for(node, scratch);
-  vec used = estimated_existing(node, s, prod_pod, agg_type, agg_duration);
-  const vec& in = incoming_estimate(st, pod);
-  for (auto r : names_) used[static_cast<std::size_t>(r)] += in[static_cast<std::size_t>(r)];
-  const resource_list alloc = node.raw_allocatable.empty() ? node.allocatable : estimate_node(node);
-  return score_vec(used, to_vec(alloc));
+  return score_vec(used, alloc);
 }
 
 }  // namespace colony::scheduler

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,7 +96,9 @@ inline constexpr std::int64_t load_aware_default_memory = 200 * 1024 * 1024;
 class load_aware_scheduling final : public plugin {
 public:
   static constexpr std::string_view plugin_name = "LoadAwareScheduling";
-  using vec = std::array<std::int64_t, resource_name_count>;  // indexed by resource_name
+  // Values over the resource vector, indexed by position in resources() (the sorted names);
+  // only the first resources().size() entries are used.
+  using vec = std::array<std::int64_t, resource_name_count>;
 
   explicit load_aware_scheduling(load_aware_args args = {});
 
@@ -131,14 +134,6 @@ public:
   [[nodiscard]] vec estimate_vec(const pod_info& pod) const;
 
 private:
-  struct cache_entry {
-    std::string name;
-    std::uint64_t generation = 0;
-    std::size_t pods = 0;
-    std::optional<event_time> update_time;
-    bool valid = false;
-    node_summary summary;
-  };
   struct filter_profile {
     vec usage{};
     vec prod{};
@@ -147,23 +142,49 @@ private:
     std::optional<aggregation_type> agg_type;
     duration_ms agg_duration{0};
   };
+  // Everything Filter and Score need from one node, computed once per node version: the
+  // existing-load estimates of every path (plain/aggregated, prod), allocatable and the
+  // node's threshold profile. Filter/Score then only add the incoming pod.
+  struct cache_entry {
+    const node_info* node = nullptr;
+    std::uint64_t generation = 0;
+    bool valid = false;
+    bool has_metric = false;       // a NodeMetric exists
+    bool has_node_metric = false;  // status.nodeMetric != nil
+    bool has_update = false;       // status.updateTime set
+    bool filter_prod_enabled = false;
+    bool filter_is_agg = false;
+    bool filter_disabled = false;
+    std::int64_t update_ms = 0;
+    std::unique_ptr<filter_profile> profile;  // only for nodes with custom thresholds
+  };
+  // An entry plus its values: [filter existing | score existing | prod existing | allocatable],
+  // each resources().size() long, kept in one flat array per cache for locality.
+  struct entry_view {
+    const cache_entry* e;
+    const std::int64_t* data;
+  };
   struct incoming : cycle_data {
     std::uint64_t cycle = ~0ull;
-    std::string key;
+    const pod_info* pod = nullptr;
     vec estimate{};
+    bool prod = false;
   };
 
   [[nodiscard]] vec to_vec(const resource_map& m) const;
   [[nodiscard]] vec to_vec(const resource_list& l) const;
   [[nodiscard]] bool empty(const vec& v) const;
   [[nodiscard]] bool expired(const node_metric& m, event_time now) const;
-  [[nodiscard]] const vec& incoming_estimate(cycle_state& st, const pod_info& pod);
-  [[nodiscard]] const node_summary& summary_for(const node_info& node, node_summary& scratch);
+  [[nodiscard]] const incoming& incoming_of(cycle_state& st, const pod_info& pod);
+  [[nodiscard]] entry_view entry_for(const node_info& node);
+  void fill_entry(const node_info& node, cache_entry& e, std::int64_t* data) const;
+  [[nodiscard]] bool expired_at(const cache_entry& e, event_time now) const;
   [[nodiscard]] const filter_profile& profile_for(const node_info& node, filter_profile& scratch) const;
   [[nodiscard]] std::int64_t score_vec(const vec& used, const vec& alloc) const;
 
   load_aware_args args_;
   std::vector<resource_name> names_;
+  std::vector<std::pair<std::size_t, resource_name>> idx_;  // (position, name)
   vec scaling_factors_{};
   vec score_weights_{};
   bool score_disabled_ = false;
@@ -174,6 +195,9 @@ private:
   const node_info* nodes_base_ = nullptr;
   std::size_t nodes_count_ = 0;
   std::vector<cache_entry> cache_;
+  std::vector<std::int64_t> flat_;  // 4 * resources().size() values per cache entry
+  cache_entry scratch_;             // for nodes outside the cycle's span
+  std::array<std::int64_t, 4 * resource_name_count> scratch_data_{};
 };
 
 inline constexpr std::string_view err_reason_node_metric_expired = "node(s) nodeMetric expired";

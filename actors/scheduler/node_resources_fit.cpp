@@ -54,8 +54,11 @@ std::int64_t most_requested_score(std::int64_t requested, std::int64_t capacity)
 
 node_resources_fit::node_resources_fit(node_resources_fit_args args) : args_(std::move(args)) {
   for (auto r : args_.ignored_resources) ignored_[static_cast<std::size_t>(r)] = true;
-  for (std::size_t i = 0; i < resource_name_count; ++i)
+  for (std::size_t i = 0; i < resource_name_count; ++i) {
     insufficient_[i] = "Insufficient " + std::string(to_string(static_cast<resource_name>(i)));
+    auto r = static_cast<resource_name>(i);
+    if (is_scalar(r) && !gpu_family(r) && !ignored_[i]) scalar_checks_.push_back(r);
+  }
 }
 
 status node_resources_fit::fits_request(const pod_info& pod, const node_info& node) const {
@@ -67,13 +70,11 @@ status node_resources_fit::fits_request(const pod_info& pod, const node_info& no
   if (req.memory_bytes > 0 &&
       req.memory_bytes > node.allocatable.memory_bytes - node.requested.memory_bytes)
     return status::unschedulable(insufficient_[static_cast<std::size_t>(resource_name::memory)]);
-  for (std::size_t i = 0; i < resource_name_count; ++i) {
-    auto r = static_cast<resource_name>(i);
-    if (!is_scalar(r) || gpu_family(r) || ignored_[i]) continue;
-    std::int64_t q = get(req, r);
+  for (auto r : scalar_checks_) {
+    const std::int64_t q = get(req, r);
     if (q == 0) continue;
     if (q > get(node.allocatable, r) - get(node.requested, r))
-      return status::unschedulable(insufficient_[i]);
+      return status::unschedulable(insufficient_[static_cast<std::size_t>(r)]);
   }
   return {};
 }

@@ -67,6 +67,7 @@ public:
 private:
   node_resources_fit_args args_;
   std::array<bool, resource_name_count> ignored_{};
+  std::vector<resource_name> scalar_checks_;  // scalar resources the filter checks, in order
   std::array<std::string, resource_name_count> insufficient_;  // "Insufficient <name>"
 };
 
