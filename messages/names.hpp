@@ -44,6 +44,28 @@ inline constexpr std::string_view annotation_shared_weight =
     "quota.scheduling.koordinator.sh/shared-weight";
 inline constexpr std::string_view annotation_runtime = "quota.scheduling.koordinator.sh/runtime";
 inline constexpr std::string_view annotation_request = "quota.scheduling.koordinator.sh/request";
+inline constexpr std::string_view root_quota_name = "koordinator-root-quota";
+inline constexpr std::string_view system_quota_name = "koordinator-system-quota";
+inline constexpr std::string_view default_quota_name = "koordinator-default-quota";
+inline constexpr std::string_view label_quota_profile = "quota.scheduling.koordinator.sh/profile";
+inline constexpr std::string_view label_quota_ignore_default_tree =
+    "quota.scheduling.koordinator.sh/ignore-default-tree";
+inline constexpr std::string_view label_allow_force_update =
+    "quota.scheduling.koordinator.sh/allow-force-update";
+inline constexpr std::string_view annotation_child_request = "quota.scheduling.koordinator.sh/child-request";
+inline constexpr std::string_view annotation_resource_keys = "quota.scheduling.koordinator.sh/resource-keys";
+inline constexpr std::string_view annotation_total_resource = "quota.scheduling.koordinator.sh/total-resource";
+inline constexpr std::string_view annotation_unschedulable_resource =
+    "quota.scheduling.koordinator.sh/unschedulable-resource";
+inline constexpr std::string_view annotation_quota_namespaces = "quota.scheduling.koordinator.sh/namespaces";
+inline constexpr std::string_view annotation_guaranteed = "quota.scheduling.koordinator.sh/guaranteed";
+inline constexpr std::string_view annotation_allocated = "quota.scheduling.koordinator.sh/allocated";
+inline constexpr std::string_view annotation_non_preemptible_request =
+    "quota.scheduling.koordinator.sh/non-preemptible-request";
+inline constexpr std::string_view annotation_non_preemptible_used =
+    "quota.scheduling.koordinator.sh/non-preemptible-used";
+inline constexpr std::string_view annotation_max_strict_check_resource_keys =
+    "quota.scheduling.koordinator.sh/max-strict-check-resource-keys";
 
 // apis/extension/coscheduling.go: gang annotations.
 inline constexpr std::string_view annotation_gang_name = "gang.scheduling.koordinator.sh/name";
@@ -52,5 +74,14 @@ inline constexpr std::string_view annotation_gang_wait_time = "gang.scheduling.k
 inline constexpr std::string_view annotation_gang_mode = "gang.scheduling.koordinator.sh/mode";
 inline constexpr std::string_view annotation_gang_groups = "gang.scheduling.koordinator.sh/groups";
 inline constexpr std::string_view label_pod_group = "pod-group.scheduling.sigs.k8s.io";
+
+// apis/extension/constants.go, evict.go, cpu_burst, memory_qos, node_reservation: koordlet.
+inline constexpr std::string_view annotation_eviction_policy = "koordinator.sh/eviction-policy";
+inline constexpr std::string_view label_eviction_enabled = "koordinator.sh/eviction-enabled";
+inline constexpr std::string_view annotation_eviction_priority = "koordinator.sh/eviction-priority";
+inline constexpr std::string_view annotation_cpu_burst = "koordinator.sh/cpuBurst";
+inline constexpr std::string_view annotation_memory_qos = "koordinator.sh/memoryQOS";
+inline constexpr std::string_view annotation_resource_status = "scheduling.koordinator.sh/resource-status";
+inline constexpr std::string_view annotation_node_reservation = "node.koordinator.sh/reservation";
 
 }  // namespace colony::names
