@@ -3,6 +3,12 @@ add_library(colony_warnings INTERFACE)
 add_library(colony::warnings ALIAS colony_warnings)
 target_compile_options(colony_warnings INTERFACE -Wall -Wextra -Wno-missing-field-initializers)
 
+if(COLONY_FUZZ)
+  # Instrument everything for coverage; only fuzz targets link the libFuzzer main.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 if(COLONY_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
