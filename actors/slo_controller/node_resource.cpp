@@ -33,6 +33,15 @@ priority_class priority_class_from(std::string_view s) noexcept {
   return priority_class::none;
 }
 
+std::uint64_t pod_key_interner::intern(std::string_view ns, std::string_view name) {
+  // Length-prefixed so that (ns, name) pairs map to distinct keys whatever the characters.
+  std::string key = std::to_string(ns.size());
+  key.reserve(key.size() + 1 + ns.size() + name.size());
+  key.append(":").append(ns).append(name);
+  auto [it, inserted] = ids_.try_emplace(std::move(key), ids_.size() + 1);
+  return it->second;
+}
+
 resource_list pod_request(const std::vector<resource_list>& containers,
                           const std::vector<resource_list>& init_containers, const resource_list& overhead) {
   resource_list sum;
@@ -77,11 +86,18 @@ cm max_of(const cm& a, const cm& b) { return {std::max(a.cpu, b.cpu), std::max(a
 bool active(pod_phase p) { return p == pod_phase::running || p == pod_phase::pending; }
 bool low_priority(priority_class p) { return p == priority_class::batch || p == priority_class::free; }
 
-std::uint64_t key_hash(std::string_view ns, std::string_view name) {
+std::uint64_t string_key_hash(std::string_view ns, std::string_view name) {
   // Lookup only (never used for ordering), so std::hash's per-build value is fine.
   std::uint64_t h = std::hash<std::string_view>{}(ns);
   h ^= std::hash<std::string_view>{}(name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   return h;
+}
+
+std::uint64_t mix_id(std::uint64_t x) {  // splitmix64 finaliser: spreads sequential ids over the table
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
 // Matches pods to pod metrics by namespace/name as Koordinator's podMetricMap does: for duplicate
@@ -105,18 +121,25 @@ void match_metrics(const std::vector<pod_input>& pods, const std::vector<pod_met
       if (s.slots[cap + i] == h && eq(slot - 1)) return &slot;
     }
   };
+  bool interned = true;
+  for (const auto& pm : metrics) interned = interned && pm.key_id != 0;
+  for (const auto& pod : pods) interned = interned && pod.key_id != 0;
   for (std::size_t m = 0; m < nm; ++m) {
     const auto& pm = metrics[m];
-    std::uint64_t h = key_hash(pm.ns, pm.name);
-    std::uint64_t* slot = probe(h, [&](std::uint64_t j) { return metrics[j].ns == pm.ns && metrics[j].name == pm.name; });
+    const std::uint64_t h = interned ? mix_id(pm.key_id) : string_key_hash(pm.ns, pm.name);
+    std::uint64_t* slot = probe(h, [&](std::uint64_t j) {
+      return interned ? metrics[j].key_id == pm.key_id : metrics[j].ns == pm.ns && metrics[j].name == pm.name;
+    });
     if (*slot != 0) s.metric_shadowed[*slot - 1] = 1;
     *slot = m + 1;
     s.slots[cap + static_cast<std::size_t>(slot - s.slots.data())] = h;
   }
   for (std::size_t p = 0; p < pods.size(); ++p) {
     const auto& pod = pods[p];
-    std::uint64_t h = key_hash(pod.ns, pod.name);
-    std::uint64_t* slot = probe(h, [&](std::uint64_t j) { return metrics[j].ns == pod.ns && metrics[j].name == pod.name; });
+    const std::uint64_t h = interned ? mix_id(pod.key_id) : string_key_hash(pod.ns, pod.name);
+    std::uint64_t* slot = probe(h, [&](std::uint64_t j) {
+      return interned ? metrics[j].key_id == pod.key_id : metrics[j].ns == pod.ns && metrics[j].name == pod.name;
+    });
     if (*slot != 0) s.metric_of_pod[p] = static_cast<std::int32_t>(*slot - 1);
   }
 }
@@ -603,13 +626,37 @@ node_resource_result calculate_node_resource(const colocation_strategy& strategy
   return out;
 }
 
-node_resource_result reconcile_node_resource(const colocation_config& cfg, const node_input& node,
-                                             const std::vector<pod_input>& pods, const node_metric_input* metric,
-                                             event_time now, calculator_scratch& scratch) {
+namespace {
+
+// node_colocation_strategy without copying in the common case: a node with no strategy annotation and
+// no ratio labels uses the first matching nodeConfigs entry (stored merged over the cluster strategy,
+// so merge(cluster, entry) == entry) or the cluster strategy itself.
+const colocation_strategy& resolve_strategy(const colocation_config& cfg, const node_input& node,
+                                            colocation_strategy& storage) {
+  const bool has_ratio_labels = node.labels.count(label_cpu_reclaim_ratio) != 0 ||
+                                node.labels.count(label_memory_reclaim_ratio) != 0 ||
+                                node.labels.count(label_mid_static_cpu_reserved_ratio) != 0 ||
+                                node.labels.count(label_mid_static_memory_reserved_ratio) != 0;
+  if (!node.colocation_strategy_annotation && !has_ratio_labels) {
+    for (const auto& nc : cfg.node_configs) {
+      if (selector_matches(nc.node_selector, node.labels)) return nc.strategy;
+    }
+    return cfg.cluster;
+  }
   node_strategy_inputs in;
   in.labels = &node.labels;
   if (node.colocation_strategy_annotation) in.colocation_strategy_annotation = *node.colocation_strategy_annotation;
-  const colocation_strategy strategy = node_colocation_strategy(cfg, in);
+  storage = node_colocation_strategy(cfg, in);
+  return storage;
+}
+
+}  // namespace
+
+node_resource_result reconcile_node_resource(const colocation_config& cfg, const node_input& node,
+                                             const std::vector<pod_input>& pods, const node_metric_input* metric,
+                                             event_time now, calculator_scratch& scratch) {
+  colocation_strategy storage;
+  const colocation_strategy& strategy = resolve_strategy(cfg, node, storage);
   if (is_colocation_disabled(cfg, strategy)) {
     node_resource_result out;
     out.disabled = out.batch_reset = out.mid_reset = true;

@@ -19,10 +19,13 @@
 // extended resources are integer quantities whose value IS the milli-core count.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "actors/slo_controller/colocation_strategy.hpp"
@@ -87,15 +90,33 @@ struct node_input {
   std::optional<std::vector<third_party_allocation>> third_party_allocations;
 };
 
+// Pods and pod metrics are matched by namespace/name, exactly as Koordinator's podMetricMap. To keep a
+// round over thousands of nodes from chasing every name string, callers may intern the keys once
+// (when a pod or a metric enters the system) and pass the ids: when EVERY pod and metric of a node
+// carries a non-zero key_id, matching compares ids only; otherwise it compares the strings. Ids must
+// come from one pod_key_interner, so equal ids <=> equal keys, and the two paths agree exactly.
+// Not thread-safe (one interner per actor); ids are assigned 1, 2, ... in call order (deterministic).
+class pod_key_interner {
+public:
+  [[nodiscard]] std::uint64_t intern(std::string_view ns, std::string_view name);
+  [[nodiscard]] std::size_t size() const noexcept { return ids_.size(); }
+
+private:
+  std::unordered_map<std::string, std::uint64_t> ids_;  // lookup only, never iterated
+};
+
+// Field order is deliberate: what every round reads (key hash, classes, phase, request) sits in the
+// first cache line; the names are read only when keys are not interned.
 struct pod_input {
-  std::string ns;    // namespace
-  std::string name;
+  std::uint64_t key_id = 0;  // pod_key_interner id of ns/name, or 0
   priority_class priority = priority_class::none;  // class-with-default
   qos_class qos = qos_class::none;                 // QoS-with-default
   pod_phase phase = pod_phase::running;
   // Pod request by Kubernetes rules (sum of containers, max with init containers, plus overhead):
   // cpu_milli and memory_bytes. See pod_request().
   resource_list requests;
+  std::string ns;    // namespace
+  std::string name;
   resource_list limits;  // carried for explanation/actors; the formulas read requests only
 };
 
@@ -106,13 +127,14 @@ struct pod_input {
                                         const resource_list& overhead);
 
 struct pod_metric {
-  std::string ns;
-  std::string name;
-  resource_list usage;  // podUsage cpu_milli / memory_bytes
+  std::uint64_t key_id = 0;  // pod_key_interner id of ns/name, or 0
+  resource_list usage;         // podUsage cpu_milli / memory_bytes
   // The metric's own `priority` field (class-with-default as koordlet saw it); used only for
   // metrics whose pod is not in the pod list ("dangling").
   priority_class priority = priority_class::none;
   qos_class qos = qos_class::none;
+  std::string ns;
+  std::string name;
 };
 
 struct host_app_metric {
@@ -156,11 +178,46 @@ struct term {
   std::string_view text;  // what it is / the policy name
 };
 
+// A fixed-capacity list of terms: explanations are produced for every node on every round, so they
+// must not allocate. Capacity covers the longest formula (mid: 17 terms); extra terms are dropped and
+// counted in `dropped` (a bug if ever non-zero).
+class term_list {
+public:
+  static constexpr std::size_t capacity = 24;
+  term_list() noexcept {}  // leaves the storage uninitialised: only [0, size) is ever read
+  void push_back(const term& t) noexcept {
+    if (size_ < capacity) {
+      store_.items[size_++] = t;
+    } else {
+      ++dropped_;
+    }
+  }
+  void clear() noexcept { size_ = 0; dropped_ = 0; }
+  void reserve(std::size_t) noexcept {}
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }
+  [[nodiscard]] const term& operator[](std::size_t i) const noexcept { return store_.items[i]; }
+  [[nodiscard]] const term& back() const noexcept { return store_.items[size_ - 1]; }
+  [[nodiscard]] const term* begin() const noexcept { return store_.items; }
+  [[nodiscard]] const term* end() const noexcept { return store_.items + size_; }
+
+private:
+  // A union so that constructing a list does not construct `capacity` terms (results are built for
+  // every node on every round). term is trivially copyable, so copying the union is well-defined.
+  union storage {
+    storage() noexcept {}
+    term items[capacity];
+  } store_;
+  std::size_t size_ = 0;
+  std::size_t dropped_ = 0;
+};
+
 // The ordered terms of the formula that produced one resource, plus whether it was reset.
 struct explanation {
   std::string_view resource;  // kubernetes.io/batch-cpu, ...
   std::string_view formula;   // "usage", "request", "maxUsageRequest", "static", "dynamic", "reset"
-  std::vector<term> terms;    // in formula order; the last term is always "result"
+  term_list terms;            // in formula order; the last term is always "result"
 };
 
 // Koordinator's log/test message for the explanation, byte for byte as Go formats it, e.g.
@@ -232,7 +289,7 @@ struct prepared_node_resources {
   // subtraction (0 when reset).
   std::int64_t origin_batch_cpu = 0;
   std::int64_t origin_batch_memory = 0;
-  std::vector<term> terms;  // normalization ratio and third-party terms actually applied
+  term_list terms;  // normalization ratio and third-party terms actually applied
 };
 
 // PrepareNodeForResource + batch Prepare: batch-cpu scaled by cpu-normalization-ratio (> 1.0 only,
@@ -243,7 +300,7 @@ struct prepared_node_resources {
 struct sync_decision {
   bool need_sync = false;
   std::string_view reason;  // "", "node resource expired", "batch resource diff is big than threshold", ...
-  std::vector<term> terms;  // elapsed time / threshold, or the diff that triggered
+  term_list terms;  // elapsed time / threshold, or the diff that triggered
 };
 
 // isNodeResourceSyncNeeded (status part): write when never written or more than

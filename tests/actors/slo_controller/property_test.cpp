@@ -161,6 +161,36 @@ TEST(BatchResourceProperty, ResultDoesNotDependOnPodOrder) {
   }
 }
 
+TEST(BatchResourceProperty, InternedKeysMatchLikeStringKeys) {
+  std::mt19937_64 rng(4);
+  calculator_scratch s;
+  for (int i = 0; i < 500; ++i) {
+    instance in = random_instance(rng);
+    if (!in.metric.pod_metrics.empty() && rng() % 2) {
+      in.metric.pod_metrics.push_back(in.metric.pod_metrics.front());  // a duplicate key: the last one wins
+      in.metric.pod_metrics.back().usage.cpu_milli += 7;
+    }
+    const auto by_string = run(in, s);
+    pod_key_interner keys;
+    for (auto& p : in.pods) p.key_id = keys.intern(p.ns, p.name);
+    for (auto& m : in.metric.pod_metrics) m.key_id = keys.intern(m.ns, m.name);
+    const auto by_id = run(in, s);
+    ASSERT_EQ(by_string.batch_cpu_milli, by_id.batch_cpu_milli) << i;
+    ASSERT_EQ(by_string.batch_memory_bytes, by_id.batch_memory_bytes) << i;
+    ASSERT_EQ(by_string.mid_cpu_milli, by_id.mid_cpu_milli) << i;
+    // One pod without an id falls back to strings for the whole node, with the same result.
+    if (!in.pods.empty()) {
+      in.pods.front().key_id = 0;
+      ASSERT_EQ(run(in, s).batch_cpu_milli, by_string.batch_cpu_milli) << i;
+    }
+  }
+  pod_key_interner keys;
+  EXPECT_EQ(keys.intern("a", "b"), 1U);
+  EXPECT_EQ(keys.intern("a", "c"), 2U);
+  EXPECT_EQ(keys.intern("a", "b"), 1U);
+  EXPECT_NE(keys.intern("a/b", ""), keys.intern("a", "b/"));  // pairs, not joined strings
+}
+
 TEST(QuantityParsing, KubernetesQuantities) {
   EXPECT_EQ(parse_quantity_milli("1"), 1000);
   EXPECT_EQ(parse_quantity_milli("100m"), 100);
