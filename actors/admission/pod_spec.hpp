@@ -12,6 +12,11 @@
 // explicit `cpu: 0` request and a batch-cpu limit gets the limit as request, where Koordinator
 // would keep 0).
 //
+// Rounding: CPU quantities must reach Colony as Kubernetes' Quantity.MilliValue() (which rounds
+// up: "0.1m" is 1), memory as Value() (bytes, rounded up). The batch translation then keeps
+// the milli value exactly (Koordinator's NewQuantity(q.MilliValue())), so no further rounding
+// happens in this module.
+//
 // A caller that only knows pod-level totals (the PodSubmitted event) can build one container
 // from them; per-container translation then equals Koordinator's except that a container
 // with a limit but no request is only defaulted when the whole pod has no request.
@@ -37,6 +42,9 @@ using string_map = std::map<std::string, std::string, std::less<>>;
 // Kubernetes pod QoS class (pod.status.qosClass, k8s.io/api/core/v1 PodQOSClass).
 enum class kube_qos_class : std::uint8_t { unset = 0, guaranteed = 1, burstable = 2, best_effort = 3 };
 
+// Kubernetes pod phase (status.phase); the background profile controller only touches Pending pods.
+enum class pod_phase : std::uint8_t { pending = 0, running = 1, succeeded = 2, failed = 3, unknown = 4 };
+
 struct container_spec {
   std::string name;
   resource_list requests;
@@ -61,7 +69,10 @@ struct pod_spec {
   std::vector<container_spec> containers;
   std::optional<resource_list> overhead;  // spec.overhead; nullopt = not set
 
+  std::string node_name;  // spec.nodeName; empty = not bound yet
+
   kube_qos_class status_qos_class = kube_qos_class::unset;  // status.qosClass
+  pod_phase phase = pod_phase::pending;                      // status.phase
 
   bool operator==(const pod_spec&) const = default;
 };
