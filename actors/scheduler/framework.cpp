@@ -287,14 +287,17 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   feasible_.clear();
   fail_scratch_.clear();
   std::deque<std::string> owned_reasons;  // only filled by filters that return a detail
+  filter_plugins_.clear();
+  for (std::size_t p = 0; p < plugins_.size(); ++p)
+    if ((plugins_[p].enabled & ep_filter) && !(p < 64 && (skip_filter >> p) & 1u))
+      filter_plugins_.push_back(p);
   std::size_t processed = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t idx = (start + i) % n;
     ++processed;
     bool fits = true;
-    for (std::size_t p = 0; p < plugins_.size(); ++p) {
+    for (const std::size_t p : filter_plugins_) {
       auto& e = plugins_[p];
-      if (!(e.enabled & ep_filter) || (p < 64 && (skip_filter >> p) & 1u)) continue;
       auto s = e.impl->filter(st, pod, nodes[idx], now);
       if (s.ok()) continue;
       if (s.code == status_code::error) {

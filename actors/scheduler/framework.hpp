@@ -544,6 +544,7 @@ private:
   // Scratch reused across cycles (no per-cycle allocation on the hot path).
   std::vector<std::uint32_t> feasible_;
   std::vector<std::size_t> score_plugins_;
+  std::vector<std::size_t> filter_plugins_;
   std::vector<std::int64_t> raw_;    // [score plugin][feasible node]
   std::vector<std::int64_t> norm_;   // same shape, after NormalizeScore
   std::vector<std::int64_t> total_;  // per feasible node
