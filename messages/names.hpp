@@ -84,4 +84,49 @@ inline constexpr std::string_view annotation_memory_qos = "koordinator.sh/memory
 inline constexpr std::string_view annotation_resource_status = "scheduling.koordinator.sh/resource-status";
 inline constexpr std::string_view annotation_node_reservation = "node.koordinator.sh/reservation";
 
+// apis/extension/load_aware.go, node.go: scheduler annotations.
+inline constexpr std::string_view annotation_custom_usage_thresholds =
+    "scheduling.koordinator.sh/usage-thresholds";
+inline constexpr std::string_view annotation_node_raw_allocatable = "node.koordinator.sh/raw-allocatable";
+inline constexpr std::string_view annotation_load_estimated_scaling_factors =
+    "scheduling.koordinator.sh/load-estimated-scaling-factors";
+inline constexpr std::string_view annotation_load_estimated_seconds_after_pod_scheduled =
+    "scheduling.koordinator.sh/load-estimated-seconds-after-pod-scheduled";
+inline constexpr std::string_view annotation_load_estimated_seconds_after_initialized =
+    "scheduling.koordinator.sh/load-estimated-seconds-after-initialized";
+inline constexpr std::string_view annotation_gang_total_num = "gang.scheduling.koordinator.sh/total-number";
+inline constexpr std::string_view annotation_gang_match_policy = "gang.scheduling.koordinator.sh/match-policy";
+inline constexpr std::string_view annotation_alias_gang_match_policy =
+    "pod-group.scheduling.sigs.k8s.io/match-policy";
+inline constexpr std::string_view label_lightweight_pod_group_name = "pod-group.scheduling.sigs.k8s.io/name";
+inline constexpr std::string_view label_lightweight_pod_group_min_available =
+    "pod-group.scheduling.sigs.k8s.io/min-available";
+inline constexpr std::string_view annotation_device_allocated = "scheduling.koordinator.sh/device-allocated";
+
+// apis/extension/device_share.go: other devices.
+inline constexpr std::string_view gpu_shared = "koordinator.sh/gpu.shared";
+inline constexpr std::string_view amd_gpu = "amd.com/gpu";
+inline constexpr std::string_view hygon_dcu = "dcu.com/gpu";
+inline constexpr std::string_view huawei_npu_core = "huawei.com/npu-core";
+inline constexpr std::string_view huawei_npu_cpu = "huawei.com/npu-cpu";
+inline constexpr std::string_view huawei_npu_dvpp = "huawei.com/npu-dvpp";
+inline constexpr std::string_view koord_fpga = "koordinator.sh/fpga";
+inline constexpr std::string_view koord_rdma = "koordinator.sh/rdma";
+
+// apis/extension/node_colocation.go, node_reservation.go: slo-controller node labels/annotations.
+inline constexpr std::string_view label_cpu_reclaim_ratio = "node.koordinator.sh/cpu-reclaim-ratio";
+inline constexpr std::string_view label_memory_reclaim_ratio = "node.koordinator.sh/memory-reclaim-ratio";
+inline constexpr std::string_view label_mid_static_cpu_reserved_ratio =
+    "node.koordinator.sh/mid-static-cpu-reserved-ratio";
+inline constexpr std::string_view label_mid_static_memory_reserved_ratio =
+    "node.koordinator.sh/mid-static-memory-reserved-ratio";
+inline constexpr std::string_view annotation_node_colocation_strategy =
+    "node.koordinator.sh/colocation-strategy";
+inline constexpr std::string_view annotation_cpu_normalization_ratio =
+    "node.koordinator.sh/cpu-normalization-ratio";
+inline constexpr std::string_view annotation_third_party_allocations =
+    "node.koordinator.sh/thirdPartyAllocations";
+inline constexpr std::string_view annotation_origin_extended_allocatable =
+    "node.koordinator.sh/originExtendedAllocatable";
+
 }  // namespace colony::names
