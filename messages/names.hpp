@@ -129,4 +129,12 @@ inline constexpr std::string_view annotation_third_party_allocations =
 inline constexpr std::string_view annotation_origin_extended_allocatable =
     "node.koordinator.sh/originExtendedAllocatable";
 
+// apis/extension/cluster_colocation_profile.go, resource.go, multi_scheduler.go: admission.
+inline constexpr std::string_view annotation_skip_update_resource =
+    "config.koordinator.sh/skip-update-resources";
+inline constexpr std::string_view label_controller_managed = "config.koordinator.sh/controller-managed";
+inline constexpr std::string_view annotation_extended_resource_spec =
+    "node.koordinator.sh/extended-resource-spec";
+inline constexpr std::string_view label_scheduler_name = "koordinator.sh/scheduler-name";
+
 }  // namespace colony::names
