@@ -13,5 +13,6 @@ void add_log_commands(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
+void add_trace_command(CLI::App& app);
 
 }  // namespace colony::cli

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       "Exit codes: 0 ok, 1 check failed, 2 usage, 3 invalid input, 4 corrupt data, 5 not found,\n"
       "6 unavailable, 7 failed precondition, 70 internal error (docs/operating.md).");
   add_sim_command(app);
+  add_trace_command(app);
   add_log_commands(app);
   add_replay_command(app);
   add_bench_command(app);

@@ -1,0 +1,33 @@
+// The sim's report: summary.json (deterministic), timing.json (wall clock), summary.txt,
+// metrics.csv and PNG plots (gnuplot) for one run; compare.txt / compare.json and overlaid
+// plots for several configs on the same trace. Schemas: docs/sim.md ("Report").
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "messages/result.hpp"
+#include "sim/driver.hpp"
+
+namespace colony::sim {
+
+// Writes OUT files of one run. Plots are skipped (with a note in summary.txt) when gnuplot is
+// not installed; plots_made says how many were written.
+struct report_files {
+  std::vector<std::string> written;
+  std::vector<std::string> notes;
+};
+[[nodiscard]] result<report_files> write_report(const std::string& out_dir, const run_result& r);
+
+// The readable summary (also printed by the CLI).
+[[nodiscard]] std::string summary_text(const run_result& r);
+
+// OUT/compare.txt, OUT/compare.json and overlaid plots for runs named by config.
+[[nodiscard]] result<report_files> write_compare(const std::string& out_dir,
+                                                 const std::vector<std::pair<std::string, const run_result*>>& runs);
+
+// metrics.csv text (header + one row per sample).
+[[nodiscard]] std::string metrics_csv(const std::vector<metrics_row>& rows);
+
+}  // namespace colony::sim

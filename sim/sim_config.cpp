@@ -1,0 +1,293 @@
+#include "sim/sim_config.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "actors/admission/profile_loader.hpp"
+
+namespace colony::sim {
+
+// Generated from sim/configs/koordinator-defaults.yaml at configure time (sim/CMakeLists.txt).
+extern const char* const koordinator_defaults_yaml;
+
+std::string_view to_string(usage_model m) noexcept {
+  switch (m) {
+    case usage_model::none: return "none";
+    case usage_model::v2018_curves: return "v2018-curves";
+    case usage_model::trace: return "trace";
+  }
+  return "none";
+}
+
+result<usage_model> parse_usage_model(std::string_view s) {
+  if (s == "none") return usage_model::none;
+  if (s == "v2018-curves") return usage_model::v2018_curves;
+  if (s == "trace") return usage_model::trace;
+  return fail(errc::invalid_input,
+              "expected one of none, v2018-curves, trace, got '" + std::string(s) + "'");
+}
+
+std::string_view to_string(pod_lifetime l) noexcept {
+  return l == pod_lifetime::trace ? "trace" : "running-stays";
+}
+
+result<pod_lifetime> parse_pod_lifetime(std::string_view s) {
+  if (s == "trace") return pod_lifetime::trace;
+  if (s == "running-stays") return pod_lifetime::running_stays;
+  return fail(errc::invalid_input, "expected one of trace, running-stays, got '" + std::string(s) + "'");
+}
+
+admission::priority_class_table koordinator_priority_classes() {
+  admission::priority_class_table t;
+  for (auto [n, v] : {std::pair{"koord-prod", 9000}, std::pair{"koord-mid", 7000},
+                      std::pair{"koord-batch", 5000}, std::pair{"koord-free", 3000}})
+    t[n] = admission::priority_class_info{n, v, ""};
+  return t;
+}
+
+std::string_view default_config_text() { return koordinator_defaults_yaml; }
+
+namespace {
+
+std::string at(std::string_view source, const YAML::Node& n) {
+  const auto m = n.Mark();
+  if (m.line < 0) return std::string(source);
+  return std::string(source) + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+tl::unexpected<error> bad(std::string_view source, const YAML::Node& n, std::string_view field,
+                          std::string message) {
+  return fail(errc::invalid_input, std::string(field) + ": " + message, at(source, n));
+}
+
+// YAML -> JSON (for ConfigMap values given as YAML maps rather than JSON strings).
+nlohmann::json to_json(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = to_json(kv.second);
+      return o;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& x : n) a.push_back(to_json(x));
+      return a;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string s = n.Scalar();
+      if (n.Tag() == "!") return s;  // quoted
+      if (s == "true") return true;
+      if (s == "false") return false;
+      if (s == "null" || s == "~") return nullptr;
+      try {
+        std::size_t pos = 0;
+        long long v = std::stoll(s, &pos);
+        if (pos == s.size()) return v;
+        double d = std::stod(s, &pos);
+        if (pos == s.size()) return d;
+      } catch (...) {
+      }
+      return s;
+    }
+    default: return nullptr;
+  }
+}
+
+// A text field that may be given as a block string or as YAML structure.
+std::string text_of(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e << n;
+  return e.c_str();
+}
+
+result<double> ratio_of(std::string_view source, const YAML::Node& n, const std::string& field) {
+  try {
+    const double v = n.as<double>();
+    if (!(v >= 0 && v <= 10)) return bad(source, n, field, "expected a ratio in [0, 10]");
+    return v;
+  } catch (const YAML::Exception&) {
+    return bad(source, n, field, "expected a number, got '" + text_of(n) + "'");
+  }
+}
+
+result<std::int64_t> positive_int(std::string_view source, const YAML::Node& n, const std::string& field) {
+  try {
+    const auto v = n.as<std::int64_t>();
+    if (v <= 0) return bad(source, n, field, "expected a positive integer, got " + std::to_string(v));
+    return v;
+  } catch (const YAML::Exception&) {
+    return bad(source, n, field, "expected a positive integer, got '" + text_of(n) + "'");
+  }
+}
+
+}  // namespace
+
+result<sim_config> parse_sim_config(std::string_view yaml, std::string_view source) {
+  sim_config c;
+  c.source = std::string(source);
+  c.priority_classes = koordinator_priority_classes();
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::ParserException& e) {
+    return fail(errc::invalid_input, "YAML syntax: " + e.msg,
+                std::string(source) + ":" + std::to_string(e.mark.line + 1) + ":" +
+                    std::to_string(e.mark.column + 1));
+  }
+  if (!root.IsMap()) return fail(errc::invalid_input, "expected a YAML mapping at the top", std::string(source));
+  static const std::set<std::string> known = {
+      "name", "description", "usageModel", "nodeMetricReportIntervalSeconds", "idleNodeReportIntervalSeconds", "metricsIntervalSeconds",
+      "colocation", "podLifetime", "usageRatios", "sloControllerConfig", "koordletFeatureGates", "colocationProfiles",
+      "schedulerConfig"};
+  try {
+    for (const auto& kv : root) {
+      const auto key = kv.first.as<std::string>();
+      if (!known.count(key)) return bad(source, kv.first, key, "unknown field");
+    }
+    if (auto n = root["name"]) {
+      c.name = n.as<std::string>();
+      const bool ok = !c.name.empty() && c.name.find_first_not_of(
+                                             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") ==
+                                             std::string::npos;
+      if (!ok) return bad(source, n, "name", "expected letters, digits, '-', '_' or '.' (it names a folder)");
+    } else {
+      return fail(errc::invalid_input, "name: required field missing", std::string(source));
+    }
+    if (auto n = root["description"]) c.description = n.as<std::string>();
+    if (auto n = root["usageModel"]) {
+      auto m = parse_usage_model(n.as<std::string>());
+      if (!m) return bad(source, n, "usageModel", m.error().message);
+      c.usage = *m;
+    }
+    if (auto n = root["podLifetime"]) {
+      auto m = parse_pod_lifetime(n.as<std::string>());
+      if (!m) return bad(source, n, "podLifetime", m.error().message);
+      c.lifetime = *m;
+    }
+    if (auto n = root["nodeMetricReportIntervalSeconds"]) {
+      auto v = positive_int(source, n, "nodeMetricReportIntervalSeconds");
+      if (!v) return tl::unexpected(v.error());
+      c.node_metric_report_interval_s = *v;
+    }
+    if (auto n = root["idleNodeReportIntervalSeconds"]) {
+      auto v = positive_int(source, n, "idleNodeReportIntervalSeconds");
+      if (!v) return tl::unexpected(v.error());
+      c.idle_node_report_interval_s = *v;
+      if (*v % c.node_metric_report_interval_s != 0)
+        return bad(source, n, "idleNodeReportIntervalSeconds", "expected a multiple of nodeMetricReportIntervalSeconds");
+    }
+    if (auto n = root["metricsIntervalSeconds"]) {
+      auto v = positive_int(source, n, "metricsIntervalSeconds");
+      if (!v) return tl::unexpected(v.error());
+      c.metrics_interval_s = *v;
+    }
+    if (auto n = root["colocation"]) {
+      try {
+        c.colocation = n.as<bool>();
+      } catch (const YAML::Exception&) {
+        return bad(source, n, "colocation", "expected true or false, got '" + text_of(n) + "'");
+      }
+    }
+    if (auto n = root["usageRatios"]) {
+      if (!n.IsMap()) return bad(source, n, "usageRatios", "expected a mapping of prod/batch");
+      for (const auto& kv : n) {
+        const auto cls = kv.first.as<std::string>();
+        usage_ratio* r = cls == "prod" ? &c.prod_ratio : cls == "batch" ? &c.batch_ratio : nullptr;
+        if (r == nullptr) return bad(source, kv.first, "usageRatios." + cls, "unknown class (expected prod or batch)");
+        if (!kv.second.IsMap()) return bad(source, kv.second, "usageRatios." + cls, "expected {cpu: x, memory: y}");
+        for (const auto& f : kv.second) {
+          const auto fk = f.first.as<std::string>();
+          const std::string field = "usageRatios." + cls + "." + fk;
+          if (fk != "cpu" && fk != "memory") return bad(source, f.first, field, "unknown field");
+          auto v = ratio_of(source, f.second, field);
+          if (!v) return tl::unexpected(v.error());
+          (fk == "cpu" ? r->cpu : r->memory) = *v;
+        }
+      }
+    }
+    // slo-controller-config: data keys -> JSON text (or YAML structure converted to JSON).
+    nlohmann::json data = nlohmann::json::object();
+    if (auto n = root["sloControllerConfig"]) {
+      if (!n.IsMap()) return bad(source, n, "sloControllerConfig", "expected the ConfigMap data mapping");
+      for (const auto& kv : n) {
+        const auto key = kv.first.as<std::string>();
+        data[key] = kv.second.IsScalar() ? nlohmann::json(kv.second.Scalar()) : nlohmann::json(to_json(kv.second).dump());
+      }
+    }
+    c.slo_configmap_json = data.dump();
+    auto upd = slo_controller::update(std::nullopt, c.slo_configmap_json);
+    if (upd.error) {
+      return fail(errc::invalid_input, "sloControllerConfig: " + upd.error->describe(),
+                  at(source, root["sloControllerConfig"]));
+    }
+    c.slo = std::move(upd.in_force);
+    if (auto n = root["koordletFeatureGates"]) {
+      if (!n.IsMap()) return bad(source, n, "koordletFeatureGates", "expected a mapping Gate: true|false");
+      for (const auto& kv : n) {
+        const auto g = kv.first.as<std::string>();
+        bool v = false;
+        try {
+          v = kv.second.as<bool>();
+        } catch (const YAML::Exception&) {
+          return bad(source, kv.second, "koordletFeatureGates." + g, "expected true or false");
+        }
+        auto& f = c.gates;
+        if (g == "BECPUSuppress") f.be_cpu_suppress = v;
+        else if (g == "BEMemoryEvict") f.be_memory_evict = v;
+        else if (g == "MemoryEvict") f.memory_evict = v;
+        else if (g == "BECPUEvict") f.be_cpu_evict = v;
+        else if (g == "CPUBurst") f.cpu_burst = v;
+        else
+          return bad(source, kv.first, "koordletFeatureGates." + g,
+                     "unknown or unsupported gate (BECPUSuppress, BEMemoryEvict, MemoryEvict, BECPUEvict, CPUBurst)");
+      }
+    }
+    if (auto n = root["colocationProfiles"]) {
+      c.profiles_yaml = text_of(n);
+      const std::string where = at(source, n) + ": colocationProfiles";
+      auto ps = admission::parse_profiles_yaml(c.profiles_yaml, where);
+      if (!ps) return tl::unexpected(ps.error());
+      auto set = admission::profile_set::make(std::move(*ps));
+      if (!set) return fail(set.error().code, "colocationProfiles: " + set.error().message, at(source, n));
+      c.profiles = std::move(*set);
+    }
+    std::string sched_text = std::string(scheduler::koord_scheduler_shipped_config());
+    std::string sched_where = std::string(source) + ": schedulerConfig (builtin:koord-scheduler)";
+    if (auto n = root["schedulerConfig"]) {
+      const std::string t = text_of(n);
+      if (t != "builtin:koord-scheduler") {
+        sched_text = t;
+        sched_where = at(source, n) + ": schedulerConfig";
+      }
+    }
+    c.scheduler_yaml = sched_text;
+    auto sc = scheduler::parse_scheduler_config(sched_text, sched_where);
+    if (!sc) return tl::unexpected(sc.error());
+    if (sc->profiles.empty()) return fail(errc::invalid_input, "schedulerConfig: no profile", sched_where);
+    c.scheduler = std::move(*sc);
+  } catch (const YAML::Exception& e) {
+    return fail(errc::invalid_input, e.msg,
+                std::string(source) + ":" + std::to_string(e.mark.line + 1) + ":" +
+                    std::to_string(e.mark.column + 1));
+  }
+  return c;
+}
+
+result<sim_config> load_sim_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(errc::not_found, "cannot open config file", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_sim_config(ss.str(), path);
+}
+
+result<sim_config> default_sim_config() {
+  return parse_sim_config(default_config_text(), "<built-in koordinator-defaults>");
+}
+
+}  // namespace colony::sim

@@ -1,0 +1,89 @@
+// sim_config: one `colony sim --config FILE` policy configuration (YAML), parsed and validated.
+//
+// A config names everything that differs between two runs on the same trace: the usage model,
+// the koordlet NodeMetric report interval, co-location on/off, Koordinator's slo-controller-config
+// ConfigMap (parsed by actors/slo_controller), ClusterColocationProfiles (CRD YAML, parsed by
+// actors/admission), the koordlet feature gates, and the KubeSchedulerConfiguration (parsed by
+// actors/scheduler). The format is documented in docs/sim.md ("Config files"). Errors name the
+// file and the field ("cfg.yaml:12:3: usageModel: expected one of none, v2018-curves, trace").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/admission/colocation_profile.hpp"
+#include "actors/koordlet/koordlet_types.hpp"
+#include "actors/scheduler/scheduler_config.hpp"
+#include "actors/slo_controller/slo_controller_config.hpp"
+#include "messages/result.hpp"
+
+namespace colony::sim {
+
+enum class usage_model : std::uint8_t { none, v2018_curves, trace };
+[[nodiscard]] std::string_view to_string(usage_model m) noexcept;
+[[nodiscard]] result<usage_model> parse_usage_model(std::string_view s);
+
+// Mean fraction of its request a pod of a class uses (the v2018-curves usage model scales a
+// normalised machine curve by this; docs/sim.md "Usage model").
+struct usage_ratio {
+  double cpu = 0.35;
+  double memory = 0.6;
+};
+
+// How long a pod runs. trace: its trace run time (deletion - scheduled). running-stays: pods whose
+// trace phase is Running (alive when they left the observed trace) stay until the end of the
+// run; the others keep their trace run time.
+enum class pod_lifetime : std::uint8_t { trace, running_stays };
+[[nodiscard]] std::string_view to_string(pod_lifetime l) noexcept;
+[[nodiscard]] result<pod_lifetime> parse_pod_lifetime(std::string_view s);
+
+struct sim_config {
+  std::string name = "koordinator-defaults";
+  std::string description;
+  std::string source = "<built-in>";  // the file it came from
+  // Default: v2018-curves (Colony choice: the openb trace has requests only).
+  usage_model usage = usage_model::v2018_curves;
+  // Default: 60 s (Koordinator colocation-config metricReportIntervalSeconds default).
+  std::int64_t node_metric_report_interval_s = 60;
+  // How often the koordlet of a node that hosts no pod reports. Default: 0 = every
+  // node_metric_report_interval_s like any node (Koordinator). A larger value (a multiple of the
+  // report interval) elides reports that only repeat "empty, usage 0" (docs/sim.md).
+  std::int64_t idle_node_report_interval_s = 0;
+  // Default: 3600 s (Colony choice: metrics.csv row spacing; 149 days = 3,580 rows).
+  std::int64_t metrics_interval_s = 3600;
+  // Default: trace (the trace's own clock).
+  pod_lifetime lifetime = pod_lifetime::trace;
+  // Default: true. Off = no slo-controller batch resources and no koordlet QoS at all.
+  bool colocation = true;
+  // Default: prod cpu 0.35 / memory 0.6, mid the same, batch cpu 0.7 / memory 0.6 (Colony choice,
+  // near the v2018 means of online vs batch containers; docs/sim.md).
+  usage_ratio prod_ratio{0.35, 0.6};
+  usage_ratio batch_ratio{0.7, 0.6};
+  // The slo-controller-config ConfigMap data as JSON object text, and its parsed form.
+  std::string slo_configmap_json = "{}";
+  slo_controller::slo_controller_config slo;
+  // ClusterColocationProfiles (CRD YAML) and their parsed set.
+  std::string profiles_yaml;
+  admission::profile_set profiles;
+  admission::priority_class_table priority_classes;
+  // koordlet feature gates. Default: Koordinator's (BECPUSuppress on, evictions off).
+  koordlet::koordlet_feature_gates gates;
+  // KubeSchedulerConfiguration YAML and its parsed form. Default: Koordinator's shipped one.
+  std::string scheduler_yaml;
+  scheduler::scheduler_config scheduler;
+};
+
+// Koordinator's PriorityClasses as installed by its chart: koord-prod 9000, koord-mid 7000,
+// koord-batch 5000, koord-free 3000.
+[[nodiscard]] admission::priority_class_table koordinator_priority_classes();
+
+// Parses a config document; `source` names it in errors.
+[[nodiscard]] result<sim_config> parse_sim_config(std::string_view yaml, std::string_view source);
+[[nodiscard]] result<sim_config> load_sim_config(const std::string& path);
+// The built-in default (same text as sim/configs/koordinator-defaults.yaml).
+[[nodiscard]] std::string_view default_config_text();
+[[nodiscard]] result<sim_config> default_sim_config();
+
+}  // namespace colony::sim

@@ -1,0 +1,369 @@
+// colony sim: end-to-end runs on a cut of the bundled openb trace (and one on the full default
+// trace), config parsing, determinism across thread counts, log = state, and the CLI's bad-row
+// handling. The cut: every 15th node of the openb node list, the pods created in days 115-117
+// (the trace's busy window) with times shifted to start at 0 and run times clipped to 1 day,
+// and the first 8,000 rows of the v2018 machine_usage extract.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/entities/world.hpp"
+#include "bridges/trace/trace_set.hpp"
+#include "messages/codec.hpp"
+#include "sim/cli.hpp"
+#include "sim/driver.hpp"
+#include "sim/report.hpp"
+#include "sim/sim_config.hpp"
+#include "stores/event_log.hpp"
+
+namespace fs = std::filesystem;
+using namespace colony;
+
+namespace {
+
+std::string repo_root() { return fs::path(COLONY_TEST_SOURCE_DIR).string(); }
+std::string traces_dir() { return repo_root() + "/traces"; }
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> f;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+  if (!s.empty() && s.back() == ',') f.emplace_back();
+  return f;
+}
+
+// Writes the cut trace (see the file comment) into dir.
+void write_cut_trace(const fs::path& dir) {
+  fs::create_directories(dir);
+  const auto nodes = lines_of(traces_dir() + "/alibaba-gpu-v2023-openb/openb_node_list_all_node.csv");
+  {
+    std::ofstream o(dir / "openb_node_list_all_node.csv");
+    o << nodes[0] << "\n";
+    for (std::size_t i = 1; i < nodes.size(); i += 15) o << nodes[i] << "\n";
+  }
+  const auto pods = lines_of(traces_dir() + "/alibaba-gpu-v2023-openb/openb_pod_list_default.csv");
+  {
+    std::ofstream o(dir / "openb_pod_list_default.csv");
+    o << pods[0] << "\n";
+    const long base = 115L * 86400, stop = 117L * 86400, clip = 86400;
+    for (std::size_t i = 1; i < pods.size(); ++i) {
+      auto f = split(pods[i]);
+      const long c = std::stol(f[8]);
+      if (c < base || c >= stop) continue;
+      long d = std::stol(f[9]);
+      const long nc = c - base;
+      long nd = std::min(d - base, nc + clip);
+      f[8] = std::to_string(nc);
+      f[9] = std::to_string(nd);
+      if (!f[10].empty()) {
+        long s = std::stol(f[10]) - base;
+        if (s > nd) s = nd;
+        f[10] = std::to_string(s);
+      }
+      for (std::size_t k = 0; k < f.size(); ++k) o << (k ? "," : "") << f[k];
+      o << "\n";
+    }
+  }
+  const auto usage = lines_of(traces_dir() + "/alibaba-v2018-machine/machine_usage.csv");
+  std::ofstream o(dir / "machine_usage.csv");
+  for (std::size_t i = 0; i < usage.size() && i < 8000; ++i) o << usage[i] << "\n";
+}
+
+struct fixture_dir {
+  fs::path root;
+  fixture_dir() {
+    root = fs::temp_directory_path() / ("colony-sim-test-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    write_cut_trace(root / "trace");
+  }
+  ~fixture_dir() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+};
+
+const fixture_dir& fixture() {
+  static fixture_dir f;
+  return f;
+}
+
+trace::trace_set load_cut() {
+  auto t = trace::load_trace_set((fixture().root / "trace").string());
+  EXPECT_TRUE(t.has_value()) << (t ? "" : t.error().describe());
+  return *t;
+}
+
+sim::sim_config shipped(const std::string& name) {
+  auto c = sim::load_sim_config(repo_root() + "/sim/configs/" + name + ".yaml");
+  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().describe());
+  return *c;
+}
+
+sim::run_result run(const trace::trace_set& t, const sim::sim_config& c, std::size_t threads,
+                    const std::string& log = {}) {
+  sim::run_options o;
+  o.threads = threads;
+  o.log_path = log;
+  auto r = sim::run_simulation(t, c, o);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().describe());
+  return *r;
+}
+
+void expect_invariants(const nlohmann::ordered_json& s) {
+  const auto& p = s["pods"];
+  EXPECT_TRUE(p["conservation_ok"].get<bool>());
+  EXPECT_EQ(p["submitted"].get<std::uint64_t>(),
+            p["scheduled"].get<std::uint64_t>() + p["pending_at_end"].get<std::uint64_t>() +
+                p["rejected"].get<std::uint64_t>() + p["withdrawn_while_pending"].get<std::uint64_t>());
+  EXPECT_EQ(s["invariants"]["over_capacity_binds"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(s["invariants"]["negative_batch_allocatable"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(s["invariants"]["evictions_without_reason"].get<std::uint64_t>(), 0u);
+  std::uint64_t by_reason = 0;
+  for (const auto& [k, v] : p["evicted_by_reason"].items()) {
+    EXPECT_FALSE(k.empty());
+    by_reason += v.get<std::uint64_t>();
+  }
+  EXPECT_EQ(by_reason, p["evicted"].get<std::uint64_t>());
+  for (const char* cls : {"all", "prod", "batch"}) {
+    const auto& l = s["scheduling_latency_virtual"][cls];
+    EXPECT_LE(l["p50_ms"].get<std::int64_t>(), l["p90_ms"].get<std::int64_t>()) << cls;
+    EXPECT_LE(l["p90_ms"].get<std::int64_t>(), l["p99_ms"].get<std::int64_t>()) << cls;
+    EXPECT_LE(l["p99_ms"].get<std::int64_t>(), l["max_ms"].get<std::int64_t>()) << cls;
+    EXPECT_GE(l["p50_ms"].get<std::int64_t>(), 0) << cls;
+  }
+}
+
+int run_cli(const std::string& args, std::string* err = nullptr) {
+  const char* bin = std::getenv("COLONY_BINARY");
+#ifdef COLONY_BINARY_PATH
+  if (bin == nullptr) bin = COLONY_BINARY_PATH;
+#endif
+  if (bin == nullptr) return -1;
+  const std::string errf = (fixture().root / "stderr.txt").string();
+  const std::string cmd = std::string(bin) + " " + args + " >/dev/null 2>" + errf;
+  const int st = std::system(cmd.c_str());
+  if (err != nullptr) {
+    std::ifstream in(errf);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    *err = ss.str();
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+}  // namespace
+
+TEST(SimConfig, ShippedConfigsParse) {
+  for (const char* n : {"koordinator-defaults", "no-colocation", "aggressive-reclaim"}) {
+    auto c = sim::load_sim_config(repo_root() + "/sim/configs/" + n + ".yaml");
+    ASSERT_TRUE(c.has_value()) << n << ": " << c.error().describe();
+    EXPECT_EQ(c->name, n);
+  }
+}
+
+TEST(SimConfig, BuiltInDefaultIsTheShippedFile) {
+  std::ifstream in(repo_root() + "/sim/configs/koordinator-defaults.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(std::string(sim::default_config_text()), ss.str());
+}
+
+TEST(SimConfig, AggressiveReclaimReadsSloKeys) {
+  auto c = shipped("aggressive-reclaim");
+  ASSERT_TRUE(c.slo.colocation.has_value());
+  EXPECT_EQ(c.slo.colocation->cluster.cpu_reclaim_threshold_percent.value_or(0), 85);
+  EXPECT_TRUE(c.gates.be_memory_evict);
+}
+
+TEST(SimConfig, ErrorsNameFileAndField) {
+  struct row {
+    const char* name;
+    const char* yaml;
+    const char* where;
+    const char* message;
+  };
+  const row rows[] = {
+      {"unknown field", "name: x\nusageModle: none\n", "cfg.yaml:2:1", "usageModle: unknown field"},
+      {"bad usage model", "name: x\nusageModel: curves\n", "cfg.yaml:2:13", "usageModel: expected one of"},
+      {"bad interval", "name: x\nnodeMetricReportIntervalSeconds: -5\n", "cfg.yaml:2:34", "positive integer"},
+      {"missing name", "usageModel: none\n", "cfg.yaml", "name: required"},
+      {"bad slo key", "name: x\nsloControllerConfig:\n  colocation-config: '{\"cpuReclaimThresholdPercent\": -5}'\n",
+       "cfg.yaml:3:3", "cpuReclaimThresholdPercent"},
+      {"bad ratio", "name: x\nusageRatios:\n  prod: {cpu: abc}\n", "cfg.yaml:3:15", "usageRatios.prod.cpu"},
+  };
+  for (const auto& r : rows) {
+    auto c = sim::parse_sim_config(r.yaml, "cfg.yaml");
+    ASSERT_FALSE(c.has_value()) << r.name;
+    EXPECT_EQ(c.error().code, errc::invalid_input) << r.name;
+    EXPECT_NE(c.error().where.find(r.where), std::string::npos) << r.name << ": " << c.error().describe();
+    EXPECT_NE(c.error().message.find(r.message), std::string::npos) << r.name << ": " << c.error().describe();
+  }
+}
+
+TEST(Sim, CutTraceKoordinatorDefaultsKeepsInvariants) {
+  const auto t = load_cut();
+  const auto r = run(t, shipped("koordinator-defaults"), 1);
+  expect_invariants(r.summary);
+  EXPECT_GT(r.summary["pods"]["scheduled"].get<std::uint64_t>(), 100u);
+  EXPECT_GT(r.summary["batch"]["batch_updates"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(r.summary["events"]["node_metric_reports"].get<std::uint64_t>(), 0u);
+  EXPECT_FALSE(r.rows.empty());
+  for (const auto& row : r.rows) {
+    EXPECT_GE(row.batch_cpu_allocatable, 0);
+    EXPECT_GE(row.batch_mem_allocatable, 0);
+    EXPECT_LE(row.gpu_allocated, row.gpu_total);
+  }
+}
+
+TEST(Sim, CutTraceEveryShippedConfigKeepsInvariants) {
+  const auto t = load_cut();
+  for (const char* n : {"no-colocation", "aggressive-reclaim"}) {
+    const auto r = run(t, shipped(n), 1);
+    SCOPED_TRACE(n);
+    expect_invariants(r.summary);
+  }
+}
+
+TEST(Sim, UsageModelNoneSchedulesWithoutNodeMetrics) {
+  const auto t = load_cut();
+  auto c = shipped("koordinator-defaults");
+  sim::run_options o;
+  o.usage_override = sim::usage_model::none;
+  auto r = sim::run_simulation(t, c, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  expect_invariants(r->summary);
+  EXPECT_EQ(r->summary["events"]["node_metric_reports"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(r->summary["pods"]["scheduled"].get<std::uint64_t>(), 100u);
+}
+
+TEST(Sim, DeterministicAcrossThreadCounts) {
+  const auto t = load_cut();
+  const auto c = shipped("aggressive-reclaim");
+  const auto dir = fixture().root;
+  const auto a = run(t, c, 1, (dir / "log1").string());
+  const auto b = run(t, c, 2, (dir / "log2").string());
+  const auto d = run(t, c, 8, (dir / "log8").string());
+  EXPECT_EQ(a.summary.dump(2), b.summary.dump(2));
+  EXPECT_EQ(a.summary.dump(2), d.summary.dump(2));
+  EXPECT_EQ(sim::metrics_csv(a.rows), sim::metrics_csv(d.rows));
+  EXPECT_EQ(a.summary["events"]["log_byte_digest"], d.summary["events"]["log_byte_digest"]);
+}
+
+// The state the actors folded equals a plain fold of the stored log, and every PodEvicted in it
+// carries a reason.
+TEST(Sim, LogFoldEqualsStateDigest) {
+  const auto t = load_cut();
+  const auto path = (fixture().root / "logfold").string();
+  const auto r = run(t, shipped("aggressive-reclaim"), 2, path);
+  stores::log_options lo;
+  lo.create_if_missing = false;
+  lo.read_only = true;
+  auto log = stores::open_log(path, lo);
+  ASSERT_TRUE(log.has_value()) << log.error().describe();
+  entities::world w;
+  std::uint64_t n = 0, evictions = 0;
+  auto rd = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+    auto d = messages::decode(b, "test");
+    EXPECT_TRUE(d.has_value());
+    w.apply(*d->envelope);
+    if (d->type() == wire::Payload::PodEvicted) {
+      ++evictions;
+      EXPECT_NE(d->envelope->payload_as_PodEvicted()->reason(), wire::EvictionReason::Unknown);
+      EXPECT_GT(messages::to_string_view(d->envelope->payload_as_PodEvicted()->message()).size(), 0u);
+    }
+    ++n;
+    return true;
+  });
+  ASSERT_TRUE(rd.has_value());
+  EXPECT_EQ(n, r.summary["events"]["count"].get<std::uint64_t>());
+  EXPECT_EQ(evictions, r.summary["pods"]["evicted"].get<std::uint64_t>());
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(w.digest()));
+  EXPECT_EQ(std::string(buf), r.summary["events"]["state_digest"].get<std::string>());
+  for (const auto& [name, node] : w.nodes) {
+    EXPECT_GE(node.colocation.batch_cpu_milli, 0) << name;
+    EXPECT_LE(node.allocated.cpu_milli, node.allocatable.cpu_milli) << name;
+    EXPECT_LE(node.allocated.memory_bytes, node.allocatable.memory_bytes) << name;
+  }
+}
+
+TEST(SimCli, BadRowStopsWithFileLineColumnAndExitCode3) {
+  const auto dir = fixture().root / "bad";
+  fs::create_directories(dir);
+  fs::copy_file(fixture().root / "trace" / "openb_node_list_all_node.csv", dir / "openb_node_list_all_node.csv",
+                fs::copy_options::overwrite_existing);
+  auto pods = lines_of((fixture().root / "trace" / "openb_pod_list_default.csv").string());
+  {
+    std::ofstream o(dir / "openb_pod_list_default.csv");
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      if (i == 2) {
+        auto f = split(pods[i]);
+        f[1] = "abc";  // cpu_milli: documented case "non-integer"
+        for (std::size_t k = 0; k < f.size(); ++k) o << (k ? "," : "") << f[k];
+        o << "\n";
+      } else {
+        o << pods[i] << "\n";
+      }
+    }
+  }
+  std::string err;
+  const std::string base = "sim --trace " + dir.string() + " --usage-model none --quiet --out " +
+                           (fixture().root / "bad-out").string();
+  const int rc = run_cli(base, &err);
+  if (rc == -1) GTEST_SKIP() << "COLONY_BINARY not set";
+  EXPECT_EQ(rc, 3) << err;
+  EXPECT_NE(err.find("openb_pod_list_default.csv:3:"), std::string::npos) << err;
+  EXPECT_NE(err.find("expected integer cpu_milli, got 'abc'"), std::string::npos) << err;
+  EXPECT_EQ(run_cli(base + " --skip-bad-rows", &err), 0) << err;
+  std::ifstream in(fixture().root / "bad-out" / "summary.json");
+  const auto s = nlohmann::json::parse(in);
+  EXPECT_EQ(s["trace"]["bad_rows_skipped"].get<std::uint64_t>(), 1u);
+  ASSERT_EQ(s["trace"]["bad_row_warnings"].size(), 1u);
+  EXPECT_NE(s["trace"]["bad_row_warnings"][0].get<std::string>().find(":3:"), std::string::npos);
+}
+
+TEST(SimCli, CompareWritesSideBySideTable) {
+  const auto out = fixture().root / "cmp";
+  const std::string args = "sim --trace " + (fixture().root / "trace").string() + " --quiet --out " + out.string() +
+                           " --config " + repo_root() + "/sim/configs/koordinator-defaults.yaml --config " +
+                           repo_root() + "/sim/configs/no-colocation.yaml --until-days 0.5";
+  std::string err;
+  const int rc = run_cli(args, &err);
+  if (rc == -1) GTEST_SKIP() << "COLONY_BINARY not set";
+  ASSERT_EQ(rc, 0) << err;
+  EXPECT_TRUE(fs::exists(out / "compare.txt"));
+  EXPECT_TRUE(fs::exists(out / "compare.json"));
+  EXPECT_TRUE(fs::exists(out / "koordinator-defaults" / "summary.json"));
+  EXPECT_TRUE(fs::exists(out / "no-colocation" / "metrics.csv"));
+  std::ifstream in(out / "compare.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_TRUE(j["rows"]["pods scheduled"].contains("no-colocation"));
+}
+
+// One end-to-end run on the full bundled default trace (scheduling only, fast).
+TEST(Sim, FullBundledTraceUsageNone) {
+  auto t = trace::load_trace_set(traces_dir());
+  ASSERT_TRUE(t.has_value()) << t.error().describe();
+  auto c = shipped("koordinator-defaults");
+  sim::run_options o;
+  o.usage_override = sim::usage_model::none;
+  o.threads = 2;
+  auto r = sim::run_simulation(*t, c, o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  expect_invariants(r->summary);
+  EXPECT_EQ(r->summary["pods"]["submitted"].get<std::uint64_t>(), 8152u);
+  EXPECT_GT(r->summary["gpu"]["avg_gpu_allocation_pct"].get<double>(), 0.0);
+}
