@@ -257,15 +257,4 @@ result<void> rocksdb_log::debug_put_raw(log_offset offset, const std::string& va
   return {};
 }
 
-result<std::unique_ptr<event_log>> open_log(std::string_view name, const log_options& opts) {
-  if (name.starts_with("kafka://"))
-    return fail(errc::failed_precondition,
-                "the Kafka backend is not built into this colony yet (issue: Kafka event log)",
-                std::string(name));
-  if (name.empty()) return fail(errc::invalid_input, "empty log name", "--log");
-  auto log = rocksdb_log::open(std::string(name), opts);
-  if (!log) return tl::unexpected(log.error());
-  return std::unique_ptr<event_log>(std::move(*log));
-}
-
 }  // namespace colony::stores

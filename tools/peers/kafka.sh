@@ -9,6 +9,11 @@
 #   kafka.sh env    [--dir DIR]             KAFKA_BOOTSTRAP=, KAFKA_PID=, KAFKA_DIR=, KAFKA_LOG= lines
 #   kafka.sh create-topic NAME [PARTITIONS] [--dir DIR]
 #                                           create a topic (auto-creation is off on the broker)
+#   kafka.sh kill   [--dir DIR] [--signal KILL|TERM]
+#                                           stop the broker but KEEP its data, config and port
+#                                           (fault tests; default signal KILL = a crash)
+#   kafka.sh restart [--dir DIR]            start a killed broker again on the same port with
+#                                           its data (no format); prints the bootstrap address
 #
 # One DIR = one broker; brokers in different DIRs run side by side on different ports.
 # Environment (all optional):
@@ -200,7 +205,7 @@ kill_broker() {   # TERM, wait STOP_TIMEOUT, KILL; returns once the process has 
 
 # One start attempt. rc 0 ready, rc 2 port clash (retry), rc 1 other failure.
 try_start() {
-  local bp=$1 cp=$2 t0=$3 pid i probe
+  local bp=$1 cp=$2 t0=$3
   clean_data; mkdir -p "$DIR/data" "$DIR/tmp" "$DIR/logs"
   write_config "$bp" "$cp"
   jvm_opts
@@ -208,6 +213,13 @@ try_start() {
         -t "$(cluster_id)" -c "$DIR/server.properties" >"$DIR/format.log" 2>&1 9>&-; then
     cat "$DIR/format.log" >&2; return 1
   fi
+  launch_and_wait "$bp" "$t0"
+}
+
+# Launches the broker on the config in $DIR and waits until it is ready.
+# rc 0 ready, rc 2 port clash, rc 1 other failure.
+launch_and_wait() {
+  local bp=$1 t0=$2 pid i probe
   # setsid: the broker outlives this script and ignores the caller's terminal signals; all fds
   # are redirected so a capturing parent (ctest, $(...)) is not kept waiting.
   local launcher=(); command -v setsid >/dev/null && launcher=(setsid)
@@ -270,6 +282,49 @@ cmd_stop() {
   clean_data   # broker.log and server.properties stay for post-mortems
 }
 
+# kill: like a crash (KILL) or a graceful shutdown (TERM), but data/, the config and the
+# bootstrap file stay, so `restart` brings the same broker back on the same port.
+cmd_kill() {
+  local sig=KILL
+  if [[ ${#ARGS[@]} -ge 1 ]]; then
+    [[ ${#ARGS[@]} -eq 2 && ${ARGS[0]} == --signal && ${ARGS[1]} =~ ^(KILL|TERM)$ ]] ||
+      die "usage: kafka.sh kill [--dir DIR] [--signal KILL|TERM]"
+    sig=${ARGS[1]}
+  fi
+  lock_dir
+  local p; p=$(broker_pid 2>/dev/null) || true
+  if [[ -z "$p" ]] || ! is_our_broker "$p"; then log "not running (dir $DIR)"; return 0; fi
+  local t0 i; t0=$(now)
+  if [[ $sig == TERM ]]; then
+    kill_broker "$p"
+  else
+    kill -KILL "$p" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do alive "$p" || break; sleep 0.1; done
+    alive "$p" && die "broker $p survived KILL"
+  fi
+  rm -f "$DIR/broker.pid"
+  log "killed broker pid $p with $sig in $(elapsed "$t0") s; data kept in $DIR/data"
+}
+
+cmd_restart() {
+  ensure_libs
+  lock_dir
+  if running && [[ -f "$DIR/bootstrap" ]]; then cat "$DIR/bootstrap"; return 0; fi
+  [[ -f "$DIR/server.properties" && -d "$DIR/data" ]] ||
+    die "nothing to restart in $DIR (no server.properties or data/); use start"
+  local bp; bp=$(sed -n 's|^listeners=PLAINTEXT://127\.0\.0\.1:\([0-9]*\),.*|\1|p' "$DIR/server.properties")
+  [[ -n "$bp" ]] || die "no PLAINTEXT listener in $DIR/server.properties"
+  mkdir -p "$DIR/tmp" "$DIR/logs"
+  jvm_opts
+  local t0 rc; t0=$(now)
+  rc=0; launch_and_wait "$bp" "$t0" || rc=$?
+  case $rc in
+    0) cat "$DIR/bootstrap" ;;
+    2) die "port $bp is taken by another process; cannot restart on the same address" ;;
+    *) die "restart failed; see $DIR/broker.log" ;;
+  esac
+}
+
 cmd_status() {
   if running && [[ -f "$DIR/bootstrap" ]]; then echo "running $(cat "$DIR/bootstrap")"; return 0; fi
   echo "not running"; return 3
@@ -301,6 +356,8 @@ main() {
     status) parse_dir "$@"; cmd_status ;;
     env) parse_dir "$@"; cmd_env ;;
     create-topic) NEED_ARGS=1 parse_dir "$@"; cmd_create_topic ;;
+    kill) NEED_ARGS=1 parse_dir "$@"; cmd_kill ;;
+    restart) parse_dir "$@"; cmd_restart ;;
     -h|--help|help) usage ;;
     *) log "unknown command '$cmd'"; usage ;;
   esac

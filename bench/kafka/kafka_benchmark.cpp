@@ -1,0 +1,229 @@
+// Kafka benchmarks against a real broker named by COLONY_KAFKA_BOOTSTRAP (host:port); each
+// uses fresh topics. Without the variable they print a note to stderr and report nothing.
+//   kafka.produce      ~200-byte events, idempotent acks=all, 1000-event atomic appends
+//   kafka.e2e_latency  append -> follow latency at a paced 10k events/s
+//   kafka.replay       topic -> entity actors (read, verify, deliver, collect)
+// Figures measured here: docs/subscribing.md.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "actors/entities/entity_actors.hpp"
+#include "bench/registry.hpp"
+#include "stores/kafka_log.hpp"
+
+namespace colony::bench {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+std::string bootstrap() {
+  const char* b = std::getenv("COLONY_KAFKA_BOOTSTRAP");
+  if (!b || !*b) {
+    std::fprintf(stderr, "bench: COLONY_KAFKA_BOOTSTRAP is not set; Kafka benchmarks skipped "
+                         "(start a broker: tools/peers/kafka.sh start --dir DIR)\n");
+    return {};
+  }
+  return b;
+}
+
+std::string topic_name(const char* what) {
+  std::random_device rd;
+  return std::string("bench-") + what + "-" + std::to_string(rd() % 100000000);
+}
+
+std::unique_ptr<stores::kafka_log> open(const std::string& name, bool sync, bool read_only = false) {
+  stores::log_options o;
+  o.sync = sync;
+  o.read_only = read_only;
+  o.create_if_missing = !read_only;
+  auto l = stores::kafka_log::open(name, o);
+  if (!l) {
+    std::fprintf(stderr, "bench: %s\n", l.error().describe().c_str());
+    return nullptr;
+  }
+  return std::move(*l);
+}
+
+// ~200-byte event: a pod scheduled on a node, keyed by the node.
+messages::byte_buffer event_200(messages::event_builder& b, std::uint64_t i) {
+  resource_list req;
+  req.cpu_milli = 100 + static_cast<std::int64_t>(i % 4000);
+  req.memory_bytes = 256 * mib;
+  req.pods = 1;
+  auto pod = "default/bench-pod-" + std::to_string(i);
+  auto node = "node-" + std::to_string(i % 5000);
+  auto& f = b.fbb();
+  auto p = f.CreateString(pod);
+  auto n = f.CreateString(node);
+  auto r = b.resources(req);
+  auto s = f.CreateString("bench");
+  wire::PodScheduledBuilder sb(f);
+  sb.add_pod(p);
+  sb.add_node(n);
+  sb.add_requests(r);
+  sb.add_scheduler(s);
+  return b.finish({event_time{static_cast<std::int64_t>(i)}, wire::EntityKind::Node, node, -1,
+                   "bench"},
+                  sb.Finish());
+}
+
+// Appends events [0, n) in batches; returns seconds, or a negative value on error.
+double produce(stores::kafka_log& log, std::uint64_t n, std::uint64_t batch, std::size_t* bytes) {
+  messages::event_builder b;
+  std::vector<messages::byte_buffer> bufs;
+  std::vector<messages::bytes_view> views;
+  std::size_t total = 0;
+  double secs = 0;
+  for (std::uint64_t at = 0; at < n; at += batch) {
+    bufs.clear();
+    views.clear();
+    for (std::uint64_t i = at; i < std::min(n, at + batch); ++i) bufs.push_back(event_200(b, i));
+    for (const auto& x : bufs) {
+      views.emplace_back(x);
+      total += x.size();
+    }
+    bool ok = true;
+    secs += seconds_of([&] {
+      auto r = log.append(views);
+      if (!r) {
+        std::fprintf(stderr, "bench: append: %s\n", r.error().describe().c_str());
+        ok = false;
+      }
+    });
+    if (!ok) return -1;
+  }
+  if (bytes) *bytes = total;
+  return secs;
+}
+
+COLONY_BENCH("kafka.produce", "Kafka append of ~200-byte events, idempotent acks=all, 1000/batch") {
+  const auto b = bootstrap();
+  if (b.empty()) return;
+  const std::uint64_t n = ctx.quick() ? 20000 : 300000;
+  for (bool sync : {true, false}) {
+    auto log = open("kafka://" + b + "/" + topic_name("produce"), sync);
+    if (!log) return;
+    std::size_t bytes = 0;
+    const double s = produce(*log, n, 1000, &bytes);
+    if (s <= 0) return;
+    const std::string name = sync ? "kafka.produce" : "kafka.produce_nosync";
+    ctx.report(name + ".events_per_s", static_cast<double>(n) / s, "events/s");
+    ctx.report(name + ".mb_per_s", static_cast<double>(bytes) / s / 1e6, "MB/s");
+    if (sync) ctx.report("kafka.produce.event_bytes", static_cast<double>(bytes) / n, "bytes");
+  }
+}
+
+COLONY_BENCH("kafka.e2e_latency", "Kafka append -> follow latency at a paced 10k events/s") {
+  const auto b = bootstrap();
+  if (b.empty()) return;
+  const std::string name = "kafka://" + b + "/" + topic_name("latency");
+  auto writer = open(name, true);
+  auto reader = open(name, true, true);
+  if (!writer || !reader) return;
+  const double rate = 10000;  // events/s
+  const std::uint64_t n = ctx.quick() ? 10000 : 50000;
+  const auto t0 = clock_type::now() + std::chrono::milliseconds(500);  // reader is assigned
+  auto due = [&](std::uint64_t i) {
+    return t0 + std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 * static_cast<double>(i) / rate));
+  };
+  std::vector<double> latency_ms(n, -1);
+  std::atomic<std::uint64_t> received{0};
+  std::thread follower([&] {
+    auto r = reader->follow(0, [&](log_offset off, messages::bytes_view) {
+      const auto now = clock_type::now();
+      if (off < n) latency_ms[off] = std::chrono::duration<double, std::milli>(now - due(off)).count();
+      return ++received < n;
+    }, [&] { return received < n; });
+    if (!r) std::fprintf(stderr, "bench: follow: %s\n", r.error().describe().c_str());
+  });
+  // Each event is due at t0 + i/rate; every append carries the events due by then, so a slow
+  // append delays later events and that delay is part of their latency.
+  messages::event_builder eb;
+  std::vector<messages::byte_buffer> bufs;
+  std::vector<messages::bytes_view> views;
+  std::uint64_t next = 0;
+  while (next < n) {
+    std::this_thread::sleep_until(due(next));
+    const auto now = clock_type::now();
+    bufs.clear();
+    views.clear();
+    while (next < n && due(next) <= now) bufs.push_back(event_200(eb, next++));
+    for (const auto& x : bufs) views.emplace_back(x);
+    if (auto r = writer->append(views); !r) {
+      std::fprintf(stderr, "bench: append: %s\n", r.error().describe().c_str());
+      received = n;
+      break;
+    }
+  }
+  follower.join();
+  std::vector<double> got;
+  for (double v : latency_ms)
+    if (v >= 0) got.push_back(v);
+  if (got.size() != n) {
+    std::fprintf(stderr, "bench: only %zu of %llu events received\n", got.size(),
+                 static_cast<unsigned long long>(n));
+    return;
+  }
+  std::sort(got.begin(), got.end());
+  auto pct = [&](double p) { return got[std::min(got.size() - 1, static_cast<std::size_t>(p * got.size()))]; };
+  ctx.report("kafka.e2e_latency.p50_ms", pct(0.50), "ms");
+  ctx.report("kafka.e2e_latency.p99_ms", pct(0.99), "ms");
+  ctx.report("kafka.e2e_latency.max_ms", got.back(), "ms");
+  ctx.report("kafka.e2e_latency.rate", rate, "events/s");
+}
+
+COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, deliver, collect)") {
+  const auto b = bootstrap();
+  if (b.empty()) return;
+  const std::string name = "kafka://" + b + "/" + topic_name("replay");
+  const std::uint64_t n = ctx.quick() ? 100000 : 1000000;
+  {
+    auto w = open(name, false);
+    if (!w || produce(*w, n, 5000, nullptr) <= 0) return;
+  }
+  auto log = open(name, false, true);
+  if (!log) return;
+  std::uint64_t states = 0;
+  bool ok = true;
+  const double s = seconds_of([&] {
+    entities::actor_host host;
+    auto batch = std::make_shared<entities::record_batch>();
+    auto r = log->read(0, no_offset, [&](log_offset, messages::bytes_view v) {
+      batch->add(v);
+      if (batch->size() >= 4096) {
+        host.deliver(std::move(batch));
+        batch = std::make_shared<entities::record_batch>();
+      }
+      return true;
+    });
+    if (batch->size() > 0) host.deliver(std::move(batch));
+    auto c = host.collect();
+    ok = r && *r == n && c;
+    if (c) states = c->size();
+  });
+  if (!ok) {
+    std::fprintf(stderr, "bench: replay failed\n");
+    return;
+  }
+  do_not_optimize(states);
+  ctx.report("kafka.replay.events_per_s", static_cast<double>(n) / s, "events/s");
+  // The consumer alone (fetch + verify), without actors.
+  std::uint64_t bytes = 0;
+  const double rs = seconds_of([&] {
+    auto r = log->read(0, no_offset, [&](log_offset, messages::bytes_view v) {
+      bytes += v.size();
+      return true;
+    });
+    ok = r && *r == n;
+  });
+  if (ok) ctx.report("kafka.read.events_per_s", static_cast<double>(n) / rs, "events/s");
+}
+
+}  // namespace
+}  // namespace colony::bench
