@@ -14,5 +14,7 @@ void add_replay_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
+void add_kafka_commands(CLI::App& app);
+void add_explain_command(CLI::App& app);
 
 }  // namespace colony::cli

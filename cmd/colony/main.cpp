@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
   add_log_commands(app);
   add_replay_command(app);
   add_bench_command(app);
+  add_kafka_commands(app);
+  add_explain_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
