@@ -123,6 +123,7 @@ result<void> run_sim_command(const sim_args& a) {
     ro.usage_override = um;
     ro.lifetime_override = lt;
     ro.log_path = a.log.empty() ? (out / "log").string() : (compare ? a.log + "-" + cfg.name : a.log);
+    ro.from_ms = static_cast<std::int64_t>(a.from_days * 86.4e6);
     if (a.until_days >= 0) ro.until_ms = static_cast<std::int64_t>(a.until_days * 86.4e6);
     progress_bar bar("sim " + cfg.name);
     ro.progress = [&bar](std::int64_t d, std::int64_t t) { bar.update(d, t); };

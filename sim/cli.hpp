@@ -25,6 +25,7 @@ struct sim_args {
   bool skip_bad_rows = false;
   std::uint64_t seed = 1;
   double until_days = -1;           // stop the clock early (-1 = trace end)
+  double from_days = 0;             // start the clock later (earlier pods submitted at the start)
   bool quiet = false;               // no summary on stdout
 };
 

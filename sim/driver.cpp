@@ -419,6 +419,7 @@ private:
   std::int64_t wakeup_at_ = -1;
 
   std::int64_t end_ms_ = 0;
+  std::int64_t start_ms_ = 0;
   bool qos_on_ = false;  // koordlet QoS runs (co-location and resource-threshold enabled)
   koordlet::resource_threshold_strategy kcfg_;
   koordlet::qos_manager_timing timing_;
@@ -445,7 +446,7 @@ private:
   std::vector<std::string> last_reason_;  // per pod (only for unschedulable)
   double sched_wall_ = 0, tick_wall_ = 0, admission_wall_ = 0;
   std::vector<metrics_row> rows_;
-  double gpu_frag_sum_ = 0, gpu_alloc_ratio_sum_ = 0;
+  double gpu_frag_sum_ = 0, gpu_alloc_ratio_sum_ = 0, gpu_frag_idle_sum_ = 0;
   std::size_t samples_ = 0;
 };
 
@@ -522,6 +523,10 @@ result<void> simulator::setup() {
     q_.push(0, action::node_register, static_cast<std::uint32_t>(i));
   }
   // Pods.
+  {
+    const std::int64_t step = cfg_.node_metric_report_interval_s * 1000;
+    start_ms_ = std::max<std::int64_t>(0, opt_.from_ms) / step * step;
+  }
   const auto& prows = trace_.openb_pods->rows;
   pods_.resize(prows.size());
   last_reason_.resize(prows.size());
@@ -541,18 +546,16 @@ result<void> simulator::setup() {
       p.curve_shift_ms = static_cast<std::int64_t>(trace::pick_curve(c.size(), opt_.seed ^ 0x9e3779b97f4a7c15ULL, r.name)) *
                          c.step_ms;
     }
-    q_.push(r.creation.value, action::pod_submit, static_cast<std::uint32_t>(i));
-    if (!p.stays) q_.push(r.deletion.value, action::pod_withdraw, static_cast<std::uint32_t>(i));
+    q_.push(std::max(r.creation.value, start_ms_), action::pod_submit, static_cast<std::uint32_t>(i));
+    if (!p.stays)
+      q_.push(std::max(r.deletion.value, start_ms_), action::pod_withdraw, static_cast<std::uint32_t>(i));
   }
   // A pod that stays runs (or waits) until the end of the run.
   for (auto& p : pods_)
     if (p.stays) p.duration_ms = end_ms_ + 1;
   if (opt_.until_ms >= 0) end_ms_ = std::min(end_ms_, opt_.until_ms);
-  if (model_ != usage_model::none && cfg_.colocation)
-    q_.push(0, action::koordlet_tick);
-  else if (model_ != usage_model::none)
-    q_.push(0, action::koordlet_tick);
-  q_.push(0, action::metrics_sample);
+  if (model_ != usage_model::none) q_.push(start_ms_, action::koordlet_tick);
+  q_.push(start_ms_, action::metrics_sample);
   build_task_classes();
   return {};
 }
@@ -1351,7 +1354,10 @@ void simulator::sample_metrics(std::int64_t t) {
   rows_.push_back(r);
   if (gpu_total_ > 0) {
     gpu_alloc_ratio_sum_ += static_cast<double>(gpu_allocated_) / static_cast<double>(gpu_total_);
-    gpu_frag_sum_ += frag * 100.0 / static_cast<double>(gpu_total_);
+    // frag is in devices; gpu_total_ is x100 per device.
+    gpu_frag_sum_ += frag * 10000.0 / static_cast<double>(gpu_total_);
+    const double idle = static_cast<double>(gpu_total_ - gpu_allocated_) / 100.0;
+    if (idle > 0) gpu_frag_idle_sum_ += frag * 100.0 / idle;
   }
   ++samples_;
 }
@@ -1424,7 +1430,7 @@ result<run_result> simulator::run() {
     if (auto f = maybe_flush(); !f) return tl::unexpected(f.error());
     if (opt_.progress && steady::now() - last_progress > std::chrono::milliseconds(200)) {
       last_progress = steady::now();
-      opt_.progress(now, end_ms_);
+      opt_.progress(now - start_ms_, end_ms_ - start_ms_);
     }
   }
   // End of run.
@@ -1433,7 +1439,7 @@ result<run_result> simulator::run() {
     emit(hdr(end_ms_, wire::EntityKind::Cluster, "sim", -1, "sim"), payload);
   }
   if (auto f = sink_->flush(); !f) return tl::unexpected(f.error());
-  if (opt_.progress) opt_.progress(end_ms_, end_ms_);
+  if (opt_.progress) opt_.progress(end_ms_ - start_ms_, end_ms_ - start_ms_);
   const double loop_wall = seconds_since(wall0);
   const auto tf = steady::now();
   auto states = host_->collect();
@@ -1456,8 +1462,8 @@ result<run_result> simulator::run() {
   tm["wall_us_per_scheduling_decision"] = cycles_ ? sched_wall_ * 1e6 / static_cast<double>(cycles_) : 0.0;
   tm["events"] = sink_->next_offset();
   tm["events_per_second"] = static_cast<double>(sink_->next_offset()) / wall;
-  tm["virtual_seconds"] = static_cast<double>(end_ms_) / 1000.0;
-  tm["time_compression"] = static_cast<double>(end_ms_) / 1000.0 / wall;
+  tm["virtual_seconds"] = static_cast<double>(end_ms_ - start_ms_) / 1000.0;
+  tm["time_compression"] = static_cast<double>(end_ms_ - start_ms_) / 1000.0 / wall;
   tm["threads"] = opt_.threads;
   return out;
 }
@@ -1495,7 +1501,8 @@ nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest, std::uin
   tr["bad_rows_skipped"] = trace_.warning_count();
   tr["bad_row_warnings"] = warns;
   j["trace"] = tr;
-  j["virtual_seconds"] = static_cast<double>(end_ms_) / 1000.0;
+  j["virtual_seconds"] = static_cast<double>(end_ms_ - start_ms_) / 1000.0;
+  j["start_seconds"] = static_cast<double>(start_ms_) / 1000.0;
 
   std::uint64_t evicted = 0;
   for (const auto& [k, v] : evicted_by_reason_) evicted += v;
@@ -1589,6 +1596,8 @@ nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest, std::uin
   g["gpu_devices"] = gpu_total_ / 100;
   g["avg_gpu_allocation_pct"] = r2(samples_ ? 100.0 * gpu_alloc_ratio_sum_ / static_cast<double>(samples_) : 0.0);
   g["avg_gpu_fragmentation_pct_of_total"] = r2(samples_ ? gpu_frag_sum_ / static_cast<double>(samples_) : 0.0);
+  g["avg_gpu_fragmentation_pct_of_unallocated"] =
+      r2(samples_ ? gpu_frag_idle_sum_ / static_cast<double>(samples_) : 0.0);
   g["final_gpu_allocation_pct"] = r2(ratio(gpu_allocated_, gpu_total_));
   g["final_gpu_fragmentation_gpus"] = r2(rows_.empty() ? 0.0 : rows_.back().gpu_frag);
   g["task_classes"] = classes_.size();

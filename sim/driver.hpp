@@ -35,6 +35,9 @@ struct run_options {
   std::function<void(std::int64_t, std::int64_t)> progress;
   // Stop at this virtual time (ms); -1 = the end of the trace (last deletion time).
   std::int64_t until_ms = -1;
+  // Start the clock here (ms, rounded down to a report interval): pods created earlier are
+  // submitted at the start, koordlet reports and metrics begin there. 0 = the trace start.
+  std::int64_t from_ms = 0;
 };
 
 // One row of metrics.csv (cluster totals at one instant).

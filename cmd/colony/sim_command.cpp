@@ -22,6 +22,7 @@ void add_sim_command(CLI::App& app) {
   cmd->add_option("--lifetime", a->lifetime, "Override the configs' pod lifetime: trace|running-stays");
   cmd->add_flag("--skip-bad-rows", a->skip_bad_rows, "Skip malformed trace rows (counted in the report)");
   cmd->add_option("--seed", a->seed, "Seed of every random choice")->capture_default_str();
+  cmd->add_option("--from-days", a->from_days, "Start the virtual clock at this day (earlier pods are submitted then)");
   cmd->add_option("--until-days", a->until_days, "Stop the virtual clock after this many days");
   cmd->add_flag("--quiet", a->quiet, "Do not print the summary");
   cmd->callback([a] {
