@@ -35,6 +35,35 @@ caf::behavior entity_actor(caf::stateful_actor<entity_holder<State>>* self, Stat
   return {
       [=](apply_atom, const batch_ptr& b, std::uint32_t i) { apply(self->state.s, b->envelope(i)); },
       [=](state_atom) -> std::string { return encode(self->state.s); },
+      // Collection and barriers answer a collector actor directly: the router keeps no
+      // per-actor pending request, so a million actors cost a million small messages only.
+      [=](collect_atom, const caf::actor& collector, std::uint64_t slot, bool with_state) {
+        self->send(collector, slot, with_state ? encode(self->state.s) : std::string{});
+      },
+  };
+}
+
+struct collector_state {
+  std::vector<std::string> out;  // (kind byte + key, state) pairs, flattened
+  std::size_t pending = 0;
+  caf::response_promise rp;
+};
+
+// Gathers one answer per entity actor, then delivers them all.
+caf::behavior collector(caf::stateful_actor<collector_state>* self, std::vector<std::string> keys,
+                        caf::response_promise rp) {
+  self->state.pending = keys.size();
+  self->state.out.resize(keys.size() * 2);
+  for (std::size_t i = 0; i < keys.size(); ++i) self->state.out[i * 2] = std::move(keys[i]);
+  self->state.rp = std::move(rp);
+  return {
+      [=](std::uint64_t slot, std::string& state) {
+        self->state.out[slot * 2 + 1] = std::move(state);
+        if (--self->state.pending == 0) {
+          self->state.rp.deliver(std::move(self->state.out));
+          self->quit();
+        }
+      },
   };
 }
 
@@ -106,13 +135,7 @@ caf::behavior router(caf::stateful_actor<router_state>* self) {
         for (const auto& m : self->state.maps) n += m.size();
         return n;
       },
-      [=](collect_atom) -> caf::result<std::vector<std::string>> {
-        // Flattened as (kind byte + key, state) pairs so only std types cross the mailbox.
-        struct gather {
-          std::vector<std::string> out;
-          std::size_t pending = 0;
-        };
-        auto g = std::make_shared<gather>();
+      [=](collect_atom, bool with_state) -> caf::result<std::vector<std::string>> {
         auto rp = self->make_response_promise<std::vector<std::string>>();
         std::size_t total = 0;
         for (const auto& m : self->state.maps) total += m.size();
@@ -120,20 +143,16 @@ caf::behavior router(caf::stateful_actor<router_state>* self) {
           rp.deliver(std::vector<std::string>{});
           return rp;
         }
-        g->out.resize(total * 2);
-        g->pending = total;
-        std::size_t slot = 0;
-        for (int k = 0; k < 5; ++k) {
-          for (const auto& [key, a] : self->state.maps[k]) {
-            g->out[slot * 2] = std::string(1, static_cast<char>(k)) + key;
-            self->request(a, caf::infinite, state_atom::value)
-                .then([g, rp, slot](std::string& s) mutable {
-                  g->out[slot * 2 + 1] = std::move(s);
-                  if (--g->pending == 0) rp.deliver(std::move(g->out));
-                });
-            ++slot;
-          }
-        }
+        std::vector<std::string> keys;
+        keys.reserve(total);
+        for (int k = 0; k < 5; ++k)
+          for (const auto& [key, a] : self->state.maps[k])
+            keys.push_back(std::string(1, static_cast<char>(k)) + key);
+        auto c = self->spawn(collector, std::move(keys), rp);
+        std::uint64_t slot = 0;
+        for (int k = 0; k < 5; ++k)
+          for (const auto& [key, a] : self->state.maps[k])
+            self->send(a, collect_atom::value, c, slot++, with_state);
         return rp;
       },
   };
@@ -175,7 +194,7 @@ void actor_host::load(wire::EntityKind kind, std::string key, std::string state)
 result<std::vector<encoded_entity>> actor_host::collect() {
   std::vector<std::string> flat;
   std::string err;
-  impl_->self->request(impl_->router_, caf::infinite, collect_atom::value)
+  impl_->self->request(impl_->router_, caf::infinite, collect_atom::value, true)
       .receive([&](std::vector<std::string>& v) { flat = std::move(v); },
                [&](caf::error& e) { err = impl_->sys.render(e); });
   if (!err.empty()) return fail(errc::internal, "collecting entity states failed: " + err);
@@ -188,6 +207,14 @@ result<std::vector<encoded_entity>> actor_host::collect() {
     return a.kind != b.kind ? a.kind < b.kind : a.key < b.key;
   });
   return out;
+}
+
+result<void> actor_host::sync() {
+  std::string err;
+  impl_->self->request(impl_->router_, caf::infinite, collect_atom::value, false)
+      .receive([&](std::vector<std::string>&) {}, [&](caf::error& e) { err = impl_->sys.render(e); });
+  if (!err.empty()) return fail(errc::internal, "sync failed: " + err);
+  return {};
 }
 
 result<std::uint64_t> actor_host::actor_count() {

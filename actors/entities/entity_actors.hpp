@@ -59,6 +59,8 @@ public:
   // Waits until everything sent before has been applied, then returns every entity's
   // canonical state in (kind, key) order.
   [[nodiscard]] result<std::vector<encoded_entity>> collect();
+  // Waits until every entity actor has applied everything sent before (a barrier).
+  [[nodiscard]] result<void> sync();
   // Number of entity actors alive.
   [[nodiscard]] result<std::uint64_t> actor_count();
 
