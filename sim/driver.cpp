@@ -244,6 +244,7 @@ struct pod_rec {
   std::int64_t curve_shift_ms = 0;
   std::uint32_t complete_tag = 0;
   bool stays = false;  // pod_lifetime::running_stays and a Running row
+  bool trace_be = false;  // the trace's qos column says BE
   resource_list requests;  // after admission (no pods count)
   scheduler::pod_info info;
   std::vector<scheduler::gpu_allocation> gpus;
@@ -539,6 +540,7 @@ result<void> simulator::setup() {
     const std::int64_t start = r.scheduled ? r.scheduled->value : r.creation.value;
     p.duration_ms = std::max<std::int64_t>(0, r.deletion.value - start);
     p.stays = lifetime_ == pod_lifetime::running_stays && r.phase == trace::openb_phase::running;
+    p.trace_be = r.qos == trace::openb_qos::be;
     end_ms_ = std::max(end_ms_, r.deletion.value);
     if (!curves_.empty()) {
       p.curve = static_cast<std::uint32_t>(trace::pick_curve(curves_.size(), opt_.seed, r.name));
@@ -959,7 +961,9 @@ usage_pt simulator::pod_usage(const pod_rec& p, std::int64_t t) const {
   if (model_ == usage_model::none || curves_.empty()) return {creq, mreq};
   const auto& c = curves_[p.curve];
   const auto pt = trace::sample(c, t - p.bind_ms + p.curve_shift_ms);
-  const usage_ratio& ratio = p.batch() ? cfg_.batch_ratio : cfg_.prod_ratio;
+  // The workload's own class (the trace's qos column), not the config's classification: the
+  // same pod uses the same resources under every config.
+  const usage_ratio& ratio = p.trace_be ? cfg_.batch_ratio : cfg_.prod_ratio;
   const double fc = std::clamp(ratio.cpu * pt.cpu / curve_mean_cpu_[p.curve], 0.0, 1.0);
   const double fm = std::clamp(ratio.memory * pt.memory / curve_mean_mem_[p.curve], 0.0, 1.0);
   return {static_cast<std::int64_t>(static_cast<double>(creq) * fc),

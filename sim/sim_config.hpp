@@ -57,7 +57,8 @@ struct sim_config {
   pod_lifetime lifetime = pod_lifetime::trace;
   // Default: true. Off = no slo-controller batch resources and no koordlet QoS at all.
   bool colocation = true;
-  // Default: prod cpu 0.35 / memory 0.6, mid the same, batch cpu 0.7 / memory 0.6 (Colony choice,
+  // Default: prod cpu 0.35 / memory 0.6, batch cpu 0.7 / memory 0.6 (Colony choice; the class is
+  // the trace's qos column: BE rows use batch, others prod;
   // near the v2018 means of online vs batch containers; docs/sim.md).
   usage_ratio prod_ratio{0.35, 0.6};
   usage_ratio batch_ratio{0.7, 0.6};
