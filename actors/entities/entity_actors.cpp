@@ -1,6 +1,7 @@
 #include "actors/entities/entity_actors.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <unordered_map>
 
 #include <caf/all.hpp>
@@ -76,13 +77,15 @@ caf::actor spawn_entity(caf::stateful_actor<router_state>* self, wire::EntityKin
                         std::string_view state_bytes, bool from_snapshot, std::string* err) {
   auto spawn_with = [&](auto decode, auto empty) -> caf::actor {
     using S = decltype(empty);
-    if (!from_snapshot) return self->spawn(entity_actor<S>, S{});
+    // lazy_init: an entity actor is scheduled on its first message, not at spawn, so creating
+    // a million actors does not queue a million start-up jobs.
+    if (!from_snapshot) return self->template spawn<caf::lazy_init>(entity_actor<S>, S{});
     auto s = decode(state_bytes);
     if (!s) {
       *err = s.error().message;
       return {};
     }
-    return self->spawn(entity_actor<S>, std::move(*s));
+    return self->template spawn<caf::lazy_init>(entity_actor<S>, std::move(*s));
   };
   switch (kind) {
     case wire::EntityKind::Node: return spawn_with(decode_node, node_state{});
@@ -163,6 +166,10 @@ caf::behavior router(caf::stateful_actor<router_state>* self) {
 struct host_config : caf::actor_system_config {
   explicit host_config(std::size_t threads) {
     if (threads > 0) set("scheduler.max-threads", threads);
+    // COLONY_ACTOR_POLICY=sharing|stealing (default stealing): "sharing" avoids the
+    // work-stealing queues' spin-and-yield, which behaves badly on an oversubscribed machine.
+    if (const char* p = std::getenv("COLONY_ACTOR_POLICY"))
+      set("scheduler.policy", caf::atom_from_string(p));
   }
 };
 
