@@ -275,11 +275,13 @@ result<report_files> write_compare(const std::string& out_dir,
   };
   for (const auto& p : plots) {
     gp += fmt::format("set output '{}/{}'\nset title '{}'\nset ylabel '{}'\nplot ", out.string(), p.file, p.title, p.ylabel);
-    bool first = true;
+    // One dash type per config, so equal curves stay visible on top of each other.
+    std::size_t k = 0;
     for (const auto& [n, r] : runs) {
-      if (!first) gp += ", ";
-      first = false;
-      gp += fmt::format("'{}' every ::1 using 2:{} with lines lw 2 title '{}'", (out / n / "metrics.csv").string(), p.expr, n);
+      if (k != 0) gp += ", ";
+      gp += fmt::format("'{}' every ::1 using 2:{} with lines lw {} dt {} title '{}'", (out / n / "metrics.csv").string(),
+                        p.expr, k == 0 ? 3 : 2, k + 1, n);
+      ++k;
     }
     gp += "\n";
   }
