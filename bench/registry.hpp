@@ -22,7 +22,7 @@ struct figure {
 
 // What a benchmark gets: where to put figures, and whether to run a quick (CI-sized) variant.
 class context {
-public:
+ public:
   explicit context(bool quick) : quick_(quick) {}
   [[nodiscard]] bool quick() const { return quick_; }
   void report(std::string name, double value, std::string unit) {
@@ -30,7 +30,7 @@ public:
   }
   [[nodiscard]] const std::vector<figure>& figures() const { return figures_; }
 
-private:
+ private:
   bool quick_;
   std::vector<figure> figures_;
 };
@@ -68,8 +68,8 @@ inline void do_not_optimize(const T& v) {
 #define COLONY_BENCH_CAT2(a, b) a##b
 #define COLONY_BENCH_CAT(a, b) COLONY_BENCH_CAT2(a, b)
 // COLONY_BENCH("log.append", "embedded log append throughput") { ctx.report(...); }
-#define COLONY_BENCH(NAME, DESC)                                                        \
+#define COLONY_BENCH(NAME, DESC)                                                            \
   static void COLONY_BENCH_CAT(colony_bench_fn_, __LINE__)(::colony::bench::context & ctx); \
-  static ::colony::bench::registrar COLONY_BENCH_CAT(colony_bench_reg_, __LINE__){         \
-      NAME, DESC, &COLONY_BENCH_CAT(colony_bench_fn_, __LINE__)};                          \
+  static ::colony::bench::registrar COLONY_BENCH_CAT(colony_bench_reg_, __LINE__){          \
+      NAME, DESC, &COLONY_BENCH_CAT(colony_bench_fn_, __LINE__)};                           \
   static void COLONY_BENCH_CAT(colony_bench_fn_, __LINE__)(::colony::bench::context & ctx)

@@ -56,8 +56,8 @@ event_builder::key_values(const std::vector<std::pair<std::string, std::string>>
 result<decoded> decode(bytes_view bytes, std::string_view where) {
   auto err = [&](errc c, std::string msg) { return fail(c, std::move(msg), std::string(where)); };
   if (bytes.size() < 12)
-    return err(errc::corrupt, "record of " + std::to_string(bytes.size()) +
-                                  " bytes is too short for an envelope");
+    return err(errc::corrupt,
+               "record of " + std::to_string(bytes.size()) + " bytes is too short for an envelope");
   if (bytes.size() > max_record_bytes)
     return err(errc::corrupt, "record of " + std::to_string(bytes.size()) + " bytes exceeds " +
                                   std::to_string(max_record_bytes));
@@ -66,26 +66,25 @@ result<decoded> decode(bytes_view bytes, std::string_view where) {
   // Depth 64 and 1M tables bound the work an adversarial buffer can cause.
   flatbuffers::Verifier v(bytes.data(), bytes.size(), 64, 1000000);
   if (!wire::VerifyEnvelopeBuffer(v))
-    return err(errc::corrupt, "FlatBuffers verification of the envelope failed "
-                              "(truncated or corrupt record)");
+    return err(errc::corrupt,
+               "FlatBuffers verification of the envelope failed "
+               "(truncated or corrupt record)");
   const auto* env = wire::GetEnvelope(bytes.data());
   if (env->compat_version() > schema_version)
-    return err(errc::failed_precondition,
-               "record needs a reader of schema version >= " +
-                   std::to_string(env->compat_version()) + ", this is " +
-                   std::to_string(schema_version) + "; upgrade colony");
+    return err(errc::failed_precondition, "record needs a reader of schema version >= " +
+                                              std::to_string(env->compat_version()) + ", this is " +
+                                              std::to_string(schema_version) + "; upgrade colony");
   auto type = env->payload_type();
   // The generated verifier accepts unknown union types without looking at them.
   if (type == wire::Payload::NONE || type > wire::Payload::MAX)
-    return err(errc::invalid_input,
-               "unknown payload type " + std::to_string(static_cast<int>(type)) +
-                   " (this schema knows 1.." +
-                   std::to_string(static_cast<int>(wire::Payload::MAX)) + ")");
+    return err(errc::invalid_input, "unknown payload type " +
+                                        std::to_string(static_cast<int>(type)) +
+                                        " (this schema knows 1.." +
+                                        std::to_string(static_cast<int>(wire::Payload::MAX)) + ")");
   if (env->payload() == nullptr)
-    return err(errc::corrupt, "envelope has payload type " +
-                                  std::string(payload_name(type)) + " but no payload");
-  if (env->entity_key() == nullptr)
-    return err(errc::corrupt, "envelope has no entity key");
+    return err(errc::corrupt,
+               "envelope has payload type " + std::string(payload_name(type)) + " but no payload");
+  if (env->entity_key() == nullptr) return err(errc::corrupt, "envelope has no entity key");
   return decoded{env};
 }
 
@@ -122,12 +121,18 @@ std::string_view payload_name(wire::Payload type) {
 
 std::string_view entity_kind_name(wire::EntityKind kind) {
   switch (kind) {
-    case wire::EntityKind::Node: return "node";
-    case wire::EntityKind::Pod: return "pod";
-    case wire::EntityKind::ElasticQuota: return "quota";
-    case wire::EntityKind::PodMigrationJob: return "job";
-    case wire::EntityKind::Cluster: return "cluster";
-    case wire::EntityKind::Unknown: break;
+    case wire::EntityKind::Node:
+      return "node";
+    case wire::EntityKind::Pod:
+      return "pod";
+    case wire::EntityKind::ElasticQuota:
+      return "quota";
+    case wire::EntityKind::PodMigrationJob:
+      return "job";
+    case wire::EntityKind::Cluster:
+      return "cluster";
+    case wire::EntityKind::Unknown:
+      break;
   }
   return "unknown";
 }
@@ -136,10 +141,10 @@ result<wire::EntityKind> parse_entity_kind(std::string_view name) {
   for (auto k : {wire::EntityKind::Node, wire::EntityKind::Pod, wire::EntityKind::ElasticQuota,
                  wire::EntityKind::PodMigrationJob, wire::EntityKind::Cluster})
     if (entity_kind_name(k) == name) return k;
-  return fail(errc::invalid_input,
-              "unknown entity kind '" + std::string(name) +
-                  "' (expected node, pod, quota, job or cluster)",
-              "--entity");
+  return fail(
+      errc::invalid_input,
+      "unknown entity kind '" + std::string(name) + "' (expected node, pod, quota, job or cluster)",
+      "--entity");
 }
 
 }  // namespace colony::messages

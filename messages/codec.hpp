@@ -43,7 +43,7 @@ struct header {
 };
 
 class event_builder {
-public:
+ public:
   event_builder() : fbb_(1024) {}
 
   // The builder for payload tables. Cleared by finish().
@@ -61,7 +61,7 @@ public:
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>> key_values(
       const std::vector<std::pair<std::string, std::string>>& kvs);
 
-private:
+ private:
   flatbuffers::FlatBufferBuilder fbb_;
 };
 

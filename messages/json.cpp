@@ -39,10 +39,9 @@ result<std::string> to_json(bytes_view bytes) {
   if (parser == nullptr)
     return fail(errc::internal, "embedded schema failed to parse for JSON output");
   std::string payload;
-  if (!flatbuffers::GenerateTextFromTable(*parser, env->payload(),
-                                          "colony.wire." +
-                                              std::string(payload_name(env->payload_type())),
-                                          &payload))
+  if (!flatbuffers::GenerateTextFromTable(
+          *parser, env->payload(), "colony.wire." + std::string(payload_name(env->payload_type())),
+          &payload))
     return fail(errc::internal, "JSON generation failed");
   nlohmann::ordered_json j;
   j["offset"] = env->offset();

@@ -34,7 +34,8 @@ inline constexpr std::string_view label_priority = "koordinator.sh/priority";
 // apis/extension/elastic_quota.go: quota labels and annotations.
 inline constexpr std::string_view label_quota_name = "quota.scheduling.koordinator.sh/name";
 inline constexpr std::string_view label_quota_parent = "quota.scheduling.koordinator.sh/parent";
-inline constexpr std::string_view label_quota_is_parent = "quota.scheduling.koordinator.sh/is-parent";
+inline constexpr std::string_view label_quota_is_parent =
+    "quota.scheduling.koordinator.sh/is-parent";
 inline constexpr std::string_view label_quota_tree_id = "quota.scheduling.koordinator.sh/tree-id";
 inline constexpr std::string_view label_quota_is_root = "quota.scheduling.koordinator.sh/is-root";
 inline constexpr std::string_view label_quota_allow_lent_resource =
@@ -52,14 +53,20 @@ inline constexpr std::string_view label_quota_ignore_default_tree =
     "quota.scheduling.koordinator.sh/ignore-default-tree";
 inline constexpr std::string_view label_allow_force_update =
     "quota.scheduling.koordinator.sh/allow-force-update";
-inline constexpr std::string_view annotation_child_request = "quota.scheduling.koordinator.sh/child-request";
-inline constexpr std::string_view annotation_resource_keys = "quota.scheduling.koordinator.sh/resource-keys";
-inline constexpr std::string_view annotation_total_resource = "quota.scheduling.koordinator.sh/total-resource";
+inline constexpr std::string_view annotation_child_request =
+    "quota.scheduling.koordinator.sh/child-request";
+inline constexpr std::string_view annotation_resource_keys =
+    "quota.scheduling.koordinator.sh/resource-keys";
+inline constexpr std::string_view annotation_total_resource =
+    "quota.scheduling.koordinator.sh/total-resource";
 inline constexpr std::string_view annotation_unschedulable_resource =
     "quota.scheduling.koordinator.sh/unschedulable-resource";
-inline constexpr std::string_view annotation_quota_namespaces = "quota.scheduling.koordinator.sh/namespaces";
-inline constexpr std::string_view annotation_guaranteed = "quota.scheduling.koordinator.sh/guaranteed";
-inline constexpr std::string_view annotation_allocated = "quota.scheduling.koordinator.sh/allocated";
+inline constexpr std::string_view annotation_quota_namespaces =
+    "quota.scheduling.koordinator.sh/namespaces";
+inline constexpr std::string_view annotation_guaranteed =
+    "quota.scheduling.koordinator.sh/guaranteed";
+inline constexpr std::string_view annotation_allocated =
+    "quota.scheduling.koordinator.sh/allocated";
 inline constexpr std::string_view annotation_non_preemptible_request =
     "quota.scheduling.koordinator.sh/non-preemptible-request";
 inline constexpr std::string_view annotation_non_preemptible_used =
@@ -69,8 +76,10 @@ inline constexpr std::string_view annotation_max_strict_check_resource_keys =
 
 // apis/extension/coscheduling.go: gang annotations.
 inline constexpr std::string_view annotation_gang_name = "gang.scheduling.koordinator.sh/name";
-inline constexpr std::string_view annotation_gang_min_num = "gang.scheduling.koordinator.sh/min-available";
-inline constexpr std::string_view annotation_gang_wait_time = "gang.scheduling.koordinator.sh/waiting-time";
+inline constexpr std::string_view annotation_gang_min_num =
+    "gang.scheduling.koordinator.sh/min-available";
+inline constexpr std::string_view annotation_gang_wait_time =
+    "gang.scheduling.koordinator.sh/waiting-time";
 inline constexpr std::string_view annotation_gang_mode = "gang.scheduling.koordinator.sh/mode";
 inline constexpr std::string_view annotation_gang_groups = "gang.scheduling.koordinator.sh/groups";
 inline constexpr std::string_view label_pod_group = "pod-group.scheduling.sigs.k8s.io";
@@ -81,27 +90,33 @@ inline constexpr std::string_view label_eviction_enabled = "koordinator.sh/evict
 inline constexpr std::string_view annotation_eviction_priority = "koordinator.sh/eviction-priority";
 inline constexpr std::string_view annotation_cpu_burst = "koordinator.sh/cpuBurst";
 inline constexpr std::string_view annotation_memory_qos = "koordinator.sh/memoryQOS";
-inline constexpr std::string_view annotation_resource_status = "scheduling.koordinator.sh/resource-status";
+inline constexpr std::string_view annotation_resource_status =
+    "scheduling.koordinator.sh/resource-status";
 inline constexpr std::string_view annotation_node_reservation = "node.koordinator.sh/reservation";
 
 // apis/extension/load_aware.go, node.go: scheduler annotations.
 inline constexpr std::string_view annotation_custom_usage_thresholds =
     "scheduling.koordinator.sh/usage-thresholds";
-inline constexpr std::string_view annotation_node_raw_allocatable = "node.koordinator.sh/raw-allocatable";
+inline constexpr std::string_view annotation_node_raw_allocatable =
+    "node.koordinator.sh/raw-allocatable";
 inline constexpr std::string_view annotation_load_estimated_scaling_factors =
     "scheduling.koordinator.sh/load-estimated-scaling-factors";
 inline constexpr std::string_view annotation_load_estimated_seconds_after_pod_scheduled =
     "scheduling.koordinator.sh/load-estimated-seconds-after-pod-scheduled";
 inline constexpr std::string_view annotation_load_estimated_seconds_after_initialized =
     "scheduling.koordinator.sh/load-estimated-seconds-after-initialized";
-inline constexpr std::string_view annotation_gang_total_num = "gang.scheduling.koordinator.sh/total-number";
-inline constexpr std::string_view annotation_gang_match_policy = "gang.scheduling.koordinator.sh/match-policy";
+inline constexpr std::string_view annotation_gang_total_num =
+    "gang.scheduling.koordinator.sh/total-number";
+inline constexpr std::string_view annotation_gang_match_policy =
+    "gang.scheduling.koordinator.sh/match-policy";
 inline constexpr std::string_view annotation_alias_gang_match_policy =
     "pod-group.scheduling.sigs.k8s.io/match-policy";
-inline constexpr std::string_view label_lightweight_pod_group_name = "pod-group.scheduling.sigs.k8s.io/name";
+inline constexpr std::string_view label_lightweight_pod_group_name =
+    "pod-group.scheduling.sigs.k8s.io/name";
 inline constexpr std::string_view label_lightweight_pod_group_min_available =
     "pod-group.scheduling.sigs.k8s.io/min-available";
-inline constexpr std::string_view annotation_device_allocated = "scheduling.koordinator.sh/device-allocated";
+inline constexpr std::string_view annotation_device_allocated =
+    "scheduling.koordinator.sh/device-allocated";
 
 // apis/extension/device_share.go: other devices.
 inline constexpr std::string_view gpu_shared = "koordinator.sh/gpu.shared";
@@ -115,7 +130,8 @@ inline constexpr std::string_view koord_rdma = "koordinator.sh/rdma";
 
 // apis/extension/node_colocation.go, node_reservation.go: slo-controller node labels/annotations.
 inline constexpr std::string_view label_cpu_reclaim_ratio = "node.koordinator.sh/cpu-reclaim-ratio";
-inline constexpr std::string_view label_memory_reclaim_ratio = "node.koordinator.sh/memory-reclaim-ratio";
+inline constexpr std::string_view label_memory_reclaim_ratio =
+    "node.koordinator.sh/memory-reclaim-ratio";
 inline constexpr std::string_view label_mid_static_cpu_reserved_ratio =
     "node.koordinator.sh/mid-static-cpu-reserved-ratio";
 inline constexpr std::string_view label_mid_static_memory_reserved_ratio =
@@ -132,7 +148,8 @@ inline constexpr std::string_view annotation_origin_extended_allocatable =
 // apis/extension/cluster_colocation_profile.go, resource.go, multi_scheduler.go: admission.
 inline constexpr std::string_view annotation_skip_update_resource =
     "config.koordinator.sh/skip-update-resources";
-inline constexpr std::string_view label_controller_managed = "config.koordinator.sh/controller-managed";
+inline constexpr std::string_view label_controller_managed =
+    "config.koordinator.sh/controller-managed";
 inline constexpr std::string_view annotation_extended_resource_spec =
     "node.koordinator.sh/extended-resource-spec";
 inline constexpr std::string_view label_scheduler_name = "koordinator.sh/scheduler-name";

@@ -42,9 +42,17 @@ struct resource_list {
   }
   template <class F>
   constexpr void for_each(F&& f) const {
-    f(cpu_milli); f(memory_bytes); f(batch_cpu_milli); f(batch_memory_bytes);
-    f(mid_cpu_milli); f(mid_memory_bytes); f(gpu); f(gpu_core); f(gpu_memory_bytes);
-    f(gpu_memory_ratio); f(pods);
+    f(cpu_milli);
+    f(memory_bytes);
+    f(batch_cpu_milli);
+    f(batch_memory_bytes);
+    f(mid_cpu_milli);
+    f(mid_memory_bytes);
+    f(gpu);
+    f(gpu_core);
+    f(gpu_memory_bytes);
+    f(gpu_memory_ratio);
+    f(pods);
   }
 
   constexpr resource_list& operator+=(const resource_list& o) {
@@ -55,8 +63,12 @@ struct resource_list {
     zip(o, [](std::int64_t& a, std::int64_t b) { a -= b; });
     return *this;
   }
-  friend constexpr resource_list operator+(resource_list a, const resource_list& b) { return a += b; }
-  friend constexpr resource_list operator-(resource_list a, const resource_list& b) { return a -= b; }
+  friend constexpr resource_list operator+(resource_list a, const resource_list& b) {
+    return a += b;
+  }
+  friend constexpr resource_list operator-(resource_list a, const resource_list& b) {
+    return a -= b;
+  }
 
   // True if every field of *this is <= the same field of cap.
   [[nodiscard]] constexpr bool fits_in(const resource_list& cap) const {

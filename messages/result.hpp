@@ -29,15 +29,24 @@ enum class errc : std::uint8_t {
 
 [[nodiscard]] constexpr std::string_view to_string(errc c) noexcept {
   switch (c) {
-    case errc::ok: return "ok";
-    case errc::invalid_input: return "invalid_input";
-    case errc::failed_precondition: return "failed_precondition";
-    case errc::not_found: return "not_found";
-    case errc::already_exists: return "already_exists";
-    case errc::out_of_range: return "out_of_range";
-    case errc::unavailable: return "unavailable";
-    case errc::corrupt: return "corrupt";
-    case errc::internal: return "internal";
+    case errc::ok:
+      return "ok";
+    case errc::invalid_input:
+      return "invalid_input";
+    case errc::failed_precondition:
+      return "failed_precondition";
+    case errc::not_found:
+      return "not_found";
+    case errc::already_exists:
+      return "already_exists";
+    case errc::out_of_range:
+      return "out_of_range";
+    case errc::unavailable:
+      return "unavailable";
+    case errc::corrupt:
+      return "corrupt";
+    case errc::internal:
+      return "internal";
   }
   return "unknown";
 }

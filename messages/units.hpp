@@ -20,8 +20,14 @@ struct quantity {
   constexpr auto operator<=>(const quantity&) const = default;
   constexpr quantity operator+(quantity o) const { return quantity{value + o.value}; }
   constexpr quantity operator-(quantity o) const { return quantity{value - o.value}; }
-  constexpr quantity& operator+=(quantity o) { value += o.value; return *this; }
-  constexpr quantity& operator-=(quantity o) { value -= o.value; return *this; }
+  constexpr quantity& operator+=(quantity o) {
+    value += o.value;
+    return *this;
+  }
+  constexpr quantity& operator-=(quantity o) {
+    value -= o.value;
+    return *this;
+  }
   constexpr quantity operator-() const { return quantity{-value}; }
 };
 
@@ -37,7 +43,9 @@ using bytes = quantity<bytes_tag>;          // memory in bytes
 using event_time = quantity<event_time_tag>;
 using duration_ms = quantity<duration_tag>;
 
-constexpr event_time operator+(event_time t, duration_ms d) { return event_time{t.value + d.value}; }
+constexpr event_time operator+(event_time t, duration_ms d) {
+  return event_time{t.value + d.value};
+}
 // No free event_time - event_time -> duration_ms: it would be ambiguous with the member
 // operator-; subtract .value explicitly.
 

@@ -43,8 +43,9 @@ namespace {
 
 // A progress bar with ETA on stderr, drawn only when stderr is a terminal.
 class progress_bar {
-public:
-  explicit progress_bar(std::string label) : label_(std::move(label)), tty_(isatty(fileno(stderr)) != 0) {}
+ public:
+  explicit progress_bar(std::string label)
+      : label_(std::move(label)), tty_(isatty(fileno(stderr)) != 0) {}
   void update(std::int64_t done, std::int64_t total) {
     if (!tty_ || total <= 0) return;
     const double f = std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0);
@@ -60,7 +61,7 @@ public:
     std::fflush(stderr);
   }
 
-private:
+ private:
   std::string label_;
   bool tty_;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
@@ -81,7 +82,8 @@ result<void> run_sim_command(const sim_args& a) {
     auto c = load_sim_config(path);
     if (!c) return tl::unexpected(c.error());
     if (!names.insert(c->name).second)
-      return fail(errc::invalid_input, "two configs are named '" + c->name + "' (names pick output folders)", path);
+      return fail(errc::invalid_input,
+                  "two configs are named '" + c->name + "' (names pick output folders)", path);
     configs.push_back(std::move(*c));
   }
   std::optional<usage_model> um;
@@ -96,7 +98,8 @@ result<void> run_sim_command(const sim_args& a) {
     if (!m) return fail(errc::invalid_input, m.error().message, "--lifetime");
     lt = *m;
   }
-  if (a.threads == 0 || a.threads > 256) return fail(errc::invalid_input, "expected 1..256", "--threads");
+  if (a.threads == 0 || a.threads > 256)
+    return fail(errc::invalid_input, "expected 1..256", "--threads");
 
   const std::string dir = a.trace.empty() ? default_trace_dir() : a.trace;
   trace::trace_set_options topt;
@@ -105,7 +108,8 @@ result<void> run_sim_command(const sim_args& a) {
   auto ts = trace::load_trace_set(dir, topt);
   if (!ts) return tl::unexpected(ts.error());
   if (ts->warning_count() > 0)
-    std::fprintf(stderr, "colony sim: warning: %zu bad trace rows skipped (listed in summary.json)\n",
+    std::fprintf(stderr,
+                 "colony sim: warning: %zu bad trace rows skipped (listed in summary.json)\n",
                  ts->warning_count());
 
   std::error_code ec;
@@ -122,7 +126,8 @@ result<void> run_sim_command(const sim_args& a) {
     ro.seed = a.seed;
     ro.usage_override = um;
     ro.lifetime_override = lt;
-    ro.log_path = a.log.empty() ? (out / "log").string() : (compare ? a.log + "-" + cfg.name : a.log);
+    ro.log_path =
+        a.log.empty() ? (out / "log").string() : (compare ? a.log + "-" + cfg.name : a.log);
     ro.from_ms = static_cast<std::int64_t>(a.from_days * 86.4e6);
     if (a.until_days >= 0) ro.until_ms = static_cast<std::int64_t>(a.until_days * 86.4e6);
     progress_bar bar("sim " + cfg.name);
@@ -136,7 +141,8 @@ result<void> run_sim_command(const sim_args& a) {
   }
   if (compare) {
     std::vector<std::pair<std::string, const run_result*>> runs;
-    for (std::size_t i = 0; i < configs.size(); ++i) runs.emplace_back(configs[i].name, &results[i]);
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      runs.emplace_back(configs[i].name, &results[i]);
     auto files = write_compare(a.out, runs);
     if (!files) return tl::unexpected(files.error());
     if (!a.quiet) {
@@ -157,7 +163,8 @@ result<void> run_trace_synth(const synth_args& a) {
   auto ts = trace::load_trace_set(dir);
   if (!ts) return tl::unexpected(ts.error());
   if (!ts->openb_nodes || !ts->openb_pods || !ts->machine_usage)
-    return fail(errc::invalid_input, "calibration needs openb node and pod lists and a v2018 machine_usage", dir);
+    return fail(errc::invalid_input,
+                "calibration needs openb node and pod lists and a v2018 machine_usage", dir);
   auto cal = trace::calibrate(*ts->openb_nodes, *ts->openb_pods, *ts->machine_usage);
   if (!cal) return tl::unexpected(cal.error());
   trace::synth_params p;
@@ -169,9 +176,11 @@ result<void> run_trace_synth(const synth_args& a) {
   if (!t) return tl::unexpected(t.error());
   auto files = trace::write_synthetic(a.out, *t, *cal);
   if (!files) return tl::unexpected(files.error());
-  std::printf("colony trace synth: SYNTHETIC trace (%lld nodes, %lld pods, %lld days, seed %llu) written to %s\n",
-              static_cast<long long>(a.nodes), static_cast<long long>(a.pods), static_cast<long long>(a.days),
-              static_cast<unsigned long long>(a.seed), a.out.c_str());
+  std::printf(
+      "colony trace synth: SYNTHETIC trace (%lld nodes, %lld pods, %lld days, seed %llu) written "
+      "to %s\n",
+      static_cast<long long>(a.nodes), static_cast<long long>(a.pods),
+      static_cast<long long>(a.days), static_cast<unsigned long long>(a.seed), a.out.c_str());
   for (const auto& f : *files) std::printf("  %s\n", f.c_str());
   return {};
 }

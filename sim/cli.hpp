@@ -14,19 +14,19 @@
 namespace colony::sim {
 
 struct sim_args {
-  std::string trace;                // empty = default_trace_dir()
+  std::string trace;  // empty = default_trace_dir()
   std::string pod_list = "default";
-  std::vector<std::string> configs; // empty = the built-in koordinator-defaults
+  std::vector<std::string> configs;  // empty = the built-in koordinator-defaults
   std::string out = "colony-sim-out";
-  std::string log;                  // empty = OUT/log (OUT/<config>/log when comparing)
+  std::string log;  // empty = OUT/log (OUT/<config>/log when comparing)
   std::size_t threads = 1;
-  std::string usage_model;          // empty = each config's own
-  std::string lifetime;             // empty = each config's own (trace | running-stays)
+  std::string usage_model;  // empty = each config's own
+  std::string lifetime;     // empty = each config's own (trace | running-stays)
   bool skip_bad_rows = false;
   std::uint64_t seed = 1;
-  double until_days = -1;           // stop the clock early (-1 = trace end)
-  double from_days = 0;             // start the clock later (earlier pods submitted at the start)
-  bool quiet = false;               // no summary on stdout
+  double until_days = -1;  // stop the clock early (-1 = trace end)
+  double from_days = 0;    // start the clock later (earlier pods submitted at the start)
+  bool quiet = false;      // no summary on stdout
 };
 
 // Where the default trace is: $COLONY_TRACES, else ./traces, else <binary dir>/../../traces,

@@ -49,7 +49,7 @@ double seconds_since(steady::time_point t0) {
 // The log sink: records in order, offsets patched, appended in batches, folded by the actors.
 // ---------------------------------------------------------------------------------------------
 class log_sink {
-public:
+ public:
   log_sink(stores::event_log* log, entities::actor_host* host) : log_(log), host_(host) {
     xxh_ = XXH3_createState();
     XXH3_64bits_reset(xxh_);
@@ -68,7 +68,9 @@ public:
     ++by_type_[static_cast<std::size_t>(type)];
     return off;
   }
-  [[nodiscard]] const wire::Envelope& last() const { return *wire::GetEnvelope(pending_.back().data()); }
+  [[nodiscard]] const wire::Envelope& last() const {
+    return *wire::GetEnvelope(pending_.back().data());
+  }
   [[nodiscard]] bool should_flush() const { return pending_.size() >= flush_records; }
 
   [[nodiscard]] result<void> flush() {
@@ -103,7 +105,7 @@ public:
   [[nodiscard]] double append_seconds() const { return append_seconds_; }
   [[nodiscard]] const std::array<std::uint64_t, 32>& by_type() const { return by_type_; }
 
-private:
+ private:
   stores::event_log* log_;
   entities::actor_host* host_;
   std::vector<byte_buffer> pending_;
@@ -120,7 +122,7 @@ private:
 // Which thread runs which i does not matter: fn writes only to slot i.
 // ---------------------------------------------------------------------------------------------
 class worker_pool {
-public:
+ public:
   explicit worker_pool(std::size_t threads) {
     for (std::size_t i = 1; i < threads; ++i) workers_.emplace_back([this] { loop(); });
   }
@@ -156,7 +158,7 @@ public:
     fn_ = nullptr;
   }
 
-private:
+ private:
   void work() {
     for (;;) {
       const std::size_t i = next_.fetch_add(1);
@@ -196,12 +198,12 @@ private:
 // (as a required node affinity on the model label would; the openb simulator does the same).
 // ---------------------------------------------------------------------------------------------
 class gpu_model_affinity final : public scheduler::plugin {
-public:
+ public:
   static constexpr std::string_view plugin_name = "GPUModelAffinity";
   [[nodiscard]] std::string_view name() const noexcept override { return plugin_name; }
   [[nodiscard]] std::uint32_t points() const noexcept override { return scheduler::ep_filter; }
-  scheduler::status filter(scheduler::cycle_state&, const scheduler::pod_info&, const scheduler::node_info& node,
-                           event_time) override {
+  scheduler::status filter(scheduler::cycle_state&, const scheduler::pod_info&,
+                           const scheduler::node_info& node, event_time) override {
     if (models_ == nullptr || models_->empty()) return {};
     const auto idx = static_cast<std::size_t>(&node - base_);
     if (idx >= node_models_.size()) return scheduler::status::unschedulable(reason_);
@@ -216,7 +218,7 @@ public:
   }
   std::vector<std::string> node_models_;
 
-private:
+ private:
   static constexpr std::string_view reason_ = "node(s) didn't match the pod's GPU model (gpu_spec)";
   const scheduler::node_info* base_ = nullptr;
   const std::vector<std::string>* models_ = nullptr;
@@ -243,8 +245,8 @@ struct pod_rec {
   std::uint32_t curve = 0;
   std::int64_t curve_shift_ms = 0;
   std::uint32_t complete_tag = 0;
-  bool stays = false;  // pod_lifetime::running_stays and a Running row
-  bool trace_be = false;  // the trace's qos column says BE
+  bool stays = false;      // pod_lifetime::running_stays and a Running row
+  bool trace_be = false;   // the trace's qos column says BE
   resource_list requests;  // after admission (no pods count)
   scheduler::pod_info info;
   std::vector<scheduler::gpu_allocation> gpus;
@@ -259,8 +261,8 @@ struct pod_rec {
 };
 
 struct node_rec {
-  entities::node_state st;         // the node actor's state: fold of this node's events
-  std::vector<std::uint32_t> pods; // bound pods, ascending pod index
+  entities::node_state st;          // the node actor's state: fold of this node's events
+  std::vector<std::uint32_t> pods;  // bound pods, ascending pod index
   std::string model;
   slo_controller::node_extended_resources published;
   std::optional<event_time> last_sync;
@@ -313,10 +315,14 @@ struct task_class {
 
 wire::KubeQoSClass to_wire(admission::kube_qos_class k) {
   switch (k) {
-    case admission::kube_qos_class::guaranteed: return wire::KubeQoSClass::Guaranteed;
-    case admission::kube_qos_class::burstable: return wire::KubeQoSClass::Burstable;
-    case admission::kube_qos_class::best_effort: return wire::KubeQoSClass::BestEffort;
-    default: return wire::KubeQoSClass::Unset;
+    case admission::kube_qos_class::guaranteed:
+      return wire::KubeQoSClass::Guaranteed;
+    case admission::kube_qos_class::burstable:
+      return wire::KubeQoSClass::Burstable;
+    case admission::kube_qos_class::best_effort:
+      return wire::KubeQoSClass::BestEffort;
+    default:
+      return wire::KubeQoSClass::Unset;
   }
 }
 
@@ -335,13 +341,13 @@ std::string_view eviction_reason_name(wire::EvictionReason r) {
 // The simulator.
 // ---------------------------------------------------------------------------------------------
 class simulator {
-public:
+ public:
   simulator(const trace::trace_set& t, const sim_config& c, const run_options& o)
       : trace_(t), cfg_(c), opt_(o), pool_(std::max<std::size_t>(1, o.threads)) {}
 
   result<run_result> run();
 
-private:
+ private:
   result<void> setup();
   void build_task_classes();
   // Emitting helpers.
@@ -377,8 +383,9 @@ private:
   void release(std::int64_t t, std::uint32_t p);
   void koordlet_tick(std::int64_t t);
   void compute_tick(std::int64_t t, std::uint32_t n, tick_out& out) const;
-  void slo_for_node(std::int64_t t, std::uint32_t n, const std::vector<std::pair<std::uint32_t, usage_pt>>& usage,
-                    tick_out& out, slo_controller::calculator_scratch& scratch) const;
+  void slo_for_node(std::int64_t t, std::uint32_t n,
+                    const std::vector<std::pair<std::uint32_t, usage_pt>>& usage, tick_out& out,
+                    slo_controller::calculator_scratch& scratch) const;
   void apply_batch(std::int64_t t, std::uint32_t n, const tick_out& o, log_offset cause);
   void refresh_scheduler_metrics();
   usage_pt pod_usage(const pod_rec& p, std::int64_t t) const;
@@ -437,8 +444,10 @@ private:
   std::uint64_t submitted_ = 0, scheduled_ = 0, rejected_ = 0, withdrawn_ = 0, completed_ = 0;
   std::uint64_t unschedulable_events_ = 0, bind_rejections_ = 0, cycles_ = 0, hint_skips_ = 0;
   std::uint64_t over_capacity_ = 0, negative_batch_ = 0, evictions_without_reason_ = 0;
-  std::uint64_t batch_overcommitted_ = 0, metric_reports_ = 0, batch_updates_ = 0, suppress_updates_ = 0;
-  std::map<std::string, std::uint64_t> unsched_reasons_;    // "plugin: reason" -> PodUnschedulable events
+  std::uint64_t batch_overcommitted_ = 0, metric_reports_ = 0, batch_updates_ = 0,
+                suppress_updates_ = 0;
+  std::map<std::string, std::uint64_t>
+      unsched_reasons_;  // "plugin: reason" -> PodUnschedulable events
   std::map<std::string, std::uint64_t> pods_unsched_reason_;  // last reason of pods pending at end
   std::map<std::string, std::uint64_t> evicted_by_reason_;
   std::map<std::string, std::uint64_t> completed_by_phase_;
@@ -457,7 +466,8 @@ result<void> simulator::setup() {
   model_ = opt_.usage_override.value_or(cfg_.usage);
   lifetime_ = opt_.lifetime_override.value_or(cfg_.lifetime);
   if (!trace_.openb_nodes || !trace_.openb_pods)
-    return fail(errc::invalid_input, "the trace has no openb node list and pod list (colony sim replays openb)",
+    return fail(errc::invalid_input,
+                "the trace has no openb node list and pod list (colony sim replays openb)",
                 trace_.dir);
   if (model_ == usage_model::v2018_curves) {
     if (!trace_.machine_usage || trace_.machine_usage->rows.empty())
@@ -467,7 +477,8 @@ result<void> simulator::setup() {
                   trace_.dir);
     curves_ = trace::extract_usage_curves(trace_.machine_usage->rows);
     if (curves_.empty())
-      return fail(errc::invalid_input, "no usage curve could be extracted from machine_usage", trace_.dir);
+      return fail(errc::invalid_input, "no usage curve could be extracted from machine_usage",
+                  trace_.dir);
     for (const auto& c : curves_) {
       double sc = 0, sm = 0;
       for (std::size_t i = 0; i < c.size(); ++i) {
@@ -481,22 +492,26 @@ result<void> simulator::setup() {
   } else if (model_ == usage_model::trace) {
     // openb and synthetic traces carry requests only; per-pod usage would come from v2018
     // container_usage keyed by container, which no openb pod maps to.
-    return fail(errc::invalid_input,
-                "usage model 'trace' needs per-pod usage, which this trace does not have (openb lists "
-                "requests only); use v2018-curves or none",
-                trace_.dir);
+    return fail(
+        errc::invalid_input,
+        "usage model 'trace' needs per-pod usage, which this trace does not have (openb lists "
+        "requests only); use v2018-curves or none",
+        trace_.dir);
   }
   if (cfg_.colocation && cfg_.slo.resource_threshold) {
     const auto& s = cfg_.slo.resource_threshold->cluster;
     kcfg_.enable = s.enable.value_or(false);
-    if (s.cpu_suppress_threshold_percent) kcfg_.cpu_suppress_threshold_percent = *s.cpu_suppress_threshold_percent;
+    if (s.cpu_suppress_threshold_percent)
+      kcfg_.cpu_suppress_threshold_percent = *s.cpu_suppress_threshold_percent;
     kcfg_.cpu_suppress_min_percent = s.cpu_suppress_min_percent;
     if (s.cpu_suppress_policy && *s.cpu_suppress_policy == "cfsQuota")
       kcfg_.cpu_suppress_policy = koordlet::cpu_suppress_policy_type::cfs_quota;
-    if (s.memory_evict_threshold_percent) kcfg_.memory_evict_threshold_percent = *s.memory_evict_threshold_percent;
+    if (s.memory_evict_threshold_percent)
+      kcfg_.memory_evict_threshold_percent = *s.memory_evict_threshold_percent;
     kcfg_.memory_evict_lower_percent = s.memory_evict_lower_percent;
     if (s.evict_enabled_priority_threshold)
-      kcfg_.evict_enabled_priority_threshold = static_cast<std::int32_t>(*s.evict_enabled_priority_threshold);
+      kcfg_.evict_enabled_priority_threshold =
+          static_cast<std::int32_t>(*s.evict_enabled_priority_threshold);
     qos_on_ = kcfg_.enable && model_ != usage_model::none;
   }
 
@@ -545,12 +560,15 @@ result<void> simulator::setup() {
     if (!curves_.empty()) {
       p.curve = static_cast<std::uint32_t>(trace::pick_curve(curves_.size(), opt_.seed, r.name));
       const auto& c = curves_[p.curve];
-      p.curve_shift_ms = static_cast<std::int64_t>(trace::pick_curve(c.size(), opt_.seed ^ 0x9e3779b97f4a7c15ULL, r.name)) *
+      p.curve_shift_ms = static_cast<std::int64_t>(trace::pick_curve(
+                             c.size(), opt_.seed ^ 0x9e3779b97f4a7c15ULL, r.name)) *
                          c.step_ms;
     }
-    q_.push(std::max(r.creation.value, start_ms_), action::pod_submit, static_cast<std::uint32_t>(i));
+    q_.push(std::max(r.creation.value, start_ms_), action::pod_submit,
+            static_cast<std::uint32_t>(i));
     if (!p.stays)
-      q_.push(std::max(r.deletion.value, start_ms_), action::pod_withdraw, static_cast<std::uint32_t>(i));
+      q_.push(std::max(r.deletion.value, start_ms_), action::pod_withdraw,
+              static_cast<std::uint32_t>(i));
   }
   // A pod that stays runs (or waits) until the end of the run.
   for (auto& p : pods_)
@@ -659,8 +677,10 @@ result<void> simulator::on_pod_submit(std::int64_t t, std::uint32_t pi) {
   auto m = admission::mutate_pod_on_create(spec, cfg_.profiles, nullptr, cfg_.priority_classes, mo);
   admission_wall_ += seconds_since(t0);
   if (!m) {
-    auto payload = wire::CreatePodRejectedDirect(fbb, p.key.c_str(), m.error().message.c_str(), m.error().where.c_str());
-    emit(hdr(t, wire::EntityKind::Pod, p.key, static_cast<std::int64_t>(submitted_at), "admission"), payload);
+    auto payload = wire::CreatePodRejectedDirect(fbb, p.key.c_str(), m.error().message.c_str(),
+                                                 m.error().where.c_str());
+    emit(hdr(t, wire::EntityKind::Pod, p.key, static_cast<std::int64_t>(submitted_at), "admission"),
+         payload);
     p.status = pod_status::done;
     p.end = pod_end::rejected;
     ++rejected_;
@@ -673,18 +693,22 @@ result<void> simulator::on_pod_submit(std::int64_t t, std::uint32_t pi) {
   p.pclass = static_cast<wire::PriorityClass>(m->koord_priority_class);
   p.priority = m->priority;
   {
-    std::vector<std::pair<std::string, std::string>> labels(m->pod.labels.begin(), m->pod.labels.end());
-    std::vector<std::pair<std::string, std::string>> annos(m->pod.annotations.begin(), m->pod.annotations.end());
+    std::vector<std::pair<std::string, std::string>> labels(m->pod.labels.begin(),
+                                                            m->pod.labels.end());
+    std::vector<std::pair<std::string, std::string>> annos(m->pod.annotations.begin(),
+                                                           m->pod.annotations.end());
     auto req = b_.resources(m->requests);
     auto lim = b_.resources(m->limits);
     auto lab = b_.key_values(labels);
     auto ann = b_.key_values(annos);
     std::vector<fb::Offset<fb::String>> profs;
     for (const auto& s : m->applied_profiles) profs.push_back(fbb.CreateString(s));
-    auto payload = wire::CreatePodMutated(
-        fbb, fbb.CreateString(p.key), fbb.CreateVector(profs), p.qos, p.pclass, p.priority,
-        fbb.CreateString(m->pod.priority_class_name), fbb.CreateString(m->pod.scheduler_name), req, lim, lab, ann);
-    emit(hdr(t, wire::EntityKind::Pod, p.key, static_cast<std::int64_t>(submitted_at), "admission"), payload);
+    auto payload =
+        wire::CreatePodMutated(fbb, fbb.CreateString(p.key), fbb.CreateVector(profs), p.qos,
+                               p.pclass, p.priority, fbb.CreateString(m->pod.priority_class_name),
+                               fbb.CreateString(m->pod.scheduler_name), req, lim, lab, ann);
+    emit(hdr(t, wire::EntityKind::Pod, p.key, static_cast<std::int64_t>(submitted_at), "admission"),
+         payload);
   }
   // The scheduler's view of the pod.
   auto& info = p.info;
@@ -693,9 +717,15 @@ result<void> simulator::on_pod_submit(std::int64_t t, std::uint32_t pi) {
   info.priority_class_label = static_cast<scheduler::priority_class>(m->koord_priority_class);
   info.qos_label = static_cast<scheduler::qos_class>(m->koord_qos);
   switch (m->pod.status_qos_class) {
-    case admission::kube_qos_class::guaranteed: info.kube_qos_class = scheduler::kube_qos::guaranteed; break;
-    case admission::kube_qos_class::best_effort: info.kube_qos_class = scheduler::kube_qos::best_effort; break;
-    default: info.kube_qos_class = scheduler::kube_qos::burstable; break;
+    case admission::kube_qos_class::guaranteed:
+      info.kube_qos_class = scheduler::kube_qos::guaranteed;
+      break;
+    case admission::kube_qos_class::best_effort:
+      info.kube_qos_class = scheduler::kube_qos::best_effort;
+      break;
+    default:
+      info.kube_qos_class = scheduler::kube_qos::burstable;
+      break;
   }
   info.requests = p.requests;
   info.limits = m->limits;
@@ -792,20 +822,25 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
     const auto n = static_cast<std::uint32_t>(d.node_index);
     std::vector<fb::Offset<wire::PluginScore>> scores;
     for (const auto& s : d.scores)
-      scores.push_back(wire::CreatePluginScore(fbb, fbb.CreateString(s.plugin), s.normalized,
-                                               s.normalized == 0 ? 0 : s.weighted / std::max<std::int64_t>(1, s.normalized)));
+      scores.push_back(wire::CreatePluginScore(
+          fbb, fbb.CreateString(s.plugin), s.normalized,
+          s.normalized == 0 ? 0 : s.weighted / std::max<std::int64_t>(1, s.normalized)));
     std::vector<fb::Offset<wire::NodeScore>> alts;
-    for (const auto& a : d.alternatives) alts.push_back(wire::CreateNodeScore(fbb, fbb.CreateString(a.node), a.total));
+    for (const auto& a : d.alternatives)
+      alts.push_back(wire::CreateNodeScore(fbb, fbb.CreateString(a.node), a.total));
     std::vector<fb::Offset<wire::DeviceAllocation>> devs;
-    for (const auto& g : d.gpu_allocations) devs.push_back(wire::CreateDeviceAllocation(fbb, g.minor, g.core, g.memory_bytes));
+    for (const auto& g : d.gpu_allocations)
+      devs.push_back(wire::CreateDeviceAllocation(fbb, g.minor, g.core, g.memory_bytes));
     resource_list req = p.requests;
     req.pods = 1;
     auto rq = b_.resources(req);
     auto payload = wire::CreatePodBindProposed(
-        fbb, fbb.CreateString(p.key), fbb.CreateString(d.node), fbb.CreateString(scheduler_name_), p.attempts,
-        d.total_score, fbb.CreateVector(scores), fbb.CreateVector(alts), rq, fbb.CreateVector(devs), 0,
-        static_cast<std::int32_t>(d.feasible_nodes), static_cast<std::int32_t>(d.evaluated_nodes));
-    const log_offset proposal = emit(hdr(t, wire::EntityKind::Pod, p.key, -1, "scheduler"), payload);
+        fbb, fbb.CreateString(p.key), fbb.CreateString(d.node), fbb.CreateString(scheduler_name_),
+        p.attempts, d.total_score, fbb.CreateVector(scores), fbb.CreateVector(alts), rq,
+        fbb.CreateVector(devs), 0, static_cast<std::int32_t>(d.feasible_nodes),
+        static_cast<std::int32_t>(d.evaluated_nodes));
+    const log_offset proposal =
+        emit(hdr(t, wire::EntityKind::Pod, p.key, -1, "scheduler"), payload);
     // The node actor arbitrates against its own state (fold of its events).
     std::vector<std::pair<std::int32_t, resource_list>> devices;
     for (const auto& g : d.gpu_allocations) {
@@ -816,9 +851,11 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
     }
     const auto verdict = entities::arbitrate(nodes_[n].st, p.key, req, devices);
     if (!verdict.accepted) {
-      auto rej = wire::CreatePodBindRejectedDirect(fbb, p.key.c_str(), d.node.c_str(), static_cast<std::int64_t>(proposal),
+      auto rej = wire::CreatePodBindRejectedDirect(fbb, p.key.c_str(), d.node.c_str(),
+                                                   static_cast<std::int64_t>(proposal),
                                                    verdict.reason.c_str(), scheduler_name_.c_str());
-      emit(hdr(t, wire::EntityKind::Node, d.node, static_cast<std::int64_t>(proposal), "node"), rej);
+      emit(hdr(t, wire::EntityKind::Node, d.node, static_cast<std::int64_t>(proposal), "node"),
+           rej);
       apply_node(n);
       ++bind_rejections_;
       queue_->requeue(std::move(qp), event_time{t}, true);
@@ -829,10 +866,12 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
       std::vector<fb::Offset<wire::DeviceAllocation>> devs2;
       for (const auto& g : d.gpu_allocations)
         devs2.push_back(wire::CreateDeviceAllocation(fbb, g.minor, g.core, g.memory_bytes));
-      auto ok = wire::CreatePodScheduled(fbb, fbb.CreateString(p.key), fbb.CreateString(d.node),
-                                         static_cast<std::int64_t>(proposal), rq2, fbb.CreateVector(devs2),
-                                         fbb.CreateString(scheduler_name_));
-      const log_offset bound = emit(hdr(t, wire::EntityKind::Node, d.node, static_cast<std::int64_t>(proposal), "node"), ok);
+      auto ok =
+          wire::CreatePodScheduled(fbb, fbb.CreateString(p.key), fbb.CreateString(d.node),
+                                   static_cast<std::int64_t>(proposal), rq2,
+                                   fbb.CreateVector(devs2), fbb.CreateString(scheduler_name_));
+      const log_offset bound = emit(
+          hdr(t, wire::EntityKind::Node, d.node, static_cast<std::int64_t>(proposal), "node"), ok);
       apply_node(n);
       auto started = wire::CreatePodStartedDirect(fbb, p.key.c_str(), d.node.c_str());
       emit(hdr(t, wire::EntityKind::Pod, p.key, static_cast<std::int64_t>(bound), "sim"), started);
@@ -876,13 +915,15 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
     if (first.empty()) first = f.plugin + ": " + f.reason;
   }
   if (d.failures.empty()) {
-    const std::string msg = d.message.empty() ? std::string(scheduler::to_string(d.result)) : d.message;
+    const std::string msg =
+        d.message.empty() ? std::string(scheduler::to_string(d.result)) : d.message;
     reasons.push_back(wire::CreatePluginReasonDirect(fbb, "", msg.c_str(), 0));
     ++unsched_reasons_[msg];
     first = msg;
   }
-  auto payload = wire::CreatePodUnschedulable(fbb, fbb.CreateString(p.key), p.attempts, fbb.CreateVector(reasons),
-                                              fbb.CreateString(scheduler_name_));
+  auto payload =
+      wire::CreatePodUnschedulable(fbb, fbb.CreateString(p.key), p.attempts,
+                                   fbb.CreateVector(reasons), fbb.CreateString(scheduler_name_));
   emit(hdr(t, wire::EntityKind::Pod, p.key, -1, "scheduler"), payload);
   ++unschedulable_events_;
   last_reason_[pi] = first;
@@ -893,10 +934,12 @@ void simulator::check_capacity(std::uint32_t n) {
   const auto& s = nodes_[n].st;
   const auto& a = s.allocatable;
   const auto& u = s.allocated;
-  bool over = u.cpu_milli > a.cpu_milli || u.memory_bytes > a.memory_bytes || u.gpu > a.gpu || u.pods > a.pods;
+  bool over = u.cpu_milli > a.cpu_milli || u.memory_bytes > a.memory_bytes || u.gpu > a.gpu ||
+              u.pods > a.pods;
   for (const auto& g : s.gpus) over = over || g.core_used > g.core;
   if (over) ++over_capacity_;
-  if (u.batch_cpu_milli > s.colocation.batch_cpu_milli || u.batch_memory_bytes > s.colocation.batch_memory_bytes)
+  if (u.batch_cpu_milli > s.colocation.batch_cpu_milli ||
+      u.batch_memory_bytes > s.colocation.batch_memory_bytes)
     ++batch_overcommitted_;
 }
 
@@ -946,7 +989,8 @@ void simulator::on_pod_withdraw(std::int64_t t, std::uint32_t pi) {
   if (p.status != pod_status::queued && p.status != pod_status::parked) return;
   // The trace deleted the pod before the sim could bind it.
   (void)queue_->remove(p.key);
-  auto payload = wire::CreatePodFinishedDirect(b_.fbb(), p.key.c_str(), "", wire::PodPhase::Deleted);
+  auto payload =
+      wire::CreatePodFinishedDirect(b_.fbb(), p.key.c_str(), "", wire::PodPhase::Deleted);
   emit(hdr(t, wire::EntityKind::Pod, p.key, -1, "trace"), payload);
   p.status = pod_status::done;
   p.end = pod_end::withdrawn;
@@ -973,8 +1017,8 @@ usage_pt simulator::pod_usage(const pod_rec& p, std::int64_t t) const {
 // slo-controller for one node: batch/mid from the NodeMetric (usage) or, with usage model none,
 // from requests (pods use what they request).
 void simulator::slo_for_node(std::int64_t t, std::uint32_t n,
-                             const std::vector<std::pair<std::uint32_t, usage_pt>>& usage, tick_out& out,
-                             slo_controller::calculator_scratch& scratch) const {
+                             const std::vector<std::pair<std::uint32_t, usage_pt>>& usage,
+                             tick_out& out, slo_controller::calculator_scratch& scratch) const {
   if (!cfg_.colocation || !cfg_.slo.colocation) return;
   const auto& nr = nodes_[n];
   slo_controller::node_input ni;
@@ -1017,7 +1061,8 @@ void simulator::slo_for_node(std::int64_t t, std::uint32_t n,
   auto r = slo_controller::reconcile_node_resource(cc, ni, pods, &m, event_time{t}, scratch);
   const auto strategy = slo_controller::node_colocation_strategy(cc, {});
   const auto prepared = slo_controller::prepare_node_resource(r, ni);
-  const auto sync = slo_controller::need_sync(strategy, nr.published, prepared.allocatable, nr.last_sync, event_time{t});
+  const auto sync = slo_controller::need_sync(strategy, nr.published, prepared.allocatable,
+                                              nr.last_sync, event_time{t});
   if (!sync.need_sync) return;
   out.batch_sync = true;
   out.batch_cpu = prepared.allocatable.batch_cpu.value_or(0);
@@ -1052,16 +1097,18 @@ void simulator::apply_batch(std::int64_t t, std::uint32_t n, const tick_out& o, 
     name += '.';
     name += x.name;
     auto n = fbb.CreateString(name);
-    auto u = x.unit.empty() ? fb::Offset<fb::String>{} : fbb.CreateSharedString(x.unit.data(), x.unit.size());
-    auto tx = x.unit.empty() ? fbb.CreateString(x.text.data(), x.text.size()) : fb::Offset<fb::String>{};
+    auto u = x.unit.empty() ? fb::Offset<fb::String>{}
+                            : fbb.CreateSharedString(x.unit.data(), x.unit.size());
+    auto tx =
+        x.unit.empty() ? fbb.CreateString(x.text.data(), x.text.size()) : fb::Offset<fb::String>{};
     terms.push_back(wire::CreateTerm(fbb, n, x.value, u, tx));
   }
   auto payload = wire::CreateNodeBatchResourceUpdated(
       fbb, fbb.CreateString(nr.st.name), o.batch_cpu, o.batch_mem, o.mid_cpu, o.mid_mem,
-      fbb.CreateString(std::string(o.cpu_policy)), fbb.CreateString(std::string(o.mem_policy)), o.degraded,
-      fbb.CreateVector(terms));
-  emit(hdr(t, wire::EntityKind::Node, nr.st.name, cause == no_offset ? -1 : static_cast<std::int64_t>(cause),
-           "slo-controller"),
+      fbb.CreateString(std::string(o.cpu_policy)), fbb.CreateString(std::string(o.mem_policy)),
+      o.degraded, fbb.CreateVector(terms));
+  emit(hdr(t, wire::EntityKind::Node, nr.st.name,
+           cause == no_offset ? -1 : static_cast<std::int64_t>(cause), "slo-controller"),
        payload);
   apply_node(n);
   ++batch_updates_;
@@ -1104,7 +1151,8 @@ void simulator::compute_tick(std::int64_t t, std::uint32_t n, tick_out& out) con
   if (nr.be_cpu_milli >= 0 && be_cpu > nr.be_cpu_milli && be_cpu > 0) {
     const double f = static_cast<double>(nr.be_cpu_milli) / static_cast<double>(be_cpu);
     for (auto& [pi, u] : out.pod_usage)
-      if (pods_[pi].qos == wire::QoSClass::BE) u.cpu = static_cast<std::int64_t>(static_cast<double>(u.cpu) * f);
+      if (pods_[pi].qos == wire::QoSClass::BE)
+        u.cpu = static_cast<std::int64_t>(static_cast<double>(u.cpu) * f);
   }
   bool has_be = false;
   for (const auto& [pi, u] : out.pod_usage) {
@@ -1144,8 +1192,9 @@ void simulator::compute_tick(std::int64_t t, std::uint32_t n, tick_out& out) con
     kp.push_back(std::move(k));
   }
   if (cfg_.gates.be_cpu_suppress) {
-    auto s = koordlet::calculate_be_suppress_cpu(kn, static_cast<double>(out.cpu) / 1000.0, kp, {}, {},
-                                                 kcfg_.cpu_suppress_threshold_percent, kcfg_.cpu_suppress_min_percent);
+    auto s = koordlet::calculate_be_suppress_cpu(kn, static_cast<double>(out.cpu) / 1000.0, kp, {},
+                                                 {}, kcfg_.cpu_suppress_threshold_percent,
+                                                 kcfg_.cpu_suppress_min_percent);
     const std::int64_t be = std::max<std::int64_t>(0, s.suppress_milli);
     if (nr.be_cpu_milli < 0 || std::llabs(be - nr.be_cpu_milli) * 100 >= nr.st.capacity.cpu_milli) {
       out.suppress = true;
@@ -1162,8 +1211,8 @@ void simulator::compute_tick(std::int64_t t, std::uint32_t n, tick_out& out) con
     out.next_evictor = d.next_state;
     for (const auto& v : d.round.victims) {
       if (v.already_evicted) continue;
-      out.victims.push_back({out.pod_usage[v.pod].first, v.feature, v.released_used.memory_bytes, out.mem,
-                             kcfg_.memory_evict_threshold_percent.value_or(70)});
+      out.victims.push_back({out.pod_usage[v.pod].first, v.feature, v.released_used.memory_bytes,
+                             out.mem, kcfg_.memory_evict_threshold_percent.value_or(70)});
     }
   }
 }
@@ -1194,16 +1243,19 @@ void simulator::koordlet_tick(std::int64_t t) {
       r.cpu_milli = u.cpu;
       r.memory_bytes = u.mem;
       auto ru = b_.resources(r);
-      pms.push_back(wire::CreatePodMetric(fbb, fbb.CreateString(pods_[pi].key), ru, pods_[pi].pclass, pods_[pi].qos));
+      pms.push_back(wire::CreatePodMetric(fbb, fbb.CreateString(pods_[pi].key), ru,
+                                          pods_[pi].pclass, pods_[pi].qos));
     }
     resource_list nu;
     nu.cpu_milli = o.cpu;
     nu.memory_bytes = o.mem;
     auto nuo = b_.resources(nu);
     auto suo = b_.resources(resource_list{});
-    auto payload = wire::CreateNodeMetricReported(fbb, fbb.CreateString(nr.st.name), t, 300000, interval_ms, nuo, suo,
-                                                  0, 0, fbb.CreateVector(pms), 0);
-    const log_offset metric = emit(hdr(t, wire::EntityKind::Node, nr.st.name, -1, "koordlet"), payload);
+    auto payload =
+        wire::CreateNodeMetricReported(fbb, fbb.CreateString(nr.st.name), t, 300000, interval_ms,
+                                       nuo, suo, 0, 0, fbb.CreateVector(pms), 0);
+    const log_offset metric =
+        emit(hdr(t, wire::EntityKind::Node, nr.st.name, -1, "koordlet"), payload);
     apply_node(i);
     ++metric_reports_;
     nr.last_cpu_used = o.cpu;
@@ -1216,12 +1268,17 @@ void simulator::koordlet_tick(std::int64_t t) {
     if (o.suppress) {
       std::vector<fb::Offset<wire::Term>> terms;
       for (const auto& x : o.suppress_terms)
-        terms.push_back(wire::CreateTermDirect(fbb, std::string(x.name).c_str(), static_cast<std::int64_t>(x.value),
-                                               std::string(x.unit).c_str(), std::string(x.text).c_str()));
-      const char* pol = kcfg_.cpu_suppress_policy == koordlet::cpu_suppress_policy_type::cfs_quota ? "cfsQuota" : "cpuset";
-      auto bs = wire::CreateBeSuppressed(fbb, fbb.CreateString(nr.st.name), fbb.CreateString(pol), o.be_cpu_limit, 0,
-                                         fbb.CreateVector(terms));
-      emit(hdr(t, wire::EntityKind::Node, nr.st.name, static_cast<std::int64_t>(metric), "koordlet"), bs);
+        terms.push_back(wire::CreateTermDirect(
+            fbb, std::string(x.name).c_str(), static_cast<std::int64_t>(x.value),
+            std::string(x.unit).c_str(), std::string(x.text).c_str()));
+      const char* pol = kcfg_.cpu_suppress_policy == koordlet::cpu_suppress_policy_type::cfs_quota
+                            ? "cfsQuota"
+                            : "cpuset";
+      auto bs = wire::CreateBeSuppressed(fbb, fbb.CreateString(nr.st.name), fbb.CreateString(pol),
+                                         o.be_cpu_limit, 0, fbb.CreateVector(terms));
+      emit(
+          hdr(t, wire::EntityKind::Node, nr.st.name, static_cast<std::int64_t>(metric), "koordlet"),
+          bs);
       apply_node(i);
       nr.be_cpu_milli = o.be_cpu_limit;
       ++suppress_updates_;
@@ -1234,17 +1291,21 @@ void simulator::koordlet_tick(std::int64_t t) {
       const std::string msg = koordlet::evict_round::reason(v.feature);
       std::vector<fb::Offset<wire::Term>> terms;
       terms.push_back(wire::CreateTermDirect(fbb, "nodeMemoryUsed", v.node_mem_used, "bytes", ""));
-      terms.push_back(wire::CreateTermDirect(fbb, "nodeMemoryCapacity", nr.st.capacity.memory_bytes, "bytes", ""));
-      terms.push_back(wire::CreateTermDirect(fbb, "memoryEvictThresholdPercent", v.threshold_percent, "percent", ""));
+      terms.push_back(wire::CreateTermDirect(fbb, "nodeMemoryCapacity", nr.st.capacity.memory_bytes,
+                                             "bytes", ""));
+      terms.push_back(wire::CreateTermDirect(fbb, "memoryEvictThresholdPercent",
+                                             v.threshold_percent, "percent", ""));
       terms.push_back(wire::CreateTermDirect(fbb, "podMemoryUsed", v.released_mem, "bytes", ""));
       resource_list rel = p.requests;
       auto relo = b_.resources(rel);
-      auto ev = wire::CreatePodEvicted(fbb, fbb.CreateString(p.key), fbb.CreateString(nr.st.name), reason,
-                                       fbb.CreateString(msg), fbb.CreateVector(terms), relo);
+      auto ev =
+          wire::CreatePodEvicted(fbb, fbb.CreateString(p.key), fbb.CreateString(nr.st.name), reason,
+                                 fbb.CreateString(msg), fbb.CreateVector(terms), relo);
       emit(hdr(t, wire::EntityKind::Pod, p.key, static_cast<std::int64_t>(metric), "koordlet"), ev);
       apply_node(i);
       if (msg.empty()) ++evictions_without_reason_;
-      ++evicted_by_reason_[std::string(eviction_reason_name(reason)) + " (" + std::string(koordlet::to_string(v.feature)) + ")"];
+      ++evicted_by_reason_[std::string(eviction_reason_name(reason)) + " (" +
+                           std::string(koordlet::to_string(v.feature)) + ")"];
       p.end = pod_end::evicted;
       release(t, v.pod);
     }
@@ -1302,8 +1363,10 @@ double simulator::node_frag(std::uint32_t n) {
     const double share = c.num_gpu == 0 ? 0.0 : std::min(1.0, c.gpu_milli / 1000.0);
     bool fits = c.cpu <= cpu_free && c.mem <= mem_free;
     if (c.num_gpu > 0) {
-      if (share >= 1.0) fits = fits && whole_free >= c.num_gpu;
-      else fits = fits && best_free + 1e-9 >= share;
+      if (share >= 1.0)
+        fits = fits && whole_free >= c.num_gpu;
+      else
+        fits = fits && best_free + 1e-9 >= share;
     }
     if (!fits) {
       frag = free_total;
@@ -1390,12 +1453,15 @@ result<run_result> simulator::run() {
     auto& fbb = b_.fbb();
     const std::string sched = cfg_.scheduler_yaml;
     emit(hdr(0, wire::EntityKind::Cluster, "slo-controller", -1, "sim"),
-         wire::CreateConfigUpdatedDirect(fbb, "slo-controller-config", "koordinator-system/slo-controller-config",
+         wire::CreateConfigUpdatedDirect(fbb, "slo-controller-config",
+                                         "koordinator-system/slo-controller-config",
                                          cfg_.slo_configmap_json.c_str(), false));
     emit(hdr(0, wire::EntityKind::Cluster, "admission", -1, "sim"),
-         wire::CreateConfigUpdatedDirect(fbb, "ClusterColocationProfile", cfg_.name.c_str(), cfg_.profiles_yaml.c_str(), false));
+         wire::CreateConfigUpdatedDirect(fbb, "ClusterColocationProfile", cfg_.name.c_str(),
+                                         cfg_.profiles_yaml.c_str(), false));
     emit(hdr(0, wire::EntityKind::Cluster, "scheduler", -1, "sim"),
-         wire::CreateConfigUpdatedDirect(fbb, "KubeSchedulerConfiguration", cfg_.name.c_str(), sched.c_str(), false));
+         wire::CreateConfigUpdatedDirect(fbb, "KubeSchedulerConfiguration", cfg_.name.c_str(),
+                                         sched.c_str(), false));
   }
 
   const std::int64_t interval_ms = cfg_.node_metric_report_interval_s * 1000;
@@ -1408,16 +1474,25 @@ result<run_result> simulator::run() {
     while (!q_.empty() && q_.top().time_ms == now) {
       const auto a = q_.pop();
       switch (a.what) {
-        case action::node_register: on_node_register(now, a.index); break;
+        case action::node_register:
+          on_node_register(now, a.index);
+          break;
         case action::pod_submit:
           if (auto s = on_pod_submit(now, a.index); !s) return tl::unexpected(s.error());
           break;
-        case action::pod_complete: on_pod_complete(now, a.index, a.tag); break;
-        case action::pod_withdraw: on_pod_withdraw(now, a.index); break;
-        case action::pod_retry:
-          if (pods_[a.index].status == pod_status::queued) queue_->add(pods_[a.index].info, event_time{now});
+        case action::pod_complete:
+          on_pod_complete(now, a.index, a.tag);
           break;
-        case action::scheduler_wakeup: wakeup_pending_ = false; break;
+        case action::pod_withdraw:
+          on_pod_withdraw(now, a.index);
+          break;
+        case action::pod_retry:
+          if (pods_[a.index].status == pod_status::queued)
+            queue_->add(pods_[a.index].info, event_time{now});
+          break;
+        case action::scheduler_wakeup:
+          wakeup_pending_ = false;
+          break;
         case action::koordlet_tick:
           koordlet_tick(now);
           if (now + interval_ms <= end_ms_) q_.push(now + interval_ms, action::koordlet_tick);
@@ -1463,7 +1538,8 @@ result<run_result> simulator::run() {
   tm["koordlet_tick_seconds"] = tick_wall_;
   tm["admission_seconds"] = admission_wall_;
   tm["scheduling_cycles"] = cycles_;
-  tm["wall_us_per_scheduling_decision"] = cycles_ ? sched_wall_ * 1e6 / static_cast<double>(cycles_) : 0.0;
+  tm["wall_us_per_scheduling_decision"] =
+      cycles_ ? sched_wall_ * 1e6 / static_cast<double>(cycles_) : 0.0;
   tm["events"] = sink_->next_offset();
   tm["events_per_second"] = static_cast<double>(sink_->next_offset()) / wall;
   tm["virtual_seconds"] = static_cast<double>(end_ms_ - start_ms_) / 1000.0;
@@ -1472,7 +1548,8 @@ result<run_result> simulator::run() {
   return out;
 }
 
-nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest, std::uint64_t entity_count) {
+nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest,
+                                            std::uint64_t entity_count) {
   nlohmann::ordered_json j;
   j["schema"] = "colony.sim.summary/v1";
   j["config"] = {{"name", cfg_.name},
@@ -1564,17 +1641,25 @@ nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest, std::uin
     for (const auto& r : rows_) s += f(r);
     return rows_.empty() ? 0.0 : s / static_cast<double>(rows_.size());
   };
-  auto ratio = [](std::int64_t a, std::int64_t b) { return b > 0 ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0; };
+  auto ratio = [](std::int64_t a, std::int64_t b) {
+    return b > 0 ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0;
+  };
   auto r2 = [](double v) { return std::round(v * 100.0) / 100.0; };
   nlohmann::ordered_json res;
   res["cpu_capacity_milli"] = cpu_capacity_;
   res["memory_capacity_bytes"] = mem_capacity_;
-  res["avg_cpu_requested_pct"] = r2(avg([&](const metrics_row& r) { return ratio(r.cpu_requested, r.cpu_capacity); }));
-  res["avg_cpu_allocated_pct"] = r2(avg([&](const metrics_row& r) { return ratio(r.cpu_allocated, r.cpu_capacity); }));
-  res["avg_cpu_used_pct"] = r2(avg([&](const metrics_row& r) { return ratio(r.cpu_used, r.cpu_capacity); }));
-  res["avg_memory_requested_pct"] = r2(avg([&](const metrics_row& r) { return ratio(r.mem_requested, r.mem_capacity); }));
-  res["avg_memory_allocated_pct"] = r2(avg([&](const metrics_row& r) { return ratio(r.mem_allocated, r.mem_capacity); }));
-  res["avg_memory_used_pct"] = r2(avg([&](const metrics_row& r) { return ratio(r.mem_used, r.mem_capacity); }));
+  res["avg_cpu_requested_pct"] =
+      r2(avg([&](const metrics_row& r) { return ratio(r.cpu_requested, r.cpu_capacity); }));
+  res["avg_cpu_allocated_pct"] =
+      r2(avg([&](const metrics_row& r) { return ratio(r.cpu_allocated, r.cpu_capacity); }));
+  res["avg_cpu_used_pct"] =
+      r2(avg([&](const metrics_row& r) { return ratio(r.cpu_used, r.cpu_capacity); }));
+  res["avg_memory_requested_pct"] =
+      r2(avg([&](const metrics_row& r) { return ratio(r.mem_requested, r.mem_capacity); }));
+  res["avg_memory_allocated_pct"] =
+      r2(avg([&](const metrics_row& r) { return ratio(r.mem_allocated, r.mem_capacity); }));
+  res["avg_memory_used_pct"] =
+      r2(avg([&](const metrics_row& r) { return ratio(r.mem_used, r.mem_capacity); }));
   std::int64_t peak_cpu_alloc = 0, peak_cpu_used = 0;
   for (const auto& r : rows_) {
     peak_cpu_alloc = std::max(peak_cpu_alloc, r.cpu_allocated);
@@ -1584,22 +1669,33 @@ nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest, std::uin
   res["peak_cpu_used_pct"] = r2(ratio(peak_cpu_used, cpu_capacity_));
   j["resources"] = res;
   nlohmann::ordered_json bt;
-  bt["avg_batch_cpu_allocatable_milli"] = static_cast<std::int64_t>(avg([](const metrics_row& r) { return static_cast<double>(r.batch_cpu_allocatable); }));
-  bt["avg_batch_cpu_allocated_milli"] = static_cast<std::int64_t>(avg([](const metrics_row& r) { return static_cast<double>(r.batch_cpu_allocated); }));
-  bt["avg_batch_cpu_used_milli"] = static_cast<std::int64_t>(avg([](const metrics_row& r) { return static_cast<double>(r.batch_cpu_used); }));
-  bt["avg_batch_memory_allocatable_bytes"] = static_cast<std::int64_t>(avg([](const metrics_row& r) { return static_cast<double>(r.batch_mem_allocatable); }));
-  bt["avg_batch_memory_allocated_bytes"] = static_cast<std::int64_t>(avg([](const metrics_row& r) { return static_cast<double>(r.batch_mem_allocated); }));
-  bt["avg_batch_memory_used_bytes"] = static_cast<std::int64_t>(avg([](const metrics_row& r) { return static_cast<double>(r.batch_mem_used); }));
-  bt["avg_batch_cpu_reclaimed_pct_of_capacity"] = r2(avg([&](const metrics_row& r) { return ratio(r.batch_cpu_allocatable, r.cpu_capacity); }));
-  bt["avg_batch_cpu_allocated_pct_of_reclaimed"] = r2(avg([&](const metrics_row& r) { return ratio(r.batch_cpu_allocated, r.batch_cpu_allocatable); }));
-  bt["avg_batch_cpu_used_pct_of_reclaimed"] = r2(avg([&](const metrics_row& r) { return ratio(r.batch_cpu_used, r.batch_cpu_allocatable); }));
+  bt["avg_batch_cpu_allocatable_milli"] = static_cast<std::int64_t>(
+      avg([](const metrics_row& r) { return static_cast<double>(r.batch_cpu_allocatable); }));
+  bt["avg_batch_cpu_allocated_milli"] = static_cast<std::int64_t>(
+      avg([](const metrics_row& r) { return static_cast<double>(r.batch_cpu_allocated); }));
+  bt["avg_batch_cpu_used_milli"] = static_cast<std::int64_t>(
+      avg([](const metrics_row& r) { return static_cast<double>(r.batch_cpu_used); }));
+  bt["avg_batch_memory_allocatable_bytes"] = static_cast<std::int64_t>(
+      avg([](const metrics_row& r) { return static_cast<double>(r.batch_mem_allocatable); }));
+  bt["avg_batch_memory_allocated_bytes"] = static_cast<std::int64_t>(
+      avg([](const metrics_row& r) { return static_cast<double>(r.batch_mem_allocated); }));
+  bt["avg_batch_memory_used_bytes"] = static_cast<std::int64_t>(
+      avg([](const metrics_row& r) { return static_cast<double>(r.batch_mem_used); }));
+  bt["avg_batch_cpu_reclaimed_pct_of_capacity"] =
+      r2(avg([&](const metrics_row& r) { return ratio(r.batch_cpu_allocatable, r.cpu_capacity); }));
+  bt["avg_batch_cpu_allocated_pct_of_reclaimed"] = r2(avg(
+      [&](const metrics_row& r) { return ratio(r.batch_cpu_allocated, r.batch_cpu_allocatable); }));
+  bt["avg_batch_cpu_used_pct_of_reclaimed"] = r2(
+      avg([&](const metrics_row& r) { return ratio(r.batch_cpu_used, r.batch_cpu_allocatable); }));
   bt["batch_updates"] = batch_updates_;
   bt["be_suppress_updates"] = suppress_updates_;
   j["batch"] = bt;
   nlohmann::ordered_json g;
   g["gpu_devices"] = gpu_total_ / 100;
-  g["avg_gpu_allocation_pct"] = r2(samples_ ? 100.0 * gpu_alloc_ratio_sum_ / static_cast<double>(samples_) : 0.0);
-  g["avg_gpu_fragmentation_pct_of_total"] = r2(samples_ ? gpu_frag_sum_ / static_cast<double>(samples_) : 0.0);
+  g["avg_gpu_allocation_pct"] =
+      r2(samples_ ? 100.0 * gpu_alloc_ratio_sum_ / static_cast<double>(samples_) : 0.0);
+  g["avg_gpu_fragmentation_pct_of_total"] =
+      r2(samples_ ? gpu_frag_sum_ / static_cast<double>(samples_) : 0.0);
   g["avg_gpu_fragmentation_pct_of_unallocated"] =
       r2(samples_ ? gpu_frag_idle_sum_ / static_cast<double>(samples_) : 0.0);
   g["final_gpu_allocation_pct"] = r2(ratio(gpu_allocated_, gpu_total_));
@@ -1633,7 +1729,8 @@ nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest, std::uin
 
 }  // namespace
 
-result<run_result> run_simulation(const trace::trace_set& trace, const sim_config& cfg, const run_options& opt) {
+result<run_result> run_simulation(const trace::trace_set& trace, const sim_config& cfg,
+                                  const run_options& opt) {
   auto s = std::make_unique<simulator>(trace, cfg, opt);
   return s->run();
 }

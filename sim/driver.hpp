@@ -26,10 +26,10 @@
 namespace colony::sim {
 
 struct run_options {
-  std::string log_path;   // embedded log; created (an existing one is removed first)
+  std::string log_path;  // embedded log; created (an existing one is removed first)
   std::size_t threads = 1;
   std::uint64_t seed = 1;
-  std::optional<usage_model> usage_override;  // --usage-model
+  std::optional<usage_model> usage_override;      // --usage-model
   std::optional<pod_lifetime> lifetime_override;  // --lifetime
   // Called now and then with (virtual ms done, virtual ms total); for the progress bar.
   std::function<void(std::int64_t, std::int64_t)> progress;
@@ -60,7 +60,7 @@ struct run_result {
 };
 
 // Runs one config on one loaded trace.
-[[nodiscard]] result<run_result> run_simulation(const trace::trace_set& trace, const sim_config& cfg,
-                                                const run_options& opt);
+[[nodiscard]] result<run_result> run_simulation(const trace::trace_set& trace,
+                                                const sim_config& cfg, const run_options& opt);
 
 }  // namespace colony::sim

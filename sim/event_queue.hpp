@@ -12,9 +12,9 @@ namespace colony::sim {
 enum class action : std::uint8_t {
   node_register,
   pod_submit,
-  pod_complete,   // a bound pod's run time is over (trace run time)
-  pod_withdraw,   // the trace deletes a pod; only acts if it is still pending
-  pod_retry,      // a parked pod whose hint fired re-enters the scheduling queue
+  pod_complete,  // a bound pod's run time is over (trace run time)
+  pod_withdraw,  // the trace deletes a pod; only acts if it is still pending
+  pod_retry,     // a parked pod whose hint fired re-enters the scheduling queue
   scheduler_wakeup,
   koordlet_tick,  // every node reports NodeMetric; slo-controller and koordlet QoS react
   metrics_sample,
@@ -32,7 +32,7 @@ struct timed_action {
 };
 
 class event_queue {
-public:
+ public:
   void push(std::int64_t t, action a, std::uint32_t index = 0, std::uint32_t tag = 0) {
     q_.push(timed_action{t, next_seq_++, a, index, tag});
   }
@@ -45,7 +45,7 @@ public:
   }
   [[nodiscard]] std::size_t size() const { return q_.size(); }
 
-private:
+ private:
   std::priority_queue<timed_action, std::vector<timed_action>, std::greater<>> q_;
   std::uint64_t next_seq_ = 0;
 };

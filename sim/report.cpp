@@ -28,13 +28,16 @@ bool have_gnuplot() {
 
 result<void> run_gnuplot(const fs::path& script) {
   const std::string cmd = "gnuplot '" + script.string() + "' 2>'" + script.string() + ".err'";
-  if (std::system(cmd.c_str()) != 0) return fail(errc::internal, "gnuplot failed (see .err)", script.string());
+  if (std::system(cmd.c_str()) != 0)
+    return fail(errc::internal, "gnuplot failed (see .err)", script.string());
   std::error_code ec;
   fs::remove(script.string() + ".err", ec);
   return {};
 }
 
-double pct(std::int64_t a, std::int64_t b) { return b > 0 ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0; }
+double pct(std::int64_t a, std::int64_t b) {
+  return b > 0 ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0;
+}
 
 constexpr const char* plot_header =
     "set terminal pngcairo size 1100,520 font 'Sans,11'\n"
@@ -47,23 +50,31 @@ constexpr const char* plot_header =
 
 std::string metrics_csv(const std::vector<metrics_row>& rows) {
   std::string s =
-      "time_s,day,pods_running,pods_pending,cpu_capacity_milli,cpu_requested_milli,cpu_allocated_milli,"
+      "time_s,day,pods_running,pods_pending,cpu_capacity_milli,cpu_requested_milli,cpu_allocated_"
+      "milli,"
       "cpu_used_milli,mem_capacity_bytes,mem_requested_bytes,mem_allocated_bytes,mem_used_bytes,"
-      "batch_cpu_allocatable_milli,batch_cpu_allocated_milli,batch_cpu_used_milli,batch_mem_allocatable_bytes,"
-      "batch_mem_allocated_bytes,batch_mem_used_bytes,gpu_total_x100,gpu_allocated_x100,gpu_allocated_pct,"
-      "gpu_frag_gpus,gpu_frag_pct,cpu_requested_pct,cpu_allocated_pct,cpu_used_pct,mem_allocated_pct,mem_used_pct,"
+      "batch_cpu_allocatable_milli,batch_cpu_allocated_milli,batch_cpu_used_milli,batch_mem_"
+      "allocatable_bytes,"
+      "batch_mem_allocated_bytes,batch_mem_used_bytes,gpu_total_x100,gpu_allocated_x100,gpu_"
+      "allocated_pct,"
+      "gpu_frag_gpus,gpu_frag_pct,cpu_requested_pct,cpu_allocated_pct,cpu_used_pct,mem_allocated_"
+      "pct,mem_used_pct,"
       "evictions_total,unschedulable_events_total\n";
   for (const auto& r : rows) {
-    const double gfrag_pct = r.gpu_total > 0 ? r.gpu_frag * 10000.0 / static_cast<double>(r.gpu_total) : 0.0;
-    s += fmt::format("{},{:.4f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n",
-                     r.time_ms / 1000, static_cast<double>(r.time_ms) / 86'400'000.0, r.pods_running, r.pods_pending,
-                     r.cpu_capacity, r.cpu_requested, r.cpu_allocated, r.cpu_used, r.mem_capacity, r.mem_requested,
-                     r.mem_allocated, r.mem_used, r.batch_cpu_allocatable, r.batch_cpu_allocated, r.batch_cpu_used,
-                     r.batch_mem_allocatable, r.batch_mem_allocated, r.batch_mem_used, r.gpu_total, r.gpu_allocated,
-                     pct(r.gpu_allocated, r.gpu_total), r.gpu_frag, gfrag_pct, pct(r.cpu_requested, r.cpu_capacity),
-                     pct(r.cpu_allocated, r.cpu_capacity), pct(r.cpu_used, r.cpu_capacity),
-                     pct(r.mem_allocated, r.mem_capacity), pct(r.mem_used, r.mem_capacity), r.evictions,
-                     r.unschedulable);
+    const double gfrag_pct =
+        r.gpu_total > 0 ? r.gpu_frag * 10000.0 / static_cast<double>(r.gpu_total) : 0.0;
+    s += fmt::format(
+        "{},{:.4f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:."
+        "3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n",
+        r.time_ms / 1000, static_cast<double>(r.time_ms) / 86'400'000.0, r.pods_running,
+        r.pods_pending, r.cpu_capacity, r.cpu_requested, r.cpu_allocated, r.cpu_used,
+        r.mem_capacity, r.mem_requested, r.mem_allocated, r.mem_used, r.batch_cpu_allocatable,
+        r.batch_cpu_allocated, r.batch_cpu_used, r.batch_mem_allocatable, r.batch_mem_allocated,
+        r.batch_mem_used, r.gpu_total, r.gpu_allocated, pct(r.gpu_allocated, r.gpu_total),
+        r.gpu_frag, gfrag_pct, pct(r.cpu_requested, r.cpu_capacity),
+        pct(r.cpu_allocated, r.cpu_capacity), pct(r.cpu_used, r.cpu_capacity),
+        pct(r.mem_allocated, r.mem_capacity), pct(r.mem_used, r.mem_capacity), r.evictions,
+        r.unschedulable);
   }
   return s;
 }
@@ -75,68 +86,88 @@ std::string summary_text(const run_result& r) {
   const auto& p = j["pods"];
   o << fmt::format("colony sim: config '{}' ({}), usage model {}, trace {}{}\n",
                    j["config"]["name"].get<std::string>(), j["config"]["source"].get<std::string>(),
-                   j["config"]["usage_model"].get<std::string>(), j["trace"]["dir"].get<std::string>(),
+                   j["config"]["usage_model"].get<std::string>(),
+                   j["trace"]["dir"].get<std::string>(),
                    j["trace"]["synthetic"].get<bool>() ? " (SYNTHETIC)" : "");
-  o << fmt::format("  {} nodes, {} pods in trace, {:.1f} virtual days\n", j["trace"]["nodes"].get<std::uint64_t>(),
-                   j["trace"]["pods"].get<std::uint64_t>(), j["virtual_seconds"].get<double>() / 86400.0);
+  o << fmt::format("  {} nodes, {} pods in trace, {:.1f} virtual days\n",
+                   j["trace"]["nodes"].get<std::uint64_t>(),
+                   j["trace"]["pods"].get<std::uint64_t>(),
+                   j["virtual_seconds"].get<double>() / 86400.0);
   if (j["trace"]["bad_rows_skipped"].get<std::uint64_t>() > 0) {
     o << fmt::format("  WARNING: {} bad trace rows skipped (--skip-bad-rows):\n",
                      j["trace"]["bad_rows_skipped"].get<std::uint64_t>());
-    for (const auto& w : j["trace"]["bad_row_warnings"]) o << "    " << w.get<std::string>() << "\n";
+    for (const auto& w : j["trace"]["bad_row_warnings"])
+      o << "    " << w.get<std::string>() << "\n";
   }
   o << "\nPods\n";
-  o << fmt::format("  submitted {}  scheduled {}  pending at end {}  rejected {}  withdrawn while pending {}\n",
-                   p["submitted"].get<std::uint64_t>(), p["scheduled"].get<std::uint64_t>(),
-                   p["pending_at_end"].get<std::uint64_t>(), p["rejected"].get<std::uint64_t>(),
-                   p["withdrawn_while_pending"].get<std::uint64_t>());
+  o << fmt::format(
+      "  submitted {}  scheduled {}  pending at end {}  rejected {}  withdrawn while pending {}\n",
+      p["submitted"].get<std::uint64_t>(), p["scheduled"].get<std::uint64_t>(),
+      p["pending_at_end"].get<std::uint64_t>(), p["rejected"].get<std::uint64_t>(),
+      p["withdrawn_while_pending"].get<std::uint64_t>());
   o << fmt::format("  running at end {}  completed {}  evicted {}  conservation {}\n",
                    p["running_at_end"].get<std::uint64_t>(), p["completed"].get<std::uint64_t>(),
-                   p["evicted"].get<std::uint64_t>(), p["conservation_ok"].get<bool>() ? "ok" : "VIOLATED");
-  for (const auto& [k, v] : p["evicted_by_reason"].items()) o << "    evicted: " << k << ": " << v << "\n";
+                   p["evicted"].get<std::uint64_t>(),
+                   p["conservation_ok"].get<bool>() ? "ok" : "VIOLATED");
+  for (const auto& [k, v] : p["evicted_by_reason"].items())
+    o << "    evicted: " << k << ": " << v << "\n";
   for (const auto& [k, v] : p["pending_at_end_by_last_reason"].items())
     o << "    pending: " << k << ": " << v << "\n";
   o << fmt::format("  unschedulable attempts {} (bind rejections {})\n",
-                   p["unschedulable_events"].get<std::uint64_t>(), p["bind_rejections"].get<std::uint64_t>());
+                   p["unschedulable_events"].get<std::uint64_t>(),
+                   p["bind_rejections"].get<std::uint64_t>());
   const auto& l = j["scheduling_latency_virtual"];
   o << "\nScheduling latency (virtual, submit -> bind)\n";
   for (const char* cls : {"all", "prod", "batch"}) {
     const auto& x = l[cls];
     o << fmt::format("  {:5} n={:<6} p50 {:.1f}s  p90 {:.1f}s  p99 {:.1f}s  max {:.1f}s\n", cls,
                      x["count"].get<std::uint64_t>(), x["p50_ms"].get<std::int64_t>() / 1000.0,
-                     x["p90_ms"].get<std::int64_t>() / 1000.0, x["p99_ms"].get<std::int64_t>() / 1000.0,
+                     x["p90_ms"].get<std::int64_t>() / 1000.0,
+                     x["p99_ms"].get<std::int64_t>() / 1000.0,
                      x["max_ms"].get<std::int64_t>() / 1000.0);
   }
   const auto& res = j["resources"];
   o << "\nResources (time averages, % of cluster capacity)\n";
-  o << fmt::format("  CPU     requested {:.1f}%  allocated {:.1f}%  used {:.1f}%  (peak allocated {:.1f}%)\n",
-                   res["avg_cpu_requested_pct"].get<double>(), res["avg_cpu_allocated_pct"].get<double>(),
-                   res["avg_cpu_used_pct"].get<double>(), res["peak_cpu_allocated_pct"].get<double>());
+  o << fmt::format(
+      "  CPU     requested {:.1f}%  allocated {:.1f}%  used {:.1f}%  (peak allocated {:.1f}%)\n",
+      res["avg_cpu_requested_pct"].get<double>(), res["avg_cpu_allocated_pct"].get<double>(),
+      res["avg_cpu_used_pct"].get<double>(), res["peak_cpu_allocated_pct"].get<double>());
   o << fmt::format("  memory  requested {:.1f}%  allocated {:.1f}%  used {:.1f}%\n",
-                   res["avg_memory_requested_pct"].get<double>(), res["avg_memory_allocated_pct"].get<double>(),
+                   res["avg_memory_requested_pct"].get<double>(),
+                   res["avg_memory_allocated_pct"].get<double>(),
                    res["avg_memory_used_pct"].get<double>());
   const auto& b = j["batch"];
-  o << fmt::format("  batch CPU reclaimed {:.1f}% of capacity; BE allocated {:.1f}% and used {:.1f}% of it\n",
-                   b["avg_batch_cpu_reclaimed_pct_of_capacity"].get<double>(),
-                   b["avg_batch_cpu_allocated_pct_of_reclaimed"].get<double>(),
-                   b["avg_batch_cpu_used_pct_of_reclaimed"].get<double>());
+  o << fmt::format(
+      "  batch CPU reclaimed {:.1f}% of capacity; BE allocated {:.1f}% and used {:.1f}% of it\n",
+      b["avg_batch_cpu_reclaimed_pct_of_capacity"].get<double>(),
+      b["avg_batch_cpu_allocated_pct_of_reclaimed"].get<double>(),
+      b["avg_batch_cpu_used_pct_of_reclaimed"].get<double>());
   const auto& g = j["gpu"];
-  o << fmt::format("  GPU ({} devices) allocation {:.1f}% avg, {:.1f}% at end; fragmentation (FGD) {:.1f}% of GPUs avg\n",
-                   g["gpu_devices"].get<std::int64_t>(), g["avg_gpu_allocation_pct"].get<double>(),
-                   g["final_gpu_allocation_pct"].get<double>(), g["avg_gpu_fragmentation_pct_of_total"].get<double>());
+  o << fmt::format(
+      "  GPU ({} devices) allocation {:.1f}% avg, {:.1f}% at end; fragmentation (FGD) {:.1f}% of "
+      "GPUs avg\n",
+      g["gpu_devices"].get<std::int64_t>(), g["avg_gpu_allocation_pct"].get<double>(),
+      g["final_gpu_allocation_pct"].get<double>(),
+      g["avg_gpu_fragmentation_pct_of_total"].get<double>());
   const auto& inv = j["invariants"];
-  o << fmt::format("\nInvariants: over-capacity binds {}, negative batch allocatable {}, evictions without reason {}\n",
-                   inv["over_capacity_binds"].get<std::uint64_t>(), inv["negative_batch_allocatable"].get<std::uint64_t>(),
-                   inv["evictions_without_reason"].get<std::uint64_t>());
+  o << fmt::format(
+      "\nInvariants: over-capacity binds {}, negative batch allocatable {}, evictions without "
+      "reason {}\n",
+      inv["over_capacity_binds"].get<std::uint64_t>(),
+      inv["negative_batch_allocatable"].get<std::uint64_t>(),
+      inv["evictions_without_reason"].get<std::uint64_t>());
   const auto& ev = j["events"];
-  o << fmt::format("Events: {} ({} MB), log byte digest {}, state digest {}\n", ev["count"].get<std::uint64_t>(),
-                   ev["bytes"].get<std::uint64_t>() / 1000000, ev["log_byte_digest"].get<std::string>(),
-                   ev["state_digest"].get<std::string>());
+  o << fmt::format("Events: {} ({} MB), log byte digest {}, state digest {}\n",
+                   ev["count"].get<std::uint64_t>(), ev["bytes"].get<std::uint64_t>() / 1000000,
+                   ev["log_byte_digest"].get<std::string>(), ev["state_digest"].get<std::string>());
   if (!t.is_null() && t.contains("wall_seconds")) {
-    o << fmt::format("Wall: {:.2f} s, {:.0f} events/s, time compression {:.0f}x, {:.1f} us per scheduling decision, "
-                     "{} threads\n",
-                     t["wall_seconds"].get<double>(), t["events_per_second"].get<double>(),
-                     t["time_compression"].get<double>(), t["wall_us_per_scheduling_decision"].get<double>(),
-                     t["threads"].get<std::size_t>());
+    o << fmt::format(
+        "Wall: {:.2f} s, {:.0f} events/s, time compression {:.0f}x, {:.1f} us per scheduling "
+        "decision, "
+        "{} threads\n",
+        t["wall_seconds"].get<double>(), t["events_per_second"].get<double>(),
+        t["time_compression"].get<double>(), t["wall_us_per_scheduling_decision"].get<double>(),
+        t["threads"].get<std::size_t>());
   }
   return o.str();
 }
@@ -163,7 +194,8 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
     const std::string title = r.summary["config"]["name"].get<std::string>();
     std::string gp = plot_header;
     gp += fmt::format(
-        "set output '{0}/utilisation.png'\nset title 'Cluster utilisation: {1}'\nset ylabel '% of cluster capacity'\n"
+        "set output '{0}/utilisation.png'\nset title 'Cluster utilisation: {1}'\nset ylabel '% of "
+        "cluster capacity'\n"
         "set yrange [0:*]\n"
         "plot '{2}' every ::1 using 2:24 with lines lw 2 title 'CPU requested', "
         "'' every ::1 using 2:25 with lines lw 2 title 'CPU allocated', "
@@ -172,8 +204,10 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
         "'' every ::1 using 2:28 with lines lw 2 dt 2 title 'memory used'\n",
         out.string(), title, csv);
     gp += fmt::format(
-        "set output '{0}/batch.png'\nset title 'Batch CPU reclaimed vs used by BE pods: {1}'\nset ylabel 'cores'\n"
-        "plot '{2}' every ::1 using 2:($13/1000) with lines lw 2 title 'batch-cpu allocatable (reclaimed)', "
+        "set output '{0}/batch.png'\nset title 'Batch CPU reclaimed vs used by BE pods: {1}'\nset "
+        "ylabel 'cores'\n"
+        "plot '{2}' every ::1 using 2:($13/1000) with lines lw 2 title 'batch-cpu allocatable "
+        "(reclaimed)', "
         "'' every ::1 using 2:($14/1000) with lines lw 2 title 'batch-cpu allocated to BE', "
         "'' every ::1 using 2:($15/1000) with lines lw 2 title 'CPU used by BE'\n",
         out.string(), title, csv);
@@ -183,7 +217,8 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
         "'' every ::1 using 2:3 with lines lw 2 title 'running'\n",
         out.string(), title, csv);
     gp += fmt::format(
-        "set output '{0}/gpu.png'\nset title 'GPU allocation and fragmentation (FGD): {1}'\nset ylabel '% of GPUs'\n"
+        "set output '{0}/gpu.png'\nset title 'GPU allocation and fragmentation (FGD): {1}'\nset "
+        "ylabel '% of GPUs'\n"
         "set yrange [0:100]\n"
         "plot '{2}' every ::1 using 2:21 with lines lw 2 title 'GPU allocated', "
         "'' every ::1 using 2:23 with lines lw 2 title 'GPU fragmented'\n",
@@ -202,8 +237,9 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
   return files;
 }
 
-result<report_files> write_compare(const std::string& out_dir,
-                                   const std::vector<std::pair<std::string, const run_result*>>& runs) {
+result<report_files> write_compare(
+    const std::string& out_dir,
+    const std::vector<std::pair<std::string, const run_result*>>& runs) {
   report_files files;
   const fs::path out(out_dir);
   nlohmann::ordered_json cj;
@@ -220,9 +256,27 @@ result<report_files> write_compare(const std::string& out_dir,
       {"pods pending at end", u("pods", "pending_at_end")},
       {"pods evicted", u("pods", "evicted")},
       {"unschedulable attempts", u("pods", "unschedulable_events")},
-      {"latency p50 (s)", [](const auto& j) { return fmt::format("{:.1f}", j["scheduling_latency_virtual"]["all"]["p50_ms"].template get<std::int64_t>() / 1000.0); }},
-      {"latency p99 (s)", [](const auto& j) { return fmt::format("{:.1f}", j["scheduling_latency_virtual"]["all"]["p99_ms"].template get<std::int64_t>() / 1000.0); }},
-      {"batch latency p90 (s)", [](const auto& j) { return fmt::format("{:.1f}", j["scheduling_latency_virtual"]["batch"]["p90_ms"].template get<std::int64_t>() / 1000.0); }},
+      {"latency p50 (s)",
+       [](const auto& j) {
+         return fmt::format(
+             "{:.1f}",
+             j["scheduling_latency_virtual"]["all"]["p50_ms"].template get<std::int64_t>() /
+                 1000.0);
+       }},
+      {"latency p99 (s)",
+       [](const auto& j) {
+         return fmt::format(
+             "{:.1f}",
+             j["scheduling_latency_virtual"]["all"]["p99_ms"].template get<std::int64_t>() /
+                 1000.0);
+       }},
+      {"batch latency p90 (s)",
+       [](const auto& j) {
+         return fmt::format(
+             "{:.1f}",
+             j["scheduling_latency_virtual"]["batch"]["p90_ms"].template get<std::int64_t>() /
+                 1000.0);
+       }},
       {"avg CPU allocated %", u("resources", "avg_cpu_allocated_pct")},
       {"avg CPU used %", u("resources", "avg_cpu_used_pct")},
       {"avg memory used %", u("resources", "avg_memory_used_pct")},
@@ -242,18 +296,21 @@ result<report_files> write_compare(const std::string& out_dir,
     for (const auto& [n, r] : runs) {
       const std::string v = d.get(r->summary);
       txt += fmt::format(" {:>20}", v);
-      row[n] = nlohmann::json::parse(v, nullptr, false).is_discarded() ? nlohmann::json(v) : nlohmann::json::parse(v);
+      row[n] = nlohmann::json::parse(v, nullptr, false).is_discarded() ? nlohmann::json(v)
+                                                                       : nlohmann::json::parse(v);
     }
     cj["rows"][d.label] = row;
     txt += "\n";
   }
   txt += fmt::format("{:28}", "wall seconds");
-  for (const auto& [n, r] : runs) txt += fmt::format(" {:>20.2f}", r->timing.value("wall_seconds", 0.0));
+  for (const auto& [n, r] : runs)
+    txt += fmt::format(" {:>20.2f}", r->timing.value("wall_seconds", 0.0));
   txt += "\n";
   for (const auto& [n, r] : runs) cj["summaries"][n] = r->summary;
   if (auto w = write_file(out / "compare.txt", txt); !w) return tl::unexpected(w.error());
   files.written.push_back((out / "compare.txt").string());
-  if (auto w = write_file(out / "compare.json", cj.dump(2) + "\n"); !w) return tl::unexpected(w.error());
+  if (auto w = write_file(out / "compare.json", cj.dump(2) + "\n"); !w)
+    return tl::unexpected(w.error());
   files.written.push_back((out / "compare.json").string());
   if (!have_gnuplot()) {
     files.notes.push_back("gnuplot not found: no plots written");
@@ -269,18 +326,20 @@ result<report_files> write_compare(const std::string& out_dir,
   const ov plots[] = {
       {"compare-cpu-used.png", "CPU used (% of capacity)", "%", "26"},
       {"compare-cpu-allocated.png", "CPU allocated (% of capacity)", "%", "25"},
-      {"compare-batch-reclaimed.png", "batch-cpu allocatable (reclaimed, cores)", "cores", "($13/1000)"},
+      {"compare-batch-reclaimed.png", "batch-cpu allocatable (reclaimed, cores)", "cores",
+       "($13/1000)"},
       {"compare-pending.png", "pending pods", "pods", "4"},
       {"compare-gpu.png", "GPU allocated (%)", "%", "21"},
   };
   for (const auto& p : plots) {
-    gp += fmt::format("set output '{}/{}'\nset title '{}'\nset ylabel '{}'\nplot ", out.string(), p.file, p.title, p.ylabel);
+    gp += fmt::format("set output '{}/{}'\nset title '{}'\nset ylabel '{}'\nplot ", out.string(),
+                      p.file, p.title, p.ylabel);
     // One dash type per config, so equal curves stay visible on top of each other.
     std::size_t k = 0;
     for (const auto& [n, r] : runs) {
       if (k != 0) gp += ", ";
-      gp += fmt::format("'{}' every ::1 using 2:{} with lines lw {} dt {} title '{}'", (out / n / "metrics.csv").string(),
-                        p.expr, k == 0 ? 3 : 2, k + 1, n);
+      gp += fmt::format("'{}' every ::1 using 2:{} with lines lw {} dt {} title '{}'",
+                        (out / n / "metrics.csv").string(), p.expr, k == 0 ? 3 : 2, k + 1, n);
       ++k;
     }
     gp += "\n";

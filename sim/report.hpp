@@ -24,8 +24,8 @@ struct report_files {
 [[nodiscard]] std::string summary_text(const run_result& r);
 
 // OUT/compare.txt, OUT/compare.json and overlaid plots for runs named by config.
-[[nodiscard]] result<report_files> write_compare(const std::string& out_dir,
-                                                 const std::vector<std::pair<std::string, const run_result*>>& runs);
+[[nodiscard]] result<report_files> write_compare(
+    const std::string& out_dir, const std::vector<std::pair<std::string, const run_result*>>& runs);
 
 // metrics.csv text (header + one row per sample).
 [[nodiscard]] std::string metrics_csv(const std::vector<metrics_row>& rows);

@@ -4,8 +4,8 @@
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/admission/profile_loader.hpp"
 
@@ -16,9 +16,12 @@ extern const char* const koordinator_defaults_yaml;
 
 std::string_view to_string(usage_model m) noexcept {
   switch (m) {
-    case usage_model::none: return "none";
-    case usage_model::v2018_curves: return "v2018-curves";
-    case usage_model::trace: return "trace";
+    case usage_model::none:
+      return "none";
+    case usage_model::v2018_curves:
+      return "v2018-curves";
+    case usage_model::trace:
+      return "trace";
   }
   return "none";
 }
@@ -38,7 +41,8 @@ std::string_view to_string(pod_lifetime l) noexcept {
 result<pod_lifetime> parse_pod_lifetime(std::string_view s) {
   if (s == "trace") return pod_lifetime::trace;
   if (s == "running-stays") return pod_lifetime::running_stays;
-  return fail(errc::invalid_input, "expected one of trace, running-stays, got '" + std::string(s) + "'");
+  return fail(errc::invalid_input,
+              "expected one of trace, running-stays, got '" + std::string(s) + "'");
 }
 
 admission::priority_class_table koordinator_priority_classes() {
@@ -56,7 +60,8 @@ namespace {
 std::string at(std::string_view source, const YAML::Node& n) {
   const auto m = n.Mark();
   if (m.line < 0) return std::string(source);
-  return std::string(source) + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+  return std::string(source) + ":" + std::to_string(m.line + 1) + ":" +
+         std::to_string(m.column + 1);
 }
 
 tl::unexpected<error> bad(std::string_view source, const YAML::Node& n, std::string_view field,
@@ -93,7 +98,8 @@ nlohmann::json to_json(const YAML::Node& n) {
       }
       return s;
     }
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
@@ -115,10 +121,12 @@ result<double> ratio_of(std::string_view source, const YAML::Node& n, const std:
   }
 }
 
-result<std::int64_t> positive_int(std::string_view source, const YAML::Node& n, const std::string& field) {
+result<std::int64_t> positive_int(std::string_view source, const YAML::Node& n,
+                                  const std::string& field) {
   try {
     const auto v = n.as<std::int64_t>();
-    if (v <= 0) return bad(source, n, field, "expected a positive integer, got " + std::to_string(v));
+    if (v <= 0)
+      return bad(source, n, field, "expected a positive integer, got " + std::to_string(v));
     return v;
   } catch (const YAML::Exception&) {
     return bad(source, n, field, "expected a positive integer, got '" + text_of(n) + "'");
@@ -139,11 +147,21 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                 std::string(source) + ":" + std::to_string(e.mark.line + 1) + ":" +
                     std::to_string(e.mark.column + 1));
   }
-  if (!root.IsMap()) return fail(errc::invalid_input, "expected a YAML mapping at the top", std::string(source));
-  static const std::set<std::string> known = {
-      "name", "description", "usageModel", "nodeMetricReportIntervalSeconds", "idleNodeReportIntervalSeconds", "metricsIntervalSeconds",
-      "colocation", "podLifetime", "usageRatios", "sloControllerConfig", "koordletFeatureGates", "colocationProfiles",
-      "schedulerConfig"};
+  if (!root.IsMap())
+    return fail(errc::invalid_input, "expected a YAML mapping at the top", std::string(source));
+  static const std::set<std::string> known = {"name",
+                                              "description",
+                                              "usageModel",
+                                              "nodeMetricReportIntervalSeconds",
+                                              "idleNodeReportIntervalSeconds",
+                                              "metricsIntervalSeconds",
+                                              "colocation",
+                                              "podLifetime",
+                                              "usageRatios",
+                                              "sloControllerConfig",
+                                              "koordletFeatureGates",
+                                              "colocationProfiles",
+                                              "schedulerConfig"};
   try {
     for (const auto& kv : root) {
       const auto key = kv.first.as<std::string>();
@@ -151,10 +169,13 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
     }
     if (auto n = root["name"]) {
       c.name = n.as<std::string>();
-      const bool ok = !c.name.empty() && c.name.find_first_not_of(
-                                             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") ==
-                                             std::string::npos;
-      if (!ok) return bad(source, n, "name", "expected letters, digits, '-', '_' or '.' (it names a folder)");
+      const bool ok = !c.name.empty() &&
+                      c.name.find_first_not_of(
+                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") ==
+                          std::string::npos;
+      if (!ok)
+        return bad(source, n, "name",
+                   "expected letters, digits, '-', '_' or '.' (it names a folder)");
     } else {
       return fail(errc::invalid_input, "name: required field missing", std::string(source));
     }
@@ -179,7 +200,8 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
       if (!v) return tl::unexpected(v.error());
       c.idle_node_report_interval_s = *v;
       if (*v % c.node_metric_report_interval_s != 0)
-        return bad(source, n, "idleNodeReportIntervalSeconds", "expected a multiple of nodeMetricReportIntervalSeconds");
+        return bad(source, n, "idleNodeReportIntervalSeconds",
+                   "expected a multiple of nodeMetricReportIntervalSeconds");
     }
     if (auto n = root["metricsIntervalSeconds"]) {
       auto v = positive_int(source, n, "metricsIntervalSeconds");
@@ -198,8 +220,11 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
       for (const auto& kv : n) {
         const auto cls = kv.first.as<std::string>();
         usage_ratio* r = cls == "prod" ? &c.prod_ratio : cls == "batch" ? &c.batch_ratio : nullptr;
-        if (r == nullptr) return bad(source, kv.first, "usageRatios." + cls, "unknown class (expected prod or batch)");
-        if (!kv.second.IsMap()) return bad(source, kv.second, "usageRatios." + cls, "expected {cpu: x, memory: y}");
+        if (r == nullptr)
+          return bad(source, kv.first, "usageRatios." + cls,
+                     "unknown class (expected prod or batch)");
+        if (!kv.second.IsMap())
+          return bad(source, kv.second, "usageRatios." + cls, "expected {cpu: x, memory: y}");
         for (const auto& f : kv.second) {
           const auto fk = f.first.as<std::string>();
           const std::string field = "usageRatios." + cls + "." + fk;
@@ -213,10 +238,12 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
     // slo-controller-config: data keys -> JSON text (or YAML structure converted to JSON).
     nlohmann::json data = nlohmann::json::object();
     if (auto n = root["sloControllerConfig"]) {
-      if (!n.IsMap()) return bad(source, n, "sloControllerConfig", "expected the ConfigMap data mapping");
+      if (!n.IsMap())
+        return bad(source, n, "sloControllerConfig", "expected the ConfigMap data mapping");
       for (const auto& kv : n) {
         const auto key = kv.first.as<std::string>();
-        data[key] = kv.second.IsScalar() ? nlohmann::json(kv.second.Scalar()) : nlohmann::json(to_json(kv.second).dump());
+        data[key] = kv.second.IsScalar() ? nlohmann::json(kv.second.Scalar())
+                                         : nlohmann::json(to_json(kv.second).dump());
       }
     }
     c.slo_configmap_json = data.dump();
@@ -227,7 +254,8 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
     }
     c.slo = std::move(upd.in_force);
     if (auto n = root["koordletFeatureGates"]) {
-      if (!n.IsMap()) return bad(source, n, "koordletFeatureGates", "expected a mapping Gate: true|false");
+      if (!n.IsMap())
+        return bad(source, n, "koordletFeatureGates", "expected a mapping Gate: true|false");
       for (const auto& kv : n) {
         const auto g = kv.first.as<std::string>();
         bool v = false;
@@ -237,14 +265,20 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
           return bad(source, kv.second, "koordletFeatureGates." + g, "expected true or false");
         }
         auto& f = c.gates;
-        if (g == "BECPUSuppress") f.be_cpu_suppress = v;
-        else if (g == "BEMemoryEvict") f.be_memory_evict = v;
-        else if (g == "MemoryEvict") f.memory_evict = v;
-        else if (g == "BECPUEvict") f.be_cpu_evict = v;
-        else if (g == "CPUBurst") f.cpu_burst = v;
+        if (g == "BECPUSuppress")
+          f.be_cpu_suppress = v;
+        else if (g == "BEMemoryEvict")
+          f.be_memory_evict = v;
+        else if (g == "MemoryEvict")
+          f.memory_evict = v;
+        else if (g == "BECPUEvict")
+          f.be_cpu_evict = v;
+        else if (g == "CPUBurst")
+          f.cpu_burst = v;
         else
           return bad(source, kv.first, "koordletFeatureGates." + g,
-                     "unknown or unsupported gate (BECPUSuppress, BEMemoryEvict, MemoryEvict, BECPUEvict, CPUBurst)");
+                     "unknown or unsupported gate (BECPUSuppress, BEMemoryEvict, MemoryEvict, "
+                     "BECPUEvict, CPUBurst)");
       }
     }
     if (auto n = root["colocationProfiles"]) {
@@ -253,7 +287,8 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
       auto ps = admission::parse_profiles_yaml(c.profiles_yaml, where);
       if (!ps) return tl::unexpected(ps.error());
       auto set = admission::profile_set::make(std::move(*ps));
-      if (!set) return fail(set.error().code, "colocationProfiles: " + set.error().message, at(source, n));
+      if (!set)
+        return fail(set.error().code, "colocationProfiles: " + set.error().message, at(source, n));
       c.profiles = std::move(*set);
     }
     std::string sched_text = std::string(scheduler::koord_scheduler_shipped_config());
@@ -268,7 +303,8 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
     c.scheduler_yaml = sched_text;
     auto sc = scheduler::parse_scheduler_config(sched_text, sched_where);
     if (!sc) return tl::unexpected(sc.error());
-    if (sc->profiles.empty()) return fail(errc::invalid_input, "schedulerConfig: no profile", sched_where);
+    if (sc->profiles.empty())
+      return fail(errc::invalid_input, "schedulerConfig: no profile", sched_where);
     c.scheduler = std::move(*sc);
   } catch (const YAML::Exception& e) {
     return fail(errc::invalid_input, e.msg,

@@ -32,7 +32,7 @@ using messages::bytes_view;
 using record_sink = std::function<bool(log_offset offset, bytes_view bytes)>;
 
 class event_log {
-public:
+ public:
   virtual ~event_log() = default;
 
   // Appends records atomically (all or none) and in order; returns the first record's

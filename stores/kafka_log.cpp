@@ -18,7 +18,7 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr std::int32_t partition = 0;  // the ordering partition
+constexpr std::int32_t partition = 0;                  // the ordering partition
 constexpr const char* max_message_bytes = "67108864";  // > kafka_max_batch_bytes + overhead
 
 int ms_left(clock_type::time_point deadline) {
@@ -147,8 +147,8 @@ result<std::uint64_t> parse_u64(std::string_view s, std::string_view what) {
   std::uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || s.empty())
-    return fail(errc::invalid_input, "expected a non-negative integer, got '" + std::string(s) + "'",
-                std::string(what));
+    return fail(errc::invalid_input,
+                "expected a non-negative integer, got '" + std::string(s) + "'", std::string(what));
   return v;
 }
 
@@ -188,8 +188,7 @@ result<kafka_address> parse_kafka_name(std::string_view name) {
     auto comma = bs.find(',');
     auto one = bs.substr(0, comma);
     auto colon = one.rfind(':');
-    if (colon == std::string_view::npos || colon == 0 ||
-        !parse_u64(one.substr(colon + 1), whole))
+    if (colon == std::string_view::npos || colon == 0 || !parse_u64(one.substr(colon + 1), whole))
       return fail(errc::invalid_input, "bootstrap '" + std::string(one) + "' is not host:port",
                   whole);
     bs = comma == std::string_view::npos ? std::string_view{} : bs.substr(comma + 1);
@@ -204,14 +203,18 @@ result<kafka_address> parse_kafka_name(std::string_view name) {
     auto k = kv.substr(0, eq);
     auto v = parse_u64(kv.substr(eq + 1), std::string(k) + " in " + whole);
     if (!v) return tl::unexpected(v.error());
-    if (k == "connect_timeout_ms") a.connect_timeout = milliseconds(*v);
-    else if (k == "delivery_timeout_ms" && *v >= 1000) a.delivery_timeout = milliseconds(*v);
-    else if (k == "replication" && *v >= 1 && *v <= 16) a.replication = static_cast<int>(*v);
+    if (k == "connect_timeout_ms")
+      a.connect_timeout = milliseconds(*v);
+    else if (k == "delivery_timeout_ms" && *v >= 1000)
+      a.delivery_timeout = milliseconds(*v);
+    else if (k == "replication" && *v >= 1 && *v <= 16)
+      a.replication = static_cast<int>(*v);
     else
-      return fail(errc::invalid_input,
-                  "unknown option '" + std::string(k) +
-                      "' or value (connect_timeout_ms, delivery_timeout_ms >= 1000, replication 1..16)",
-                  whole);
+      return fail(
+          errc::invalid_input,
+          "unknown option '" + std::string(k) +
+              "' or value (connect_timeout_ms, delivery_timeout_ms >= 1000, replication 1..16)",
+          whole);
   }
   return a;
 }
@@ -219,8 +222,8 @@ result<kafka_address> parse_kafka_name(std::string_view name) {
 struct kafka_log::impl {
   kafka_address addr;
   log_options opts;
-  std::string name;  // kafka://bootstrap/topic, for messages
-  handle_ptr control;      // producer (writers) or a plain client: metadata, admin, watermarks
+  std::string name;    // kafka://bootstrap/topic, for messages
+  handle_ptr control;  // producer (writers) or a plain client: metadata, admin, watermarks
   topic_ptr control_topic;
 
   // Appends (serialised).
@@ -290,8 +293,7 @@ struct kafka_log::impl {
   result<topic_info> metadata(int timeout_ms) {
     const rd_kafka_metadata_t* md = nullptr;
     auto e = rd_kafka_metadata(control.get(), 0, control_topic.get(), &md, timeout_ms);
-    if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
-      return fail(code_of(e), err_text(e), name);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return fail(code_of(e), err_text(e), name);
     topic_info ti;
     for (int i = 0; i < md->topic_cnt; ++i) {
       const auto& t = md->topics[i];
@@ -315,7 +317,8 @@ struct kafka_log::impl {
 
   // Metadata, retried until the deadline: a broker that is still starting refuses
   // connections for a moment, which is not yet "unreachable".
-  result<topic_info> metadata_until(clock_type::time_point deadline, std::chrono::milliseconds budget) {
+  result<topic_info> metadata_until(clock_type::time_point deadline,
+                                    std::chrono::milliseconds budget) {
     for (;;) {
       auto m = metadata(std::max(ms_left(deadline), 1));
       if (m || m.error().code != errc::unavailable) return m;
@@ -331,8 +334,8 @@ struct kafka_log::impl {
     ev.reset(rd_kafka_queue_poll(q, timeout_ms + 2000));
     if (!ev) return fail(errc::unavailable, "admin request timed out", name);
     if (auto e = rd_kafka_event_error(ev.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
-      return fail(code_of(e), std::string("admin request: ") + rd_kafka_event_error_string(ev.get()),
-                  name);
+      return fail(code_of(e),
+                  std::string("admin request: ") + rd_kafka_event_error_string(ev.get()), name);
     return {};
   }
 
@@ -355,7 +358,8 @@ struct kafka_log::impl {
     // log's synced WAL does: with one replica, replication cannot stand in for fsync.
     if (opts.sync) cfg.emplace_back("flush.messages", "1");
     for (const auto& [k, v] : cfg) {
-      if (auto e = rd_kafka_NewTopic_set_config(nt, k, v.c_str()); e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (auto e = rd_kafka_NewTopic_set_config(nt, k, v.c_str());
+          e != RD_KAFKA_RESP_ERR_NO_ERROR) {
         rd_kafka_NewTopic_destroy(nt);
         return fail(errc::internal, std::string("topic config ") + k + ": " + err_text(e), name);
       }
@@ -376,7 +380,8 @@ struct kafka_log::impl {
       auto e = rd_kafka_topic_result_error(topics[i]);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR || e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) continue;
       const char* msg = rd_kafka_topic_result_error_string(topics[i]);
-      return fail(code_of(e), "cannot create the topic: " + err_text(e) + (msg ? std::string(" ") + msg : ""),
+      return fail(code_of(e),
+                  "cannot create the topic: " + err_text(e) + (msg ? std::string(" ") + msg : ""),
                   name);
     }
     return {};
@@ -423,8 +428,8 @@ struct kafka_log::impl {
 
   result<std::pair<log_offset, log_offset>> watermarks(rd_kafka_t* rk, int timeout_ms) {
     std::int64_t lo = 0, hi = 0;
-    auto e = rd_kafka_query_watermark_offsets(rk, addr.topic.c_str(), partition, &lo, &hi,
-                                              timeout_ms);
+    auto e =
+        rd_kafka_query_watermark_offsets(rk, addr.topic.c_str(), partition, &lo, &hi, timeout_ms);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
       return fail(code_of(e), "watermarks of partition 0: " + err_text(e), name);
     return std::pair<log_offset, log_offset>{static_cast<log_offset>(lo),
@@ -543,28 +548,30 @@ result<std::unique_ptr<kafka_log>> kafka_log::open(std::string_view name, const 
   // librdkafka wants message.timeout.ms > linger.ms, and caps linger.ms at 900000.
   const auto linger_ms =
       std::to_string(std::min<std::int64_t>(900000, a->delivery_timeout.count() - 1));
-  auto conf = writer ? base_conf(*a, {
-                                         {"enable.idempotence", "true"},
-                                         {"acks", "all"},
-                                         {"max.in.flight.requests.per.connection", "5"},
-                                         {"message.timeout.ms", delivery_ms},
-                                         // One append = one record batch (see the header):
-                                         // nothing leaves before rd_kafka_flush() in append,
-                                         // which ignores linger.ms. With a short linger the
-                                         // broker thread takes the first messages while
-                                         // produce_batch is still enqueuing the rest (seen
-                                         // with DumpLogSegments: a 64-record append became
-                                         // 6 batches).
-                                         {"linger.ms", linger_ms},
-                                         {"batch.num.messages", std::to_string(kafka_max_batch_records)},
-                                         {"batch.size", std::to_string(kafka_max_batch_bytes + (8u << 20))},
-                                         {"message.max.bytes", max_message_bytes},
-                                         {"queue.buffering.max.messages", "1000000"},
-                                         {"queue.buffering.max.kbytes", "1048576"},
-                                         {"compression.type", "none"},
-                                         {"retry.backoff.ms", "50"},
-                                     })
-                       : base_conf(*a, {});
+  auto conf =
+      writer ? base_conf(*a,
+                         {
+                             {"enable.idempotence", "true"},
+                             {"acks", "all"},
+                             {"max.in.flight.requests.per.connection", "5"},
+                             {"message.timeout.ms", delivery_ms},
+                             // One append = one record batch (see the header):
+                             // nothing leaves before rd_kafka_flush() in append,
+                             // which ignores linger.ms. With a short linger the
+                             // broker thread takes the first messages while
+                             // produce_batch is still enqueuing the rest (seen
+                             // with DumpLogSegments: a 64-record append became
+                             // 6 batches).
+                             {"linger.ms", linger_ms},
+                             {"batch.num.messages", std::to_string(kafka_max_batch_records)},
+                             {"batch.size", std::to_string(kafka_max_batch_bytes + (8u << 20))},
+                             {"message.max.bytes", max_message_bytes},
+                             {"queue.buffering.max.messages", "1000000"},
+                             {"queue.buffering.max.kbytes", "1048576"},
+                             {"compression.type", "none"},
+                             {"retry.backoff.ms", "50"},
+                         })
+             : base_conf(*a, {});
   if (!conf) return tl::unexpected(conf.error());
   rd_kafka_conf_set_error_cb(conf->get(), &impl::on_error);
   rd_kafka_conf_set_dr_msg_cb(conf->get(), &impl::on_delivery);
@@ -592,10 +599,10 @@ result<std::unique_ptr<kafka_log>> kafka_log::open(std::string_view name, const 
     if (!md) return tl::unexpected(md.error());
     if (md->exists && md->leader_known) break;
     if (ms_left(deadline) == 0)
-      return fail(errc::unavailable,
-                  "partition 0 of the topic has no leader after " + std::to_string(budget.count()) +
-                      " ms",
-                  im->name);
+      return fail(
+          errc::unavailable,
+          "partition 0 of the topic has no leader after " + std::to_string(budget.count()) + " ms",
+          im->name);
     std::this_thread::sleep_for(milliseconds(50));
   }
   if (md->partitions != 1)
@@ -642,7 +649,8 @@ result<log_offset> kafka_log::append(std::span<const bytes_view> records) {
                 im.name);
 
   std::lock_guard<std::mutex> lk(im.append_mu);
-  if (auto fe = rd_kafka_fatal_error(im.control.get(), nullptr, 0); fe != RD_KAFKA_RESP_ERR_NO_ERROR)
+  if (auto fe = rd_kafka_fatal_error(im.control.get(), nullptr, 0);
+      fe != RD_KAFKA_RESP_ERR_NO_ERROR)
     return fail(errc::failed_precondition,
                 "the idempotent producer hit a fatal error (" + err_text(fe) + "); reopen the log",
                 im.name);
@@ -680,8 +688,8 @@ result<log_offset> kafka_log::append(std::span<const bytes_view> records) {
   im.dr.pending = n;
   // All n messages go onto partition 0's queue; with linger.ms at its maximum none of them
   // leaves until the flush below, which sends them as one record batch.
-  const int queued =
-      rd_kafka_produce_batch(im.control_topic.get(), partition, 0, msgs.data(), static_cast<int>(n));
+  const int queued = rd_kafka_produce_batch(im.control_topic.get(), partition, 0, msgs.data(),
+                                            static_cast<int>(n));
   if (queued != static_cast<int>(n)) {
     // Nothing partial may reach the broker: purge what was queued, then wait for its reports.
     rd_kafka_purge(im.control.get(), RD_KAFKA_PURGE_F_QUEUE);
@@ -702,9 +710,10 @@ result<log_offset> kafka_log::append(std::span<const bytes_view> records) {
       rd_kafka_purge(im.control.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
       while (im.dr.pending > 0) rd_kafka_poll(im.control.get(), 100);
       im.next_known = false;
-      return fail(errc::unavailable,
-                  "fatal producer error (" + err_text(fe) + "); the batch may or may not be in the log",
-                  im.name);
+      return fail(
+          errc::unavailable,
+          "fatal producer error (" + err_text(fe) + "); the batch may or may not be in the log",
+          im.name);
     }
     if (clock_type::now() > deadline) {
       // librdkafka times messages out itself at message.timeout.ms; this is a safety net.
@@ -717,8 +726,10 @@ result<log_offset> kafka_log::append(std::span<const bytes_view> records) {
   std::size_t ok = 0;
   rd_kafka_resp_err_t first_err = RD_KAFKA_RESP_ERR_NO_ERROR;
   for (std::size_t i = 0; i < n; ++i) {
-    if (im.dr.errors[i] == RD_KAFKA_RESP_ERR_NO_ERROR) ++ok;
-    else if (first_err == RD_KAFKA_RESP_ERR_NO_ERROR) first_err = im.dr.errors[i];
+    if (im.dr.errors[i] == RD_KAFKA_RESP_ERR_NO_ERROR)
+      ++ok;
+    else if (first_err == RD_KAFKA_RESP_ERR_NO_ERROR)
+      first_err = im.dr.errors[i];
   }
   if (ok != n) {
     im.next_known = false;
@@ -877,9 +888,8 @@ result<std::optional<log_offset>> kafka_log::committed(const std::string& group)
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
     return fail(code_of(e), "committed offset of group '" + group + "': " + err_text(e), im.name);
   if (l->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR)
-    return fail(code_of(l->elems[0].err), "committed offset of group '" + group + "': " +
-                                              err_text(l->elems[0].err),
-                im.name);
+    return fail(code_of(l->elems[0].err),
+                "committed offset of group '" + group + "': " + err_text(l->elems[0].err), im.name);
   if (l->elems[0].offset < 0) return std::optional<log_offset>{};
   return std::optional<log_offset>{static_cast<log_offset>(l->elems[0].offset)};
 }

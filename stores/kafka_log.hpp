@@ -12,9 +12,9 @@
 // enqueued onto partition 0 while nothing else is queued and linger.ms is at its maximum, so
 // nothing leaves until rd_kafka_flush(); batch.num.messages / batch.size / message.max.bytes
 // are larger than any batch accepted (max_batch_records, max_batch_bytes), so librdkafka sends
-// it as ONE RecordBatch in one ProduceRequest; the broker appends a record batch as a unit, and the idempotent
-// producer's sequence numbers make a retried batch land exactly once. Offsets come from the
-// delivery reports and must equal the ones written into the envelopes (patch_offset) before
+// it as ONE RecordBatch in one ProduceRequest; the broker appends a record batch as a unit, and the
+// idempotent producer's sequence numbers make a retried batch land exactly once. Offsets come from
+// the delivery reports and must equal the ones written into the envelopes (patch_offset) before
 // producing; anything else means a second writer and is reported.
 // What this does NOT give (Kafka's transactions would, at the price of a commit marker that
 // takes an offset per append and so breaks "offsets without gaps"): an append that fails
@@ -73,7 +73,7 @@ struct kafka_address {
 [[nodiscard]] result<kafka_address> parse_kafka_name(std::string_view name);
 
 class kafka_log final : public event_log {
-public:
+ public:
   [[nodiscard]] static result<std::unique_ptr<kafka_log>> open(std::string_view name,
                                                                const log_options& opts);
   ~kafka_log() override;
@@ -100,7 +100,7 @@ public:
 
   [[nodiscard]] const kafka_address& address() const;
 
-private:
+ private:
   struct impl;
   explicit kafka_log(std::unique_ptr<impl> i);
   std::unique_ptr<impl> impl_;

@@ -48,10 +48,14 @@ std::uint64_t get_le64(const char* p) {
 
 error from_status(const rocksdb::Status& s, const std::string& where) {
   errc code = errc::internal;
-  if (s.IsCorruption()) code = errc::corrupt;
-  else if (s.IsIOError() || s.IsBusy() || s.IsTryAgain()) code = errc::unavailable;
-  else if (s.IsNotFound()) code = errc::not_found;
-  else if (s.IsInvalidArgument()) code = errc::invalid_input;
+  if (s.IsCorruption())
+    code = errc::corrupt;
+  else if (s.IsIOError() || s.IsBusy() || s.IsTryAgain())
+    code = errc::unavailable;
+  else if (s.IsNotFound())
+    code = errc::not_found;
+  else if (s.IsInvalidArgument())
+    code = errc::invalid_input;
   return error{code, "RocksDB: " + s.ToString(), where};
 }
 
@@ -87,7 +91,8 @@ result<std::unique_ptr<rocksdb_log>> rocksdb_log::open(const std::string& path,
   bool fresh = !exists || !fs::exists(fs::path(path) / "CURRENT");
   if (!exists) {
     fs::create_directories(path, ec);
-    if (ec) return fail(errc::invalid_input, "cannot create the log directory: " + ec.message(), path);
+    if (ec)
+      return fail(errc::invalid_input, "cannot create the log directory: " + ec.message(), path);
   }
 
   rocksdb::DBOptions dbo;
@@ -214,13 +219,12 @@ result<std::uint64_t> rocksdb_log::read(log_offset from, log_offset to, const re
                   where);
     auto v = it->value();
     if (v.size() < checksum_bytes + 12)
-      return fail(errc::corrupt, "stored record of " + std::to_string(v.size()) +
-                                     " bytes is too short", where);
+      return fail(errc::corrupt,
+                  "stored record of " + std::to_string(v.size()) + " bytes is too short", where);
     const auto* data = reinterpret_cast<const std::uint8_t*>(v.data()) + checksum_bytes;
     const std::size_t len = v.size() - checksum_bytes;
     if (get_le64(v.data()) != checksum(data, len))
-      return fail(errc::corrupt, "record checksum mismatch (the stored bytes were altered)",
-                  where);
+      return fail(errc::corrupt, "record checksum mismatch (the stored bytes were altered)", where);
     bytes_view bytes(data, len);
     auto d = messages::decode(bytes, where);
     if (!d) return tl::unexpected(d.error());

@@ -28,7 +28,7 @@ inline constexpr std::string_view log_format_key = "colony.format";
 inline constexpr std::string_view log_format_value = "colony-event-log/1";
 
 class rocksdb_log final : public event_log {
-public:
+ public:
   [[nodiscard]] static result<std::unique_ptr<rocksdb_log>> open(const std::string& path,
                                                                  const log_options& opts);
   ~rocksdb_log() override;
@@ -44,7 +44,7 @@ public:
   // For tests that simulate damage below the checksum: writes raw value bytes at an offset.
   [[nodiscard]] result<void> debug_put_raw(log_offset offset, const std::string& value);
 
-private:
+ private:
   rocksdb_log() = default;
   [[nodiscard]] result<log_offset> refresh_end();
 

@@ -37,7 +37,9 @@ result<std::unique_ptr<snapshot_store>> snapshot_store::open(const std::string& 
   if (create_if_missing) {
     std::error_code ec;
     std::filesystem::create_directories(path, ec);
-    if (ec) return fail(errc::invalid_input, "cannot create the snapshot directory: " + ec.message(), path);
+    if (ec)
+      return fail(errc::invalid_input, "cannot create the snapshot directory: " + ec.message(),
+                  path);
   }
   rocksdb::Options o;
   o.create_if_missing = create_if_missing;
@@ -99,8 +101,8 @@ result<void> snapshot_store::writer::commit(std::uint64_t digest) {
 
 result<std::unique_ptr<snapshot_store::writer>> snapshot_store::begin(log_offset at) {
   if (auto p = prune(1000000); !p) return tl::unexpected(p.error());  // drop incomplete ones
-  auto s = db_->DeleteRange(rocksdb::WriteOptions(), db_->DefaultColumnFamily(),
-                            snap_prefix(at), snap_prefix(at + 1));
+  auto s = db_->DeleteRange(rocksdb::WriteOptions(), db_->DefaultColumnFamily(), snap_prefix(at),
+                            snap_prefix(at + 1));
   if (!s.ok()) return tl::unexpected(from_status(s, path_));
   return std::unique_ptr<writer>(new writer(this, at));
 }
@@ -133,8 +135,7 @@ result<std::uint64_t> snapshot_store::read(
   std::uint64_t n = 0;
   for (it->Seek(prefix); it->Valid(); it->Next()) {
     auto k = it->key().ToStringView();
-    if (k.size() < prefix.size() + 1)
-      return fail(errc::corrupt, "snapshot key too short", path_);
+    if (k.size() < prefix.size() + 1) return fail(errc::corrupt, "snapshot key too short", path_);
     auto v = it->value().ToStringView();
     sink(static_cast<std::uint8_t>(k[prefix.size()]), k.substr(prefix.size() + 1), v);
     ++n;
@@ -158,8 +159,8 @@ result<void> snapshot_store::prune(std::size_t keep) {
   log_offset lo = 0;
   auto del = [&](log_offset a, log_offset b) -> result<void> {
     if (a >= b) return {};
-    auto s = db_->DeleteRange(rocksdb::WriteOptions(), db_->DefaultColumnFamily(),
-                              snap_prefix(a), snap_prefix(b));
+    auto s = db_->DeleteRange(rocksdb::WriteOptions(), db_->DefaultColumnFamily(), snap_prefix(a),
+                              snap_prefix(b));
     if (s.ok())
       s = db_->DeleteRange(rocksdb::WriteOptions(), db_->DefaultColumnFamily(), manifest_key(a),
                            manifest_key(b));

@@ -34,22 +34,21 @@ struct snapshot_manifest {
 };
 
 class snapshot_store {
-public:
+ public:
   [[nodiscard]] static result<std::unique_ptr<snapshot_store>> open(const std::string& path,
                                                                     bool create_if_missing);
   ~snapshot_store();
 
   // Streams one snapshot. put() in any order; commit() makes it visible atomically.
   class writer {
-  public:
+   public:
     ~writer();
     writer(const writer&) = delete;
     writer& operator=(const writer&) = delete;
-    [[nodiscard]] result<void> put(std::uint8_t kind, std::string_view key,
-                                   std::string_view state);
+    [[nodiscard]] result<void> put(std::uint8_t kind, std::string_view key, std::string_view state);
     [[nodiscard]] result<void> commit(std::uint64_t digest);
 
-  private:
+   private:
     friend class snapshot_store;
     writer(snapshot_store* s, log_offset at);
     [[nodiscard]] result<void> flush();
@@ -75,7 +74,7 @@ public:
 
   [[nodiscard]] const std::string& path() const { return path_; }
 
-private:
+ private:
   snapshot_store() = default;
   std::string path_;
   std::unique_ptr<rocksdb::DB> db_;

@@ -20,14 +20,17 @@ bool cluster_colocation_profile::should_reconcile() const {
 
 namespace {
 
-bool name_less(const cluster_colocation_profile& a, const cluster_colocation_profile& b) { return a.name < b.name; }
+bool name_less(const cluster_colocation_profile& a, const cluster_colocation_profile& b) {
+  return a.name < b.name;
+}
 
 constexpr std::uint8_t invalid_namespace_selector = 1;
 constexpr std::uint8_t invalid_selector = 2;
 
 std::uint8_t invalid_selector_flags(const cluster_colocation_profile& p) {
   std::uint8_t f = 0;
-  if (p.namespace_selector && !validate_label_selector(*p.namespace_selector, "spec.namespaceSelector"))
+  if (p.namespace_selector &&
+      !validate_label_selector(*p.namespace_selector, "spec.namespaceSelector"))
     f |= invalid_namespace_selector;
   if (p.selector && !validate_label_selector(*p.selector, "spec.selector")) f |= invalid_selector;
   return f;
@@ -39,7 +42,8 @@ result<profile_set> profile_set::make(std::vector<cluster_colocation_profile> pr
   std::sort(profiles.begin(), profiles.end(), name_less);
   for (std::size_t i = 1; i < profiles.size(); ++i)
     if (profiles[i].name == profiles[i - 1].name)
-      return fail(errc::already_exists, "ClusterColocationProfile \"" + profiles[i].name + "\" defined twice",
+      return fail(errc::already_exists,
+                  "ClusterColocationProfile \"" + profiles[i].name + "\" defined twice",
                   "metadata.name");
   profile_set s;
   s.profiles_ = std::move(profiles);
@@ -61,8 +65,9 @@ void profile_set::upsert(cluster_colocation_profile p) {
 }
 
 bool profile_set::erase(std::string_view name) {
-  auto it = std::lower_bound(profiles_.begin(), profiles_.end(), name,
-                             [](const cluster_colocation_profile& p, std::string_view n) { return p.name < n; });
+  auto it = std::lower_bound(
+      profiles_.begin(), profiles_.end(), name,
+      [](const cluster_colocation_profile& p, std::string_view n) { return p.name < n; });
   if (it == profiles_.end() || it->name != name) return false;
   invalid_selectors_.erase(invalid_selectors_.begin() + (it - profiles_.begin()));
   profiles_.erase(it);
@@ -70,12 +75,14 @@ bool profile_set::erase(std::string_view name) {
 }
 
 const cluster_colocation_profile* profile_set::find(std::string_view name) const {
-  auto it = std::lower_bound(profiles_.begin(), profiles_.end(), name,
-                             [](const cluster_colocation_profile& p, std::string_view n) { return p.name < n; });
+  auto it = std::lower_bound(
+      profiles_.begin(), profiles_.end(), name,
+      [](const cluster_colocation_profile& p, std::string_view n) { return p.name < n; });
   return it != profiles_.end() && it->name == name ? &*it : nullptr;
 }
 
-bool profile_set::matches(std::size_t i, const pod_spec& pod, const string_map* namespace_labels) const {
+bool profile_set::matches(std::size_t i, const pod_spec& pod,
+                          const string_map* namespace_labels) const {
   const cluster_colocation_profile& p = profiles_[i];
   const std::uint8_t invalid = invalid_selectors_[i];
   // Same rules as profile_matches: an invalid selector or an unknown Namespace counts as matched.
@@ -94,9 +101,11 @@ bool profile_set::matches(std::size_t i, const pod_spec& pod, const string_map* 
 bool profile_matches(const cluster_colocation_profile& profile, const pod_spec& pod,
                      const string_map* namespace_labels) {
   // matchNamespaceSelector: an empty selector matches without looking the Namespace up.
-  if (profile.namespace_selector && !profile.namespace_selector->empty() && namespace_labels != nullptr) {
+  if (profile.namespace_selector && !profile.namespace_selector->empty() &&
+      namespace_labels != nullptr) {
     auto m = label_selector_matches(*profile.namespace_selector, *namespace_labels);
-    if (m && !*m) return false;  // an error counts as matched (Koordinator's `!matched && err == nil`)
+    if (m && !*m)
+      return false;  // an error counts as matched (Koordinator's `!matched && err == nil`)
   }
   if (profile.selector && !profile.selector->empty()) {
     auto m = label_selector_matches(*profile.selector, pod.labels);
@@ -140,7 +149,8 @@ std::uint64_t mix64(std::uint64_t z) {
 
 }  // namespace
 
-std::int32_t probability_draw(std::uint64_t seed, const pod_spec& pod, std::string_view profile_name) {
+std::int32_t probability_draw(std::uint64_t seed, const pod_spec& pod,
+                              std::string_view profile_name) {
   std::uint64_t h = fnv_u64(fnv_offset, seed);
   if (!pod.uid.empty()) {
     h = fnv_str(h, pod.uid);
@@ -180,7 +190,8 @@ void apply_keys_mapping(string_map& m, const string_map& mapping) {
 
 }  // namespace
 
-result<void> do_mutate_by_colocation_profile(pod_spec& pod, const cluster_colocation_profile& profile,
+result<void> do_mutate_by_colocation_profile(pod_spec& pod,
+                                             const cluster_colocation_profile& profile,
                                              const priority_class_table& priority_classes) {
   for (const auto& [k, v] : profile.labels) pod.labels.insert_or_assign(k, v);
   for (const auto& [k, v] : profile.annotations) pod.annotations.insert_or_assign(k, v);
@@ -192,19 +203,22 @@ result<void> do_mutate_by_colocation_profile(pod_spec& pod, const cluster_coloca
   }
   if (!profile.scheduler_name.empty()) pod.scheduler_name = profile.scheduler_name;
   if (profile.qos != qos_class::none)
-    pod.labels.insert_or_assign(std::string(names::label_qos_class), std::string(to_string(profile.qos)));
+    pod.labels.insert_or_assign(std::string(names::label_qos_class),
+                                std::string(to_string(profile.qos)));
   if (!profile.priority_class_name.empty()) {
     auto it = priority_classes.find(profile.priority_class_name);
     if (it == priority_classes.end())
-      return fail(errc::not_found,
-                  "priorityclasses.scheduling.k8s.io \"" + profile.priority_class_name + "\" not found",
-                  "ClusterColocationProfile " + profile.name + " spec.priorityClassName");
+      return fail(
+          errc::not_found,
+          "priorityclasses.scheduling.k8s.io \"" + profile.priority_class_name + "\" not found",
+          "ClusterColocationProfile " + profile.name + " spec.priorityClassName");
     pod.priority_class_name = profile.priority_class_name;
     pod.priority = it->second.value;
     pod.preemption_policy = it->second.preemption_policy;
   }
   if (profile.koordinator_priority)
-    pod.labels.insert_or_assign(std::string(names::label_priority), std::to_string(*profile.koordinator_priority));
+    pod.labels.insert_or_assign(std::string(names::label_priority),
+                                std::to_string(*profile.koordinator_priority));
   if (profile.patch) profile.patch->apply(pod);
   return {};
 }
@@ -225,7 +239,8 @@ std::optional<extended_fields> resource_name_map(priority_class p) {
       return extended_fields{&resource_list::batch_cpu_milli, &resource_list::batch_memory_bytes};
     case priority_class::mid:
       return extended_fields{&resource_list::mid_cpu_milli, &resource_list::mid_memory_bytes};
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -289,10 +304,9 @@ void fill_derived(pod_mutation& m) {
 
 }  // namespace
 
-result<pod_mutation> cluster_colocation_profile_mutating_pod(const pod_spec& pod, const profile_set& profiles,
-                                                             const string_map* namespace_labels,
-                                                             const priority_class_table& priority_classes,
-                                                             const mutating_options& options) {
+result<pod_mutation> cluster_colocation_profile_mutating_pod(
+    const pod_spec& pod, const profile_set& profiles, const string_map* namespace_labels,
+    const priority_class_table& priority_classes, const mutating_options& options) {
   pod_mutation out;
   out.pod = pod;
   // The set is sorted by name: matched profiles come out in application order.
@@ -332,7 +346,8 @@ result<pod_mutation> mutate_pod_on_create(const pod_spec& pod, const profile_set
                                           const string_map* namespace_labels,
                                           const priority_class_table& priority_classes,
                                           const mutating_options& options) {
-  auto m = cluster_colocation_profile_mutating_pod(pod, profiles, namespace_labels, priority_classes, options);
+  auto m = cluster_colocation_profile_mutating_pod(pod, profiles, namespace_labels,
+                                                   priority_classes, options);
   if (!m) return m;
   if (!options.disable_extended_resource_spec) {
     auto changed = mutate_by_extended_resources(m->pod);

@@ -51,8 +51,10 @@
 namespace colony::admission {
 
 // apis/extension/cluster_colocation_profile.go.
-inline constexpr std::string_view annotation_skip_update_resource = "config.koordinator.sh/skip-update-resources";
-inline constexpr std::string_view label_controller_managed = "config.koordinator.sh/controller-managed";
+inline constexpr std::string_view annotation_skip_update_resource =
+    "config.koordinator.sh/skip-update-resources";
+inline constexpr std::string_view label_controller_managed =
+    "config.koordinator.sh/controller-managed";
 
 struct cluster_colocation_profile {
   // metadata
@@ -87,7 +89,7 @@ struct cluster_colocation_profile {
 
 // Profiles kept sorted by name, names unique: the order the webhook applies them in.
 class profile_set {
-public:
+ public:
   profile_set() = default;
   // Fails (already_exists) on a duplicate name.
   [[nodiscard]] static result<profile_set> make(std::vector<cluster_colocation_profile> profiles);
@@ -95,15 +97,18 @@ public:
   void upsert(cluster_colocation_profile p);
   // Returns whether a profile of that name was there.
   bool erase(std::string_view name);
-  [[nodiscard]] const std::vector<cluster_colocation_profile>& profiles() const { return profiles_; }
+  [[nodiscard]] const std::vector<cluster_colocation_profile>& profiles() const {
+    return profiles_;
+  }
   [[nodiscard]] const cluster_colocation_profile* find(std::string_view name) const;
   [[nodiscard]] bool empty() const { return profiles_.empty(); }
   // profile_matches for profiles()[i], with selector validity checked once at insertion.
-  [[nodiscard]] bool matches(std::size_t i, const pod_spec& pod, const string_map* namespace_labels) const;
+  [[nodiscard]] bool matches(std::size_t i, const pod_spec& pod,
+                             const string_map* namespace_labels) const;
 
-private:
+ private:
   std::vector<cluster_colocation_profile> profiles_;  // ascending name
-  std::vector<std::uint8_t> invalid_selectors_;        // per profile: 1 namespaceSelector, 2 selector
+  std::vector<std::uint8_t> invalid_selectors_;  // per profile: 1 namespaceSelector, 2 selector
 };
 
 // A Kubernetes PriorityClass (scheduling.k8s.io/v1), as the webhook reads it.
@@ -128,8 +133,8 @@ struct mutating_options {
 // What one matched profile did.
 struct profile_decision {
   std::string profile;
-  bool applied = false;       // false: skipped by probability
-  std::int32_t draw = -1;     // the draw in [0,100); -1 when no draw was needed (0 or >= 100)
+  bool applied = false;    // false: skipped by probability
+  std::int32_t draw = -1;  // the draw in [0,100); -1 when no draw was needed (0 or >= 100)
 
   bool operator==(const profile_decision&) const = default;
 };
@@ -138,10 +143,10 @@ struct profile_decision {
 struct pod_mutation {
   pod_spec pod;  // the mutated pod: final labels, annotations and per-container resources
 
-  std::vector<profile_decision> matched;       // every matched profile, ascending name
-  std::vector<std::string> applied_profiles;   // profiles applied, in application order
-  bool resources_translated = false;           // cpu/memory moved into batch-* / mid-*
-  bool mutated = false;                        // anything changed at all
+  std::vector<profile_decision> matched;      // every matched profile, ascending name
+  std::vector<std::string> applied_profiles;  // profiles applied, in application order
+  bool resources_translated = false;          // cpu/memory moved into batch-* / mid-*
+  bool mutated = false;                       // anything changed at all
 
   // Derived from the mutated pod.
   qos_class koord_qos = qos_class::none;                       // GetPodQoSClassWithDefault
@@ -159,7 +164,8 @@ struct pod_mutation {
                                    const string_map* namespace_labels);
 
 // The deterministic stand-in for rand.Intn(100), see the header comment. In [0, 100).
-[[nodiscard]] std::int32_t probability_draw(std::uint64_t seed, const pod_spec& pod, std::string_view profile_name);
+[[nodiscard]] std::int32_t probability_draw(std::uint64_t seed, const pod_spec& pod,
+                                            std::string_view profile_name);
 
 // shouldSkipProfile with Koordinator's comparison: percent (nullopt = 100) against a draw.
 [[nodiscard]] bool should_skip_profile(std::optional<std::int64_t> percent, std::int32_t draw);
@@ -171,8 +177,9 @@ struct pod_mutation {
 // (resolved through `priority_classes`: priority and preemptionPolicy follow; a missing
 // PriorityClass is a not_found error, which fails the admission), koordinatorPriority label,
 // then the patch.
-[[nodiscard]] result<void> do_mutate_by_colocation_profile(pod_spec& pod, const cluster_colocation_profile& profile,
-                                                           const priority_class_table& priority_classes);
+[[nodiscard]] result<void> do_mutate_by_colocation_profile(
+    pod_spec& pod, const cluster_colocation_profile& profile,
+    const priority_class_table& priority_classes);
 
 // mutatePodResourceSpec: for a Batch (or Mid) pod by class-with-default, in every init and
 // regular container, requests and limits: cpu (milli) -> batch-cpu / mid-cpu with the same
@@ -183,19 +190,16 @@ struct pod_mutation {
 bool mutate_pod_resource_spec(pod_spec& pod);
 
 // The whole ClusterColocationProfile step of pod Create (clusterColocationProfileMutatingPod).
-[[nodiscard]] result<pod_mutation> cluster_colocation_profile_mutating_pod(const pod_spec& pod,
-                                                                           const profile_set& profiles,
-                                                                           const string_map* namespace_labels,
-                                                                           const priority_class_table& priority_classes,
-                                                                           const mutating_options& options = {});
+[[nodiscard]] result<pod_mutation> cluster_colocation_profile_mutating_pod(
+    const pod_spec& pod, const profile_set& profiles, const string_map* namespace_labels,
+    const priority_class_table& priority_classes, const mutating_options& options = {});
 
 // Koordinator's pod Create mutations that Colony models, in the handler's order
 // (mutating_handler.go handleCreate): the profile step, then the extended-resource-spec
 // annotation (extended_resource_spec.hpp) unless disabled. MultiQuotaTree node affinity and
 // device resource specs are not modelled here.
-[[nodiscard]] result<pod_mutation> mutate_pod_on_create(const pod_spec& pod, const profile_set& profiles,
-                                                        const string_map* namespace_labels,
-                                                        const priority_class_table& priority_classes,
-                                                        const mutating_options& options = {});
+[[nodiscard]] result<pod_mutation> mutate_pod_on_create(
+    const pod_spec& pod, const profile_set& profiles, const string_map* namespace_labels,
+    const priority_class_table& priority_classes, const mutating_options& options = {});
 
 }  // namespace colony::admission

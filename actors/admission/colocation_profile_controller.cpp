@@ -4,7 +4,8 @@
 
 namespace colony::admission {
 
-result<bool> controller_selects_pod(const cluster_colocation_profile& profile, const controller_pod& cp) {
+result<bool> controller_selects_pod(const cluster_colocation_profile& profile,
+                                    const controller_pod& cp) {
   const pod_spec& pod = *cp.pod;
   if (!profile.selector) return false;  // nil selector: match nothing
   auto m = label_selector_matches(*profile.selector, pod.labels);
@@ -19,15 +20,18 @@ result<bool> controller_selects_pod(const cluster_colocation_profile& profile, c
   return true;
 }
 
-result<void> controller_mutate_by_colocation_profile(pod_spec& pod, const cluster_colocation_profile& profile) {
-  // Same steps as the webhook except schedulerName and priorityClassName (colocationprofile_util.go).
+result<void> controller_mutate_by_colocation_profile(pod_spec& pod,
+                                                     const cluster_colocation_profile& profile) {
+  // Same steps as the webhook except schedulerName and priorityClassName
+  // (colocationprofile_util.go).
   cluster_colocation_profile subset = profile;
   subset.scheduler_name.clear();
   subset.priority_class_name.clear();
   return do_mutate_by_colocation_profile(pod, subset, priority_class_table{});
 }
 
-colocation_profile_controller::colocation_profile_controller(colocation_profile_controller_options options)
+colocation_profile_controller::colocation_profile_controller(
+    colocation_profile_controller_options options)
     : options_(options), tokens_(static_cast<double>(options.max_update_pod_qps_burst)) {}
 
 bool colocation_profile_controller::allow(event_time now) {
@@ -49,15 +53,16 @@ bool colocation_profile_controller::allow(event_time now) {
 void colocation_profile_controller::expire(event_time now) {
   for (auto it = updated_until_.begin(); it != updated_until_.end();) {
     // go-cache: an item expires once now is past its expiration.
-    if (it->second < now) it = updated_until_.erase(it);
-    else ++it;
+    if (it->second < now)
+      it = updated_until_.erase(it);
+    else
+      ++it;
   }
 }
 
-result<reconcile_result> colocation_profile_controller::reconcile(const cluster_colocation_profile& profile,
-                                                                  std::string_view resource_version,
-                                                                  std::span<const controller_pod> pods,
-                                                                  event_time now, std::uint64_t seed) {
+result<reconcile_result> colocation_profile_controller::reconcile(
+    const cluster_colocation_profile& profile, std::string_view resource_version,
+    std::span<const controller_pod> pods, event_time now, std::uint64_t seed) {
   reconcile_result out;
   if (!options_.reconcile_by_default && !profile.should_reconcile()) return out;
   out.reconciled = true;
@@ -68,7 +73,8 @@ result<reconcile_result> colocation_profile_controller::reconcile(const cluster_
     if (!selected) return tl::unexpected(selected.error());
     if (!*selected || cp.pod->phase != pod_phase::pending) continue;
     const pod_spec& pod = *cp.pod;
-    const std::int32_t draw = needs_draw(profile.probability) ? probability_draw(seed, pod, profile.name) : -1;
+    const std::int32_t draw =
+        needs_draw(profile.probability) ? probability_draw(seed, pod, profile.name) : -1;
     if (should_skip_profile(profile.probability, draw)) {
       ++out.summary.skipped;
       continue;
@@ -87,7 +93,8 @@ result<reconcile_result> colocation_profile_controller::reconcile(const cluster_
       continue;
     }
     pod_spec modified = pod;
-    if (auto ok = controller_mutate_by_colocation_profile(modified, profile); !ok) continue;  // logged and skipped in Go
+    if (auto ok = controller_mutate_by_colocation_profile(modified, profile); !ok)
+      continue;  // logged and skipped in Go
     updated_until_.insert_or_assign(std::move(key), now + options_.force_update_pod_duration);
     ++out.summary.succeeded;
     if (!(modified == pod)) {

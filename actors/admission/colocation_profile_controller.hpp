@@ -64,23 +64,24 @@ struct reconcile_summary {
 };
 
 struct reconcile_result {
-  bool reconciled = false;         // false: the profile is not managed (nothing done)
-  std::vector<pod_spec> updated;   // pods that changed, mutated, in input order
+  bool reconciled = false;        // false: the profile is not managed (nothing done)
+  std::vector<pod_spec> updated;  // pods that changed, mutated, in input order
   reconcile_summary summary;
-  duration_ms requeue_after{0};    // reconcile_interval when reconciled
+  duration_ms requeue_after{0};  // reconcile_interval when reconciled
 };
 
 // listPodsForProfile's filter for one pod: selector (nil selects nothing), Namespace
 // selector (unknown Namespace does not match), Pending and not bound. An invalid selector
 // is an error, as in Koordinator.
-[[nodiscard]] result<bool> controller_selects_pod(const cluster_colocation_profile& profile, const controller_pod& pod);
+[[nodiscard]] result<bool> controller_selects_pod(const cluster_colocation_profile& profile,
+                                                  const controller_pod& pod);
 
 // The controller's doMutateByColocationProfile (no schedulerName, no priorityClassName).
-[[nodiscard]] result<void> controller_mutate_by_colocation_profile(pod_spec& pod,
-                                                                   const cluster_colocation_profile& profile);
+[[nodiscard]] result<void> controller_mutate_by_colocation_profile(
+    pod_spec& pod, const cluster_colocation_profile& profile);
 
 class colocation_profile_controller {
-public:
+ public:
   explicit colocation_profile_controller(colocation_profile_controller_options options = {});
 
   // One Reconcile of `profile` (at resource version `resource_version`) over `pods`, at
@@ -88,12 +89,12 @@ public:
   // namespace/name, for determinism).
   [[nodiscard]] result<reconcile_result> reconcile(const cluster_colocation_profile& profile,
                                                    std::string_view resource_version,
-                                                   std::span<const controller_pod> pods, event_time now,
-                                                   std::uint64_t seed);
+                                                   std::span<const controller_pod> pods,
+                                                   event_time now, std::uint64_t seed);
 
   [[nodiscard]] const colocation_profile_controller_options& options() const { return options_; }
 
-private:
+ private:
   bool allow(event_time now);  // rate.Limiter.Allow
   void expire(event_time now);
 

@@ -43,7 +43,8 @@ void append_json_string(std::string& out, std::string_view s) {
       out += hex[c >> 4];
       out += hex[c & 0xF];
     } else if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-               (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+               (static_cast<unsigned char>(s[i + 2]) == 0xA8 ||
+                static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
       out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
       i += 2;
     } else {
@@ -77,7 +78,9 @@ bool append_batch_list(std::string& out, const resource_list& r) {
   return true;
 }
 
-bool has_batch(const resource_list& r) { return r.batch_cpu_milli != 0 || r.batch_memory_bytes != 0; }
+bool has_batch(const resource_list& r) {
+  return r.batch_cpu_milli != 0 || r.batch_memory_bytes != 0;
+}
 
 }  // namespace
 
@@ -86,8 +89,9 @@ std::string extended_resource_spec_json(const pod_spec& pod) {
   std::vector<const container_spec*> with_batch;
   for (const auto& c : pod.containers)
     if (has_batch(c.requests) || has_batch(c.limits)) with_batch.push_back(&c);
-  std::stable_sort(with_batch.begin(), with_batch.end(),
-                   [](const container_spec* a, const container_spec* b) { return a->name < b->name; });
+  std::stable_sort(
+      with_batch.begin(), with_batch.end(),
+      [](const container_spec* a, const container_spec* b) { return a->name < b->name; });
   if (with_batch.empty()) return "{}";
   std::string out;
   out.reserve(64 + 160 * with_batch.size());
@@ -128,7 +132,8 @@ result<bool> mutate_by_extended_resources(pod_spec& pod) {
   }
   const json old = json::parse(it->second, nullptr, /*allow_exceptions=*/false);
   if (old.is_discarded() || !(old.is_object() || old.is_null()))
-    return fail(errc::invalid_input, "failed to get current extended resource spec: not a JSON object",
+    return fail(errc::invalid_input,
+                "failed to get current extended resource spec: not a JSON object",
                 "annotations." + std::string(annotation_extended_resource_spec));
   if (it->second == next) return false;
   it->second = std::move(next);

@@ -18,7 +18,8 @@
 
 namespace colony::admission {
 
-inline constexpr std::string_view annotation_extended_resource_spec = "node.koordinator.sh/extended-resource-spec";
+inline constexpr std::string_view annotation_extended_resource_spec =
+    "node.koordinator.sh/extended-resource-spec";
 
 // The annotation value for `pod`.
 [[nodiscard]] std::string extended_resource_spec_json(const pod_spec& pod);

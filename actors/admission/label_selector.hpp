@@ -45,7 +45,8 @@ struct label_selector {
 
 // Matches `labels`; an invalid selector is an error (the caller decides what that means:
 // the colocation webhook counts the profile as matched).
-[[nodiscard]] result<bool> label_selector_matches(const label_selector& s, const string_map& labels);
+[[nodiscard]] result<bool> label_selector_matches(const label_selector& s,
+                                                  const string_map& labels);
 
 // The same match for a selector already known to be valid (no checks, no allocation).
 [[nodiscard]] bool label_selector_matches_valid(const label_selector& s, const string_map& labels);

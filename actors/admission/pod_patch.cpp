@@ -20,12 +20,15 @@ result<map_patch> parse_map_patch(const json& j, const std::string& field) {
     return out;
   }
   if (!j.is_object())
-    return fail(errc::invalid_input, field + ": Invalid value: must be an object of strings, got " + type_name(j));
+    return fail(errc::invalid_input,
+                field + ": Invalid value: must be an object of strings, got " + type_name(j));
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     if (k == "$patch") {
-      if (!it->is_string() || (it->get<std::string>() != "replace" && it->get<std::string>() != "delete"))
-        return fail(errc::invalid_input, field + ".$patch: Unsupported value: only \"replace\" and \"delete\"");
+      if (!it->is_string() ||
+          (it->get<std::string>() != "replace" && it->get<std::string>() != "delete"))
+        return fail(errc::invalid_input,
+                    field + ".$patch: Unsupported value: only \"replace\" and \"delete\"");
       out.clear = true;
       if (it->get<std::string>() == "delete") {
         out.set.clear();
@@ -39,8 +42,9 @@ result<map_patch> parse_map_patch(const json& j, const std::string& field) {
     } else if (it->is_string()) {
       out.set[k] = it->get<std::string>();
     } else {
-      return fail(errc::invalid_input,
-                  field + "." + k + ": Invalid value: must be a string or null, got " + type_name(*it));
+      return fail(
+          errc::invalid_input,
+          field + "." + k + ": Invalid value: must be a string or null, got " + type_name(*it));
     }
   }
   std::sort(out.remove.begin(), out.remove.end());
@@ -52,7 +56,8 @@ result<field_patch<std::string>> parse_string_field(const json& j, const std::st
   out.present = true;
   if (j.is_null()) return out;
   if (!j.is_string())
-    return fail(errc::invalid_input, field + ": Invalid value: must be a string or null, got " + type_name(j));
+    return fail(errc::invalid_input,
+                field + ": Invalid value: must be a string or null, got " + type_name(j));
   out.value = j.get<std::string>();
   return out;
 }
@@ -62,12 +67,15 @@ result<field_patch<std::int32_t>> parse_int32_field(const json& j, const std::st
   out.present = true;
   if (j.is_null()) return out;
   if (!j.is_number_integer())
-    return fail(errc::invalid_input, field + ": Invalid value: must be an int32 or null, got " + type_name(j));
-  const std::int64_t v = j.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                                      j.get<std::uint64_t>(), std::uint64_t{1} << 40))
-                                                : j.get<std::int64_t>();
+    return fail(errc::invalid_input,
+                field + ": Invalid value: must be an int32 or null, got " + type_name(j));
+  const std::int64_t v = j.is_number_unsigned()
+                             ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                   j.get<std::uint64_t>(), std::uint64_t{1} << 40))
+                             : j.get<std::int64_t>();
   if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max())
-    return fail(errc::invalid_input, field + ": Invalid value: " + std::to_string(v) + ": out of int32 range");
+    return fail(errc::invalid_input,
+                field + ": Invalid value: " + std::to_string(v) + ": out of int32 range");
   out.value = static_cast<std::int32_t>(v);
   return out;
 }
@@ -92,7 +100,8 @@ void pod_patch::apply(pod_spec& pod) const {
 result<pod_patch> parse_pod_patch(const json& patch, std::string_view field_sv) {
   const std::string field(field_sv);
   if (!patch.is_object())
-    return fail(errc::invalid_input, field + ": Invalid value: a patch must be a JSON object, got " + type_name(patch));
+    return fail(errc::invalid_input,
+                field + ": Invalid value: a patch must be a JSON object, got " + type_name(patch));
   pod_patch out;
   out.raw_json = patch.dump(-1, ' ', false, json::error_handler_t::replace);
   for (auto top = patch.begin(); top != patch.end(); ++top) {
@@ -104,7 +113,8 @@ result<pod_patch> parse_pod_patch(const json& patch, std::string_view field_sv) 
         continue;
       }
       if (!top->is_object())
-        return fail(errc::invalid_input, tpath + ": Invalid value: must be an object, got " + type_name(*top));
+        return fail(errc::invalid_input,
+                    tpath + ": Invalid value: must be an object, got " + type_name(*top));
       for (auto it = top->begin(); it != top->end(); ++it) {
         const std::string& k = it.key();
         const std::string path = tpath + "." + k;
@@ -116,11 +126,13 @@ result<pod_patch> parse_pod_patch(const json& patch, std::string_view field_sv) 
           auto m = parse_map_patch(*it, path);
           if (!m) return tl::unexpected(m.error());
           out.annotations = std::move(*m);
-        } else if (tk == "spec" && (k == "schedulerName" || k == "priorityClassName" || k == "preemptionPolicy")) {
+        } else if (tk == "spec" &&
+                   (k == "schedulerName" || k == "priorityClassName" || k == "preemptionPolicy")) {
           auto f = parse_string_field(*it, path);
           if (!f) return tl::unexpected(f.error());
-          (k == "schedulerName" ? out.scheduler_name
-                                : k == "priorityClassName" ? out.priority_class_name : out.preemption_policy) = *f;
+          (k == "schedulerName"       ? out.scheduler_name
+           : k == "priorityClassName" ? out.priority_class_name
+                                      : out.preemption_policy) = *f;
         } else if (tk == "spec" && k == "priority") {
           auto f = parse_int32_field(*it, path);
           if (!f) return tl::unexpected(f.error());

@@ -55,14 +55,15 @@ struct pod_patch {
   field_patch<std::string> preemption_policy;
   field_patch<std::int32_t> priority;
   std::vector<std::string> unsupported_paths;  // e.g. "spec.patch.spec.tolerations", ascending
-  std::string raw_json;                         // the patch as given, compact JSON
+  std::string raw_json;                        // the patch as given, compact JSON
 
   void apply(pod_spec& pod) const;
   bool operator==(const pod_patch&) const = default;
 };
 
 // Parses a patch object. `field` names it in errors (e.g. "spec.patch").
-[[nodiscard]] result<pod_patch> parse_pod_patch(const nlohmann::json& patch, std::string_view field);
+[[nodiscard]] result<pod_patch> parse_pod_patch(const nlohmann::json& patch,
+                                                std::string_view field);
 [[nodiscard]] result<pod_patch> parse_pod_patch(std::string_view json_text, std::string_view field);
 
 }  // namespace colony::admission

@@ -40,10 +40,21 @@ namespace colony::admission {
 using string_map = std::map<std::string, std::string, std::less<>>;
 
 // Kubernetes pod QoS class (pod.status.qosClass, k8s.io/api/core/v1 PodQOSClass).
-enum class kube_qos_class : std::uint8_t { unset = 0, guaranteed = 1, burstable = 2, best_effort = 3 };
+enum class kube_qos_class : std::uint8_t {
+  unset = 0,
+  guaranteed = 1,
+  burstable = 2,
+  best_effort = 3
+};
 
 // Kubernetes pod phase (status.phase); the background profile controller only touches Pending pods.
-enum class pod_phase : std::uint8_t { pending = 0, running = 1, succeeded = 2, failed = 3, unknown = 4 };
+enum class pod_phase : std::uint8_t {
+  pending = 0,
+  running = 1,
+  succeeded = 2,
+  failed = 3,
+  unknown = 4
+};
 
 struct container_spec {
   std::string name;
@@ -72,7 +83,7 @@ struct pod_spec {
   std::string node_name;  // spec.nodeName; empty = not bound yet
 
   kube_qos_class status_qos_class = kube_qos_class::unset;  // status.qosClass
-  pod_phase phase = pod_phase::pending;                      // status.phase
+  pod_phase phase = pod_phase::pending;                     // status.phase
 
   bool operator==(const pod_spec&) const = default;
 };

@@ -9,11 +9,16 @@ namespace colony::admission {
 
 std::string_view to_string(priority_class p) noexcept {
   switch (p) {
-    case priority_class::prod: return "koord-prod";
-    case priority_class::mid: return "koord-mid";
-    case priority_class::batch: return "koord-batch";
-    case priority_class::free: return "koord-free";
-    case priority_class::none: return "";
+    case priority_class::prod:
+      return "koord-prod";
+    case priority_class::mid:
+      return "koord-mid";
+    case priority_class::batch:
+      return "koord-batch";
+    case priority_class::free:
+      return "koord-free";
+    case priority_class::none:
+      return "";
   }
   return "";
 }
@@ -48,9 +53,12 @@ priority_class get_pod_priority_class_with_qos(qos_class q) noexcept {
     case qos_class::system:
     case qos_class::lse:
     case qos_class::lsr:
-    case qos_class::ls: return priority_class::prod;
-    case qos_class::be: return priority_class::batch;
-    case qos_class::none: break;
+    case qos_class::ls:
+      return priority_class::prod;
+    case qos_class::be:
+      return priority_class::batch;
+    case qos_class::none:
+      break;
   }
   return default_priority_class;
 }
@@ -63,11 +71,16 @@ priority_class get_pod_priority_class_with_default(const pod_spec& pod) noexcept
 
 std::int32_t get_default_priority_by_priority_class(priority_class p) noexcept {
   switch (p) {
-    case priority_class::prod: return priority_prod_band.default_value;
-    case priority_class::mid: return priority_mid_band.default_value;
-    case priority_class::batch: return priority_batch_band.default_value;
-    case priority_class::free: return priority_free_band.default_value;
-    case priority_class::none: break;
+    case priority_class::prod:
+      return priority_prod_band.default_value;
+    case priority_class::mid:
+      return priority_mid_band.default_value;
+    case priority_class::batch:
+      return priority_batch_band.default_value;
+    case priority_class::free:
+      return priority_free_band.default_value;
+    case priority_class::none:
+      break;
   }
   return priority_none_value_default;
 }
@@ -128,10 +141,19 @@ result<std::int32_t> parse_int32_base0(std::string_view s0) {
   int base = 10;
   if (s[0] == '0') {  // same prefix rules as Go's ParseUint with base 0
     const char c = s.size() >= 3 ? static_cast<char>(s[1] | 0x20) : '\0';
-    if (c == 'b') { base = 2; s.remove_prefix(2); }
-    else if (c == 'o') { base = 8; s.remove_prefix(2); }
-    else if (c == 'x') { base = 16; s.remove_prefix(2); }
-    else { base = 8; s.remove_prefix(1); }
+    if (c == 'b') {
+      base = 2;
+      s.remove_prefix(2);
+    } else if (c == 'o') {
+      base = 8;
+      s.remove_prefix(2);
+    } else if (c == 'x') {
+      base = 16;
+      s.remove_prefix(2);
+    } else {
+      base = 8;
+      s.remove_prefix(1);
+    }
   }
   bool any_underscore = false;
   std::uint64_t v = 0;
@@ -143,9 +165,12 @@ result<std::int32_t> parse_int32_base0(std::string_view s0) {
     }
     int d;
     const char lc = static_cast<char>(c | 0x20);
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (lc >= 'a' && lc <= 'z') d = lc - 'a' + 10;
-    else return syntax();
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (lc >= 'a' && lc <= 'z')
+      d = lc - 'a' + 10;
+    else
+      return syntax();
     if (d >= base) return syntax();
     v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
     // Go's ParseUint(s, base, 32) stops at the first digit past 2^32-1 with ErrRange,
@@ -163,7 +188,8 @@ result<std::int32_t> get_pod_sub_priority(const string_map& labels) {
   const std::string* v = find_value(labels, names::label_priority);
   if (v == nullptr || v->empty()) return 0;
   auto r = parse_int32_base0(*v);
-  if (!r) return fail(r.error().code, r.error().message, "labels." + std::string(names::label_priority));
+  if (!r)
+    return fail(r.error().code, r.error().message, "labels." + std::string(names::label_priority));
   return *r;
 }
 

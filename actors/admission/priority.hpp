@@ -41,7 +41,8 @@ inline constexpr std::int32_t priority_none_value_default = 0;
 inline constexpr priority_class default_priority_class = priority_class::none;
 
 // getPriorityClassByPriority: the band containing the value; none when absent or outside.
-[[nodiscard]] priority_class get_priority_class_by_priority(std::optional<std::int32_t> priority) noexcept;
+[[nodiscard]] priority_class get_priority_class_by_priority(
+    std::optional<std::int32_t> priority) noexcept;
 
 // GetPodPriorityClassRaw: the koordinator.sh/priority-class label if present (an unknown name
 // gives none; it does not fall back to spec.priority), else the band of spec.priority.
@@ -59,7 +60,8 @@ inline constexpr priority_class default_priority_class = priority_class::none;
 // GetPodPriorityValueWithDefault: a nil pod gives 0; a set, non-zero spec.priority is returned
 // as is; otherwise the default value of the class with default.
 [[nodiscard]] std::int32_t get_pod_priority_value_with_default(const pod_spec* pod) noexcept;
-[[nodiscard]] inline std::int32_t get_pod_priority_value_with_default(const pod_spec& pod) noexcept {
+[[nodiscard]] inline std::int32_t get_pod_priority_value_with_default(
+    const pod_spec& pod) noexcept {
   return get_pod_priority_value_with_default(&pod);
 }
 

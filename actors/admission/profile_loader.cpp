@@ -8,8 +8,8 @@
 #include <map>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 namespace colony::admission {
 
@@ -30,7 +30,8 @@ struct locator {
   [[nodiscard]] std::string where(std::string_view pointer) const {
     if (lines == nullptr) return source;
     while (true) {
-      if (auto it = lines->find(pointer); it != lines->end()) return source + ":" + std::to_string(it->second);
+      if (auto it = lines->find(pointer); it != lines->end())
+        return source + ":" + std::to_string(it->second);
       if (pointer.empty()) return source;
       pointer = pointer.substr(0, pointer.rfind('/'));
     }
@@ -45,9 +46,12 @@ struct path {
   [[nodiscard]] path child(std::string_view key) const {
     std::string esc;
     for (char c : key) {
-      if (c == '~') esc += "~0";
-      else if (c == '/') esc += "~1";
-      else esc += c;
+      if (c == '~')
+        esc += "~0";
+      else if (c == '/')
+        esc += "~1";
+      else
+        esc += c;
     }
     return {field.empty() ? std::string(key) : field + "." + std::string(key), pointer + "/" + esc};
   }
@@ -62,7 +66,8 @@ struct path {
 };
 
 tl::unexpected<error> bad(const locator& loc, const path& p, const std::string& problem) {
-  return fail(errc::invalid_input, (p.field.empty() ? std::string("<root>") : p.field) + ": " + problem,
+  return fail(errc::invalid_input,
+              (p.field.empty() ? std::string("<root>") : p.field) + ": " + problem,
               loc.where(p.pointer));
 }
 
@@ -161,7 +166,8 @@ result<json> yaml_to_json(const YAML::Node& n, const std::string& pointer, line_
   if (const int l = line_of(n); l > 0) lines.try_emplace(pointer, l);
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null: return json(nullptr);
+    case YAML::NodeType::Null:
+      return json(nullptr);
     case YAML::NodeType::Scalar: {
       const std::string& tag = n.Tag();
       if (tag == "!" || tag == "tag:yaml.org,2002:str") return json(n.Scalar());  // quoted or !!str
@@ -186,9 +192,12 @@ result<json> yaml_to_json(const YAML::Node& n, const std::string& pointer, line_
         const std::string& key = kv.first.Scalar();
         std::string esc;
         for (char c : key) {
-          if (c == '~') esc += "~0";
-          else if (c == '/') esc += "~1";
-          else esc += c;
+          if (c == '~')
+            esc += "~0";
+          else if (c == '/')
+            esc += "~1";
+          else
+            esc += c;
         }
         const std::string child = pointer + "/" + esc;
         if (const int l = line_of(kv.first); l > 0) lines.insert_or_assign(child, l);
@@ -213,7 +222,8 @@ result<std::string> read_string(const json& j, const path& p, const locator& loc
 result<string_map> read_string_map(const json& j, const path& p, const locator& loc) {
   string_map out;
   if (j.is_null()) return out;
-  if (!j.is_object()) return bad(loc, p, "Invalid value: must be a map of strings, got " + type_of(j));
+  if (!j.is_object())
+    return bad(loc, p, "Invalid value: must be a map of strings, got " + type_of(j));
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!it->is_string())
       return bad(loc, p.entry(it.key()),
@@ -223,28 +233,34 @@ result<string_map> read_string_map(const json& j, const path& p, const locator& 
   return out;
 }
 
-result<std::int64_t> read_int(const json& j, const path& p, const locator& loc, std::int64_t lo, std::int64_t hi,
-                              const char* what) {
-  if (!j.is_number_integer()) return bad(loc, p, std::string("Invalid value: must be ") + what + ", got " + type_of(j));
+result<std::int64_t> read_int(const json& j, const path& p, const locator& loc, std::int64_t lo,
+                              std::int64_t hi, const char* what) {
+  if (!j.is_number_integer())
+    return bad(loc, p, std::string("Invalid value: must be ") + what + ", got " + type_of(j));
   if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
     return bad(loc, p, "Invalid value: " + j.dump() + ": out of " + what + " range");
   const std::int64_t v = j.get<std::int64_t>();
-  if (v < lo || v > hi) return bad(loc, p, "Invalid value: " + std::to_string(v) + ": out of " + what + " range");
+  if (v < lo || v > hi)
+    return bad(loc, p, "Invalid value: " + std::to_string(v) + ": out of " + what + " range");
   return v;
 }
 
 // Rejects keys outside `known` (the CRD's properties) so that typos surface.
-result<void> only_known(const json& obj, const path& p, const locator& loc, std::initializer_list<std::string_view> known) {
+result<void> only_known(const json& obj, const path& p, const locator& loc,
+                        std::initializer_list<std::string_view> known) {
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (std::find(known.begin(), known.end(), it.key()) == known.end())
       return bad(loc, p.child(it.key()), "unknown field (not in the ClusterColocationProfile CRD)");
   return {};
 }
 
-result<std::optional<label_selector>> read_selector(const json& j, const path& p, const locator& loc) {
+result<std::optional<label_selector>> read_selector(const json& j, const path& p,
+                                                    const locator& loc) {
   if (j.is_null()) return std::optional<label_selector>{};
-  if (!j.is_object()) return bad(loc, p, "Invalid value: must be a label selector object, got " + type_of(j));
-  if (auto ok = only_known(j, p, loc, {"matchLabels", "matchExpressions"}); !ok) return tl::unexpected(ok.error());
+  if (!j.is_object())
+    return bad(loc, p, "Invalid value: must be a label selector object, got " + type_of(j));
+  if (auto ok = only_known(j, p, loc, {"matchLabels", "matchExpressions"}); !ok)
+    return tl::unexpected(ok.error());
   label_selector s;
   if (auto it = j.find("matchLabels"); it != j.end()) {
     auto m = read_string_map(*it, p.child("matchLabels"), loc);
@@ -257,8 +273,10 @@ result<std::optional<label_selector>> read_selector(const json& j, const path& p
     for (std::size_t i = 0; i < it->size(); ++i) {
       const json& e = (*it)[i];
       const path ip = ep.index(i);
-      if (!e.is_object()) return bad(loc, ip, "Invalid value: must be an object, got " + type_of(e));
-      if (auto ok = only_known(e, ip, loc, {"key", "operator", "values"}); !ok) return tl::unexpected(ok.error());
+      if (!e.is_object())
+        return bad(loc, ip, "Invalid value: must be an object, got " + type_of(e));
+      if (auto ok = only_known(e, ip, loc, {"key", "operator", "values"}); !ok)
+        return tl::unexpected(ok.error());
       label_selector_requirement r;
       auto key = e.find("key");
       if (key == e.end() || key->is_null()) return bad(loc, ip.child("key"), "Required value");
@@ -269,17 +287,22 @@ result<std::optional<label_selector>> read_selector(const json& j, const path& p
       if (op == e.end() || op->is_null()) return bad(loc, ip.child("operator"), "Required value");
       auto o = read_string(*op, ip.child("operator"), loc);
       if (!o) return tl::unexpected(o.error());
-      if (*o == "In") r.op = selector_operator::in;
-      else if (*o == "NotIn") r.op = selector_operator::not_in;
-      else if (*o == "Exists") r.op = selector_operator::exists;
-      else if (*o == "DoesNotExist") r.op = selector_operator::does_not_exist;
+      if (*o == "In")
+        r.op = selector_operator::in;
+      else if (*o == "NotIn")
+        r.op = selector_operator::not_in;
+      else if (*o == "Exists")
+        r.op = selector_operator::exists;
+      else if (*o == "DoesNotExist")
+        r.op = selector_operator::does_not_exist;
       else
         return bad(loc, ip.child("operator"),
                    "Unsupported value: " + dquote(*o) +
                        ": supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"");
       if (auto v = e.find("values"); v != e.end() && !v->is_null()) {
         const path vp = ip.child("values");
-        if (!v->is_array()) return bad(loc, vp, "Invalid value: must be a list of strings, got " + type_of(*v));
+        if (!v->is_array())
+          return bad(loc, vp, "Invalid value: must be a list of strings, got " + type_of(*v));
         for (std::size_t k2 = 0; k2 < v->size(); ++k2) {
           auto s2 = read_string((*v)[k2], vp.index(k2), loc);
           if (!s2) return tl::unexpected(s2.error());
@@ -297,19 +320,23 @@ result<std::optional<label_selector>> read_selector(const json& j, const path& p
 }
 
 // intstr.GetScaledValueFromIntOrPercent(v, 100, false): an int as is; "N%" -> N*100/100.
-result<std::optional<std::int64_t>> read_probability(const json& j, const path& p, const locator& loc) {
+result<std::optional<std::int64_t>> read_probability(const json& j, const path& p,
+                                                     const locator& loc) {
   if (j.is_null()) return std::optional<std::int64_t>{};
   if (j.is_number_integer()) {
-    auto v = read_int(j, p, loc, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max(),
-                      "an int32");
+    auto v = read_int(j, p, loc, std::numeric_limits<std::int32_t>::min(),
+                      std::numeric_limits<std::int32_t>::max(), "an int32");
     if (!v) return tl::unexpected(v.error());
     return std::optional<std::int64_t>(*v);
   }
   if (!j.is_string())
-    return bad(loc, p, "Invalid value: must be an integer or a percent string like \"50%\", got " + type_of(j));
+    return bad(
+        loc, p,
+        "Invalid value: must be an integer or a percent string like \"50%\", got " + type_of(j));
   const std::string s = j.get<std::string>();
   if (s.size() < 2 || s.back() != '%')
-    return bad(loc, p, "Invalid value: " + dquote(s) + ": invalid type: string is not a percentage");
+    return bad(loc, p,
+               "Invalid value: " + dquote(s) + ": invalid type: string is not a percentage");
   std::string_view num(s.data(), s.size() - 1);
   // Go's strconv.Atoi: optional sign, decimal digits only.
   std::string_view digits = num;
@@ -327,17 +354,22 @@ result<std::optional<std::int64_t>> read_probability(const json& j, const path& 
   return std::optional<std::int64_t>(v);
 }
 
-result<cluster_colocation_profile> read_profile(const json& obj, const path& p, const locator& loc) {
-  if (!obj.is_object()) return bad(loc, p, "Invalid value: a ClusterColocationProfile must be an object, got " + type_of(obj));
+result<cluster_colocation_profile> read_profile(const json& obj, const path& p,
+                                                const locator& loc) {
+  if (!obj.is_object())
+    return bad(loc, p,
+               "Invalid value: a ClusterColocationProfile must be an object, got " + type_of(obj));
   if (auto it = obj.find("apiVersion"); it != obj.end() && !it->is_null()) {
     if (!it->is_string() || it->get<std::string>() != colocation_profile_api_version)
-      return bad(loc, p.child("apiVersion"), "Unsupported value: " + it->dump() + ": want \"" +
-                                                 std::string(colocation_profile_api_version) + "\"");
+      return bad(loc, p.child("apiVersion"),
+                 "Unsupported value: " + it->dump() + ": want \"" +
+                     std::string(colocation_profile_api_version) + "\"");
   }
   if (auto it = obj.find("kind"); it != obj.end() && !it->is_null()) {
     if (!it->is_string() || it->get<std::string>() != colocation_profile_kind)
       return bad(loc, p.child("kind"),
-                 "Unsupported value: " + it->dump() + ": want \"" + std::string(colocation_profile_kind) + "\"");
+                 "Unsupported value: " + it->dump() + ": want \"" +
+                     std::string(colocation_profile_kind) + "\"");
   }
   if (auto ok = only_known(obj, p, loc, {"apiVersion", "kind", "metadata", "spec", "status"}); !ok)
     return tl::unexpected(ok.error());
@@ -345,10 +377,13 @@ result<cluster_colocation_profile> read_profile(const json& obj, const path& p, 
   cluster_colocation_profile out;
   const path mp = p.child("metadata");
   auto md = obj.find("metadata");
-  if (md == obj.end() || md->is_null()) return bad(loc, mp.child("name"), "Required value: name is required");
-  if (!md->is_object()) return bad(loc, mp, "Invalid value: must be an object, got " + type_of(*md));
+  if (md == obj.end() || md->is_null())
+    return bad(loc, mp.child("name"), "Required value: name is required");
+  if (!md->is_object())
+    return bad(loc, mp, "Invalid value: must be an object, got " + type_of(*md));
   auto name = md->find("name");
-  if (name == md->end() || name->is_null()) return bad(loc, mp.child("name"), "Required value: name is required");
+  if (name == md->end() || name->is_null())
+    return bad(loc, mp.child("name"), "Required value: name is required");
   auto n = read_string(*name, mp.child("name"), loc);
   if (!n) return tl::unexpected(n.error());
   if (std::string problem = dns1123_subdomain_problem(*n); !problem.empty())
@@ -366,14 +401,17 @@ result<cluster_colocation_profile> read_profile(const json& obj, const path& p, 
   }
 
   auto sp_it = obj.find("spec");
-  if (sp_it == obj.end() || sp_it->is_null()) return out;  // an empty profile: matches all, changes nothing
+  if (sp_it == obj.end() || sp_it->is_null())
+    return out;  // an empty profile: matches all, changes nothing
   const json& spec = *sp_it;
   const path sp = p.child("spec");
-  if (!spec.is_object()) return bad(loc, sp, "Invalid value: must be an object, got " + type_of(spec));
-  if (auto ok = only_known(spec, sp, loc,
-                           {"namespaceSelector", "selector", "probability", "qosClass", "priorityClassName",
-                            "koordinatorPriority", "labels", "annotations", "labelKeysMapping",
-                            "annotationKeysMapping", "labelSuffixes", "schedulerName", "patch"});
+  if (!spec.is_object())
+    return bad(loc, sp, "Invalid value: must be an object, got " + type_of(spec));
+  if (auto ok = only_known(
+          spec, sp, loc,
+          {"namespaceSelector", "selector", "probability", "qosClass", "priorityClassName",
+           "koordinatorPriority", "labels", "annotations", "labelKeysMapping",
+           "annotationKeysMapping", "labelSuffixes", "schedulerName", "patch"});
       !ok)
     return tl::unexpected(ok.error());
 
@@ -412,18 +450,24 @@ result<cluster_colocation_profile> read_profile(const json& obj, const path& p, 
       out.koordinator_priority = static_cast<std::int32_t>(*i);
     } else if (k == "patch") {
       if (v.is_null()) continue;
-      if (!v.is_object()) return bad(loc, fp, "Invalid value: a patch must be an object, got " + type_of(v));
+      if (!v.is_object())
+        return bad(loc, fp, "Invalid value: a patch must be an object, got " + type_of(v));
       auto pp = parse_pod_patch(v, fp.field);
       if (!pp) return fail(errc::invalid_input, pp.error().message, loc.where(fp.pointer));
       out.patch = std::move(*pp);
     } else {
       auto m = read_string_map(v, fp, loc);
       if (!m) return tl::unexpected(m.error());
-      if (k == "labels") out.labels = std::move(*m);
-      else if (k == "annotations") out.annotations = std::move(*m);
-      else if (k == "labelKeysMapping") out.label_keys_mapping = std::move(*m);
-      else if (k == "annotationKeysMapping") out.annotation_keys_mapping = std::move(*m);
-      else out.label_suffixes = std::move(*m);  // labelSuffixes
+      if (k == "labels")
+        out.labels = std::move(*m);
+      else if (k == "annotations")
+        out.annotations = std::move(*m);
+      else if (k == "labelKeysMapping")
+        out.label_keys_mapping = std::move(*m);
+      else if (k == "annotationKeysMapping")
+        out.annotation_keys_mapping = std::move(*m);
+      else
+        out.label_suffixes = std::move(*m);  // labelSuffixes
     }
   }
   return out;
@@ -438,7 +482,8 @@ bool is_list_kind(const json& obj) {
 
 // One document: a profile, or a List of them. Appends to `out`, rejecting duplicate names.
 result<void> read_document(const json& doc, const path& root, const locator& loc,
-                           std::vector<cluster_colocation_profile>& out, std::vector<std::string>& names_seen) {
+                           std::vector<cluster_colocation_profile>& out,
+                           std::vector<std::string>& names_seen) {
   auto add = [&](const json& obj, const path& p) -> result<void> {
     auto prof = read_profile(obj, p, loc);
     if (!prof) return tl::unexpected(prof.error());
@@ -451,7 +496,8 @@ result<void> read_document(const json& doc, const path& root, const locator& loc
   if (doc.is_object() && is_list_kind(doc)) {
     auto items = doc.find("items");
     if (items == doc.end() || items->is_null()) return {};
-    if (!items->is_array()) return bad(loc, root.child("items"), "Invalid value: must be a list, got " + type_of(*items));
+    if (!items->is_array())
+      return bad(loc, root.child("items"), "Invalid value: must be a list, got " + type_of(*items));
     for (std::size_t i = 0; i < items->size(); ++i)
       if (auto ok = add((*items)[i], root.child("items").index(i)); !ok) return ok;
     return {};
@@ -468,7 +514,8 @@ result<void> for_each_yaml_document(std::string_view text, std::string_view sour
     docs = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
     const int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
-    return fail(errc::invalid_input, "YAML syntax: " + e.msg, line > 0 ? src + ":" + std::to_string(line) : src);
+    return fail(errc::invalid_input, "YAML syntax: " + e.msg,
+                line > 0 ? src + ":" + std::to_string(line) : src);
   }
   for (const auto& d : docs) {
     if (d.IsNull() || !d.IsDefined()) continue;  // empty document (e.g. a trailing ---)
@@ -478,7 +525,8 @@ result<void> for_each_yaml_document(std::string_view text, std::string_view sour
       j = yaml_to_json(d, "", lines, src);
     } catch (const YAML::Exception& e) {
       const int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
-      return fail(errc::invalid_input, "YAML: " + e.msg, line > 0 ? src + ":" + std::to_string(line) : src);
+      return fail(errc::invalid_input, "YAML: " + e.msg,
+                  line > 0 ? src + ":" + std::to_string(line) : src);
     }
     if (!j) return tl::unexpected(j.error());
     const locator loc{src, &lines};
@@ -493,7 +541,8 @@ result<json> parse_json_text(std::string_view text, std::string_view source) {
   } catch (const json::parse_error& e) {
     // Byte offset to a line number, for people.
     const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
     return fail(errc::invalid_input, std::string("JSON syntax: ") + e.what(),
                 std::string(source) + ":" + std::to_string(line));
   } catch (const json::exception& e) {
@@ -503,7 +552,8 @@ result<json> parse_json_text(std::string_view text, std::string_view source) {
 
 }  // namespace
 
-result<std::vector<cluster_colocation_profile>> parse_profiles_yaml(std::string_view text, std::string_view source) {
+result<std::vector<cluster_colocation_profile>> parse_profiles_yaml(std::string_view text,
+                                                                    std::string_view source) {
   std::vector<cluster_colocation_profile> out;
   std::vector<std::string> names_seen;
   auto ok = for_each_yaml_document(text, source, [&](const json& doc, const locator& loc) {
@@ -521,13 +571,15 @@ result<std::vector<cluster_colocation_profile>> load_profiles_yaml_file(const st
   return parse_profiles_yaml(ss.str(), file);
 }
 
-result<std::vector<cluster_colocation_profile>> parse_profiles_json(std::string_view text, std::string_view source) {
+result<std::vector<cluster_colocation_profile>> parse_profiles_json(std::string_view text,
+                                                                    std::string_view source) {
   auto j = parse_json_text(text, source);
   if (!j) return tl::unexpected(j.error());
   std::vector<cluster_colocation_profile> out;
   std::vector<std::string> names_seen;
   const locator loc{std::string(source), nullptr};
-  if (auto ok = read_document(*j, path{}, loc, out, names_seen); !ok) return tl::unexpected(ok.error());
+  if (auto ok = read_document(*j, path{}, loc, out, names_seen); !ok)
+    return tl::unexpected(ok.error());
   return out;
 }
 
@@ -536,18 +588,23 @@ result<cluster_colocation_profile> profile_from_json(const json& object, std::st
   return read_profile(object, path{}, loc);
 }
 
-result<cluster_colocation_profile> parse_profile_json(std::string_view text, std::string_view source) {
+result<cluster_colocation_profile> parse_profile_json(std::string_view text,
+                                                      std::string_view source) {
   auto j = parse_json_text(text, source);
   if (!j) return tl::unexpected(j.error());
   return profile_from_json(*j, source);
 }
 
-result<priority_class_table> parse_priority_classes_yaml(std::string_view text, std::string_view source) {
+result<priority_class_table> parse_priority_classes_yaml(std::string_view text,
+                                                         std::string_view source) {
   priority_class_table out;
   auto read_one = [&](const json& obj, const path& p, const locator& loc) -> result<void> {
-    if (!obj.is_object()) return bad(loc, p, "Invalid value: a PriorityClass must be an object, got " + type_of(obj));
-    if (auto k = obj.find("kind"); k != obj.end() && !(k->is_string() && k->get<std::string>() == "PriorityClass"))
-      return bad(loc, p.child("kind"), "Unsupported value: " + k->dump() + ": want \"PriorityClass\"");
+    if (!obj.is_object())
+      return bad(loc, p, "Invalid value: a PriorityClass must be an object, got " + type_of(obj));
+    if (auto k = obj.find("kind");
+        k != obj.end() && !(k->is_string() && k->get<std::string>() == "PriorityClass"))
+      return bad(loc, p.child("kind"),
+                 "Unsupported value: " + k->dump() + ": want \"PriorityClass\"");
     priority_class_info pc;
     auto md = obj.find("metadata");
     const path np = p.child("metadata").child("name");
@@ -572,20 +629,23 @@ result<priority_class_table> parse_priority_classes_yaml(std::string_view text, 
     out.emplace(key, std::move(pc));
     return {};
   };
-  auto ok = for_each_yaml_document(text, source, [&](const json& doc, const locator& loc) -> result<void> {
-    if (doc.is_object()) {
-      auto k = doc.find("kind");
-      if (k != doc.end() && k->is_string() && (k->get<std::string>() == "List" || k->get<std::string>() == "PriorityClassList")) {
-        auto items = doc.find("items");
-        if (items == doc.end() || items->is_null()) return {};
-        if (!items->is_array()) return bad(loc, path{}.child("items"), "Invalid value: must be a list");
-        for (std::size_t i = 0; i < items->size(); ++i)
-          if (auto r = read_one((*items)[i], path{}.child("items").index(i), loc); !r) return r;
-        return {};
-      }
-    }
-    return read_one(doc, path{}, loc);
-  });
+  auto ok = for_each_yaml_document(
+      text, source, [&](const json& doc, const locator& loc) -> result<void> {
+        if (doc.is_object()) {
+          auto k = doc.find("kind");
+          if (k != doc.end() && k->is_string() &&
+              (k->get<std::string>() == "List" || k->get<std::string>() == "PriorityClassList")) {
+            auto items = doc.find("items");
+            if (items == doc.end() || items->is_null()) return {};
+            if (!items->is_array())
+              return bad(loc, path{}.child("items"), "Invalid value: must be a list");
+            for (std::size_t i = 0; i < items->size(); ++i)
+              if (auto r = read_one((*items)[i], path{}.child("items").index(i), loc); !r) return r;
+            return {};
+          }
+        }
+        return read_one(doc, path{}, loc);
+      });
   if (!ok) return tl::unexpected(ok.error());
   return out;
 }

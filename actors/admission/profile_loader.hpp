@@ -40,15 +40,17 @@ inline constexpr std::string_view colocation_profile_api_version = "config.koord
 inline constexpr std::string_view colocation_profile_kind = "ClusterColocationProfile";
 
 // YAML text holding one or more profiles; `source` names it in errors (a file path).
-[[nodiscard]] result<std::vector<cluster_colocation_profile>> parse_profiles_yaml(std::string_view text,
-                                                                                  std::string_view source);
-[[nodiscard]] result<std::vector<cluster_colocation_profile>> load_profiles_yaml_file(const std::string& path);
+[[nodiscard]] result<std::vector<cluster_colocation_profile>> parse_profiles_yaml(
+    std::string_view text, std::string_view source);
+[[nodiscard]] result<std::vector<cluster_colocation_profile>> load_profiles_yaml_file(
+    const std::string& path);
 
 // JSON text: one profile object or a List of them.
-[[nodiscard]] result<std::vector<cluster_colocation_profile>> parse_profiles_json(std::string_view text,
-                                                                                  std::string_view source);
+[[nodiscard]] result<std::vector<cluster_colocation_profile>> parse_profiles_json(
+    std::string_view text, std::string_view source);
 // JSON text holding exactly one profile object (a watch event's object).
-[[nodiscard]] result<cluster_colocation_profile> parse_profile_json(std::string_view text, std::string_view source);
+[[nodiscard]] result<cluster_colocation_profile> parse_profile_json(std::string_view text,
+                                                                    std::string_view source);
 // An already parsed object.
 [[nodiscard]] result<cluster_colocation_profile> profile_from_json(const nlohmann::json& object,
                                                                    std::string_view source);

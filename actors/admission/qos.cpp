@@ -6,12 +6,18 @@ namespace colony::admission {
 
 std::string_view to_string(qos_class q) noexcept {
   switch (q) {
-    case qos_class::system: return "SYSTEM";
-    case qos_class::lse: return "LSE";
-    case qos_class::lsr: return "LSR";
-    case qos_class::ls: return "LS";
-    case qos_class::be: return "BE";
-    case qos_class::none: return "";
+    case qos_class::system:
+      return "SYSTEM";
+    case qos_class::lse:
+      return "LSE";
+    case qos_class::lsr:
+      return "LSR";
+    case qos_class::ls:
+      return "LS";
+    case qos_class::be:
+      return "BE";
+    case qos_class::none:
+      return "";
   }
   return "";
 }
@@ -27,20 +33,27 @@ qos_class qos_class_from_string(std::string_view name) noexcept {
 
 std::string_view to_string(kube_qos_class q) noexcept {
   switch (q) {
-    case kube_qos_class::guaranteed: return "Guaranteed";
-    case kube_qos_class::burstable: return "Burstable";
-    case kube_qos_class::best_effort: return "BestEffort";
-    case kube_qos_class::unset: return "";
+    case kube_qos_class::guaranteed:
+      return "Guaranteed";
+    case kube_qos_class::burstable:
+      return "Burstable";
+    case kube_qos_class::best_effort:
+      return "BestEffort";
+    case kube_qos_class::unset:
+      return "";
   }
   return "";
 }
 
 qos_class get_qos_class_by_attrs(const string_map& labels) noexcept {
-  if (const std::string* v = find_value(labels, names::label_qos_class)) return qos_class_from_string(*v);
+  if (const std::string* v = find_value(labels, names::label_qos_class))
+    return qos_class_from_string(*v);
   return qos_class::none;
 }
 
-qos_class get_pod_qos_class_raw(const pod_spec& pod) noexcept { return get_qos_class_by_attrs(pod.labels); }
+qos_class get_pod_qos_class_raw(const pod_spec& pod) noexcept {
+  return get_qos_class_by_attrs(pod.labels);
+}
 
 kube_qos_class compute_kube_qos_class(const pod_spec& pod) noexcept {
   // Sums of the positive cpu/memory quantities, and whether each was seen at all
@@ -79,10 +92,14 @@ kube_qos_class get_kube_qos_class(const pod_spec& pod) noexcept {
 
 qos_class get_pod_qos_class_with_kube_qos(kube_qos_class q) noexcept {
   switch (q) {
-    case kube_qos_class::guaranteed: return qos_class_for_guaranteed;
-    case kube_qos_class::burstable: return qos_class::ls;
-    case kube_qos_class::best_effort: return qos_class::be;
-    case kube_qos_class::unset: return qos_class::none;
+    case kube_qos_class::guaranteed:
+      return qos_class_for_guaranteed;
+    case kube_qos_class::burstable:
+      return qos_class::ls;
+    case kube_qos_class::best_effort:
+      return qos_class::be;
+    case kube_qos_class::unset:
+      return qos_class::none;
   }
   return qos_class::none;
 }

@@ -27,17 +27,28 @@ canonical decimal_si(std::int64_t value, int exponent10) {
     --exponent10;
   }
   switch (exponent10) {
-    case -9: return {value, "n"};
-    case -6: return {value, "u"};
-    case -3: return {value, "m"};
-    case 0: return {value, ""};
-    case 3: return {value, "k"};
-    case 6: return {value, "M"};
-    case 9: return {value, "G"};
-    case 12: return {value, "T"};
-    case 15: return {value, "P"};
-    case 18: return {value, "E"};
-    default: return {value, "", exponent10, true};  // not reachable from int64 milli or byte values
+    case -9:
+      return {value, "n"};
+    case -6:
+      return {value, "u"};
+    case -3:
+      return {value, "m"};
+    case 0:
+      return {value, ""};
+    case 3:
+      return {value, "k"};
+    case 6:
+      return {value, "M"};
+    case 9:
+      return {value, "G"};
+    case 12:
+      return {value, "T"};
+    case 15:
+      return {value, "P"};
+    case 18:
+      return {value, "E"};
+    default:
+      return {value, "", exponent10, true};  // not reachable from int64 milli or byte values
   }
 }
 
@@ -54,7 +65,8 @@ canonical binary_si(std::int64_t value) {
 
 std::size_t digits(std::int64_t v) {
   std::size_t n = v < 0 ? 2 : 1;
-  for (std::uint64_t u = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v); u >= 10; u /= 10)
+  for (std::uint64_t u = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+       u >= 10; u /= 10)
     ++n;
   return n;
 }

@@ -18,7 +18,9 @@ namespace colony::admission {
 [[nodiscard]] std::string format_binary_si(std::int64_t value);
 
 // A cpu quantity from milli-cores, as resource.NewMilliQuantity(m, DecimalSI).String().
-[[nodiscard]] inline std::string format_milli_cpu(std::int64_t milli) { return format_decimal_si(milli, -3); }
+[[nodiscard]] inline std::string format_milli_cpu(std::int64_t milli) {
+  return format_decimal_si(milli, -3);
+}
 
 // A byte count whose original format Colony does not keep: the shorter of the BinarySI and
 // DecimalSI forms, BinarySI on a tie (4Gi stays "4Gi", 4G stays "4G", 1536 is "1536").

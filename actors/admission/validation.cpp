@@ -26,8 +26,8 @@ const std::string qos_label_field = "labels." + std::string(names::label_qos_cla
 const std::string priority_label_field = "labels." + std::string(names::label_priority);
 
 // validation.ValidateImmutableField.
-void immutable(std::vector<field_error>& errs, std::string_view new_value, std::string_view old_value,
-               const std::string& field) {
+void immutable(std::vector<field_error>& errs, std::string_view new_value,
+               std::string_view old_value, const std::string& field) {
   if (new_value == old_value) return;
   errs.push_back({field_error_type::invalid, field, std::string(new_value), "field is immutable"});
 }
@@ -38,22 +38,26 @@ std::string_view label_or_empty(const string_map& labels, std::string_view key) 
 }
 
 // forbidSpecialQoSClassAndPriorityClass, given the pod's raw QoS and raw priority class.
-void forbid_qos_and_priority(std::vector<field_error>& errs, qos_class pod_qos, priority_class pc, qos_class qos,
-                             std::initializer_list<priority_class> forbidden) {
+void forbid_qos_and_priority(std::vector<field_error>& errs, qos_class pod_qos, priority_class pc,
+                             qos_class qos, std::initializer_list<priority_class> forbidden) {
   if (pod_qos != qos) return;
   if (std::find(forbidden.begin(), forbidden.end(), pc) == forbidden.end()) return;
   errs.push_back({field_error_type::forbidden, "Pod", "",
                   std::string(names::label_qos_class) + "=" + std::string(to_string(qos)) +
-                      " and priorityClass=" + std::string(to_string(pc)) + " cannot be used in combination"});
+                      " and priorityClass=" + std::string(to_string(pc)) +
+                      " cannot be used in combination"});
 }
 
 }  // namespace
 
 std::string field_error::message() const {
   switch (type) {
-    case field_error_type::required: return field + ": Required value: " + detail;
-    case field_error_type::forbidden: return field + ": Forbidden: " + detail;
-    case field_error_type::invalid: return field + ": Invalid value: " + go_quote(bad_value) + ": " + detail;
+    case field_error_type::required:
+      return field + ": Required value: " + detail;
+    case field_error_type::forbidden:
+      return field + ": Forbidden: " + detail;
+    case field_error_type::invalid:
+      return field + ": Invalid value: " + go_quote(bad_value) + ": " + detail;
   }
   return field + ": " + detail;
 }
@@ -74,16 +78,17 @@ std::string validation_result::reason() const {
   return out + "]";
 }
 
-validation_result validate_cluster_colocation_profile_pod(admission_operation op, const pod_spec& new_pod,
+validation_result validate_cluster_colocation_profile_pod(admission_operation op,
+                                                          const pod_spec& new_pod,
                                                           const pod_spec* old_pod,
                                                           const validating_options& options) {
   validation_result r;
   auto& errs = r.errors;
   if (op == admission_operation::update && old_pod != nullptr) {
-    immutable(errs, to_string(get_pod_qos_class_raw(new_pod)), to_string(get_pod_qos_class_raw(*old_pod)),
-              qos_label_field);
-    immutable(errs, to_string(get_pod_priority_class_raw(new_pod)), to_string(get_pod_priority_class_raw(*old_pod)),
-              "spec.priority");
+    immutable(errs, to_string(get_pod_qos_class_raw(new_pod)),
+              to_string(get_pod_qos_class_raw(*old_pod)), qos_label_field);
+    immutable(errs, to_string(get_pod_priority_class_raw(new_pod)),
+              to_string(get_pod_priority_class_raw(*old_pod)), "spec.priority");
     if (!options.skip_validating_priority)
       immutable(errs, label_or_empty(new_pod.labels, names::label_priority),
                 label_or_empty(old_pod->labels, names::label_priority), priority_label_field);
@@ -98,14 +103,16 @@ validation_result validate_cluster_colocation_profile_pod(admission_operation op
                     "must specify koordinator QoS BE with koordinator colocation resources"});
 
   forbid_qos_and_priority(errs, q, pc, qos_class::be, {priority_class::none, priority_class::prod});
-  forbid_qos_and_priority(errs, q, pc, qos_class::lsr,
-                          {priority_class::none, priority_class::mid, priority_class::batch, priority_class::free});
+  forbid_qos_and_priority(
+      errs, q, pc, qos_class::lsr,
+      {priority_class::none, priority_class::mid, priority_class::batch, priority_class::free});
 
   // validateResources
   if (q == qos_class::lsr || q == qos_class::lse) {
     const std::string field = "pod.spec.containers[*].resources.requests";
     if (request.cpu_milli == 0) {
-      errs.push_back({field_error_type::required, field, "", "LSR Pod must declare the requested CPUs"});
+      errs.push_back(
+          {field_error_type::required, field, "", "LSR Pod must declare the requested CPUs"});
     } else if (request.cpu_milli % 1000 != 0) {
       errs.push_back({field_error_type::invalid, field, format_milli_cpu(request.cpu_milli),
                       "the requested CPUs of LSR Pod must be integer"});

@@ -47,14 +47,14 @@ struct validation_result {
 };
 
 struct validating_options {
-  // Default: false (feature gate ColocationProfileSkipValidatingPriority, pkg/features/features.go).
+  // Default: false (feature gate ColocationProfileSkipValidatingPriority,
+  // pkg/features/features.go).
   bool skip_validating_priority = false;
 };
 
 // clusterColocationProfileValidatingPod. old_pod is read on update only (nullptr otherwise).
-[[nodiscard]] validation_result validate_cluster_colocation_profile_pod(admission_operation op,
-                                                                        const pod_spec& new_pod,
-                                                                        const pod_spec* old_pod,
-                                                                        const validating_options& options = {});
+[[nodiscard]] validation_result validate_cluster_colocation_profile_pod(
+    admission_operation op, const pod_spec& new_pod, const pod_spec* old_pod,
+    const validating_options& options = {});
 
 }  // namespace colony::admission

@@ -14,14 +14,22 @@ using messages::to_string_view;
 
 std::string_view to_string(pod_phase p) {
   switch (p) {
-    case pod_phase::pending: return "Pending";
-    case pod_phase::scheduled: return "Scheduled";
-    case pod_phase::running: return "Running";
-    case pod_phase::succeeded: return "Succeeded";
-    case pod_phase::failed: return "Failed";
-    case pod_phase::evicted: return "Evicted";
-    case pod_phase::rejected: return "Rejected";
-    case pod_phase::deleted: return "Deleted";
+    case pod_phase::pending:
+      return "Pending";
+    case pod_phase::scheduled:
+      return "Scheduled";
+    case pod_phase::running:
+      return "Running";
+    case pod_phase::succeeded:
+      return "Succeeded";
+    case pod_phase::failed:
+      return "Failed";
+    case pod_phase::evicted:
+      return "Evicted";
+    case pod_phase::rejected:
+      return "Rejected";
+    case pod_phase::deleted:
+      return "Deleted";
   }
   return "Unknown";
 }
@@ -304,9 +312,15 @@ void apply(pod_state& s, const wire::Envelope& env) {
       const auto* e = env.payload_as_PodFinished();
       if (is_terminal(s.phase)) break;
       switch (e->phase()) {
-        case wire::PodPhase::Succeeded: s.phase = pod_phase::succeeded; break;
-        case wire::PodPhase::Failed: s.phase = pod_phase::failed; break;
-        default: s.phase = pod_phase::deleted; break;
+        case wire::PodPhase::Succeeded:
+          s.phase = pod_phase::succeeded;
+          break;
+        case wire::PodPhase::Failed:
+          s.phase = pod_phase::failed;
+          break;
+        default:
+          s.phase = pod_phase::deleted;
+          break;
       }
       s.finished_ms = t;
       break;
@@ -497,12 +511,12 @@ std::string encode(const pod_state& s) {
   auto req = res(b, s.requests);
   auto reason = b.CreateString(s.last_reason);
   auto quota = b.CreateString(s.quota);
-  b.Finish(state::CreatePodState(
-      b, name, static_cast<std::uint8_t>(s.phase), node, req, s.priority,
-      static_cast<std::uint8_t>(s.qos), static_cast<std::uint8_t>(s.priority_class),
-      s.submitted_ms, s.scheduled_ms, s.started_ms, s.finished_ms, s.attempts, reason,
-      static_cast<std::uint8_t>(s.eviction_reason), quota, s.usage_cpu_milli,
-      s.usage_memory_bytes, s.bind_rejections));
+  b.Finish(state::CreatePodState(b, name, static_cast<std::uint8_t>(s.phase), node, req, s.priority,
+                                 static_cast<std::uint8_t>(s.qos),
+                                 static_cast<std::uint8_t>(s.priority_class), s.submitted_ms,
+                                 s.scheduled_ms, s.started_ms, s.finished_ms, s.attempts, reason,
+                                 static_cast<std::uint8_t>(s.eviction_reason), quota,
+                                 s.usage_cpu_milli, s.usage_memory_bytes, s.bind_rejections));
   return finish(b);
 }
 
@@ -546,8 +560,8 @@ result<node_state> decode_node(std::string_view bytes) {
   s.rejected_binds = x->rejected_binds();
   if (x->pods())
     for (const auto* p : *x->pods())
-      s.pods.push_back(pod_on_node{str(p->pod()), to_resource_list(p->requests()),
-                                   devices_of(p->devices())});
+      s.pods.push_back(
+          pod_on_node{str(p->pod()), to_resource_list(p->requests()), devices_of(p->devices())});
   if (x->gpus())
     for (const auto* g : *x->gpus())
       s.gpus.push_back(gpu_state{g->minor(), str(g->model()), g->core(), g->memory_bytes(),
@@ -605,7 +619,7 @@ result<job_state> decode_job(std::string_view bytes) {
   auto r = verified<state::JobState>(bytes, "job");
   if (!r) return tl::unexpected(r.error());
   const auto* x = *r;
-  return job_state{str(x->name()),  str(x->pod()),    str(x->mode()),    str(x->phase()),
+  return job_state{str(x->name()),   str(x->pod()),   str(x->mode()), str(x->phase()),
                    str(x->reason()), x->created_ms(), x->updated_ms()};
 }
 
@@ -629,6 +643,8 @@ void digest_builder::add(wire::EntityKind kind, std::string_view key, std::strin
   XXH3_64bits_update(st, state.data(), state.size());
 }
 
-std::uint64_t digest_builder::finish() { return XXH3_64bits_digest(static_cast<XXH3_state_t*>(xxh_)); }
+std::uint64_t digest_builder::finish() {
+  return XXH3_64bits_digest(static_cast<XXH3_state_t*>(xxh_));
+}
 
 }  // namespace colony::entities

@@ -33,7 +33,7 @@ enum class pod_phase : std::uint8_t {
   succeeded = 3,
   failed = 4,
   evicted = 5,
-  rejected = 6,   // refused by admission
+  rejected = 6,  // refused by admission
   deleted = 7,
 };
 [[nodiscard]] std::string_view to_string(pod_phase p);
@@ -126,9 +126,9 @@ struct bind_decision {
   bool accepted = false;
   std::string reason;  // empty when accepted; else e.g. "Insufficient cpu: 500 free, 800 asked"
 };
-[[nodiscard]] bind_decision arbitrate(const node_state& node, std::string_view pod,
-                                      const resource_list& requests,
-                                      std::span<const std::pair<std::int32_t, resource_list>> devices);
+[[nodiscard]] bind_decision arbitrate(
+    const node_state& node, std::string_view pod, const resource_list& requests,
+    std::span<const std::pair<std::int32_t, resource_list>> devices);
 
 // Fold one event into a state. An event that does not concern the state leaves it unchanged.
 // REQUIRES: env passed messages::decode().
@@ -166,7 +166,7 @@ struct route_list {
 // Stable 64-bit digest over entity states: XXH3 over (kind, key length, key, state length,
 // state) of every entity, in (kind, key) byte order. Feed entities in that order.
 class digest_builder {
-public:
+ public:
   digest_builder();
   ~digest_builder();
   digest_builder(const digest_builder&) = delete;
@@ -174,7 +174,7 @@ public:
   void add(wire::EntityKind kind, std::string_view key, std::string_view state);
   [[nodiscard]] std::uint64_t finish();
 
-private:
+ private:
   void* xxh_;  // XXH3_state_t*, opaque to keep xxhash.h out of this header
 };
 

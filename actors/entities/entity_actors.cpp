@@ -34,7 +34,9 @@ template <class State>
 caf::behavior entity_actor(caf::stateful_actor<entity_holder<State>>* self, State initial) {
   self->state.s = std::move(initial);
   return {
-      [=](apply_atom, const batch_ptr& b, std::uint32_t i) { apply(self->state.s, b->envelope(i)); },
+      [=](apply_atom, const batch_ptr& b, std::uint32_t i) {
+        apply(self->state.s, b->envelope(i));
+      },
       [=](state_atom) -> std::string { return encode(self->state.s); },
       // Collection and barriers answer a collector actor directly: the router keeps no
       // per-actor pending request, so a million actors cost a million small messages only.
@@ -88,11 +90,16 @@ caf::actor spawn_entity(caf::stateful_actor<router_state>* self, wire::EntityKin
     return self->template spawn<caf::lazy_init>(entity_actor<S>, std::move(*s));
   };
   switch (kind) {
-    case wire::EntityKind::Node: return spawn_with(decode_node, node_state{});
-    case wire::EntityKind::Pod: return spawn_with(decode_pod, pod_state{});
-    case wire::EntityKind::ElasticQuota: return spawn_with(decode_quota, quota_state{});
-    case wire::EntityKind::PodMigrationJob: return spawn_with(decode_job, job_state{});
-    default: return {};
+    case wire::EntityKind::Node:
+      return spawn_with(decode_node, node_state{});
+    case wire::EntityKind::Pod:
+      return spawn_with(decode_pod, pod_state{});
+    case wire::EntityKind::ElasticQuota:
+      return spawn_with(decode_quota, quota_state{});
+    case wire::EntityKind::PodMigrationJob:
+      return spawn_with(decode_job, job_state{});
+    default:
+      return {};
   }
 }
 
@@ -119,7 +126,8 @@ caf::behavior router(caf::stateful_actor<router_state>* self) {
         std::string err;
         auto k = static_cast<wire::EntityKind>(kind);
         auto a = spawn_entity(self, k, bytes, true, &err);
-        if (!a) return caf::make_error(caf::sec::invalid_argument, "snapshot entity " + key + ": " + err);
+        if (!a)
+          return caf::make_error(caf::sec::invalid_argument, "snapshot entity " + key + ": " + err);
         self->state.maps[kind][key] = std::move(a);
         return true;
       },
@@ -179,7 +187,8 @@ struct actor_host::impl {
     router_ = sys.spawn(router);
   }
   ~impl() {
-    self->request(router_, caf::infinite, stop_atom::value).receive([](bool) {}, [](caf::error&) {});
+    self->request(router_, caf::infinite, stop_atom::value)
+        .receive([](bool) {}, [](caf::error&) {});
   }
   host_config cfg;
   caf::actor_system sys;
@@ -220,7 +229,8 @@ result<std::vector<encoded_entity>> actor_host::collect() {
 result<void> actor_host::sync() {
   std::string err;
   impl_->self->request(impl_->router_, caf::infinite, collect_atom::value, false)
-      .receive([&](std::vector<std::string>&) {}, [&](caf::error& e) { err = impl_->sys.render(e); });
+      .receive([&](std::vector<std::string>&) {},
+               [&](caf::error& e) { err = impl_->sys.render(e); });
   if (!err.empty()) return fail(errc::internal, "sync failed: " + err);
   return {};
 }

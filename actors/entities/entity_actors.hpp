@@ -44,7 +44,7 @@ struct encoded_entity {
 };
 
 class actor_host {
-public:
+ public:
   // threads: CAF scheduler threads (0 = CAF's default).
   explicit actor_host(std::size_t threads = 0);
   ~actor_host();
@@ -64,7 +64,7 @@ public:
   // Number of entity actors alive.
   [[nodiscard]] result<std::uint64_t> actor_count();
 
-private:
+ private:
   struct impl;
   std::unique_ptr<impl> impl_;
 };

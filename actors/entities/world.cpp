@@ -8,15 +8,20 @@ void world::apply(const wire::Envelope& env) {
   for (std::uint8_t i = 0; i < rl.size; ++i) {
     const auto& r = rl.refs[i];
     switch (r.kind) {
-      case wire::EntityKind::Node: entities::apply(find_or_create(nodes, r.key), env); break;
-      case wire::EntityKind::Pod: entities::apply(find_or_create(pods, r.key), env); break;
+      case wire::EntityKind::Node:
+        entities::apply(find_or_create(nodes, r.key), env);
+        break;
+      case wire::EntityKind::Pod:
+        entities::apply(find_or_create(pods, r.key), env);
+        break;
       case wire::EntityKind::ElasticQuota:
         entities::apply(find_or_create(quotas, r.key), env);
         break;
       case wire::EntityKind::PodMigrationJob:
         entities::apply(find_or_create(jobs, r.key), env);
         break;
-      default: break;
+      default:
+        break;
     }
   }
 }

@@ -16,7 +16,7 @@
 namespace colony::entities {
 
 class world {
-public:
+ public:
   // Routes one verified event to the entities it touches, spawning states on first sight.
   void apply(const wire::Envelope& env);
 

@@ -29,8 +29,9 @@ std::vector<cgroup_file_write> translate_cgroup_settings(std::span<const cgroup_
     if (s.cpuset_cpus) put("cpuset.cpus", *s.cpuset_cpus);
     if (s.cfs_quota_us) {
       if (v2)
-        put("cpu.max", (*s.cfs_quota_us < 0 ? std::string("max") : std::to_string(*s.cfs_quota_us)) + " " +
-                           std::to_string(s.cfs_period_us));
+        put("cpu.max",
+            (*s.cfs_quota_us < 0 ? std::string("max") : std::to_string(*s.cfs_quota_us)) + " " +
+                std::to_string(s.cfs_period_us));
       else
         put("cpu.cfs_quota_us", std::to_string(*s.cfs_quota_us));
     }
@@ -40,7 +41,8 @@ std::vector<cgroup_file_write> translate_cgroup_settings(std::span<const cgroup_
       else
         put("cpu.shares", std::to_string(*s.cpu_shares));
     }
-    if (s.cfs_burst_us) put(v2 ? "cpu.max.burst" : "cpu.cfs_burst_us", std::to_string(*s.cfs_burst_us));
+    if (s.cfs_burst_us)
+      put(v2 ? "cpu.max.burst" : "cpu.cfs_burst_us", std::to_string(*s.cfs_burst_us));
     if (s.bvt_warp_ns) put("cpu.bvt_warp_ns", std::to_string(*s.bvt_warp_ns));
     if (s.cpu_idle && v2) put("cpu.idle", *s.cpu_idle ? "1" : "0");
     if (s.memory_limit_bytes) {
@@ -60,7 +62,8 @@ std::vector<cgroup_file_write> translate_cgroup_settings(std::span<const cgroup_
   return out;
 }
 
-result<std::size_t> write_cgroup_files(const std::string& root, std::span<const cgroup_file_write> writes) {
+result<std::size_t> write_cgroup_files(const std::string& root,
+                                       std::span<const cgroup_file_write> writes) {
   std::size_t n = 0;
   for (const auto& w : writes) {
     const std::filesystem::path full = std::filesystem::path(root) / w.path;
@@ -68,10 +71,14 @@ result<std::size_t> write_cgroup_files(const std::string& root, std::span<const 
     if (!std::filesystem::is_directory(full.parent_path(), ec))
       return fail(errc::not_found, "cgroup directory does not exist", full.parent_path().string());
     std::ofstream f(full, std::ios::out | std::ios::trunc);
-    if (!f) return fail(errc::unavailable, std::string("cannot open: ") + std::strerror(errno), full.string());
+    if (!f)
+      return fail(errc::unavailable, std::string("cannot open: ") + std::strerror(errno),
+                  full.string());
     f << w.value;
     f.flush();
-    if (!f) return fail(errc::unavailable, std::string("write failed: ") + std::strerror(errno), full.string());
+    if (!f)
+      return fail(errc::unavailable, std::string("write failed: ") + std::strerror(errno),
+                  full.string());
     ++n;
   }
   return n;

@@ -4,14 +4,16 @@
 
 namespace colony::koordlet {
 
-std::int64_t cpu_evict_window_seconds(const resource_threshold_strategy& cfg, const qos_manager_timing& timing) {
+std::int64_t cpu_evict_window_seconds(const resource_threshold_strategy& cfg,
+                                      const qos_manager_timing& timing) {
   std::int64_t w = timing.collect_res_used_interval.value / 1000;
-  if (cfg.cpu_evict_time_window_seconds && *cfg.cpu_evict_time_window_seconds > w) w = *cfg.cpu_evict_time_window_seconds;
+  if (cfg.cpu_evict_time_window_seconds && *cfg.cpu_evict_time_window_seconds > w)
+    w = *cfg.cpu_evict_time_window_seconds;
   return w;
 }
 
-be_cpu_window summarize_be_cpu(std::span<const be_cpu_sample> samples, event_time now, std::int64_t window_seconds,
-                               duration_ms collect_interval) {
+be_cpu_window summarize_be_cpu(std::span<const be_cpu_sample> samples, event_time now,
+                               std::int64_t window_seconds, duration_ms collect_interval) {
   be_cpu_window w;
   const event_time start = now + duration_ms{-window_seconds * 1000};
   const event_time last_start = now + duration_ms{-2 * collect_interval.value};
@@ -46,15 +48,16 @@ double be_milli_allocatable(const node_info& node) {
   return double(node.allocatable.batch_cpu_milli);
 }
 
-bool is_be_cpu_usage_high_enough(double usage, double limit, std::optional<std::int64_t> threshold) {
+bool is_be_cpu_usage_high_enough(double usage, double limit,
+                                 std::optional<std::int64_t> threshold) {
   if (limit <= 0) return false;
   if (limit < 1000) return true;  // less than one core: always "high enough"
   const double ratio = usage / limit;
   return !(ratio < double(threshold.value_or(be_cpu_usage_threshold_percent)) / 100);
 }
 
-std::int64_t calculate_resource_milli_to_release_by_satisfaction(double request, double limit,
-                                                                 const resource_threshold_strategy& cfg) {
+std::int64_t calculate_resource_milli_to_release_by_satisfaction(
+    double request, double limit, const resource_threshold_strategy& cfg) {
   if (request <= 0) return 0;
   const double rate = limit / request;
   if (rate > double(cfg.cpu_evict_be_satisfaction_lower_percent.value_or(0)) / 100) return 0;
@@ -63,46 +66,58 @@ std::int64_t calculate_resource_milli_to_release_by_satisfaction(double request,
   return static_cast<std::int64_t>(request * gap);
 }
 
-be_satisfaction_release calculate_milli_release_by_be_satisfaction(const be_cpu_window& w,
-                                                                   const resource_threshold_strategy& cfg,
-                                                                   const node_info& node, std::int64_t window_seconds,
-                                                                   std::int64_t interval_seconds) {
+be_satisfaction_release calculate_milli_release_by_be_satisfaction(
+    const be_cpu_window& w, const resource_threshold_strategy& cfg, const node_info& node,
+    std::int64_t window_seconds, std::int64_t interval_seconds) {
   be_satisfaction_release out;
   const bool by_alloc = cfg.cpu_evict_policy == cpu_evict_policy_type::evict_by_allocatable;
   const double alloc = be_milli_allocatable(node);
   const double avg_limit = by_alloc ? alloc : w.avg_real_limit;
   const double last_limit = by_alloc ? alloc : w.last_real_limit;
   auto& e = out.explain;
-  e.push_back({"windowSeconds", double(window_seconds), "s", "max(collect interval, cpuEvictTimeWindowSeconds)"});
+  e.push_back({"windowSeconds", double(window_seconds), "s",
+               "max(collect interval, cpuEvictTimeWindowSeconds)"});
   e.push_back({"metricsCount", double(w.count), "count", "BE samples in the window"});
-  e.push_back({"avgBECPUMilliUsage", w.avg_usage, "milli", "besteffort cgroup usage, window average"});
-  e.push_back({"avgBECPUMilliRequest", w.avg_request, "milli", "sum of BE batch-cpu requests, window average"});
+  e.push_back(
+      {"avgBECPUMilliUsage", w.avg_usage, "milli", "besteffort cgroup usage, window average"});
+  e.push_back({"avgBECPUMilliRequest", w.avg_request, "milli",
+               "sum of BE batch-cpu requests, window average"});
   e.push_back({"avgBECPUMilliLimit", avg_limit, "milli",
-               by_alloc ? "node allocatable batch-cpu (evictByAllocatable)" : "BE real limit, window average"});
+               by_alloc ? "node allocatable batch-cpu (evictByAllocatable)"
+                        : "BE real limit, window average"});
   e.push_back({"currentBECPUMilliUsage", w.last_usage, "milli", "last BE usage"});
   e.push_back({"currentBECPUMilliRequest", w.last_request, "milli", "last BE request"});
   e.push_back({"currentBECPUMilliLimit", last_limit, "milli", "last BE limit"});
-  e.push_back({"cpuEvictBESatisfactionLowerPercent", double(cfg.cpu_evict_be_satisfaction_lower_percent.value_or(-1)),
-               "percent", "evict when limit/request <= this"});
-  e.push_back({"cpuEvictBESatisfactionUpperPercent", double(cfg.cpu_evict_be_satisfaction_upper_percent.value_or(-1)),
-               "percent", "release until limit/request reaches this"});
-  e.push_back({"cpuEvictBEUsageThresholdPercent",
-               double(cfg.cpu_evict_be_usage_threshold_percent.value_or(be_cpu_usage_threshold_percent)), "percent",
-               "BE usage/limit must reach this"});
+  e.push_back({"cpuEvictBESatisfactionLowerPercent",
+               double(cfg.cpu_evict_be_satisfaction_lower_percent.value_or(-1)), "percent",
+               "evict when limit/request <= this"});
+  e.push_back({"cpuEvictBESatisfactionUpperPercent",
+               double(cfg.cpu_evict_be_satisfaction_upper_percent.value_or(-1)), "percent",
+               "release until limit/request reaches this"});
+  e.push_back(
+      {"cpuEvictBEUsageThresholdPercent",
+       double(cfg.cpu_evict_be_usage_threshold_percent.value_or(be_cpu_usage_threshold_percent)),
+       "percent", "BE usage/limit must reach this"});
 
   auto finish = [&](std::int64_t m) {
     out.milli = m;
-    e.push_back({"milliRelease", double(m), "milli", "batch-cpu to release = request x (upper - limit/request)"});
+    e.push_back({"milliRelease", double(m), "milli",
+                 "batch-cpu to release = request x (upper - limit/request)"});
     return out;
   };
   if (w.count * interval_seconds < window_seconds / 3) return finish(0);  // isAvgQueryResultValid
-  if (!is_be_cpu_usage_high_enough(w.avg_usage, avg_limit, cfg.cpu_evict_be_usage_threshold_percent)) return finish(0);
-  std::int64_t rel = calculate_resource_milli_to_release_by_satisfaction(w.avg_request, avg_limit, cfg);
+  if (!is_be_cpu_usage_high_enough(w.avg_usage, avg_limit,
+                                   cfg.cpu_evict_be_usage_threshold_percent))
+    return finish(0);
+  std::int64_t rel =
+      calculate_resource_milli_to_release_by_satisfaction(w.avg_request, avg_limit, cfg);
   if (rel <= 0) return finish(0);
-  if (!is_be_cpu_usage_high_enough(w.last_usage, last_limit, cfg.cpu_evict_be_usage_threshold_percent))
+  if (!is_be_cpu_usage_high_enough(w.last_usage, last_limit,
+                                   cfg.cpu_evict_be_usage_threshold_percent))
     return finish(0);
   if (w.last_request == w.avg_request && last_limit == avg_limit) return finish(rel);
-  const std::int64_t cur = calculate_resource_milli_to_release_by_satisfaction(w.last_request, last_limit, cfg);
+  const std::int64_t cur =
+      calculate_resource_milli_to_release_by_satisfaction(w.last_request, last_limit, cfg);
   if (cur <= 0) return finish(0);
   return finish(std::min(rel, cur));
 }
@@ -112,15 +127,18 @@ std::optional<std::int64_t> cpu_release_by_used_threshold(std::int64_t capacity_
                                                           std::int64_t threshold,
                                                           std::optional<std::int64_t> lower) {
   if (!node_used_cores || capacity_milli <= 0) return std::nullopt;
-  const std::int64_t usage = static_cast<std::int64_t>(*node_used_cores * 1000) * 100 / capacity_milli;
+  const std::int64_t usage =
+      static_cast<std::int64_t>(*node_used_cores * 1000) * 100 / capacity_milli;
   if (usage < threshold) return std::nullopt;
   const std::int64_t low = lower ? *lower : threshold - cpu_release_buffer_percent;
   return capacity_milli * (usage - low) / 100;
 }
 
-cpu_allocatable_release cpu_release_by_allocatable_threshold(const node_info& node, std::span<const pod_info> pods,
+cpu_allocatable_release cpu_release_by_allocatable_threshold(const node_info& node,
+                                                             std::span<const pod_info> pods,
                                                              std::int32_t priority_threshold,
-                                                             std::int64_t threshold, std::int64_t lower) {
+                                                             std::int64_t threshold,
+                                                             std::int64_t lower) {
   cpu_allocatable_release out;
   if (threshold < 0) return out;
   resource_list requested;
@@ -130,9 +148,15 @@ cpu_allocatable_release cpu_release_by_allocatable_threshold(const node_info& no
     resource_list r;
     (void)request_by_class(p, true, &r);
     switch (pod_priority_class_with_default(p)) {
-      case priority_class::batch: seen_batch = true; break;
-      case priority_class::mid: seen_mid = true; break;
-      default: seen_cpu = true; break;
+      case priority_class::batch:
+        seen_batch = true;
+        break;
+      case priority_class::mid:
+        seen_mid = true;
+        break;
+      default:
+        seen_cpu = true;
+        break;
     }
     requested += r;
   }
@@ -142,17 +166,20 @@ cpu_allocatable_release cpu_release_by_allocatable_threshold(const node_info& no
     if (alloc == 0) {
       out.release.*field = rq;
     } else if (double(rq) / double(alloc) > double(threshold) / 100) {
-      out.release.*field = static_cast<std::int64_t>(double(rq) - double(lower) / 100 * double(alloc));
+      out.release.*field =
+          static_cast<std::int64_t>(double(rq) - double(lower) / 100 * double(alloc));
     } else {
       return;
     }
-    if (cls != priority_class::none) out.classes |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(cls));
+    if (cls != priority_class::none)
+      out.classes |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(cls));
   };
-  one(seen_cpu, requested.cpu_milli, node.allocatable.cpu_milli, &resource_list::cpu_milli, priority_class::none);
-  one(seen_batch, requested.batch_cpu_milli, node.allocatable.batch_cpu_milli, &resource_list::batch_cpu_milli,
-      priority_class::batch);
-  one(seen_mid, requested.mid_cpu_milli, node.allocatable.mid_cpu_milli, &resource_list::mid_cpu_milli,
-      priority_class::mid);
+  one(seen_cpu, requested.cpu_milli, node.allocatable.cpu_milli, &resource_list::cpu_milli,
+      priority_class::none);
+  one(seen_batch, requested.batch_cpu_milli, node.allocatable.batch_cpu_milli,
+      &resource_list::batch_cpu_milli, priority_class::batch);
+  one(seen_mid, requested.mid_cpu_milli, node.allocatable.mid_cpu_milli,
+      &resource_list::mid_cpu_milli, priority_class::mid);
   return out;
 }
 
@@ -210,8 +237,10 @@ std::vector<evict_candidate> sorted_be_cpu_candidates(std::span<const pod_info> 
   return c;
 }
 
-std::vector<evict_candidate> sorted_cpu_candidates(std::span<const pod_info> pods, evict_feature feature,
-                                                   std::int32_t priority_threshold, bool by_request) {
+std::vector<evict_candidate> sorted_cpu_candidates(std::span<const pod_info> pods,
+                                                   evict_feature feature,
+                                                   std::int32_t priority_threshold,
+                                                   bool by_request) {
   std::vector<evict_candidate> c;
   for (std::uint32_t i = 0; i < pods.size(); ++i) {
     const auto& p = pods[i];
@@ -231,17 +260,21 @@ std::vector<evict_candidate> sorted_cpu_candidates(std::span<const pod_info> pod
   return c;
 }
 
-std::optional<std::string_view> check_cpu_evict_config(const resource_threshold_strategy& cfg, evict_feature f) {
+std::optional<std::string_view> check_cpu_evict_config(const resource_threshold_strategy& cfg,
+                                                       evict_feature f) {
   switch (f) {
     case evict_feature::be_cpu_evict: {  // isSatisfactionConfigValid
       const auto& lo = cfg.cpu_evict_be_satisfaction_lower_percent;
       const auto& up = cfg.cpu_evict_be_satisfaction_upper_percent;
-      if (!lo || !up) return "CPUEvictBESatisfactionLowerPercent or CPUEvictBESatisfactionUpperPercent not config";
+      if (!lo || !up)
+        return "CPUEvictBESatisfactionLowerPercent or CPUEvictBESatisfactionUpperPercent not "
+               "config";
       if (*lo > be_cpu_satisfaction_low_percent_max || *lo <= 0)
         return "CPUEvictBESatisfactionLowerPercent is not valid, must (0,60]";
       if (*up >= be_cpu_satisfaction_upper_percent_max || *up <= 0)
         return "CPUEvictBESatisfactionUpperPercent is not valid, must (0,100)";
-      if (*up < *lo) return "CPUEvictBESatisfactionUpperPercent < CPUEvictBESatisfactionLowerPercent";
+      if (*up < *lo)
+        return "CPUEvictBESatisfactionUpperPercent < CPUEvictBESatisfactionLowerPercent";
       return std::nullopt;
     }
     case evict_feature::cpu_evict: {  // isUsedThresholdConfigValid
@@ -254,16 +287,22 @@ std::optional<std::string_view> check_cpu_evict_config(const resource_threshold_
       return std::nullopt;
     }
     case evict_feature::cpu_allocatable_evict: {  // isAllocatableThresholdConfigValid
-      if (!cfg.cpu_allocatable_evict_threshold_percent) return "CPUAllocatableEvictThresholdPercent not config";
-      if (*cfg.cpu_allocatable_evict_threshold_percent < 0) return "threshold percent should greater than 0";
-      if (!cfg.cpu_allocatable_evict_lower_percent) return "CPUAllocatableEvictLowerPercent not config";
+      if (!cfg.cpu_allocatable_evict_threshold_percent)
+        return "CPUAllocatableEvictThresholdPercent not config";
+      if (*cfg.cpu_allocatable_evict_threshold_percent < 0)
+        return "threshold percent should greater than 0";
+      if (!cfg.cpu_allocatable_evict_lower_percent)
+        return "CPUAllocatableEvictLowerPercent not config";
       if (*cfg.cpu_allocatable_evict_lower_percent >= *cfg.cpu_allocatable_evict_threshold_percent)
         return "lower percent should less than threshold percent";
-      if (!cfg.allocatable_evict_priority_threshold) return "AllocatableEvictPriorityThreshold not config";
-      if (*cfg.allocatable_evict_priority_threshold > 7999) return "priority threshold should be at most 7999";
+      if (!cfg.allocatable_evict_priority_threshold)
+        return "AllocatableEvictPriorityThreshold not config";
+      if (*cfg.allocatable_evict_priority_threshold > 7999)
+        return "priority threshold should be at most 7999";
       return std::nullopt;
     }
-    default: return "unknown feature";
+    default:
+      return "unknown feature";
   }
 }
 
@@ -306,7 +345,8 @@ cpu_evict_decision cpu_evict(const cpu_evict_input& in, const resource_threshold
     evict_task t;
     t.feature = f;
     if (f == evict_feature::be_cpu_evict) {
-      auto rel = calculate_milli_release_by_be_satisfaction(in.be, cfg, *in.node, window, interval_s);
+      auto rel =
+          calculate_milli_release_by_be_satisfaction(in.be, cfg, *in.node, window, interval_s);
       d.be_satisfaction_explain = std::move(rel.explain);
       if (rel.milli <= 0) continue;
       t.target = release_target::pod_request;
@@ -314,9 +354,9 @@ cpu_evict_decision cpu_evict(const cpu_evict_input& in, const resource_threshold
       t.measure = measure_kind::batch_cpu_request;
       t.victims = sorted_be_cpu_candidates(in.pods);
     } else if (f == evict_feature::cpu_allocatable_evict) {
-      auto rel = cpu_release_by_allocatable_threshold(*in.node, in.pods, *cfg.allocatable_evict_priority_threshold,
-                                                      *cfg.cpu_allocatable_evict_threshold_percent,
-                                                      *cfg.cpu_allocatable_evict_lower_percent);
+      auto rel = cpu_release_by_allocatable_threshold(
+          *in.node, in.pods, *cfg.allocatable_evict_priority_threshold,
+          *cfg.cpu_allocatable_evict_threshold_percent, *cfg.cpu_allocatable_evict_lower_percent);
       bool any = false;
       rel.release.for_each([&](std::int64_t v) { any = any || v != 0; });
       if (!any && rel.classes == 0) continue;
@@ -324,9 +364,11 @@ cpu_evict_decision cpu_evict(const cpu_evict_input& in, const resource_threshold
       t.to_release = rel.release;
       t.measure = measure_kind::cpu_request;
       t.released_classes = rel.classes;
-      t.victims = sorted_cpu_candidates(in.pods, f, *cfg.allocatable_evict_priority_threshold, true);
+      t.victims =
+          sorted_cpu_candidates(in.pods, f, *cfg.allocatable_evict_priority_threshold, true);
     } else {
-      auto rel = cpu_release_by_used_threshold(capacity, in.node_cpu_avg_cores, *cfg.cpu_evict_threshold_percent,
+      auto rel = cpu_release_by_used_threshold(capacity, in.node_cpu_avg_cores,
+                                               *cfg.cpu_evict_threshold_percent,
                                                cfg.cpu_evict_lower_percent);
       if (!rel) continue;
       t.target = release_target::pod_used;

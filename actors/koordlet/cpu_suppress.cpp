@@ -10,7 +10,8 @@ bool non_be_pod(const pod_info& p) noexcept {
   return p.qos != qos_class::be && p.kube_qos_class != kube_qos::best_effort;
 }
 
-// helpers.NonBEHostAppFilter: a host app is BE only if it says so AND runs under kubepods-besteffort.
+// helpers.NonBEHostAppFilter: a host app is BE only if it says so AND runs under
+// kubepods-besteffort.
 bool non_be_host_app(const host_app_info& h) noexcept {
   return h.qos != qos_class::be || !h.has_cgroup_path || h.base != cgroup_base::kube_besteffort;
 }
@@ -71,18 +72,22 @@ be_suppress_cpu calculate_be_suppress_cpu(const node_info& node, double node_use
                "usage of pods that are not BE (raw QoS) nor BestEffort, plus pods without meta"});
   e.push_back({"hostAppsAllUsed", apps_all, "cores", "sum of host application usage"});
   e.push_back({"hostAppNonBEUsed", apps_non_be, "cores", "usage of host apps not running as BE"});
-  e.push_back({"nodeReserved", reserved_cores, "cores", "max(kubelet reserved, node reservation annotation)"});
-  e.push_back({"systemUsed", system_used, "cores", "max(nodeUsed - podsAllUsed - hostAppsAllUsed, 0, nodeReserved)"});
-  e.push_back({"beMinMilli", double(min_milli), "milli", "capacity x cpuSuppressMinPercent; -1 = unset"});
-  e.push_back({"beSuppressMilli", double(suppress), "milli",
-               "capacity x threshold - podNonBEUsed - hostAppNonBEUsed - systemUsed, at least beMinMilli"});
+  e.push_back({"nodeReserved", reserved_cores, "cores",
+               "max(kubelet reserved, node reservation annotation)"});
+  e.push_back({"systemUsed", system_used, "cores",
+               "max(nodeUsed - podsAllUsed - hostAppsAllUsed, 0, nodeReserved)"});
+  e.push_back(
+      {"beMinMilli", double(min_milli), "milli", "capacity x cpuSuppressMinPercent; -1 = unset"});
+  e.push_back(
+      {"beSuppressMilli", double(suppress), "milli",
+       "capacity x threshold - podNonBEUsed - hostAppNonBEUsed - systemUsed, at least beMinMilli"});
   return out;
 }
 
 // calculateBESuppressCPUSetPolicy, kept step by step so picks match Koordinator's exactly.
 // Buckets are ranges of one sorted copy (one sort, no vector per bucket).
-std::vector<std::int32_t> calculate_be_suppress_cpuset_policy(std::int32_t cpus,
-                                                              std::span<const processor_info> processors) {
+std::vector<std::int32_t> calculate_be_suppress_cpuset_policy(
+    std::int32_t cpus, std::span<const processor_info> processors) {
   std::vector<std::int32_t> picked;
   const auto n = static_cast<std::int32_t>(processors.size());
   if (n < cpus || n == 0) return picked;
@@ -131,7 +136,9 @@ std::vector<std::int32_t> calculate_be_suppress_cpuset_policy(std::int32_t cpus,
   });
 
   std::vector<std::uint8_t> used(static_cast<std::size_t>(max_id) + 1, 0);
-  auto is_used = [&](std::int32_t id) { return id >= 0 && used[static_cast<std::size_t>(id)] != 0; };
+  auto is_used = [&](std::int32_t id) {
+    return id >= 0 && used[static_cast<std::size_t>(id)] != 0;
+  };
   auto mark = [&](std::int32_t id) {
     if (id >= 0) used[static_cast<std::size_t>(id)] = 1;
   };
@@ -185,7 +192,8 @@ std::vector<std::int32_t> calculate_be_suppress_cpuset_policy(std::int32_t cpus,
 namespace {
 
 // CPU id -> raw QoS of the pod pinned to it (last pod wins, in pod order, as Go's loop).
-std::vector<qos_class> pinned_pool(std::span<const processor_info> processors, std::span<const pod_info> pods) {
+std::vector<qos_class> pinned_pool(std::span<const processor_info> processors,
+                                   std::span<const pod_info> pods) {
   std::int32_t max_id = 0;
   for (const auto& p : processors) max_id = std::max(max_id, p.cpu_id);
   for (const auto& pod : pods)
@@ -210,7 +218,8 @@ cpuset_decision adjust_by_cpuset(std::int64_t suppress_milli, const cpuset_input
   std::vector<processor_info> lsr, ls;
   ls.reserve(in.processors.size());
   for (const auto& p : in.processors) {
-    if (contains(in.reserved_cpus, p.cpu_id) || contains(in.system_qos_exclusive_cpus, p.cpu_id)) continue;
+    if (contains(in.reserved_cpus, p.cpu_id) || contains(in.system_qos_exclusive_cpus, p.cpu_id))
+      continue;
     auto q = p.cpu_id >= 0 ? pool[static_cast<std::size_t>(p.cpu_id)] : qos_class::none;
     if (q == qos_class::lsr)
       lsr.push_back(p);
@@ -273,9 +282,11 @@ cfs_quota_decision adjust_by_cfs_quota(std::int64_t suppress_milli, std::int64_t
   std::int64_t quota = suppress_milli * default_cfs_period_us / 1000;
   quota = std::max(quota, be_min_quota);
   const std::int64_t cores = (capacity_cpu_milli + 999) / 1000;
-  const double min_delta = double(cores) * double(default_cfs_period_us) * suppress_bypass_quota_delta_ratio;
+  const double min_delta =
+      double(cores) * double(default_cfs_period_us) * suppress_bypass_quota_delta_ratio;
   if (std::fabs(double(quota) - double(current)) < min_delta && quota != be_min_quota) return d;
-  const double max_increase = double(cores) * double(default_cfs_period_us) * be_max_increase_cpu_percent;
+  const double max_increase =
+      double(cores) * double(default_cfs_period_us) * be_max_increase_cpu_percent;
   if (double(quota) - double(current) > max_increase && current != be_unset_quota) {
     quota = current + static_cast<std::int64_t>(max_increase);
     d.step_limited = true;
@@ -285,8 +296,10 @@ cfs_quota_decision adjust_by_cfs_quota(std::int64_t suppress_milli, std::int64_t
   return d;
 }
 
-cpu_suppress_decision suppress_be_cpu(const cpu_suppress_input& in, const resource_threshold_strategy& cfg,
-                                      const koordlet_feature_gates& gates, const cpu_suppress_state& state) {
+cpu_suppress_decision suppress_be_cpu(const cpu_suppress_input& in,
+                                      const resource_threshold_strategy& cfg,
+                                      const koordlet_feature_gates& gates,
+                                      const cpu_suppress_state& state) {
   cpu_suppress_decision d;
   d.next_state = state;
   if (!gates.be_cpu_suppress) {
@@ -317,9 +330,9 @@ cpu_suppress_decision suppress_be_cpu(const cpu_suppress_input& in, const resour
     d.reason = "no node cpu info";
     return d;
   }
-  d.suppress = calculate_be_suppress_cpu(*in.node, *in.node_cpu_used_cores, in.pods, in.orphan_pod_cpu_cores,
-                                         in.host_apps, cfg.cpu_suppress_threshold_percent,
-                                         cfg.cpu_suppress_min_percent);
+  d.suppress = calculate_be_suppress_cpu(
+      *in.node, *in.node_cpu_used_cores, in.pods, in.orphan_pod_cpu_cores, in.host_apps,
+      cfg.cpu_suppress_threshold_percent, cfg.cpu_suppress_min_percent);
   if (cfg.cpu_suppress_policy == cpu_suppress_policy_type::cfs_quota) {
     d.action = suppress_action::cfs_quota;
     d.cfs_quota = adjust_by_cfs_quota(d.suppress.suppress_milli, in.node->capacity.cpu_milli,

@@ -63,10 +63,11 @@ struct cpuset_inputs {
 };
 
 struct cpuset_decision {
-  std::int32_t target_cpus = 0;  // after the floor of 2 and the growth limit
-  std::int32_t lsr_cpus = 0;     // share picked from the LSR pool
+  std::int32_t target_cpus = 0;    // after the floor of 2 and the growth limit
+  std::int32_t lsr_cpus = 0;       // share picked from the LSR pool
   std::vector<std::int32_t> cpus;  // pick order; empty = write nothing
-  std::vector<std::int32_t> merged;  // old union new, sorted: first (top-down) write of `none` policy
+  std::vector<std::int32_t>
+      merged;  // old union new, sorted: first (top-down) write of `none` policy
 };
 
 // adjustByCPUSet, minus the cgroup I/O. Pods give the LSR/LSE pinned cpus.
@@ -75,18 +76,20 @@ struct cpuset_decision {
 
 // calcBECPUSet: the BE cpuset when suppress is recovered (all cpus minus reserved, exclusive
 // SYSTEM, LSE-pinned). Sorted.
-[[nodiscard]] std::vector<std::int32_t> calc_be_cpuset(const cpuset_inputs& in, std::span<const pod_info> pods);
+[[nodiscard]] std::vector<std::int32_t> calc_be_cpuset(const cpuset_inputs& in,
+                                                       std::span<const pod_info> pods);
 
 // ---- cfsQuota policy -------------------------------------------------------------------------
 
 struct cfs_quota_decision {
-  bool write = false;              // false: delta below 1 % of the node, keep current
-  std::int64_t quota_us = 0;       // value for besteffort cpu.cfs_quota_us when write
-  bool step_limited = false;       // growth capped at 10 % of the node per round
+  bool write = false;         // false: delta below 1 % of the node, keep current
+  std::int64_t quota_us = 0;  // value for besteffort cpu.cfs_quota_us when write
+  bool step_limited = false;  // growth capped at 10 % of the node per round
 };
 
 // adjustByCfsQuota, minus the cgroup I/O. current_quota_us = -1 when unset.
-[[nodiscard]] cfs_quota_decision adjust_by_cfs_quota(std::int64_t suppress_milli, std::int64_t capacity_cpu_milli,
+[[nodiscard]] cfs_quota_decision adjust_by_cfs_quota(std::int64_t suppress_milli,
+                                                     std::int64_t capacity_cpu_milli,
                                                      std::int64_t current_quota_us);
 
 // ---- one suppress round (suppressBECPU) ------------------------------------------------------
@@ -118,13 +121,13 @@ enum class suppress_action : std::uint8_t {
 
 struct cpu_suppress_decision {
   suppress_action action = suppress_action::none;
-  be_suppress_cpu suppress;            // filled for cpuset / cfs_quota
-  cpuset_decision cpuset;              // action == cpuset
-  cfs_quota_decision cfs_quota;        // action == cfs_quota
-  bool restore_cfs_quota = false;      // also write -1 to besteffort cpu.cfs_quota_us
+  be_suppress_cpu suppress;                  // filled for cpuset / cfs_quota
+  cpuset_decision cpuset;                    // action == cpuset
+  cfs_quota_decision cfs_quota;              // action == cfs_quota
+  bool restore_cfs_quota = false;            // also write -1 to besteffort cpu.cfs_quota_us
   std::vector<std::int32_t> restore_cpuset;  // non-empty: also write this full BE cpuset
   cpu_suppress_state next_state;
-  std::string_view reason;             // why none, for logs
+  std::string_view reason;  // why none, for logs
 };
 
 [[nodiscard]] cpu_suppress_decision suppress_be_cpu(const cpu_suppress_input& in,

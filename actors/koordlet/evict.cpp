@@ -147,13 +147,16 @@ evict_round execute_evict_tasks(std::span<const evict_task> tasks, std::span<con
     }
     out.tasks.push_back(rep);
   }
-  for (auto& rep : out.tasks) rep.failed_to_release = remainder(rep.to_release, released_of(rep.target));
+  for (auto& rep : out.tasks)
+    rep.failed_to_release = remainder(rep.to_release, released_of(rep.target));
   return out;
 }
 
-void sort_by_priority(std::vector<evict_candidate>& c, std::span<const pod_info> pods, bool by_request) {
+void sort_by_priority(std::vector<evict_candidate>& c, std::span<const pod_info> pods,
+                      bool by_request) {
   std::sort(c.begin(), c.end(), [&](const evict_candidate& a, const evict_candidate& b) {
-    if (a.eviction_priority != b.eviction_priority) return a.eviction_priority < b.eviction_priority;
+    if (a.eviction_priority != b.eviction_priority)
+      return a.eviction_priority < b.eviction_priority;
     if (a.priority != b.priority) return a.priority < b.priority;
     if (a.label_priority != b.label_priority) return a.label_priority < b.label_priority;
     if (by_request) {

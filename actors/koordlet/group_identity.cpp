@@ -24,26 +24,38 @@ bvt_rule parse_bvt_rule(const resource_qos_cpu_strategy& s) noexcept {
 std::int64_t pod_bvt_value(const bvt_rule& r, qos_class raw, kube_qos kq) noexcept {
   switch (raw) {
     case qos_class::lse:
-    case qos_class::lsr: return r.lsr;
-    case qos_class::ls: return r.ls;
-    case qos_class::be: return r.be;
-    default: break;
+    case qos_class::lsr:
+      return r.lsr;
+    case qos_class::ls:
+      return r.ls;
+    case qos_class::be:
+      return r.be;
+    default:
+      break;
   }
   switch (kq) {
-    case kube_qos::guaranteed: return r.pod_guaranteed;
-    case kube_qos::burstable: return r.pod_burstable;
-    case kube_qos::best_effort: return r.pod_besteffort;
-    case kube_qos::none: break;
+    case kube_qos::guaranteed:
+      return r.pod_guaranteed;
+    case kube_qos::burstable:
+      return r.pod_burstable;
+    case kube_qos::best_effort:
+      return r.pod_besteffort;
+    case kube_qos::none:
+      break;
   }
   return 0;
 }
 
 std::int64_t kube_qos_dir_bvt_value(const bvt_rule& r, kube_qos kq) noexcept {
   switch (kq) {
-    case kube_qos::guaranteed: return r.dir_guaranteed;
-    case kube_qos::burstable: return r.dir_burstable;
-    case kube_qos::best_effort: return r.dir_besteffort;
-    case kube_qos::none: break;
+    case kube_qos::guaranteed:
+      return r.dir_guaranteed;
+    case kube_qos::burstable:
+      return r.dir_burstable;
+    case kube_qos::best_effort:
+      return r.dir_besteffort;
+    case kube_qos::none:
+      break;
   }
   return 0;
 }

@@ -30,8 +30,8 @@ struct resource_qos_cpu_strategy {
 };
 
 struct bvt_rule {
-  bool enable = false;  // any class enabled under the groupIdentity policy
-  std::int64_t lsr = 0, ls = 0, be = 0;           // pod values by Raw QoS (LSE uses lsr)
+  bool enable = false;                   // any class enabled under the groupIdentity policy
+  std::int64_t lsr = 0, ls = 0, be = 0;  // pod values by Raw QoS (LSE uses lsr)
   std::int64_t dir_guaranteed = 0, dir_burstable = 0, dir_besteffort = 0;  // kube QoS dirs
   std::int64_t pod_guaranteed = 0, pod_burstable = 0, pod_besteffort = 0;  // pods by kube QoS
 };

@@ -7,45 +7,66 @@ namespace colony::koordlet {
 
 std::string_view to_string(qos_class q) noexcept {
   switch (q) {
-    case qos_class::system: return "SYSTEM";
-    case qos_class::lse: return "LSE";
-    case qos_class::lsr: return "LSR";
-    case qos_class::ls: return "LS";
-    case qos_class::be: return "BE";
-    case qos_class::none: break;
+    case qos_class::system:
+      return "SYSTEM";
+    case qos_class::lse:
+      return "LSE";
+    case qos_class::lsr:
+      return "LSR";
+    case qos_class::ls:
+      return "LS";
+    case qos_class::be:
+      return "BE";
+    case qos_class::none:
+      break;
   }
   return "";
 }
 
 std::string_view to_string(priority_class p) noexcept {
   switch (p) {
-    case priority_class::prod: return "koord-prod";
-    case priority_class::mid: return "koord-mid";
-    case priority_class::batch: return "koord-batch";
-    case priority_class::free: return "koord-free";
-    case priority_class::none: break;
+    case priority_class::prod:
+      return "koord-prod";
+    case priority_class::mid:
+      return "koord-mid";
+    case priority_class::batch:
+      return "koord-batch";
+    case priority_class::free:
+      return "koord-free";
+    case priority_class::none:
+      break;
   }
   return "";
 }
 
 std::string_view to_string(kube_qos q) noexcept {
   switch (q) {
-    case kube_qos::guaranteed: return "Guaranteed";
-    case kube_qos::burstable: return "Burstable";
-    case kube_qos::best_effort: return "BestEffort";
-    case kube_qos::none: break;
+    case kube_qos::guaranteed:
+      return "Guaranteed";
+    case kube_qos::burstable:
+      return "Burstable";
+    case kube_qos::best_effort:
+      return "BestEffort";
+    case kube_qos::none:
+      break;
   }
   return "";
 }
 
 std::string_view to_string(evict_feature f) noexcept {
   switch (f) {
-    case evict_feature::be_memory_evict: return "BEMemoryEvict";
-    case evict_feature::memory_allocatable_evict: return "MemoryAllocatableEvict";
-    case evict_feature::memory_evict: return "MemoryEvict";
-    case evict_feature::be_cpu_evict: return "BECPUEvict";
-    case evict_feature::cpu_allocatable_evict: return "CPUAllocatableEvict";
-    case evict_feature::cpu_evict: return "CPUEvict";
+    case evict_feature::be_memory_evict:
+      return "BEMemoryEvict";
+    case evict_feature::memory_allocatable_evict:
+      return "MemoryAllocatableEvict";
+    case evict_feature::memory_evict:
+      return "MemoryEvict";
+    case evict_feature::be_cpu_evict:
+      return "BECPUEvict";
+    case evict_feature::cpu_allocatable_evict:
+      return "CPUAllocatableEvict";
+    case evict_feature::cpu_evict:
+      return "CPUEvict";
   }
   return "";
 }
@@ -70,10 +91,14 @@ priority_class pod_priority_class_raw(const pod_info& p) noexcept {
 qos_class pod_qos_with_default(const pod_info& p) noexcept {
   if (p.qos != qos_class::none) return p.qos;
   switch (p.kube_qos_class) {
-    case kube_qos::guaranteed: return qos_class::lsr;
-    case kube_qos::burstable: return qos_class::ls;
-    case kube_qos::best_effort: return qos_class::be;
-    case kube_qos::none: break;
+    case kube_qos::guaranteed:
+      return qos_class::lsr;
+    case kube_qos::burstable:
+      return qos_class::ls;
+    case kube_qos::best_effort:
+      return qos_class::be;
+    case kube_qos::none:
+      break;
   }
   return qos_class::none;
 }
@@ -85,20 +110,28 @@ priority_class pod_priority_class_with_default(const pod_info& p) noexcept {
     case qos_class::system:
     case qos_class::lse:
     case qos_class::lsr:
-    case qos_class::ls: return priority_class::prod;
-    case qos_class::be: return priority_class::batch;
-    case qos_class::none: break;
+    case qos_class::ls:
+      return priority_class::prod;
+    case qos_class::be:
+      return priority_class::batch;
+    case qos_class::none:
+      break;
   }
   return priority_class::none;
 }
 
 std::int32_t default_priority_value(priority_class c) noexcept {
   switch (c) {
-    case priority_class::prod: return 9500;
-    case priority_class::mid: return 7500;
-    case priority_class::batch: return 5500;
-    case priority_class::free: return 3500;
-    case priority_class::none: break;
+    case priority_class::prod:
+      return 9500;
+    case priority_class::mid:
+      return 7500;
+    case priority_class::batch:
+      return 5500;
+    case priority_class::free:
+      return 3500;
+    case priority_class::none:
+      break;
   }
   return 0;
 }
@@ -153,7 +186,8 @@ result<std::vector<std::int32_t>> parse_cpuset(std::string_view s) {
     auto dash = tok.find('-');
     std::int32_t a = 0, b = 0;
     if (dash == std::string_view::npos) {
-      if (!parse_int(tok, a)) return fail(errc::invalid_input, "bad cpu id '" + std::string(tok) + "'", "cpuset");
+      if (!parse_int(tok, a))
+        return fail(errc::invalid_input, "bad cpu id '" + std::string(tok) + "'", "cpuset");
       b = a;
     } else if (!parse_int(tok.substr(0, dash), a) || !parse_int(tok.substr(dash + 1), b) || b < a) {
       return fail(errc::invalid_input, "bad cpu range '" + std::string(tok) + "'", "cpuset");

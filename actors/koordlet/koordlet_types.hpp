@@ -45,7 +45,9 @@ enum class evict_feature : std::uint8_t {
   cpu_evict,                 // "CPUEvict"
 };
 [[nodiscard]] std::string_view to_string(evict_feature f) noexcept;
-inline constexpr std::uint32_t evict_feature_bit(evict_feature f) { return 1u << static_cast<unsigned>(f); }
+inline constexpr std::uint32_t evict_feature_bit(evict_feature f) {
+  return 1u << static_cast<unsigned>(f);
+}
 inline constexpr std::uint32_t all_evict_features = 0x3Fu;
 
 // One container of a pod spec. Limits of 0 mean "not set" (Koordinator treats <= 0 as unlimited).
@@ -57,12 +59,12 @@ struct container_info {
 
 // A pod as the koordlet sees it, labels and annotations parsed by the caller.
 struct pod_info {
-  std::string ns;   // metadata.namespace
+  std::string ns;  // metadata.namespace
   std::string name;
   std::string uid;
-  qos_class qos = qos_class::none;              // Raw QoS (label), GetPodQoSClassRaw
-  kube_qos kube_qos_class = kube_qos::none;     // Kubernetes QoS (status.qosClass or computed)
-  std::optional<std::int32_t> priority;         // spec.priority (absent = nil)
+  qos_class qos = qos_class::none;           // Raw QoS (label), GetPodQoSClassRaw
+  kube_qos kube_qos_class = kube_qos::none;  // Kubernetes QoS (status.qosClass or computed)
+  std::optional<std::int32_t> priority;      // spec.priority (absent = nil)
   // Label koordinator.sh/priority-class when present (overrides spec.priority); nullopt if absent.
   // An unknown label value is priority_class::none (GetPodPriorityClassRaw does not fall back).
   std::optional<priority_class> priority_class_label;
@@ -105,7 +107,13 @@ struct pod_info {
 }
 
 // Host application (NodeSLO spec.hostApplications).
-enum class cgroup_base : std::uint8_t { none, cgroup_root, kube_qos_guaranteed, kube_burstable, kube_besteffort };
+enum class cgroup_base : std::uint8_t {
+  none,
+  cgroup_root,
+  kube_qos_guaranteed,
+  kube_burstable,
+  kube_besteffort
+};
 struct host_app_info {
   std::string name;
   priority_class priority = priority_class::none;

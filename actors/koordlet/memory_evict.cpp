@@ -4,7 +4,8 @@
 
 namespace colony::koordlet {
 
-std::optional<std::int64_t> memory_release_by_used_threshold(std::int64_t capacity, std::optional<double> node_used,
+std::optional<std::int64_t> memory_release_by_used_threshold(std::int64_t capacity,
+                                                             std::optional<double> node_used,
                                                              std::int64_t threshold,
                                                              std::optional<std::int64_t> lower) {
   if (!node_used || capacity <= 0) return std::nullopt;
@@ -14,9 +15,11 @@ std::optional<std::int64_t> memory_release_by_used_threshold(std::int64_t capaci
   return capacity * (usage - low) / 100;
 }
 
-allocatable_release memory_release_by_allocatable_threshold(const node_info& node, std::span<const pod_info> pods,
+allocatable_release memory_release_by_allocatable_threshold(const node_info& node,
+                                                            std::span<const pod_info> pods,
                                                             std::int32_t priority_threshold,
-                                                            std::int64_t threshold, std::int64_t lower) {
+                                                            std::int64_t threshold,
+                                                            std::int64_t lower) {
   allocatable_release out;
   if (threshold < 0) return out;
   resource_list requested;
@@ -26,9 +29,15 @@ allocatable_release memory_release_by_allocatable_threshold(const node_info& nod
     resource_list r;
     (void)request_by_class(p, false, &r);
     switch (pod_priority_class_with_default(p)) {
-      case priority_class::batch: seen_batch = true; break;
-      case priority_class::mid: seen_mid = true; break;
-      default: seen_mem = true; break;
+      case priority_class::batch:
+        seen_batch = true;
+        break;
+      case priority_class::mid:
+        seen_mid = true;
+        break;
+      default:
+        seen_mem = true;
+        break;
     }
     requested += r;
   }
@@ -40,18 +49,21 @@ allocatable_release memory_release_by_allocatable_threshold(const node_info& nod
       rel = rq;
     } else {
       double ratio = double(rq) / double(alloc);
-      if (ratio > double(threshold) / 100) rel = static_cast<std::int64_t>((ratio - double(lower) / 100) * double(alloc));
-      else return;
+      if (ratio > double(threshold) / 100)
+        rel = static_cast<std::int64_t>((ratio - double(lower) / 100) * double(alloc));
+      else
+        return;
     }
     out.release.*field = rel;
-    if (cls != priority_class::none) out.classes |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(cls));
+    if (cls != priority_class::none)
+      out.classes |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(cls));
   };
   one(seen_mem, requested.memory_bytes, node.allocatable.memory_bytes, &resource_list::memory_bytes,
       priority_class::none);  // `memory` is not in ReverseResourceNameMap
   one(seen_batch, requested.batch_memory_bytes, node.allocatable.batch_memory_bytes,
       &resource_list::batch_memory_bytes, priority_class::batch);
-  one(seen_mid, requested.mid_memory_bytes, node.allocatable.mid_memory_bytes, &resource_list::mid_memory_bytes,
-      priority_class::mid);
+  one(seen_mid, requested.mid_memory_bytes, node.allocatable.mid_memory_bytes,
+      &resource_list::mid_memory_bytes, priority_class::mid);
   return out;
 }
 
@@ -79,7 +91,8 @@ std::vector<evict_candidate> sorted_be_memory_candidates(std::span<const pod_inf
   bool all_have_priority = true;
   for (std::uint32_t i = 0; i < pods.size(); ++i) {
     const auto& p = pods[i];
-    if (p.qos != qos_class::be || !eviction_policy_allows(p, evict_feature::be_memory_evict)) continue;
+    if (p.qos != qos_class::be || !eviction_policy_allows(p, evict_feature::be_memory_evict))
+      continue;
     evict_candidate e;
     e.pod = i;
     e.priority = p.priority.value_or(0);
@@ -94,7 +107,8 @@ std::vector<evict_candidate> sorted_be_memory_candidates(std::span<const pod_inf
   auto less = [&](const evict_candidate& a, const evict_candidate& b) {
     const auto& pa = pods[a.pod];
     const auto& pb = pods[b.pod];
-    if (pa.priority && pb.priority && *pa.priority != *pb.priority) return *pa.priority < *pb.priority;
+    if (pa.priority && pb.priority && *pa.priority != *pb.priority)
+      return *pa.priority < *pb.priority;
     if (a.used != 0 && b.used != 0) {
       if (a.used != b.used) return a.used > b.used;
       if (pa.ns != pb.ns) return pa.ns < pb.ns;
@@ -113,9 +127,10 @@ std::vector<evict_candidate> sorted_be_memory_candidates(std::span<const pod_inf
   return c;
 }
 
-std::vector<evict_candidate> sorted_memory_candidates(std::span<const pod_info> pods, evict_feature feature,
-                                                      std::int32_t priority_threshold, bool by_request,
-                                                      bool usage_x1000) {
+std::vector<evict_candidate> sorted_memory_candidates(std::span<const pod_info> pods,
+                                                      evict_feature feature,
+                                                      std::int32_t priority_threshold,
+                                                      bool by_request, bool usage_x1000) {
   std::vector<evict_candidate> c;
   for (std::uint32_t i = 0; i < pods.size(); ++i) {
     const auto& p = pods[i];
@@ -127,7 +142,8 @@ std::vector<evict_candidate> sorted_memory_candidates(std::span<const pod_info> 
     e.priority = prio;
     e.label_priority = p.priority_label.value_or(prio);
     e.eviction_priority = p.eviction_priority;
-    e.used = static_cast<std::int64_t>(usage_x1000 ? *p.memory_used_bytes * 1000 : *p.memory_used_bytes);
+    e.used =
+        static_cast<std::int64_t>(usage_x1000 ? *p.memory_used_bytes * 1000 : *p.memory_used_bytes);
     e.request = request_by_class(p, false);
     c.push_back(e);
   }
@@ -138,12 +154,17 @@ std::vector<evict_candidate> sorted_memory_candidates(std::span<const pod_info> 
 std::optional<std::string_view> check_memory_evict_config(const resource_threshold_strategy& cfg,
                                                           evict_feature feature) {
   if (feature == evict_feature::memory_allocatable_evict) {
-    if (!cfg.memory_allocatable_evict_threshold_percent) return "MemoryAllocatableEvictThresholdPercent not config";
-    if (*cfg.memory_allocatable_evict_threshold_percent < 0) return "threshold percent should greater than 0";
-    if (!cfg.memory_allocatable_evict_lower_percent) return "MemoryAllocatableEvictLowerPercent not config";
-    if (*cfg.memory_allocatable_evict_lower_percent >= *cfg.memory_allocatable_evict_threshold_percent)
+    if (!cfg.memory_allocatable_evict_threshold_percent)
+      return "MemoryAllocatableEvictThresholdPercent not config";
+    if (*cfg.memory_allocatable_evict_threshold_percent < 0)
+      return "threshold percent should greater than 0";
+    if (!cfg.memory_allocatable_evict_lower_percent)
+      return "MemoryAllocatableEvictLowerPercent not config";
+    if (*cfg.memory_allocatable_evict_lower_percent >=
+        *cfg.memory_allocatable_evict_threshold_percent)
       return "lower percent should less than threshold percent";
-    if (!cfg.allocatable_evict_priority_threshold) return "AllocatableEvictPriorityThreshold not config";
+    if (!cfg.allocatable_evict_priority_threshold)
+      return "AllocatableEvictPriorityThreshold not config";
     if (*cfg.allocatable_evict_priority_threshold > 7999)
       return "priorityThresholdPercent should less than 7999, koord-prod pods should not be killed";
     return std::nullopt;
@@ -158,9 +179,11 @@ std::optional<std::string_view> check_memory_evict_config(const resource_thresho
   return std::nullopt;
 }
 
-memory_evict_decision memory_evict(const memory_evict_input& in, const resource_threshold_strategy& cfg,
-                                   const koordlet_feature_gates& gates, const qos_manager_timing& timing,
-                                   const evictor_state& state, event_time now, const memory_evict_options& opt) {
+memory_evict_decision memory_evict(const memory_evict_input& in,
+                                   const resource_threshold_strategy& cfg,
+                                   const koordlet_feature_gates& gates,
+                                   const qos_manager_timing& timing, const evictor_state& state,
+                                   event_time now, const memory_evict_options& opt) {
   memory_evict_decision d;
   d.next_state = state;
   if (!(gates.be_memory_evict || gates.memory_evict || gates.memory_allocatable_evict)) {
@@ -181,10 +204,11 @@ memory_evict_decision memory_evict(const memory_evict_input& in, const resource_
     return d;
   }
   d.ran = true;
-  const evict_feature order[] = {evict_feature::be_memory_evict, evict_feature::memory_allocatable_evict,
+  const evict_feature order[] = {evict_feature::be_memory_evict,
+                                 evict_feature::memory_allocatable_evict,
                                  evict_feature::memory_evict};
   for (auto f : order) {
-    bool gate = f == evict_feature::be_memory_evict          ? gates.be_memory_evict
+    bool gate = f == evict_feature::be_memory_evict            ? gates.be_memory_evict
                 : f == evict_feature::memory_allocatable_evict ? gates.memory_allocatable_evict
                                                                : gates.memory_evict;
     if (!gate || !cfg.enable) continue;
@@ -195,9 +219,10 @@ memory_evict_decision memory_evict(const memory_evict_input& in, const resource_
     evict_task t;
     t.feature = f;
     if (f == evict_feature::memory_allocatable_evict) {
-      auto rel = memory_release_by_allocatable_threshold(*in.node, in.pods, *cfg.allocatable_evict_priority_threshold,
-                                                         *cfg.memory_allocatable_evict_threshold_percent,
-                                                         *cfg.memory_allocatable_evict_lower_percent);
+      auto rel = memory_release_by_allocatable_threshold(
+          *in.node, in.pods, *cfg.allocatable_evict_priority_threshold,
+          *cfg.memory_allocatable_evict_threshold_percent,
+          *cfg.memory_allocatable_evict_lower_percent);
       bool any = false;
       rel.release.for_each([&](std::int64_t v) { any = any || v != 0; });
       if (!any && rel.classes == 0) continue;
@@ -205,11 +230,12 @@ memory_evict_decision memory_evict(const memory_evict_input& in, const resource_
       t.to_release = rel.release;
       t.measure = measure_kind::memory_request;
       t.released_classes = rel.classes;
-      t.victims = sorted_memory_candidates(in.pods, f, *cfg.allocatable_evict_priority_threshold, true,
-                                           opt.usage_x1000_compat);
+      t.victims = sorted_memory_candidates(in.pods, f, *cfg.allocatable_evict_priority_threshold,
+                                           true, opt.usage_x1000_compat);
     } else {
       auto rel = memory_release_by_used_threshold(capacity, in.node_memory_used_bytes,
-                                                  *cfg.memory_evict_threshold_percent, cfg.memory_evict_lower_percent);
+                                                  *cfg.memory_evict_threshold_percent,
+                                                  cfg.memory_evict_lower_percent);
       if (!rel) continue;
       t.target = release_target::pod_used;
       t.to_release.memory_bytes = *rel;
@@ -217,9 +243,10 @@ memory_evict_decision memory_evict(const memory_evict_input& in, const resource_
         t.measure = measure_kind::memory_used;
         t.victims = sorted_be_memory_candidates(in.pods);
       } else {
-        t.measure = opt.usage_x1000_compat ? measure_kind::memory_used_x1000 : measure_kind::memory_used;
-        t.victims = sorted_memory_candidates(in.pods, f, *cfg.evict_enabled_priority_threshold, false,
-                                             opt.usage_x1000_compat);
+        t.measure =
+            opt.usage_x1000_compat ? measure_kind::memory_used_x1000 : measure_kind::memory_used;
+        t.victims = sorted_memory_candidates(in.pods, f, *cfg.evict_enabled_priority_threshold,
+                                             false, opt.usage_x1000_compat);
       }
     }
     d.tasks.push_back(std::move(t));

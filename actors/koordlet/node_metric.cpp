@@ -52,7 +52,8 @@ void sample_window::add_node_and_system(usage_sample node, std::span<const usage
     am += a.memory_bytes;
   }
   add_node(node);
-  add_system({node.time, std::max(node.cpu_cores - pc - ac, 0.0), std::max(node.memory_bytes - pm - am, 0.0)});
+  add_system({node.time, std::max(node.cpu_cores - pc - ac, 0.0),
+              std::max(node.memory_bytes - pm - am, 0.0)});
 }
 
 void sample_window::trim(event_time before) {
@@ -102,7 +103,8 @@ double percentile_of(std::vector<double>& values, float p) {
 namespace {
 
 // Samples of s with time in [start, end], both ends included (the TSDB querier's range).
-std::span<const usage_sample> range(std::span<const usage_sample> s, event_time start, event_time end) {
+std::span<const usage_sample> range(std::span<const usage_sample> s, event_time start,
+                                    event_time end) {
   auto lo = std::lower_bound(s.begin(), s.end(), start,
                              [](const usage_sample& x, event_time t) { return x.time < t; });
   auto hi = std::upper_bound(s.begin(), s.end(), end,
@@ -123,8 +125,8 @@ std::optional<resource_usage> average(std::span<const usage_sample> s) {
 }
 
 // collectNodeAggregateMetric / collectSystemAggregateMetric for one duration.
-aggregated_usage aggregate(std::span<const usage_sample> series, std::int64_t duration_s, event_time now,
-                           std::vector<double>& cpu, std::vector<double>& mem) {
+aggregated_usage aggregate(std::span<const usage_sample> series, std::int64_t duration_s,
+                           event_time now, std::vector<double>& cpu, std::vector<double>& mem) {
   aggregated_usage a;
   a.duration_seconds = duration_s;
   auto s = range(series, now + duration_ms{-duration_s * 1000}, now);
@@ -155,7 +157,8 @@ aggregated_usage aggregate(std::span<const usage_sample> series, std::int64_t du
 
 node_metric_status build_node_metric_status(const sample_window& w, std::span<const pod_info> pods,
                                             std::span<const host_app_info> host_apps,
-                                            const node_metric_collect_policy& policy, event_time now) {
+                                            const node_metric_collect_policy& policy,
+                                            event_time now) {
   node_metric_status st;
   st.update_time = now;
   const event_time start = now + duration_ms{-effective_aggregate_duration_seconds(policy) * 1000};
@@ -172,19 +175,22 @@ node_metric_status build_node_metric_status(const sample_window& w, std::span<co
   for (const auto& p : pods) {
     auto u = average(range(w.pod(p.uid), start, now));
     if (!u) continue;  // collectPodMetric failed: pod left out this round
-    st.pods_metric.push_back({p.ns, p.name, *u, pod_priority_class_with_default(p), pod_qos_with_default(p)});
+    st.pods_metric.push_back(
+        {p.ns, p.name, *u, pod_priority_class_with_default(p), pod_qos_with_default(p)});
   }
-  std::sort(st.pods_metric.begin(), st.pods_metric.end(), [](const pod_metric_info& a, const pod_metric_info& b) {
-    if (a.ns != b.ns) return a.ns < b.ns;
-    return a.name < b.name;
-  });
+  std::sort(st.pods_metric.begin(), st.pods_metric.end(),
+            [](const pod_metric_info& a, const pod_metric_info& b) {
+              if (a.ns != b.ns) return a.ns < b.ns;
+              return a.name < b.name;
+            });
   for (const auto& h : host_apps) {
     auto u = average(range(w.host_app(h.name), start, now));
     if (!u) continue;
     st.host_app_metric.push_back({h.name, *u, h.priority, h.qos});
   }
-  std::sort(st.host_app_metric.begin(), st.host_app_metric.end(),
-            [](const host_app_metric_info& a, const host_app_metric_info& b) { return a.name < b.name; });
+  std::sort(
+      st.host_app_metric.begin(), st.host_app_metric.end(),
+      [](const host_app_metric_info& a, const host_app_metric_info& b) { return a.name < b.name; });
   return st;
 }
 

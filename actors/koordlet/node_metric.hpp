@@ -22,14 +22,18 @@
 
 namespace colony::koordlet {
 
-inline constexpr std::int64_t default_report_interval_seconds = 60;     // defaultReportIntervalSeconds
-inline constexpr std::int64_t min_report_interval_seconds = 30;         // minReportIntervalSeconds
-inline constexpr std::int64_t default_aggregate_duration_seconds = 300; // defaultAggregateDurationSeconds
-inline constexpr std::int64_t min_aggregate_duration_seconds = 60;      // minAggregateDurationSeconds
-inline constexpr double validate_time_range_ratio = 0.5;                // validateTimeRangeRatio
+inline constexpr std::int64_t default_report_interval_seconds = 60;  // defaultReportIntervalSeconds
+inline constexpr std::int64_t min_report_interval_seconds = 30;      // minReportIntervalSeconds
+inline constexpr std::int64_t default_aggregate_duration_seconds =
+    300;  // defaultAggregateDurationSeconds
+inline constexpr std::int64_t min_aggregate_duration_seconds = 60;  // minAggregateDurationSeconds
+inline constexpr double validate_time_range_ratio = 0.5;            // validateTimeRangeRatio
 
-enum class node_memory_collect_policy : std::uint8_t { usage_without_page_cache, usage_with_hot_page_cache,
-                                                       usage_with_page_cache };
+enum class node_memory_collect_policy : std::uint8_t {
+  usage_without_page_cache,
+  usage_with_hot_page_cache,
+  usage_with_page_cache
+};
 
 // NodeMetric spec.metricCollectPolicy (defaults: nodemetric controller collect_policy.go).
 struct node_metric_collect_policy {
@@ -43,8 +47,10 @@ struct node_metric_collect_policy {
   node_memory_collect_policy memory_policy = node_memory_collect_policy::usage_without_page_cache;
 };
 
-[[nodiscard]] std::int64_t effective_report_interval_seconds(const node_metric_collect_policy& p) noexcept;
-[[nodiscard]] std::int64_t effective_aggregate_duration_seconds(const node_metric_collect_policy& p) noexcept;
+[[nodiscard]] std::int64_t effective_report_interval_seconds(
+    const node_metric_collect_policy& p) noexcept;
+[[nodiscard]] std::int64_t effective_aggregate_duration_seconds(
+    const node_metric_collect_policy& p) noexcept;
 
 // One sample: CPU in cores (float, as the metric cache stores it), memory in bytes.
 struct usage_sample {
@@ -55,7 +61,7 @@ struct usage_sample {
 
 // Samples of one series in time order (insertion keeps the order even if a sample is late).
 class sample_window {
-public:
+ public:
   void add_node(usage_sample s) { insert(node_, s); }
   void add_system(usage_sample s) { insert(system_, s); }
   void add_pod(std::string_view uid, usage_sample s);
@@ -75,7 +81,7 @@ public:
   [[nodiscard]] std::span<const usage_sample> host_app(std::string_view name) const;
   [[nodiscard]] std::size_t sample_count() const;
 
-private:
+ private:
   static void insert(std::vector<usage_sample>& v, usage_sample s);
   std::vector<usage_sample> node_;
   std::vector<usage_sample> system_;
@@ -127,16 +133,19 @@ struct node_metric_info {
 struct node_metric_status {
   event_time update_time{0};
   node_metric_info node_metric;
-  std::vector<pod_metric_info> pods_metric;         // sorted by namespace, then name
+  std::vector<pod_metric_info> pods_metric;           // sorted by namespace, then name
   std::vector<host_app_metric_info> host_app_metric;  // sorted by name
 };
 
 // collectMetric at time `now`. Pods without samples in the window are left out, as are host apps.
-[[nodiscard]] node_metric_status build_node_metric_status(const sample_window& w, std::span<const pod_info> pods,
+[[nodiscard]] node_metric_status build_node_metric_status(const sample_window& w,
+                                                          std::span<const pod_info> pods,
                                                           std::span<const host_app_info> host_apps,
-                                                          const node_metric_collect_policy& policy, event_time now);
+                                                          const node_metric_collect_policy& policy,
+                                                          event_time now);
 
 // When the next report is due after one written at `last` (syncNodeMetricWorker).
-[[nodiscard]] event_time next_report_time(event_time last, const node_metric_collect_policy& p) noexcept;
+[[nodiscard]] event_time next_report_time(event_time last,
+                                          const node_metric_collect_policy& p) noexcept;
 
 }  // namespace colony::koordlet

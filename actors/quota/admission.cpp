@@ -9,7 +9,8 @@ namespace {
 
 // quotav1.LessThanOrEqual(a, b): only keys present in both are compared; returns the keys of
 // b where a exceeds it.
-resource_keys exceeding(const resource_list& a, resource_keys a_keys, const resource_list& b, resource_keys b_keys) {
+resource_keys exceeding(const resource_list& a, resource_keys a_keys, const resource_list& b,
+                        resource_keys b_keys) {
   resource_keys out = 0;
   const resource_keys both = a_keys & b_keys;
   for (int k = 0; k < resource_count; ++k) {
@@ -41,8 +42,10 @@ bool view_of(const quota_tree& tree, std::string_view name, quota_view& out) {
   return true;
 }
 
-admission_result check_quota_recursive(std::span<const quota_view> chain, std::vector<std::string> quota_name_topo,
-                                       const resource_list& pod_request, const elastic_quota_args& args) {
+admission_result check_quota_recursive(std::span<const quota_view> chain,
+                                       std::vector<std::string> quota_name_topo,
+                                       const resource_list& pod_request,
+                                       const elastic_quota_args& args) {
   const resource_keys pod_keys = nonzero_keys(pod_request);
   for (std::size_t i = 0; const auto* q = find_view(chain, i); ++i) {
     if (q->name == quota_names::root_quota) break;
@@ -64,7 +67,8 @@ admission_result check_quota_recursive(std::span<const quota_view> chain, std::v
     }
     quota_name_topo.insert(quota_name_topo.begin(), q->parent);
   }
-  return admission_result{admission_code::success, chain.empty() ? std::string{} : chain[0].name, 0, {}};
+  return admission_result{
+      admission_code::success, chain.empty() ? std::string{} : chain[0].name, 0, {}};
 }
 
 admission_result pre_filter(std::span<const quota_view> chain, const resource_list& pod_request,
@@ -77,12 +81,14 @@ admission_result pre_filter(std::span<const quota_view> chain, const resource_li
   const resource_keys pod_keys = nonzero_keys(pod);
 
   const resource_list need = q.used + pod;
-  if (auto exceed = exceeding(need, q.max_keys | nonzero_keys(need), limit, limit_keys); exceed != 0) {
+  if (auto exceed = exceeding(need, q.max_keys | nonzero_keys(need), limit, limit_keys);
+      exceed != 0) {
     admission_result r;
     r.code = admission_code::unschedulable;
     r.quota = q.name;
     r.exceed_dimensions = exceed;
-    r.reason = "Insufficient quotas, quotaName: " + q.name + ", runtime: " + print_resource_list(limit, limit_keys) +
+    r.reason = "Insufficient quotas, quotaName: " + q.name +
+               ", runtime: " + print_resource_list(limit, limit_keys) +
                ", used: " + print_resource_list(q.used, nonzero_keys(q.used)) +
                ", pod's request: " + print_resource_list(pod, pod_keys) +
                ", exceedDimensions: " + print_names(exceed);
@@ -91,7 +97,8 @@ admission_result pre_filter(std::span<const quota_view> chain, const resource_li
 
   if (non_preemptible) {  // non-preemptible pods are limited to min
     const resource_list np_need = q.non_preemptible_used + pod;
-    if (auto exceed = exceeding(np_need, q.max_keys | nonzero_keys(np_need), q.min, q.min_keys); exceed != 0) {
+    if (auto exceed = exceeding(np_need, q.max_keys | nonzero_keys(np_need), q.min, q.min_keys);
+        exceed != 0) {
       admission_result r;
       r.code = admission_code::unschedulable;
       r.quota = q.name;
@@ -112,12 +119,13 @@ admission_result pre_filter(std::span<const quota_view> chain, const resource_li
   return admission_result{admission_code::success, q.name, 0, {}};
 }
 
-admission_result pre_filter(const quota_tree& tree, std::string_view quota, const resource_list& pod_request,
-                            bool non_preemptible) {
+admission_result pre_filter(const quota_tree& tree, std::string_view quota,
+                            const resource_list& pod_request, bool non_preemptible) {
   if (quota.empty()) return admission_result{admission_code::skip, {}, 0, {}};
   std::vector<quota_view> chain(1);
   if (!view_of(tree, quota, chain[0])) {
-    return admission_result{admission_code::error, std::string(quota), 0, "Could not find the specified ElasticQuota"};
+    return admission_result{admission_code::error, std::string(quota), 0,
+                            "Could not find the specified ElasticQuota"};
   }
   if (tree.args().enable_check_parent_quota) {
     for (const auto& a : tree.ancestors(quota)) {
@@ -136,16 +144,18 @@ bool more_important_pod(const preemption_pod& a, const preemption_pod& b) {
   return a.name < b.name;
 }
 
-bool can_preempt(const preemption_pod& pod, const preemption_pod& victim, const elastic_quota_args& args) {
+bool can_preempt(const preemption_pod& pod, const preemption_pod& victim,
+                 const elastic_quota_args& args) {
   if (victim.non_preemptible) return false;
-  if (args.disable_default_quota_preemption && victim.quota == quota_names::default_quota) return false;
+  if (args.disable_default_quota_preemption && victim.quota == quota_names::default_quota)
+    return false;
   return pod.priority > victim.priority && pod.quota == victim.quota;
 }
 
 victims_result select_victims_on_node(const preemption_pod& pod, std::string_view node_name,
                                       std::span<const preemption_pod> node_pods,
-                                      const resource_list& node_allocatable, const quota_view& quota,
-                                      const elastic_quota_args& args) {
+                                      const resource_list& node_allocatable,
+                                      const quota_view& quota, const elastic_quota_args& args) {
   victims_result out;
   std::vector<const preemption_pod*> potential;
   resource_list node_used;
@@ -155,7 +165,8 @@ victims_result select_victims_on_node(const preemption_pod& pod, std::string_vie
     if (can_preempt(pod, p, args)) potential.push_back(&p);
   }
   if (potential.empty()) {
-    out.reason = "No victims found on node " + std::string(node_name) + " for preemptor pod " + pod.name;
+    out.reason =
+        "No victims found on node " + std::string(node_name) + " for preemptor pod " + pod.name;
     return out;
   }
   for (const auto* p : potential) {
@@ -168,10 +179,12 @@ victims_result select_victims_on_node(const preemption_pod& pod, std::string_vie
                  " even without its lower-priority pods";
     return out;
   }
-  std::sort(potential.begin(), potential.end(),
-            [](const preemption_pod* a, const preemption_pod* b) { return more_important_pod(*a, *b); });
+  std::sort(
+      potential.begin(), potential.end(),
+      [](const preemption_pod* a, const preemption_pod* b) { return more_important_pod(*a, *b); });
   // filterPodsWithPDBViolation keeps order: PDB-violating victims are reprieved first.
-  std::stable_partition(potential.begin(), potential.end(), [](const preemption_pod* p) { return p->pdb_violating; });
+  std::stable_partition(potential.begin(), potential.end(),
+                        [](const preemption_pod* p) { return p->pdb_violating; });
 
   const resource_list& limit = args.enable_runtime_quota ? quota.runtime : quota.max;
   const resource_keys limit_keys = args.enable_runtime_quota ? quota.runtime_keys : quota.max_keys;
@@ -202,7 +215,8 @@ victims_result select_victims_on_node(const preemption_pod& pod, std::string_vie
 // ---- revocation -------------------------------------------------------------------------------
 
 std::vector<std::string> get_to_revoke_pod_list(const resource_list& used, resource_keys used_keys,
-                                                const resource_list& runtime, resource_keys runtime_keys,
+                                                const resource_list& runtime,
+                                                resource_keys runtime_keys,
                                                 std::vector<revoke_pod> pods) {
   auto importance = [](const revoke_pod& a, const revoke_pod& b) {  // a more important than b
     if (a.priority != b.priority) return a.priority > b.priority;
@@ -210,7 +224,8 @@ std::vector<std::string> get_to_revoke_pod_list(const resource_list& used, resou
     return a.name < b.name;
   };
   // Least important first.
-  std::sort(pods.begin(), pods.end(), [&](const revoke_pod& a, const revoke_pod& b) { return importance(b, a); });
+  std::sort(pods.begin(), pods.end(),
+            [&](const revoke_pod& a, const revoke_pod& b) { return importance(b, a); });
 
   resource_list cur = used;
   resource_keys cur_keys = used_keys;
@@ -243,9 +258,9 @@ std::vector<std::string> get_to_revoke_pod_list(const resource_list& used, resou
   return out;
 }
 
-bool over_used_monitor::monitor(std::int64_t now_ms, const resource_list& used, resource_keys used_keys,
-                                const resource_list& runtime, resource_keys runtime_keys,
-                                std::int64_t delay_evict_time_ms) {
+bool over_used_monitor::monitor(std::int64_t now_ms, const resource_list& used,
+                                resource_keys used_keys, const resource_list& runtime,
+                                resource_keys runtime_keys, std::int64_t delay_evict_time_ms) {
   std::int64_t over_for = 0;
   if (exceeding(used, used_keys, runtime, runtime_keys) != 0) {
     over_for = now_ms - last_under_used_time_ms;
@@ -259,7 +274,8 @@ bool over_used_monitor::monitor(std::int64_t now_ms, const resource_list& used, 
   return false;
 }
 
-std::vector<revoke_decision> revoke_step(const quota_tree& tree, revoke_controller_state& state, std::int64_t now_ms) {
+std::vector<revoke_decision> revoke_step(const quota_tree& tree, revoke_controller_state& state,
+                                         std::int64_t now_ms) {
   std::vector<revoke_decision> out;
   const auto& args = tree.args();
   if (!args.monitor_all_quotas || !args.enable_runtime_quota) return out;
@@ -267,7 +283,8 @@ std::vector<revoke_decision> revoke_step(const quota_tree& tree, revoke_controll
   auto names = tree.quota_names();
   std::erase(names, std::string(quota_names::system_quota));
   for (auto it = state.monitors.begin(); it != state.monitors.end();) {
-    it = std::binary_search(names.begin(), names.end(), it->first) ? std::next(it) : state.monitors.erase(it);
+    it = std::binary_search(names.begin(), names.end(), it->first) ? std::next(it)
+                                                                   : state.monitors.erase(it);
   }
   for (const auto& name : names) {
     auto [it, inserted] = state.monitors.try_emplace(name);
@@ -281,14 +298,15 @@ std::vector<revoke_decision> revoke_step(const quota_tree& tree, revoke_controll
     std::vector<revoke_pod> assigned;
     for (const auto* p : tree.pods_of(name)) {
       if (!p->assigned) continue;
-      assigned.push_back(revoke_pod{p->name, p->priority, p->start_time_ms, p->non_preemptible, p->request,
-                                    p->request_keys});
+      assigned.push_back(revoke_pod{p->name, p->priority, p->start_time_ms, p->non_preemptible,
+                                    p->request, p->request_keys});
     }
-    const std::string reason = "quota " + name + " used " + print_resource_list(st->used, st->runtime_keys) +
-                               " exceeds runtime " + print_resource_list(st->runtime, st->runtime_keys) +
-                               " for longer than delayEvictTime";
-    for (auto& pod : get_to_revoke_pod_list(st->used, st->runtime_keys, st->runtime, st->runtime_keys,
-                                            std::move(assigned))) {
+    const std::string reason =
+        "quota " + name + " used " + print_resource_list(st->used, st->runtime_keys) +
+        " exceeds runtime " + print_resource_list(st->runtime, st->runtime_keys) +
+        " for longer than delayEvictTime";
+    for (auto& pod : get_to_revoke_pod_list(st->used, st->runtime_keys, st->runtime,
+                                            st->runtime_keys, std::move(assigned))) {
       out.push_back(revoke_decision{std::move(pod), name, reason});
     }
   }

@@ -38,16 +38,16 @@ struct quota_view {
 
 enum class admission_code : std::uint8_t {
   success,
-  skip,           // no quota associated (DisableDefaultQuota): the plugin does nothing
+  skip,  // no quota associated (DisableDefaultQuota): the plugin does nothing
   unschedulable,
-  error,          // the named quota does not exist
+  error,  // the named quota does not exist
 };
 
 struct admission_result {
   admission_code code = admission_code::success;
-  std::string quota;                    // the quota that refused (or was checked)
+  std::string quota;  // the quota that refused (or was checked)
   resource_keys exceed_dimensions = no_keys;
-  std::string reason;                   // Koordinator's status message
+  std::string reason;  // Koordinator's status message
   [[nodiscard]] bool admitted() const {
     return code == admission_code::success || code == admission_code::skip;
   }
@@ -56,8 +56,9 @@ struct admission_result {
 // PreFilter for a pod of chain[0] (b.8). chain = the pod's quota then its ancestors up to,
 // excluding, koordinator-root-quota (only read when enable_check_parent_quota).
 // pod_request: pod-level requests; it is masked to chain[0]'s max keys.
-[[nodiscard]] admission_result pre_filter(std::span<const quota_view> chain, const resource_list& pod_request,
-                                          bool non_preemptible, const elastic_quota_args& args);
+[[nodiscard]] admission_result pre_filter(std::span<const quota_view> chain,
+                                          const resource_list& pod_request, bool non_preemptible,
+                                          const elastic_quota_args& args);
 // Same, reading the chain from a refreshed tree (quota "" → skip).
 [[nodiscard]] admission_result pre_filter(const quota_tree& tree, std::string_view quota,
                                           const resource_list& pod_request, bool non_preemptible);
@@ -88,7 +89,7 @@ struct preemption_pod {
                                const elastic_quota_args& args);
 
 struct victims_result {
-  bool feasible = false;          // false: no victims, or the pod does not fit even then
+  bool feasible = false;             // false: no victims, or the pod does not fit even then
   std::vector<std::string> victims;  // most important first
   int num_pdb_violating = 0;
   std::string reason;
@@ -97,10 +98,12 @@ struct victims_result {
 // SelectVictimsOnNode for one node: node_pods are the pods on it; node_allocatable its
 // capacity (the pod "fits" when Σ remaining requests + its request fit, field by field);
 // quota is the preemptor's quota snapshot (used counts the node's victims as well).
-[[nodiscard]] victims_result select_victims_on_node(const preemption_pod& pod, std::string_view node_name,
+[[nodiscard]] victims_result select_victims_on_node(const preemption_pod& pod,
+                                                    std::string_view node_name,
                                                     std::span<const preemption_pod> node_pods,
                                                     const resource_list& node_allocatable,
-                                                    const quota_view& quota, const elastic_quota_args& args);
+                                                    const quota_view& quota,
+                                                    const elastic_quota_args& args);
 
 // ---- revocation (quota_overuse_revoke.go) ---------------------------------------------------
 
@@ -117,18 +120,17 @@ struct revoke_pod {
 // skipped) until used <= runtime; if still over, all removed are revoked; else they are added
 // back from the most important, keeping each that fits. Reproduces Koordinator's masking of
 // used to the removed pod's request keys. Result in Koordinator's order.
-[[nodiscard]] std::vector<std::string> get_to_revoke_pod_list(const resource_list& used, resource_keys used_keys,
-                                                              const resource_list& runtime,
-                                                              resource_keys runtime_keys,
-                                                              std::vector<revoke_pod> assigned_pods);
+[[nodiscard]] std::vector<std::string> get_to_revoke_pod_list(
+    const resource_list& used, resource_keys used_keys, const resource_list& runtime,
+    resource_keys runtime_keys, std::vector<revoke_pod> assigned_pods);
 
 // QuotaOverUsedGroupMonitor.monitor: true when used > runtime has lasted more than
 // delay_evict_time_ms (then the clock restarts).
 struct over_used_monitor {
   std::int64_t last_under_used_time_ms = 0;
-  [[nodiscard]] bool monitor(std::int64_t now_ms, const resource_list& used, resource_keys used_keys,
-                             const resource_list& runtime, resource_keys runtime_keys,
-                             std::int64_t delay_evict_time_ms);
+  [[nodiscard]] bool monitor(std::int64_t now_ms, const resource_list& used,
+                             resource_keys used_keys, const resource_list& runtime,
+                             resource_keys runtime_keys, std::int64_t delay_evict_time_ms);
 };
 
 struct revoke_decision {
@@ -144,7 +146,8 @@ struct revoke_controller_state {
 
 // One revokePodDueToQuotaOverUsed step over a refreshed tree (quotas in name order; system and
 // root excluded). Does nothing unless monitor_all_quotas and enable_runtime_quota.
-[[nodiscard]] std::vector<revoke_decision> revoke_step(const quota_tree& tree, revoke_controller_state& state,
+[[nodiscard]] std::vector<revoke_decision> revoke_step(const quota_tree& tree,
+                                                       revoke_controller_state& state,
                                                        std::int64_t now_ms);
 
 }  // namespace colony::quota

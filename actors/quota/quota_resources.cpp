@@ -53,7 +53,8 @@ inline resource_list from_array(const field_array& a) { return std::bit_cast<res
 resource_keys nonzero_keys(const resource_list& r) {
   const field_array a = as_array(r);
   resource_keys k = 0;
-  for (int i = 0; i < resource_count; ++i) k |= static_cast<resource_keys>((a[i] != 0 ? 1u : 0u) << i);
+  for (int i = 0; i < resource_count; ++i)
+    k |= static_cast<resource_keys>((a[i] != 0 ? 1u : 0u) << i);
   return k;
 }
 
@@ -132,21 +133,36 @@ result<std::int64_t> parse_quantity(std::string_view text, bool milli) {
   int exp2 = 0;
   std::string_view suffix = text.substr(i);
   if (suffix.empty()) {
-  } else if (suffix == "Ki") { exp2 = 10;
-  } else if (suffix == "Mi") { exp2 = 20;
-  } else if (suffix == "Gi") { exp2 = 30;
-  } else if (suffix == "Ti") { exp2 = 40;
-  } else if (suffix == "Pi") { exp2 = 50;
-  } else if (suffix == "Ei") { exp2 = 60;
-  } else if (suffix == "n") { exp10 = -9;
-  } else if (suffix == "u") { exp10 = -6;
-  } else if (suffix == "m") { exp10 = -3;
-  } else if (suffix == "k") { exp10 = 3;
-  } else if (suffix == "M") { exp10 = 6;
-  } else if (suffix == "G") { exp10 = 9;
-  } else if (suffix == "T") { exp10 = 12;
-  } else if (suffix == "P") { exp10 = 15;
-  } else if (suffix == "E") { exp10 = 18;
+  } else if (suffix == "Ki") {
+    exp2 = 10;
+  } else if (suffix == "Mi") {
+    exp2 = 20;
+  } else if (suffix == "Gi") {
+    exp2 = 30;
+  } else if (suffix == "Ti") {
+    exp2 = 40;
+  } else if (suffix == "Pi") {
+    exp2 = 50;
+  } else if (suffix == "Ei") {
+    exp2 = 60;
+  } else if (suffix == "n") {
+    exp10 = -9;
+  } else if (suffix == "u") {
+    exp10 = -6;
+  } else if (suffix == "m") {
+    exp10 = -3;
+  } else if (suffix == "k") {
+    exp10 = 3;
+  } else if (suffix == "M") {
+    exp10 = 6;
+  } else if (suffix == "G") {
+    exp10 = 9;
+  } else if (suffix == "T") {
+    exp10 = 12;
+  } else if (suffix == "P") {
+    exp10 = 15;
+  } else if (suffix == "E") {
+    exp10 = 18;
   } else if (suffix[0] == 'e' || suffix[0] == 'E') {
     std::string_view e = suffix.substr(1);
     bool eneg = false;
@@ -169,7 +185,8 @@ result<std::int64_t> parse_quantity(std::string_view text, bool milli) {
   u128 value = mantissa;
   if (value != 0) {
     if (exp2 > 0) {
-      if (value > ((~u128{0}) >> 1) >> exp2) return fail(errc::out_of_range, "quantity too large", where);
+      if (value > ((~u128{0}) >> 1) >> exp2)
+        return fail(errc::out_of_range, "quantity too large", where);
       value <<= exp2;
     }
     if (exp10 >= 0) {
@@ -197,7 +214,8 @@ result<std::int64_t> parse_named_quantity(const resource_name_info& info, std::s
   if (!v) return v;
   if (info.scale != 1) {
     __int128 s = static_cast<__int128>(*v) * info.scale;
-    if (s > std::numeric_limits<std::int64_t>::max() || s < std::numeric_limits<std::int64_t>::min()) {
+    if (s > std::numeric_limits<std::int64_t>::max() ||
+        s < std::numeric_limits<std::int64_t>::min()) {
       return fail(errc::out_of_range, "quantity too large", std::string(text));
     }
     return static_cast<std::int64_t>(s);
@@ -253,7 +271,8 @@ std::string print_strings(const std::vector<std::string>& v) {
   return out + "]";
 }
 
-result<parsed_resource_list> parse_resource_list_json(std::string_view json, std::string_view where) {
+result<parsed_resource_list> parse_resource_list_json(std::string_view json,
+                                                      std::string_view where) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json);
@@ -307,7 +326,8 @@ std::string resource_list_to_json(const resource_list& r, resource_keys keys) {
   return out + "}";
 }
 
-result<std::vector<std::string>> parse_string_list_json(std::string_view json, std::string_view where) {
+result<std::vector<std::string>> parse_string_list_json(std::string_view json,
+                                                        std::string_view where) {
   try {
     auto doc = nlohmann::json::parse(json);
     if (!doc.is_array()) {

@@ -45,15 +45,22 @@ inline constexpr resource_keys pods = 1u << 10;
 
 // Pointer-to-member table: field i of a resource_list.
 inline constexpr std::array<std::int64_t resource_list::*, resource_count> resource_fields = {
-    &resource_list::cpu_milli,        &resource_list::memory_bytes,
-    &resource_list::batch_cpu_milli,  &resource_list::batch_memory_bytes,
-    &resource_list::mid_cpu_milli,    &resource_list::mid_memory_bytes,
-    &resource_list::gpu,              &resource_list::gpu_core,
-    &resource_list::gpu_memory_bytes, &resource_list::gpu_memory_ratio,
+    &resource_list::cpu_milli,
+    &resource_list::memory_bytes,
+    &resource_list::batch_cpu_milli,
+    &resource_list::batch_memory_bytes,
+    &resource_list::mid_cpu_milli,
+    &resource_list::mid_memory_bytes,
+    &resource_list::gpu,
+    &resource_list::gpu_core,
+    &resource_list::gpu_memory_bytes,
+    &resource_list::gpu_memory_ratio,
     &resource_list::pods,
 };
 
-[[nodiscard]] inline std::int64_t field(const resource_list& r, int i) { return r.*resource_fields[i]; }
+[[nodiscard]] inline std::int64_t field(const resource_list& r, int i) {
+  return r.*resource_fields[i];
+}
 [[nodiscard]] inline std::int64_t& field(resource_list& r, int i) { return r.*resource_fields[i]; }
 [[nodiscard]] constexpr bool has_key(resource_keys keys, int i) { return (keys >> i) & 1u; }
 

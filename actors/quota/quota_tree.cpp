@@ -86,7 +86,8 @@ std::int64_t scaled_min(std::int64_t total, std::int64_t child_min, std::int64_t
                                    static_cast<double>(sum_min));
 }
 
-void redistribution(std::int64_t total, std::span<runtime_node> nodes, redistribution_scratch& scratch) {
+void redistribution(std::int64_t total, std::span<runtime_node> nodes,
+                    redistribution_scratch& scratch) {
   auto& hungry = scratch.hungry;
   auto& next = scratch.next;
   hungry.clear();
@@ -126,13 +127,15 @@ void redistribution(std::int64_t total, std::span<runtime_node> nodes, redistrib
     }
     std::int64_t residual = to_partition - distributed;
     if (residual > 0 && !rem.empty()) {
-      auto take = static_cast<std::size_t>(std::min<std::int64_t>(residual, static_cast<std::int64_t>(rem.size())));
+      auto take = static_cast<std::size_t>(
+          std::min<std::int64_t>(residual, static_cast<std::int64_t>(rem.size())));
       auto before = [&](const redistribution_scratch::remainder_entry& a,
                         const redistribution_scratch::remainder_entry& b) {
         if (a.remainder != b.remainder) return a.remainder > b.remainder;
         return nodes[hungry[a.index]].name < nodes[hungry[b.index]].name;
       };
-      std::partial_sort(rem.begin(), rem.begin() + static_cast<std::ptrdiff_t>(take), rem.end(), before);
+      std::partial_sort(rem.begin(), rem.begin() + static_cast<std::ptrdiff_t>(take), rem.end(),
+                        before);
       for (std::size_t r = 0; r < take; ++r) ++deltas[rem[r].index];
     }
 
@@ -323,9 +326,10 @@ void quota_tree::rebuild_topology() {
   trees_.clear();
   for (auto& id : ids) trees_.push_back(tree_info{std::move(id), {}, {}});
   auto tree_of = [&](const std::string& id) {
-    return static_cast<int>(std::lower_bound(trees_.begin(), trees_.end(), id,
-                                             [](const tree_info& t, const std::string& v) { return t.id < v; }) -
-                            trees_.begin());
+    return static_cast<int>(
+        std::lower_bound(trees_.begin(), trees_.end(), id,
+                         [](const tree_info& t, const std::string& v) { return t.id < v; }) -
+        trees_.begin());
   };
   for (const auto& [name, i] : index_) {  // name order, so every child list is sorted by name
     auto& n = nodes_[static_cast<std::size_t>(i)];
@@ -382,8 +386,13 @@ void quota_tree::distribute(const resource_list& total, const std::vector<int>& 
       std::int64_t m = field(n.spec.min, k);
       std::int64_t am = scale ? scaled_min(t, m, sum_min) : m;
       field(n.status.auto_scale_min, k) = am;
-      calc_[j] = runtime_node{n.spec.name, field(n.weight, k), field(n.status.limited_request, k), am, 0,
-                              n.spec.allow_lent_resource, 0};
+      calc_[j] = runtime_node{n.spec.name,
+                              field(n.weight, k),
+                              field(n.status.limited_request, k),
+                              am,
+                              0,
+                              n.spec.allow_lent_resource,
+                              0};
     }
     redistribution(t, std::span<runtime_node>(calc_.data(), children.size()), scratch_);
     for (std::size_t j = 0; j < children.size(); ++j) {
@@ -407,12 +416,16 @@ std::vector<quota_status> quota_tree::refresh() {
   // Bottom-up: request, limited request, used (children before parents).
   for (auto it = topo_.rbegin(); it != topo_.rend(); ++it) {
     auto& n = nodes_[static_cast<std::size_t>(*it)];
-    n.status.request = n.spec.allow_lent_resource ? n.status.child_request : max_of(n.status.child_request, n.spec.min);
+    n.status.request = n.spec.allow_lent_resource ? n.status.child_request
+                                                  : max_of(n.status.child_request, n.spec.min);
     n.status.limited_request = n.status.request;
     for (int k = 0; k < resource_count; ++k) {
-      if (has_key(n.spec.max_keys, k)) field(n.status.limited_request, k) = std::min(field(n.status.limited_request, k), field(n.spec.max, k));
+      if (has_key(n.spec.max_keys, k))
+        field(n.status.limited_request, k) =
+            std::min(field(n.status.limited_request, k), field(n.spec.max, k));
     }
-    n.active = static_cast<resource_keys>(nonzero_keys(n.status.limited_request) | nonzero_keys(n.spec.min));
+    n.active = static_cast<resource_keys>(nonzero_keys(n.status.limited_request) |
+                                          nonzero_keys(n.spec.min));
     if (n.parent >= 0) {
       auto& p = nodes_[static_cast<std::size_t>(n.parent)];
       p.status.child_request += n.status.limited_request;
@@ -424,7 +437,8 @@ std::vector<quota_status> quota_tree::refresh() {
   // Orphans and the special quotas: own pods only.
   for (auto& n : nodes_) {
     if (n.in_tree) continue;
-    n.status.request = n.spec.allow_lent_resource ? n.status.child_request : max_of(n.status.child_request, n.spec.min);
+    n.status.request = n.spec.allow_lent_resource ? n.status.child_request
+                                                  : max_of(n.status.child_request, n.spec.min);
     n.status.limited_request = n.status.request;
   }
 
@@ -432,7 +446,8 @@ std::vector<quota_status> quota_tree::refresh() {
   // other trees' root quotas (unless ignore-default-tree); another tree gets its roots' totals.
   resource_list sys_default_used;
   for (auto name : {quota_names::system_quota, quota_names::default_quota}) {
-    if (int i = find_index(name); i >= 0) sys_default_used += nodes_[static_cast<std::size_t>(i)].status.used;
+    if (int i = find_index(name); i >= 0)
+      sys_default_used += nodes_[static_cast<std::size_t>(i)].status.used;
   }
   for (auto& t : trees_) t.total = resource_list{};
   if (!trees_.empty()) trees_[0].total = cluster_total_ - sys_default_used;
@@ -458,7 +473,8 @@ std::vector<quota_status> quota_tree::refresh() {
     auto& n = nodes_[static_cast<std::size_t>(i)];
     auto& st = n.status;
     // RefreshRuntime returns max for system/default; orphans have no runtime.
-    st.runtime = n.special ? n.spec.max : (n.in_tree ? masked(n.runtime_raw, n.spec.max_keys) : resource_list{});
+    st.runtime = n.special ? n.spec.max
+                           : (n.in_tree ? masked(n.runtime_raw, n.spec.max_keys) : resource_list{});
     auto& e = n.emitted;
     const bool differs = !e.valid || st.runtime != e.runtime || st.runtime_keys != e.runtime_keys ||
                          st.used != e.used || st.request != e.request ||
@@ -503,7 +519,8 @@ std::vector<std::string> quota_tree::quota_names() const {
 }
 
 bool quota_tree::has_children(std::string_view name) const {
-  return std::any_of(nodes_.begin(), nodes_.end(), [&](const node& n) { return n.spec.parent == name; });
+  return std::any_of(nodes_.begin(), nodes_.end(),
+                     [&](const node& n) { return n.spec.parent == name; });
 }
 
 std::vector<const quota_pod*> quota_tree::pods_of(std::string_view quota) const {
@@ -511,7 +528,8 @@ std::vector<const quota_pod*> quota_tree::pods_of(std::string_view quota) const 
   for (const auto& [name, p] : pods_) {
     if (p.quota == quota) out.push_back(&p);
   }
-  std::sort(out.begin(), out.end(), [](const quota_pod* a, const quota_pod* b) { return a->name < b->name; });
+  std::sort(out.begin(), out.end(),
+            [](const quota_pod* a, const quota_pod* b) { return a->name < b->name; });
   return out;
 }
 
@@ -527,13 +545,18 @@ resource_list quota_tree::tree_total(std::string_view tree_id) const {
   return {};
 }
 
-std::string quota_tree::get_quota_name(std::string_view pod_namespace, std::string_view quota_label) const {
-  const std::string fallback = args_.disable_default_quota ? std::string{} : std::string(quota_names::default_quota);
-  if (!quota_label.empty()) return find_index(quota_label) >= 0 ? std::string(quota_label) : fallback;
-  if (int i = find_index(pod_namespace); i >= 0 && nodes_[static_cast<std::size_t>(i)].spec.namespace_name == pod_namespace) {
+std::string quota_tree::get_quota_name(std::string_view pod_namespace,
+                                       std::string_view quota_label) const {
+  const std::string fallback =
+      args_.disable_default_quota ? std::string{} : std::string(quota_names::default_quota);
+  if (!quota_label.empty())
+    return find_index(quota_label) >= 0 ? std::string(quota_label) : fallback;
+  if (int i = find_index(pod_namespace);
+      i >= 0 && nodes_[static_cast<std::size_t>(i)].spec.namespace_name == pod_namespace) {
     return std::string(pod_namespace);
   }
-  if (auto it = namespace_to_quota_.find(pod_namespace); it != namespace_to_quota_.end()) return it->second;
+  if (auto it = namespace_to_quota_.find(pod_namespace); it != namespace_to_quota_.end())
+    return it->second;
   return fallback;
 }
 

@@ -73,8 +73,10 @@ inline constexpr std::string_view annotation_unschedulable_resource =
     "quota.scheduling.koordinator.sh/unschedulable-resource";
 inline constexpr std::string_view annotation_quota_namespaces =
     "quota.scheduling.koordinator.sh/namespaces";
-inline constexpr std::string_view annotation_guaranteed = "quota.scheduling.koordinator.sh/guaranteed";
-inline constexpr std::string_view annotation_allocated = "quota.scheduling.koordinator.sh/allocated";
+inline constexpr std::string_view annotation_guaranteed =
+    "quota.scheduling.koordinator.sh/guaranteed";
+inline constexpr std::string_view annotation_allocated =
+    "quota.scheduling.koordinator.sh/allocated";
 inline constexpr std::string_view annotation_non_preemptible_request =
     "quota.scheduling.koordinator.sh/non-preemptible-request";
 inline constexpr std::string_view annotation_non_preemptible_used =
@@ -88,12 +90,12 @@ using string_map = std::map<std::string, std::string, std::less<>>;
 // ElasticQuotaArgs (pkg/scheduler/apis/config/v1beta3/defaults.go SetDefaults_ElasticQuotaArgs)
 // plus the feature gates the quota code reads.
 struct elastic_quota_args {
-  std::int64_t delay_evict_time_ms = 120'000;  // Default: 120 s (delayEvictTime)
-  std::int64_t revoke_pod_interval_ms = 1'000;  // Default: 1 s (revokePodInterval)
-  bool monitor_all_quotas = false;          // Default: false; revoke controller off
-  bool enable_check_parent_quota = false;   // Default: false
-  bool enable_runtime_quota = true;         // Default: true; false compares with max
-  bool enable_min_quota_scale = true;       // Default: true
+  std::int64_t delay_evict_time_ms = 120'000;    // Default: 120 s (delayEvictTime)
+  std::int64_t revoke_pod_interval_ms = 1'000;   // Default: 1 s (revokePodInterval)
+  bool monitor_all_quotas = false;               // Default: false; revoke controller off
+  bool enable_check_parent_quota = false;        // Default: false
+  bool enable_runtime_quota = true;              // Default: true; false compares with max
+  bool enable_min_quota_scale = true;            // Default: true
   bool disable_default_quota_preemption = true;  // Default: true
   std::string quota_group_namespace = "koordinator-system";  // Default: koordinator-system
   // Default: MaxInt64/5 for cpu and memory (cpu held in milli-cores: MaxInt64/5 milli,
@@ -110,22 +112,22 @@ struct elastic_quota_args {
 struct quota_spec {
   std::string name;
   std::string namespace_name;
-  std::string parent;               // label parent; empty = koordinator-root-quota
-  std::string tree_id;              // label tree-id
-  bool is_parent = false;           // label is-parent == "true"
-  bool allow_lent_resource = true;  // label allow-lent-resource != "false"
-  bool is_tree_root = false;        // label is-root == "true"
+  std::string parent;                // label parent; empty = koordinator-root-quota
+  std::string tree_id;               // label tree-id
+  bool is_parent = false;            // label is-parent == "true"
+  bool allow_lent_resource = true;   // label allow-lent-resource != "false"
+  bool is_tree_root = false;         // label is-root == "true"
   bool ignore_default_tree = false;  // label ignore-default-tree == "true"
-  bool allow_force_update = false;  // label allow-force-update == "true"
+  bool allow_force_update = false;   // label allow-force-update == "true"
   resource_list min;
   resource_list max;
-  resource_list shared_weight;      // annotation shared-weight; absent/bad/all-zero = max
+  resource_list shared_weight;  // annotation shared-weight; absent/bad/all-zero = max
   resource_keys min_keys = keys_from_values;
   resource_keys max_keys = keys_from_values;
   resource_keys shared_weight_keys = keys_from_values;
-  resource_list used;               // status.used (the webhook's strict max >= used check)
+  resource_list used;  // status.used (the webhook's strict max >= used check)
   resource_keys used_keys = keys_from_values;
-  resource_list total_resource;     // annotation total-resource (tree roots, b.10)
+  resource_list total_resource;  // annotation total-resource (tree roots, b.10)
   resource_keys total_resource_keys = no_keys;
   std::vector<std::string> namespaces;  // annotation namespaces (JSON list)
   string_map labels;
@@ -135,19 +137,20 @@ struct quota_spec {
 // Builds a quota_spec from an object's metadata and spec, decoding every label/annotation of
 // b.1 the way apis/extension/elastic_quota.go does (lenient: an unparsable shared-weight
 // falls back to max, an unparsable namespaces list reads as none).
-[[nodiscard]] quota_spec decode_quota(std::string name, std::string namespace_name, string_map labels,
-                                      string_map annotations, keyed_resources min, keyed_resources max,
+[[nodiscard]] quota_spec decode_quota(std::string name, std::string namespace_name,
+                                      string_map labels, string_map annotations,
+                                      keyed_resources min, keyed_resources max,
                                       keyed_resources used = {});
 
 // A pod as the quota manager books it (PodInfo in quota_info.go).
 struct quota_pod {
-  std::string name;            // "namespace/name", unique
+  std::string name;  // "namespace/name", unique
   std::string namespace_name;
-  std::string quota;           // the associated quota (get_quota_name)
-  resource_list request;       // pod-level requests, overhead included
+  std::string quota;                              // the associated quota (get_quota_name)
+  resource_list request;                          // pod-level requests, overhead included
   resource_keys request_keys = keys_from_values;  // the request's ResourceList keys
-  bool assigned = false;       // nodeName set and not terminated, or reserved
-  bool non_preemptible = false;  // label preemptible == "false"
+  bool assigned = false;                          // nodeName set and not terminated, or reserved
+  bool non_preemptible = false;                   // label preemptible == "false"
   std::int32_t priority = 0;
   std::int64_t start_time_ms = 0;  // for MoreImportantPod's tie rule
   std::string node;
@@ -156,9 +159,9 @@ struct quota_pod {
 // A quota's computed state (the annotations the scheduler writes back, b.1).
 struct quota_status {
   std::string name;
-  std::string parent;   // resolved parent (koordinator-root-quota at the top)
+  std::string parent;  // resolved parent (koordinator-root-quota at the top)
   std::string tree_id;
-  bool in_tree = false;  // false: orphan, system or default (no computed runtime)
+  bool in_tree = false;   // false: orphan, system or default (no computed runtime)
   resource_list runtime;  // masked to the max keys
   resource_keys runtime_keys = no_keys;
   resource_list used;
@@ -195,15 +198,17 @@ struct redistribution_scratch {
 
 // quotaTree.redistribution + iterationForRedistribution + computeHamiltonDeltas (b.5):
 // divides total among nodes; ties of the largest-remainder step go to the smaller name.
-void redistribution(std::int64_t total, std::span<runtime_node> nodes, redistribution_scratch& scratch);
+void redistribution(std::int64_t total, std::span<runtime_node> nodes,
+                    redistribution_scratch& scratch);
 void redistribution(std::int64_t total, std::span<runtime_node> nodes);
 
 // ScaleMinQuotaManager.getScaledMinQuota for one resource (b.6): the scaled min of a child
 // whose original min is child_min when the children's mins sum to sum_min over total.
-[[nodiscard]] std::int64_t scaled_min(std::int64_t total, std::int64_t child_min, std::int64_t sum_min);
+[[nodiscard]] std::int64_t scaled_min(std::int64_t total, std::int64_t child_min,
+                                      std::int64_t sum_min);
 
 class quota_tree {
-public:
+ public:
   explicit quota_tree(elastic_quota_args args = {});
 
   // Adds or replaces a quota (UpdateQuota). The root name is refused; system/default may be
@@ -243,7 +248,7 @@ public:
   [[nodiscard]] std::string get_quota_name(std::string_view pod_namespace,
                                            std::string_view quota_label) const;
 
-private:
+ private:
   struct pod_sums {
     resource_list request, used, np_request, np_used;
   };
@@ -255,8 +260,8 @@ private:
     int tree = -1;
     bool in_tree = false;
     const pod_sums* sums = nullptr;
-    pod_sums self;              // own pods masked to the max keys, kept current by book()
-    resource_keys active = 0;   // keys with a non-zero limited request or min (skip idle keys)
+    pod_sums self;             // own pods masked to the max keys, kept current by book()
+    resource_keys active = 0;  // keys with a non-zero limited request or min (skip idle keys)
     std::vector<int> children;
     resource_list runtime_raw;  // runtime before masking: the total of this quota's children
     // Computed values live in status (request, used, ... are written there directly).

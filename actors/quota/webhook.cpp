@@ -17,8 +17,12 @@ const std::string kRoot{quota_names::root_quota};
 
 std::string parent_of(const quota_spec& q) { return q.parent.empty() ? kRoot : q.parent; }
 
-std::string label_where(std::string_view label) { return "metadata.labels[" + std::string(label) + "]"; }
-std::string annotation_where(std::string_view a) { return "metadata.annotations[" + std::string(a) + "]"; }
+std::string label_where(std::string_view label) {
+  return "metadata.labels[" + std::string(label) + "]";
+}
+std::string annotation_where(std::string_view a) {
+  return "metadata.annotations[" + std::string(a) + "]";
+}
 
 tl::unexpected<error> invalid(std::string msg, std::string where) {
   return fail(errc::invalid_input, std::move(msg), std::move(where));
@@ -41,7 +45,8 @@ int first_key(resource_keys keys) {
 }
 
 // util.LessThanOrEqualCompletely: every key of a is compared; a key b lacks counts as 0.
-bool less_equal_completely(const resource_list& a, resource_keys a_keys, const resource_list& b, resource_keys b_keys) {
+bool less_equal_completely(const resource_list& a, resource_keys a_keys, const resource_list& b,
+                           resource_keys b_keys) {
   for (int k = 0; k < resource_count; ++k) {
     if (!has_key(a_keys, k)) continue;
     std::int64_t rhs = has_key(b_keys, k) ? field(b, k) : 0;
@@ -106,7 +111,8 @@ result<void> quota_topology::fill_quota_default_information(quota_spec& quota) c
   if (label(quota, names::label_quota_tree_id).empty() && parent != kRoot) {
     const auto* p = find(parent);
     if (p == nullptr) {
-      return refused("fill quota " + quota.name + " failed, parent not exist", label_where(names::label_quota_parent));
+      return refused("fill quota " + quota.name + " failed, parent not exist",
+                     label_where(names::label_quota_parent));
     }
     if (!p->tree_id.empty()) {
       quota.labels[std::string(names::label_quota_tree_id)] = p->tree_id;
@@ -147,11 +153,13 @@ result<void> quota_topology::validate_quota_self_item(const quota_spec& quota) {
                    "spec.min[" + std::string(resource_name(first_key(neg))) + "]");
   }
   const std::string sw_key(names::annotation_shared_weight);
-  if (auto it = quota.annotations.find(sw_key); it != quota.annotations.end() && !it->second.empty()) {
+  if (auto it = quota.annotations.find(sw_key);
+      it != quota.annotations.end() && !it->second.empty()) {
     auto parsed = parse_resource_list_json(it->second, annotation_where(sw_key));
     if (!parsed) return tl::unexpected(parsed.error());
     if (auto neg = negative_keys(parsed->resources.values, parsed->resources.keys); neg != 0) {
-      return invalid(quota.name + " quota.Annotation[" + sw_key + "]'s value < 0, in dimension :" + print_names(neg),
+      return invalid(quota.name + " quota.Annotation[" + sw_key +
+                         "]'s value < 0, in dimension :" + print_names(neg),
                      annotation_where(sw_key));
     }
   }
@@ -164,16 +172,19 @@ result<void> quota_topology::validate_quota_self_item(const quota_spec& quota) {
                      "spec.min[" + name + "]");
     }
     if (field(quota.max, k) < field(quota.min, k)) {
-      return invalid("resourceKey " + name + " of quota " + quota.name + " min " + format_quantity(k, field(quota.min, k)) +
-                         " > max " + format_quantity(k, field(quota.max, k)),
+      return invalid("resourceKey " + name + " of quota " + quota.name + " min " +
+                         format_quantity(k, field(quota.min, k)) + " > max " +
+                         format_quantity(k, field(quota.max, k)),
                      "spec.min[" + name + "]");
     }
   }
   const std::string strict_key(quota_names::annotation_max_strict_check_resource_keys);
-  if (auto it = quota.annotations.find(strict_key); it != quota.annotations.end() && !it->second.empty()) {
+  if (auto it = quota.annotations.find(strict_key);
+      it != quota.annotations.end() && !it->second.empty()) {
     auto keys = parse_string_list_json(it->second, annotation_where(strict_key));
     if (!keys) {
-      return invalid(quota.name + " quota.Annotation[" + strict_key + "]'s value is invalid: " + keys.error().message,
+      return invalid(quota.name + " quota.Annotation[" + strict_key +
+                         "]'s value is invalid: " + keys.error().message,
                      annotation_where(strict_key));
     }
     for (const auto& name : *keys) {
@@ -181,13 +192,15 @@ result<void> quota_topology::validate_quota_self_item(const quota_spec& quota) {
       if (!info || !has_key(quota.used_keys, info->index)) continue;  // never counted: skip
       const int k = info->index;
       if (!has_key(quota.max_keys, k)) {
-        return invalid("resourceKey " + name + " of quota " + quota.name +
-                           " is included in used, which is not included in max but should check max >= used",
-                       "spec.max[" + name + "]");
+        return invalid(
+            "resourceKey " + name + " of quota " + quota.name +
+                " is included in used, which is not included in max but should check max >= used",
+            "spec.max[" + name + "]");
       }
       if (field(quota.max, k) < field(quota.used, k)) {
-        return invalid("resourceKey " + name + " of quota " + quota.name + " max " + format_quantity(k, field(quota.max, k)) +
-                           " < used " + format_quantity(k, field(quota.used, k)),
+        return invalid("resourceKey " + name + " of quota " + quota.name + " max " +
+                           format_quantity(k, field(quota.max, k)) + " < used " +
+                           format_quantity(k, field(quota.used, k)),
                        "spec.max[" + name + "]");
       }
     }
@@ -195,23 +208,26 @@ result<void> quota_topology::validate_quota_self_item(const quota_spec& quota) {
   return {};
 }
 
-result<void> quota_topology::check_tree_id(const quota_spec* old_quota, const quota_spec& quota) const {
+result<void> quota_topology::check_tree_id(const quota_spec* old_quota,
+                                           const quota_spec& quota) const {
   const std::string where = label_where(names::label_quota_tree_id);
   if (old_quota != nullptr && old_quota->tree_id != quota.tree_id) {
-    return refused(quota.name + " tree id changed [" + old_quota->tree_id + "] vs [" + quota.tree_id + "]", where);
+    return refused(
+        quota.name + " tree id changed [" + old_quota->tree_id + "] vs [" + quota.tree_id + "]",
+        where);
   }
   if (parent_of(quota) != kRoot) {
     if (const auto* p = find(parent_of(quota)); p != nullptr && p->tree_id != quota.tree_id) {
-      return refused(quota.name + " tree id is different from parent " + p->name + ", [" + quota.tree_id + "] vs [" +
-                         p->tree_id + "]",
+      return refused(quota.name + " tree id is different from parent " + p->name + ", [" +
+                         quota.tree_id + "] vs [" + p->tree_id + "]",
                      where);
     }
   }
   if (auto it = children_.find(quota.name); it != children_.end()) {
     for (const auto& child : it->second) {
       if (const auto* c = find(child); c != nullptr && c->tree_id != quota.tree_id) {
-        return refused(quota.name + " tree id is different from child " + c->name + ", [" + quota.tree_id + "] vs [" +
-                           c->tree_id + "]",
+        return refused(quota.name + " tree id is different from child " + c->name + ", [" +
+                           quota.tree_id + "] vs [" + c->tree_id + "]",
                        where);
       }
     }
@@ -219,26 +235,34 @@ result<void> quota_topology::check_tree_id(const quota_spec* old_quota, const qu
   return {};
 }
 
-result<void> quota_topology::check_is_parent_change(const quota_spec* old_quota, const quota_spec& quota,
+result<void> quota_topology::check_is_parent_change(const quota_spec* old_quota,
+                                                    const quota_spec& quota,
                                                     bool has_bound_pods) const {
   if (old_quota == nullptr || old_quota->is_parent == quota.is_parent) return {};
   const std::string where = label_where(names::label_quota_is_parent);
-  if (auto it = children_.find(old_quota->name); it != children_.end() && !it->second.empty() && !quota.is_parent) {
-    return refused("quota has children, isParent is forbidden to modify as false, quotaName:" + old_quota->name, where);
+  if (auto it = children_.find(old_quota->name);
+      it != children_.end() && !it->second.empty() && !quota.is_parent) {
+    return refused("quota has children, isParent is forbidden to modify as false, quotaName:" +
+                       old_quota->name,
+                   where);
   }
   if (quota.is_parent && has_bound_pods) {
-    return refused("quota has bound pods, isParent is forbidden to modify as true, quotaName: " + old_quota->name, where);
+    return refused("quota has bound pods, isParent is forbidden to modify as true, quotaName: " +
+                       old_quota->name,
+                   where);
   }
   return {};
 }
 
-result<void> quota_topology::check_parent_quota_info(std::string_view name, std::string_view parent) const {
+result<void> quota_topology::check_parent_quota_info(std::string_view name,
+                                                     std::string_view parent) const {
   if (parent == kRoot || parent.empty()) return {};
   const std::string where = label_where(names::label_quota_parent);
   const std::string prefix = std::string(name) + " has parentName " + std::string(parent);
   const auto* p = find(parent);
   if (p == nullptr) return refused(prefix + " but not find parentInfo in quotaInfoMap", where);
-  if (children_.find(parent) == children_.end()) return refused(prefix + " but not find parentInfo in quotaHierarchyInfo", where);
+  if (children_.find(parent) == children_.end())
+    return refused(prefix + " but not find parentInfo in quotaHierarchyInfo", where);
   if (!p->is_parent) return refused(prefix + " but the parentQuotaInfo's IsParent is false", where);
   return {};
 }
@@ -249,18 +273,18 @@ result<void> quota_topology::check_sub_and_parent_group_quota_key(const quota_sp
   auto check = [&](const quota_spec& parent, const quota_spec& child) -> result<void> {
     if (subset) {
       if ((child.max_keys & ~parent.max_keys) != 0) {
-        return refused("checkSubAndParentGroupQuotaKey failed: " + child.name + "'s max keys are not all included in " +
-                           parent.name + "'s",
+        return refused("checkSubAndParentGroupQuotaKey failed: " + child.name +
+                           "'s max keys are not all included in " + parent.name + "'s",
                        "spec.max");
       }
     } else if (child.max_keys != parent.max_keys) {
-      return refused("checkSubAndParentGroupQuotaKey failed: " + parent.name + "'s max keys are not the same with " +
-                         child.name + "'s",
+      return refused("checkSubAndParentGroupQuotaKey failed: " + parent.name +
+                         "'s max keys are not the same with " + child.name + "'s",
                      "spec.max");
     }
     if ((child.min_keys & ~parent.min_keys) != 0) {
-      return refused("checkSubAndParentGroupQuotaKey failed: " + child.name + "'s min keys are not all included in " +
-                         parent.name + "'s",
+      return refused("checkSubAndParentGroupQuotaKey failed: " + child.name +
+                         "'s min keys are not all included in " + parent.name + "'s",
                      "spec.min");
     }
     return {};
@@ -275,8 +299,10 @@ result<void> quota_topology::check_sub_and_parent_group_quota_key(const quota_sp
     for (const auto& child : it->second) {
       const auto* c = find(child);
       if (c == nullptr) {
-        return fail(errc::internal, "internal error: quotaInfoMap and quotaTree information out of sync, losed :" + child,
-                    "metadata.name");
+        return fail(
+            errc::internal,
+            "internal error: quotaInfoMap and quotaTree information out of sync, losed :" + child,
+            "metadata.name");
       }
       if (auto r = check(quota, *c); !r) return r;
     }
@@ -284,20 +310,23 @@ result<void> quota_topology::check_sub_and_parent_group_quota_key(const quota_sp
   return {};
 }
 
-result<resource_list> quota_topology::child_min_sum_except(std::string_view parent, std::string_view skip,
+result<resource_list> quota_topology::child_min_sum_except(std::string_view parent,
+                                                           std::string_view skip,
                                                            resource_keys& keys) const {
   keys = no_keys;
   resource_list sum;
   if (parent == kRoot) return sum;
   auto it = children_.find(parent);
   if (it == children_.end()) {
-    return fail(errc::internal, "not found child quota list, parent: " + std::string(parent), "metadata.name");
+    return fail(errc::internal, "not found child quota list, parent: " + std::string(parent),
+                "metadata.name");
   }
   for (const auto& child : it->second) {
     if (child == skip) continue;
     const auto* c = find(child);
     if (c == nullptr) {
-      return fail(errc::internal, "BUG quotaInfoMap and quotaTree information out of sync, losed :" + child,
+      return fail(errc::internal,
+                  "BUG quotaInfoMap and quotaTree information out of sync, losed :" + child,
                   "metadata.name");
     }
     sum += c->min;
@@ -311,26 +340,32 @@ result<void> quota_topology::check_min_quota_validate(const quota_spec& quota) c
   if (parent_of(quota) != kRoot) {
     resource_keys keys = no_keys;
     auto sum = child_min_sum_except(parent_of(quota), quota.name, keys);
-    if (!sum) return fail(sum.error().code, "checkMinQuotaSum failed: " + sum.error().message, "spec.min");
+    if (!sum)
+      return fail(sum.error().code, "checkMinQuotaSum failed: " + sum.error().message, "spec.min");
     *sum += quota.min;
     keys |= quota.min_keys;
     const auto* p = find(parent_of(quota));
     if (p == nullptr || !less_equal_completely(*sum, keys, p->min, p->min_keys)) {
-      return refused("checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: " + parent_of(quota),
-                     "spec.min");
+      return refused(
+          "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: " + parent_of(quota),
+          "spec.min");
     }
   }
   if (auto it = children_.find(quota.name); it == children_.end() || it->second.empty()) return {};
   resource_keys keys = no_keys;
   auto sum = child_min_sum_except(quota.name, "", keys);
-  if (!sum) return fail(sum.error().code, "checkMinQuotaSum failed:" + sum.error().message, "spec.min");
+  if (!sum)
+    return fail(sum.error().code, "checkMinQuotaSum failed:" + sum.error().message, "spec.min");
   if (!less_equal_completely(*sum, keys, quota.min, quota.min_keys)) {
-    return refused("checkMinQuotaSum all children's MinQuota > current MinQuota, current: " + quota.name, "spec.min");
+    return refused(
+        "checkMinQuotaSum all children's MinQuota > current MinQuota, current: " + quota.name,
+        "spec.min");
   }
   return {};
 }
 
-result<void> quota_topology::validate_quota_topology(const quota_spec* old_quota, const quota_spec& quota,
+result<void> quota_topology::validate_quota_topology(const quota_spec* old_quota,
+                                                     const quota_spec& quota,
                                                      bool has_bound_pods) const {
   if (quota.name == kRoot) return {};
   if (auto r = check_is_parent_change(old_quota, quota, has_bound_pods); !r) return r;
@@ -338,7 +373,8 @@ result<void> quota_topology::validate_quota_topology(const quota_spec* old_quota
   if (parent_of(quota) == kRoot && !quota.is_parent) return {};
   if (auto r = check_parent_quota_info(quota.name, parent_of(quota)); !r) return r;
   if (auto r = check_sub_and_parent_group_quota_key(quota); !r) {
-    return fail(r.error().code, "failed to check sub and parent group quotaKey, err: " + r.error().message,
+    return fail(r.error().code,
+                "failed to check sub and parent group quotaKey, err: " + r.error().message,
                 r.error().where);
   }
   return check_min_quota_validate(quota);
@@ -346,12 +382,13 @@ result<void> quota_topology::validate_quota_topology(const quota_spec* old_quota
 
 result<void> quota_topology::valid_add_quota(const quota_spec& quota) {
   if (find(quota.name) != nullptr) {
-    return fail(errc::already_exists, "AddQuota quota already exist:" + quota.name, "metadata.name");
+    return fail(errc::already_exists, "AddQuota quota already exist:" + quota.name,
+                "metadata.name");
   }
   for (const auto& ns : quota.namespaces) {
     if (auto it = namespace_to_quota_.find(ns); it != namespace_to_quota_.end()) {
-      return refused("AddQuota quota " + quota.name + "'s annotation namespace " + ns + " is already bound to quota " +
-                         it->second,
+      return refused("AddQuota quota " + quota.name + "'s annotation namespace " + ns +
+                         " is already bound to quota " + it->second,
                      annotation_where(quota_names::annotation_quota_namespaces));
     }
   }
@@ -361,19 +398,21 @@ result<void> quota_topology::valid_add_quota(const quota_spec& quota) {
   return {};
 }
 
-result<void> quota_topology::valid_update_quota(const quota_spec& old_quota, const quota_spec& new_quota,
-                                                bool has_bound_pods) {
+result<void> quota_topology::valid_update_quota(const quota_spec& old_quota,
+                                                const quota_spec& new_quota, bool has_bound_pods) {
   // quotaFieldsCopy: parent, is-parent, tree-id, namespaces and spec.
   auto same = [](const quota_spec& a, const quota_spec& b) {
     return a.parent == b.parent && a.is_parent == b.is_parent && a.tree_id == b.tree_id &&
-           a.namespaces == b.namespaces && a.min == b.min && a.min_keys == b.min_keys && a.max == b.max &&
-           a.max_keys == b.max_keys;
+           a.namespaces == b.namespaces && a.min == b.min && a.min_keys == b.min_keys &&
+           a.max == b.max && a.max_keys == b.max_keys;
   };
   if (same(old_quota, new_quota)) return {};
   const std::string& name = new_quota.name;
-  if (name == quota_names::system_quota || name == kRoot) return refused("invalid quota " + name, "metadata.name");
+  if (name == quota_names::system_quota || name == kRoot)
+    return refused("invalid quota " + name, "metadata.name");
   for (const auto& ns : new_quota.namespaces) {
-    if (auto it = namespace_to_quota_.find(ns); it != namespace_to_quota_.end() && it->second != name) {
+    if (auto it = namespace_to_quota_.find(ns);
+        it != namespace_to_quota_.end() && it->second != name) {
       return refused("UpdadteQuota, quota " + name + " update namespaces, but namespace " + ns +
                          " is already bound to quota " + it->second,
                      annotation_where(quota_names::annotation_quota_namespaces));
@@ -381,7 +420,8 @@ result<void> quota_topology::valid_update_quota(const quota_spec& old_quota, con
   }
   const auto* old_info = find(name);
   if (old_info == nullptr) {
-    return fail(errc::not_found, "UpdateQuota quota not exist in quotaInfoMap:" + name, "metadata.name");
+    return fail(errc::not_found, "UpdateQuota quota not exist in quotaInfoMap:" + name,
+                "metadata.name");
   }
   if (auto r = validate_quota_self_item(new_quota); !r) return r;
   const quota_spec old_copy = *old_info;
@@ -405,15 +445,19 @@ result<void> quota_topology::valid_delete_quota(const quota_spec& quota, std::si
   if (info == nullptr) return fail(errc::not_found, "not found quota:" + name, "metadata.name");
   auto it = children_.find(name);
   if (it == children_.end()) {
-    return fail(errc::internal, "BUG quotaMap and quotaTree information out of sync, losed :" + name, "metadata.name");
+    return fail(errc::internal,
+                "BUG quotaMap and quotaTree information out of sync, losed :" + name,
+                "metadata.name");
   }
   if (!it->second.empty()) {
-    return refused("delete quota failed, quota " + name + " has " + std::to_string(it->second.size()) + " child quotas",
+    return refused("delete quota failed, quota " + name + " has " +
+                       std::to_string(it->second.size()) + " child quotas",
                    "metadata.name");
   }
   if (pod_count > 0) {
-    return refused("delete quota failed, quota " + name + " has " + std::to_string(pod_count) + " child pods",
-                   "metadata.name");
+    return refused(
+        "delete quota failed, quota " + name + " has " + std::to_string(pod_count) + " child pods",
+        "metadata.name");
   }
   children_[parent_of(*info)].erase(name);
   children_.erase(it);
@@ -422,7 +466,8 @@ result<void> quota_topology::valid_delete_quota(const quota_spec& quota, std::si
   return {};
 }
 
-result<void> quota_topology::validate_pod(std::string_view quota_name, const std::string* old_preemptible,
+result<void> quota_topology::validate_pod(std::string_view quota_name,
+                                          const std::string* old_preemptible,
                                           const std::string* new_preemptible) const {
   if (const auto* q = find(quota_name); q != nullptr && q->is_parent) {
     return refused("pod can not be linked to a parent quota " + std::string(quota_name),
@@ -463,15 +508,18 @@ result<bool> selector_matches(const elastic_quota_profile& profile, const string
     const bool has = it != labels.end();
     if (e.op == "In" || e.op == "NotIn") {
       if (e.values.empty()) {
-        return invalid("values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
-                       "spec.nodeSelector.matchExpressions[" + e.key + "]");
+        return invalid(
+            "values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            "spec.nodeSelector.matchExpressions[" + e.key + "]");
       }
-      const bool in = has && std::find(e.values.begin(), e.values.end(), it->second) != e.values.end();
+      const bool in =
+          has && std::find(e.values.begin(), e.values.end(), it->second) != e.values.end();
       if (e.op == "In" ? !in : in) return false;
     } else if (e.op == "Exists" || e.op == "DoesNotExist") {
       if (!e.values.empty()) {
-        return invalid("values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                       "spec.nodeSelector.matchExpressions[" + e.key + "]");
+        return invalid(
+            "values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            "spec.nodeSelector.matchExpressions[" + e.key + "]");
       }
       if (e.op == "Exists" ? !has : has) return false;
     } else {
@@ -482,11 +530,13 @@ result<bool> selector_matches(const elastic_quota_profile& profile, const string
   return true;
 }
 
-result<quota_spec> reconcile_quota_profile(const elastic_quota_profile& profile, const std::vector<profile_node>& nodes,
+result<quota_spec> reconcile_quota_profile(const elastic_quota_profile& profile,
+                                           const std::vector<profile_node>& nodes,
                                            const quota_spec* existing) {
   if (profile.quota_name.empty()) return invalid("spec.quotaName is required", "spec.quotaName");
   std::string tree_id;
-  if (auto it = profile.labels.find(names::label_quota_tree_id); it != profile.labels.end() && !it->second.empty()) {
+  if (auto it = profile.labels.find(names::label_quota_tree_id);
+      it != profile.labels.end() && !it->second.empty()) {
     tree_id = it->second;
   } else {
     tree_id = profile_tree_id(profile.namespace_name, profile.name);
@@ -515,7 +565,8 @@ result<quota_spec> reconcile_quota_profile(const elastic_quota_profile& profile,
   decorate(unschedulable);
 
   std::vector<std::string> keys{"cpu", "memory"};
-  if (auto it = profile.annotations.find(quota_names::annotation_resource_keys); it != profile.annotations.end()) {
+  if (auto it = profile.annotations.find(quota_names::annotation_resource_keys);
+      it != profile.annotations.end()) {
     if (auto parsed = parse_string_list_json(it->second, ""); parsed) keys = std::move(*parsed);
   }
   keyed_resources min, max;
@@ -524,7 +575,8 @@ result<quota_spec> reconcile_quota_profile(const elastic_quota_profile& profile,
     if (!info) continue;  // no Colony field for it
     const int k = info->index;
     field(min.values, k) = field(total, k);
-    field(max.values, k) = std::numeric_limits<std::int64_t>::max() / 2000 * (info->milli ? 1000 : 1) * info->scale;
+    field(max.values, k) =
+        std::numeric_limits<std::int64_t>::max() / 2000 * (info->milli ? 1000 : 1) * info->scale;
     min.keys |= static_cast<resource_keys>(1u << k);
     max.keys |= static_cast<resource_keys>(1u << k);
   }
@@ -534,11 +586,13 @@ result<quota_spec> reconcile_quota_profile(const elastic_quota_profile& profile,
   for (const auto& [k, v] : profile.quota_labels) labels[k] = v;
   labels[std::string(names::label_quota_tree_id)] = tree_id;
   labels[std::string(names::label_quota_is_root)] = "true";
-  annotations[std::string(quota_names::annotation_total_resource)] = resource_list_to_json(total, nonzero_keys(total));
+  annotations[std::string(quota_names::annotation_total_resource)] =
+      resource_list_to_json(total, nonzero_keys(total));
   annotations[std::string(quota_names::annotation_unschedulable_resource)] =
       resource_list_to_json(unschedulable, nonzero_keys(unschedulable));
-  return decode_quota(profile.quota_name, profile.namespace_name, std::move(labels), std::move(annotations), min, max,
-                      existing ? keyed_resources{existing->used, existing->used_keys} : keyed_resources{});
+  return decode_quota(
+      profile.quota_name, profile.namespace_name, std::move(labels), std::move(annotations), min,
+      max, existing ? keyed_resources{existing->used, existing->used_keys} : keyed_resources{});
 }
 
 // ---- YAML ---------------------------------------------------------------------------------------
@@ -571,7 +625,8 @@ result<string_map> string_map_of(const yaml_ctx& cx, const YAML::Node& n, std::s
   return out;
 }
 
-result<keyed_resources> resources_of(const yaml_ctx& cx, const YAML::Node& n, std::string_view path) {
+result<keyed_resources> resources_of(const yaml_ctx& cx, const YAML::Node& n,
+                                     std::string_view path) {
   keyed_resources out;
   if (!n || n.IsNull()) return out;
   if (!n.IsMap()) return invalid("expected a ResourceList (map of quantities)", cx.at(n, path));
@@ -627,17 +682,22 @@ result<quota_spec> quota_of(const yaml_ctx& cx, const YAML::Node& doc) {
     used = *u;
   }
   // Annotations that must parse when present (the loader is strict where the scheduler is lenient).
-  for (std::string_view a : {names::annotation_shared_weight, quota_names::annotation_total_resource}) {
+  for (std::string_view a :
+       {names::annotation_shared_weight, quota_names::annotation_total_resource}) {
     if (auto it = annotations->find(a); it != annotations->end() && !it->second.empty()) {
       auto p = parse_resource_list_json(it->second, "");
       if (!p) return invalid(p.error().message, cx.at(meta, annotation_where(a)));
     }
   }
-  if (auto it = annotations->find(quota_names::annotation_quota_namespaces); it != annotations->end() && !it->second.empty()) {
+  if (auto it = annotations->find(quota_names::annotation_quota_namespaces);
+      it != annotations->end() && !it->second.empty()) {
     auto p = parse_string_list_json(it->second, "");
-    if (!p) return invalid(p.error().message, cx.at(meta, annotation_where(quota_names::annotation_quota_namespaces)));
+    if (!p)
+      return invalid(p.error().message,
+                     cx.at(meta, annotation_where(quota_names::annotation_quota_namespaces)));
   }
-  return decode_quota(name.Scalar(), ns, std::move(*labels), std::move(*annotations), min, max, used);
+  return decode_quota(name.Scalar(), ns, std::move(*labels), std::move(*annotations), min, max,
+                      used);
 }
 
 result<elastic_quota_profile> profile_of(const yaml_ctx& cx, const YAML::Node& doc) {
@@ -663,7 +723,8 @@ result<elastic_quota_profile> profile_of(const yaml_ctx& cx, const YAML::Node& d
   const YAML::Node spec = doc["spec"];
   if (!spec || !spec.IsMap()) return invalid("spec is required", cx.at(doc, "spec"));
   const YAML::Node qn = spec["quotaName"];
-  if (!qn || !qn.IsScalar() || qn.Scalar().empty()) return invalid("spec.quotaName is required", cx.at(spec, "spec.quotaName"));
+  if (!qn || !qn.IsScalar() || qn.Scalar().empty())
+    return invalid("spec.quotaName is required", cx.at(spec, "spec.quotaName"));
   p.quota_name = qn.Scalar();
   auto ql = string_map_of(cx, spec["quotaLabels"], "spec.quotaLabels");
   if (!ql) return tl::unexpected(ql.error());
@@ -674,16 +735,19 @@ result<elastic_quota_profile> profile_of(const yaml_ctx& cx, const YAML::Node& d
     p.resource_ratio = *v;
   }
   const YAML::Node sel = spec["nodeSelector"];
-  if (!sel || !sel.IsMap()) return invalid("spec.nodeSelector is required", cx.at(spec, "spec.nodeSelector"));
+  if (!sel || !sel.IsMap())
+    return invalid("spec.nodeSelector is required", cx.at(spec, "spec.nodeSelector"));
   auto ml = string_map_of(cx, sel["matchLabels"], "spec.nodeSelector.matchLabels");
   if (!ml) return tl::unexpected(ml.error());
   p.match_labels = std::move(*ml);
   if (const YAML::Node ex = sel["matchExpressions"]; ex && !ex.IsNull()) {
-    if (!ex.IsSequence()) return invalid("expected a list", cx.at(ex, "spec.nodeSelector.matchExpressions"));
+    if (!ex.IsSequence())
+      return invalid("expected a list", cx.at(ex, "spec.nodeSelector.matchExpressions"));
     for (std::size_t i = 0; i < ex.size(); ++i) {
       const std::string f = "spec.nodeSelector.matchExpressions[" + std::to_string(i) + "]";
       const YAML::Node e = ex[i];
-      if (!e.IsMap() || !e["key"] || !e["operator"]) return invalid("key and operator are required", cx.at(e, f));
+      if (!e.IsMap() || !e["key"] || !e["operator"])
+        return invalid("key and operator are required", cx.at(e, f));
       label_selector_requirement req;
       req.key = e["key"].Scalar();
       req.op = e["operator"].Scalar();
@@ -699,7 +763,8 @@ result<elastic_quota_profile> profile_of(const yaml_ctx& cx, const YAML::Node& d
 
 // Runs fn over every object of the wanted kind in the documents (List kinds unwrap items).
 template <class F>
-result<void> for_each_object(const yaml_ctx& cx, std::string_view text, std::string_view kind, F&& fn) {
+result<void> for_each_object(const yaml_ctx& cx, std::string_view text, std::string_view kind,
+                             F&& fn) {
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));
@@ -718,14 +783,16 @@ result<void> for_each_object(const yaml_ctx& cx, std::string_view text, std::str
       for (const auto& item : items) {
         const YAML::Node ik = item["kind"];
         if (ik && ik.IsScalar() && ik.Scalar() != kind) {
-          return invalid("expected kind " + std::string(kind) + ", got " + ik.Scalar(), cx.at(item, "kind"));
+          return invalid("expected kind " + std::string(kind) + ", got " + ik.Scalar(),
+                         cx.at(item, "kind"));
         }
         if (auto r = fn(item); !r) return r;
       }
     } else if (k.Scalar() == kind) {
       if (auto r = fn(doc); !r) return r;
     } else {
-      return invalid("expected kind " + std::string(kind) + ", got " + k.Scalar(), cx.at(k, "kind"));
+      return invalid("expected kind " + std::string(kind) + ", got " + k.Scalar(),
+                     cx.at(k, "kind"));
     }
   }
   return {};
@@ -755,12 +822,13 @@ result<std::vector<elastic_quota_profile>> load_elastic_quota_profiles_yaml(std:
   std::vector<elastic_quota_profile> out;
   yaml_ctx cx{std::string(file), nullptr};
   try {
-    auto r = for_each_object(cx, text, "ElasticQuotaProfile", [&](const YAML::Node& n) -> result<void> {
-      auto p = profile_of(cx, n);
-      if (!p) return tl::unexpected(p.error());
-      out.push_back(std::move(*p));
-      return {};
-    });
+    auto r =
+        for_each_object(cx, text, "ElasticQuotaProfile", [&](const YAML::Node& n) -> result<void> {
+          auto p = profile_of(cx, n);
+          if (!p) return tl::unexpected(p.error());
+          out.push_back(std::move(*p));
+          return {};
+        });
     if (!r) return tl::unexpected(r.error());
   } catch (const YAML::Exception& e) {
     return invalid(e.msg, cx.file + ":" + std::to_string(e.mark.line + 1));

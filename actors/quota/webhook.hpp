@@ -28,15 +28,17 @@ namespace colony::quota {
 
 // Feature gates the webhook reads.
 struct webhook_features {
-  bool elastic_quota_enable_update_resource_key = false;  // Default: false (max keys ⊆ instead of ==)
+  bool elastic_quota_enable_update_resource_key =
+      false;  // Default: false (max keys ⊆ instead of ==)
 };
 
 // fillQuotaDefaultInformation's shared-weight reconciliation: add max keys missing from the
 // weight (with max's value), drop weight keys max lacks. Returns true when it changed.
-bool fixed_shared_weight(keyed_resources& shared_weight, const resource_list& max, resource_keys max_keys);
+bool fixed_shared_weight(keyed_resources& shared_weight, const resource_list& max,
+                         resource_keys max_keys);
 
 class quota_topology {
-public:
+ public:
   quota_topology();
 
   // Mutating webhook on create (fillQuotaDefaultInformation): parent label defaults to root,
@@ -51,37 +53,45 @@ public:
   // change. has_bound_pods: whether pods are bound to the (old) quota; pod_count: pods
   // labelled with it.
   [[nodiscard]] result<void> valid_add_quota(const quota_spec& quota);
-  [[nodiscard]] result<void> valid_update_quota(const quota_spec& old_quota, const quota_spec& new_quota,
-                                                bool has_bound_pods);
+  [[nodiscard]] result<void> valid_update_quota(const quota_spec& old_quota,
+                                                const quota_spec& new_quota, bool has_bound_pods);
   [[nodiscard]] result<void> valid_delete_quota(const quota_spec& quota, std::size_t pod_count);
 
   // The pieces of validateQuotaTopology, exposed for Koordinator's unit tests.
-  [[nodiscard]] result<void> validate_quota_topology(const quota_spec* old_quota, const quota_spec& quota,
+  [[nodiscard]] result<void> validate_quota_topology(const quota_spec* old_quota,
+                                                     const quota_spec& quota,
                                                      bool has_bound_pods) const;
-  [[nodiscard]] result<void> check_tree_id(const quota_spec* old_quota, const quota_spec& quota) const;
-  [[nodiscard]] result<void> check_is_parent_change(const quota_spec* old_quota, const quota_spec& quota,
+  [[nodiscard]] result<void> check_tree_id(const quota_spec* old_quota,
+                                           const quota_spec& quota) const;
+  [[nodiscard]] result<void> check_is_parent_change(const quota_spec* old_quota,
+                                                    const quota_spec& quota,
                                                     bool has_bound_pods) const;
-  [[nodiscard]] result<void> check_parent_quota_info(std::string_view name, std::string_view parent) const;
+  [[nodiscard]] result<void> check_parent_quota_info(std::string_view name,
+                                                     std::string_view parent) const;
   [[nodiscard]] result<void> check_sub_and_parent_group_quota_key(const quota_spec& quota) const;
   [[nodiscard]] result<void> check_min_quota_validate(const quota_spec& quota) const;
 
   // Pod webhook (b.11): a pod may not use a parent quota; the preemptible label is immutable.
-  [[nodiscard]] result<void> validate_pod(std::string_view quota_name, const std::string* old_preemptible_label,
+  [[nodiscard]] result<void> validate_pod(std::string_view quota_name,
+                                          const std::string* old_preemptible_label,
                                           const std::string* new_preemptible_label) const;
 
   // Records a quota without checks (the informer's OnQuotaAdd), for tests and recovery.
   void on_quota_add(const quota_spec& quota);
-  void erase_quota_info(std::string_view name);      // drops quotaInfoMap only (Koordinator "bug" cases)
+  void erase_quota_info(
+      std::string_view name);  // drops quotaInfoMap only (Koordinator "bug" cases)
   void erase_hierarchy_info(std::string_view name);  // drops quotaHierarchyInfo only
 
   [[nodiscard]] const quota_spec* find(std::string_view name) const;
   void set_features(webhook_features f) { features_ = f; }
 
-private:
-  [[nodiscard]] result<resource_list> child_min_sum_except(std::string_view parent, std::string_view skip,
+ private:
+  [[nodiscard]] result<resource_list> child_min_sum_except(std::string_view parent,
+                                                           std::string_view skip,
                                                            resource_keys& keys) const;
-  std::map<std::string, quota_spec, std::less<>> quotas_;                      // quotaInfoMap
-  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> children_;  // quotaHierarchyInfo
+  std::map<std::string, quota_spec, std::less<>> quotas_;  // quotaInfoMap
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>>
+      children_;  // quotaHierarchyInfo
   std::map<std::string, std::string, std::less<>> namespace_to_quota_;
   webhook_features features_;
 };
@@ -99,10 +109,10 @@ struct elastic_quota_profile {
   std::string namespace_name;
   string_map labels;
   string_map annotations;
-  std::string quota_name;                      // spec.quotaName
-  string_map quota_labels;                     // spec.quotaLabels
-  std::optional<std::string> resource_ratio;   // spec.resourceRatio, a float in (0,1]
-  string_map match_labels;                     // spec.nodeSelector.matchLabels
+  std::string quota_name;                     // spec.quotaName
+  string_map quota_labels;                    // spec.quotaLabels
+  std::optional<std::string> resource_ratio;  // spec.resourceRatio, a float in (0,1]
+  string_map match_labels;                    // spec.nodeSelector.matchLabels
   std::vector<label_selector_requirement> match_expressions;
 };
 
@@ -117,7 +127,8 @@ struct profile_node {
 // FNV-64a of "namespace/name" in decimal: the tree id a profile gets when it has none.
 [[nodiscard]] std::string profile_tree_id(std::string_view namespace_name, std::string_view name);
 // metav1.LabelSelectorAsSelector + Matches; an invalid operator is an error.
-[[nodiscard]] result<bool> selector_matches(const elastic_quota_profile& profile, const string_map& labels);
+[[nodiscard]] result<bool> selector_matches(const elastic_quota_profile& profile,
+                                            const string_map& labels);
 
 // QuotaProfileReconciler.Reconcile: the tree-root quota for a profile over the nodes.
 // existing: the quota already named spec.quotaName (its other labels/annotations are kept).
@@ -137,9 +148,10 @@ struct quota_load_result {
   std::vector<quota_spec> quotas;
   std::vector<std::string> ignored;  // "file:line: spec.max[ephemeral-storage] ignored"
 };
-[[nodiscard]] result<quota_load_result> load_elastic_quotas_yaml(std::string_view text, std::string_view file);
+[[nodiscard]] result<quota_load_result> load_elastic_quotas_yaml(std::string_view text,
+                                                                 std::string_view file);
 
-[[nodiscard]] result<std::vector<elastic_quota_profile>> load_elastic_quota_profiles_yaml(std::string_view text,
-                                                                                          std::string_view file);
+[[nodiscard]] result<std::vector<elastic_quota_profile>> load_elastic_quota_profiles_yaml(
+    std::string_view text, std::string_view file);
 
 }  // namespace colony::quota

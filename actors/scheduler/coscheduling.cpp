@@ -15,9 +15,12 @@ std::string_view to_string(gang_mode m) noexcept {
 
 std::string_view to_string(gang_match_policy p) noexcept {
   switch (p) {
-    case gang_match_policy::once_satisfied: return "once-satisfied";
-    case gang_match_policy::only_waiting: return "only-waiting";
-    case gang_match_policy::waiting_and_running: return "waiting-and-running";
+    case gang_match_policy::once_satisfied:
+      return "once-satisfied";
+    case gang_match_policy::only_waiting:
+      return "only-waiting";
+    case gang_match_policy::waiting_and_running:
+      return "waiting-and-running";
   }
   return "";
 }
@@ -75,13 +78,20 @@ std::optional<duration_ms> parse_go_duration(std::string_view s) noexcept {
     while (j < s.size() && !(s[j] >= '0' && s[j] <= '9') && s[j] != '.') ++j;
     std::string_view unit = s.substr(i, j - i);
     double mul = 0;
-    if (unit == "ns") mul = 1;
-    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") mul = 1e3;
-    else if (unit == "ms") mul = 1e6;
-    else if (unit == "s") mul = 1e9;
-    else if (unit == "m") mul = 60e9;
-    else if (unit == "h") mul = 3600e9;
-    else return std::nullopt;
+    if (unit == "ns")
+      mul = 1;
+    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs")
+      mul = 1e3;
+    else if (unit == "ms")
+      mul = 1e6;
+    else if (unit == "s")
+      mul = 1e9;
+    else if (unit == "m")
+      mul = 60e9;
+    else if (unit == "h")
+      mul = 3600e9;
+    else
+      return std::nullopt;
     total_ns += v * mul;
     s.remove_prefix(j);
   }
@@ -203,13 +213,16 @@ bool coscheduling::try_init_by_pod_config(gang& g, const pod_info& pod) {
   g.mode = mode_of(pod.gang.mode);
   g.match_policy = args_.default_match_policy;
   if (pod.gang.match_policy && !pod.gang.match_policy->empty())
-    g.match_policy = parse_gang_match_policy(*pod.gang.match_policy).value_or(args_.default_match_policy);
+    g.match_policy =
+        parse_gang_match_policy(*pod.gang.match_policy).value_or(args_.default_match_policy);
   duration_ms wait{0};
   bool bad = false;
   if (pod.gang.waiting_time && !pod.gang.waiting_time->empty()) {
     auto d = parse_go_duration(*pod.gang.waiting_time);
-    if (!d) bad = true;
-    else wait = *d;
+    if (!d)
+      bad = true;
+    else
+      wait = *d;
   }
   if (wait.value == 0 || bad || wait.value < 0) wait = args_.default_timeout;
   g.wait_time = wait;
@@ -296,10 +309,12 @@ bool coscheduling::valid_for_permit(const gang& g) const {
   if (!g.initialized) return false;
   const int waiting = static_cast<int>(g.waiting.size());
   switch (g.match_policy) {
-    case gang_match_policy::only_waiting: return waiting >= g.min_required;
+    case gang_match_policy::only_waiting:
+      return waiting >= g.min_required;
     case gang_match_policy::waiting_and_running:
       return waiting + static_cast<int>(g.bound.size()) >= g.min_required;
-    case gang_match_policy::once_satisfied: break;
+    case gang_match_policy::once_satisfied:
+      break;
   }
   return waiting >= g.min_required || once_satisfied(g);
 }
@@ -309,14 +324,18 @@ std::string coscheduling::basic_check(const gang& g, const pod_info& pod) const 
   std::vector<std::string> missing, not_init, not_enough;
   for (const auto& id : g.group) {
     const gang* m = find_gang(id);
-    if (!m) missing.push_back(id);
-    else if (!m->initialized) not_init.push_back(id);
-    else if (static_cast<int>(m->children.size()) < m->min_required) not_enough.push_back(id);
+    if (!m)
+      missing.push_back(id);
+    else if (!m->initialized)
+      not_init.push_back(id);
+    else if (static_cast<int>(m->children.size()) < m->min_required)
+      not_enough.push_back(id);
   }
   std::vector<std::string> msg;
   if (!missing.empty()) msg.push_back("memberGangs " + go_slice(missing) + " doesn't exists");
   if (!not_init.empty()) msg.push_back("memberGangs " + go_slice(not_init) + " has not init");
-  if (!not_enough.empty()) msg.push_back("memberGangs " + go_slice(g.group) + " child pod not collect enough");
+  if (!not_enough.empty())
+    msg.push_back("memberGangs " + go_slice(g.group) + " child pod not collect enough");
   if (msg.empty()) return {};
   return "gangGroup " + go_slice(g.group) + " basic check: " + join_ids(msg, ", ") +
          ", current gang: " + g.id + ", podName: " + pod.key;
@@ -331,7 +350,8 @@ status coscheduling::pre_enqueue(const pod_info& pod, event_time) {
   if (!g->initialized)
     return status::unresolvable({}, "gang has not init, gangName: " + id + ", podName: " + pod.key);
   auto& info = group_of(*g);
-  if (g->match_policy == gang_match_policy::once_satisfied && info.once_resource_satisfied) return {};
+  if (g->match_policy == gang_match_policy::once_satisfied && info.once_resource_satisfied)
+    return {};
   if (auto err = basic_check(*g, pod); !err.empty()) {
     if (info.representative == pod.key) info.representative.clear();
     return status::unresolvable({}, std::move(err));
@@ -358,7 +378,8 @@ status coscheduling::pre_filter(cycle_state&, const pod_info& pod, std::span<con
   if (!g->initialized)
     return status::unresolvable({}, "gang has not init, gangName: " + id + ", podName: " + pod.key);
   auto& info = group_of(*g);
-  if (g->match_policy == gang_match_policy::once_satisfied && info.once_resource_satisfied) return {};
+  if (g->match_policy == gang_match_policy::once_satisfied && info.once_resource_satisfied)
+    return {};
   if (auto err = basic_check(*g, pod); !err.empty()) {
     if (info.representative == pod.key) info.representative.clear();
     return status::unresolvable({}, std::move(err));
@@ -462,7 +483,8 @@ post_filter_result coscheduling::post_filter(cycle_state&, const pod_info& pod, 
   if (g->mode == gang_mode::strict) {
     group_of(*g).waiting_gangs.clear();
     r.rejected_pods = reject_group(*g, pod.key);
-    r.st = status::unschedulable({}, "Gang \"" + g->id + "\" gets rejected due to pod is unschedulable");
+    r.st = status::unschedulable(
+        {}, "Gang \"" + g->id + "\" gets rejected due to pod is unschedulable");
   }
   return r;
 }

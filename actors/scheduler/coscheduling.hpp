@@ -91,7 +91,7 @@ struct gang_group_info {
 };
 
 class coscheduling final : public plugin {
-public:
+ public:
   static constexpr std::string_view plugin_name = "Coscheduling";
   explicit coscheduling(coscheduling_args args = {}) : args_(args) {}
 
@@ -113,7 +113,8 @@ public:
   status pre_filter(cycle_state&, const pod_info& pod, std::span<const node_info>,
                     event_time now) override;
   void unreserve(cycle_state& st, const pod_info& pod, const node_info&, event_time) override;
-  permit_result permit(cycle_state&, const pod_info& pod, const node_info&, event_time now) override;
+  permit_result permit(cycle_state&, const pod_info& pod, const node_info&,
+                       event_time now) override;
   post_filter_result post_filter(cycle_state&, const pod_info& pod, event_time) override;
 
   // Waiting pods whose Permit wait expired at `now`, in (deadline, key) order; the caller
@@ -130,7 +131,7 @@ public:
   // The gang group id a pod belongs to (its own gang id until the gang is initialised).
   [[nodiscard]] std::string gang_group_id_of(const pod_info& pod) const;
 
-private:
+ private:
   gang& get_or_create(const std::string& id);
   bool try_init_by_pod_config(gang& g, const pod_info& pod);
   void set_group(gang& g, std::optional<std::string_view> groups_annotation);

@@ -14,7 +14,8 @@ bool valid_percentage(std::int64_t v) { return !(v > 100 && v % 100 != 0); }
 bool valid_shared(const device_request& r) {
   // ValidDeviceResourceCombinationsGPUShared: core and ratio multiples of shared and <= 100x.
   if (r.gpu_shared == 0) return false;
-  if (r.gpu_core != 0 && (r.gpu_core % r.gpu_shared != 0 || r.gpu_core / r.gpu_shared > 100)) return false;
+  if (r.gpu_core != 0 && (r.gpu_core % r.gpu_shared != 0 || r.gpu_core / r.gpu_shared > 100))
+    return false;
   if (r.gpu_memory_ratio != 0 &&
       (r.gpu_memory_ratio % r.gpu_shared != 0 || r.gpu_memory_ratio / r.gpu_shared > 100))
     return false;
@@ -53,12 +54,19 @@ std::uint32_t flags_of(const device_request& r) {
 }
 
 std::string names_of(std::uint32_t f) {
-  static constexpr std::array<std::string_view, 13> names{
-      "nvidia.com/gpu",         "amd.com/gpu",         "dcu.com/gpu",
-      "koordinator.sh/gpu",     "koordinator.sh/gpu.shared", "koordinator.sh/gpu-core",
-      "koordinator.sh/gpu-memory", "koordinator.sh/gpu-memory-ratio", "huawei.com/npu-core",
-      "huawei.com/npu-cpu",     "huawei.com/npu-dvpp", "koordinator.sh/fpga",
-      "koordinator.sh/rdma"};
+  static constexpr std::array<std::string_view, 13> names{"nvidia.com/gpu",
+                                                          "amd.com/gpu",
+                                                          "dcu.com/gpu",
+                                                          "koordinator.sh/gpu",
+                                                          "koordinator.sh/gpu.shared",
+                                                          "koordinator.sh/gpu-core",
+                                                          "koordinator.sh/gpu-memory",
+                                                          "koordinator.sh/gpu-memory-ratio",
+                                                          "huawei.com/npu-core",
+                                                          "huawei.com/npu-cpu",
+                                                          "huawei.com/npu-dvpp",
+                                                          "koordinator.sh/fpga",
+                                                          "koordinator.sh/rdma"};
   std::string s = "[";
   bool first = true;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -77,11 +85,14 @@ result<std::uint32_t> validate_device_request(const device_request& r) {
   const std::uint32_t f = flags_of(r);
   // DeviceResourceValidators: koordinator.sh/gpu, fpga, rdma are percentages.
   if (r.koord_gpu && !valid_percentage(r.koord_gpu))
-    return fail(errc::invalid_input, "invalid resource unit koordinator.sh/gpu: " + std::to_string(r.koord_gpu));
+    return fail(errc::invalid_input,
+                "invalid resource unit koordinator.sh/gpu: " + std::to_string(r.koord_gpu));
   if (r.fpga && !valid_percentage(r.fpga))
-    return fail(errc::invalid_input, "invalid resource unit koordinator.sh/fpga: " + std::to_string(r.fpga));
+    return fail(errc::invalid_input,
+                "invalid resource unit koordinator.sh/fpga: " + std::to_string(r.fpga));
   if (r.rdma && !valid_percentage(r.rdma))
-    return fail(errc::invalid_input, "invalid resource unit koordinator.sh/rdma: " + std::to_string(r.rdma));
+    return fail(errc::invalid_input,
+                "invalid resource unit koordinator.sh/rdma: " + std::to_string(r.rdma));
   bool ok = false;
   switch (f) {
     case dev_nvidia_gpu:
@@ -89,21 +100,29 @@ result<std::uint32_t> validate_device_request(const device_request& r) {
     case dev_hygon_dcu:
     case dev_koord_gpu:
     case dev_fpga:
-    case dev_rdma: ok = true; break;
+    case dev_rdma:
+      ok = true;
+      break;
     case dev_gpu_memory:
     case dev_gpu_memory_ratio:
     case dev_gpu_core | dev_gpu_memory:
     case dev_gpu_core | dev_gpu_memory_ratio:
-    case dev_huawei_npu_core | dev_gpu_memory_ratio: ok = valid_gpu_percentage(r); break;
+    case dev_huawei_npu_core | dev_gpu_memory_ratio:
+      ok = valid_gpu_percentage(r);
+      break;
     case dev_gpu_shared | dev_gpu_memory:
     case dev_gpu_shared | dev_gpu_memory_ratio:
     case dev_gpu_shared | dev_gpu_core | dev_gpu_memory:
-    case dev_gpu_shared | dev_gpu_core | dev_gpu_memory_ratio: ok = valid_shared(r); break;
+    case dev_gpu_shared | dev_gpu_core | dev_gpu_memory_ratio:
+      ok = valid_shared(r);
+      break;
     case dev_gpu_shared | dev_huawei_npu_core | dev_huawei_npu_cpu | dev_gpu_memory:
-    case dev_gpu_shared | dev_huawei_npu_core | dev_huawei_npu_cpu | dev_huawei_npu_dvpp | dev_gpu_memory:
+    case dev_gpu_shared | dev_huawei_npu_core | dev_huawei_npu_cpu | dev_huawei_npu_dvpp |
+        dev_gpu_memory:
       ok = valid_npu_shared(r);
       break;
-    default: ok = false;
+    default:
+      ok = false;
   }
   if (!ok) return fail(errc::invalid_input, "invalid resource device requests: " + names_of(f));
   return f;
@@ -112,10 +131,18 @@ result<std::uint32_t> validate_device_request(const device_request& r) {
 device_request convert_device_request(const device_request& r, std::uint32_t combination) {
   device_request out;
   switch (combination) {
-    case dev_nvidia_gpu: out.gpu_core = out.gpu_memory_ratio = r.nvidia_gpu * 100; break;
-    case dev_amd_gpu: out.gpu_core = out.gpu_memory_ratio = r.amd_gpu * 100; break;
-    case dev_hygon_dcu: out.gpu_core = out.gpu_memory_ratio = r.hygon_dcu * 100; break;
-    case dev_koord_gpu: out.gpu_core = out.gpu_memory_ratio = r.koord_gpu; break;
+    case dev_nvidia_gpu:
+      out.gpu_core = out.gpu_memory_ratio = r.nvidia_gpu * 100;
+      break;
+    case dev_amd_gpu:
+      out.gpu_core = out.gpu_memory_ratio = r.amd_gpu * 100;
+      break;
+    case dev_hygon_dcu:
+      out.gpu_core = out.gpu_memory_ratio = r.hygon_dcu * 100;
+      break;
+    case dev_koord_gpu:
+      out.gpu_core = out.gpu_memory_ratio = r.koord_gpu;
+      break;
     default:
       // Allowed combinations keep exactly their own names.
       if (combination & dev_gpu_shared) out.gpu_shared = r.gpu_shared;
@@ -167,11 +194,16 @@ std::int64_t memory_bytes_to_ratio(std::int64_t bytes, std::int64_t total) noexc
 
 std::string_view to_string(device_resource r) noexcept {
   switch (r) {
-    case device_resource::gpu_core: return "koordinator.sh/gpu-core";
-    case device_resource::gpu_memory: return "koordinator.sh/gpu-memory";
-    case device_resource::gpu_memory_ratio: return "koordinator.sh/gpu-memory-ratio";
-    case device_resource::rdma: return "koordinator.sh/rdma";
-    case device_resource::fpga: return "koordinator.sh/fpga";
+    case device_resource::gpu_core:
+      return "koordinator.sh/gpu-core";
+    case device_resource::gpu_memory:
+      return "koordinator.sh/gpu-memory";
+    case device_resource::gpu_memory_ratio:
+      return "koordinator.sh/gpu-memory-ratio";
+    case device_resource::rdma:
+      return "koordinator.sh/rdma";
+    case device_resource::fpga:
+      return "koordinator.sh/fpga";
   }
   return "";
 }
@@ -285,8 +317,8 @@ result<std::vector<gpu_allocation>> device_share::allocate(const gpu_requirement
   std::vector<cand> order;
   order.reserve(node.gpus.size());
   for (std::size_t i = 0; i < node.gpus.size(); ++i)
-    order.push_back({scorer_.score(req, total_of(node.gpus[i]), free_of(node.gpus[i])),
-                     node.gpus[i].minor, i});
+    order.push_back(
+        {scorer_.score(req, total_of(node.gpus[i]), free_of(node.gpus[i])), node.gpus[i].minor, i});
   // sortDeviceResourcesByMinor: score high -> low, then minor ascending.
   std::sort(order.begin(), order.end(), [](const cand& a, const cand& b) {
     if (a.score != b.score) return a.score > b.score;
@@ -315,7 +347,8 @@ result<std::vector<gpu_allocation>> device_share::allocate(const gpu_requirement
   return out;
 }
 
-status device_share::filter(cycle_state& st, const pod_info& pod, const node_info& node, event_time) {
+status device_share::filter(cycle_state& st, const pod_info& pod, const node_info& node,
+                            event_time) {
   auto& s = state_of(st, pod);
   if (s.skip) return {};
   if (node.gpus.empty()) return status::unresolvable(err_insufficient_gpu);
@@ -349,7 +382,8 @@ bool device_share::normalize_score(cycle_state&, const pod_info&, std::span<std:
   return true;
 }
 
-status device_share::reserve(cycle_state& st, const pod_info& pod, const node_info& node, event_time) {
+status device_share::reserve(cycle_state& st, const pod_info& pod, const node_info& node,
+                             event_time) {
   auto& s = state_of(st, pod);
   if (s.skip) return {};
   auto a = allocate(s.req, node);

@@ -45,7 +45,8 @@ enum device_flag : std::uint32_t {
 [[nodiscard]] result<std::uint32_t> validate_device_request(const device_request& r);
 // ConvertDeviceRequest: nvidia/amd/dcu n -> core = ratio = 100n; koordinator.sh/gpu x -> core =
 // ratio = x; other allowed combinations are kept (restricted to their names).
-[[nodiscard]] device_request convert_device_request(const device_request& r, std::uint32_t combination);
+[[nodiscard]] device_request convert_device_request(const device_request& r,
+                                                    std::uint32_t combination);
 
 // calcDesiredRequestsAndCountForGPU: the request of one GPU and how many GPUs.
 struct gpu_requirements {
@@ -59,7 +60,8 @@ struct gpu_requirements {
   bool shared = false;
   bool operator==(const gpu_requirements&) const = default;
 };
-[[nodiscard]] gpu_requirements calc_desired_requests_and_count_for_gpu(const device_request& converted);
+[[nodiscard]] gpu_requirements calc_desired_requests_and_count_for_gpu(
+    const device_request& converted);
 
 // int64(ratio * total / 100) and int(bytes / total * 100), as devicehandler_gpu.go.
 [[nodiscard]] std::int64_t memory_ratio_to_bytes(std::int64_t ratio, std::int64_t total) noexcept;
@@ -95,20 +97,20 @@ struct device_amounts {
 };
 
 class device_scorer {
-public:
+ public:
   explicit device_scorer(const device_share_args& args);
   // resourceAllocationScorer.scoreDevice / scoreNode: per weighted resource with non-zero total,
   // requested = total - free + podRequest (or total when free > total).
   [[nodiscard]] std::int64_t score(const gpu_requirements& req, const device_amounts& total,
                                    const device_amounts& free) const noexcept;
 
-private:
+ private:
   scoring_strategy_type type_;
   std::int64_t w_core_ = 0, w_memory_ = 0, w_ratio_ = 0;
 };
 
 class device_share final : public plugin {
-public:
+ public:
   static constexpr std::string_view plugin_name = "DeviceShare";
   explicit device_share(device_share_args args = {});
 
@@ -121,7 +123,8 @@ public:
   status pre_filter(cycle_state& st, const pod_info& pod, std::span<const node_info>,
                     event_time) override;
   status filter(cycle_state& st, const pod_info& pod, const node_info& node, event_time) override;
-  std::int64_t score(cycle_state& st, const pod_info& pod, const node_info& node, event_time) override;
+  std::int64_t score(cycle_state& st, const pod_info& pod, const node_info& node,
+                     event_time) override;
   bool normalize_score(cycle_state&, const pod_info&, std::span<std::int64_t> scores) override;
   status reserve(cycle_state& st, const pod_info& pod, const node_info& node, event_time) override;
 
@@ -131,7 +134,7 @@ public:
   // Parses a pod's request (nullopt when it requests no device).
   [[nodiscard]] static result<std::optional<gpu_requirements>> requirements_of(const pod_info& pod);
 
-private:
+ private:
   struct state : cycle_data {
     std::uint64_t cycle = ~0ull;
     const pod_info* pod = nullptr;

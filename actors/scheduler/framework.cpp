@@ -26,8 +26,7 @@ constexpr std::array<resource_row, resource_name_count> resource_rows{{
     {resource_name::gpu_memory_ratio, "koordinator.sh/gpu-memory-ratio",
      &resource_list::gpu_memory_ratio},
     {resource_name::batch_cpu, "kubernetes.io/batch-cpu", &resource_list::batch_cpu_milli},
-    {resource_name::batch_memory, "kubernetes.io/batch-memory",
-     &resource_list::batch_memory_bytes},
+    {resource_name::batch_memory, "kubernetes.io/batch-memory", &resource_list::batch_memory_bytes},
     {resource_name::mid_cpu, "kubernetes.io/mid-cpu", &resource_list::mid_cpu_milli},
     {resource_name::mid_memory, "kubernetes.io/mid-memory", &resource_list::mid_memory_bytes},
     {resource_name::memory, "memory", &resource_list::memory_bytes},
@@ -49,7 +48,8 @@ std::optional<resource_name> parse_resource_name(std::string_view s) noexcept {
 std::optional<resource_name> translate_resource_name(priority_class pc, resource_name r) noexcept {
   switch (pc) {
     case priority_class::prod:
-    case priority_class::none: return r;
+    case priority_class::none:
+      return r;
     case priority_class::batch:
       if (r == resource_name::cpu) return resource_name::batch_cpu;
       if (r == resource_name::memory) return resource_name::batch_memory;
@@ -58,18 +58,24 @@ std::optional<resource_name> translate_resource_name(priority_class pc, resource
       if (r == resource_name::cpu) return resource_name::mid_cpu;
       if (r == resource_name::memory) return resource_name::mid_memory;
       return std::nullopt;
-    case priority_class::free: return std::nullopt;
+    case priority_class::free:
+      return std::nullopt;
   }
   return std::nullopt;
 }
 
 std::string_view to_string(aggregation_type t) noexcept {
   switch (t) {
-    case aggregation_type::avg: return "avg";
-    case aggregation_type::p50: return "p50";
-    case aggregation_type::p90: return "p90";
-    case aggregation_type::p95: return "p95";
-    case aggregation_type::p99: return "p99";
+    case aggregation_type::avg:
+      return "avg";
+    case aggregation_type::p50:
+      return "p50";
+    case aggregation_type::p90:
+      return "p90";
+    case aggregation_type::p95:
+      return "p95";
+    case aggregation_type::p99:
+      return "p99";
   }
   return "";
 }
@@ -85,22 +91,32 @@ std::optional<aggregation_type> parse_aggregation_type(std::string_view s) noexc
 
 std::string_view to_string(status_code c) noexcept {
   switch (c) {
-    case status_code::success: return "Success";
-    case status_code::error: return "Error";
-    case status_code::unschedulable: return "Unschedulable";
-    case status_code::unschedulable_and_unresolvable: return "UnschedulableAndUnresolvable";
-    case status_code::wait: return "Wait";
-    case status_code::skip: return "Skip";
+    case status_code::success:
+      return "Success";
+    case status_code::error:
+      return "Error";
+    case status_code::unschedulable:
+      return "Unschedulable";
+    case status_code::unschedulable_and_unresolvable:
+      return "UnschedulableAndUnresolvable";
+    case status_code::wait:
+      return "Wait";
+    case status_code::skip:
+      return "Skip";
   }
   return "";
 }
 
 std::string_view to_string(outcome o) noexcept {
   switch (o) {
-    case outcome::scheduled: return "scheduled";
-    case outcome::waiting: return "waiting";
-    case outcome::unschedulable: return "unschedulable";
-    case outcome::error: return "error";
+    case outcome::scheduled:
+      return "scheduled";
+    case outcome::waiting:
+      return "waiting";
+    case outcome::unschedulable:
+      return "unschedulable";
+    case outcome::error:
+      return "error";
   }
   return "";
 }
@@ -150,7 +166,8 @@ void default_normalize_score(std::int64_t max_priority, bool reverse,
   }
 }
 
-std::size_t num_feasible_nodes_to_find(std::int32_t percentage, std::size_t num_all_nodes) noexcept {
+std::size_t num_feasible_nodes_to_find(std::int32_t percentage,
+                                       std::size_t num_all_nodes) noexcept {
   constexpr std::size_t min_feasible_nodes_to_find = 100;
   constexpr std::int64_t min_feasible_nodes_percentage_to_find = 5;
   if (num_all_nodes < min_feasible_nodes_to_find) return num_all_nodes;
@@ -332,8 +349,9 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
                             std::string(fail_scratch_[i].second), j - i});
       i = j;
     }
-    std::stable_sort(d.failures.begin(), d.failures.end(),
-                     [](const failure_reason& a, const failure_reason& b) { return a.nodes > b.nodes; });
+    std::stable_sort(
+        d.failures.begin(), d.failures.end(),
+        [](const failure_reason& a, const failure_reason& b) { return a.nodes > b.nodes; });
     d.result = outcome::unschedulable;
     d.message = fit_error_message(n, d.failures);
     run_post_filter();
@@ -363,7 +381,8 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
       if (row[j] < 0 || row[j] > max_node_score) {
         d.result = outcome::error;
         d.message = "plugin \"" + std::string(e.impl->name()) + "\" returns an invalid score " +
-                    std::to_string(row[j]) + ", it should in the range of [0, 100] after normalizing";
+                    std::to_string(row[j]) +
+                    ", it should in the range of [0, 100] after normalizing";
         return d;
       }
       total_[j] += row[j] * e.weight;
@@ -410,8 +429,8 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   d.scores = scores_of(chosen.j);
   for (std::size_t a = 1; a < best.size(); ++a) {
     const auto& r = best[a];
-    d.alternatives.push_back({nodes[feasible_[r.j]].name, feasible_[r.j], r.total, r.key,
-                              scores_of(r.j)});
+    d.alternatives.push_back(
+        {nodes[feasible_[r.j]].name, feasible_[r.j], r.total, r.key, scores_of(r.j)});
   }
 
   // --- Reserve -------------------------------------------------------------------------------

@@ -71,17 +71,28 @@ inline constexpr std::size_t resource_name_count = 11;
 // The resource_list field of a resource (gpu = the x100 "nvidia.com/gpu | koordinator.sh/gpu").
 [[nodiscard]] constexpr std::int64_t resource_list::*field_of(resource_name r) noexcept {
   switch (r) {
-    case resource_name::cpu: return &resource_list::cpu_milli;
-    case resource_name::gpu: return &resource_list::gpu;
-    case resource_name::gpu_core: return &resource_list::gpu_core;
-    case resource_name::gpu_memory: return &resource_list::gpu_memory_bytes;
-    case resource_name::gpu_memory_ratio: return &resource_list::gpu_memory_ratio;
-    case resource_name::batch_cpu: return &resource_list::batch_cpu_milli;
-    case resource_name::batch_memory: return &resource_list::batch_memory_bytes;
-    case resource_name::mid_cpu: return &resource_list::mid_cpu_milli;
-    case resource_name::mid_memory: return &resource_list::mid_memory_bytes;
-    case resource_name::memory: return &resource_list::memory_bytes;
-    case resource_name::pods: return &resource_list::pods;
+    case resource_name::cpu:
+      return &resource_list::cpu_milli;
+    case resource_name::gpu:
+      return &resource_list::gpu;
+    case resource_name::gpu_core:
+      return &resource_list::gpu_core;
+    case resource_name::gpu_memory:
+      return &resource_list::gpu_memory_bytes;
+    case resource_name::gpu_memory_ratio:
+      return &resource_list::gpu_memory_ratio;
+    case resource_name::batch_cpu:
+      return &resource_list::batch_cpu_milli;
+    case resource_name::batch_memory:
+      return &resource_list::batch_memory_bytes;
+    case resource_name::mid_cpu:
+      return &resource_list::mid_cpu_milli;
+    case resource_name::mid_memory:
+      return &resource_list::mid_memory_bytes;
+    case resource_name::memory:
+      return &resource_list::memory_bytes;
+    case resource_name::pods:
+      return &resource_list::pods;
   }
   return &resource_list::pods;
 }
@@ -123,14 +134,14 @@ struct aggregated_usage {
 
 // status.podsMetric[]: usage of one pod as koordlet reported it.
 struct pod_metric {
-  std::string key;                                // "namespace/name"
-  priority_class priority = priority_class::none; // as reported (activeProd needs prod here)
-  resource_list usage;                            // all-zero = not reported
+  std::string key;                                 // "namespace/name"
+  priority_class priority = priority_class::none;  // as reported (activeProd needs prod here)
+  resource_list usage;                             // all-zero = not reported
 };
 
 // NodeMetric summary (slo.koordinator.sh/v1alpha1 NodeMetric).
 struct node_metric {
-  std::optional<event_time> update_time;  // status.updateTime; absent = expired
+  std::optional<event_time> update_time;      // status.updateTime; absent = expired
   std::int64_t report_interval_seconds = 60;  // spec.collectPolicy.reportIntervalSeconds
   bool has_node_metric = true;                // status.nodeMetric != nil
   resource_list node_usage;
@@ -216,9 +227,9 @@ struct device_request {
 
 struct pod_info {
   std::string key;  // "namespace/name"; the identity used everywhere (queue, gang, metrics)
-  std::int32_t priority = 0;                               // spec.priority
+  std::int32_t priority = 0;                                   // spec.priority
   priority_class priority_class_label = priority_class::none;  // koordinator.sh/priority-class
-  qos_class qos_label = qos_class::none;                   // koordinator.sh/qosClass
+  qos_class qos_label = qos_class::none;                       // koordinator.sh/qosClass
   std::optional<kube_qos> kube_qos_class;  // absent = derived from requests/limits
   resource_list requests;  // pod-level (init containers and overhead already folded in)
   resource_list limits;
@@ -252,14 +263,15 @@ struct node_info {
   // caches (load-aware per-node estimates) stay exact. assume_pod() and forget_pod() bump it.
   std::uint64_t generation = 0;
   resource_list allocatable;  // incl. batch-*/mid-* (published by the slo-controller) and pods
-  resource_list requested;           // Σ requests of pods on the node; requested.pods = count
+  resource_list requested;    // Σ requests of pods on the node; requested.pods = count
   resource_list non_zero_requested;  // the same with kube's non-zero defaults for cpu/memory
   // node.koordinator.sh/raw-allocatable: keys present override allocatable for load-aware.
   resource_map raw_allocatable;
   std::vector<pod_info> pods;  // assigned pods (kept for load-aware estimation)
   std::vector<gpu_device> gpus;
   std::optional<node_metric> metric;
-  std::optional<custom_usage_thresholds> custom_thresholds;  // scheduling.koordinator.sh/usage-thresholds
+  std::optional<custom_usage_thresholds>
+      custom_thresholds;  // scheduling.koordinator.sh/usage-thresholds
 };
 
 // kube-scheduler's non-zero request defaults (schedutil.DefaultMilliCPURequest / MemoryRequest),
@@ -312,7 +324,7 @@ struct cycle_data {
 // framework.CycleState: one slot per plugin of the profile. Reuse one cycle_state across
 // cycles: slots keep their allocations, plugins overwrite them in PreFilter.
 class cycle_state {
-public:
+ public:
   template <class T>
   T& slot(std::size_t i) {
     if (i >= slots_.size()) slots_.resize(i + 1);
@@ -331,7 +343,7 @@ public:
   // framework moves them into decision::rejected_pods. run_unreserve() callers read them here.
   std::vector<std::string> rejected_pods;
 
-private:
+ private:
   std::vector<std::unique_ptr<cycle_data>> slots_;
 };
 
@@ -370,7 +382,7 @@ enum extension_point : std::uint32_t {
 // Score + Reserve) and NodeNUMAResource (Filter + Score + Reserve writing cpusets) fit the same
 // shape.
 class plugin {
-public:
+ public:
   virtual ~plugin() = default;
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
   [[nodiscard]] virtual std::uint32_t points() const noexcept = 0;
@@ -383,13 +395,10 @@ public:
   virtual status pre_enqueue(const pod_info&, event_time) { return {}; }
   // PreFilter: per-pod checks and precomputation. skip = this plugin's Filter is skipped.
   // Status unschedulable fails the pod on every node. nodes = the whole node list.
-  virtual status pre_filter(cycle_state&, const pod_info&, std::span<const node_info>,
-                            event_time) {
+  virtual status pre_filter(cycle_state&, const pod_info&, std::span<const node_info>, event_time) {
     return {};
   }
-  virtual status filter(cycle_state&, const pod_info&, const node_info&, event_time) {
-    return {};
-  }
+  virtual status filter(cycle_state&, const pod_info&, const node_info&, event_time) { return {}; }
   // Raw score of one feasible node.
   virtual std::int64_t score(cycle_state&, const pod_info&, const node_info&, event_time) {
     return 0;
@@ -399,18 +408,14 @@ public:
   virtual bool normalize_score(cycle_state&, const pod_info&, std::span<std::int64_t>) {
     return false;
   }
-  virtual status reserve(cycle_state&, const pod_info&, const node_info&, event_time) {
-    return {};
-  }
+  virtual status reserve(cycle_state&, const pod_info&, const node_info&, event_time) { return {}; }
   virtual void unreserve(cycle_state&, const pod_info&, const node_info&, event_time) {}
   virtual permit_result permit(cycle_state&, const pod_info&, const node_info&, event_time) {
     return {};
   }
-  virtual post_filter_result post_filter(cycle_state&, const pod_info&, event_time) {
-    return {};
-  }
+  virtual post_filter_result post_filter(cycle_state&, const pod_info&, event_time) { return {}; }
 
-private:
+ private:
   std::size_t slot_ = 0;
 };
 
@@ -508,7 +513,7 @@ struct decision {
 [[nodiscard]] std::uint64_t mix64(std::uint64_t x) noexcept;
 
 class framework {
-public:
+ public:
   explicit framework(framework_options opts = {}) : opts_(std::move(opts)) {}
 
   // Adds a plugin; enabled defaults to every point it implements.
@@ -537,7 +542,7 @@ public:
   [[nodiscard]] decision run_cycle(cycle_state& st, const pod_info& pod,
                                    std::span<const node_info> nodes, event_time now);
 
-private:
+ private:
   framework_options opts_;
   std::vector<plugin_entry> plugins_;
   std::size_t next_start_ = 0;

@@ -39,7 +39,9 @@ load_aware_args load_aware_args::shipped_profile() {
 }
 
 result<void> validate(const load_aware_args& a, const std::string& path) {
-  auto p = [&](std::string_view f) { return path.empty() ? std::string(f) : path + "." + std::string(f); };
+  auto p = [&](std::string_view f) {
+    return path.empty() ? std::string(f) : path + "." + std::string(f);
+  };
   if (a.node_metric_expiration_seconds <= 0)
     return fail(errc::invalid_input, "nodeMetricExpirationSeconds should be a positive value",
                 p("nodeMetricExpirationSeconds"));
@@ -111,8 +113,10 @@ std::int64_t estimated_used_by_resource(const resource_list& requests, const res
   const std::int64_t request = r ? get(requests, *r) : 0;
   const std::int64_t q = limit > request ? limit : request;
   if (q == 0) {
-    if (r == resource_name::cpu || r == resource_name::batch_cpu) return load_aware_default_milli_cpu;
-    if (r == resource_name::memory || r == resource_name::batch_memory) return load_aware_default_memory;
+    if (r == resource_name::cpu || r == resource_name::batch_cpu)
+      return load_aware_default_milli_cpu;
+    if (r == resource_name::memory || r == resource_name::batch_memory)
+      return load_aware_default_memory;
     return 0;
   }
   auto est = static_cast<std::int64_t>(
@@ -132,7 +136,8 @@ resource_map estimate_pod(const pod_info& pod, const resource_map& factors, bool
   const auto pc = pod.priority_class_with_default();
   resource_map out;
   for (const auto& [r, factor] : f)
-    out[r] = estimated_used_by_resource(pod.requests, pod.limits, translate_resource_name(pc, r), factor);
+    out[r] = estimated_used_by_resource(pod.requests, pod.limits, translate_resource_name(pc, r),
+                                        factor);
   return out;
 }
 
@@ -217,8 +222,8 @@ load_aware_scheduling::vec load_aware_scheduling::estimate_vec(const pod_info& p
       }
     }
     if (!has) continue;  // only scaling-factor keys are estimated
-    v[k] =
-        estimated_used_by_resource(pod.requests, pod.limits, translate_resource_name(pc, r), factor);
+    v[k] = estimated_used_by_resource(pod.requests, pod.limits, translate_resource_name(pc, r),
+                                      factor);
   }
   return v;
 }
@@ -237,8 +242,9 @@ load_aware_scheduling::node_summary load_aware_scheduling::summarize(const node_
   std::sort(reported.begin(), reported.end(),
             [](const pod_metric* a, const pod_metric* b) { return a->key < b->key; });
   auto lookup = [&](const std::string& key) -> const pod_metric* {
-    auto it = std::lower_bound(reported.begin(), reported.end(), key,
-                               [](const pod_metric* a, const std::string& k) { return a->key < k; });
+    auto it =
+        std::lower_bound(reported.begin(), reported.end(), key,
+                         [](const pod_metric* a, const std::string& k) { return a->key < k; });
     return it != reported.end() && (*it)->key == key ? *it : nullptr;
   };
 
@@ -261,14 +267,16 @@ load_aware_scheduling::node_summary load_aware_scheduling::summarize(const node_
     if (empty(e)) continue;  // nil estimate: nothing to add
 
     // Timestamp: PodScheduled lastTransitionTime, else when the cache saw the pod.
-    const std::int64_t t = pod.scheduled_time   ? pod.scheduled_time->value
+    const std::int64_t t = pod.scheduled_time  ? pod.scheduled_time->value
                            : pod.assigned_time ? pod.assigned_time->value
                                                : 0;
     // shouldEstimatePodDeadline.
     std::int64_t after_scheduled = -1, after_initialized = -1;
     if (args_.allow_customize_estimation) {
-      if (pod.custom_seconds_after_pod_scheduled) after_scheduled = *pod.custom_seconds_after_pod_scheduled;
-      if (pod.custom_seconds_after_initialized) after_initialized = *pod.custom_seconds_after_initialized;
+      if (pod.custom_seconds_after_pod_scheduled)
+        after_scheduled = *pod.custom_seconds_after_pod_scheduled;
+      if (pod.custom_seconds_after_initialized)
+        after_initialized = *pod.custom_seconds_after_initialized;
     }
     if (args_.estimated_seconds_after_pod_scheduled && after_scheduled < 0)
       after_scheduled = *args_.estimated_seconds_after_pod_scheduled;
@@ -282,7 +290,8 @@ load_aware_scheduling::node_summary load_aware_scheduling::summarize(const node_
 
     // should: usage not collected, or pod newer than (updateTime - reportInterval), or still in
     // its configured estimation window. Without an updateTime every pod counts as new.
-    bool should = !pm || !has_update || t > update - interval_ms || (deadline && *deadline > update);
+    bool should =
+        !pm || !has_update || t > update - interval_ms || (deadline && *deadline > update);
     auto add_delta = [&](vec& acc, const vec* usage) {
       for (auto [k, r] : idx_) {
         const auto i = k;
@@ -367,8 +376,10 @@ void load_aware_scheduling::fill_entry(const node_info& node, cache_entry& e,
   e.update_ms = e.has_update ? node.metric->update_time->value : 0;
   filter_profile scratch;
   const filter_profile& prof = profile_for(node, scratch);
-  if (&prof == &scratch) e.profile = std::make_unique<filter_profile>(scratch);
-  else e.profile.reset();
+  if (&prof == &scratch)
+    e.profile = std::make_unique<filter_profile>(scratch);
+  else
+    e.profile.reset();
   const filter_profile& p = e.profile ? *e.profile : base_profile_;
   e.filter_prod_enabled = !empty(p.prod);
   e.filter_is_agg = p.has_agg;
@@ -426,7 +437,8 @@ const load_aware_scheduling::filter_profile& load_aware_scheduling::profile_for(
   const auto& c = *node.custom_thresholds;
   const bool agg_ok = c.aggregated_usage && !c.aggregated_usage->usage_thresholds.empty() &&
                       c.aggregated_usage->usage_aggregation_type;
-  if (c.usage_thresholds.empty() && c.prod_usage_thresholds.empty() && !agg_ok) return base_profile_;
+  if (c.usage_thresholds.empty() && c.prod_usage_thresholds.empty() && !agg_ok)
+    return base_profile_;
   scratch = base_profile_;
   if (!c.usage_thresholds.empty()) scratch.usage = to_vec(c.usage_thresholds);
   if (!c.prod_usage_thresholds.empty()) scratch.prod = to_vec(c.prod_usage_thresholds);

@@ -25,11 +25,11 @@
 namespace colony::scheduler {
 
 struct load_aware_aggregated_args {
-  resource_map usage_thresholds;                         // Default: none
+  resource_map usage_thresholds;                           // Default: none
   std::optional<aggregation_type> usage_aggregation_type;  // Default: unset
-  duration_ms usage_aggregated_duration{0};              // Default: 0 (longest reported)
+  duration_ms usage_aggregated_duration{0};                // Default: 0 (longest reported)
   std::optional<aggregation_type> score_aggregation_type;  // Default: unset
-  duration_ms score_aggregated_duration{0};              // Default: 0 (longest reported)
+  duration_ms score_aggregated_duration{0};                // Default: 0 (longest reported)
 };
 
 // LoadAwareSchedulingArgs after SetDefaults_LoadAwareSchedulingArgs (code defaults).
@@ -94,7 +94,7 @@ inline constexpr std::int64_t load_aware_default_memory = 200 * 1024 * 1024;
 // --- Plugin ---------------------------------------------------------------------------------
 
 class load_aware_scheduling final : public plugin {
-public:
+ public:
   static constexpr std::string_view plugin_name = "LoadAwareScheduling";
   // Values over the resource vector, indexed by position in resources() (the sorted names);
   // only the first resources().size() entries are used.
@@ -133,7 +133,7 @@ public:
                                        duration_ms agg_duration) const;
   [[nodiscard]] vec estimate_vec(const pod_info& pod) const;
 
-private:
+ private:
   struct filter_profile {
     vec usage{};
     vec prod{};
@@ -179,7 +179,8 @@ private:
   [[nodiscard]] entry_view entry_for(const node_info& node);
   void fill_entry(const node_info& node, cache_entry& e, std::int64_t* data) const;
   [[nodiscard]] bool expired_at(const cache_entry& e, event_time now) const;
-  [[nodiscard]] const filter_profile& profile_for(const node_info& node, filter_profile& scratch) const;
+  [[nodiscard]] const filter_profile& profile_for(const node_info& node,
+                                                  filter_profile& scratch) const;
   [[nodiscard]] std::int64_t score_vec(const vec& used, const vec& alloc) const;
 
   load_aware_args args_;

@@ -93,13 +93,15 @@ std::int64_t node_resources_fit::score_node(const pod_info& pod, const node_info
     switch (spec.name) {
       case resource_name::cpu:
         alloc = node.allocatable.cpu_milli;
-        requested = node.non_zero_requested.cpu_milli +
-                    (pod.requests.cpu_milli == 0 ? default_milli_cpu_request : pod.requests.cpu_milli);
+        requested =
+            node.non_zero_requested.cpu_milli +
+            (pod.requests.cpu_milli == 0 ? default_milli_cpu_request : pod.requests.cpu_milli);
         break;
       case resource_name::memory:
         alloc = node.allocatable.memory_bytes;
-        requested = node.non_zero_requested.memory_bytes +
-                    (pod.requests.memory_bytes == 0 ? default_memory_request : pod.requests.memory_bytes);
+        requested =
+            node.non_zero_requested.memory_bytes +
+            (pod.requests.memory_bytes == 0 ? default_memory_request : pod.requests.memory_bytes);
         break;
       case resource_name::pods:
         alloc = node.allocatable.pods;

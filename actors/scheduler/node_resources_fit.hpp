@@ -45,11 +45,13 @@ struct node_resources_fit_args {
 [[nodiscard]] result<void> validate(const node_resources_fit_args& a, const std::string& path);
 
 // leastRequestedScore / mostRequestedScore (int64, MaxNodeScore = 100).
-[[nodiscard]] std::int64_t least_requested_score(std::int64_t requested, std::int64_t capacity) noexcept;
-[[nodiscard]] std::int64_t most_requested_score(std::int64_t requested, std::int64_t capacity) noexcept;
+[[nodiscard]] std::int64_t least_requested_score(std::int64_t requested,
+                                                 std::int64_t capacity) noexcept;
+[[nodiscard]] std::int64_t most_requested_score(std::int64_t requested,
+                                                std::int64_t capacity) noexcept;
 
 class node_resources_fit final : public plugin {
-public:
+ public:
   static constexpr std::string_view plugin_name = "NodeResourcesFit";
   explicit node_resources_fit(node_resources_fit_args args = {});
 
@@ -64,7 +66,7 @@ public:
   [[nodiscard]] status fits_request(const pod_info& pod, const node_info& node) const;
   [[nodiscard]] std::int64_t score_node(const pod_info& pod, const node_info& node) const;
 
-private:
+ private:
   node_resources_fit_args args_;
   std::array<bool, resource_name_count> ignored_{};
   std::vector<resource_name> scalar_checks_;  // scalar resources the filter checks, in order

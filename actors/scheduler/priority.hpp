@@ -22,16 +22,22 @@ enum class kube_qos : std::uint8_t { guaranteed, burstable, best_effort };
 
 [[nodiscard]] constexpr std::string_view to_string(priority_class c) noexcept {
   switch (c) {
-    case priority_class::prod: return "koord-prod";
-    case priority_class::mid: return "koord-mid";
-    case priority_class::batch: return "koord-batch";
-    case priority_class::free: return "koord-free";
-    case priority_class::none: break;
+    case priority_class::prod:
+      return "koord-prod";
+    case priority_class::mid:
+      return "koord-mid";
+    case priority_class::batch:
+      return "koord-batch";
+    case priority_class::free:
+      return "koord-free";
+    case priority_class::none:
+      break;
   }
   return "";
 }
 
-[[nodiscard]] constexpr std::optional<priority_class> parse_priority_class(std::string_view s) noexcept {
+[[nodiscard]] constexpr std::optional<priority_class> parse_priority_class(
+    std::string_view s) noexcept {
   if (s == "koord-prod") return priority_class::prod;
   if (s == "koord-mid") return priority_class::mid;
   if (s == "koord-batch") return priority_class::batch;
@@ -70,9 +76,12 @@ inline constexpr std::int32_t priority_free_value_min = 3000;
 [[nodiscard]] constexpr qos_class qos_with_default(qos_class label, kube_qos k) noexcept {
   if (label != qos_class::none) return label;
   switch (k) {
-    case kube_qos::guaranteed: return qos_class::lsr;
-    case kube_qos::burstable: return qos_class::ls;
-    case kube_qos::best_effort: return qos_class::be;
+    case kube_qos::guaranteed:
+      return qos_class::lsr;
+    case kube_qos::burstable:
+      return qos_class::ls;
+    case kube_qos::best_effort:
+      return qos_class::be;
   }
   return qos_class::none;
 }
@@ -89,9 +98,12 @@ inline constexpr std::int32_t priority_free_value_min = 3000;
     case qos_class::system:
     case qos_class::lse:
     case qos_class::lsr:
-    case qos_class::ls: return priority_class::prod;
-    case qos_class::be: return priority_class::batch;
-    case qos_class::none: break;
+    case qos_class::ls:
+      return priority_class::prod;
+    case qos_class::be:
+      return priority_class::batch;
+    case qos_class::none:
+      break;
   }
   return priority_class::none;
 }

@@ -74,12 +74,13 @@ result<aggregation_type> agg_type_of(const ctx& c, const ynode& n, const std::st
   auto s = scalar<std::string>(c, n, path, "an aggregation type");
   if (!s) return tl::unexpected(s.error());
   auto t = parse_aggregation_type(*s);
-  if (!t) return c.bad(path, n, "unknown aggregation type \"" + *s + "\" (avg, p50, p90, p95, p99)");
+  if (!t)
+    return c.bad(path, n, "unknown aggregation type \"" + *s + "\" (avg, p50, p90, p95, p99)");
   return *t;
 }
 
-#define COLONY_TRY(var, expr)                              \
-  auto var = (expr);                                       \
+#define COLONY_TRY(var, expr) \
+  auto var = (expr);          \
   if (!var) return tl::unexpected(std::move(var).error())
 
 result<load_aware_args> load_aware_of(const ctx& c, const ynode& n, const std::string& path) {
@@ -88,19 +89,20 @@ result<load_aware_args> load_aware_of(const ctx& c, const ynode& n, const std::s
     a.apply_defaults();
     return a;
   }
-  if (auto r = check_keys(c, n, path,
-                          {"apiVersion", "kind", "filterExpiredNodeMetrics",
-                           "enableScheduleWhenNodeMetricsExpired", "nodeMetricExpirationSeconds",
-                           "resourceWeights", "dominantResourceWeight", "usageThresholds",
-                           "prodUsageThresholds", "prodUsageIncludeSys", "scoreAccordingProdUsage",
-                           "estimatedScalingFactors", "estimatedSecondsAfterPodScheduled",
-                           "estimatedSecondsAfterInitialized", "allowCustomizeEstimation",
-                           "aggregated", "supportedResources"});
+  if (auto r = check_keys(
+          c, n, path,
+          {"apiVersion", "kind", "filterExpiredNodeMetrics", "enableScheduleWhenNodeMetricsExpired",
+           "nodeMetricExpirationSeconds", "resourceWeights", "dominantResourceWeight",
+           "usageThresholds", "prodUsageThresholds", "prodUsageIncludeSys",
+           "scoreAccordingProdUsage", "estimatedScalingFactors",
+           "estimatedSecondsAfterPodScheduled", "estimatedSecondsAfterInitialized",
+           "allowCustomizeEstimation", "aggregated", "supportedResources"});
       !r)
     return tl::unexpected(r.error());
   auto p = [&](const char* f) { return path + "." + f; };
   if (n["filterExpiredNodeMetrics"]) {
-    COLONY_TRY(v, scalar<bool>(c, n["filterExpiredNodeMetrics"], p("filterExpiredNodeMetrics"), "a bool"));
+    COLONY_TRY(
+        v, scalar<bool>(c, n["filterExpiredNodeMetrics"], p("filterExpiredNodeMetrics"), "a bool"));
     a.filter_expired_node_metrics = *v;
   }
   if (n["enableScheduleWhenNodeMetricsExpired"]) {
@@ -118,7 +120,8 @@ result<load_aware_args> load_aware_of(const ctx& c, const ynode& n, const std::s
     a.resource_weights = *v;
   }
   if (n["dominantResourceWeight"]) {
-    COLONY_TRY(v, scalar<std::int64_t>(c, n["dominantResourceWeight"], p("dominantResourceWeight"), "an integer"));
+    COLONY_TRY(v, scalar<std::int64_t>(c, n["dominantResourceWeight"], p("dominantResourceWeight"),
+                                       "an integer"));
     a.dominant_resource_weight = *v;
   }
   if (n["usageThresholds"]) {
@@ -134,7 +137,8 @@ result<load_aware_args> load_aware_of(const ctx& c, const ynode& n, const std::s
     a.prod_usage_include_sys = *v;
   }
   if (n["scoreAccordingProdUsage"]) {
-    COLONY_TRY(v, scalar<bool>(c, n["scoreAccordingProdUsage"], p("scoreAccordingProdUsage"), "a bool"));
+    COLONY_TRY(
+        v, scalar<bool>(c, n["scoreAccordingProdUsage"], p("scoreAccordingProdUsage"), "a bool"));
     a.score_according_prod_usage = *v;
   }
   if (n["estimatedScalingFactors"]) {
@@ -152,7 +156,8 @@ result<load_aware_args> load_aware_of(const ctx& c, const ynode& n, const std::s
     a.estimated_seconds_after_initialized = *v;
   }
   if (n["allowCustomizeEstimation"]) {
-    COLONY_TRY(v, scalar<bool>(c, n["allowCustomizeEstimation"], p("allowCustomizeEstimation"), "a bool"));
+    COLONY_TRY(
+        v, scalar<bool>(c, n["allowCustomizeEstimation"], p("allowCustomizeEstimation"), "a bool"));
     a.allow_customize_estimation = *v;
   }
   if (const auto agg = n["aggregated"]; agg && !agg.IsNull()) {
@@ -172,7 +177,8 @@ result<load_aware_args> load_aware_of(const ctx& c, const ynode& n, const std::s
       g.usage_aggregation_type = *v;
     }
     if (agg["usageAggregatedDuration"]) {
-      COLONY_TRY(v, duration_of(c, agg["usageAggregatedDuration"], ap + ".usageAggregatedDuration"));
+      COLONY_TRY(v,
+                 duration_of(c, agg["usageAggregatedDuration"], ap + ".usageAggregatedDuration"));
       g.usage_aggregated_duration = *v;
     }
     if (agg["scoreAggregationType"]) {
@@ -180,13 +186,15 @@ result<load_aware_args> load_aware_of(const ctx& c, const ynode& n, const std::s
       g.score_aggregation_type = *v;
     }
     if (agg["scoreAggregatedDuration"]) {
-      COLONY_TRY(v, duration_of(c, agg["scoreAggregatedDuration"], ap + ".scoreAggregatedDuration"));
+      COLONY_TRY(v,
+                 duration_of(c, agg["scoreAggregatedDuration"], ap + ".scoreAggregatedDuration"));
       g.score_aggregated_duration = *v;
     }
     a.aggregated = g;
   }
   if (const auto sr = n["supportedResources"]; sr && !sr.IsNull()) {
-    if (!sr.IsSequence()) return c.bad(p("supportedResources"), sr, "expected a list of resource names");
+    if (!sr.IsSequence())
+      return c.bad(p("supportedResources"), sr, "expected a list of resource names");
     for (std::size_t i = 0; i < sr.size(); ++i) {
       auto ip = p("supportedResources") + "[" + std::to_string(i) + "]";
       COLONY_TRY(s, scalar<std::string>(c, sr[i], ip, "a resource name"));
@@ -215,9 +223,9 @@ result<scoring_strategy_type> strategy_of(const ctx& c, const ynode& n, const st
 result<node_resources_fit_args> fit_of(const ctx& c, const ynode& n, const std::string& path) {
   node_resources_fit_args a;
   if (n.IsNull()) return a;
-  if (auto r = check_keys(c, n, path,
-                          {"apiVersion", "kind", "scoringStrategy", "ignoredResources",
-                           "ignoredResourceGroups"});
+  if (auto r = check_keys(
+          c, n, path,
+          {"apiVersion", "kind", "scoringStrategy", "ignoredResources", "ignoredResourceGroups"});
       !r)
     return tl::unexpected(r.error());
   if (const auto ss = n["scoringStrategy"]; ss && !ss.IsNull()) {
@@ -233,10 +241,12 @@ result<node_resources_fit_args> fit_of(const ctx& c, const ynode& n, const std::
       a.resources.clear();
       for (std::size_t i = 0; i < res.size(); ++i) {
         const std::string ip = sp + ".resources[" + std::to_string(i) + "]";
-        if (auto r = check_keys(c, res[i], ip, {"name", "weight"}); !r) return tl::unexpected(r.error());
+        if (auto r = check_keys(c, res[i], ip, {"name", "weight"}); !r)
+          return tl::unexpected(r.error());
         COLONY_TRY(name, scalar<std::string>(c, res[i]["name"], ip + ".name", "a resource name"));
         auto rn = parse_resource_name(*name);
-        if (!rn) return c.bad(ip + ".name", res[i]["name"], "unsupported resource name \"" + *name + "\"");
+        if (!rn)
+          return c.bad(ip + ".name", res[i]["name"], "unsupported resource name \"" + *name + "\"");
         std::int64_t w = 1;
         if (res[i]["weight"]) {
           COLONY_TRY(wv, scalar<std::int64_t>(c, res[i]["weight"], ip + ".weight", "an integer"));
@@ -266,10 +276,10 @@ result<node_resources_fit_args> fit_of(const ctx& c, const ynode& n, const std::
 result<coscheduling_args> coscheduling_of(const ctx& c, const ynode& n, const std::string& path) {
   coscheduling_args a;
   if (n.IsNull()) return a;
-  if (auto r = check_keys(c, n, path,
-                          {"apiVersion", "kind", "defaultTimeout", "controllerWorkers",
-                           "enablePreemption", "skipCheckScheduleCycle", "awareNetworkTopology",
-                           "defaultMatchPolicy"});
+  if (auto r = check_keys(
+          c, n, path,
+          {"apiVersion", "kind", "defaultTimeout", "controllerWorkers", "enablePreemption",
+           "skipCheckScheduleCycle", "awareNetworkTopology", "defaultMatchPolicy"});
       !r)
     return tl::unexpected(r.error());
   if (n["defaultTimeout"]) {
@@ -277,7 +287,8 @@ result<coscheduling_args> coscheduling_of(const ctx& c, const ynode& n, const st
     a.default_timeout = *v;
   }
   if (n["controllerWorkers"]) {
-    COLONY_TRY(v, scalar<std::int32_t>(c, n["controllerWorkers"], path + ".controllerWorkers", "an integer"));
+    COLONY_TRY(v, scalar<std::int32_t>(c, n["controllerWorkers"], path + ".controllerWorkers",
+                                       "an integer"));
     a.controller_workers = *v;
   }
   if (n["enablePreemption"]) {
@@ -285,17 +296,22 @@ result<coscheduling_args> coscheduling_of(const ctx& c, const ynode& n, const st
     a.enable_preemption = *v;
   }
   if (n["skipCheckScheduleCycle"]) {
-    COLONY_TRY(v, scalar<bool>(c, n["skipCheckScheduleCycle"], path + ".skipCheckScheduleCycle", "a bool"));
+    COLONY_TRY(v, scalar<bool>(c, n["skipCheckScheduleCycle"], path + ".skipCheckScheduleCycle",
+                               "a bool"));
     a.skip_check_schedule_cycle = *v;
   }
   if (n["awareNetworkTopology"]) {
-    COLONY_TRY(v, scalar<bool>(c, n["awareNetworkTopology"], path + ".awareNetworkTopology", "a bool"));
+    COLONY_TRY(
+        v, scalar<bool>(c, n["awareNetworkTopology"], path + ".awareNetworkTopology", "a bool"));
     a.aware_network_topology = *v;
   }
   if (n["defaultMatchPolicy"]) {
-    COLONY_TRY(v, scalar<std::string>(c, n["defaultMatchPolicy"], path + ".defaultMatchPolicy", "a match policy"));
+    COLONY_TRY(v, scalar<std::string>(c, n["defaultMatchPolicy"], path + ".defaultMatchPolicy",
+                                      "a match policy"));
     auto mp = parse_gang_match_policy(*v);
-    if (!mp) return c.bad(path + ".defaultMatchPolicy", n["defaultMatchPolicy"], "unknown match policy \"" + *v + "\"");
+    if (!mp)
+      return c.bad(path + ".defaultMatchPolicy", n["defaultMatchPolicy"],
+                   "unknown match policy \"" + *v + "\"");
     a.default_match_policy = *mp;
   }
   if (auto r = validate(a, path); !r) {
@@ -309,9 +325,10 @@ result<device_share_args> device_share_of(const ctx& c, const ynode& n, const st
   device_share_args a;
   if (n.IsNull()) return a;
   // Fields Colony accepts but does not use yet (allocator choice, NUMA, GPU templates).
-  if (auto r = check_keys(c, n, path,
-                          {"apiVersion", "kind", "allocator", "scoringStrategy",
-                           "disableDeviceNUMATopologyAlignment", "gpuSharedResourceTemplatesConfig"});
+  if (auto r =
+          check_keys(c, n, path,
+                     {"apiVersion", "kind", "allocator", "scoringStrategy",
+                      "disableDeviceNUMATopologyAlignment", "gpuSharedResourceTemplatesConfig"});
       !r)
     return tl::unexpected(r.error());
   if (const auto ss = n["scoringStrategy"]; ss && !ss.IsNull()) {
@@ -326,10 +343,13 @@ result<device_share_args> device_share_of(const ctx& c, const ynode& n, const st
       a.resources.clear();
       for (std::size_t i = 0; i < res.size(); ++i) {
         const std::string ip = sp + ".resources[" + std::to_string(i) + "]";
-        if (auto r = check_keys(c, res[i], ip, {"name", "weight"}); !r) return tl::unexpected(r.error());
+        if (auto r = check_keys(c, res[i], ip, {"name", "weight"}); !r)
+          return tl::unexpected(r.error());
         COLONY_TRY(name, scalar<std::string>(c, res[i]["name"], ip + ".name", "a resource name"));
         auto rn = parse_device_resource(*name);
-        if (!rn) return c.bad(ip + ".name", res[i]["name"], "unsupported device resource \"" + *name + "\"");
+        if (!rn)
+          return c.bad(ip + ".name", res[i]["name"],
+                       "unsupported device resource \"" + *name + "\"");
         std::int64_t w = 1;
         if (res[i]["weight"]) {
           COLONY_TRY(wv, scalar<std::int64_t>(c, res[i]["weight"], ip + ".weight", "an integer"));
@@ -353,14 +373,16 @@ constexpr std::array<std::string_view, 13> extension_points{
 result<plugin_set> plugin_set_of(const ctx& c, const ynode& n, const std::string& path) {
   plugin_set s;
   if (n.IsNull()) return s;
-  if (auto r = check_keys(c, n, path, {"enabled", "disabled"}); !r) return tl::unexpected(r.error());
+  if (auto r = check_keys(c, n, path, {"enabled", "disabled"}); !r)
+    return tl::unexpected(r.error());
   auto list = [&](const char* which, auto&& add) -> result<void> {
     const auto l = n[which];
     if (!l || l.IsNull()) return {};
     if (!l.IsSequence()) return c.bad(path + "." + which, l, "expected a list of plugins");
     for (std::size_t i = 0; i < l.size(); ++i) {
       const std::string ip = path + "." + which + "[" + std::to_string(i) + "]";
-      if (auto r = check_keys(c, l[i], ip, {"name", "weight"}); !r) return tl::unexpected(r.error());
+      if (auto r = check_keys(c, l[i], ip, {"name", "weight"}); !r)
+        return tl::unexpected(r.error());
       COLONY_TRY(name, scalar<std::string>(c, l[i]["name"], ip + ".name", "a plugin name"));
       std::int64_t w = 0;
       if (l[i]["weight"]) {
@@ -372,9 +394,15 @@ result<plugin_set> plugin_set_of(const ctx& c, const ynode& n, const std::string
     }
     return {};
   };
-  if (auto r = list("enabled", [&](const std::string& nm, std::int64_t w) { s.enabled.push_back({nm, w}); }); !r)
+  if (auto r = list("enabled",
+                    [&](const std::string& nm, std::int64_t w) {
+                      s.enabled.push_back({nm, w});
+                    });
+      !r)
     return tl::unexpected(r.error());
-  if (auto r = list("disabled", [&](const std::string& nm, std::int64_t) { s.disabled.push_back(nm); }); !r)
+  if (auto r =
+          list("disabled", [&](const std::string& nm, std::int64_t) { s.disabled.push_back(nm); });
+      !r)
     return tl::unexpected(r.error());
   return s;
 }
@@ -391,7 +419,8 @@ result<profile_config> profile_of(const ctx& c, const ynode& n, const std::strin
     pc.scheduler_name = *v;
   }
   if (n["percentageOfNodesToScore"]) {
-    COLONY_TRY(v, scalar<std::int32_t>(c, n["percentageOfNodesToScore"], path + ".percentageOfNodesToScore", "an integer"));
+    COLONY_TRY(v, scalar<std::int32_t>(c, n["percentageOfNodesToScore"],
+                                       path + ".percentageOfNodesToScore", "an integer"));
     if (*v < 0 || *v > 100)
       return c.bad(path + ".percentageOfNodesToScore", n["percentageOfNodesToScore"],
                    "percentageOfNodesToScore must be in [0, 100]");
@@ -401,8 +430,10 @@ result<profile_config> profile_of(const ctx& c, const ynode& n, const std::strin
     if (!pl.IsMap()) return c.bad(path + ".plugins", pl, "expected a mapping of extension points");
     for (const auto& kv : pl) {
       auto point = kv.first.as<std::string>();
-      if (std::find(extension_points.begin(), extension_points.end(), point) == extension_points.end())
-        return c.bad(path + ".plugins." + point, kv.first, "unknown extension point \"" + point + "\"");
+      if (std::find(extension_points.begin(), extension_points.end(), point) ==
+          extension_points.end())
+        return c.bad(path + ".plugins." + point, kv.first,
+                     "unknown extension point \"" + point + "\"");
       COLONY_TRY(s, plugin_set_of(c, kv.second, path + ".plugins." + point));
       pc.plugins[point] = std::move(*s);
     }
@@ -412,7 +443,8 @@ result<profile_config> profile_of(const ctx& c, const ynode& n, const std::strin
     std::set<std::string> seen;
     for (std::size_t i = 0; i < cfgs.size(); ++i) {
       const std::string ip = path + ".pluginConfig[" + std::to_string(i) + "]";
-      if (auto r = check_keys(c, cfgs[i], ip, {"name", "args"}); !r) return tl::unexpected(r.error());
+      if (auto r = check_keys(c, cfgs[i], ip, {"name", "args"}); !r)
+        return tl::unexpected(r.error());
       COLONY_TRY(name, scalar<std::string>(c, cfgs[i]["name"], ip + ".name", "a plugin name"));
       if (!seen.insert(*name).second)
         return c.bad(ip + ".name", cfgs[i]["name"], "repeated config for plugin " + *name);
@@ -448,7 +480,8 @@ result<scheduler_config> config_of(const ctx& c, const ynode& root) {
     const auto data = root["data"];
     if (!data || !data["koord-scheduler-config"])
       return c.bad("data.koord-scheduler-config", root, "ConfigMap has no koord-scheduler-config");
-    COLONY_TRY(text, scalar<std::string>(c, data["koord-scheduler-config"], "data.koord-scheduler-config", "a string"));
+    COLONY_TRY(text, scalar<std::string>(c, data["koord-scheduler-config"],
+                                         "data.koord-scheduler-config", "a string"));
     ynode inner;
     try {
       inner = YAML::Load(*text);
@@ -466,19 +499,24 @@ result<scheduler_config> config_of(const ctx& c, const ynode& root) {
       return c.bad("kind", root["kind"], "expected kind KubeSchedulerConfiguration, got " + *kind);
   }
   if (root["percentageOfNodesToScore"]) {
-    COLONY_TRY(v, scalar<std::int32_t>(c, root["percentageOfNodesToScore"], "percentageOfNodesToScore", "an integer"));
+    COLONY_TRY(v, scalar<std::int32_t>(c, root["percentageOfNodesToScore"],
+                                       "percentageOfNodesToScore", "an integer"));
     if (*v < 0 || *v > 100)
       return c.bad("percentageOfNodesToScore", root["percentageOfNodesToScore"],
                    "percentageOfNodesToScore must be in [0, 100]");
     cfg.percentage_of_nodes_to_score = *v;
   }
   if (root["podInitialBackoffSeconds"]) {
-    COLONY_TRY(v, scalar<std::int64_t>(c, root["podInitialBackoffSeconds"], "podInitialBackoffSeconds", "an integer"));
-    if (*v <= 0) return c.bad("podInitialBackoffSeconds", root["podInitialBackoffSeconds"], "must be greater than 0");
+    COLONY_TRY(v, scalar<std::int64_t>(c, root["podInitialBackoffSeconds"],
+                                       "podInitialBackoffSeconds", "an integer"));
+    if (*v <= 0)
+      return c.bad("podInitialBackoffSeconds", root["podInitialBackoffSeconds"],
+                   "must be greater than 0");
     cfg.pod_initial_backoff_seconds = *v;
   }
   if (root["podMaxBackoffSeconds"]) {
-    COLONY_TRY(v, scalar<std::int64_t>(c, root["podMaxBackoffSeconds"], "podMaxBackoffSeconds", "an integer"));
+    COLONY_TRY(v, scalar<std::int64_t>(c, root["podMaxBackoffSeconds"], "podMaxBackoffSeconds",
+                                       "an integer"));
     if (*v < cfg.pod_initial_backoff_seconds)
       return c.bad("podMaxBackoffSeconds", root["podMaxBackoffSeconds"],
                    "must be greater than or equal to podInitialBackoffSeconds");
@@ -507,14 +545,16 @@ result<scheduler_config> parse_scheduler_config(std::string_view yaml, std::stri
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    return fail(errc::invalid_input, e.msg,
-                c.source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1));
+    return fail(
+        errc::invalid_input, e.msg,
+        c.source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1));
   }
   try {
     return config_of(c, root);
   } catch (const YAML::Exception& e) {  // defensive: a conversion we did not anticipate
-    return fail(errc::invalid_input, e.msg,
-                c.source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1));
+    return fail(
+        errc::invalid_input, e.msg,
+        c.source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1));
   }
 }
 
@@ -639,18 +679,22 @@ profiles:
 
 plugin_registry plugin_registry::with_builtin() {
   plugin_registry r;
-  r.add(std::string(node_resources_fit::plugin_name), [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
-    return std::make_shared<node_resources_fit>(p.node_resources_fit);
-  });
-  r.add(std::string(load_aware_scheduling::plugin_name), [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
-    return std::make_shared<load_aware_scheduling>(p.load_aware);
-  });
-  r.add(std::string(coscheduling::plugin_name), [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
-    return std::make_shared<coscheduling>(p.coscheduling);
-  });
-  r.add(std::string(device_share::plugin_name), [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
-    return std::make_shared<device_share>(p.device_share);
-  });
+  r.add(std::string(node_resources_fit::plugin_name),
+        [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
+          return std::make_shared<node_resources_fit>(p.node_resources_fit);
+        });
+  r.add(std::string(load_aware_scheduling::plugin_name),
+        [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
+          return std::make_shared<load_aware_scheduling>(p.load_aware);
+        });
+  r.add(std::string(coscheduling::plugin_name),
+        [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
+          return std::make_shared<coscheduling>(p.coscheduling);
+        });
+  r.add(std::string(device_share::plugin_name),
+        [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
+          return std::make_shared<device_share>(p.device_share);
+        });
   return r;
 }
 
@@ -721,7 +765,8 @@ result<built_profile> build_framework(const scheduler_config& cfg, std::size_t p
 
   framework_options opts;
   opts.scheduler_name = pc.scheduler_name;
-  opts.percentage_of_nodes_to_score = pc.percentage_of_nodes_to_score.value_or(cfg.percentage_of_nodes_to_score);
+  opts.percentage_of_nodes_to_score =
+      pc.percentage_of_nodes_to_score.value_or(cfg.percentage_of_nodes_to_score);
   opts.seed = seed;
   built_profile out;
   out.fwk = std::make_unique<framework>(opts);

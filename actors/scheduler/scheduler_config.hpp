@@ -72,13 +72,13 @@ struct scheduler_config {
 using plugin_factory = std::function<result<std::shared_ptr<plugin>>(const profile_config&)>;
 
 class plugin_registry {
-public:
+ public:
   // NodeResourcesFit, LoadAwareScheduling, Coscheduling, DeviceShare.
   [[nodiscard]] static plugin_registry with_builtin();
   void add(std::string name, plugin_factory f) { factories_[std::move(name)] = std::move(f); }
   [[nodiscard]] const plugin_factory* find(std::string_view name) const;
 
-private:
+ private:
   std::map<std::string, plugin_factory, std::less<>> factories_;
 };
 

@@ -27,9 +27,15 @@ scheduling_queue::active_key scheduling_queue::akey(const entry& e) const {
 
 void scheduling_queue::detach(entry& e) {
   switch (e.at) {
-    case where::active: active_.erase(akey(e)); break;
-    case where::backoff: backoff_.erase({backoff_expiry(e.qp), e.qp.pod.key}); break;
-    case where::unschedulable: unschedulable_.erase(e.qp.pod.key); break;
+    case where::active:
+      active_.erase(akey(e));
+      break;
+    case where::backoff:
+      backoff_.erase({backoff_expiry(e.qp), e.qp.pod.key});
+      break;
+    case where::unschedulable:
+      unschedulable_.erase(e.qp.pod.key);
+      break;
   }
 }
 
@@ -64,8 +70,10 @@ bool scheduling_queue::gate(entry& e, event_time now) {
 void scheduling_queue::release(entry& e, event_time now, bool force_active) {
   if (e.qp.group.empty()) {
     detach(e);
-    if (!force_active && backoff_expiry(e.qp) > now.value) to_backoff(e);
-    else to_active(e);
+    if (!force_active && backoff_expiry(e.qp) > now.value)
+      to_backoff(e);
+    else
+      to_active(e);
     return;
   }
   // The whole gang group moves to activeQ together, sharing the earliest enqueue time.
@@ -112,8 +120,12 @@ void scheduling_queue::update(pod_info pod, event_time now) {
   detach(e);
   e.qp.pod = std::move(pod);
   switch (e.at) {
-    case where::active: to_active(e); break;
-    case where::backoff: to_backoff(e); break;
+    case where::active:
+      to_active(e);
+      break;
+    case where::backoff:
+      to_backoff(e);
+      break;
     case where::unschedulable:
       to_unschedulable(e, e.qp.unschedulable_since);
       if (!e.qp.gated || gate(e, now)) release(e, now, false);
@@ -186,8 +198,10 @@ void scheduling_queue::requeue(queued_pod qp, event_time now, bool error) {
   auto [it, ok] = pods_.emplace(key, entry{std::move(qp), where::unschedulable});
   (void)ok;
   entry& e = it->second;
-  if (error || (any_move_request_ && move_request_cycle_ >= e.qp.cycle)) to_backoff(e);
-  else to_unschedulable(e, now);
+  if (error || (any_move_request_ && move_request_cycle_ >= e.qp.cycle))
+    to_backoff(e);
+  else
+    to_unschedulable(e, now);
 }
 
 std::vector<std::string> scheduling_queue::active_order() const {

@@ -58,7 +58,7 @@ struct queued_pod {
 };
 
 class scheduling_queue {
-public:
+ public:
   explicit scheduling_queue(queue_options opts = {}) : opts_(std::move(opts)) {}
 
   void add(pod_info pod, event_time now);
@@ -87,7 +87,7 @@ public:
   [[nodiscard]] std::vector<std::string> active_order() const;
   [[nodiscard]] std::uint64_t scheduling_cycle() const noexcept { return cycle_; }
 
-private:
+ private:
   enum class where : std::uint8_t { active, backoff, unschedulable };
   struct entry {
     queued_pod qp;

@@ -11,10 +11,14 @@ namespace colony::slo_controller {
 
 std::string_view to_string(calculate_policy p) noexcept {
   switch (p) {
-    case calculate_policy::usage: return "usage";
-    case calculate_policy::request: return "request";
-    case calculate_policy::max_usage_request: return "maxUsageRequest";
-    case calculate_policy::other: return "other";
+    case calculate_policy::usage:
+      return "usage";
+    case calculate_policy::request:
+      return "request";
+    case calculate_policy::max_usage_request:
+      return "maxUsageRequest";
+    case calculate_policy::other:
+      return "other";
   }
   return "other";
 }
@@ -32,21 +36,25 @@ result<void> validate_selector(const label_selector& s, std::string_view where) 
   for (std::size_t i = 0; i < s.match_expressions.size(); ++i) {
     const auto& r = s.match_expressions[i];
     std::string w = std::string(where) + ".matchExpressions[" + std::to_string(i) + "]";
-    if (r.key.empty()) return fail(errc::invalid_input, "invalid value \"\" (key must not be empty)", w + ".key");
+    if (r.key.empty())
+      return fail(errc::invalid_input, "invalid value \"\" (key must not be empty)", w + ".key");
     if (r.op == "In" || r.op == "NotIn") {
       if (r.values.empty()) {
         return fail(errc::invalid_input,
-                    "invalid value \"" + r.op + "\" (operator In/NotIn needs at least one value)", w + ".operator");
+                    "invalid value \"" + r.op + "\" (operator In/NotIn needs at least one value)",
+                    w + ".operator");
       }
     } else if (r.op == "Exists" || r.op == "DoesNotExist") {
       if (!r.values.empty()) {
         return fail(errc::invalid_input,
-                    "invalid value \"" + r.op + "\" (operator Exists/DoesNotExist takes no values)", w + ".operator");
+                    "invalid value \"" + r.op + "\" (operator Exists/DoesNotExist takes no values)",
+                    w + ".operator");
       }
     } else {
-      return fail(errc::invalid_input,
-                  "invalid value \"" + r.op + "\" (operator must be In, NotIn, Exists or DoesNotExist)",
-                  w + ".operator");
+      return fail(
+          errc::invalid_input,
+          "invalid value \"" + r.op + "\" (operator must be In, NotIn, Exists or DoesNotExist)",
+          w + ".operator");
     }
   }
   return {};
@@ -136,13 +144,20 @@ bool is_go_duration(std::string_view s) {
   if (i >= s.size()) return false;
   while (i < s.size()) {
     std::size_t digits = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') { ++i; ++digits; }
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      ++i;
+      ++digits;
+    }
     if (i < s.size() && s[i] == '.') {
       ++i;
-      while (i < s.size() && s[i] >= '0' && s[i] <= '9') { ++i; ++digits; }
+      while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+        ++i;
+        ++digits;
+      }
     }
     if (digits == 0) return false;
-    static constexpr std::string_view units[] = {"ns", "us", "\xC2\xB5s", "\xCE\xBCs", "ms", "s", "m", "h"};
+    static constexpr std::string_view units[] = {"ns", "us", "\xC2\xB5s", "\xCE\xBCs",
+                                                 "ms", "s",  "m",         "h"};
     bool matched = false;
     // Longest unit first matters only for "ms" vs "m": try two-char units before one-char ones.
     for (auto u : units) {
@@ -159,12 +174,13 @@ bool is_go_duration(std::string_view s) {
   return true;
 }
 
-result<void> check_policy(std::string_view where, std::string_view key, const std::optional<calculate_policy>& p,
-                          bool allow_request) {
+result<void> check_policy(std::string_view where, std::string_view key,
+                          const std::optional<calculate_policy>& p, bool allow_request) {
   if (!p) return {};
   if (*p == calculate_policy::usage || *p == calculate_policy::max_usage_request) return {};
   if (*p == calculate_policy::request && allow_request) return {};
-  std::string rule = allow_request ? "must be usage, request or maxUsageRequest" : "must be usage or maxUsageRequest";
+  std::string rule = allow_request ? "must be usage, request or maxUsageRequest"
+                                   : "must be usage or maxUsageRequest";
   return fail(errc::invalid_input,
               "invalid value \"" + std::string(to_string(*p)) + "\" (" + rule + ")",
               internal::path(where, key));
@@ -175,12 +191,17 @@ result<void> check_policy(std::string_view where, std::string_view key, const st
 result<void> validate(const colocation_strategy& s, std::string_view where) {
   using internal::check_range;
   result<void> ok;
-  if (!(ok = check_range(where, "metricAggregateDurationSeconds", s.metric_aggregate_duration_seconds, 1, kmax))) return ok;
-  if (!(ok = check_range(where, "metricReportIntervalSeconds", s.metric_report_interval_seconds, 1, kmax))) return ok;
+  if (!(ok = check_range(where, "metricAggregateDurationSeconds",
+                         s.metric_aggregate_duration_seconds, 1, kmax)))
+    return ok;
+  if (!(ok = check_range(where, "metricReportIntervalSeconds", s.metric_report_interval_seconds, 1,
+                         kmax)))
+    return ok;
   if (s.metric_aggregate_durations) {
     for (const auto& d : *s.metric_aggregate_durations) {
       if (!is_go_duration(d)) {
-        return fail(errc::invalid_input, "invalid value \"" + d + "\" (want a Go duration such as \"5m\")",
+        return fail(errc::invalid_input,
+                    "invalid value \"" + d + "\" (want a Go duration such as \"5m\")",
                     internal::path(where, "metricAggregatePolicy.durations"));
       }
     }
@@ -188,35 +209,57 @@ result<void> validate(const colocation_strategy& s, std::string_view where) {
   if (s.metric_memory_collect_policy) {
     const auto& p = *s.metric_memory_collect_policy;
     if (p != "usageWithoutPageCache" && p != "usageWithHotPageCache" && p != "usageWithPageCache") {
-      return fail(errc::invalid_input,
-                  "invalid value \"" + p +
-                      "\" (must be usageWithoutPageCache, usageWithHotPageCache or usageWithPageCache)",
-                  internal::path(where, "metricMemoryCollectPolicy"));
+      return fail(
+          errc::invalid_input,
+          "invalid value \"" + p +
+              "\" (must be usageWithoutPageCache, usageWithHotPageCache or usageWithPageCache)",
+          internal::path(where, "metricMemoryCollectPolicy"));
     }
   }
-  if (!(ok = check_range(where, "cpuReclaimThresholdPercent", s.cpu_reclaim_threshold_percent, 0, kmax))) return ok;
+  if (!(ok = check_range(where, "cpuReclaimThresholdPercent", s.cpu_reclaim_threshold_percent, 0,
+                         kmax)))
+    return ok;
   if (!(ok = check_policy(where, "cpuCalculatePolicy", s.cpu_calculate_policy, false))) return ok;
-  if (!(ok = check_range(where, "memoryReclaimThresholdPercent", s.memory_reclaim_threshold_percent, 0, kmax))) return ok;
-  if (!(ok = check_policy(where, "memoryCalculatePolicy", s.memory_calculate_policy, true))) return ok;
+  if (!(ok = check_range(where, "memoryReclaimThresholdPercent", s.memory_reclaim_threshold_percent,
+                         0, kmax)))
+    return ok;
+  if (!(ok = check_policy(where, "memoryCalculatePolicy", s.memory_calculate_policy, true)))
+    return ok;
   if (!(ok = check_range(where, "degradeTimeMinutes", s.degrade_time_minutes, 1, kmax))) return ok;
-  if (!(ok = check_range(where, "updateTimeThresholdSeconds", s.update_time_threshold_seconds, 1, kmax))) return ok;
+  if (!(ok = check_range(where, "updateTimeThresholdSeconds", s.update_time_threshold_seconds, 1,
+                         kmax)))
+    return ok;
   if (s.resource_diff_threshold) {
     double d = *s.resource_diff_threshold;
     if (!(d > 0 && d <= 1)) {
-      return fail(errc::invalid_input, "invalid value " + internal::render(nlohmann::json(d)) + " (must be in (0, 1])",
+      return fail(errc::invalid_input,
+                  "invalid value " + internal::render(nlohmann::json(d)) + " (must be in (0, 1])",
                   internal::path(where, "resourceDiffThreshold"));
     }
   }
   if (s.mid_reclaim_mode && *s.mid_reclaim_mode != reclaim_mode::static_mode) {
-    return fail(errc::invalid_input, "invalid value (must be \"static\" or unset)", internal::path(where, "midReclaimMode"));
+    return fail(errc::invalid_input, "invalid value (must be \"static\" or unset)",
+                internal::path(where, "midReclaimMode"));
   }
-  if (!(ok = check_range(where, "midCPUThresholdPercent", s.mid_cpu_threshold_percent, 0, 100))) return ok;
-  if (!(ok = check_range(where, "midMemoryThresholdPercent", s.mid_memory_threshold_percent, 0, 100))) return ok;
-  if (!(ok = check_range(where, "midUnallocatedPercent", s.mid_unallocated_percent, 0, 100))) return ok;
-  if (!(ok = check_range(where, "midStaticCPUReservedPercent", s.mid_static_cpu_reserved_percent, 0, 100))) return ok;
-  if (!(ok = check_range(where, "midStaticMemoryReservedPercent", s.mid_static_memory_reserved_percent, 0, 100))) return ok;
-  if (!(ok = check_range(where, "batchCPUThresholdPercent", s.batch_cpu_threshold_percent, 0, kmax))) return ok;
-  if (!(ok = check_range(where, "batchMemoryThresholdPercent", s.batch_memory_threshold_percent, 0, kmax))) return ok;
+  if (!(ok = check_range(where, "midCPUThresholdPercent", s.mid_cpu_threshold_percent, 0, 100)))
+    return ok;
+  if (!(ok = check_range(where, "midMemoryThresholdPercent", s.mid_memory_threshold_percent, 0,
+                         100)))
+    return ok;
+  if (!(ok = check_range(where, "midUnallocatedPercent", s.mid_unallocated_percent, 0, 100)))
+    return ok;
+  if (!(ok = check_range(where, "midStaticCPUReservedPercent", s.mid_static_cpu_reserved_percent, 0,
+                         100)))
+    return ok;
+  if (!(ok = check_range(where, "midStaticMemoryReservedPercent",
+                         s.mid_static_memory_reserved_percent, 0, 100)))
+    return ok;
+  if (!(ok =
+            check_range(where, "batchCPUThresholdPercent", s.batch_cpu_threshold_percent, 0, kmax)))
+    return ok;
+  if (!(ok = check_range(where, "batchMemoryThresholdPercent", s.batch_memory_threshold_percent, 0,
+                         kmax)))
+    return ok;
   return {};
 }
 
@@ -236,7 +279,8 @@ std::optional<std::int64_t> node_reclaim_percent(const node_labels* labels, std:
   return static_cast<std::int64_t>(scaled);  // int64(v * 100): "0.29" gives 28
 }
 
-colocation_strategy node_colocation_strategy(const colocation_config& cfg, const node_strategy_inputs& node) {
+colocation_strategy node_colocation_strategy(const colocation_config& cfg,
+                                             const node_strategy_inputs& node) {
   colocation_strategy s = cfg.cluster;
   static const node_labels no_labels;
   const node_labels& labels = node.labels != nullptr ? *node.labels : no_labels;
@@ -247,14 +291,18 @@ colocation_strategy node_colocation_strategy(const colocation_config& cfg, const
     }
   }
   if (node.colocation_strategy_annotation) {
-    auto doc = internal::parse_json(*node.colocation_strategy_annotation, annotation_node_colocation_strategy);
+    auto doc = internal::parse_json(*node.colocation_strategy_annotation,
+                                    annotation_node_colocation_strategy);
     if (doc) {
-      auto overlay = internal::read_colocation_strategy(*doc, annotation_node_colocation_strategy, false);
+      auto overlay =
+          internal::read_colocation_strategy(*doc, annotation_node_colocation_strategy, false);
       if (overlay) s = merge(s, *overlay);  // unparsable annotation: ignored, as in Koordinator
     }
   }
-  if (auto p = node_reclaim_percent(node.labels, label_cpu_reclaim_ratio)) s.cpu_reclaim_threshold_percent = p;
-  if (auto p = node_reclaim_percent(node.labels, label_memory_reclaim_ratio)) s.memory_reclaim_threshold_percent = p;
+  if (auto p = node_reclaim_percent(node.labels, label_cpu_reclaim_ratio))
+    s.cpu_reclaim_threshold_percent = p;
+  if (auto p = node_reclaim_percent(node.labels, label_memory_reclaim_ratio))
+    s.memory_reclaim_threshold_percent = p;
   if (auto p = node_reclaim_percent(node.labels, label_mid_static_cpu_reserved_ratio)) {
     s.mid_static_cpu_reserved_percent = p;
   }
@@ -264,7 +312,8 @@ colocation_strategy node_colocation_strategy(const colocation_config& cfg, const
   return s;
 }
 
-bool is_colocation_disabled(const colocation_config& cfg, const colocation_strategy& node_strategy) {
+bool is_colocation_disabled(const colocation_config& cfg,
+                            const colocation_strategy& node_strategy) {
   if (!cfg.cluster.enable || !*cfg.cluster.enable) return true;
   if (!node_strategy.enable) return true;
   return !*node_strategy.enable;

@@ -37,7 +37,8 @@ namespace colony::slo_controller::go {
 
 // util.MultiplyMilliQuant (pkg/util/resource.go): int64(float64(q.MilliValue()) * factor), a milli
 // quantity. Used for CPU (milli-cores in, milli-cores out).
-[[nodiscard]] constexpr std::int64_t multiply_milli_quant(std::int64_t milli, double factor) noexcept {
+[[nodiscard]] constexpr std::int64_t multiply_milli_quant(std::int64_t milli,
+                                                          double factor) noexcept {
   return to_int64(static_cast<double>(milli) * factor);
 }
 
@@ -59,7 +60,8 @@ namespace colony::slo_controller::go {
   return ceil_div(bytes, 1000000000);
 }
 
-// Quantity.MilliValue() of an integer quantity: value * 1000, saturating (Kubernetes saturates too).
+// Quantity.MilliValue() of an integer quantity: value * 1000, saturating (Kubernetes saturates
+// too).
 [[nodiscard]] constexpr std::int64_t milli_value(std::int64_t value) noexcept {
   constexpr std::int64_t lim = std::numeric_limits<std::int64_t>::max() / 1000;
   if (value > lim) return std::numeric_limits<std::int64_t>::max();

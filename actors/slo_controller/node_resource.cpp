@@ -16,11 +16,16 @@ namespace colony::slo_controller {
 
 std::string_view to_string(priority_class p) noexcept {
   switch (p) {
-    case priority_class::prod: return "koord-prod";
-    case priority_class::mid: return "koord-mid";
-    case priority_class::batch: return "koord-batch";
-    case priority_class::free: return "koord-free";
-    case priority_class::none: return "";
+    case priority_class::prod:
+      return "koord-prod";
+    case priority_class::mid:
+      return "koord-mid";
+    case priority_class::batch:
+      return "koord-batch";
+    case priority_class::free:
+      return "koord-free";
+    case priority_class::none:
+      return "";
   }
   return "";
 }
@@ -43,7 +48,8 @@ std::uint64_t pod_key_interner::intern(std::string_view ns, std::string_view nam
 }
 
 resource_list pod_request(const std::vector<resource_list>& containers,
-                          const std::vector<resource_list>& init_containers, const resource_list& overhead) {
+                          const std::vector<resource_list>& init_containers,
+                          const resource_list& overhead) {
   resource_list sum;
   for (const auto& c : containers) {
     sum.cpu_milli += c.cpu_milli;
@@ -69,7 +75,8 @@ constexpr std::string_view reason_batch_degraded =
     "degrade node resource because of abnormal nodeMetric, reason: degradedByBatchResource";
 constexpr std::string_view reason_mid_degraded =
     "degrade node Mid resource because of abnormal nodeMetric, reason: degradedByMidResource";
-constexpr std::string_view reason_disabled = "node colocation is disabled in Config, reason: DisableInConfig";
+constexpr std::string_view reason_disabled =
+    "node colocation is disabled in Config, reason: DisableInConfig";
 
 struct cm {  // a cpu/memory pair: the only two resources these formulas touch
   std::int64_t cpu = 0;
@@ -84,7 +91,9 @@ cm of(const resource_list& r) { return {r.cpu_milli, r.memory_bytes}; }
 cm max_of(const cm& a, const cm& b) { return {std::max(a.cpu, b.cpu), std::max(a.mem, b.mem)}; }
 
 bool active(pod_phase p) { return p == pod_phase::running || p == pod_phase::pending; }
-bool low_priority(priority_class p) { return p == priority_class::batch || p == priority_class::free; }
+bool low_priority(priority_class p) {
+  return p == priority_class::batch || p == priority_class::free;
+}
 
 std::uint64_t string_key_hash(std::string_view ns, std::string_view name) {
   // Lookup only (never used for ordering), so std::hash's per-build value is fine.
@@ -93,7 +102,8 @@ std::uint64_t string_key_hash(std::string_view ns, std::string_view name) {
   return h;
 }
 
-std::uint64_t mix_id(std::uint64_t x) {  // splitmix64 finaliser: spreads sequential ids over the table
+std::uint64_t mix_id(
+    std::uint64_t x) {  // splitmix64 finaliser: spreads sequential ids over the table
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
@@ -101,7 +111,8 @@ std::uint64_t mix_id(std::uint64_t x) {  // splitmix64 finaliser: spreads sequen
 }
 
 // Matches pods to pod metrics by namespace/name as Koordinator's podMetricMap does: for duplicate
-// metric keys the LAST one wins (later map writes overwrite earlier ones); earlier ones are shadowed.
+// metric keys the LAST one wins (later map writes overwrite earlier ones); earlier ones are
+// shadowed.
 void match_metrics(const std::vector<pod_input>& pods, const std::vector<pod_metric>& metrics,
                    calculator_scratch& s) {
   const std::size_t nm = metrics.size();
@@ -128,7 +139,8 @@ void match_metrics(const std::vector<pod_input>& pods, const std::vector<pod_met
     const auto& pm = metrics[m];
     const std::uint64_t h = interned ? mix_id(pm.key_id) : string_key_hash(pm.ns, pm.name);
     std::uint64_t* slot = probe(h, [&](std::uint64_t j) {
-      return interned ? metrics[j].key_id == pm.key_id : metrics[j].ns == pm.ns && metrics[j].name == pm.name;
+      return interned ? metrics[j].key_id == pm.key_id
+                      : metrics[j].ns == pm.ns && metrics[j].name == pm.name;
     });
     if (*slot != 0) s.metric_shadowed[*slot - 1] = 1;
     *slot = m + 1;
@@ -138,7 +150,8 @@ void match_metrics(const std::vector<pod_input>& pods, const std::vector<pod_met
     const auto& pod = pods[p];
     const std::uint64_t h = interned ? mix_id(pod.key_id) : string_key_hash(pod.ns, pod.name);
     std::uint64_t* slot = probe(h, [&](std::uint64_t j) {
-      return interned ? metrics[j].key_id == pod.key_id : metrics[j].ns == pod.ns && metrics[j].name == pod.name;
+      return interned ? metrics[j].key_id == pod.key_id
+                      : metrics[j].ns == pod.ns && metrics[j].name == pod.name;
     });
     if (*slot != 0) s.metric_of_pod[p] = static_cast<std::int32_t>(*slot - 1);
   }
@@ -175,7 +188,8 @@ cm host_app_hp_used(const node_metric_input& m, priority_class res_priority) {
 }
 
 void reset_explanation(explanation& e, std::string_view resource, std::string_view reason,
-                       const colocation_strategy& strategy, const node_metric_input* metric, event_time now) {
+                       const colocation_strategy& strategy, const node_metric_input* metric,
+                       event_time now) {
   e.resource = resource;
   e.formula = "reset";
   e.terms.clear();
@@ -185,8 +199,8 @@ void reset_explanation(explanation& e, std::string_view resource, std::string_vi
   } else if (!metric->update_time) {
     e.terms.push_back({"nodeMetricUpdateTime", 0, "", "missing"});
   } else if (reason == reason_batch_degraded || reason == reason_mid_degraded) {
-    e.terms.push_back({"nodeMetricAgeSeconds", (now.value - metric->update_time->value) / 1000, "seconds",
-                       "now - NodeMetric status.updateTime"});
+    e.terms.push_back({"nodeMetricAgeSeconds", (now.value - metric->update_time->value) / 1000,
+                       "seconds", "now - NodeMetric status.updateTime"});
     e.terms.push_back({"degradeTimeMinutes", strategy.degrade_time_minutes.value_or(15), "minutes",
                        "degrade when the NodeMetric is older than this"});
   }
@@ -207,7 +221,8 @@ void calculate_batch(const colocation_strategy& strategy, const node_input& node
     const cm req = of(pod.requests);
     hp_request += req;
     if (mi < 0) {
-      // No metric yet (e.g. just scheduled): count the request as usage, nothing for maxUsageRequest.
+      // No metric yet (e.g. just scheduled): count the request as usage, nothing for
+      // maxUsageRequest.
       hp_used += req;
       no_metric_request += req;
       continue;
@@ -255,21 +270,25 @@ void calculate_batch(const colocation_strategy& strategy, const node_input& node
                   clamp0(cap.mem - margin.mem - sys_or_reserved.mem - hp_max_used_req.mem)};
 
   // CPU: "maxUsageRequest" or, for anything else (request is not supported for CPU), "usage".
-  const calculate_policy cpu_policy = strategy.cpu_calculate_policy.value_or(calculate_policy::usage);
+  const calculate_policy cpu_policy =
+      strategy.cpu_calculate_policy.value_or(calculate_policy::usage);
   const bool cpu_max = cpu_policy == calculate_policy::max_usage_request;
   std::int64_t batch_cpu = cpu_max ? by_max.cpu : by_usage.cpu;
   std::optional<std::int64_t> cpu_cap;
   if (strategy.batch_cpu_threshold_percent) {
-    cpu_cap = go::multiply_milli_quant(cap.cpu, go::percent_ratio(*strategy.batch_cpu_threshold_percent));
+    cpu_cap =
+        go::multiply_milli_quant(cap.cpu, go::percent_ratio(*strategy.batch_cpu_threshold_percent));
     batch_cpu = std::min(batch_cpu, *cpu_cap);
   }
-  const calculate_policy mem_policy = strategy.memory_calculate_policy.value_or(calculate_policy::usage);
+  const calculate_policy mem_policy =
+      strategy.memory_calculate_policy.value_or(calculate_policy::usage);
   const bool mem_req = mem_policy == calculate_policy::request;
   const bool mem_max = mem_policy == calculate_policy::max_usage_request;
   std::int64_t batch_mem = mem_req ? by_request.mem : (mem_max ? by_max.mem : by_usage.mem);
   std::optional<std::int64_t> mem_cap;
   if (strategy.batch_memory_threshold_percent) {
-    mem_cap = go::multiply_quant(cap.mem, go::percent_ratio(*strategy.batch_memory_threshold_percent));
+    mem_cap =
+        go::multiply_quant(cap.mem, go::percent_ratio(*strategy.batch_memory_threshold_percent));
     batch_mem = std::min(batch_mem, *mem_cap);
   }
   out.batch_cpu_milli = batch_cpu;
@@ -283,29 +302,39 @@ void calculate_batch(const colocation_strategy& strategy, const node_input& node
   ec.terms.reserve(18);
   ec.terms.push_back({"cpuCalculatePolicy", 0, "", to_string(cpu_policy)});
   ec.terms.push_back({"nodeCapacity", cap.cpu, u_cpu, "node status.capacity cpu"});
-  ec.terms.push_back({"cpuReclaimThresholdPercent", cpu_reclaim, u_pct, "share of capacity batch may reclaim"});
-  ec.terms.push_back({"nodeSafetyMargin", margin.cpu, u_cpu, "capacity * (100 - cpuReclaimThresholdPercent) / 100"});
-  ec.terms.push_back({"systemUsage", system_usage_only.cpu, u_cpu, "NodeMetric status.nodeMetric.systemUsage"});
+  ec.terms.push_back(
+      {"cpuReclaimThresholdPercent", cpu_reclaim, u_pct, "share of capacity batch may reclaim"});
+  ec.terms.push_back({"nodeSafetyMargin", margin.cpu, u_cpu,
+                      "capacity * (100 - cpuReclaimThresholdPercent) / 100"});
+  ec.terms.push_back(
+      {"systemUsage", system_usage_only.cpu, u_cpu, "NodeMetric status.nodeMetric.systemUsage"});
   ec.terms.push_back({"hostAppHPUsed", host_hp.cpu, u_cpu, "usage of Prod/Mid host applications"});
   ec.terms.push_back({"kubeletReserved", kubelet.cpu, u_cpu, "max(capacity - allocatable, 0)"});
   ec.terms.push_back({"annotationReserved", anno.cpu, u_cpu, "node.koordinator.sh/reservation"});
-  ec.terms.push_back({"nodeReserved", node_reserved.cpu, u_cpu, "max(kubeletReserved, annotationReserved)"});
+  ec.terms.push_back(
+      {"nodeReserved", node_reserved.cpu, u_cpu, "max(kubeletReserved, annotationReserved)"});
   ec.terms.push_back({"systemUsageOrNodeReserved", sys_or_reserved.cpu, u_cpu,
                       "max(systemUsage + hostAppHPUsed, nodeReserved)"});
   if (cpu_max) {
-    ec.terms.push_back({"podHPMaxUsedRequest", hp_max_used_req.cpu, u_cpu,
-                        "sum over Prod/Mid/None pods of max(request, usage), plus dangling metrics"});
+    ec.terms.push_back(
+        {"podHPMaxUsedRequest", hp_max_used_req.cpu, u_cpu,
+         "sum over Prod/Mid/None pods of max(request, usage), plus dangling metrics"});
   } else {
     ec.terms.push_back({"podHPUsed", hp_used.cpu, u_cpu,
-                        "usage of Prod/Mid/None pods (request if no metric; LSE: request), plus dangling metrics"});
-    ec.terms.push_back({"podHPNoMetricRequest", no_metric_request.cpu, u_cpu, "part: requests of HP pods without metric"});
+                        "usage of Prod/Mid/None pods (request if no metric; LSE: request), plus "
+                        "dangling metrics"});
+    ec.terms.push_back({"podHPNoMetricRequest", no_metric_request.cpu, u_cpu,
+                        "part: requests of HP pods without metric"});
     ec.terms.push_back({"podLSERequestOverUsage", lse_cpu_request_over_usage.cpu, u_cpu,
                         "part: LSE pods' cpu request minus usage"});
   }
-  ec.terms.push_back({"podDanglingUsed", dangling.cpu, u_cpu, "part: metrics of HP pods not in the pod list"});
+  ec.terms.push_back(
+      {"podDanglingUsed", dangling.cpu, u_cpu, "part: metrics of HP pods not in the pod list"});
   if (cpu_cap) {
-    ec.terms.push_back({"batchCPUThresholdPercent", *strategy.batch_cpu_threshold_percent, u_pct, "cap on batch-cpu"});
-    ec.terms.push_back({"batchCPUThreshold", *cpu_cap, u_cpu, "capacity * batchCPUThresholdPercent / 100"});
+    ec.terms.push_back({"batchCPUThresholdPercent", *strategy.batch_cpu_threshold_percent, u_pct,
+                        "cap on batch-cpu"});
+    ec.terms.push_back(
+        {"batchCPUThreshold", *cpu_cap, u_cpu, "capacity * batchCPUThresholdPercent / 100"});
   }
   ec.terms.push_back({"result", batch_cpu, u_cpu, "max(formula, 0), capped"});
 
@@ -316,27 +345,36 @@ void calculate_batch(const colocation_strategy& strategy, const node_input& node
   em.terms.reserve(18);
   em.terms.push_back({"memoryCalculatePolicy", 0, "", to_string(mem_policy)});
   em.terms.push_back({"nodeCapacity", cap.mem, u_mem, "node status.capacity memory"});
-  em.terms.push_back({"memoryReclaimThresholdPercent", mem_reclaim, u_pct, "share of capacity batch may reclaim"});
-  em.terms.push_back({"nodeSafetyMargin", margin.mem, u_mem, "capacity * (100 - memoryReclaimThresholdPercent) / 100"});
+  em.terms.push_back(
+      {"memoryReclaimThresholdPercent", mem_reclaim, u_pct, "share of capacity batch may reclaim"});
+  em.terms.push_back({"nodeSafetyMargin", margin.mem, u_mem,
+                      "capacity * (100 - memoryReclaimThresholdPercent) / 100"});
   if (!mem_req) {
-    em.terms.push_back({"systemUsage", system_usage_only.mem, u_mem, "NodeMetric status.nodeMetric.systemUsage"});
-    em.terms.push_back({"hostAppHPUsed", host_hp.mem, u_mem, "usage of Prod/Mid host applications"});
+    em.terms.push_back(
+        {"systemUsage", system_usage_only.mem, u_mem, "NodeMetric status.nodeMetric.systemUsage"});
+    em.terms.push_back(
+        {"hostAppHPUsed", host_hp.mem, u_mem, "usage of Prod/Mid host applications"});
   }
   em.terms.push_back({"kubeletReserved", kubelet.mem, u_mem, "max(capacity - allocatable, 0)"});
   em.terms.push_back({"annotationReserved", anno.mem, u_mem, "node.koordinator.sh/reservation"});
-  em.terms.push_back({"nodeReserved", node_reserved.mem, u_mem, "max(kubeletReserved, annotationReserved)"});
+  em.terms.push_back(
+      {"nodeReserved", node_reserved.mem, u_mem, "max(kubeletReserved, annotationReserved)"});
   if (mem_req) {
-    em.terms.push_back({"podHPRequest", hp_request.mem, u_mem, "requests of Running/Pending Prod/Mid/None pods"});
+    em.terms.push_back(
+        {"podHPRequest", hp_request.mem, u_mem, "requests of Running/Pending Prod/Mid/None pods"});
   } else {
     em.terms.push_back({"systemUsageOrNodeReserved", sys_or_reserved.mem, u_mem,
                         "max(systemUsage + hostAppHPUsed, nodeReserved)"});
     if (mem_max) {
-      em.terms.push_back({"podHPMaxUsedRequest", hp_max_used_req.mem, u_mem,
-                          "sum over Prod/Mid/None pods of max(request, usage), plus dangling metrics"});
+      em.terms.push_back(
+          {"podHPMaxUsedRequest", hp_max_used_req.mem, u_mem,
+           "sum over Prod/Mid/None pods of max(request, usage), plus dangling metrics"});
     } else {
-      em.terms.push_back({"podHPUsed", hp_used.mem, u_mem,
-                          "usage of Prod/Mid/None pods (request if no metric), plus dangling metrics"});
-      em.terms.push_back({"podHPNoMetricRequest", no_metric_request.mem, u_mem, "part: requests of HP pods without metric"});
+      em.terms.push_back(
+          {"podHPUsed", hp_used.mem, u_mem,
+           "usage of Prod/Mid/None pods (request if no metric), plus dangling metrics"});
+      em.terms.push_back({"podHPNoMetricRequest", no_metric_request.mem, u_mem,
+                          "part: requests of HP pods without metric"});
       // Go's message for usage+threshold prints podHPMaxUsedRequest (a Koordinator quirk); keep it
       // available so koordinator_message can reproduce the text.
       if (mem_cap) {
@@ -344,20 +382,23 @@ void calculate_batch(const colocation_strategy& strategy, const node_input& node
                             "not used by the usage formula; printed by Koordinator's message"});
       }
     }
-    em.terms.push_back({"podDanglingUsed", dangling.mem, u_mem, "part: metrics of HP pods not in the pod list"});
+    em.terms.push_back(
+        {"podDanglingUsed", dangling.mem, u_mem, "part: metrics of HP pods not in the pod list"});
   }
   if (mem_cap) {
-    em.terms.push_back({"batchMemoryThresholdPercent", *strategy.batch_memory_threshold_percent, u_pct,
-                        "cap on batch-memory"});
-    em.terms.push_back({"batchMemoryThreshold", *mem_cap, u_mem, "capacity * batchMemoryThresholdPercent / 100"});
+    em.terms.push_back({"batchMemoryThresholdPercent", *strategy.batch_memory_threshold_percent,
+                        u_pct, "cap on batch-memory"});
+    em.terms.push_back(
+        {"batchMemoryThreshold", *mem_cap, u_mem, "capacity * batchMemoryThresholdPercent / 100"});
   }
   em.terms.push_back({"result", batch_mem, u_mem, "max(formula, 0), capped"});
 }
 
 // --- mid (midresource.Plugin.calculate + util.CalculateMidResourceBy*) ---
 
-void calculate_mid(const colocation_strategy& strategy, const node_input& node, const std::vector<pod_input>& pods,
-                   const node_metric_input& metric, node_resource_result& out) {
+void calculate_mid(const colocation_strategy& strategy, const node_input& node,
+                   const std::vector<pod_input>& pods, const node_metric_input& metric,
+                   node_resource_result& out) {
   const cm cap = of(node.capacity);
   const std::int64_t cpu_thr_pct = strategy.mid_cpu_threshold_percent.value_or(100);
   const std::int64_t mem_thr_pct = strategy.mid_memory_threshold_percent.value_or(100);
@@ -385,18 +426,25 @@ void calculate_mid(const colocation_strategy& strategy, const node_input& node, 
     ec.formula = em.formula = "static";
     ec.terms.push_back({"midReclaimMode", 0, "", "static"});
     ec.terms.push_back({"nodeCapacity", cap.cpu, u_cpu, "node status.capacity cpu"});
-    ec.terms.push_back({"midStaticCPUReservedPercent", cpu_pct, u_pct, "share of capacity reserved for mid"});
-    ec.terms.push_back({"midStaticReserved", cpu_res, u_cpu, "capacity * midStaticCPUReservedPercent / 100"});
+    ec.terms.push_back(
+        {"midStaticCPUReservedPercent", cpu_pct, u_pct, "share of capacity reserved for mid"});
+    ec.terms.push_back(
+        {"midStaticReserved", cpu_res, u_cpu, "capacity * midStaticCPUReservedPercent / 100"});
     ec.terms.push_back({"midCPUThresholdPercent", cpu_thr_pct, u_pct, "cap on mid-cpu"});
     ec.terms.push_back({"midThreshold", cpu_max, u_cpu, "capacity * midCPUThresholdPercent / 100"});
-    ec.terms.push_back({"result", out.mid_cpu_milli, u_cpu, "min(midStaticReserved, midThreshold)"});
+    ec.terms.push_back(
+        {"result", out.mid_cpu_milli, u_cpu, "min(midStaticReserved, midThreshold)"});
     em.terms.push_back({"midReclaimMode", 0, "", "static"});
     em.terms.push_back({"nodeCapacity", cap.mem, u_mem, "node status.capacity memory"});
-    em.terms.push_back({"midStaticMemoryReservedPercent", mem_pct, u_pct, "share of capacity reserved for mid"});
-    em.terms.push_back({"midStaticReserved", mem_res, u_mem, "capacity * midStaticMemoryReservedPercent / 100"});
+    em.terms.push_back(
+        {"midStaticMemoryReservedPercent", mem_pct, u_pct, "share of capacity reserved for mid"});
+    em.terms.push_back(
+        {"midStaticReserved", mem_res, u_mem, "capacity * midStaticMemoryReservedPercent / 100"});
     em.terms.push_back({"midMemoryThresholdPercent", mem_thr_pct, u_pct, "cap on mid-memory"});
-    em.terms.push_back({"midThreshold", mem_max, u_mem, "capacity * midMemoryThresholdPercent / 100"});
-    em.terms.push_back({"result", out.mid_memory_bytes, u_mem, "min(midStaticReserved, midThreshold)"});
+    em.terms.push_back(
+        {"midThreshold", mem_max, u_mem, "capacity * midMemoryThresholdPercent / 100"});
+    em.terms.push_back(
+        {"result", out.mid_memory_bytes, u_mem, "min(midStaticReserved, midThreshold)"});
     return;
   }
 
@@ -417,8 +465,10 @@ void calculate_mid(const colocation_strategy& strategy, const node_input& node, 
   const cm unallocated{std::max<std::int64_t>(cap.cpu - node_reserved.cpu - prod_allocated.cpu, 0),
                        std::max<std::int64_t>(cap.mem - node_reserved.mem - prod_allocated.mem, 0)};
   // getNodeUnused: capacity - nodeUsage; an incomplete nodeUsage gives an empty list (0).
-  const bool usage_valid = metric.node_usage.cpu_milli.has_value() && metric.node_usage.memory_bytes.has_value();
-  const cm unused = usage_valid ? cm{cap.cpu - *metric.node_usage.cpu_milli, cap.mem - *metric.node_usage.memory_bytes}
+  const bool usage_valid =
+      metric.node_usage.cpu_milli.has_value() && metric.node_usage.memory_bytes.has_value();
+  const cm unused = usage_valid ? cm{cap.cpu - *metric.node_usage.cpu_milli,
+                                     cap.mem - *metric.node_usage.memory_bytes}
                                 : cm{};
   std::int64_t cpu = std::min(prod_reclaimable.cpu, unused.cpu);
   if (cpu < 0) cpu = 0;
@@ -436,37 +486,48 @@ void calculate_mid(const colocation_strategy& strategy, const node_input& node, 
   out.mid_memory_bytes = mem;
 
   ec.formula = em.formula = "dynamic";
-  auto fill = [&](explanation& e, std::int64_t capv, std::int64_t prod, std::int64_t usage, bool usage_known,
-                  std::int64_t unusedv, std::int64_t sys, std::int64_t host, std::int64_t kub, std::int64_t an,
-                  std::int64_t reserved, std::int64_t alloc, std::int64_t unalloc, std::int64_t adj,
-                  std::int64_t thr_pct, std::int64_t thr, std::int64_t res, std::string_view unit,
-                  std::string_view thr_name) {
+  auto fill = [&](explanation& e, std::int64_t capv, std::int64_t prod, std::int64_t usage,
+                  bool usage_known, std::int64_t unusedv, std::int64_t sys, std::int64_t host,
+                  std::int64_t kub, std::int64_t an, std::int64_t reserved, std::int64_t alloc,
+                  std::int64_t unalloc, std::int64_t adj, std::int64_t thr_pct, std::int64_t thr,
+                  std::int64_t res, std::string_view unit, std::string_view thr_name) {
     e.terms.push_back({"midReclaimMode", 0, "", "dynamic"});
     e.terms.push_back({"nodeCapacity", capv, unit, "node status.capacity"});
     e.terms.push_back({"prodReclaimable", prod, unit,
-                       metric.prod_reclaimable ? "NodeMetric status.prodReclaimableMetric" : "missing: taken as 0"});
-    e.terms.push_back({"nodeUsage", usage, unit, usage_known ? "NodeMetric status.nodeMetric.nodeUsage"
-                                                             : "incomplete nodeUsage: NodeUnused taken as 0"});
+                       metric.prod_reclaimable ? "NodeMetric status.prodReclaimableMetric"
+                                               : "missing: taken as 0"});
+    e.terms.push_back({"nodeUsage", usage, unit,
+                       usage_known ? "NodeMetric status.nodeMetric.nodeUsage"
+                                   : "incomplete nodeUsage: NodeUnused taken as 0"});
     e.terms.push_back({"nodeUnused", unusedv, unit, "capacity - nodeUsage"});
     e.terms.push_back({"systemUsage", sys, unit, "NodeMetric status.nodeMetric.systemUsage"});
     e.terms.push_back({"hostAppHPUsed", host, unit, "usage of Prod host applications"});
     e.terms.push_back({"kubeletReserved", kub, unit, "max(capacity - allocatable, 0)"});
     e.terms.push_back({"annotationReserved", an, unit, "node.koordinator.sh/reservation"});
-    e.terms.push_back({"nodeReserved", reserved, unit, "max(systemUsage + hostAppHPUsed, kubeletReserved, annotationReserved)"});
-    e.terms.push_back({"prodPodAllocated", alloc, unit, "requests of Running/Pending pods not Mid/Batch/Free"});
-    e.terms.push_back({"unallocated", unalloc, unit, "max(capacity - nodeReserved - prodPodAllocated, 0)"});
-    e.terms.push_back({"midUnallocatedPercent", unalloc_pct, u_pct, "share of unallocated lent to mid"});
-    e.terms.push_back({"unallocatedForMid", adj, unit, "unallocated * midUnallocatedPercent / 100"});
+    e.terms.push_back({"nodeReserved", reserved, unit,
+                       "max(systemUsage + hostAppHPUsed, kubeletReserved, annotationReserved)"});
+    e.terms.push_back(
+        {"prodPodAllocated", alloc, unit, "requests of Running/Pending pods not Mid/Batch/Free"});
+    e.terms.push_back(
+        {"unallocated", unalloc, unit, "max(capacity - nodeReserved - prodPodAllocated, 0)"});
+    e.terms.push_back(
+        {"midUnallocatedPercent", unalloc_pct, u_pct, "share of unallocated lent to mid"});
+    e.terms.push_back(
+        {"unallocatedForMid", adj, unit, "unallocated * midUnallocatedPercent / 100"});
     e.terms.push_back({thr_name, thr_pct, u_pct, "cap on the mid resource"});
     e.terms.push_back({"midThreshold", thr, unit, "capacity * threshold percent / 100"});
-    e.terms.push_back({"result", res, unit, "min(max(min(prodReclaimable, nodeUnused), 0) + unallocatedForMid, midThreshold)"});
+    e.terms.push_back(
+        {"result", res, unit,
+         "min(max(min(prodReclaimable, nodeUnused), 0) + unallocatedForMid, midThreshold)"});
   };
-  fill(ec, cap.cpu, prod_reclaimable.cpu, metric.node_usage.cpu_milli.value_or(0), usage_valid, unused.cpu,
-       metric.system_usage.cpu_milli, host_hp.cpu, kubelet.cpu, anno.cpu, node_reserved.cpu, prod_allocated.cpu,
-       unallocated.cpu, adj_cpu, cpu_thr_pct, cpu_max, cpu, u_cpu, "midCPUThresholdPercent");
-  fill(em, cap.mem, prod_reclaimable.mem, metric.node_usage.memory_bytes.value_or(0), usage_valid, unused.mem,
-       metric.system_usage.memory_bytes, host_hp.mem, kubelet.mem, anno.mem, node_reserved.mem, prod_allocated.mem,
-       unallocated.mem, adj_mem, mem_thr_pct, mem_max, mem, u_mem, "midMemoryThresholdPercent");
+  fill(ec, cap.cpu, prod_reclaimable.cpu, metric.node_usage.cpu_milli.value_or(0), usage_valid,
+       unused.cpu, metric.system_usage.cpu_milli, host_hp.cpu, kubelet.cpu, anno.cpu,
+       node_reserved.cpu, prod_allocated.cpu, unallocated.cpu, adj_cpu, cpu_thr_pct, cpu_max, cpu,
+       u_cpu, "midCPUThresholdPercent");
+  fill(em, cap.mem, prod_reclaimable.mem, metric.node_usage.memory_bytes.value_or(0), usage_valid,
+       unused.mem, metric.system_usage.memory_bytes, host_hp.mem, kubelet.mem, anno.mem,
+       node_reserved.mem, prod_allocated.mem, unallocated.mem, adj_mem, mem_thr_pct, mem_max, mem,
+       u_mem, "midMemoryThresholdPercent");
 }
 
 // --- message formatting (Go's fmt %v) ---
@@ -502,7 +563,8 @@ std::string go_float(double f) {
   } else if (static_cast<std::size_t>(exp) + 1 >= digits.size()) {
     out = digits + std::string(static_cast<std::size_t>(exp) + 1 - digits.size(), '0');
   } else {
-    out = digits.substr(0, static_cast<std::size_t>(exp) + 1) + "." + digits.substr(static_cast<std::size_t>(exp) + 1);
+    out = digits.substr(0, static_cast<std::size_t>(exp) + 1) + "." +
+          digits.substr(static_cast<std::size_t>(exp) + 1);
   }
   return neg ? "-" + out : out;
 }
@@ -529,32 +591,36 @@ std::string koordinator_message(const explanation& e) {
   }
   if (e.resource == names::batch_cpu) {
     std::string pod_label = e.formula == "maxUsageRequest" ? "podHPMaxUsedRequest" : "podHPUsed";
-    std::string body = "nodeCapacity:" + s(tv(e, "nodeCapacity")) + " - nodeSafetyMargin:" + s(tv(e, "nodeSafetyMargin")) +
-                       " - systemUsageOrNodeReserved:" + s(tv(e, "systemUsageOrNodeReserved")) + " - " + pod_label +
-                       ":" + s(tv(e, pod_label));
+    std::string body = "nodeCapacity:" + s(tv(e, "nodeCapacity")) +
+                       " - nodeSafetyMargin:" + s(tv(e, "nodeSafetyMargin")) +
+                       " - systemUsageOrNodeReserved:" + s(tv(e, "systemUsageOrNodeReserved")) +
+                       " - " + pod_label + ":" + s(tv(e, pod_label));
     std::string out = "batchAllocatable[CPU(Milli-Core)]:" + s(tv(e, "result")) + " = ";
     if (const term* thr = find_term(e, "batchCPUThresholdPercent")) {
-      return out + "min(nodeCapacity:" + s(tv(e, "nodeCapacity")) + " * thresholdRatio:" +
-             go_float(go::percent_ratio(thr->value)) + ", " + body + ")";
+      return out + "min(nodeCapacity:" + s(tv(e, "nodeCapacity")) +
+             " * thresholdRatio:" + go_float(go::percent_ratio(thr->value)) + ", " + body + ")";
     }
     return out + body;
   }
   if (e.resource == names::batch_memory) {
-    std::string body = "nodeCapacity:" + g(tv(e, "nodeCapacity")) + " - nodeSafetyMargin:" + g(tv(e, "nodeSafetyMargin"));
+    std::string body = "nodeCapacity:" + g(tv(e, "nodeCapacity")) +
+                       " - nodeSafetyMargin:" + g(tv(e, "nodeSafetyMargin"));
     const term* thr = find_term(e, "batchMemoryThresholdPercent");
     if (e.formula == "request") {
-      body += " - nodeReserved:" + g(tv(e, "nodeReserved")) + " - podHPRequest:" + g(tv(e, "podHPRequest"));
+      body += " - nodeReserved:" + g(tv(e, "nodeReserved")) +
+              " - podHPRequest:" + g(tv(e, "podHPRequest"));
     } else if (e.formula == "maxUsageRequest" || thr != nullptr) {
       // Koordinator prints podHPMaxUsedRequest for usage+threshold too (plugins/util/util.go).
-      body += " - systemUsage:" + g(tv(e, "systemUsageOrNodeReserved")) + " - podHPMaxUsedRequest:" +
-              g(tv(e, "podHPMaxUsedRequest"));
+      body += " - systemUsage:" + g(tv(e, "systemUsageOrNodeReserved")) +
+              " - podHPMaxUsedRequest:" + g(tv(e, "podHPMaxUsedRequest"));
     } else {
-      body += " - systemUsage:" + g(tv(e, "systemUsageOrNodeReserved")) + " - podHPUsed:" + g(tv(e, "podHPUsed"));
+      body += " - systemUsage:" + g(tv(e, "systemUsageOrNodeReserved")) +
+              " - podHPUsed:" + g(tv(e, "podHPUsed"));
     }
     std::string out = "batchAllocatable[Mem(GB)]:" + g(tv(e, "result")) + " = ";
     if (thr != nullptr) {
-      return out + "min(nodeCapacity:" + g(tv(e, "nodeCapacity")) + " * thresholdRatio:" +
-             go_float(go::percent_ratio(thr->value)) + ", " + body + ")";
+      return out + "min(nodeCapacity:" + g(tv(e, "nodeCapacity")) +
+             " * thresholdRatio:" + go_float(go::percent_ratio(thr->value)) + ", " + body + ")";
     }
     return out + body;
   }
@@ -566,8 +632,8 @@ std::string koordinator_message(const explanation& e) {
   if (e.formula == "static") {
     std::string pct_name = cpu ? "midStaticCPUReservedPercent" : "midStaticMemoryReservedPercent";
     return head + q(tv(e, "result")) + " = min(nodeCapacity:" + q(tv(e, "nodeCapacity")) +
-           " * staticReservedPercent:" + go_float(go::percent_ratio(tv(e, pct_name))) + ", nodeCapacity:" +
-           q(tv(e, "nodeCapacity")) + " * thresholdRatio:" + thr_ratio + ")";
+           " * staticReservedPercent:" + go_float(go::percent_ratio(tv(e, pct_name))) +
+           ", nodeCapacity:" + q(tv(e, "nodeCapacity")) + " * thresholdRatio:" + thr_ratio + ")";
   }
   return head + q(tv(e, "result")) + " = min(min(ProdReclaimable:" + q(tv(e, "prodReclaimable")) +
          ", NodeUnused:" + q(tv(e, "nodeUnused")) + ") + Unallocated:" + q(tv(e, "unallocated")) +
@@ -590,28 +656,35 @@ std::string describe(const explanation& e) {
   return out;
 }
 
-bool is_degrade_needed(const colocation_strategy& strategy, const node_metric_input* metric, event_time now) {
+bool is_degrade_needed(const colocation_strategy& strategy, const node_metric_input* metric,
+                       event_time now) {
   if (metric == nullptr || !metric->update_time) return true;
   const std::int64_t minutes = strategy.degrade_time_minutes.value_or(15);
   // time.Duration(minutes) * time.Minute; saturate instead of wrapping for absurd values.
   constexpr std::int64_t limit = std::numeric_limits<std::int64_t>::max() / 60000;
-  const std::int64_t window = minutes > limit ? std::numeric_limits<std::int64_t>::max() : minutes * 60000;
+  const std::int64_t window =
+      minutes > limit ? std::numeric_limits<std::int64_t>::max() : minutes * 60000;
   if (metric->update_time->value > std::numeric_limits<std::int64_t>::max() - window) return false;
   return now.value > metric->update_time->value + window;  // now.After(updateTime + window)
 }
 
-node_resource_result calculate_node_resource(const colocation_strategy& strategy, const node_input& node,
-                                             const std::vector<pod_input>& pods, const node_metric_input* metric,
-                                             event_time now, calculator_scratch& scratch) {
+node_resource_result calculate_node_resource(const colocation_strategy& strategy,
+                                             const node_input& node,
+                                             const std::vector<pod_input>& pods,
+                                             const node_metric_input* metric, event_time now,
+                                             calculator_scratch& scratch) {
   node_resource_result out;
   if (is_degrade_needed(strategy, metric, now)) {
     out.degraded = out.batch_reset = out.mid_reset = true;
     out.batch_reason = reason_batch_degraded;
     out.mid_reason = reason_mid_degraded;
-    reset_explanation(out.batch_cpu, names::batch_cpu, reason_batch_degraded, strategy, metric, now);
-    reset_explanation(out.batch_memory, names::batch_memory, reason_batch_degraded, strategy, metric, now);
+    reset_explanation(out.batch_cpu, names::batch_cpu, reason_batch_degraded, strategy, metric,
+                      now);
+    reset_explanation(out.batch_memory, names::batch_memory, reason_batch_degraded, strategy,
+                      metric, now);
     reset_explanation(out.mid_cpu, names::mid_cpu, reason_mid_degraded, strategy, metric, now);
-    reset_explanation(out.mid_memory, names::mid_memory, reason_mid_degraded, strategy, metric, now);
+    reset_explanation(out.mid_memory, names::mid_memory, reason_mid_degraded, strategy, metric,
+                      now);
     return out;
   }
   match_metrics(pods, metric->pod_metrics, scratch);
@@ -628,9 +701,9 @@ node_resource_result calculate_node_resource(const colocation_strategy& strategy
 
 namespace {
 
-// node_colocation_strategy without copying in the common case: a node with no strategy annotation and
-// no ratio labels uses the first matching nodeConfigs entry (stored merged over the cluster strategy,
-// so merge(cluster, entry) == entry) or the cluster strategy itself.
+// node_colocation_strategy without copying in the common case: a node with no strategy annotation
+// and no ratio labels uses the first matching nodeConfigs entry (stored merged over the cluster
+// strategy, so merge(cluster, entry) == entry) or the cluster strategy itself.
 const colocation_strategy& resolve_strategy(const colocation_config& cfg, const node_input& node,
                                             colocation_strategy& storage) {
   const bool has_ratio_labels = node.labels.count(label_cpu_reclaim_ratio) != 0 ||
@@ -645,7 +718,8 @@ const colocation_strategy& resolve_strategy(const colocation_config& cfg, const 
   }
   node_strategy_inputs in;
   in.labels = &node.labels;
-  if (node.colocation_strategy_annotation) in.colocation_strategy_annotation = *node.colocation_strategy_annotation;
+  if (node.colocation_strategy_annotation)
+    in.colocation_strategy_annotation = *node.colocation_strategy_annotation;
   storage = node_colocation_strategy(cfg, in);
   return storage;
 }
@@ -653,8 +727,9 @@ const colocation_strategy& resolve_strategy(const colocation_config& cfg, const 
 }  // namespace
 
 node_resource_result reconcile_node_resource(const colocation_config& cfg, const node_input& node,
-                                             const std::vector<pod_input>& pods, const node_metric_input* metric,
-                                             event_time now, calculator_scratch& scratch) {
+                                             const std::vector<pod_input>& pods,
+                                             const node_metric_input* metric, event_time now,
+                                             calculator_scratch& scratch) {
   colocation_strategy storage;
   const colocation_strategy& strategy = resolve_strategy(cfg, node, storage);
   if (is_colocation_disabled(cfg, strategy)) {
@@ -662,7 +737,8 @@ node_resource_result reconcile_node_resource(const colocation_config& cfg, const
     out.disabled = out.batch_reset = out.mid_reset = true;
     out.batch_reason = out.mid_reason = reason_disabled;
     reset_explanation(out.batch_cpu, names::batch_cpu, reason_disabled, strategy, metric, now);
-    reset_explanation(out.batch_memory, names::batch_memory, reason_disabled, strategy, metric, now);
+    reset_explanation(out.batch_memory, names::batch_memory, reason_disabled, strategy, metric,
+                      now);
     reset_explanation(out.mid_cpu, names::mid_cpu, reason_disabled, strategy, metric, now);
     reset_explanation(out.mid_memory, names::mid_memory, reason_disabled, strategy, metric, now);
     return out;
@@ -670,18 +746,22 @@ node_resource_result reconcile_node_resource(const colocation_config& cfg, const
   return calculate_node_resource(strategy, node, pods, metric, now, scratch);
 }
 
-prepared_node_resources prepare_node_resource(const node_resource_result& r, const node_input& node) {
+prepared_node_resources prepare_node_resource(const node_resource_result& r,
+                                              const node_input& node) {
   prepared_node_resources p;
   if (!r.batch_reset) {
     std::int64_t cpu = r.batch_cpu_milli;
     if (node.cpu_normalization_ratio && *node.cpu_normalization_ratio > 1.0) {
       // MultiplyMilliQuant on the quantity whose value is the milli count, then Quantity.Value()
       // rounds the (possibly fractional) result up to an integer.
-      const std::int64_t scaled_milli = go::multiply_milli_quant(go::milli_value(cpu), *node.cpu_normalization_ratio);
+      const std::int64_t scaled_milli =
+          go::multiply_milli_quant(go::milli_value(cpu), *node.cpu_normalization_ratio);
       cpu = go::ceil_div(scaled_milli, 1000);
-      p.terms.push_back({"cpuNormalizationRatioPermille", go::to_int64(*node.cpu_normalization_ratio * 1000), "permille",
+      p.terms.push_back({"cpuNormalizationRatioPermille",
+                         go::to_int64(*node.cpu_normalization_ratio * 1000), "permille",
                          "node.koordinator.sh/cpu-normalization-ratio applied to batch-cpu"});
-      p.terms.push_back({"batchCPUNormalized", cpu, u_cpu, "ceil(int64(batch-cpu * 1000 * ratio) / 1000)"});
+      p.terms.push_back(
+          {"batchCPUNormalized", cpu, u_cpu, "ceil(int64(batch-cpu * 1000 * ratio) / 1000)"});
     }
     p.allocatable.batch_cpu = cpu;
     p.allocatable.batch_memory = r.batch_memory_bytes;
@@ -690,7 +770,8 @@ prepared_node_resources prepare_node_resource(const node_resource_result& r, con
     p.allocatable.mid_cpu = r.mid_cpu_milli;
     p.allocatable.mid_memory = r.mid_memory_bytes;
   }
-  // batchresource.Plugin.Prepare: record the origin, then subtract koord-batch third-party allocations.
+  // batchresource.Plugin.Prepare: record the origin, then subtract koord-batch third-party
+  // allocations.
   const std::int64_t bc = p.allocatable.batch_cpu.value_or(-1);
   const std::int64_t bm = p.allocatable.batch_memory.value_or(-1);
   p.origin_batch_cpu = std::max<std::int64_t>(bc, 0);
@@ -705,14 +786,17 @@ prepared_node_resources prepare_node_resource(const node_resource_result& r, con
   }
   p.allocatable.batch_cpu = std::max<std::int64_t>(p.origin_batch_cpu - third_cpu, 0);
   p.allocatable.batch_memory = std::max<std::int64_t>(p.origin_batch_memory - third_mem, 0);
-  p.terms.push_back({"thirdPartyBatchCPU", third_cpu, u_cpu, "koord-batch node.koordinator.sh/thirdPartyAllocations"});
-  p.terms.push_back({"thirdPartyBatchMemory", third_mem, u_mem, "koord-batch node.koordinator.sh/thirdPartyAllocations"});
+  p.terms.push_back({"thirdPartyBatchCPU", third_cpu, u_cpu,
+                     "koord-batch node.koordinator.sh/thirdPartyAllocations"});
+  p.terms.push_back({"thirdPartyBatchMemory", third_mem, u_mem,
+                     "koord-batch node.koordinator.sh/thirdPartyAllocations"});
   return p;
 }
 
-sync_decision need_sync(const colocation_strategy& strategy, const node_extended_resources& old_alloc,
-                        const node_extended_resources& new_alloc, std::optional<event_time> last_update,
-                        event_time now) {
+sync_decision need_sync(const colocation_strategy& strategy,
+                        const node_extended_resources& old_alloc,
+                        const node_extended_resources& new_alloc,
+                        std::optional<event_time> last_update, event_time now) {
   sync_decision d;
   const std::int64_t threshold_s = strategy.update_time_threshold_seconds.value_or(300);
   if (!last_update) {
@@ -722,12 +806,14 @@ sync_decision need_sync(const colocation_strategy& strategy, const node_extended
   } else {
     const std::int64_t elapsed_ms = now.value - last_update->value;
     constexpr std::int64_t limit = std::numeric_limits<std::int64_t>::max() / 1000;
-    const std::int64_t threshold_ms = threshold_s > limit ? std::numeric_limits<std::int64_t>::max() : threshold_s * 1000;
+    const std::int64_t threshold_ms =
+        threshold_s > limit ? std::numeric_limits<std::int64_t>::max() : threshold_s * 1000;
     if (elapsed_ms > threshold_ms) {  // Clock.Since(last) > UpdateTimeThresholdSeconds
       d.need_sync = true;
       d.reason = "node resource expired";
       d.terms.push_back({"millisSinceLastUpdate", elapsed_ms, "ms", "now - last successful write"});
-      d.terms.push_back({"updateTimeThresholdSeconds", threshold_s, "seconds", "rewrite at least this often"});
+      d.terms.push_back(
+          {"updateTimeThresholdSeconds", threshold_s, "seconds", "rewrite at least this often"});
     }
   }
   const double diff = strategy.resource_diff_threshold.value_or(0.1);
@@ -737,10 +823,11 @@ sync_decision need_sync(const colocation_strategy& strategy, const node_extended
     const std::optional<std::int64_t>& n;
     bool batch;
   };
-  const std::array<item, 4> items{{{names::batch_cpu, old_alloc.batch_cpu, new_alloc.batch_cpu, true},
-                                   {names::batch_memory, old_alloc.batch_memory, new_alloc.batch_memory, true},
-                                   {names::mid_cpu, old_alloc.mid_cpu, new_alloc.mid_cpu, false},
-                                   {names::mid_memory, old_alloc.mid_memory, new_alloc.mid_memory, false}}};
+  const std::array<item, 4> items{
+      {{names::batch_cpu, old_alloc.batch_cpu, new_alloc.batch_cpu, true},
+       {names::batch_memory, old_alloc.batch_memory, new_alloc.batch_memory, true},
+       {names::mid_cpu, old_alloc.mid_cpu, new_alloc.mid_cpu, false},
+       {names::mid_memory, old_alloc.mid_memory, new_alloc.mid_memory, false}}};
   for (const auto& it : items) {
     bool changed = false;
     if (it.o.has_value() != it.n.has_value()) {
@@ -749,11 +836,15 @@ sync_decision need_sync(const colocation_strategy& strategy, const node_extended
       changed = true;
     }
     if (!changed) continue;
-    if (!d.need_sync) d.reason = it.batch ? "batch resource diff is big than threshold" : "mid resource diff is big than threshold";
+    if (!d.need_sync)
+      d.reason = it.batch ? "batch resource diff is big than threshold"
+                          : "mid resource diff is big than threshold";
     d.need_sync = true;
-    const std::string_view unit = it.name == names::batch_cpu || it.name == names::mid_cpu ? u_cpu : u_mem;
+    const std::string_view unit =
+        it.name == names::batch_cpu || it.name == names::mid_cpu ? u_cpu : u_mem;
     d.terms.push_back({it.name, it.n.value_or(0), unit, it.n ? "new allocatable" : "new: removed"});
-    d.terms.push_back({"previous", it.o.value_or(0), unit, it.o ? "old allocatable" : "old: absent"});
+    d.terms.push_back(
+        {"previous", it.o.value_or(0), unit, it.o ? "old allocatable" : "old: absent"});
     d.terms.push_back({"resourceDiffThresholdPermille", go::to_int64(diff * 1000), "permille",
                        "|new - old| > old * resourceDiffThreshold, in milli"});
   }
@@ -776,7 +867,8 @@ result<parsed_quantity> parse_quantity(std::string_view text) {
   parsed_quantity q;
   std::string_view s = text;
   auto bad = [&](std::string_view why) {
-    return fail(errc::invalid_input, "invalid quantity \"" + std::string(text.substr(0, 64)) + "\" (" + std::string(why) + ")");
+    return fail(errc::invalid_input, "invalid quantity \"" + std::string(text.substr(0, 64)) +
+                                         "\" (" + std::string(why) + ")");
   };
   if (s.empty()) return bad("empty");
   if (s[0] == '+' || s[0] == '-') {
@@ -806,8 +898,9 @@ result<parsed_quantity> parse_quantity(std::string_view text) {
   q.exp10 = -frac;
   static constexpr std::pair<std::string_view, int> bin[] = {{"Ki", 10}, {"Mi", 20}, {"Gi", 30},
                                                              {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
-  static constexpr std::pair<std::string_view, int> dec[] = {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3},
-                                                             {"M", 6},  {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
+  static constexpr std::pair<std::string_view, int> dec[] = {
+      {"n", -9}, {"u", -6}, {"m", -3}, {"", 0},   {"k", 3},
+      {"M", 6},  {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
   for (const auto& [sfx, e] : bin) {
     if (suffix == sfx) {
       q.exp2 = e;
@@ -822,7 +915,8 @@ result<parsed_quantity> parse_quantity(std::string_view text) {
   }
   if (suffix.size() >= 2 && (suffix[0] == 'e' || suffix[0] == 'E')) {
     int e = 0;
-    auto [p, ec] = std::from_chars(suffix.data() + 1 + (suffix[1] == '+' ? 1 : 0), suffix.data() + suffix.size(), e);
+    auto [p, ec] = std::from_chars(suffix.data() + 1 + (suffix[1] == '+' ? 1 : 0),
+                                   suffix.data() + suffix.size(), e);
     if (ec == std::errc{} && p == suffix.data() + suffix.size() && e > -100 && e < 100) {
       q.exp10 += e;
       return q;
@@ -836,9 +930,11 @@ result<std::int64_t> quantity_scaled(std::string_view text, int extra_exp10) {
   auto q = parse_quantity(text);
   if (!q) return tl::unexpected(q.error());
   unsigned __int128 v = q->digits;
-  const unsigned __int128 lim = static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max());
+  const unsigned __int128 lim =
+      static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max());
   auto overflow = [&]() {
-    return fail(errc::invalid_input, "quantity \"" + std::string(text.substr(0, 64)) + "\" out of int64 range");
+    return fail(errc::invalid_input,
+                "quantity \"" + std::string(text.substr(0, 64)) + "\" out of int64 range");
   };
   for (int k = 0; k < q->exp2; ++k) {
     v <<= 1;
@@ -868,14 +964,19 @@ result<std::int64_t> quantity_scaled(std::string_view text, int extra_exp10) {
 
 }  // namespace
 
-result<std::int64_t> parse_quantity_milli(std::string_view text) { return quantity_scaled(text, 3); }
-result<std::int64_t> parse_quantity_value(std::string_view text) { return quantity_scaled(text, 0); }
+result<std::int64_t> parse_quantity_milli(std::string_view text) {
+  return quantity_scaled(text, 3);
+}
+result<std::int64_t> parse_quantity_value(std::string_view text) {
+  return quantity_scaled(text, 0);
+}
 
 result<std::int64_t> cpuset_size(std::string_view text) {
   // k8s.io/utils/cpuset Parse: comma-separated CPUs or ranges "a-b" (a <= b); empty = no CPUs.
   std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
   auto bad = [&](std::string_view why) {
-    return fail(errc::invalid_input, "invalid cpuset \"" + std::string(text.substr(0, 64)) + "\" (" + std::string(why) + ")");
+    return fail(errc::invalid_input, "invalid cpuset \"" + std::string(text.substr(0, 64)) +
+                                         "\" (" + std::string(why) + ")");
   };
   if (text.empty()) return 0;
   std::size_t pos = 0;
@@ -886,7 +987,8 @@ result<std::int64_t> cpuset_size(std::string_view text) {
     std::size_t dash = part.find('-');
     auto num = [&](std::string_view n, std::int64_t& out) {
       auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), out);
-      return !n.empty() && ec == std::errc{} && p == n.data() + n.size() && out >= 0 && out <= 1 << 20;
+      return !n.empty() && ec == std::errc{} && p == n.data() + n.size() && out >= 0 &&
+             out <= 1 << 20;
     };
     std::int64_t a = 0;
     std::int64_t b = 0;
@@ -935,7 +1037,8 @@ result<node_reservation> parse_node_reservation(std::string_view json_text) {
   if (!doc) return tl::unexpected(doc.error());
   if (!doc->is_object()) return internal::invalid(where, "", *doc, "want an object");
   node_reservation r;
-  if (const auto* res = internal::find_field(*doc, "resources"); res != nullptr && !res->is_null()) {
+  if (const auto* res = internal::find_field(*doc, "resources");
+      res != nullptr && !res->is_null()) {
     if (!res->is_object()) return internal::invalid(where, "resources", *res, "want an object");
     for (auto it = res->begin(); it != res->end(); ++it) {
       if (it.key() == "cpu") {
@@ -950,12 +1053,14 @@ result<node_reservation> parse_node_reservation(std::string_view json_text) {
     }
   }
   std::optional<std::string> cpus;
-  if (auto ok = internal::read_string(*doc, "reservedCPUs", where, cpus); !ok) return tl::unexpected(ok.error());
+  if (auto ok = internal::read_string(*doc, "reservedCPUs", where, cpus); !ok)
+    return tl::unexpected(ok.error());
   r.reserved_cpus = cpus.value_or("");
   return r;
 }
 
-result<std::vector<third_party_allocation>> parse_third_party_allocations(std::string_view json_text) {
+result<std::vector<third_party_allocation>> parse_third_party_allocations(
+    std::string_view json_text) {
   constexpr std::string_view where = "node.koordinator.sh/thirdPartyAllocations";
   auto doc = internal::parse_json(json_text, where);
   if (!doc) return tl::unexpected(doc.error());
@@ -971,7 +1076,8 @@ result<std::vector<third_party_allocation>> parse_third_party_allocations(std::s
     third_party_allocation t;
     std::optional<std::string> name, prio;
     if (auto ok = internal::read_string(a, "name", w, name); !ok) return tl::unexpected(ok.error());
-    if (auto ok = internal::read_string(a, "priority", w, prio); !ok) return tl::unexpected(ok.error());
+    if (auto ok = internal::read_string(a, "priority", w, prio); !ok)
+      return tl::unexpected(ok.error());
     t.name = name.value_or("");
     t.priority = priority_class_from(prio.value_or(""));
     if (const auto* res = internal::find_field(a, "resources"); res != nullptr && !res->is_null()) {
@@ -981,7 +1087,10 @@ result<std::vector<third_party_allocation>> parse_third_party_allocations(std::s
         bool milli = false;
         if (it.key() == names::batch_cpu) field = &t.resources.batch_cpu_milli;
         if (it.key() == names::batch_memory) field = &t.resources.batch_memory_bytes;
-        if (it.key() == names::cpu) { field = &t.resources.cpu_milli; milli = true; }
+        if (it.key() == names::cpu) {
+          field = &t.resources.cpu_milli;
+          milli = true;
+        }
         if (it.key() == names::memory) field = &t.resources.memory_bytes;
         if (field == nullptr) continue;
         auto v = quantity_json(*it, milli, w + ".resources." + it.key());

@@ -4,16 +4,20 @@
 //
 // Koordinator sources (commit a7a1b76), cited per function below:
 //   pkg/slo-controller/noderesource/plugins/batchresource/plugin.go   (Calculate, calculateOnNode,
-//                                                                      isDegradeNeeded, Prepare, NeedSync)
-//   pkg/slo-controller/noderesource/plugins/midresource/plugin.go     (Calculate, getUnallocated, ...)
-//   pkg/slo-controller/noderesource/plugins/util/util.go              (CalculateBatchResourceByPolicy,
-//                                                                      CalculateMidResourceBy*, Prepare...)
+//                                                                      isDegradeNeeded, Prepare,
+//                                                                      NeedSync)
+//   pkg/slo-controller/noderesource/plugins/midresource/plugin.go     (Calculate, getUnallocated,
+//   ...) pkg/slo-controller/noderesource/plugins/util/util.go (CalculateBatchResourceByPolicy,
+//                                                                      CalculateMidResourceBy*,
+//                                                                      Prepare...)
 //   pkg/slo-controller/noderesource/resource_calculator.go            (isNodeResourceSyncNeeded)
-//   pkg/util/resource.go, pkg/util/node.go                            (quantity arithmetic, reservations)
+//   pkg/util/resource.go, pkg/util/node.go                            (quantity arithmetic,
+//   reservations)
 //
 // Everything here is a pure function of plain structs: time (`now`) is an argument, nothing is read
-// from a clock. Output order is fixed (batch-cpu, batch-memory, mid-cpu, mid-memory; terms in formula
-// order). Thread-safe: no shared state; a calculator_scratch must not be shared between threads.
+// from a clock. Output order is fixed (batch-cpu, batch-memory, mid-cpu, mid-memory; terms in
+// formula order). Thread-safe: no shared state; a calculator_scratch must not be shared between
+// threads.
 //
 // Units: CPU in milli-cores, memory in bytes (messages/resources.hpp). The batch-cpu / mid-cpu
 // extended resources are integer quantities whose value IS the milli-core count.
@@ -37,8 +41,9 @@ namespace colony::slo_controller {
 
 // --- vocabulary (apis/extension/priority.go, qos.go) ---
 
-// Koordinator priority classes. Pods carry their class-with-default (GetPodPriorityClassWithDefault,
-// reference A.1) already derived by the caller (admission owns the derivation).
+// Koordinator priority classes. Pods carry their class-with-default
+// (GetPodPriorityClassWithDefault, reference A.1) already derived by the caller (admission owns the
+// derivation).
 enum class priority_class : std::uint8_t { none, prod, mid, batch, free };
 // Koordinator QoS classes; pods carry their QoS-with-default (GetPodQoSClassWithDefault, A.2).
 enum class qos_class : std::uint8_t { none, system, lse, lsr, ls, be };
@@ -47,11 +52,16 @@ enum class pod_phase : std::uint8_t { pending, running, succeeded, failed, unkno
 // GetDefaultPriorityByPriorityClass: 9500 / 7500 / 5500 / 3500 / 0.
 [[nodiscard]] constexpr std::int32_t default_priority(priority_class p) noexcept {
   switch (p) {
-    case priority_class::prod: return 9500;
-    case priority_class::mid: return 7500;
-    case priority_class::batch: return 5500;
-    case priority_class::free: return 3500;
-    case priority_class::none: return 0;
+    case priority_class::prod:
+      return 9500;
+    case priority_class::mid:
+      return 7500;
+    case priority_class::batch:
+      return 5500;
+    case priority_class::free:
+      return 3500;
+    case priority_class::none:
+      return 0;
   }
   return 0;
 }
@@ -70,9 +80,9 @@ struct node_reservation {
 
 // One entry of annotation node.koordinator.sh/thirdPartyAllocations (apis/slo/v1alpha1/node.go).
 struct third_party_allocation {
-  std::string name;                 // e.g. "hadoop-yarn"
+  std::string name;  // e.g. "hadoop-yarn"
   priority_class priority = priority_class::none;
-  resource_list resources;          // batch_cpu_milli / batch_memory_bytes are read
+  resource_list resources;  // batch_cpu_milli / batch_memory_bytes are read
 };
 
 struct node_input {
@@ -80,7 +90,8 @@ struct node_input {
   resource_list capacity;     // status.capacity: cpu_milli, memory_bytes (the formula's base)
   resource_list allocatable;  // status.allocatable: cpu_milli, memory_bytes (kubelet reservation)
   node_labels labels;         // for nodeConfigs selection and the *-ratio labels (C.7)
-  // Parsed node.koordinator.sh/reservation; nullopt if absent or unparsable (Koordinator ignores it).
+  // Parsed node.koordinator.sh/reservation; nullopt if absent or unparsable (Koordinator ignores
+  // it).
   std::optional<node_reservation> annotation_reservation;
   // Raw node.koordinator.sh/colocation-strategy annotation, if any.
   std::optional<std::string> colocation_strategy_annotation;
@@ -90,32 +101,33 @@ struct node_input {
   std::optional<std::vector<third_party_allocation>> third_party_allocations;
 };
 
-// Pods and pod metrics are matched by namespace/name, exactly as Koordinator's podMetricMap. To keep a
-// round over thousands of nodes from chasing every name string, callers may intern the keys once
-// (when a pod or a metric enters the system) and pass the ids: when EVERY pod and metric of a node
-// carries a non-zero key_id, matching compares ids only; otherwise it compares the strings. Ids must
-// come from one pod_key_interner, so equal ids <=> equal keys, and the two paths agree exactly.
-// Not thread-safe (one interner per actor); ids are assigned 1, 2, ... in call order (deterministic).
+// Pods and pod metrics are matched by namespace/name, exactly as Koordinator's podMetricMap. To
+// keep a round over thousands of nodes from chasing every name string, callers may intern the keys
+// once (when a pod or a metric enters the system) and pass the ids: when EVERY pod and metric of a
+// node carries a non-zero key_id, matching compares ids only; otherwise it compares the strings.
+// Ids must come from one pod_key_interner, so equal ids <=> equal keys, and the two paths agree
+// exactly. Not thread-safe (one interner per actor); ids are assigned 1, 2, ... in call order
+// (deterministic).
 class pod_key_interner {
-public:
+ public:
   [[nodiscard]] std::uint64_t intern(std::string_view ns, std::string_view name);
   [[nodiscard]] std::size_t size() const noexcept { return ids_.size(); }
 
-private:
+ private:
   std::unordered_map<std::string, std::uint64_t> ids_;  // lookup only, never iterated
 };
 
 // Field order is deliberate: what every round reads (key hash, classes, phase, request) sits in the
 // first cache line; the names are read only when keys are not interned.
 struct pod_input {
-  std::uint64_t key_id = 0;  // pod_key_interner id of ns/name, or 0
+  std::uint64_t key_id = 0;                        // pod_key_interner id of ns/name, or 0
   priority_class priority = priority_class::none;  // class-with-default
   qos_class qos = qos_class::none;                 // QoS-with-default
   pod_phase phase = pod_phase::running;
   // Pod request by Kubernetes rules (sum of containers, max with init containers, plus overhead):
   // cpu_milli and memory_bytes. See pod_request().
   resource_list requests;
-  std::string ns;    // namespace
+  std::string ns;  // namespace
   std::string name;
   resource_list limits;  // carried for explanation/actors; the formulas read requests only
 };
@@ -128,7 +140,7 @@ struct pod_input {
 
 struct pod_metric {
   std::uint64_t key_id = 0;  // pod_key_interner id of ns/name, or 0
-  resource_list usage;         // podUsage cpu_milli / memory_bytes
+  resource_list usage;       // podUsage cpu_milli / memory_bytes
   // The metric's own `priority` field (class-with-default as koordlet saw it); used only for
   // metrics whose pod is not in the pod list ("dangling").
   priority_class priority = priority_class::none;
@@ -162,9 +174,9 @@ struct node_metric_input {
   usage_pair node_usage;                  // status.nodeMetric.nodeUsage
   resource_list system_usage;             // status.nodeMetric.systemUsage (absent keys = 0)
   std::vector<aggregated_usage> aggregated_node_usages;
-  std::vector<pod_metric> pod_metrics;             // status.podsMetric
-  std::vector<host_app_metric> host_app_metrics;   // status.hostApplicationMetric
-  std::optional<resource_list> prod_reclaimable;   // status.prodReclaimableMetric.resource
+  std::vector<pod_metric> pod_metrics;            // status.podsMetric
+  std::vector<host_app_metric> host_app_metrics;  // status.hostApplicationMetric
+  std::optional<resource_list> prod_reclaimable;  // status.prodReclaimableMetric.resource
 };
 
 // --- outputs ---
@@ -172,17 +184,17 @@ struct node_metric_input {
 // One term of an explanation: a named quantity the formula used, in its unit, with a short text.
 // Names, units and texts are static strings (no allocation per term).
 struct term {
-  std::string_view name;  // e.g. "nodeCapacity", "nodeSafetyMargin", "cpuReclaimThresholdPercent"
-  std::int64_t value = 0; // milli-cores, bytes, percent or 0 for textual terms
-  std::string_view unit;  // "milli-cpu", "bytes", "percent", "minutes", "" (textual)
-  std::string_view text;  // what it is / the policy name
+  std::string_view name;   // e.g. "nodeCapacity", "nodeSafetyMargin", "cpuReclaimThresholdPercent"
+  std::int64_t value = 0;  // milli-cores, bytes, percent or 0 for textual terms
+  std::string_view unit;   // "milli-cpu", "bytes", "percent", "minutes", "" (textual)
+  std::string_view text;   // what it is / the policy name
 };
 
 // A fixed-capacity list of terms: explanations are produced for every node on every round, so they
-// must not allocate. Capacity covers the longest formula (mid: 17 terms); extra terms are dropped and
-// counted in `dropped` (a bug if ever non-zero).
+// must not allocate. Capacity covers the longest formula (mid: 17 terms); extra terms are dropped
+// and counted in `dropped` (a bug if ever non-zero).
 class term_list {
-public:
+ public:
   static constexpr std::size_t capacity = 24;
   term_list() noexcept {}  // leaves the storage uninitialised: only [0, size) is ever read
   void push_back(const term& t) noexcept {
@@ -192,7 +204,10 @@ public:
       ++dropped_;
     }
   }
-  void clear() noexcept { size_ = 0; dropped_ = 0; }
+  void clear() noexcept {
+    size_ = 0;
+    dropped_ = 0;
+  }
   void reserve(std::size_t) noexcept {}
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
@@ -202,7 +217,7 @@ public:
   [[nodiscard]] const term* begin() const noexcept { return store_.items; }
   [[nodiscard]] const term* end() const noexcept { return store_.items + size_; }
 
-private:
+ private:
   // A union so that constructing a list does not construct `capacity` terms (results are built for
   // every node on every round). term is trivially copyable, so copying the union is well-defined.
   union storage {
@@ -235,16 +250,16 @@ struct node_resource_result {
   std::int64_t mid_memory_bytes = 0;
   bool batch_reset = false;
   bool mid_reset = false;
-  bool degraded = false;           // NodeMetric missing or stale (isDegradeNeeded)
-  bool disabled = false;           // co-location disabled for this node (isColocationCfgDisabled)
-  std::string_view batch_reason;   // Koordinator's reset message, "" if calculated
+  bool degraded = false;          // NodeMetric missing or stale (isDegradeNeeded)
+  bool disabled = false;          // co-location disabled for this node (isColocationCfgDisabled)
+  std::string_view batch_reason;  // Koordinator's reset message, "" if calculated
   std::string_view mid_reason;
   explanation batch_cpu, batch_memory, mid_cpu, mid_memory;
 };
 
 // Reusable buffers for calculate_node_resource (no allocation in steady state). Not thread-safe.
 struct calculator_scratch {
-  std::vector<std::uint64_t> slots;        // open-addressing table: (hash, metric index)
+  std::vector<std::uint64_t> slots;  // open-addressing table: (hash, metric index)
   std::vector<std::int32_t> metric_of_pod;
   std::vector<std::uint8_t> metric_shadowed;  // an earlier duplicate key: Go's map keeps the last
   std::vector<std::uint8_t> metric_matched;
@@ -252,29 +267,27 @@ struct calculator_scratch {
 
 // isDegradeNeeded (batchresource and midresource plugins): NodeMetric missing, updateTime missing,
 // or now strictly after updateTime + degradeTimeMinutes.
-[[nodiscard]] bool is_degrade_needed(const colocation_strategy& strategy, const node_metric_input* metric,
-                                     event_time now);
+[[nodiscard]] bool is_degrade_needed(const colocation_strategy& strategy,
+                                     const node_metric_input* metric, event_time now);
 
 // The calculate phase of the noderesource reconcile for one node: MidResource then BatchResource.
 // `strategy` is the node's merged strategy (node_colocation_strategy); `metric` may be null (no
 // NodeMetric object). Batch and mid are reset when degraded. The co-location enable switch is NOT
 // checked here; see reconcile_node_resource.
-[[nodiscard]] node_resource_result calculate_node_resource(const colocation_strategy& strategy,
-                                                           const node_input& node,
-                                                           const std::vector<pod_input>& pods,
-                                                           const node_metric_input* metric, event_time now,
-                                                           calculator_scratch& scratch);
+[[nodiscard]] node_resource_result calculate_node_resource(
+    const colocation_strategy& strategy, const node_input& node, const std::vector<pod_input>& pods,
+    const node_metric_input* metric, event_time now, calculator_scratch& scratch);
 
 // Reconcile for one node (NodeResourceReconciler.Reconcile): resolves the node's strategy from the
 // config, resets everything if co-location is disabled, else calculate_node_resource.
-[[nodiscard]] node_resource_result reconcile_node_resource(const colocation_config& cfg, const node_input& node,
-                                                           const std::vector<pod_input>& pods,
-                                                           const node_metric_input* metric, event_time now,
-                                                           calculator_scratch& scratch);
+[[nodiscard]] node_resource_result reconcile_node_resource(
+    const colocation_config& cfg, const node_input& node, const std::vector<pod_input>& pods,
+    const node_metric_input* metric, event_time now, calculator_scratch& scratch);
 
 // --- writing to the node (Prepare) and the sync decision (NeedSync) ---
 
-// The four extended resources as they stand in node status allocatable (= capacity). nullopt = absent.
+// The four extended resources as they stand in node status allocatable (= capacity). nullopt =
+// absent.
 struct node_extended_resources {
   std::optional<std::int64_t> batch_cpu;     // value = milli-cores
   std::optional<std::int64_t> batch_memory;  // bytes
@@ -295,18 +308,21 @@ struct prepared_node_resources {
 // PrepareNodeForResource + batch Prepare: batch-cpu scaled by cpu-normalization-ratio (> 1.0 only,
 // as int64(milli*ratio) then rounded up to an integer), third-party koord-batch allocations
 // subtracted and clamped at 0.
-[[nodiscard]] prepared_node_resources prepare_node_resource(const node_resource_result& r, const node_input& node);
+[[nodiscard]] prepared_node_resources prepare_node_resource(const node_resource_result& r,
+                                                            const node_input& node);
 
 struct sync_decision {
   bool need_sync = false;
-  std::string_view reason;  // "", "node resource expired", "batch resource diff is big than threshold", ...
+  std::string_view
+      reason;       // "", "node resource expired", "batch resource diff is big than threshold", ...
   term_list terms;  // elapsed time / threshold, or the diff that triggered
 };
 
 // isNodeResourceSyncNeeded (status part): write when never written or more than
 // updateTimeThresholdSeconds since the last successful write (strictly), or when batch/mid
 // allocatable changed: present on one side only or |new-old| > old*resourceDiffThreshold in milli.
-[[nodiscard]] sync_decision need_sync(const colocation_strategy& strategy, const node_extended_resources& old_alloc,
+[[nodiscard]] sync_decision need_sync(const colocation_strategy& strategy,
+                                      const node_extended_resources& old_alloc,
                                       const node_extended_resources& new_alloc,
                                       std::optional<event_time> last_update, event_time now);
 
@@ -322,6 +338,7 @@ struct sync_decision {
 // GetNodeReservationFromAnnotation: JSON {"resources": {...}, "reservedCPUs": "..."}.
 [[nodiscard]] result<node_reservation> parse_node_reservation(std::string_view json_text);
 // GetThirdPartyAllocations: JSON {"allocations": [{"name", "priority", "resources": {...}}]}.
-[[nodiscard]] result<std::vector<third_party_allocation>> parse_third_party_allocations(std::string_view json_text);
+[[nodiscard]] result<std::vector<third_party_allocation>> parse_third_party_allocations(
+    std::string_view json_text);
 
 }  // namespace colony::slo_controller

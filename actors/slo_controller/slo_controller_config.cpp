@@ -58,7 +58,8 @@ struct spec<rts> {
       {"cpuSuppressMinPercent", &rts::cpu_suppress_min_percent, 0, 100},
       {"memoryEvictThresholdPercent", &rts::memory_evict_threshold_percent, 0, 100},
       {"memoryEvictLowerPercent", &rts::memory_evict_lower_percent, 0, 100},
-      {"memoryAllocatableEvictThresholdPercent", &rts::memory_allocatable_evict_threshold_percent, 0, kmax},
+      {"memoryAllocatableEvictThresholdPercent", &rts::memory_allocatable_evict_threshold_percent,
+       0, kmax},
       {"memoryAllocatableEvictLowerPercent", &rts::memory_allocatable_evict_lower_percent, 0, kmax},
       {"cpuEvictBESatisfactionUpperPercent", &rts::cpu_evict_be_satisfaction_upper_percent, 0, 100},
       {"cpuEvictBESatisfactionLowerPercent", &rts::cpu_evict_be_satisfaction_lower_percent, 0, 100},
@@ -66,22 +67,26 @@ struct spec<rts> {
       {"cpuEvictTimeWindowSeconds", &rts::cpu_evict_time_window_seconds, 1, kmax},
       {"cpuEvictThresholdPercent", &rts::cpu_evict_threshold_percent, 0, 100},
       {"cpuEvictLowerPercent", &rts::cpu_evict_lower_percent, 0, 100},
-      {"cpuAllocatableEvictThresholdPercent", &rts::cpu_allocatable_evict_threshold_percent, 0, kmax},
+      {"cpuAllocatableEvictThresholdPercent", &rts::cpu_allocatable_evict_threshold_percent, 0,
+       kmax},
       {"cpuAllocatableEvictLowerPercent", &rts::cpu_allocatable_evict_lower_percent, 0, kmax},
-      {"evictEnabledPriorityThreshold", &rts::evict_enabled_priority_threshold, std::numeric_limits<std::int32_t>::min(),
-       std::numeric_limits<std::int32_t>::max()},
+      {"evictEnabledPriorityThreshold", &rts::evict_enabled_priority_threshold,
+       std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()},
       {"allocatableEvictPriorityThreshold", &rts::allocatable_evict_priority_threshold, 0, 7999},
   }};
   static constexpr std::array<str_spec<rts>, 2> strs{{
       {"cpuSuppressPolicy", &rts::cpu_suppress_policy, {"cpuset", "cfsQuota", "", ""}},
-      {"cpuEvictPolicy", &rts::cpu_evict_policy, {"evictByRealLimit", "evictByAllocatable", "", ""}},
+      {"cpuEvictPolicy",
+       &rts::cpu_evict_policy,
+       {"evictByRealLimit", "evictByAllocatable", "", ""}},
   }};
   static constexpr std::array<bool_spec<rts>, 1> bools{{{"enable", &rts::enable}}};
   static constexpr std::array<gt_rule<rts>, 5> gts{{
-      {&rts::memory_evict_threshold_percent, &rts::memory_evict_lower_percent, "memoryEvictThresholdPercent",
-       "memoryEvictLowerPercent"},
-      {&rts::memory_allocatable_evict_threshold_percent, &rts::memory_allocatable_evict_lower_percent,
-       "memoryAllocatableEvictThresholdPercent", "memoryAllocatableEvictLowerPercent"},
+      {&rts::memory_evict_threshold_percent, &rts::memory_evict_lower_percent,
+       "memoryEvictThresholdPercent", "memoryEvictLowerPercent"},
+      {&rts::memory_allocatable_evict_threshold_percent,
+       &rts::memory_allocatable_evict_lower_percent, "memoryAllocatableEvictThresholdPercent",
+       "memoryAllocatableEvictLowerPercent"},
       {&rts::cpu_evict_be_satisfaction_upper_percent, &rts::cpu_evict_be_satisfaction_lower_percent,
        "cpuEvictBESatisfactionUpperPercent", "cpuEvictBESatisfactionLowerPercent"},
       {&rts::cpu_evict_threshold_percent, &rts::cpu_evict_lower_percent, "cpuEvictThresholdPercent",
@@ -170,7 +175,8 @@ result<void> validate_flat(const S& s, std::string_view where) {
       list += a;
     }
     if (!found) {
-      return fail(errc::invalid_input, "invalid value " + internal::render(json(*v)) + " (must be one of " + list + ")",
+      return fail(errc::invalid_input,
+                  "invalid value " + internal::render(json(*v)) + " (must be one of " + list + ")",
                   internal::path(where, f.key));
     }
   }
@@ -179,8 +185,8 @@ result<void> validate_flat(const S& s, std::string_view where) {
     const auto& lo = s.*(r.lower);
     if (up && lo && !(*up > *lo)) {
       return fail(errc::invalid_input,
-                  "invalid value " + std::to_string(*up) + " (must be greater than " + std::string(r.lower_key) + " " +
-                      std::to_string(*lo) + ")",
+                  "invalid value " + std::to_string(*up) + " (must be greater than " +
+                      std::string(r.lower_key) + " " + std::to_string(*lo) + ")",
                   internal::path(where, r.upper_key));
     }
   }
@@ -194,12 +200,13 @@ result<json> parse_doc(std::string_view text, std::string_view key) {
   return doc;
 }
 
-// "name" + "nodeSelector" of a node entry (NodeCfgProfile). Type errors reject the key (Go unmarshal
-// error). An absent, empty or invalid selector is refused by Koordinator's ConfigMap webhook
-// (checker.go CreateNodeConfigProfileChecker) but tolerated by the controller, whose
-// LabelSelectorAsSelector then matches nothing: Colony keeps the entry, which never matches, and warns.
-result<void> read_profile(const json& entry, const std::string& w, std::string& name, label_selector& sel,
-                          std::vector<error>* warnings) {
+// "name" + "nodeSelector" of a node entry (NodeCfgProfile). Type errors reject the key (Go
+// unmarshal error). An absent, empty or invalid selector is refused by Koordinator's ConfigMap
+// webhook (checker.go CreateNodeConfigProfileChecker) but tolerated by the controller, whose
+// LabelSelectorAsSelector then matches nothing: Colony keeps the entry, which never matches, and
+// warns.
+result<void> read_profile(const json& entry, const std::string& w, std::string& name,
+                          label_selector& sel, std::vector<error>* warnings) {
   std::optional<std::string> n;
   if (auto ok = internal::read_string(entry, "name", w, n); !ok) return ok;
   name = n.value_or("");
@@ -208,7 +215,8 @@ result<void> read_profile(const json& entry, const std::string& w, std::string& 
     if (warnings != nullptr) warnings->push_back(std::move(e));
   };
   if (ns == nullptr || ns->is_null()) {
-    warn(error{errc::invalid_input, "invalid value null (nodeSelector must not be empty; entry never matches)",
+    warn(error{errc::invalid_input,
+               "invalid value null (nodeSelector must not be empty; entry never matches)",
                internal::path(w, "nodeSelector")});
     return {};
   }
@@ -216,7 +224,8 @@ result<void> read_profile(const json& entry, const std::string& w, std::string& 
   if (!s) return err(s);
   sel = std::move(*s);
   if (sel.match_labels.empty() && sel.match_expressions.empty()) {
-    warn(error{errc::invalid_input, "invalid value {} (nodeSelector must not be empty)", internal::path(w, "nodeSelector")});
+    warn(error{errc::invalid_input, "invalid value {} (nodeSelector must not be empty)",
+               internal::path(w, "nodeSelector")});
   } else if (auto ok = validate_selector(sel, internal::path(w, "nodeSelector")); !ok) {
     auto e = ok.error();
     e.message += "; entry never matches";
@@ -233,13 +242,15 @@ result<cluster_and_nodes<S>> parse_cluster_and_nodes(std::string_view text, std:
   auto doc = parse_doc(text, key);
   if (!doc) return err(doc);
   const std::string ck = internal::path(key, "clusterStrategy");
-  if (const json* c = internal::find_field(*doc, "clusterStrategy"); c != nullptr && !c->is_null()) {
+  if (const json* c = internal::find_field(*doc, "clusterStrategy");
+      c != nullptr && !c->is_null()) {
     auto cs = read_flat<S>(*c, ck);
     if (!cs) return err(cs);
     out.cluster = merge_flat(S::defaults(), *cs);
   }
   if (auto ok = validate_flat(out.cluster, ck); !ok) return err(ok);
-  if (const json* ns = internal::find_field(*doc, "nodeStrategies"); ns != nullptr && !ns->is_null()) {
+  if (const json* ns = internal::find_field(*doc, "nodeStrategies");
+      ns != nullptr && !ns->is_null()) {
     if (!ns->is_array()) return internal::invalid(key, "nodeStrategies", *ns, "want an array");
     std::size_t i = 0;
     for (const auto& entry : *ns) {
@@ -274,8 +285,8 @@ struct path_rule {
   std::int64_t hi;
 };
 
-result<void> check_int_path(const json& obj, std::string_view dotted, std::int64_t lo, std::int64_t hi,
-                            const std::string& where) {
+result<void> check_int_path(const json& obj, std::string_view dotted, std::int64_t lo,
+                            std::int64_t hi, const std::string& where) {
   const json* cur = &obj;
   std::string_view rest = dotted;
   std::string at = where;
@@ -292,14 +303,16 @@ result<void> check_int_path(const json& obj, std::string_view dotted, std::int64
   std::optional<std::int64_t> v;
   json holder = json::object();
   // read through read_int64 for uniform type errors
-  std::string_view leaf = dotted.substr(dotted.rfind('.') == std::string_view::npos ? 0 : dotted.rfind('.') + 1);
+  std::string_view leaf =
+      dotted.substr(dotted.rfind('.') == std::string_view::npos ? 0 : dotted.rfind('.') + 1);
   holder[std::string(leaf)] = *cur;
   if (auto ok = internal::read_int64(holder, leaf, at, v); !ok) return ok;
   return internal::check_range(at, leaf, v, lo, hi);
 }
 
 result<void> check_enum_path(const json& obj, std::string_view a, std::string_view b,
-                             std::initializer_list<std::string_view> allowed, const std::string& where) {
+                             std::initializer_list<std::string_view> allowed,
+                             const std::string& where) {
   const json* p = internal::find_field(obj, a);
   if (p == nullptr || p->is_null()) return {};
   if (!p->is_object()) return internal::invalid(where, a, *p, "want an object");
@@ -317,8 +330,11 @@ result<void> check_enum_path(const json& obj, std::string_view a, std::string_vi
 // ResourceQOSStrategy ranges (apis/slo/v1alpha1/nodeslo_types.go validate tags).
 result<void> check_resource_qos_strategy(const json& s, const std::string& where) {
   if (!s.is_object()) return internal::invalid(where, "", s, "want an object");
-  if (auto ok = check_enum_path(s, "policies", "cpuPolicy", {"groupIdentity", "coreSched"}, where); !ok) return ok;
-  if (auto ok = check_enum_path(s, "policies", "netQOSPolicy", {"tc", "terway-qos"}, where); !ok) return ok;
+  if (auto ok = check_enum_path(s, "policies", "cpuPolicy", {"groupIdentity", "coreSched"}, where);
+      !ok)
+    return ok;
+  if (auto ok = check_enum_path(s, "policies", "netQOSPolicy", {"tc", "terway-qos"}, where); !ok)
+    return ok;
   static constexpr std::array<path_rule, 15> rules{{
       {"cpuQOS.groupIdentity", -1, 2},
       {"cpuQOS.schedIdle", 0, 1},
@@ -359,14 +375,17 @@ result<void> check_resource_qos_strategy(const json& s, const std::string& where
 }
 
 result<json_config> parse_cluster_nodes_json(std::string_view text, std::string_view key,
-                                             result<void> (*check)(const json&, const std::string&)) {
+                                             result<void> (*check)(const json&,
+                                                                   const std::string&)) {
   if (text.empty()) return json_config{};
   auto doc = parse_doc(text, key);
   if (!doc) return err(doc);
-  if (const json* c = internal::find_field(*doc, "clusterStrategy"); c != nullptr && !c->is_null()) {
+  if (const json* c = internal::find_field(*doc, "clusterStrategy");
+      c != nullptr && !c->is_null()) {
     if (auto ok = check(*c, internal::path(key, "clusterStrategy")); !ok) return err(ok);
   }
-  if (const json* ns = internal::find_field(*doc, "nodeStrategies"); ns != nullptr && !ns->is_null()) {
+  if (const json* ns = internal::find_field(*doc, "nodeStrategies");
+      ns != nullptr && !ns->is_null()) {
     if (!ns->is_array()) return internal::invalid(key, "nodeStrategies", *ns, "want an array");
     std::size_t i = 0;
     for (const auto& entry : *ns) {
@@ -381,7 +400,8 @@ result<json_config> parse_cluster_nodes_json(std::string_view text, std::string_
   return json_config{canonical(*doc)};
 }
 
-// nodeConfigs[] of the ratio-style keys (cpu-normalization, resource-amplification, host-application).
+// nodeConfigs[] of the ratio-style keys (cpu-normalization, resource-amplification,
+// host-application).
 template <class F>
 result<void> for_node_configs(const json& doc, std::string_view key, F&& check) {
   const json* ns = internal::find_field(doc, "nodeConfigs");
@@ -399,29 +419,33 @@ result<void> for_node_configs(const json& doc, std::string_view key, F&& check) 
   return {};
 }
 
-result<void> check_ratio(const json& obj, std::string_view key, const std::string& where, double lo, double hi) {
+result<void> check_ratio(const json& obj, std::string_view key, const std::string& where, double lo,
+                         double hi) {
   std::optional<double> v;
   if (auto ok = internal::read_double(obj, key, where, v); !ok) return ok;
   if (v && !(*v >= lo && *v <= hi)) {
-    return internal::invalid(where, key, *internal::find_field(obj, key),
-                             "must be in [" + internal::render(json(lo)) + ", " + internal::render(json(hi)) + "]");
+    return internal::invalid(
+        where, key, *internal::find_field(obj, key),
+        "must be in [" + internal::render(json(lo)) + ", " + internal::render(json(hi)) + "]");
   }
   return {};
 }
 
-// CPUNormalizationStrategy: enable, defaultRatio, ratioModel{model: {baseRatio, ...}}. Ratios must lie
-// in [1.0, 5.0] (plugins/cpunormalization/plugin.go defaultMinRatio / defaultMaxRatio).
+// CPUNormalizationStrategy: enable, defaultRatio, ratioModel{model: {baseRatio, ...}}. Ratios must
+// lie in [1.0, 5.0] (plugins/cpunormalization/plugin.go defaultMinRatio / defaultMaxRatio).
 result<void> check_cpu_normalization_strategy(const json& s, const std::string& where) {
   std::optional<bool> enable;
   if (auto ok = internal::read_bool(s, "enable", where, enable); !ok) return ok;
   if (auto ok = check_ratio(s, "defaultRatio", where, 1.0, 5.0); !ok) return ok;
   const json* models = internal::find_field(s, "ratioModel");
   if (models == nullptr || models->is_null()) return {};
-  if (!models->is_object()) return internal::invalid(where, "ratioModel", *models, "want an object");
+  if (!models->is_object())
+    return internal::invalid(where, "ratioModel", *models, "want an object");
   for (auto it = models->begin(); it != models->end(); ++it) {
     const std::string w = internal::path(internal::path(where, "ratioModel"), it.key());
     if (!it->is_object()) return internal::invalid(w, "", *it, "want an object");
-    for (std::string_view k : {"baseRatio", "hyperThreadEnabledRatio", "turboEnabledRatio", "hyperThreadTurboEnabledRatio"}) {
+    for (std::string_view k : {"baseRatio", "hyperThreadEnabledRatio", "turboEnabledRatio",
+                               "hyperThreadTurboEnabledRatio"}) {
       if (auto ok = check_ratio(*it, k, w, 1.0, 5.0); !ok) return ok;
     }
   }
@@ -435,7 +459,8 @@ result<void> check_amplification_strategy(const json& s, const std::string& wher
   const json* ratios = internal::find_field(s, "resourceAmplificationRatio");
   if (ratios == nullptr || ratios->is_null()) return {};
   const std::string w = internal::path(where, "resourceAmplificationRatio");
-  if (!ratios->is_object()) return internal::invalid(where, "resourceAmplificationRatio", *ratios, "want an object");
+  if (!ratios->is_object())
+    return internal::invalid(where, "resourceAmplificationRatio", *ratios, "want an object");
   for (auto it = ratios->begin(); it != ratios->end(); ++it) {
     if (!it->is_number() || !(it->get<double>() >= 1.0)) {
       return internal::invalid(w, it.key(), *it, "want a ratio >= 1");
@@ -444,7 +469,8 @@ result<void> check_amplification_strategy(const json& s, const std::string& wher
   return {};
 }
 
-// HostApplicationSpec list: name (non-empty string), priority, qos, cgroupPath{base, parentDir, relativePath}.
+// HostApplicationSpec list: name (non-empty string), priority, qos, cgroupPath{base, parentDir,
+// relativePath}.
 result<void> check_host_applications(const json& s, const std::string& where) {
   const json* apps = internal::find_field(s, "applications");
   if (apps == nullptr || apps->is_null()) return {};
@@ -455,16 +481,20 @@ result<void> check_host_applications(const json& s, const std::string& where) {
     if (!a.is_object()) return internal::invalid(w, "", a, "want an object");
     std::optional<std::string> name, prio, qos;
     if (auto ok = internal::read_string(a, "name", w, name); !ok) return ok;
-    if (!name || name->empty()) return fail(errc::invalid_input, "invalid value \"\" (name is required)", internal::path(w, "name"));
+    if (!name || name->empty())
+      return fail(errc::invalid_input, "invalid value \"\" (name is required)",
+                  internal::path(w, "name"));
     if (auto ok = internal::read_string(a, "priority", w, prio); !ok) return ok;
-    if (prio && !prio->empty() && *prio != "koord-prod" && *prio != "koord-mid" && *prio != "koord-batch" &&
-        *prio != "koord-free") {
+    if (prio && !prio->empty() && *prio != "koord-prod" && *prio != "koord-mid" &&
+        *prio != "koord-batch" && *prio != "koord-free") {
       return internal::invalid(w, "priority", *internal::find_field(a, "priority"),
                                "must be koord-prod, koord-mid, koord-batch or koord-free");
     }
     if (auto ok = internal::read_string(a, "qos", w, qos); !ok) return ok;
-    if (qos && !qos->empty() && *qos != "SYSTEM" && *qos != "LSE" && *qos != "LSR" && *qos != "LS" && *qos != "BE") {
-      return internal::invalid(w, "qos", *internal::find_field(a, "qos"), "must be SYSTEM, LSE, LSR, LS or BE");
+    if (qos && !qos->empty() && *qos != "SYSTEM" && *qos != "LSE" && *qos != "LSR" &&
+        *qos != "LS" && *qos != "BE") {
+      return internal::invalid(w, "qos", *internal::find_field(a, "qos"),
+                               "must be SYSTEM, LSE, LSR, LS or BE");
     }
     if (const json* cg = internal::find_field(a, "cgroupPath"); cg != nullptr && !cg->is_null()) {
       const std::string cw = internal::path(w, "cgroupPath");
@@ -479,7 +509,8 @@ result<void> check_host_applications(const json& s, const std::string& where) {
 }
 
 template <class F>
-result<json_config> parse_node_configs_json(std::string_view text, std::string_view key, F&& check) {
+result<json_config> parse_node_configs_json(std::string_view text, std::string_view key,
+                                            F&& check) {
   if (text.empty()) return json_config{};
   auto doc = parse_doc(text, key);
   if (!doc) return err(doc);
@@ -516,7 +547,8 @@ system_strategy system_strategy::defaults() {
   return s;
 }
 
-result<colocation_config> parse_colocation_config(std::string_view text, std::vector<error>* warnings) {
+result<colocation_config> parse_colocation_config(std::string_view text,
+                                                  std::vector<error>* warnings) {
   colocation_config out;
   if (text.empty()) return out;  // syncConfig: empty key = defaults
   const std::string_view key = colocation_config_key;
@@ -533,7 +565,8 @@ result<colocation_config> parse_colocation_config(std::string_view text, std::ve
       const std::string w = std::string(key) + ".nodeConfigs[" + std::to_string(i++) + "]";
       if (!entry.is_object()) return internal::invalid(w, "", entry, "want an object");
       node_colocation_config nc;
-      if (auto ok = read_profile(entry, w, nc.name, nc.node_selector, warnings); !ok) return err(ok);
+      if (auto ok = read_profile(entry, w, nc.name, nc.node_selector, warnings); !ok)
+        return err(ok);
       auto own = internal::read_colocation_strategy(entry, w, true);
       if (!own) return err(own);
       nc.strategy = merge(out.cluster, *own);
@@ -550,9 +583,11 @@ result<colocation_config> parse_colocation_config(std::string_view text, std::ve
 
 result<resource_threshold_config> parse_resource_threshold_config(std::string_view text,
                                                                   std::vector<error>* warnings) {
-  return parse_cluster_and_nodes<resource_threshold_strategy>(text, resource_threshold_config_key, warnings);
+  return parse_cluster_and_nodes<resource_threshold_strategy>(text, resource_threshold_config_key,
+                                                              warnings);
 }
-result<cpu_burst_config> parse_cpu_burst_config(std::string_view text, std::vector<error>* warnings) {
+result<cpu_burst_config> parse_cpu_burst_config(std::string_view text,
+                                                std::vector<error>* warnings) {
   return parse_cluster_and_nodes<cpu_burst_strategy>(text, cpu_burst_config_key, warnings);
 }
 result<system_config> parse_system_config(std::string_view text, std::vector<error>* warnings) {
@@ -562,34 +597,42 @@ result<system_config> parse_system_config(std::string_view text, std::vector<err
   auto doc = parse_doc(text, system_config_key);
   const json* c = doc ? internal::find_field(*doc, "clusterStrategy") : nullptr;
   if (c != nullptr && c->is_object()) {
-    if (const json* b = internal::find_field(*c, "totalNetworkBandwidth"); b != nullptr && !b->is_null()) {
+    if (const json* b = internal::find_field(*c, "totalNetworkBandwidth");
+        b != nullptr && !b->is_null()) {
       if (!b->is_string() && !b->is_number()) {
-        return internal::invalid(internal::path(system_config_key, "clusterStrategy"), "totalNetworkBandwidth", *b,
-                                 "want a quantity");
+        return internal::invalid(internal::path(system_config_key, "clusterStrategy"),
+                                 "totalNetworkBandwidth", *b, "want a quantity");
       }
       r->cluster.total_network_bandwidth = b->is_string() ? b->get<std::string>() : b->dump();
     }
   }
   return r;
 }
-result<json_config> parse_resource_qos_config(std::string_view text, std::vector<error>* /*warnings*/) {
+result<json_config> parse_resource_qos_config(std::string_view text,
+                                              std::vector<error>* /*warnings*/) {
   return parse_cluster_nodes_json(text, resource_qos_config_key, &check_resource_qos_strategy);
 }
-result<json_config> parse_host_application_config(std::string_view text, std::vector<error>* /*warnings*/) {
+result<json_config> parse_host_application_config(std::string_view text,
+                                                  std::vector<error>* /*warnings*/) {
   return parse_node_configs_json(text, host_application_config_key, &check_host_applications);
 }
-result<json_config> parse_cpu_normalization_config(std::string_view text, std::vector<error>* /*warnings*/) {
-  return parse_node_configs_json(text, cpu_normalization_config_key, &check_cpu_normalization_strategy);
+result<json_config> parse_cpu_normalization_config(std::string_view text,
+                                                   std::vector<error>* /*warnings*/) {
+  return parse_node_configs_json(text, cpu_normalization_config_key,
+                                 &check_cpu_normalization_strategy);
 }
-result<json_config> parse_resource_amplification_config(std::string_view text, std::vector<error>* /*warnings*/) {
-  return parse_node_configs_json(text, resource_amplification_config_key, &check_amplification_strategy);
+result<json_config> parse_resource_amplification_config(std::string_view text,
+                                                        std::vector<error>* /*warnings*/) {
+  return parse_node_configs_json(text, resource_amplification_config_key,
+                                 &check_amplification_strategy);
 }
 
 slo_controller_config deleted_config() { return slo_controller_config{}; }
 
 namespace {
 
-// The text of one key: "" when absent/null/empty; objects are re-serialised (values are normally strings).
+// The text of one key: "" when absent/null/empty; objects are re-serialised (values are normally
+// strings).
 result<std::string> key_text(const json& data, std::string_view key) {
   const auto it = data.find(std::string(key));  // ConfigMap keys are exact (not Go field matching)
   if (it == data.end() || it->is_null()) return std::string();
@@ -599,9 +642,10 @@ result<std::string> key_text(const json& data, std::string_view key) {
 }
 
 template <class T>
-void apply(const json& data, std::string_view key, result<T> (*parse)(std::string_view, std::vector<error>*),
-           const std::optional<slo_controller_config>& previous, std::optional<T> slo_controller_config::*member,
-           config_update& u) {
+void apply(const json& data, std::string_view key,
+           result<T> (*parse)(std::string_view, std::vector<error>*),
+           const std::optional<slo_controller_config>& previous,
+           std::optional<T> slo_controller_config::*member, config_update& u) {
   auto text = key_text(data, key);
   std::vector<error> warnings;
   result<T> parsed = text ? parse(*text, &warnings) : result<T>(tl::unexpected(text.error()));
@@ -621,24 +665,30 @@ void apply(const json& data, std::string_view key, result<T> (*parse)(std::strin
 
 }  // namespace
 
-config_update update(const std::optional<slo_controller_config>& previous, std::string_view configmap_json) {
+config_update update(const std::optional<slo_controller_config>& previous,
+                     std::string_view configmap_json) {
   config_update u;
   auto doc = internal::parse_json(configmap_json, "slo-controller-config");
   if (doc && !doc->is_object()) {
-    doc = internal::invalid("slo-controller-config", "", *doc, "want the ConfigMap data as a JSON object");
+    doc = internal::invalid("slo-controller-config", "", *doc,
+                            "want the ConfigMap data as a JSON object");
   }
   if (!doc) {
-    u.in_force = previous.value_or(slo_controller_config{std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                                                         std::nullopt, std::nullopt, std::nullopt, std::nullopt});
+    u.in_force = previous.value_or(slo_controller_config{std::nullopt, std::nullopt, std::nullopt,
+                                                         std::nullopt, std::nullopt, std::nullopt,
+                                                         std::nullopt, std::nullopt});
     u.error = doc.error();
     u.rejected_keys.emplace_back("slo-controller-config");
     return u;
   }
-  apply(*doc, colocation_config_key, &parse_colocation_config, previous, &slo_controller_config::colocation, u);
+  apply(*doc, colocation_config_key, &parse_colocation_config, previous,
+        &slo_controller_config::colocation, u);
   apply(*doc, resource_threshold_config_key, &parse_resource_threshold_config, previous,
         &slo_controller_config::resource_threshold, u);
-  apply(*doc, resource_qos_config_key, &parse_resource_qos_config, previous, &slo_controller_config::resource_qos, u);
-  apply(*doc, cpu_burst_config_key, &parse_cpu_burst_config, previous, &slo_controller_config::cpu_burst, u);
+  apply(*doc, resource_qos_config_key, &parse_resource_qos_config, previous,
+        &slo_controller_config::resource_qos, u);
+  apply(*doc, cpu_burst_config_key, &parse_cpu_burst_config, previous,
+        &slo_controller_config::cpu_burst, u);
   apply(*doc, system_config_key, &parse_system_config, previous, &slo_controller_config::system, u);
   apply(*doc, host_application_config_key, &parse_host_application_config, previous,
         &slo_controller_config::host_application, u);

@@ -3,18 +3,19 @@
 //
 // Keys: colocation-config (typed, complete), resource-threshold-config, cpu-burst-config and
 // system-config (typed cluster + node strategies), resource-qos-config, host-application-config,
-// cpu-normalization-config, resource-amplification-config (validated, kept as canonical JSON for the
-// components that consume them).
+// cpu-normalization-config, resource-amplification-config (validated, kept as canonical JSON for
+// the components that consume them).
 //
-// Semantics (Koordinator's, per key): a missing ConfigMap or key means the defaults; a key that fails
-// to parse or validate keeps the previously valid value of that key in force, or leaves the key
-// unavailable if there was none (after a restart). Nothing throws. Pure; thread-safe.
+// Semantics (Koordinator's, per key): a missing ConfigMap or key means the defaults; a key that
+// fails to parse or validate keeps the previously valid value of that key in force, or leaves the
+// key unavailable if there was none (after a restart). Nothing throws. Pure; thread-safe.
 //
-// Validity = the controller's checks (IsColocationStrategyValid) plus the ConfigMap webhook's struct
-// tags (`validate:"min=..,max=.."`), e.g. resourceDiffThreshold in (0, 1]. Colony is stricter than the
-// controller in one place: unknown enum strings (cpuCalculatePolicy "foo", or "request" for CPU) are
-// rejected instead of being silently treated as "usage". Cross-field rules (gtfield/ltfield) are checked
-// when both fields are set. Not checked: overlapping nodeSelectors and duplicate names (webhook only).
+// Validity = the controller's checks (IsColocationStrategyValid) plus the ConfigMap webhook's
+// struct tags (`validate:"min=..,max=.."`), e.g. resourceDiffThreshold in (0, 1]. Colony is
+// stricter than the controller in one place: unknown enum strings (cpuCalculatePolicy "foo", or
+// "request" for CPU) are rejected instead of being silently treated as "usage". Cross-field rules
+// (gtfield/ltfield) are checked when both fields are set. Not checked: overlapping nodeSelectors
+// and duplicate names (webhook only).
 #pragma once
 
 #include <cstdint>
@@ -37,54 +38,56 @@ inline constexpr std::string_view cpu_burst_config_key = "cpu-burst-config";
 inline constexpr std::string_view system_config_key = "system-config";
 inline constexpr std::string_view host_application_config_key = "host-application-config";
 inline constexpr std::string_view cpu_normalization_config_key = "cpu-normalization-config";
-inline constexpr std::string_view resource_amplification_config_key = "resource-amplification-config";
+inline constexpr std::string_view resource_amplification_config_key =
+    "resource-amplification-config";
 
 // ResourceThresholdStrategy (apis/slo/v1alpha1/nodeslo_types.go); defaults from
 // DefaultResourceThresholdStrategy (pkg/util/sloconfig/nodeslo_config.go).
 struct resource_threshold_strategy {
-  std::optional<bool> enable;                                     // Default: false
-  std::optional<std::int64_t> cpu_suppress_threshold_percent;     // Default: 65, 0..100
-  std::optional<std::int64_t> cpu_suppress_min_percent;           // Default: unset, 0..100
-  std::optional<std::string> cpu_suppress_policy;                 // Default: "cpuset" (or "cfsQuota")
-  std::optional<std::int64_t> memory_evict_threshold_percent;     // Default: 70, 0..100, > lower
-  std::optional<std::int64_t> memory_evict_lower_percent;         // Default: unset (threshold - 2)
+  std::optional<bool> enable;                                  // Default: false
+  std::optional<std::int64_t> cpu_suppress_threshold_percent;  // Default: 65, 0..100
+  std::optional<std::int64_t> cpu_suppress_min_percent;        // Default: unset, 0..100
+  std::optional<std::string> cpu_suppress_policy;              // Default: "cpuset" (or "cfsQuota")
+  std::optional<std::int64_t> memory_evict_threshold_percent;  // Default: 70, 0..100, > lower
+  std::optional<std::int64_t> memory_evict_lower_percent;      // Default: unset (threshold - 2)
   std::optional<std::int64_t> memory_allocatable_evict_threshold_percent;  // Default: unset, >= 0
   std::optional<std::int64_t> memory_allocatable_evict_lower_percent;      // Default: unset, >= 0
   std::optional<std::int64_t> cpu_evict_be_satisfaction_upper_percent;     // Default: unset, 0..100
   std::optional<std::int64_t> cpu_evict_be_satisfaction_lower_percent;     // Default: unset, 0..100
-  std::optional<std::int64_t> cpu_evict_be_usage_threshold_percent;        // Default: unset (90), 0..100
-  std::optional<std::int64_t> cpu_evict_time_window_seconds;               // Default: unset, > 0
-  std::optional<std::int64_t> cpu_evict_threshold_percent;                 // Default: unset, 0..100
-  std::optional<std::int64_t> cpu_evict_lower_percent;                     // Default: unset, 0..100
-  std::optional<std::int64_t> cpu_allocatable_evict_threshold_percent;     // Default: unset, >= 0
-  std::optional<std::int64_t> cpu_allocatable_evict_lower_percent;         // Default: unset, >= 0
-  std::optional<std::string> cpu_evict_policy;  // Default: "evictByRealLimit" (or "evictByAllocatable")
-  std::optional<std::int64_t> evict_enabled_priority_threshold;            // Default: unset, int32
-  std::optional<std::int64_t> allocatable_evict_priority_threshold;        // Default: unset, 0..7999
+  std::optional<std::int64_t> cpu_evict_be_usage_threshold_percent;  // Default: unset (90), 0..100
+  std::optional<std::int64_t> cpu_evict_time_window_seconds;         // Default: unset, > 0
+  std::optional<std::int64_t> cpu_evict_threshold_percent;           // Default: unset, 0..100
+  std::optional<std::int64_t> cpu_evict_lower_percent;               // Default: unset, 0..100
+  std::optional<std::int64_t> cpu_allocatable_evict_threshold_percent;  // Default: unset, >= 0
+  std::optional<std::int64_t> cpu_allocatable_evict_lower_percent;      // Default: unset, >= 0
+  std::optional<std::string>
+      cpu_evict_policy;  // Default: "evictByRealLimit" (or "evictByAllocatable")
+  std::optional<std::int64_t> evict_enabled_priority_threshold;      // Default: unset, int32
+  std::optional<std::int64_t> allocatable_evict_priority_threshold;  // Default: unset, 0..7999
   bool operator==(const resource_threshold_strategy&) const = default;
   [[nodiscard]] static resource_threshold_strategy defaults();
 };
 
 // CPUBurstStrategy; defaults from DefaultCPUBurstStrategy.
 struct cpu_burst_strategy {
-  std::optional<std::string> policy;                            // Default: "none" (cpuBurstOnly, cfsQuotaBurstOnly, auto)
-  std::optional<std::int64_t> cpu_burst_percent;                // Default: 1000, 1..10000
-  std::optional<std::int64_t> cfs_quota_burst_percent;          // Default: 300, >= 100
-  std::optional<std::int64_t> cfs_quota_burst_period_seconds;   // Default: -1, >= -1
-  std::optional<std::int64_t> share_pool_threshold_percent;     // Default: 50, 0..100
+  std::optional<std::string> policy;  // Default: "none" (cpuBurstOnly, cfsQuotaBurstOnly, auto)
+  std::optional<std::int64_t> cpu_burst_percent;               // Default: 1000, 1..10000
+  std::optional<std::int64_t> cfs_quota_burst_percent;         // Default: 300, >= 100
+  std::optional<std::int64_t> cfs_quota_burst_period_seconds;  // Default: -1, >= -1
+  std::optional<std::int64_t> share_pool_threshold_percent;    // Default: 50, 0..100
   bool operator==(const cpu_burst_strategy&) const = default;
   [[nodiscard]] static cpu_burst_strategy defaults();
 };
 
 // SystemStrategy: kernel knobs, unset by default (DefaultSystemStrategy).
 struct system_strategy {
-  std::optional<std::int64_t> min_free_kbytes_factor;        // > 0
-  std::optional<std::int64_t> watermark_scale_factor;        // 1..400
-  std::optional<std::int64_t> memcg_reap_back_ground;        // 0..1
+  std::optional<std::int64_t> min_free_kbytes_factor;  // > 0
+  std::optional<std::int64_t> watermark_scale_factor;  // 1..400
+  std::optional<std::int64_t> memcg_reap_back_ground;  // 0..1
   std::optional<std::int64_t> sched_group_identity_enabled;
   std::optional<std::int64_t> sched_idle_saver_wmark;
-  std::optional<std::int64_t> page_cache_limit_enabled;      // 0..1
-  std::optional<std::string> total_network_bandwidth;        // a Quantity, Default: "0"
+  std::optional<std::int64_t> page_cache_limit_enabled;  // 0..1
+  std::optional<std::string> total_network_bandwidth;    // a Quantity, Default: "0"
   bool operator==(const system_strategy&) const = default;
   [[nodiscard]] static system_strategy defaults();
 };
@@ -115,7 +118,8 @@ using resource_threshold_config = cluster_and_nodes<resource_threshold_strategy>
 using cpu_burst_config = cluster_and_nodes<cpu_burst_strategy>;
 using system_config = cluster_and_nodes<system_strategy>;
 
-// A key Colony validates but hands on as canonical JSON (sorted keys, no whitespace); "" = defaults.
+// A key Colony validates but hands on as canonical JSON (sorted keys, no whitespace); "" =
+// defaults.
 struct json_config {
   std::string canonical_json;
   bool operator==(const json_config&) const = default;
@@ -134,33 +138,35 @@ struct slo_controller_config {
   bool operator==(const slo_controller_config&) const = default;
 };
 
-// Per-key parsers: `text` is the key's value (a JSON document); "" means the defaults. Errors name the
-// ConfigMap key and the JSON path of the offending field, and quote the value, e.g.
+// Per-key parsers: `text` is the key's value (a JSON document); "" means the defaults. Errors name
+// the ConfigMap key and the JSON path of the offending field, and quote the value, e.g.
 // "colocation-config.cpuReclaimThresholdPercent: invalid value -5 (must be >= 0)". A malformed
-// document, a wrong JSON type anywhere, or an invalid cluster strategy rejects the key. A node entry
-// whose merged strategy is invalid is replaced by the cluster strategy (Koordinator's syncConfig,
-// "node config invalid, use cluster config") and reported in `warnings`; so is an empty or invalid
-// nodeSelector (the entry then never matches).
-[[nodiscard]] result<colocation_config> parse_colocation_config(std::string_view text,
-                                                                std::vector<error>* warnings = nullptr);
-[[nodiscard]] result<resource_threshold_config> parse_resource_threshold_config(std::string_view text,
-                                                                                std::vector<error>* warnings = nullptr);
-[[nodiscard]] result<cpu_burst_config> parse_cpu_burst_config(std::string_view text,
-                                                              std::vector<error>* warnings = nullptr);
-[[nodiscard]] result<system_config> parse_system_config(std::string_view text, std::vector<error>* warnings = nullptr);
-[[nodiscard]] result<json_config> parse_resource_qos_config(std::string_view text, std::vector<error>* warnings = nullptr);
-[[nodiscard]] result<json_config> parse_host_application_config(std::string_view text,
-                                                                std::vector<error>* warnings = nullptr);
-[[nodiscard]] result<json_config> parse_cpu_normalization_config(std::string_view text,
-                                                                 std::vector<error>* warnings = nullptr);
-[[nodiscard]] result<json_config> parse_resource_amplification_config(std::string_view text,
-                                                                      std::vector<error>* warnings = nullptr);
+// document, a wrong JSON type anywhere, or an invalid cluster strategy rejects the key. A node
+// entry whose merged strategy is invalid is replaced by the cluster strategy (Koordinator's
+// syncConfig, "node config invalid, use cluster config") and reported in `warnings`; so is an empty
+// or invalid nodeSelector (the entry then never matches).
+[[nodiscard]] result<colocation_config> parse_colocation_config(
+    std::string_view text, std::vector<error>* warnings = nullptr);
+[[nodiscard]] result<resource_threshold_config> parse_resource_threshold_config(
+    std::string_view text, std::vector<error>* warnings = nullptr);
+[[nodiscard]] result<cpu_burst_config> parse_cpu_burst_config(
+    std::string_view text, std::vector<error>* warnings = nullptr);
+[[nodiscard]] result<system_config> parse_system_config(std::string_view text,
+                                                        std::vector<error>* warnings = nullptr);
+[[nodiscard]] result<json_config> parse_resource_qos_config(std::string_view text,
+                                                            std::vector<error>* warnings = nullptr);
+[[nodiscard]] result<json_config> parse_host_application_config(
+    std::string_view text, std::vector<error>* warnings = nullptr);
+[[nodiscard]] result<json_config> parse_cpu_normalization_config(
+    std::string_view text, std::vector<error>* warnings = nullptr);
+[[nodiscard]] result<json_config> parse_resource_amplification_config(
+    std::string_view text, std::vector<error>* warnings = nullptr);
 
 struct config_update {
   slo_controller_config in_force;          // the config to use from now on
   std::vector<std::string> rejected_keys;  // keys whose new value was refused
   std::vector<colony::error> warnings;     // accepted with a fallback (invalid node entries)
-  std::optional<colony::error> error;      // every rejected key, joined with "; " (first key's code)
+  std::optional<colony::error> error;  // every rejected key, joined with "; " (first key's code)
 };
 
 // Applies a new ConfigMap to the config in force. `configmap_json` is the ConfigMap's `data` as a

@@ -52,11 +52,13 @@ pod_spec bench_pod(int i) {
   return p;
 }
 
-COLONY_BENCH("admission.mutate", "ClusterColocationProfile mutation + extended-resource-spec, 3 profiles") {
+COLONY_BENCH("admission.mutate",
+             "ClusterColocationProfile mutation + extended-resource-spec, 3 profiles") {
   const int n = ctx.quick() ? 20'000 : 200'000;
   const profile_set profiles = bench_profiles();
   const priority_class_table pcs = {
-      {"koordinator-batch", priority_class_info{"koordinator-batch", 5999, "PreemptLowerPriority"}}};
+      {"koordinator-batch",
+       priority_class_info{"koordinator-batch", 5999, "PreemptLowerPriority"}}};
   const string_map ns;
   std::vector<pod_spec> pods;
   pods.reserve(1024);
@@ -66,7 +68,8 @@ COLONY_BENCH("admission.mutate", "ClusterColocationProfile mutation + extended-r
     for (int i = 0; i < n; ++i) {
       mutating_options opts;
       opts.seed = static_cast<std::uint64_t>(i);
-      auto m = mutate_pod_on_create(pods[static_cast<std::size_t>(i) & 1023], profiles, &ns, pcs, opts);
+      auto m =
+          mutate_pod_on_create(pods[static_cast<std::size_t>(i) & 1023], profiles, &ns, pcs, opts);
       translated += m ? m->requests.batch_cpu_milli : 0;
       bench::do_not_optimize(m);
     }

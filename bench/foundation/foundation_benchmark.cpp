@@ -1,8 +1,8 @@
 // Foundation benchmarks: embedded log append/read, codec, actor memory, snapshot + restore.
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <unistd.h>
 
 #include "actors/entities/entity_actors.hpp"
 #include "actors/entities/world.hpp"
@@ -46,9 +46,9 @@ messages::byte_buffer event_200(messages::event_builder& b, std::uint64_t i) {
   sb.add_node(n);
   sb.add_requests(r);
   sb.add_scheduler(s);
-  return b.finish({event_time{static_cast<std::int64_t>(i)}, wire::EntityKind::Node, node, -1,
-                   "bench"},
-                  sb.Finish());
+  return b.finish(
+      {event_time{static_cast<std::int64_t>(i)}, wire::EntityKind::Node, node, -1, "bench"},
+      sb.Finish());
 }
 
 std::int64_t rss_bytes() {
@@ -79,12 +79,12 @@ COLONY_BENCH("log.append", "embedded RocksDB log: append ~200-byte events, WAL s
         do_not_optimize(r);
       }
     });
-    ctx.report("log.append.batch" + std::to_string(batch), static_cast<double>(n) / s,
-               "events/s");
+    ctx.report("log.append.batch" + std::to_string(batch), static_cast<double>(n) / s, "events/s");
   }
 }
 
-COLONY_BENCH("log.read", "embedded RocksDB log: sequential verified read, and replay into the world") {
+COLONY_BENCH("log.read",
+             "embedded RocksDB log: sequential verified read, and replay into the world") {
   messages::event_builder b;
   const std::uint64_t total = ctx.quick() ? 50000 : 1000000;
   scratch_dir d;
@@ -224,10 +224,10 @@ COLONY_BENCH("snapshot", "snapshot write and restore + replay of 1M pods") {
   entities::world r;
   s = seconds_of([&] {
     auto latest = (*store)->latest();
-    (void)(*store)->read((*latest)->at, [&](std::uint8_t k, std::string_view key,
-                                            std::string_view st) {
-      (void)r.load(static_cast<wire::EntityKind>(k), key, st);
-    });
+    (void)(*store)->read((*latest)->at,
+                         [&](std::uint8_t k, std::string_view key, std::string_view st) {
+                           (void)r.load(static_cast<wire::EntityKind>(k), key, st);
+                         });
   });
   ctx.report("snapshot.restore." + std::to_string(pods), s, "s");
   ctx.report("snapshot.restored_digest_matches", r.digest() == digest ? 1 : 0, "bool");

@@ -27,8 +27,9 @@ using clock_type = std::chrono::steady_clock;
 std::string bootstrap() {
   const char* b = std::getenv("COLONY_KAFKA_BOOTSTRAP");
   if (!b || !*b) {
-    std::fprintf(stderr, "bench: COLONY_KAFKA_BOOTSTRAP is not set; Kafka benchmarks skipped "
-                         "(start a broker: tools/peers/kafka.sh start --dir DIR)\n");
+    std::fprintf(stderr,
+                 "bench: COLONY_KAFKA_BOOTSTRAP is not set; Kafka benchmarks skipped "
+                 "(start a broker: tools/peers/kafka.sh start --dir DIR)\n");
     return {};
   }
   return b;
@@ -39,7 +40,8 @@ std::string topic_name(const char* what) {
   return std::string("bench-") + what + "-" + std::to_string(rd() % 100000000);
 }
 
-std::unique_ptr<stores::kafka_log> open(const std::string& name, bool sync, bool read_only = false) {
+std::unique_ptr<stores::kafka_log> open(const std::string& name, bool sync,
+                                        bool read_only = false) {
   stores::log_options o;
   o.sync = sync;
   o.read_only = read_only;
@@ -73,9 +75,9 @@ messages::byte_buffer event_200(messages::event_builder& b, std::uint64_t i,
   sb.add_node(n);
   sb.add_requests(r);
   sb.add_scheduler(s);
-  return b.finish({event_time{static_cast<std::int64_t>(i)}, wire::EntityKind::Node, node, -1,
-                   "bench"},
-                  sb.Finish());
+  return b.finish(
+      {event_time{static_cast<std::int64_t>(i)}, wire::EntityKind::Node, node, -1, "bench"},
+      sb.Finish());
 }
 
 // Appends events [0, n) in batches; returns seconds, or a negative value on error.
@@ -134,16 +136,21 @@ void e2e_latency(context& ctx, const std::string& b, bool sync) {
   const std::uint64_t n = ctx.quick() ? 10000 : 50000;
   const auto t0 = clock_type::now() + std::chrono::milliseconds(500);  // reader is assigned
   auto due = [&](std::uint64_t i) {
-    return t0 + std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 * static_cast<double>(i) / rate));
+    return t0 +
+           std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 * static_cast<double>(i) / rate));
   };
   std::vector<double> latency_ms(n, -1);
   std::atomic<std::uint64_t> received{0};
   std::thread follower([&] {
-    auto r = reader->follow(0, [&](log_offset off, messages::bytes_view) {
-      const auto now = clock_type::now();
-      if (off < n) latency_ms[off] = std::chrono::duration<double, std::milli>(now - due(off)).count();
-      return ++received < n;
-    }, [&] { return received < n; });
+    auto r = reader->follow(
+        0,
+        [&](log_offset off, messages::bytes_view) {
+          const auto now = clock_type::now();
+          if (off < n)
+            latency_ms[off] = std::chrono::duration<double, std::milli>(now - due(off)).count();
+          return ++received < n;
+        },
+        [&] { return received < n; });
     if (!r) std::fprintf(stderr, "bench: follow: %s\n", r.error().describe().c_str());
   });
   // Each event is due at t0 + i/rate; every append carries the events due by then, so a slow
@@ -175,7 +182,9 @@ void e2e_latency(context& ctx, const std::string& b, bool sync) {
     return;
   }
   std::sort(got.begin(), got.end());
-  auto pct = [&](double p) { return got[std::min(got.size() - 1, static_cast<std::size_t>(p * got.size()))]; };
+  auto pct = [&](double p) {
+    return got[std::min(got.size() - 1, static_cast<std::size_t>(p * got.size()))];
+  };
   const std::string prefix = sync ? "kafka.e2e_latency_sync" : "kafka.e2e_latency";
   ctx.report(prefix + ".p50_ms", pct(0.50), "ms");
   ctx.report(prefix + ".p99_ms", pct(0.99), "ms");

@@ -64,12 +64,14 @@ node_case make_case(std::mt19937_64& e) {
     c.pods.push_back(std::move(p));
   }
   c.node_cpu = pod_cpu + 2.0;
-  c.node_mem = pod_mem + double(8 * gib) + double(draw(e, 64)) * double(gib);  // some nodes cross 70 %
+  c.node_mem =
+      pod_mem + double(8 * gib) + double(draw(e, 64)) * double(gib);  // some nodes cross 70 %
   c.be = {60, 9000, 30000, 20000, 9500, 30000, 20000};
   return c;
 }
 
-COLONY_BENCH("koordlet.decide", "CPU suppress + memory evict + CPU evict decisions per node per tick") {
+COLONY_BENCH("koordlet.decide",
+             "CPU suppress + memory evict + CPU evict decisions per node per tick") {
   std::mt19937_64 e(42);
   const int nodes = ctx.quick() ? 64 : 512;
   const int rounds = ctx.quick() ? 20 : 200;
@@ -109,7 +111,8 @@ COLONY_BENCH("koordlet.decide", "CPU suppress + memory evict + CPU evict decisio
   ctx.report("koordlet.decide_per_node", s * 1e9 / (double(nodes) * rounds), "ns");
 }
 
-COLONY_BENCH("koordlet.node_metric", "NodeMetric report building per node (30 min of 1 s node samples, 40 pods)") {
+COLONY_BENCH("koordlet.node_metric",
+             "NodeMetric report building per node (30 min of 1 s node samples, 40 pods)") {
   std::mt19937_64 e(7);
   const int nodes = ctx.quick() ? 2 : 8;
   const int reports = ctx.quick() ? 3 : 10;
@@ -132,8 +135,9 @@ COLONY_BENCH("koordlet.node_metric", "NodeMetric report building per node (30 mi
         tick[i] = {at, double(draw(e, 2000)) / 1000, double(draw(e, 4 * gib))};
         if (t >= horizon - 300) w.add_pod(pods[i].uid, tick[i]);
       }
-      w.add_node_and_system({at, 30 + double(draw(e, 20000)) / 1000, double(100 * gib + draw(e, 50 * gib))}, tick,
-                            {});
+      w.add_node_and_system(
+          {at, 30 + double(draw(e, 20000)) / 1000, double(100 * gib + draw(e, 50 * gib))}, tick,
+          {});
     }
   }
   node_metric_collect_policy policy;

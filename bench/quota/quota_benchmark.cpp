@@ -35,7 +35,8 @@ void build(bench_tree& b, int tops, int mids, int leaves) {
   auto below = [&](std::uint64_t n) { return static_cast<std::int64_t>(rng() % n); };
   const std::int64_t gib = colony::gib;
   b.tree.set_cluster_total(cpu_mem(20'000'000, 80'000 * gib));
-  auto add = [&](const std::string& name, const std::string& parent, std::int64_t min_cpu, std::int64_t max_cpu) {
+  auto add = [&](const std::string& name, const std::string& parent, std::int64_t min_cpu,
+                 std::int64_t max_cpu) {
     quota_spec q;
     q.name = name;
     q.parent = parent;
@@ -69,10 +70,12 @@ void build(bench_tree& b, int tops, int mids, int leaves) {
   }
 }
 
-COLONY_BENCH("quota.refresh_2000", "ElasticQuota runtime fixed point over 2,000 quotas (goal < 1 ms)") {
+COLONY_BENCH("quota.refresh_2000",
+             "ElasticQuota runtime fixed point over 2,000 quotas (goal < 1 ms)") {
   bench_tree b;
   build(b, 20, 9, 10);  // 20 * (1 + 9 + 90) = 2,000 quotas, also in quick mode (fewer samples)
-  const double rebuild = colony::bench::seconds_of([&] { colony::bench::do_not_optimize(b.tree.refresh().size()); });
+  const double rebuild =
+      colony::bench::seconds_of([&] { colony::bench::do_not_optimize(b.tree.refresh().size()); });
   const int iterations = ctx.quick() ? 50 : 500;
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(iterations));
@@ -93,7 +96,8 @@ COLONY_BENCH("quota.refresh_2000", "ElasticQuota runtime fixed point over 2,000 
   ctx.report("quota.refresh_2000", median_ms, "ms");
   ctx.report("quota.refresh_2000.p99", p99_ms, "ms");
   ctx.report("quota.refresh_2000.first_with_topology", rebuild * 1e3, "ms");
-  ctx.report("quota.refresh_2000.changed_per_refresh", static_cast<double>(changed) / iterations, "quotas");
+  ctx.report("quota.refresh_2000.changed_per_refresh", static_cast<double>(changed) / iterations,
+             "quotas");
 }
 
 COLONY_BENCH("quota.prefilter", "ElasticQuota PreFilter on a refreshed 2,000-quota tree") {

@@ -62,13 +62,13 @@ std::vector<node_info> make_cluster(std::size_t n, std::mt19937_64& rng) {
       node.non_zero_requested.cpu_milli += nz.cpu_milli;
       node.non_zero_requested.memory_bytes += nz.memory_bytes;
       if (k % 3 != 0)
-        m.pods.push_back({p.key, p.priority == 9000 ? priority_class::prod : priority_class::batch,
-                          [&] {
-                            resource_list u;
-                            u.cpu_milli = cpu / 2;
-                            u.memory_bytes = cpu * 2 * 1024 * 1024;
-                            return u;
-                          }()});
+        m.pods.push_back(
+            {p.key, p.priority == 9000 ? priority_class::prod : priority_class::batch, [&] {
+               resource_list u;
+               u.cpu_milli = cpu / 2;
+               u.memory_bytes = cpu * 2 * 1024 * 1024;
+               return u;
+             }()});
       node.pods.push_back(std::move(p));
     }
     m.node_usage.cpu_milli = 4000 + static_cast<std::int64_t>(rng() % 30000);
@@ -142,7 +142,8 @@ run_result run(std::int32_t percentage, std::size_t num_nodes, std::size_t num_p
         assume_pod(nodes[d.node_index], pods[i], d, now);
         ++r.scheduled;
       }
-      lat.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      lat.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
   });
   r.cpu_pods_per_s = static_cast<double>(pods.size()) / (thread_cpu_seconds() - cpu0);
@@ -155,9 +156,10 @@ run_result run(std::int32_t percentage, std::size_t num_nodes, std::size_t num_p
 
 }  // namespace
 
-COLONY_BENCH("scheduler.cycle",
-             "scheduling_cycle over 5,000 nodes (NodeResourcesFit + LoadAwareScheduling): pods/s at "
-             "default percentageOfNodesToScore and at 100 %, p99 decision latency") {
+COLONY_BENCH(
+    "scheduler.cycle",
+    "scheduling_cycle over 5,000 nodes (NodeResourcesFit + LoadAwareScheduling): pods/s at "
+    "default percentageOfNodesToScore and at 100 %, p99 decision latency") {
   const std::size_t nodes = 5000;
   const std::size_t pods = ctx.quick() ? 2000 : 20000;
   auto def = run(0, nodes, pods);

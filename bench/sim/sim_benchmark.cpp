@@ -18,7 +18,9 @@ namespace fs = std::filesystem;
 using namespace colony;
 
 std::string temp_log(const char* name) {
-  return (fs::temp_directory_path() / ("colony-bench-" + std::string(name) + "-" + std::to_string(::getpid()))).string();
+  return (fs::temp_directory_path() /
+          ("colony-bench-" + std::string(name) + "-" + std::to_string(::getpid())))
+      .string();
 }
 
 double peak_rss_gib() {
@@ -27,8 +29,8 @@ double peak_rss_gib() {
   return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is KiB on Linux
 }
 
-void run_and_report(bench::context& ctx, const char* name, const trace::trace_set& t, const sim::sim_config& c,
-                    sim::run_options o) {
+void run_and_report(bench::context& ctx, const char* name, const trace::trace_set& t,
+                    const sim::sim_config& c, sim::run_options o) {
   o.log_path = temp_log(name);
   auto r = sim::run_simulation(t, c, o);
   std::error_code ec;
@@ -39,16 +41,19 @@ void run_and_report(bench::context& ctx, const char* name, const trace::trace_se
   }
   const std::string n(name);
   ctx.report(n + ".wall_s", r->timing["wall_seconds"].get<double>(), "s");
-  ctx.report(n + ".events", static_cast<double>(r->timing["events"].get<std::uint64_t>()), "events");
+  ctx.report(n + ".events", static_cast<double>(r->timing["events"].get<std::uint64_t>()),
+             "events");
   ctx.report(n + ".events_per_s", r->timing["events_per_second"].get<double>(), "events/s");
   ctx.report(n + ".time_compression", r->timing["time_compression"].get<double>(), "x");
-  ctx.report(n + ".us_per_decision", r->timing["wall_us_per_scheduling_decision"].get<double>(), "us");
+  ctx.report(n + ".us_per_decision", r->timing["wall_us_per_scheduling_decision"].get<double>(),
+             "us");
   ctx.report(n + ".peak_rss", peak_rss_gib(), "GiB");
 }
 
 }  // namespace
 
-COLONY_BENCH("sim.openb_usage_none", "openb default trace, scheduling only (--usage-model none); goal < 1 s") {
+COLONY_BENCH("sim.openb_usage_none",
+             "openb default trace, scheduling only (--usage-model none); goal < 1 s") {
   auto t = trace::load_trace_set(sim::default_trace_dir());
   auto c = sim::default_sim_config();
   if (!t || !c) return;
@@ -58,7 +63,8 @@ COLONY_BENCH("sim.openb_usage_none", "openb default trace, scheduling only (--us
 }
 
 COLONY_BENCH("sim.openb_colocation_60s",
-             "openb default trace, co-location + 60-s NodeMetric (v2018-curves); goal >= 50,000x time compression") {
+             "openb default trace, co-location + 60-s NodeMetric (v2018-curves); goal >= 50,000x "
+             "time compression") {
   auto t = trace::load_trace_set(sim::default_trace_dir());
   auto c = sim::default_sim_config();
   if (!t || !c) return;
@@ -71,7 +77,8 @@ COLONY_BENCH("sim.openb_colocation_60s",
   run_and_report(ctx, "sim.openb_colocation_60s", *t, *c, o);
 }
 
-COLONY_BENCH("sim.synthetic_4034x8", "synthetic 4,034 nodes x 8 days, 60-s NodeMetric; goal < 2 min, RSS < 4 GiB") {
+COLONY_BENCH("sim.synthetic_4034x8",
+             "synthetic 4,034 nodes x 8 days, 60-s NodeMetric; goal < 2 min, RSS < 4 GiB") {
   auto real = trace::load_trace_set(sim::default_trace_dir());
   auto c = sim::default_sim_config();
   if (!real || !c) return;
@@ -91,7 +98,7 @@ COLONY_BENCH("sim.synthetic_4034x8", "synthetic 4,034 nodes x 8 days, 60-s NodeM
   t.openb_pods.emplace();
   t.openb_pods->rows = s->pods;
   t.machine_usage = real->machine_usage;  // the real curves the synthetic usage is drawn from
-  c->idle_node_report_interval_s = 0;  // 60-s NodeMetric from every node
+  c->idle_node_report_interval_s = 0;     // 60-s NodeMetric from every node
   sim::run_options o;
   o.threads = 2;
   run_and_report(ctx, "sim.synthetic_4034x8", t, *c, o);

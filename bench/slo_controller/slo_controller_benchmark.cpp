@@ -1,8 +1,8 @@
-// slo_controller.batch_round: one full slo-controller round over a cluster, as NodeResourceReconciler
-// runs it for every node: resolve the node's strategy (nodeConfigs + labels), calculate mid and batch
-// resources (with explanations), prepare the node values and decide whether to write.
-// Size: 5,000 nodes x 110 pods (quick: 500 x 110). Inputs are built once, outside the timing; the
-// figure is the median of several rounds on one thread.
+// slo_controller.batch_round: one full slo-controller round over a cluster, as
+// NodeResourceReconciler runs it for every node: resolve the node's strategy (nodeConfigs +
+// labels), calculate mid and batch resources (with explanations), prepare the node values and
+// decide whether to write. Size: 5,000 nodes x 110 pods (quick: 500 x 110). Inputs are built once,
+// outside the timing; the figure is the median of several rounds on one thread.
 #include <algorithm>
 #include <cstdint>
 #include <ctime>
@@ -77,8 +77,9 @@ cluster make_cluster(int nodes, int pods_per_node, event_time now) {
       pod.requests.cpu_milli = pick(rng, 50, 1500);
       pod.requests.memory_bytes = pick(rng, 64, 4096) * mib;
       pod.limits = pod.requests;
-      pod.key_id = keys.intern(pod.ns, pod.name);  // interned once when the pod enters, not per round
-      if (rng() % 10 != 0) {  // 10 % of pods have no metric yet
+      pod.key_id =
+          keys.intern(pod.ns, pod.name);  // interned once when the pod enters, not per round
+      if (rng() % 10 != 0) {              // 10 % of pods have no metric yet
         pod_metric pm;
         pm.ns = pod.ns;
         pm.name = pod.name;
@@ -90,7 +91,8 @@ cluster make_cluster(int nodes, int pods_per_node, event_time now) {
       }
       pods.push_back(std::move(pod));
     }
-    std::shuffle(m.pod_metrics.begin(), m.pod_metrics.end(), rng);  // koordlet order differs from the pod list
+    std::shuffle(m.pod_metrics.begin(), m.pod_metrics.end(),
+                 rng);  // koordlet order differs from the pod list
     c.nodes.push_back(std::move(node));
     c.pods.push_back(std::move(pods));
     c.metrics.push_back(std::move(m));
@@ -102,8 +104,9 @@ cluster make_cluster(int nodes, int pods_per_node, event_time now) {
   return c;
 }
 
-COLONY_BENCH("slo_controller.batch_round",
-             "slo-controller batch/mid calculation, one round over 5,000 nodes x 110 pods (one core)") {
+COLONY_BENCH(
+    "slo_controller.batch_round",
+    "slo-controller batch/mid calculation, one round over 5,000 nodes x 110 pods (one core)") {
   const int nodes = ctx.quick() ? 500 : 5000;
   const int pods = 110;
   const event_time now{1'700'000'000'000};
@@ -113,7 +116,8 @@ COLONY_BENCH("slo_controller.batch_round",
   std::size_t writes = 0;
   auto round = [&] {
     for (std::size_t i = 0; i < c.nodes.size(); ++i) {
-      const auto r = reconcile_node_resource(c.cfg, c.nodes[i], c.pods[i], &c.metrics[i], now, scratch);
+      const auto r =
+          reconcile_node_resource(c.cfg, c.nodes[i], c.pods[i], &c.metrics[i], now, scratch);
       const auto p = prepare_node_resource(r, c.nodes[i]);
       const colocation_strategy& s = c.cfg.cluster;
       const auto d = need_sync(s, c.current[i], p.allocatable, event_time{now.value - 60'000}, now);
@@ -145,7 +149,8 @@ COLONY_BENCH("slo_controller.batch_round",
   ctx.report("slo_controller.batch_round_" + size, ms[ms.size() / 2], "ms");
   ctx.report("slo_controller.batch_round_" + size + ".min", ms.front(), "ms");
   ctx.report("slo_controller.batch_round_" + size + ".cpu", cpu[cpu.size() / 2], "ms");
-  ctx.report("slo_controller.nodes_per_s", static_cast<double>(nodes) / (ms[ms.size() / 2] / 1000.0), "nodes/s");
+  ctx.report("slo_controller.nodes_per_s",
+             static_cast<double>(nodes) / (ms[ms.size() / 2] / 1000.0), "nodes/s");
 }
 
 }  // namespace

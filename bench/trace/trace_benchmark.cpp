@@ -45,17 +45,23 @@ double best_rows_per_s(const std::string& text, int reps, Parse parse) {
 }  // namespace
 
 COLONY_BENCH("trace.openb_default", "parse openb_pod_list_default.csv (8,152 pods) from memory") {
-  const std::string text = slurp(traces_dir() + "/alibaba-gpu-v2023-openb/openb_pod_list_default.csv");
+  const std::string text =
+      slurp(traces_dir() + "/alibaba-gpu-v2023-openb/openb_pod_list_default.csv");
   const int reps = ctx.quick() ? 3 : 20;
-  double rps = best_rows_per_s(text, reps, [](const std::string& t) { return colony::trace::parse_openb_pods(t, "default"); });
+  double rps = best_rows_per_s(text, reps, [](const std::string& t) {
+    return colony::trace::parse_openb_pods(t, "default");
+  });
   ctx.report("trace.openb_default.rows_per_s", rps, "rows/s");
   ctx.report("trace.openb_default.ms", rps > 0 ? 8152.0 / rps * 1e3 : 0, "ms");
 }
 
-COLONY_BENCH("trace.v2018_machine_usage", "parse v2018 machine_usage.csv (51,362 rows) from memory") {
+COLONY_BENCH("trace.v2018_machine_usage",
+             "parse v2018 machine_usage.csv (51,362 rows) from memory") {
   const std::string text = slurp(traces_dir() + "/alibaba-v2018-machine/machine_usage.csv");
   const int reps = ctx.quick() ? 3 : 20;
-  double rps = best_rows_per_s(text, reps, [](const std::string& t) { return colony::trace::parse_v2018_machine_usage(t, "usage"); });
+  double rps = best_rows_per_s(text, reps, [](const std::string& t) {
+    return colony::trace::parse_v2018_machine_usage(t, "usage");
+  });
   ctx.report("trace.v2018_machine_usage.rows_per_s", rps, "rows/s");
   ctx.report("trace.v2018_machine_usage.ms", rps > 0 ? 51362.0 / rps * 1e3 : 0, "ms");
 }
@@ -67,9 +73,9 @@ COLONY_BENCH("trace.usage_curves", "extract 60 s usage curves from v2018 machine
   double best = 1e30;
   for (int i = 0; i < (ctx.quick() ? 2 : 10); ++i)
     best = std::min(best, colony::bench::seconds_of([&] {
-      auto c = colony::trace::extract_usage_curves(t->rows);
-      colony::bench::do_not_optimize(c);
-    }));
+                      auto c = colony::trace::extract_usage_curves(t->rows);
+                      colony::bench::do_not_optimize(c);
+                    }));
   ctx.report("trace.usage_curves.rows_per_s", static_cast<double>(t->rows.size()) / best, "rows/s");
 }
 

@@ -37,7 +37,9 @@ struct v2017_server_event {
   std::uint32_t line = 0;
 };
 
-[[nodiscard]] result<trace_table<v2017_server_event>> parse_v2017_server_event(std::string_view text, std::string_view file, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2017_server_event>> read_v2017_server_event(const std::string& path, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2017_server_event>> parse_v2017_server_event(
+    std::string_view text, std::string_view file, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2017_server_event>> read_v2017_server_event(
+    const std::string& path, const read_options& opt = {});
 
 }  // namespace colony::trace

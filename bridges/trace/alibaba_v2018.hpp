@@ -7,8 +7,8 @@
 // trace gives a normalised size (value / 100 x read_options::v2018_memory_full_bytes; the
 // normalised value is kept too). Utilisation stays in percent of the machine/container.
 // Empty fields are missing (std::nullopt / empty string), never 0. Usage metrics are float
-// (7 significant digits; a full machine_usage table has tens of millions of rows). The documented invalid
-// markers -1 and 101 in percent fields read as missing and are counted as invalid_values.
+// (7 significant digits; a full machine_usage table has tens of millions of rows). The documented
+// invalid markers -1 and 101 in percent fields read as missing and are counted as invalid_values.
 // machine_meta and machine_usage are bundled in traces/alibaba-v2018-machine/; the other
 // four tables are for users who hold the full download (not bundled: no public extract).
 #pragma once
@@ -32,11 +32,11 @@ struct v2018_machine_meta {
   std::string machine_id;
   event_time time{};
   std::optional<std::int64_t> failure_domain_1;
-  std::string failure_domain_2;             // enumerated; empty = missing
-  std::optional<std::int64_t> cpu_milli;    // cpu_num x 1000
-  std::optional<double> mem_size;           // normalised [0, 100]
-  std::optional<std::int64_t> memory_bytes; // mem_size / 100 x v2018_memory_full_bytes
-  std::string status;                       // USING, IMPORT_INSTALLING, ...
+  std::string failure_domain_2;              // enumerated; empty = missing
+  std::optional<std::int64_t> cpu_milli;     // cpu_num x 1000
+  std::optional<double> mem_size;            // normalised [0, 100]
+  std::optional<std::int64_t> memory_bytes;  // mem_size / 100 x v2018_memory_full_bytes
+  std::string status;                        // USING, IMPORT_INSTALLING, ...
   std::uint32_t line = 0;
 };
 
@@ -51,7 +51,7 @@ struct v2018_machine_usage {
   std::optional<double> mkpi;              // cache misses per kilo-instruction
   std::optional<double> net_in;            // normalised (behaves like a counter)
   std::optional<double> net_out;
-  std::optional<double> disk_io_percent;   // [0, 100]
+  std::optional<double> disk_io_percent;  // [0, 100]
   std::uint32_t line = 0;
 };
 
@@ -91,8 +91,8 @@ struct v2018_container_usage {
 // job, depending on tasks 3 and 4; the leading letters carry no dependency meaning. Names
 // that do not follow the pattern ("task_Nzg3...", "MergeTask") are independent tasks.
 struct v2018_task_dag {
-  bool in_dag = false;                // name follows <letters><id>(_<dep>)*
-  std::string kind;                   // leading letters, e.g. "M", "R"
+  bool in_dag = false;  // name follows <letters><id>(_<dep>)*
+  std::string kind;     // leading letters, e.g. "M", "R"
   std::int64_t id = 0;
   std::vector<std::int64_t> depends_on;
 };
@@ -111,7 +111,7 @@ struct v2018_batch_task {
   std::optional<std::int64_t> plan_cpu_milli;  // plan_cpu (1/100 core) x 10
   std::optional<double> plan_mem;              // normalised [0, 100]
   std::optional<std::int64_t> plan_memory_bytes;
-  v2018_task_dag dag;                          // parsed from task_name
+  v2018_task_dag dag;  // parsed from task_name
   std::uint32_t line = 0;
 };
 
@@ -130,7 +130,7 @@ struct v2018_batch_instance {
   std::optional<std::int64_t> total_seq_no;
   std::optional<std::int64_t> cpu_avg_milli;  // cpu_avg (1/100 core) x 10
   std::optional<std::int64_t> cpu_max_milli;
-  std::optional<double> mem_avg;              // normalised [0, 100]
+  std::optional<double> mem_avg;  // normalised [0, 100]
   std::optional<double> mem_max;
   std::uint32_t line = 0;
 };
@@ -138,29 +138,44 @@ struct v2018_batch_instance {
 // Sorting (read_options::sort_by_time): machine_meta, machine_usage, container_meta and
 // container_usage by time_stamp; batch_task and batch_instance by start_time (missing
 // first). Ties keep file order.
-[[nodiscard]] result<trace_table<v2018_machine_meta>> parse_v2018_machine_meta(std::string_view text, std::string_view file, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_machine_usage>> parse_v2018_machine_usage(std::string_view text, std::string_view file, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_container_meta>> parse_v2018_container_meta(std::string_view text, std::string_view file, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_container_usage>> parse_v2018_container_usage(std::string_view text, std::string_view file, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_batch_task>> parse_v2018_batch_task(std::string_view text, std::string_view file, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_batch_instance>> parse_v2018_batch_instance(std::string_view text, std::string_view file, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_machine_meta>> parse_v2018_machine_meta(
+    std::string_view text, std::string_view file, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_machine_usage>> parse_v2018_machine_usage(
+    std::string_view text, std::string_view file, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_container_meta>> parse_v2018_container_meta(
+    std::string_view text, std::string_view file, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_container_usage>> parse_v2018_container_usage(
+    std::string_view text, std::string_view file, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_batch_task>> parse_v2018_batch_task(
+    std::string_view text, std::string_view file, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_batch_instance>> parse_v2018_batch_instance(
+    std::string_view text, std::string_view file, const read_options& opt = {});
 
-[[nodiscard]] result<trace_table<v2018_machine_meta>> read_v2018_machine_meta(const std::string& path, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_machine_usage>> read_v2018_machine_usage(const std::string& path, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_container_meta>> read_v2018_container_meta(const std::string& path, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_container_usage>> read_v2018_container_usage(const std::string& path, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_batch_task>> read_v2018_batch_task(const std::string& path, const read_options& opt = {});
-[[nodiscard]] result<trace_table<v2018_batch_instance>> read_v2018_batch_instance(const std::string& path, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_machine_meta>> read_v2018_machine_meta(
+    const std::string& path, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_machine_usage>> read_v2018_machine_usage(
+    const std::string& path, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_container_meta>> read_v2018_container_meta(
+    const std::string& path, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_container_usage>> read_v2018_container_usage(
+    const std::string& path, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_batch_task>> read_v2018_batch_task(
+    const std::string& path, const read_options& opt = {});
+[[nodiscard]] result<trace_table<v2018_batch_instance>> read_v2018_batch_instance(
+    const std::string& path, const read_options& opt = {});
 
 // Streaming scans for the tables that do not fit in memory at full size (the full
 // download's machine_usage, container_usage and batch_instance run to tens of GB): the file
 // is read in 4 MiB chunks and every accepted row goes to fn, in file order (read_options::
 // sort_by_time does not apply). Same checks, errors and warnings as the read_* functions.
-[[nodiscard]] result<scan_summary> scan_v2018_machine_usage(const std::string& path, const read_options& opt,
-                                                            const std::function<void(const v2018_machine_usage&)>& fn);
-[[nodiscard]] result<scan_summary> scan_v2018_container_usage(const std::string& path, const read_options& opt,
-                                                              const std::function<void(const v2018_container_usage&)>& fn);
-[[nodiscard]] result<scan_summary> scan_v2018_batch_instance(const std::string& path, const read_options& opt,
-                                                             const std::function<void(const v2018_batch_instance&)>& fn);
+[[nodiscard]] result<scan_summary> scan_v2018_machine_usage(
+    const std::string& path, const read_options& opt,
+    const std::function<void(const v2018_machine_usage&)>& fn);
+[[nodiscard]] result<scan_summary> scan_v2018_container_usage(
+    const std::string& path, const read_options& opt,
+    const std::function<void(const v2018_container_usage&)>& fn);
+[[nodiscard]] result<scan_summary> scan_v2018_batch_instance(
+    const std::string& path, const read_options& opt,
+    const std::function<void(const v2018_batch_instance&)>& fn);
 
 }  // namespace colony::trace

@@ -9,20 +9,28 @@ namespace colony::trace {
 
 std::string_view to_string(openb_qos q) noexcept {
   switch (q) {
-    case openb_qos::ls: return "LS";
-    case openb_qos::be: return "BE";
-    case openb_qos::burstable: return "Burstable";
-    case openb_qos::guaranteed: return "Guaranteed";
+    case openb_qos::ls:
+      return "LS";
+    case openb_qos::be:
+      return "BE";
+    case openb_qos::burstable:
+      return "Burstable";
+    case openb_qos::guaranteed:
+      return "Guaranteed";
   }
   return "LS";
 }
 
 std::string_view to_string(openb_phase p) noexcept {
   switch (p) {
-    case openb_phase::pending: return "Pending";
-    case openb_phase::running: return "Running";
-    case openb_phase::succeeded: return "Succeeded";
-    case openb_phase::failed: return "Failed";
+    case openb_phase::pending:
+      return "Pending";
+    case openb_phase::running:
+      return "Running";
+    case openb_phase::succeeded:
+      return "Succeeded";
+    case openb_phase::failed:
+      return "Failed";
   }
   return "Pending";
 }
@@ -53,20 +61,30 @@ namespace {
 constexpr std::int64_t max_mib = std::int64_t{1} << 40;  // keeps MiB x 2^20 inside int64
 
 bool parse_qos(std::string_view s, openb_qos& q) {
-  if (s == "LS") q = openb_qos::ls;
-  else if (s == "BE") q = openb_qos::be;
-  else if (s == "Burstable") q = openb_qos::burstable;
-  else if (s == "Guaranteed") q = openb_qos::guaranteed;
-  else return false;
+  if (s == "LS")
+    q = openb_qos::ls;
+  else if (s == "BE")
+    q = openb_qos::be;
+  else if (s == "Burstable")
+    q = openb_qos::burstable;
+  else if (s == "Guaranteed")
+    q = openb_qos::guaranteed;
+  else
+    return false;
   return true;
 }
 
 bool parse_phase(std::string_view s, openb_phase& p) {
-  if (s == "Running") p = openb_phase::running;
-  else if (s == "Succeeded") p = openb_phase::succeeded;
-  else if (s == "Failed") p = openb_phase::failed;
-  else if (s == "Pending") p = openb_phase::pending;
-  else return false;
+  if (s == "Running")
+    p = openb_phase::running;
+  else if (s == "Succeeded")
+    p = openb_phase::succeeded;
+  else if (s == "Failed")
+    p = openb_phase::failed;
+  else if (s == "Pending")
+    p = openb_phase::pending;
+  else
+    return false;
   return true;
 }
 
@@ -85,13 +103,15 @@ result<trace_table<openb_node>> parse_openb_nodes(std::string_view text, std::st
   return detail::parse_rows<openb_node>(
       text, file, opt, 5, openb_node_header, [](detail::row_cursor& c, openb_node& n) {
         std::int64_t gpu = 0;
-        if (!c.required_text(0, "sn", n.name) || !c.non_negative_integer(1, "cpu_milli", n.cpu_milli) ||
+        if (!c.required_text(0, "sn", n.name) ||
+            !c.non_negative_integer(1, "cpu_milli", n.cpu_milli) ||
             !memory_mib(c, 2, n.memory_bytes) || !c.non_negative_integer(3, "gpu", gpu))
           return false;
         if (gpu > 1024) return c.fail_expected(3, "gpu count <= 1024");
         n.gpu = static_cast<std::int32_t>(gpu);
         n.gpu_model.assign(c.text(4));
-        if (n.gpu > 0 && n.gpu_model.empty()) return c.fail(4, "expected a GPU model for a node with gpu > 0, got an empty field");
+        if (n.gpu > 0 && n.gpu_model.empty())
+          return c.fail(4, "expected a GPU model for a node with gpu > 0, got an empty field");
         return true;
       });
 }
@@ -102,40 +122,54 @@ result<trace_table<openb_pod>> parse_openb_pods(std::string_view text, std::stri
       text, file, opt, 11, openb_pod_header, [](detail::row_cursor& c, openb_pod& p) {
         std::int64_t num_gpu = 0, gpu_milli = 0, created = 0, deleted = 0;
         std::optional<std::int64_t> scheduled;
-        if (!c.required_text(0, "name", p.name) || !c.non_negative_integer(1, "cpu_milli", p.cpu_milli) ||
+        if (!c.required_text(0, "name", p.name) ||
+            !c.non_negative_integer(1, "cpu_milli", p.cpu_milli) ||
             !memory_mib(c, 2, p.memory_bytes) || !c.non_negative_integer(3, "num_gpu", num_gpu) ||
             !c.non_negative_integer(4, "gpu_milli", gpu_milli))
           return false;
         if (num_gpu > 1024) return c.fail_expected(3, "num_gpu <= 1024");
         if (gpu_milli > 1000) return c.fail_expected(4, "gpu_milli in [0, 1000]");
-        if (num_gpu == 0 && gpu_milli != 0) return c.fail(4, "expected gpu_milli 0 when num_gpu is 0, got '" + std::string(c.text(4)) + "'");
-        if (num_gpu > 0 && gpu_milli == 0) return c.fail(4, "expected gpu_milli > 0 when num_gpu > 0, got '0'");
+        if (num_gpu == 0 && gpu_milli != 0)
+          return c.fail(
+              4, "expected gpu_milli 0 when num_gpu is 0, got '" + std::string(c.text(4)) + "'");
+        if (num_gpu > 0 && gpu_milli == 0)
+          return c.fail(4, "expected gpu_milli > 0 when num_gpu > 0, got '0'");
         p.num_gpu = static_cast<std::int32_t>(num_gpu);
         p.gpu_milli = static_cast<std::int32_t>(gpu_milli);
         std::string_view spec = c.text(5);
         while (!spec.empty()) {
           std::size_t bar = spec.find('|');
           std::string_view model = spec.substr(0, bar);
-          if (model.empty()) return c.fail(5, "expected GPU model names separated by '|', got '" + std::string(c.text(5)) + "'");
+          if (model.empty())
+            return c.fail(5, "expected GPU model names separated by '|', got '" +
+                                 std::string(c.text(5)) + "'");
           p.gpu_spec.emplace_back(model);
           if (bar == std::string_view::npos) break;
           spec.remove_prefix(bar + 1);
-          if (spec.empty()) return c.fail(5, "expected GPU model names separated by '|', got '" + std::string(c.text(5)) + "'");
+          if (spec.empty())
+            return c.fail(5, "expected GPU model names separated by '|', got '" +
+                                 std::string(c.text(5)) + "'");
         }
         if (!parse_qos(c.text(6), p.qos))
           return c.fail_expected(6, "qos LS, BE, Burstable or Guaranteed");
         if (!parse_phase(c.text(7), p.phase))
           return c.fail_expected(7, "pod_phase Running, Succeeded, Failed or Pending");
-        if (!c.seconds_ms(8, "creation_time", created) || !c.seconds_ms(9, "deletion_time", deleted)) return false;
+        if (!c.seconds_ms(8, "creation_time", created) ||
+            !c.seconds_ms(9, "deletion_time", deleted))
+          return false;
         // Empty scheduled_time = never bound (Pending); not counted as a missing value.
         if (!c.empty(10)) {
           std::int64_t s = 0;
           if (!c.seconds_ms(10, "scheduled_time", s)) return false;
           scheduled = s;
         }
-        if (deleted < created) return c.fail(9, "expected deletion_time >= creation_time, got '" + std::string(c.text(9)) + "'");
+        if (deleted < created)
+          return c.fail(
+              9, "expected deletion_time >= creation_time, got '" + std::string(c.text(9)) + "'");
         if (scheduled && (*scheduled < created || *scheduled > deleted))
-          return c.fail(10, "expected scheduled_time between creation_time and deletion_time, got '" + std::string(c.text(10)) + "'");
+          return c.fail(10,
+                        "expected scheduled_time between creation_time and deletion_time, got '" +
+                            std::string(c.text(10)) + "'");
         p.creation = event_time{created};
         p.deletion = event_time{deleted};
         if (scheduled) p.scheduled = event_time{*scheduled};

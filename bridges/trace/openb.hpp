@@ -31,16 +31,16 @@ enum class openb_qos : std::uint8_t { ls, be, burstable, guaranteed };
 // openb pod_phase column: the final phase seen in the trace.
 enum class openb_phase : std::uint8_t { pending, running, succeeded, failed };
 
-[[nodiscard]] std::string_view to_string(openb_qos q) noexcept;     // "LS", "BE", ...
-[[nodiscard]] std::string_view to_string(openb_phase p) noexcept;   // "Running", ...
+[[nodiscard]] std::string_view to_string(openb_qos q) noexcept;    // "LS", "BE", ...
+[[nodiscard]] std::string_view to_string(openb_phase p) noexcept;  // "Running", ...
 
 struct openb_node {
-  std::string name;            // sn
-  std::int64_t cpu_milli = 0;  // cpu_milli
+  std::string name;               // sn
+  std::int64_t cpu_milli = 0;     // cpu_milli
   std::int64_t memory_bytes = 0;  // memory_mib x 1 MiB
-  std::int32_t gpu = 0;        // number of GPU devices
-  std::string gpu_model;       // model; empty for CPU-only nodes
-  std::uint32_t line = 0;      // source line (diagnostics)
+  std::int32_t gpu = 0;           // number of GPU devices
+  std::string gpu_model;          // model; empty for CPU-only nodes
+  std::uint32_t line = 0;         // source line (diagnostics)
 
   // cpu, memory, and GPU as koordinator.sh/gpu (x100 per device) plus gpu-core and
   // gpu-memory-ratio (100 per device), as Koordinator's device plugin reports them.
@@ -57,9 +57,9 @@ struct openb_pod {
   std::vector<std::string> gpu_spec;  // allowed GPU models (split on '|'); empty = any
   openb_qos qos = openb_qos::ls;
   openb_phase phase = openb_phase::pending;
-  event_time creation{};                  // creation_time x 1000
-  event_time deletion{};                  // deletion_time x 1000 (left the trace)
-  std::optional<event_time> scheduled;    // scheduled_time x 1000; empty = never bound
+  event_time creation{};                // creation_time x 1000
+  event_time deletion{};                // deletion_time x 1000 (left the trace)
+  std::optional<event_time> scheduled;  // scheduled_time x 1000; empty = never bound
   std::uint32_t line = 0;
 
   // Per-GPU share as a fraction of one device (gpu_milli / 1000).
@@ -71,9 +71,11 @@ struct openb_pod {
 };
 
 // Parses from memory; file names the source in diagnostics.
-[[nodiscard]] result<trace_table<openb_node>> parse_openb_nodes(std::string_view text, std::string_view file,
+[[nodiscard]] result<trace_table<openb_node>> parse_openb_nodes(std::string_view text,
+                                                                std::string_view file,
                                                                 const read_options& opt = {});
-[[nodiscard]] result<trace_table<openb_pod>> parse_openb_pods(std::string_view text, std::string_view file,
+[[nodiscard]] result<trace_table<openb_pod>> parse_openb_pods(std::string_view text,
+                                                              std::string_view file,
                                                               const read_options& opt = {});
 [[nodiscard]] result<trace_table<openb_node>> read_openb_nodes(const std::string& path,
                                                                const read_options& opt = {});

@@ -46,7 +46,8 @@ std::uint64_t below(std::mt19937_64& g, std::uint64_t n) {
 std::string numbered(std::string_view prefix, std::int64_t i, int width) {
   std::string digits = std::to_string(i);
   std::string s(prefix);
-  if (static_cast<int>(digits.size()) < width) s.append(static_cast<std::size_t>(width) - digits.size(), '0');
+  if (static_cast<int>(digits.size()) < width)
+    s.append(static_cast<std::size_t>(width) - digits.size(), '0');
   return s + digits;
 }
 
@@ -73,11 +74,14 @@ result<void> write_file(const std::filesystem::path& p, std::string_view data) {
 
 }  // namespace
 
-result<synth_calibration> calibrate(const trace_table<openb_node>& nodes, const trace_table<openb_pod>& pods,
+result<synth_calibration> calibrate(const trace_table<openb_node>& nodes,
+                                    const trace_table<openb_pod>& pods,
                                     const trace_table<v2018_machine_usage>& usage,
                                     const usage_curve_options& curve_opt) {
-  if (nodes.rows.empty()) return fail(errc::invalid_input, "calibration needs a non-empty node list", nodes.file);
-  if (pods.rows.empty()) return fail(errc::invalid_input, "calibration needs a non-empty pod list", pods.file);
+  if (nodes.rows.empty())
+    return fail(errc::invalid_input, "calibration needs a non-empty node list", nodes.file);
+  if (pods.rows.empty())
+    return fail(errc::invalid_input, "calibration needs a non-empty pod list", pods.file);
   synth_calibration c;
   c.node_shapes = nodes.rows;
   c.pod_shapes = pods.rows;
@@ -90,26 +94,32 @@ result<synth_calibration> calibrate(const trace_table<openb_node>& nodes, const 
   }
   std::sort(created.begin(), created.end());
   for (std::size_t i = 1; i < created.size(); ++i)
-    if (created[i - 1] >= busy_start) c.inter_arrival_s.push_back((created[i] - created[i - 1]) / 1000);
+    if (created[i - 1] >= busy_start)
+      c.inter_arrival_s.push_back((created[i] - created[i - 1]) / 1000);
   if (c.inter_arrival_s.empty())
-    return fail(errc::invalid_input, "calibration found no inter-arrival gap in the busy window", pods.file);
+    return fail(errc::invalid_input, "calibration found no inter-arrival gap in the busy window",
+                pods.file);
   c.curves = extract_usage_curves(usage.rows, curve_opt);
-  if (c.curves.empty()) return fail(errc::invalid_input, "calibration found no usage curve", usage.file);
+  if (c.curves.empty())
+    return fail(errc::invalid_input, "calibration found no usage curve", usage.file);
   c.sources = {nodes.file + " (" + std::to_string(nodes.rows.size()) + " nodes)",
                pods.file + " (" + std::to_string(pods.rows.size()) + " pods, " +
                    std::to_string(c.inter_arrival_s.size()) + " inter-arrival gaps)",
-               usage.file + " (" + std::to_string(usage.rows.size()) + " rows, " + std::to_string(c.curves.size()) +
-                   " machine curves)"};
+               usage.file + " (" + std::to_string(usage.rows.size()) + " rows, " +
+                   std::to_string(c.curves.size()) + " machine curves)"};
   return c;
 }
 
 result<synth_trace> synthesize(const synth_calibration& calib, const synth_params& params) {
   if (params.nodes <= 0 || params.pods < 0 || params.days <= 0 || params.usage_step_s <= 0)
-    return fail(errc::invalid_input, "expected nodes > 0, pods >= 0, days > 0, usage_step_s > 0", "synth_params");
-  if (calib.node_shapes.empty() || calib.pod_shapes.empty() || calib.inter_arrival_s.empty() || calib.curves.empty())
+    return fail(errc::invalid_input, "expected nodes > 0, pods >= 0, days > 0, usage_step_s > 0",
+                "synth_params");
+  if (calib.node_shapes.empty() || calib.pod_shapes.empty() || calib.inter_arrival_s.empty() ||
+      calib.curves.empty())
     return fail(errc::invalid_input, "empty calibration", "synth_calibration");
   if (params.days > 36'500 || params.nodes > 10'000'000 || params.pods > 100'000'000)
-    return fail(errc::invalid_input, "expected days <= 36500, nodes <= 1e7, pods <= 1e8", "synth_params");
+    return fail(errc::invalid_input, "expected days <= 36500, nodes <= 1e7, pods <= 1e8",
+                "synth_params");
   synth_trace t;
   t.params = params;
   const std::int64_t span_s = params.days * day_s;
@@ -149,8 +159,9 @@ result<synth_trace> synthesize(const synth_calibration& calib, const synth_param
     p.name = numbered("synth-pod-", static_cast<std::int64_t>(i), pw);
     p.line = static_cast<std::uint32_t>(i + 2);
     const std::int64_t arrive =
-        sum == 0 ? 0
-                 : static_cast<std::int64_t>(static_cast<__int128>(cum[i]) * span_s / sum);  // < span_s
+        sum == 0
+            ? 0
+            : static_cast<std::int64_t>(static_cast<__int128>(cum[i]) * span_s / sum);  // < span_s
     const std::int64_t life = (shape.deletion.value - shape.creation.value) / 1000;
     std::int64_t leave = arrive + life;
     const bool clipped = leave > span_s;
@@ -160,8 +171,10 @@ result<synth_trace> synthesize(const synth_calibration& calib, const synth_param
     p.scheduled.reset();
     if (shape.scheduled) {
       const std::int64_t at = arrive + (shape.scheduled->value - shape.creation.value) / 1000;
-      if (at <= leave) p.scheduled = event_time{at * 1000};
-      else p.phase = openb_phase::pending;
+      if (at <= leave)
+        p.scheduled = event_time{at * 1000};
+      else
+        p.phase = openb_phase::pending;
     }
     if (clipped && (p.phase == openb_phase::succeeded || p.phase == openb_phase::failed))
       p.phase = p.scheduled ? openb_phase::running : openb_phase::pending;
@@ -170,7 +183,8 @@ result<synth_trace> synthesize(const synth_calibration& calib, const synth_param
   return t;
 }
 
-void append_usage_rows(const synth_trace& t, const synth_calibration& calib, std::size_t node, std::string& out) {
+void append_usage_rows(const synth_trace& t, const synth_calibration& calib, std::size_t node,
+                       std::string& out) {
   const auto& src = t.usage[node];
   const auto& curve = calib.curves[src.curve];
   const std::string& name = t.nodes[node].name;
@@ -277,22 +291,26 @@ result<std::vector<std::string>> write_synthetic(const std::string& dir, const s
 
   const auto& p = t.params;
   const std::int64_t usage_rows_per_node = (p.days * day_s + p.usage_step_s - 1) / p.usage_step_s;
-  std::string params = "- seed: " + std::to_string(p.seed) + "\n- nodes: " + std::to_string(p.nodes) +
-                       "\n- pods: " + std::to_string(p.pods) + "\n- days: " + std::to_string(p.days) +
-                       "\n- usage_step_s: " + std::to_string(p.usage_step_s) + "\n";
+  std::string params =
+      "- seed: " + std::to_string(p.seed) + "\n- nodes: " + std::to_string(p.nodes) +
+      "\n- pods: " + std::to_string(p.pods) + "\n- days: " + std::to_string(p.days) +
+      "\n- usage_step_s: " + std::to_string(p.usage_step_s) + "\n";
   std::string files =
       "| file | format | rows |\n|---|---|---|\n"
       "| synthetic-openb_node_list_all_node.csv | openb v2023 node list (with header) | " +
       std::to_string(t.nodes.size()) +
       " |\n| synthetic-openb_pod_list_default.csv | openb v2023 pod list (with header) | " +
-      std::to_string(t.pods.size()) + " |\n| synthetic-machine_usage.csv | Alibaba v2018 machine_usage (no header) | " +
+      std::to_string(t.pods.size()) +
+      " |\n| synthetic-machine_usage.csv | Alibaba v2018 machine_usage (no header) | " +
       std::to_string(static_cast<std::int64_t>(t.nodes.size()) * usage_rows_per_node) + " |\n";
   std::string synthetic_md =
       "# SYNTHETIC TRACE: not real data\n\n"
-      "Every file in this folder was generated by Colony's `trace synth` (bridges/trace/synth.cpp).\n"
+      "Every file in this folder was generated by Colony's `trace synth` "
+      "(bridges/trace/synth.cpp).\n"
       "No row is a real observation. The CSV formats allow no comment line, so this note and the\n"
       "`synthetic-` file-name prefix are the label. Do not cite these files as Alibaba data.\n\n"
-      "## Parameters\n" + params + "\n## Files\n" + files +
+      "## Parameters\n" +
+      params + "\n## Files\n" + files +
       "\nThe same parameters and calibration files give byte-identical output (std::mt19937_64,\n"
       "one stream per purpose, seeded from the seed above).\n";
   std::string sources;
@@ -300,20 +318,27 @@ result<std::vector<std::string>> write_synthetic(const std::string& dir, const s
   std::string provenance_md =
       "# PROVENANCE: synthetic trace (generated, not collected)\n\n"
       "- Generator: Colony `trace synth` (bridges/trace/synth.cpp, colony::trace::synthesize).\n"
-      "- Status: SYNTHETIC. Distributions are calibrated on real public extracts; the rows are drawn,\n"
+      "- Status: SYNTHETIC. Distributions are calibrated on real public extracts; the rows are "
+      "drawn,\n"
       "  not copied from any cluster.\n\n"
-      "## Parameters\n" + params +
-      "\n## Calibration sources (real data, Alibaba cluster traces; see traces/*/PROVENANCE.md)\n" + sources +
+      "## Parameters\n" +
+      params +
+      "\n## Calibration sources (real data, Alibaba cluster traces; see traces/*/PROVENANCE.md)\n" +
+      sources +
       "\n## How rows are drawn\n"
-      "- Nodes: node shapes (cpu_milli, memory_mib, gpu, model) drawn uniformly with replacement from\n"
+      "- Nodes: node shapes (cpu_milli, memory_mib, gpu, model) drawn uniformly with replacement "
+      "from\n"
       "  the node list; names synth-node-NNNN (also the machine_id of its usage rows).\n"
       "- Pods: each pod copies one pod row drawn uniformly with replacement (requests, num_gpu,\n"
       "  gpu_milli, gpu_spec, qos, pod_phase, lifetime, scheduling delay). Creation times are a\n"
-      "  cumulative sum of empirical inter-arrival gaps (busy window of the pod list), rescaled to\n"
-      "  span the requested days. Deletion is clipped at the end of the span (a clipped Succeeded or\n"
+      "  cumulative sum of empirical inter-arrival gaps (busy window of the pod list), rescaled "
+      "to\n"
+      "  span the requested days. Deletion is clipped at the end of the span (a clipped Succeeded "
+      "or\n"
       "  Failed pod is marked Running, as openb marks pods alive at trace end).\n"
       "- Usage: each node follows one real v2018 machine usage curve (resampled, gaps filled per\n"
-      "  docs/sim.md) from a drawn start shift, written every usage_step_s as integer percent; the\n"
+      "  docs/sim.md) from a drawn start shift, written every usage_step_s as integer percent; "
+      "the\n"
       "  other machine_usage columns are left empty (not modelled).\n\n"
       "## Terms\n"
       "Derived from Alibaba cluster traces published for research or study purposes; cite the\n"

@@ -27,21 +27,21 @@
 namespace colony::trace {
 
 struct synth_params {
-  std::int64_t nodes = 1523;   // Default: 1,523 (openb node list size)
-  std::int64_t pods = 8152;    // Default: 8,152 (openb default pod list size)
-  std::int64_t days = 8;       // Default: 8 (cluster-trace-v2018's span)
-  std::uint64_t seed = 1;      // Default: 1
+  std::int64_t nodes = 1523;  // Default: 1,523 (openb node list size)
+  std::int64_t pods = 8152;   // Default: 8,152 (openb default pod list size)
+  std::int64_t days = 8;      // Default: 8 (cluster-trace-v2018's span)
+  std::uint64_t seed = 1;     // Default: 1
   // machine_usage sampling step of the output. Default: 300 s (Colony choice: 4,034 nodes
   // x 8 days = 9.3 M rows; v2018 itself averages ~100 s).
   std::int64_t usage_step_s = 300;
 };
 
 struct synth_calibration {
-  std::vector<openb_node> node_shapes;     // drawn uniformly with replacement
-  std::vector<openb_pod> pod_shapes;       // drawn uniformly with replacement (joint rows)
+  std::vector<openb_node> node_shapes;        // drawn uniformly with replacement
+  std::vector<openb_pod> pod_shapes;          // drawn uniformly with replacement (joint rows)
   std::vector<std::int64_t> inter_arrival_s;  // empirical gaps, seconds
-  std::vector<usage_curve> curves;         // real usage curves
-  std::vector<std::string> sources;        // "file (N rows)" lines for PROVENANCE.md
+  std::vector<usage_curve> curves;            // real usage curves
+  std::vector<std::string> sources;           // "file (N rows)" lines for PROVENANCE.md
 };
 
 // REQUIRES nothing; fails (invalid_input) when a table is empty or no usage curve can be
@@ -75,12 +75,14 @@ struct synth_trace {
 // node shapes. Usage: each node draws a curve and a start shift within it.
 // Errors: invalid_input for non-positive nodes/pods/days/usage_step_s or an empty
 // calibration.
-[[nodiscard]] result<synth_trace> synthesize(const synth_calibration& calib, const synth_params& params);
+[[nodiscard]] result<synth_trace> synthesize(const synth_calibration& calib,
+                                             const synth_params& params);
 
 // v2018-format machine_usage rows of node i, appended to out: one row per usage_step_s
 // from 0 to the end of the span, cpu/mem integer percent from the node's curve; the other
 // columns are left empty (not modelled). Rows are grouped by node like Alibaba's file.
-void append_usage_rows(const synth_trace& t, const synth_calibration& calib, std::size_t node, std::string& out);
+void append_usage_rows(const synth_trace& t, const synth_calibration& calib, std::size_t node,
+                       std::string& out);
 
 // The three CSV files in openb / v2018 formats.
 [[nodiscard]] std::string format_openb_nodes(const std::vector<openb_node>& nodes);
@@ -89,7 +91,8 @@ void append_usage_rows(const synth_trace& t, const synth_calibration& calib, std
 // Writes the synthetic trace into dir (created if needed): synthetic-*.csv, SYNTHETIC.md and
 // PROVENANCE.md (seed, parameters, calibration sources, "synthetic, not real data").
 // machine_usage is streamed node by node, so memory stays flat at any size.
-[[nodiscard]] result<std::vector<std::string>> write_synthetic(const std::string& dir, const synth_trace& t,
+[[nodiscard]] result<std::vector<std::string>> write_synthetic(const std::string& dir,
+                                                               const synth_trace& t,
                                                                const synth_calibration& calib);
 
 }  // namespace colony::trace

@@ -14,8 +14,8 @@ namespace {
 
 constexpr std::string_view synthetic_prefix = "synthetic-";
 constexpr std::string_view pod_prefix = "openb_pod_list_";
-constexpr std::string_view v2018_full_tables[] = {"container_meta.csv", "container_usage.csv", "batch_task.csv",
-                                                 "batch_instance.csv"};
+constexpr std::string_view v2018_full_tables[] = {"container_meta.csv", "container_usage.csv",
+                                                  "batch_task.csv", "batch_instance.csv"};
 
 struct found {
   std::string path;
@@ -37,10 +37,18 @@ result<std::vector<fs::path>> files_of(const fs::path& dir) {
 
 std::size_t trace_set::warning_count() const {
   std::size_t n = 0;
-  auto add = [&](const auto& t) { if (t) n += t->warnings.size(); };
-  add(openb_nodes); add(openb_pods); add(machine_meta); add(machine_usage);
-  add(container_meta); add(container_usage); add(batch_task);
-  add(batch_instance); add(server_event);
+  auto add = [&](const auto& t) {
+    if (t) n += t->warnings.size();
+  };
+  add(openb_nodes);
+  add(openb_pods);
+  add(machine_meta);
+  add(machine_usage);
+  add(container_meta);
+  add(container_usage);
+  add(batch_task);
+  add(batch_instance);
+  add(server_event);
   return n;
 }
 
@@ -68,10 +76,11 @@ result<trace_set> load_trace_set(const std::string& dir, const trace_set_options
       bool synthetic = name.starts_with(synthetic_prefix);
       if (synthetic) name.erase(0, synthetic_prefix.size());
       bool known = name == "openb_node_list_all_node.csv" ||
-                   (name.starts_with(pod_prefix) && name.ends_with(".csv")) || name == "machine_meta.csv" ||
-                   name == "machine_usage.csv" || name == "server_event.csv";
-      bool v2018_full = std::find(std::begin(v2018_full_tables), std::end(v2018_full_tables), name) !=
-                        std::end(v2018_full_tables);
+                   (name.starts_with(pod_prefix) && name.ends_with(".csv")) ||
+                   name == "machine_meta.csv" || name == "machine_usage.csv" ||
+                   name == "server_event.csv";
+      bool v2018_full = std::find(std::begin(v2018_full_tables), std::end(v2018_full_tables),
+                                  name) != std::end(v2018_full_tables);
       if (v2018_full && !v2017_folder) known = true;
       if (!known) continue;
       auto [it, inserted] = tables.emplace(name, found{f.string(), synthetic});
@@ -84,12 +93,15 @@ result<trace_set> load_trace_set(const std::string& dir, const trace_set_options
   }
   if (tables.empty())
     return fail(errc::not_found,
-                "no known trace file (openb_*.csv, machine_meta.csv, machine_usage.csv, server_event.csv, ...)", dir);
+                "no known trace file (openb_*.csv, machine_meta.csv, machine_usage.csv, "
+                "server_event.csv, ...)",
+                dir);
 
   trace_set set;
   set.dir = dir;
   for (const auto& [name, f] : tables)
-    if (name.starts_with(pod_prefix)) set.pod_lists.push_back(name.substr(pod_prefix.size(), name.size() - pod_prefix.size() - 4));
+    if (name.starts_with(pod_prefix))
+      set.pod_lists.push_back(name.substr(pod_prefix.size(), name.size() - pod_prefix.size() - 4));
 
   // Loads one table if present; false + error out on failure.
   std::optional<error> err;
@@ -111,7 +123,8 @@ result<trace_set> load_trace_set(const std::string& dir, const trace_set_options
     if (!tables.contains(want)) {
       std::string have;
       for (const auto& p : set.pod_lists) have += (have.empty() ? "" : ", ") + p;
-      return fail(errc::not_found, "openb pod list '" + opt.pod_list + "' not found; present: " + have, dir);
+      return fail(errc::not_found,
+                  "openb pod list '" + opt.pod_list + "' not found; present: " + have, dir);
     }
     load(want, set.openb_pods, read_openb_pods);
   }

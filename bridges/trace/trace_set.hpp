@@ -35,9 +35,9 @@ struct trace_set_options {
 
 struct trace_set {
   std::string dir;
-  bool synthetic = false;                 // at least one table came from a synthetic-* file
-  std::vector<std::string> files;         // every file loaded, in load order
-  std::vector<std::string> pod_lists;     // openb pod-list variants present (sorted)
+  bool synthetic = false;              // at least one table came from a synthetic-* file
+  std::vector<std::string> files;      // every file loaded, in load order
+  std::vector<std::string> pod_lists;  // openb pod-list variants present (sorted)
   std::optional<trace_table<openb_node>> openb_nodes;
   std::optional<trace_table<openb_pod>> openb_pods;
   std::optional<trace_table<v2018_machine_meta>> machine_meta;
@@ -55,6 +55,7 @@ struct trace_set {
 // Errors: not_found if dir is missing or holds no known table, or if openb pods are present
 // but not the requested pod_list (the message lists the variants found); invalid_input for
 // ambiguous tables and for any reader error (its where is kept).
-[[nodiscard]] result<trace_set> load_trace_set(const std::string& dir, const trace_set_options& opt = {});
+[[nodiscard]] result<trace_set> load_trace_set(const std::string& dir,
+                                               const trace_set_options& opt = {});
 
 }  // namespace colony::trace

@@ -18,8 +18,10 @@ struct point {
 void push(std::vector<point>& s, std::int64_t t, const std::optional<float>& pct) {
   if (!pct) return;
   double v = std::clamp(static_cast<double>(*pct) / 100.0, 0.0, 1.0);
-  if (!s.empty() && s.back().t == t) s.back().v = v;
-  else s.push_back({t, v});
+  if (!s.empty() && s.back().t == t)
+    s.back().v = v;
+  else
+    s.push_back({t, v});
 }
 
 // Fills out[k] = series value at start + k*step by the documented rule; counts held points.
@@ -31,12 +33,15 @@ void resample(const std::vector<point>& s, std::int64_t start, std::int64_t step
     std::int64_t t = start + static_cast<std::int64_t>(k) * step;
     while (j + 1 < s.size() && s[j + 1].t <= t) ++j;
     double v;
-    if (t <= s.front().t) v = s.front().v;
-    else if (j + 1 >= s.size()) v = s.back().v;
+    if (t <= s.front().t)
+      v = s.front().v;
+    else if (j + 1 >= s.size())
+      v = s.back().v;
     else {
       const point& a = s[j];
       const point& b = s[j + 1];
-      if (b.t - a.t <= max_gap) v = a.v + (b.v - a.v) * static_cast<double>(t - a.t) / static_cast<double>(b.t - a.t);
+      if (b.t - a.t <= max_gap)
+        v = a.v + (b.v - a.v) * static_cast<double>(t - a.t) / static_cast<double>(b.t - a.t);
       else {
         v = a.v;
         if (t != a.t) held[k] = 1;
@@ -92,7 +97,8 @@ std::vector<usage_curve> extract_usage_curves(const std::vector<v2018_machine_us
       push(mem, r.time.value, r.mem_util_percent);
       used += (r.cpu_util_percent || r.mem_util_percent) ? 1 : 0;
     }
-    if (cpu.size() >= opt.min_samples && mem.size() >= opt.min_samples && !cpu.empty() && !mem.empty()) {
+    if (cpu.size() >= opt.min_samples && mem.size() >= opt.min_samples && !cpu.empty() &&
+        !mem.empty()) {
       usage_curve c;
       c.machine_id = id;
       c.step_ms = step;
@@ -114,7 +120,8 @@ std::vector<usage_curve> extract_usage_curves(const std::vector<v2018_machine_us
 
 usage_point sample(const usage_curve& c, std::int64_t offset_ms) {
   const std::int64_t n = static_cast<std::int64_t>(c.cpu.size());
-  std::int64_t k = offset_ms >= 0 ? offset_ms / c.step_ms : -((-offset_ms + c.step_ms - 1) / c.step_ms);
+  std::int64_t k =
+      offset_ms >= 0 ? offset_ms / c.step_ms : -((-offset_ms + c.step_ms - 1) / c.step_ms);
   k %= n;
   if (k < 0) k += n;
   return {c.cpu[static_cast<std::size_t>(k)], c.memory[static_cast<std::size_t>(k)]};

@@ -42,15 +42,17 @@ struct usage_curve_options {
 
 struct usage_curve {
   std::string machine_id;
-  event_time start{};              // time of the first grid point (first valid sample)
+  event_time start{};  // time of the first grid point (first valid sample)
   std::int64_t step_ms = 60'000;
-  std::vector<float> cpu;          // fraction of the machine's CPU, [0, 1]
-  std::vector<float> memory;       // fraction of the machine's memory, [0, 1]
-  std::size_t samples = 0;         // valid input rows used (either series)
-  std::size_t held_points = 0;     // grid points inside a gap longer than the bridge limit
+  std::vector<float> cpu;       // fraction of the machine's CPU, [0, 1]
+  std::vector<float> memory;    // fraction of the machine's memory, [0, 1]
+  std::size_t samples = 0;      // valid input rows used (either series)
+  std::size_t held_points = 0;  // grid points inside a gap longer than the bridge limit
 
   [[nodiscard]] std::size_t size() const { return cpu.size(); }
-  [[nodiscard]] std::int64_t length_ms() const { return static_cast<std::int64_t>(cpu.size()) * step_ms; }
+  [[nodiscard]] std::int64_t length_ms() const {
+    return static_cast<std::int64_t>(cpu.size()) * step_ms;
+  }
 };
 
 struct usage_point {
@@ -58,8 +60,8 @@ struct usage_point {
   float memory = 0;
 };
 
-[[nodiscard]] std::vector<usage_curve> extract_usage_curves(const std::vector<v2018_machine_usage>& rows,
-                                                            const usage_curve_options& opt = {});
+[[nodiscard]] std::vector<usage_curve> extract_usage_curves(
+    const std::vector<v2018_machine_usage>& rows, const usage_curve_options& opt = {});
 
 // The curve's value offset_ms after its start: the grid point at or before the offset,
 // wrapping around at the end (a pod may live longer than the trace). Negative offsets wrap

@@ -19,15 +19,23 @@ enum exit_code : int {
 
 [[nodiscard]] inline int exit_code_for(const error& e) {
   switch (e.code) {
-    case errc::invalid_input: return exit_invalid_input;
-    case errc::corrupt: return exit_corrupt;
-    case errc::not_found: return exit_not_found;
-    case errc::out_of_range: return exit_not_found;
-    case errc::unavailable: return exit_unavailable;
+    case errc::invalid_input:
+      return exit_invalid_input;
+    case errc::corrupt:
+      return exit_corrupt;
+    case errc::not_found:
+      return exit_not_found;
+    case errc::out_of_range:
+      return exit_not_found;
+    case errc::unavailable:
+      return exit_unavailable;
     case errc::failed_precondition:
-    case errc::already_exists: return exit_failed_precondition;
-    case errc::ok: return exit_ok;
-    case errc::internal: break;
+    case errc::already_exists:
+      return exit_failed_precondition;
+    case errc::ok:
+      return exit_ok;
+    case errc::internal:
+      break;
   }
   return exit_internal;
 }

@@ -29,7 +29,10 @@ std::string resources(const wire::Resources* r) {
   auto add = [&](const char* name, std::int64_t v, bool is_mem) {
     if (v == 0) return;
     if (!s.empty()) s += " ";
-    s += fmt::format("{}={}", name, is_mem ? mem(v) : (std::string(name).find("cpu") != std::string::npos ? cpu(v) : std::to_string(v)));
+    s += fmt::format(
+        "{}={}", name,
+        is_mem ? mem(v)
+               : (std::string(name).find("cpu") != std::string::npos ? cpu(v) : std::to_string(v)));
   };
   add("cpu", x.cpu_milli, false);
   add("memory", x.memory_bytes, true);
@@ -101,100 +104,109 @@ int explain_pod(const explain_args& a) {
   std::string out;
   std::int64_t submitted = -1;
   bool found = false;
-  auto n = (*log)->read(0, a.at == no_offset ? no_offset : a.at + 1,
-                        [&](log_offset, messages::bytes_view b) {
-    const auto& e = *wire::GetEnvelope(b.data());
-    if (!touches(e, wire::EntityKind::Pod, a.name)) return true;
-    found = true;
-    using P = wire::Payload;
-    switch (e.payload_type()) {
-      case P::PodSubmitted: {
-        const auto* p = e.payload_as_PodSubmitted();
-        submitted = e.event_time_ms();
-        out += fmt::format("submitted ({}): requests {}; priority {}{}\n", at(e),
-                           resources(p->requests()), p->priority(),
-                           p->priority_class_name() && p->priority_class_name()->size()
-                               ? ", class " + std::string(to_string_view(p->priority_class_name()))
-                               : "");
-        break;
-      }
-      case P::PodMutated: {
-        const auto* p = e.payload_as_PodMutated();
-        std::string profiles;
-        if (p->profiles())
-          for (const auto* s : *p->profiles()) profiles += (profiles.empty() ? "" : ", ") + s->str();
-        out += fmt::format("admitted ({}): profiles [{}] -> QoS {}, priority class {}, priority {}; requests {}\n",
-                           at(e), profiles, wire::EnumNameQoSClass(p->qos_class()),
-                           wire::EnumNamePriorityClass(p->priority_class()), p->priority(),
-                           resources(p->requests()));
-        break;
-      }
-      case P::PodRejected: {
-        const auto* p = e.payload_as_PodRejected();
-        out += fmt::format("rejected by admission ({}): {} [{}]\n", at(e),
-                           to_string_view(p->reason()), to_string_view(p->field()));
-        break;
-      }
-      case P::PodUnschedulable: {
-        const auto* p = e.payload_as_PodUnschedulable();
-        out += fmt::format("attempt {} unschedulable ({}):\n", p->attempt(), at(e));
-        if (p->reasons())
-          for (const auto* r : *p->reasons())
-            out += fmt::format("    {}: {} ({} nodes)\n", to_string_view(r->plugin()),
-                               to_string_view(r->reason()), r->nodes());
-        break;
-      }
-      case P::PodBindProposed: {
-        const auto* p = e.payload_as_PodBindProposed();
-        out += fmt::format("attempt {}: {} proposed node {} ({}), total score {}; {} feasible of {} evaluated\n",
-                           p->attempt(), to_string_view(p->scheduler()), to_string_view(p->node()),
-                           at(e), p->total_score(), p->feasible_nodes(), p->evaluated_nodes());
-        if (p->scores())
-          for (const auto* s : *p->scores())
-            out += fmt::format("    {:<28} score {:>3} x weight {}\n", to_string_view(s->plugin()),
-                               s->score(), s->weight());
-        if (p->alternatives() && p->alternatives()->size()) {
-          out += "    next best:";
-          for (const auto* alt : *p->alternatives())
-            out += fmt::format(" {} ({})", to_string_view(alt->node()), alt->total());
-          out += "\n";
+  auto n = (*log)->read(
+      0, a.at == no_offset ? no_offset : a.at + 1, [&](log_offset, messages::bytes_view b) {
+        const auto& e = *wire::GetEnvelope(b.data());
+        if (!touches(e, wire::EntityKind::Pod, a.name)) return true;
+        found = true;
+        using P = wire::Payload;
+        switch (e.payload_type()) {
+          case P::PodSubmitted: {
+            const auto* p = e.payload_as_PodSubmitted();
+            submitted = e.event_time_ms();
+            out +=
+                fmt::format("submitted ({}): requests {}; priority {}{}\n", at(e),
+                            resources(p->requests()), p->priority(),
+                            p->priority_class_name() && p->priority_class_name()->size()
+                                ? ", class " + std::string(to_string_view(p->priority_class_name()))
+                                : "");
+            break;
+          }
+          case P::PodMutated: {
+            const auto* p = e.payload_as_PodMutated();
+            std::string profiles;
+            if (p->profiles())
+              for (const auto* s : *p->profiles())
+                profiles += (profiles.empty() ? "" : ", ") + s->str();
+            out += fmt::format(
+                "admitted ({}): profiles [{}] -> QoS {}, priority class {}, priority {}; requests "
+                "{}\n",
+                at(e), profiles, wire::EnumNameQoSClass(p->qos_class()),
+                wire::EnumNamePriorityClass(p->priority_class()), p->priority(),
+                resources(p->requests()));
+            break;
+          }
+          case P::PodRejected: {
+            const auto* p = e.payload_as_PodRejected();
+            out += fmt::format("rejected by admission ({}): {} [{}]\n", at(e),
+                               to_string_view(p->reason()), to_string_view(p->field()));
+            break;
+          }
+          case P::PodUnschedulable: {
+            const auto* p = e.payload_as_PodUnschedulable();
+            out += fmt::format("attempt {} unschedulable ({}):\n", p->attempt(), at(e));
+            if (p->reasons())
+              for (const auto* r : *p->reasons())
+                out += fmt::format("    {}: {} ({} nodes)\n", to_string_view(r->plugin()),
+                                   to_string_view(r->reason()), r->nodes());
+            break;
+          }
+          case P::PodBindProposed: {
+            const auto* p = e.payload_as_PodBindProposed();
+            out += fmt::format(
+                "attempt {}: {} proposed node {} ({}), total score {}; {} feasible of {} "
+                "evaluated\n",
+                p->attempt(), to_string_view(p->scheduler()), to_string_view(p->node()), at(e),
+                p->total_score(), p->feasible_nodes(), p->evaluated_nodes());
+            if (p->scores())
+              for (const auto* s : *p->scores())
+                out += fmt::format("    {:<28} score {:>3} x weight {}\n",
+                                   to_string_view(s->plugin()), s->score(), s->weight());
+            if (p->alternatives() && p->alternatives()->size()) {
+              out += "    next best:";
+              for (const auto* alt : *p->alternatives())
+                out += fmt::format(" {} ({})", to_string_view(alt->node()), alt->total());
+              out += "\n";
+            }
+            break;
+          }
+          case P::PodScheduled: {
+            const auto* p = e.payload_as_PodScheduled();
+            out += fmt::format(
+                "bound to {} by the node actor ({}){}\n", to_string_view(p->node()), at(e),
+                submitted >= 0
+                    ? fmt::format(", {:.3f}s after submission",
+                                  static_cast<double>(e.event_time_ms() - submitted) / 1000.0)
+                    : "");
+            break;
+          }
+          case P::PodBindRejected: {
+            const auto* p = e.payload_as_PodBindRejected();
+            out += fmt::format("node {} rejected the binding ({}): {}\n", to_string_view(p->node()),
+                               at(e), to_string_view(p->reason()));
+            break;
+          }
+          case P::PodStarted:
+            out += fmt::format("started ({})\n", at(e));
+            break;
+          case P::PodEvicted: {
+            const auto* p = e.payload_as_PodEvicted();
+            out += fmt::format("evicted from {} ({}): {} - {}\n", to_string_view(p->node()), at(e),
+                               wire::EnumNameEvictionReason(p->reason()),
+                               to_string_view(p->message()));
+            out += terms(p->inputs(), "    ");
+            break;
+          }
+          case P::PodFinished: {
+            const auto* p = e.payload_as_PodFinished();
+            out += fmt::format("finished ({}): {}\n", at(e), wire::EnumNamePodPhase(p->phase()));
+            break;
+          }
+          default:
+            break;
         }
-        break;
-      }
-      case P::PodScheduled: {
-        const auto* p = e.payload_as_PodScheduled();
-        out += fmt::format("bound to {} by the node actor ({}){}\n", to_string_view(p->node()), at(e),
-                           submitted >= 0 ? fmt::format(", {:.3f}s after submission",
-                                                        static_cast<double>(e.event_time_ms() - submitted) / 1000.0)
-                                          : "");
-        break;
-      }
-      case P::PodBindRejected: {
-        const auto* p = e.payload_as_PodBindRejected();
-        out += fmt::format("node {} rejected the binding ({}): {}\n", to_string_view(p->node()), at(e),
-                           to_string_view(p->reason()));
-        break;
-      }
-      case P::PodStarted:
-        out += fmt::format("started ({})\n", at(e));
-        break;
-      case P::PodEvicted: {
-        const auto* p = e.payload_as_PodEvicted();
-        out += fmt::format("evicted from {} ({}): {} - {}\n", to_string_view(p->node()), at(e),
-                           wire::EnumNameEvictionReason(p->reason()), to_string_view(p->message()));
-        out += terms(p->inputs(), "    ");
-        break;
-      }
-      case P::PodFinished: {
-        const auto* p = e.payload_as_PodFinished();
-        out += fmt::format("finished ({}): {}\n", at(e), wire::EnumNamePodPhase(p->phase()));
-        break;
-      }
-      default:
-        break;
-    }
-    return true;
-  });
+        return true;
+      });
   if (!n) return report(n.error());
   if (!found)
     return report(error{errc::not_found, "no event touches pod " + a.name, (*log)->describe()});
@@ -209,65 +221,65 @@ int explain_node(const explain_args& a) {
   std::deque<std::string> history, evictions;
   bool found = false;
   log_offset last = 0;
-  auto n = (*log)->read(0, a.at == no_offset ? no_offset : a.at + 1,
-                        [&](log_offset off, messages::bytes_view b) {
-    last = off;
-    const auto& e = *wire::GetEnvelope(b.data());
-    if (!touches(e, wire::EntityKind::Node, a.name)) return true;
-    found = true;
-    using P = wire::Payload;
-    switch (e.payload_type()) {
-      case P::NodeRegistered: {
-        const auto* p = e.payload_as_NodeRegistered();
-        registered = fmt::format("registered ({}): capacity {}; allocatable {}; {} GPUs\n", at(e),
-                                 resources(p->capacity()), resources(p->allocatable()),
-                                 p->gpus() ? p->gpus()->size() : 0);
-        break;
-      }
-      case P::NodeMetricReported: {
-        const auto* p = e.payload_as_NodeMetricReported();
-        metric = fmt::format("last NodeMetric ({}): node usage {}; system usage {}; {} pods\n", at(e),
-                             resources(p->node_usage()), resources(p->system_usage()),
-                             p->pods() ? p->pods()->size() : 0);
-        break;
-      }
-      case P::NodeBatchResourceUpdated: {
-        const auto* p = e.payload_as_NodeBatchResourceUpdated();
-        batch = fmt::format(
-            "batch/mid resources ({}): batch-cpu={} batch-memory={} mid-cpu={} mid-memory={}\n"
-            "  cpu policy {}, memory policy {}{}\n  terms:\n{}",
-            at(e), cpu(p->batch_cpu_milli()), mem(p->batch_memory_bytes()), cpu(p->mid_cpu_milli()),
-            mem(p->mid_memory_bytes()), to_string_view(p->cpu_policy()),
-            to_string_view(p->memory_policy()), p->degraded() ? ", DEGRADED (stale NodeMetric)" : "",
-            terms(p->terms(), "    "));
-        history.push_back(fmt::format("    {}: batch-cpu={} batch-memory={}", at(e),
-                                      cpu(p->batch_cpu_milli()), mem(p->batch_memory_bytes())));
-        if (history.size() > 8) history.pop_front();
-        break;
-      }
-      case P::BeSuppressed: {
-        const auto* p = e.payload_as_BeSuppressed();
-        suppress = fmt::format("BE suppression ({}): policy {}, BE cpu {}{}\n{}", at(e),
-                               to_string_view(p->policy()), cpu(p->be_cpu_milli()),
-                               p->cpuset() && p->cpuset()->size()
-                                   ? ", cpuset " + std::string(to_string_view(p->cpuset()))
-                                   : "",
-                               terms(p->inputs(), "    "));
-        break;
-      }
-      case P::PodEvicted: {
-        const auto* p = e.payload_as_PodEvicted();
-        evictions.push_back(fmt::format("    {} {} ({}): {}", at(e), to_string_view(p->pod()),
-                                        wire::EnumNameEvictionReason(p->reason()),
-                                        to_string_view(p->message())));
-        if (evictions.size() > 8) evictions.pop_front();
-        break;
-      }
-      default:
-        break;
-    }
-    return true;
-  });
+  auto n = (*log)->read(
+      0, a.at == no_offset ? no_offset : a.at + 1, [&](log_offset off, messages::bytes_view b) {
+        last = off;
+        const auto& e = *wire::GetEnvelope(b.data());
+        if (!touches(e, wire::EntityKind::Node, a.name)) return true;
+        found = true;
+        using P = wire::Payload;
+        switch (e.payload_type()) {
+          case P::NodeRegistered: {
+            const auto* p = e.payload_as_NodeRegistered();
+            registered = fmt::format("registered ({}): capacity {}; allocatable {}; {} GPUs\n",
+                                     at(e), resources(p->capacity()), resources(p->allocatable()),
+                                     p->gpus() ? p->gpus()->size() : 0);
+            break;
+          }
+          case P::NodeMetricReported: {
+            const auto* p = e.payload_as_NodeMetricReported();
+            metric = fmt::format("last NodeMetric ({}): node usage {}; system usage {}; {} pods\n",
+                                 at(e), resources(p->node_usage()), resources(p->system_usage()),
+                                 p->pods() ? p->pods()->size() : 0);
+            break;
+          }
+          case P::NodeBatchResourceUpdated: {
+            const auto* p = e.payload_as_NodeBatchResourceUpdated();
+            batch = fmt::format(
+                "batch/mid resources ({}): batch-cpu={} batch-memory={} mid-cpu={} mid-memory={}\n"
+                "  cpu policy {}, memory policy {}{}\n  terms:\n{}",
+                at(e), cpu(p->batch_cpu_milli()), mem(p->batch_memory_bytes()),
+                cpu(p->mid_cpu_milli()), mem(p->mid_memory_bytes()),
+                to_string_view(p->cpu_policy()), to_string_view(p->memory_policy()),
+                p->degraded() ? ", DEGRADED (stale NodeMetric)" : "", terms(p->terms(), "    "));
+            history.push_back(fmt::format("    {}: batch-cpu={} batch-memory={}", at(e),
+                                          cpu(p->batch_cpu_milli()), mem(p->batch_memory_bytes())));
+            if (history.size() > 8) history.pop_front();
+            break;
+          }
+          case P::BeSuppressed: {
+            const auto* p = e.payload_as_BeSuppressed();
+            suppress = fmt::format("BE suppression ({}): policy {}, BE cpu {}{}\n{}", at(e),
+                                   to_string_view(p->policy()), cpu(p->be_cpu_milli()),
+                                   p->cpuset() && p->cpuset()->size()
+                                       ? ", cpuset " + std::string(to_string_view(p->cpuset()))
+                                       : "",
+                                   terms(p->inputs(), "    "));
+            break;
+          }
+          case P::PodEvicted: {
+            const auto* p = e.payload_as_PodEvicted();
+            evictions.push_back(fmt::format("    {} {} ({}): {}", at(e), to_string_view(p->pod()),
+                                            wire::EnumNameEvictionReason(p->reason()),
+                                            to_string_view(p->message())));
+            if (evictions.size() > 8) evictions.pop_front();
+            break;
+          }
+          default:
+            break;
+        }
+        return true;
+      });
   if (!n) return report(n.error());
   if (!found)
     return report(error{errc::not_found, "no event touches node " + a.name, (*log)->describe()});
@@ -288,14 +300,15 @@ int explain_node(const explain_args& a) {
 }  // namespace
 
 void add_explain_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("explain", "Explain a pod's placement or a node's batch resources");
+  auto* cmd =
+      app.add_subcommand("explain", "Explain a pod's placement or a node's batch resources");
   cmd->require_subcommand(1);
   for (const char* what : {"pod", "node"}) {
     auto* sub = cmd->add_subcommand(what, std::string("Explain a ") + what + " from the log");
     auto a = std::make_shared<explain_args>();
-    sub->add_option("name", a->name, std::string(what) == std::string("pod")
-                                          ? "Pod key: namespace/name"
-                                          : "Node name")
+    sub->add_option(
+           "name", a->name,
+           std::string(what) == std::string("pod") ? "Pod key: namespace/name" : "Node name")
         ->required();
     sub->add_option("--log", a->log, "Log directory")->required();
     sub->add_option("--at", a->at, "Explain as of this offset (default: the end)");

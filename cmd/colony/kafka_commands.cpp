@@ -20,8 +20,8 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/entities/world.hpp"
 #include "cmd/colony/commands.hpp"
@@ -188,14 +188,15 @@ int run_consume(const consume_args& a) {
   if (*latest) {
     error load_err;
     bool have_ledger = false;
-    auto r = (*snaps)->read((*latest)->at, [&](std::uint8_t k, std::string_view key,
-                                               std::string_view st) {
-      if (k == 0 && key == consumer_ledger_key) {
-        have_ledger = led.decode(st);
-        return;
-      }
-      if (auto l = w.load(static_cast<wire::EntityKind>(k), key, st); !l) load_err = l.error();
-    });
+    auto r = (*snaps)->read((*latest)->at,
+                            [&](std::uint8_t k, std::string_view key, std::string_view st) {
+                              if (k == 0 && key == consumer_ledger_key) {
+                                have_ledger = led.decode(st);
+                                return;
+                              }
+                              if (auto l = w.load(static_cast<wire::EntityKind>(k), key, st); !l)
+                                load_err = l.error();
+                            });
     if (!r) return report(r.error());
     if (!load_err.message.empty()) return report(load_err);
     if (!have_ledger)
@@ -302,11 +303,13 @@ void add_kafka_commands(CLI::App& app) {
     log = app.add_subcommand("log", "Read and write event logs");
   }
   auto* tail = log->add_subcommand(
-      "tail", "Print events as JSON lines and follow new ones (kafka://host:port/topic or a "
-              "log directory)");
+      "tail",
+      "Print events as JSON lines and follow new ones (kafka://host:port/topic or a "
+      "log directory)");
   auto ta = std::make_shared<tail_args>();
-  tail->add_option("--log", ta->log, "Log: kafka://host:port/topic[?connect_timeout_ms=N] or a "
-                                     "directory")
+  tail->add_option("--log", ta->log,
+                   "Log: kafka://host:port/topic[?connect_timeout_ms=N] or a "
+                   "directory")
       ->required();
   tail->add_option("--from", ta->from, "First offset (default 0)");
   tail->add_option("--count", ta->count, "Stop after N events (default: never)");

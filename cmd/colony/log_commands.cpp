@@ -137,10 +137,11 @@ int run_generate(const generate_args& a) {
     if (!latest) return report(latest.error());
     if (*latest) {
       error load_err;
-      auto r = snaps->read((*latest)->at, [&](std::uint8_t k, std::string_view key,
-                                              std::string_view st) {
-        if (auto l = w.load(static_cast<wire::EntityKind>(k), key, st); !l) load_err = l.error();
-      });
+      auto r = snaps->read((*latest)->at,
+                           [&](std::uint8_t k, std::string_view key, std::string_view st) {
+                             if (auto l = w.load(static_cast<wire::EntityKind>(k), key, st); !l)
+                               load_err = l.error();
+                           });
       if (!r) return report(r.error());
       if (!load_err.message.empty()) return report(load_err);
       if (w.digest() != (*latest)->digest)
@@ -212,21 +213,24 @@ void add_log_commands(CLI::App& app) {
   dump->add_option("--log", da->log, "Log: a directory (embedded RocksDB log)")->required();
   dump->add_option("--from", da->from, "First offset (default 0)");
   auto* to_opt = dump->add_option("--to", *to, "Last offset, inclusive (default: the end)");
-  dump->add_option("--entity", da->entity,
-                   "Only events that touch KIND/KEY (node, pod, quota, job), e.g. pod/default/web-1");
+  dump->add_option(
+      "--entity", da->entity,
+      "Only events that touch KIND/KEY (node, pod, quota, job), e.g. pod/default/web-1");
   dump->callback([da, to, to_opt] {
     if (to_opt->count() > 0) da->to = *to;
     exit_status() = run_dump(*da);
   });
 
-  auto* stats = log->add_subcommand("stats", "Print a JSON summary: count, offsets, per-type counts");
+  auto* stats =
+      log->add_subcommand("stats", "Print a JSON summary: count, offsets, per-type counts");
   auto sl = std::make_shared<std::string>();
   stats->add_option("--log", *sl, "Log directory")->required();
   stats->callback([sl] { exit_status() = run_stats(*sl); });
 
   auto* gen = log->add_subcommand(
-      "generate", "Append a deterministic synthetic event stream (recovery tests, soak, benches); "
-                  "resumes at the log's end");
+      "generate",
+      "Append a deterministic synthetic event stream (recovery tests, soak, benches); "
+      "resumes at the log's end");
   auto ga = std::make_shared<generate_args>();
   gen->add_option("--log", ga->log, "Log directory (created if missing)")->required();
   gen->add_option("--count", ga->count, "Total events the log should hold")->capture_default_str();

@@ -127,10 +127,10 @@ int run_replay(const replay_args& a) {
     if (!latest) return report(latest.error());
     // Only a snapshot at or before the requested point can be used.
     if (*latest && (a.until == no_offset || (*latest)->at <= a.until + 1)) {
-      auto r = snaps->read((*latest)->at, [&](std::uint8_t k, std::string_view key,
-                                              std::string_view st) {
-        host.load(static_cast<wire::EntityKind>(k), std::string(key), std::string(st));
-      });
+      auto r = snaps->read(
+          (*latest)->at, [&](std::uint8_t k, std::string_view key, std::string_view st) {
+            host.load(static_cast<wire::EntityKind>(k), std::string(key), std::string(st));
+          });
       if (!r) return report(r.error());
       from = (*latest)->at;
     }

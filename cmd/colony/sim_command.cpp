@@ -9,20 +9,29 @@
 namespace colony::cli {
 
 void add_sim_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("sim", "Simulate a cluster trace on a virtual clock under policy configs and report");
+  auto* cmd = app.add_subcommand(
+      "sim", "Simulate a cluster trace on a virtual clock under policy configs and report");
   auto a = std::make_shared<sim::sim_args>();
   cmd->add_option("--trace", a->trace,
-                  "Trace directory (default: $COLONY_TRACES, ./traces, <binary>/../../traces, the source tree's traces)");
-  cmd->add_option("--pod-list", a->pod_list, "openb pod list variant: openb_pod_list_<NAME>.csv")->capture_default_str();
-  cmd->add_option("--config", a->configs, "Sim config YAML (repeat to compare configs side by side)");
+                  "Trace directory (default: $COLONY_TRACES, ./traces, <binary>/../../traces, the "
+                  "source tree's traces)");
+  cmd->add_option("--pod-list", a->pod_list, "openb pod list variant: openb_pod_list_<NAME>.csv")
+      ->capture_default_str();
+  cmd->add_option("--config", a->configs,
+                  "Sim config YAML (repeat to compare configs side by side)");
   cmd->add_option("--out", a->out, "Output directory")->capture_default_str();
   cmd->add_option("--log", a->log, "Event log path (default: OUT/log)");
-  cmd->add_option("--threads", a->threads, "Worker threads (per-node work, actor fold)")->capture_default_str();
-  cmd->add_option("--usage-model", a->usage_model, "Override the configs' usage model: none|v2018-curves|trace");
-  cmd->add_option("--lifetime", a->lifetime, "Override the configs' pod lifetime: trace|running-stays");
-  cmd->add_flag("--skip-bad-rows", a->skip_bad_rows, "Skip malformed trace rows (counted in the report)");
+  cmd->add_option("--threads", a->threads, "Worker threads (per-node work, actor fold)")
+      ->capture_default_str();
+  cmd->add_option("--usage-model", a->usage_model,
+                  "Override the configs' usage model: none|v2018-curves|trace");
+  cmd->add_option("--lifetime", a->lifetime,
+                  "Override the configs' pod lifetime: trace|running-stays");
+  cmd->add_flag("--skip-bad-rows", a->skip_bad_rows,
+                "Skip malformed trace rows (counted in the report)");
   cmd->add_option("--seed", a->seed, "Seed of every random choice")->capture_default_str();
-  cmd->add_option("--from-days", a->from_days, "Start the virtual clock at this day (earlier pods are submitted then)");
+  cmd->add_option("--from-days", a->from_days,
+                  "Start the virtual clock at this day (earlier pods are submitted then)");
   cmd->add_option("--until-days", a->until_days, "Stop the virtual clock after this many days");
   cmd->add_flag("--quiet", a->quiet, "Do not print the summary");
   cmd->callback([a] {

@@ -11,14 +11,16 @@ namespace colony::cli {
 void add_trace_command(CLI::App& app) {
   auto* trace = app.add_subcommand("trace", "Trace tools");
   trace->require_subcommand(1);
-  auto* synth = trace->add_subcommand("synth", "Write a SYNTHETIC trace calibrated on the real extracts");
+  auto* synth =
+      trace->add_subcommand("synth", "Write a SYNTHETIC trace calibrated on the real extracts");
   auto a = std::make_shared<sim::synth_args>();
   synth->add_option("--nodes", a->nodes, "Nodes")->capture_default_str();
   synth->add_option("--pods", a->pods, "Pods")->capture_default_str();
   synth->add_option("--days", a->days, "Days spanned by pod arrivals")->capture_default_str();
   synth->add_option("--seed", a->seed, "Seed")->capture_default_str();
   synth->add_option("--out", a->out, "Output directory")->capture_default_str();
-  synth->add_option("--calibration", a->calibration, "Trace directory to calibrate on (default: bundled traces)");
+  synth->add_option("--calibration", a->calibration,
+                    "Trace directory to calibrate on (default: bundled traces)");
   synth->callback([a] {
     auto r = sim::run_trace_synth(*a);
     if (!r) {

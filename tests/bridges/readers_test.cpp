@@ -6,9 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "bridges/trace/alibaba_v2017.hpp"
@@ -48,8 +48,13 @@ TEST(OpenbReader, NodeListMatchesProvenance) {
   std::map<std::string, int> models;
   for (const auto& n : t->rows)
     if (n.gpu > 0) ++models[n.gpu_model];
-  EXPECT_EQ(models, (std::map<std::string, int>{{"A10", 2}, {"G2", 549}, {"G3", 39}, {"P100", 134},
-                                                {"T4", 404}, {"V100M16", 55}, {"V100M32", 30}}));
+  EXPECT_EQ(models, (std::map<std::string, int>{{"A10", 2},
+                                                {"G2", 549},
+                                                {"G3", 39},
+                                                {"P100", 134},
+                                                {"T4", 404},
+                                                {"V100M16", 55},
+                                                {"V100M32", 30}}));
 }
 
 TEST(OpenbReader, DefaultPodListMatchesProvenance) {
@@ -139,7 +144,8 @@ TEST(OpenbReader, UnsortedVariantIsSortedByCreation) {
   auto raw = read_openb_pods(openb_dir + "openb_pod_list_cpu050.csv", keep);
   ASSERT_TRUE(raw);
   bool unsorted = false;
-  for (std::size_t i = 1; i < raw->rows.size(); ++i) unsorted |= raw->rows[i].creation < raw->rows[i - 1].creation;
+  for (std::size_t i = 1; i < raw->rows.size(); ++i)
+    unsorted |= raw->rows[i].creation < raw->rows[i - 1].creation;
   EXPECT_TRUE(unsorted);
   EXPECT_EQ(raw->rows[1].name, "openb-pod-0001");
 }
@@ -173,7 +179,7 @@ TEST(V2018Reader, MachineUsageMatchesProvenance) {
   auto t = read_v2018_machine_usage(v2018_dir + "machine_usage.csv");
   ASSERT_TRUE(t) << t.error().describe();
   ASSERT_EQ(t->rows.size(), 51362u);
-  EXPECT_EQ(t->invalid_values, 11u);   // disk_io_percent: -1 in 4 rows, 101 in 7
+  EXPECT_EQ(t->invalid_values, 11u);     // disk_io_percent: -1 in 4 rows, 101 in 7
   EXPECT_EQ(t->missing_values, 79676u);  // mem_gps and mkpi empty in 39,838 rows each
   std::set<std::string> machines;
   for (std::size_t i = 0; i < t->rows.size(); ++i) {
@@ -188,7 +194,10 @@ TEST(V2018Reader, MachineUsageMatchesProvenance) {
   // m_1933,140,5,91,,,22.79,18.12,1
   const v2018_machine_usage* r = nullptr;
   for (const auto& u : t->rows)
-    if (u.machine_id == "m_1933") { r = &u; break; }
+    if (u.machine_id == "m_1933") {
+      r = &u;
+      break;
+    }
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->time, event_time{140000});
   EXPECT_EQ(r->cpu_util_percent, 5.0);
@@ -315,7 +324,8 @@ TEST(V2018Reader, TaskNameDag) {
 // ---- bad rows ------------------------------------------------------------------------
 
 constexpr std::string_view pod_header =
-    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_"
+    "time,scheduled_time\n";
 const std::string good_pod = "p0,1000,1024,1,500,,LS,Running,10,20,11\n";
 
 enum class reader { pods, nodes, usage, meta, event };
@@ -328,18 +338,24 @@ struct bad_case {
   const char* message;
 };
 
-result<std::size_t> run(reader r, const std::string& text, const read_options& opt, std::vector<row_warning>* w) {
+result<std::size_t> run(reader r, const std::string& text, const read_options& opt,
+                        std::vector<row_warning>* w) {
   auto take = [&](auto t) -> result<std::size_t> {
     if (!t) return tl::unexpected(t.error());
     if (w) *w = t->warnings;
     return t->rows.size();
   };
   switch (r) {
-    case reader::pods: return take(parse_openb_pods(text, "f.csv", opt));
-    case reader::nodes: return take(parse_openb_nodes(text, "f.csv", opt));
-    case reader::usage: return take(parse_v2018_machine_usage(text, "f.csv", opt));
-    case reader::meta: return take(parse_v2018_machine_meta(text, "f.csv", opt));
-    case reader::event: return take(parse_v2017_server_event(text, "f.csv", opt));
+    case reader::pods:
+      return take(parse_openb_pods(text, "f.csv", opt));
+    case reader::nodes:
+      return take(parse_openb_nodes(text, "f.csv", opt));
+    case reader::usage:
+      return take(parse_v2018_machine_usage(text, "f.csv", opt));
+    case reader::meta:
+      return take(parse_v2018_machine_meta(text, "f.csv", opt));
+    case reader::event:
+      return take(parse_v2017_server_event(text, "f.csv", opt));
   }
   return 0;
 }
@@ -347,51 +363,55 @@ result<std::size_t> run(reader r, const std::string& text, const read_options& o
 std::vector<bad_case> bad_cases() {
   const std::string h(pod_header);
   return {
-      {"NonIntegerCpu", reader::pods, h + good_pod + "p1,abc,1024,0,0,,BE,Running,10,20,10\n", "f.csv:3:4",
-       "expected integer cpu_milli, got 'abc'"},
+      {"NonIntegerCpu", reader::pods, h + good_pod + "p1,abc,1024,0,0,,BE,Running,10,20,10\n",
+       "f.csv:3:4", "expected integer cpu_milli, got 'abc'"},
       {"EmptyCpu", reader::pods, h + good_pod + "p1,,1024,0,0,,BE,Running,10,20,10\n", "f.csv:3:4",
        "expected integer cpu_milli, got an empty field"},
-      {"NegativeMemory", reader::pods, h + good_pod + "p1,1,-5,0,0,,BE,Running,10,20,10\n", "f.csv:3:6",
-       "expected non-negative integer memory_mib, got '-5'"},
+      {"NegativeMemory", reader::pods, h + good_pod + "p1,1,-5,0,0,,BE,Running,10,20,10\n",
+       "f.csv:3:6", "expected non-negative integer memory_mib, got '-5'"},
       {"TooFewFields", reader::pods, h + good_pod + "p1,1,5,0,0,,BE,Running,10,20\n", "f.csv:3:29",
        "expected 11 fields, got 10"},
-      {"TooManyFields", reader::pods, h + good_pod + "p1,1,5,0,0,,BE,Running,10,20,10,x\n", "f.csv:3:33",
-       "expected 11 fields, got 12"},
+      {"TooManyFields", reader::pods, h + good_pod + "p1,1,5,0,0,,BE,Running,10,20,10,x\n",
+       "f.csv:3:33", "expected 11 fields, got 12"},
       {"UnknownQos", reader::pods, h + good_pod + "p1,1,5,0,0,,XX,Running,10,20,10\n", "f.csv:3:13",
        "expected qos LS, BE, Burstable or Guaranteed, got 'XX'"},
       {"UnknownPhase", reader::pods, h + good_pod + "p1,1,5,0,0,,BE,Done,10,20,10\n", "f.csv:3:16",
        "expected pod_phase Running, Succeeded, Failed or Pending, got 'Done'"},
-      {"GpuMilliAbove1000", reader::pods, h + good_pod + "p1,1,5,1,1500,,BE,Running,10,20,10\n", "f.csv:3:10",
-       "expected gpu_milli in [0, 1000], got '1500'"},
-      {"GpuMilliWithoutGpu", reader::pods, h + good_pod + "p1,1,5,0,500,,BE,Running,10,20,10\n", "f.csv:3:10",
-       "expected gpu_milli 0 when num_gpu is 0, got '500'"},
-      {"EmptyGpuSpecModel", reader::pods, h + good_pod + "p1,1,5,1,500,T4||P100,BE,Running,10,20,10\n",
-       "f.csv:3:14", "expected GPU model names separated by '|', got 'T4||P100'"},
-      {"DeletionBeforeCreation", reader::pods, h + good_pod + "p1,1,5,0,0,,BE,Running,30,20,\n", "f.csv:3:27",
-       "expected deletion_time >= creation_time, got '20'"},
-      {"ScheduledOutsideLife", reader::pods, h + good_pod + "p1,1,5,0,0,,BE,Running,10,20,25\n", "f.csv:3:30",
-       "expected scheduled_time between creation_time and deletion_time, got '25'"},
+      {"GpuMilliAbove1000", reader::pods, h + good_pod + "p1,1,5,1,1500,,BE,Running,10,20,10\n",
+       "f.csv:3:10", "expected gpu_milli in [0, 1000], got '1500'"},
+      {"GpuMilliWithoutGpu", reader::pods, h + good_pod + "p1,1,5,0,500,,BE,Running,10,20,10\n",
+       "f.csv:3:10", "expected gpu_milli 0 when num_gpu is 0, got '500'"},
+      {"EmptyGpuSpecModel", reader::pods,
+       h + good_pod + "p1,1,5,1,500,T4||P100,BE,Running,10,20,10\n", "f.csv:3:14",
+       "expected GPU model names separated by '|', got 'T4||P100'"},
+      {"DeletionBeforeCreation", reader::pods, h + good_pod + "p1,1,5,0,0,,BE,Running,30,20,\n",
+       "f.csv:3:27", "expected deletion_time >= creation_time, got '20'"},
+      {"ScheduledOutsideLife", reader::pods, h + good_pod + "p1,1,5,0,0,,BE,Running,10,20,25\n",
+       "f.csv:3:30", "expected scheduled_time between creation_time and deletion_time, got '25'"},
       {"NegativeTime", reader::pods, h + good_pod + "p1,1,5,0,0,,BE,Running,-1,20,\n", "f.csv:3:24",
        "expected non-negative seconds creation_time, got '-1'"},
       {"EmptyLineInside", reader::pods, h + good_pod + "\n" + good_pod, "f.csv:3:1",
        "expected 11 fields, got an empty line"},
       {"WrongHeaderColumn", reader::pods,
-       "name,cpu,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n",
+       "name,cpu,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+       "scheduled_time\n",
        "f.csv:1:6", "expected header column 2 'cpu_milli', got 'cpu'"},
-      {"NodeGpuWithoutModel", reader::nodes, "sn,cpu_milli,memory_mib,gpu,model\nn1,1,1,0,\nn0,1000,1024,2,\n", "f.csv:3:16",
+      {"NodeGpuWithoutModel", reader::nodes,
+       "sn,cpu_milli,memory_mib,gpu,model\nn1,1,1,0,\nn0,1000,1024,2,\n", "f.csv:3:16",
        "expected a GPU model for a node with gpu > 0, got an empty field"},
       {"NodeMissingHeader", reader::nodes, "n0,1000,1024,2,T4\n", "f.csv:1:1",
        "expected header column 1 'sn', got 'n0'"},
-      {"UsagePercentOutOfRange", reader::usage, "m_1,10,50,50,,,1,1,5\nm_1,20,150,50,,,1,1,5\n", "f.csv:2:8",
+      {"UsagePercentOutOfRange", reader::usage, "m_1,10,50,50,,,1,1,5\nm_1,20,150,50,,,1,1,5\n",
+       "f.csv:2:8",
        "expected percent in [0, 100] (or -1/101 for invalid) cpu_util_percent, got '150'"},
       {"UsageNotANumber", reader::usage, "m_1,1,1,1,,,,,\nm_1,10,50,5O,,,1,1,5\n", "f.csv:2:11",
        "expected number mem_util_percent, got '5O'"},
       {"UsageBadTime", reader::usage, "m_1,1,1,1,,,,,\nm_1,1.2.3,50,50,,,1,1,5\n", "f.csv:2:5",
        "expected non-negative seconds time_stamp, got '1.2.3'"},
-      {"MetaEmptyMachine", reader::meta, "m_1,0,1,2,96,100,USING\n,0,1,2,96,100,USING\n", "f.csv:2:1",
-       "expected non-empty machine_id, got an empty field"},
-      {"MetaFractionalCpus", reader::meta, "m_1,0,1,2,96,100,USING\nm_1,0,1,2,9.6,100,USING\n", "f.csv:2:11",
-       "expected integer cpu_num, got '9.6'"},
+      {"MetaEmptyMachine", reader::meta, "m_1,0,1,2,96,100,USING\n,0,1,2,96,100,USING\n",
+       "f.csv:2:1", "expected non-empty machine_id, got an empty field"},
+      {"MetaFractionalCpus", reader::meta, "m_1,0,1,2,96,100,USING\nm_1,0,1,2,9.6,100,USING\n",
+       "f.csv:2:11", "expected integer cpu_num, got '9.6'"},
       {"EventUnknownType", reader::event, "0,1,add,,64,0.69,1\n5,1,reboot,x,0,0,0\n", "f.csv:2:5",
        "expected event_type add, softerror or harderror, got 'reboot'"},
       {"EventMemoryAboveOne", reader::event, "0,2,add,,64,0.5,1\n0,1,add,,64,1.5,1\n", "f.csv:2:13",
@@ -413,7 +433,8 @@ TEST(TraceBadRows, SkipBadRowsCountsWarnings) {
   read_options opt;
   opt.skip_bad_rows = true;
   for (const auto& c : bad_cases()) {
-    if (std::string_view(c.where).ends_with(":1:1") || std::string_view(c.name).find("Header") != std::string_view::npos)
+    if (std::string_view(c.where).ends_with(":1:1") ||
+        std::string_view(c.name).find("Header") != std::string_view::npos)
       continue;  // a bad header is never skippable: the whole file is in doubt
     std::vector<row_warning> w;
     auto r = run(c.which, c.text, opt, &w);
@@ -436,7 +457,8 @@ TEST(TraceBadRows, BadHeaderIsFatalEvenWhenSkipping) {
 // ---- line endings, sentinels, empty fields, time parsing -----------------------------
 
 TEST(TraceFormat, CrlfReadsLikeLf) {
-  const std::string lf = std::string(pod_header) + good_pod + "p1,2000,2048,0,0,,BE,Pending,5,30,\n";
+  const std::string lf =
+      std::string(pod_header) + good_pod + "p1,2000,2048,0,0,,BE,Pending,5,30,\n";
   std::string crlf;
   for (char ch : lf) {
     if (ch == '\n') crlf += '\r';
@@ -447,7 +469,7 @@ TEST(TraceFormat, CrlfReadsLikeLf) {
   ASSERT_TRUE(a) << a.error().describe();
   ASSERT_TRUE(b) << b.error().describe();
   ASSERT_EQ(b->rows.size(), 2u);
-  EXPECT_EQ(b->rows[0].name, "p1");  // sorted: created at 5 s
+  EXPECT_EQ(b->rows[0].name, "p1");    // sorted: created at 5 s
   EXPECT_FALSE(b->rows[0].scheduled);  // empty last field before \r is still empty
   EXPECT_EQ(b->rows[0].phase, openb_phase::pending);
   for (std::size_t i = 0; i < 2; ++i) {
@@ -468,11 +490,13 @@ TEST(TraceFormat, CrlfErrorColumnIgnoresCarriageReturn) {
 
 TEST(TraceFormat, UnsortedRowsSortStableByTime) {
   auto t = parse_v2018_machine_usage(
-      "m_2,30,1,1,,,,,\nm_1,10,2,2,,,,,\nm_3,30,3,3,,,,,\nm_1,30,4,4,,,,,\nm_2,10,5,5,,,,,\n", "u.csv");
+      "m_2,30,1,1,,,,,\nm_1,10,2,2,,,,,\nm_3,30,3,3,,,,,\nm_1,30,4,4,,,,,\nm_2,10,5,5,,,,,\n",
+      "u.csv");
   ASSERT_TRUE(t);
   std::vector<std::string> order;
   for (const auto& r : t->rows) order.push_back(r.machine_id + "@" + std::to_string(r.time.value));
-  EXPECT_EQ(order, (std::vector<std::string>{"m_1@10000", "m_2@10000", "m_2@30000", "m_3@30000", "m_1@30000"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"m_1@10000", "m_2@10000", "m_2@30000", "m_3@30000",
+                                             "m_1@30000"}));
 }
 
 TEST(TraceFormat, SentinelsAndEmptyFieldsAreMissingNeverZero) {
@@ -497,8 +521,8 @@ TEST(TraceFormat, SentinelsAndEmptyFieldsAreMissingNeverZero) {
 }
 
 TEST(TraceFormat, FractionalSecondsBecomeMilliseconds) {
-  auto t = parse_v2018_machine_usage("m_1,1.5,1,1,,,,,\nm_1,2.25,1,1,,,,,\nm_1,3.0004,1,1,,,,,\nm_1,3.0006,1,1,,,,,\n",
-                                     "u.csv");
+  auto t = parse_v2018_machine_usage(
+      "m_1,1.5,1,1,,,,,\nm_1,2.25,1,1,,,,,\nm_1,3.0004,1,1,,,,,\nm_1,3.0006,1,1,,,,,\n", "u.csv");
   ASSERT_TRUE(t) << t.error().describe();
   EXPECT_EQ(t->rows[0].time.value, 1500);
   EXPECT_EQ(t->rows[1].time.value, 2250);
@@ -507,7 +531,8 @@ TEST(TraceFormat, FractionalSecondsBecomeMilliseconds) {
 }
 
 TEST(TraceFormat, TrailingBlankLinesAndBomAreAccepted) {
-  auto t = parse_openb_nodes("\xEF\xBB\xBFsn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,0,\n\n\r\n", "n.csv");
+  auto t = parse_openb_nodes(
+      "\xEF\xBB\xBFsn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,0,\n\n\r\n", "n.csv");
   ASSERT_TRUE(t) << t.error().describe();
   EXPECT_EQ(t->rows.size(), 1u);
 }
@@ -535,12 +560,13 @@ TEST(V2018Scan, MachineUsageMatchesRead) {
   auto t = read_v2018_machine_usage(v2018_dir + "machine_usage.csv", keep);
   ASSERT_TRUE(t);
   std::size_t i = 0, mismatches = 0;
-  auto s = scan_v2018_machine_usage(v2018_dir + "machine_usage.csv", {}, [&](const v2018_machine_usage& r) {
-    const auto& want = t->rows[i++];
-    mismatches += !(r.machine_id == want.machine_id && r.time == want.time && r.line == want.line &&
-                    r.cpu_util_percent == want.cpu_util_percent && r.mem_gps == want.mem_gps &&
-                    r.disk_io_percent == want.disk_io_percent);
-  });
+  auto s = scan_v2018_machine_usage(
+      v2018_dir + "machine_usage.csv", {}, [&](const v2018_machine_usage& r) {
+        const auto& want = t->rows[i++];
+        mismatches += !(r.machine_id == want.machine_id && r.time == want.time &&
+                        r.line == want.line && r.cpu_util_percent == want.cpu_util_percent &&
+                        r.mem_gps == want.mem_gps && r.disk_io_percent == want.disk_io_percent);
+      });
   ASSERT_TRUE(s) << s.error().describe();
   EXPECT_EQ(s->rows, 51362u);
   EXPECT_EQ(i, 51362u);
@@ -591,15 +617,17 @@ TEST(V2018Scan, BlankLineInsideIsAnError) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().where, path + ":2:1");
   EXPECT_EQ(s.error().message, "expected 9 fields, got an empty line");
-  auto missing = scan_v2018_container_usage("/nonexistent/container_usage.csv", {}, [](const v2018_container_usage&) {});
+  auto missing = scan_v2018_container_usage("/nonexistent/container_usage.csv", {},
+                                            [](const v2018_container_usage&) {});
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, errc::not_found);
 }
 
 TEST(V2018Scan, BatchInstanceFixture) {
   std::vector<std::string> names;
-  auto s = scan_v2018_batch_instance(fixtures + "/fixture-batch_instance.csv", {},
-                                     [&](const v2018_batch_instance& r) { names.push_back(r.instance_name); });
+  auto s = scan_v2018_batch_instance(
+      fixtures + "/fixture-batch_instance.csv", {},
+      [&](const v2018_batch_instance& r) { names.push_back(r.instance_name); });
   ASSERT_TRUE(s) << s.error().describe();
   EXPECT_EQ(names, (std::vector<std::string>{"ins_1", "ins_2"}));  // file order
 }

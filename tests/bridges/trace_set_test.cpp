@@ -42,7 +42,8 @@ TEST(TraceSet, LoadsBundledTraces) {
   EXPECT_EQ(s->machine_meta->rows.size(), 17592u);
   EXPECT_EQ(s->machine_usage->rows.size(), 51362u);
   EXPECT_EQ(s->server_event->rows.size(), 1352u);
-  EXPECT_EQ(s->pod_lists, (std::vector<std::string>{"cpu050", "default", "gpushare40", "gpuspec33"}));
+  EXPECT_EQ(s->pod_lists,
+            (std::vector<std::string>{"cpu050", "default", "gpushare40", "gpuspec33"}));
   EXPECT_EQ(s->files.size(), 5u);
   EXPECT_EQ(s->warning_count(), 0u);
 }
@@ -75,7 +76,8 @@ TEST(TraceSet, SameTableTwiceIsAnError) {
   auto s = load_trace_set(d.string());
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().code, errc::invalid_input);
-  EXPECT_NE(s.error().message.find("machine_usage.csv found twice"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("machine_usage.csv found twice"), std::string::npos)
+      << s.error().message;
 }
 
 TEST(TraceSet, V2017FolderBatchFilesAreNotV2018) {

@@ -11,8 +11,8 @@
 namespace colony::trace {
 namespace {
 
-v2018_machine_usage row(std::string id, std::int64_t t_s, std::optional<double> cpu, std::optional<double> mem,
-                        std::uint32_t line) {
+v2018_machine_usage row(std::string id, std::int64_t t_s, std::optional<double> cpu,
+                        std::optional<double> mem, std::uint32_t line) {
   v2018_machine_usage r;
   r.machine_id = std::move(id);
   r.time = event_time{t_s * 1000};
@@ -45,8 +45,8 @@ TEST(UsageCurves, InterpolatesShortGapsAndHoldsLongOnes) {
 
 TEST(UsageCurves, InvalidAndMissingAreGapsNotZeros) {
   // cpu invalid (-1 read as missing) at 60 s: the curve interpolates 20 % -> 40 % over it.
-  std::vector<v2018_machine_usage> rows = {row("m_a", 0, 20, 50, 1), row("m_a", 60, std::nullopt, 50, 2),
-                                           row("m_a", 120, 40, 50, 3)};
+  std::vector<v2018_machine_usage> rows = {
+      row("m_a", 0, 20, 50, 1), row("m_a", 60, std::nullopt, 50, 2), row("m_a", 120, 40, 50, 3)};
   auto c = extract_usage_curves(rows);
   ASSERT_EQ(c.size(), 1u);
   EXPECT_FLOAT_EQ(c[0].cpu[1], 0.30f);
@@ -54,7 +54,8 @@ TEST(UsageCurves, InvalidAndMissingAreGapsNotZeros) {
 }
 
 TEST(UsageCurves, DuplicateTimeLaterRowWinsAndSeriesHoldAtEnds) {
-  std::vector<v2018_machine_usage> rows = {row("m_a", 0, 20, std::nullopt, 1), row("m_a", 0, 60, std::nullopt, 2),
+  std::vector<v2018_machine_usage> rows = {row("m_a", 0, 20, std::nullopt, 1),
+                                           row("m_a", 0, 60, std::nullopt, 2),
                                            row("m_a", 60, 60, 10, 3), row("m_a", 180, 60, 30, 4)};
   auto c = extract_usage_curves(rows);
   ASSERT_EQ(c.size(), 1u);
@@ -64,8 +65,9 @@ TEST(UsageCurves, DuplicateTimeLaterRowWinsAndSeriesHoldAtEnds) {
 }
 
 TEST(UsageCurves, TooFewSamplesDroppedAndOrderedById) {
-  std::vector<v2018_machine_usage> rows = {row("m_9", 0, 1, 1, 1), row("m_9", 60, 1, 1, 2), row("m_10", 0, 1, 1, 3),
-                                           row("m_10", 60, 1, 1, 4), row("m_5", 0, 1, 1, 5)};
+  std::vector<v2018_machine_usage> rows = {row("m_9", 0, 1, 1, 1), row("m_9", 60, 1, 1, 2),
+                                           row("m_10", 0, 1, 1, 3), row("m_10", 60, 1, 1, 4),
+                                           row("m_5", 0, 1, 1, 5)};
   auto c = extract_usage_curves(rows);
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].machine_id, "m_10");  // byte-wise order
@@ -73,7 +75,8 @@ TEST(UsageCurves, TooFewSamplesDroppedAndOrderedById) {
 }
 
 TEST(UsageCurves, BundledMachineUsage) {
-  auto t = read_v2018_machine_usage(std::string(COLONY_TRACES_DIR) + "/alibaba-v2018-machine/machine_usage.csv");
+  auto t = read_v2018_machine_usage(std::string(COLONY_TRACES_DIR) +
+                                    "/alibaba-v2018-machine/machine_usage.csv");
   ASSERT_TRUE(t) << t.error().describe();
   auto curves = extract_usage_curves(t->rows);
   ASSERT_EQ(curves.size(), 8u);
@@ -101,7 +104,8 @@ TEST(UsageCurves, BundledMachineUsage) {
 }
 
 TEST(UsageCurves, ExtractionIgnoresRowOrder) {
-  auto t = read_v2018_machine_usage(std::string(COLONY_TRACES_DIR) + "/alibaba-v2018-machine/machine_usage.csv");
+  auto t = read_v2018_machine_usage(std::string(COLONY_TRACES_DIR) +
+                                    "/alibaba-v2018-machine/machine_usage.csv");
   ASSERT_TRUE(t);
   const auto base = extract_usage_curves(t->rows);
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {

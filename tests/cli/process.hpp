@@ -23,7 +23,7 @@ inline std::string colony_binary() {
 }
 
 class child {
-public:
+ public:
   explicit child(const std::vector<std::string>& args, bool capture_stderr = false) {
     int out[2];
     if (pipe(out) != 0) return;
@@ -94,7 +94,7 @@ public:
     return status_;
   }
 
-private:
+ private:
   pid_t pid_ = -1;
   int fd_ = -1;
   bool reaped_ = false;

@@ -31,9 +31,10 @@ TEST(Recovery, SigkillAtRandomMomentsLosesNothingAcknowledged) {
   temp_dir dir;
   const auto log = dir.sub("log");
   const auto snaps = dir.sub("snapshots");
-  std::vector<std::string> args{colony_binary(), "log", "generate", "--log", log, "--count",
-                                std::to_string(count), "--seed", "7", "--batch", "32",
-                                "--snapshots", snaps, "--snapshot-every", "5000"};
+  std::vector<std::string> args{
+      colony_binary(), "log", "generate", "--log", log,           "--count", std::to_string(count),
+      "--seed",        "7",   "--batch",  "32",    "--snapshots", snaps,     "--snapshot-every",
+      "5000"};
   std::mt19937_64 rng(20261122);
   std::uint64_t max_acked = 0;
   bool any_acked = false;

@@ -38,7 +38,7 @@ TEST(BrokerUnreachable, AtStartExitsSixNamingTheAddress) {
 }
 
 class BrokerFaults : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     sh_ = kafka_sh();
     dir_ = kafka_faults_dir();
@@ -88,7 +88,8 @@ TEST_F(BrokerFaults, WriterSurvivesCrashAndGracefulRestartWithoutLossOrDuplicate
     EXPECT_NE(rout.find(bootstrap_), std::string::npos) << "restart moved the broker: " << rout;
     // The same writer goes on by itself.
     read_acks_until(acked_at_fault + 200);
-    EXPECT_GT(max_acked, acked_at_fault) << "no acknowledgement after the " << f.signal << " restart";
+    EXPECT_GT(max_acked, acked_at_fault)
+        << "no acknowledgement after the " << f.signal << " restart";
   }
   read_acks_until(count - 1);
   std::string rest = gen.read_all();

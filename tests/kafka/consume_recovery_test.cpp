@@ -13,8 +13,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include "stores/kafka_log.hpp"
 #include "tests/cli/process.hpp"
@@ -48,7 +48,7 @@ nlohmann::json last_json(const std::string& out) {
 }
 
 class ConsumeRecovery : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     bootstrap_ = kafka_bootstrap();
     ASSERT_FALSE(bootstrap_.empty()) << kafka_missing_message();
@@ -67,9 +67,9 @@ TEST_F(ConsumeRecovery, SigkillAtRandomMomentsAppliesEveryEventExactlyOnce) {
   if (const char* k = std::getenv("COLONY_RECOVERY_KILLS")) kills = std::atoi(k);
   const auto snaps = dir_.sub("snaps");
   const std::string group = fresh_topic("group");
-  std::vector<std::string> args{colony_binary(), "consume", "--log", log_, "--snapshots", snaps,
-                                "--group", group, "--snapshot-every", "1000", "--until",
-                                std::to_string(count_)};
+  std::vector<std::string> args{colony_binary(),    "consume", "--log",   log_,
+                                "--snapshots",      snaps,     "--group", group,
+                                "--snapshot-every", "1000",    "--until", std::to_string(count_)};
   std::mt19937_64 rng(20261123);
   int done_kills = 0;
   std::uint64_t last_durable = 0;

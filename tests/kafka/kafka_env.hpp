@@ -50,7 +50,8 @@ inline std::string kafka_bootstrap() {
 }
 
 inline std::string kafka_missing_message() {
-  return "no Kafka broker: set COLONY_KAFKA_BOOTSTRAP, or run through ctest (the kafka.broker.start "
+  return "no Kafka broker: set COLONY_KAFKA_BOOTSTRAP, or run through ctest (the "
+         "kafka.broker.start "
          "fixture writes $COLONY_KAFKA_DIR/bootstrap; it needs Java 17: "
          "apt-get install openjdk-17-jre-headless maven)";
 }

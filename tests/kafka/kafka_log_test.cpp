@@ -73,10 +73,12 @@ TEST_P(KafkaName, Parses) {
 INSTANTIATE_TEST_SUITE_P(
     Rows, KafkaName,
     ::testing::Values(
-        name_case{"Plain", "kafka://127.0.0.1:9092/events", true, "127.0.0.1:9092", "events", 10000},
+        name_case{"Plain", "kafka://127.0.0.1:9092/events", true, "127.0.0.1:9092", "events",
+                  10000},
         name_case{"SeveralBrokers", "kafka://a:1,b:2/t.x_y-z", true, "a:1,b:2", "t.x_y-z", 10000},
         name_case{"ConnectTimeout", "kafka://h:1/t?connect_timeout_ms=250", true, "h:1", "t", 250},
-        name_case{"AllOptions", "kafka://h:1/t?connect_timeout_ms=1&delivery_timeout_ms=5000&replication=3", true,
+        name_case{"AllOptions",
+                  "kafka://h:1/t?connect_timeout_ms=1&delivery_timeout_ms=5000&replication=3", true,
                   "h:1", "t", 1},
         name_case{"NoTopic", "kafka://h:1/", false, "", "", 0},
         name_case{"NoBootstrap", "kafka:///t", false, "", "", 0},
@@ -86,15 +88,16 @@ INSTANTIATE_TEST_SUITE_P(
         name_case{"UnknownOption", "kafka://h:1/t?bogus=1", false, "", "", 0},
         name_case{"NegativeTimeout", "kafka://h:1/t?connect_timeout_ms=-5", false, "", "", 0},
         name_case{"ZeroReplication", "kafka://h:1/t?replication=0", false, "", "", 0},
-        name_case{"TinyDeliveryTimeout", "kafka://h:1/t?delivery_timeout_ms=999", false, "", "", 0}),
+        name_case{"TinyDeliveryTimeout", "kafka://h:1/t?delivery_timeout_ms=999", false, "", "",
+                  0}),
     [](const ::testing::TestParamInfo<name_case>& i) { return std::string(i.param.label); });
 
 // ---- unreachable broker (no broker: port 1 refuses connections)
 
 TEST(KafkaLog, UnreachableBrokerIsUnavailableNamingTheAddressAfterABoundedWait) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto l = stores::open_log("kafka://127.0.0.1:1/events?connect_timeout_ms=1500",
-                            stores::log_options{});
+  auto l =
+      stores::open_log("kafka://127.0.0.1:1/events?connect_timeout_ms=1500", stores::log_options{});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_FALSE(l);
   EXPECT_EQ(l.error().code, errc::unavailable) << l.error().describe();
@@ -107,7 +110,7 @@ TEST(KafkaLog, UnreachableBrokerIsUnavailableNamingTheAddressAfterABoundedWait) 
 // ---- against the fixture broker
 
 class KafkaBroker : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     bootstrap_ = kafka_bootstrap();
     ASSERT_FALSE(bootstrap_.empty()) << kafka_missing_message();
@@ -198,8 +201,8 @@ TEST_F(KafkaBroker, EachAppendIsOneRecordBatchOnTheBroker) {
   libs = libs.substr(0, libs.find('\n'));
   const auto seg = dir + "/data/" + topic_ + "-0/00000000000000000000.log";
   ASSERT_TRUE(std::filesystem::exists(seg)) << seg;
-  auto [rc, out] = shell("java -cp '" + libs + "/*' kafka.tools.DumpLogSegments --files '" + seg +
-                         "' 2>&1");
+  auto [rc, out] =
+      shell("java -cp '" + libs + "/*' kafka.tools.DumpLogSegments --files '" + seg + "' 2>&1");
   ASSERT_EQ(rc, 0) << out;
   std::regex batch(R"(baseOffset: (\d+) lastOffset: (\d+) count: (\d+))");
   std::vector<std::string> got;
@@ -215,8 +218,8 @@ TEST_F(KafkaBroker, EachAppendIsOneRecordBatchOnTheBroker) {
 TEST_F(KafkaBroker, ForeignGarbageIsReportedWithTopicPartitionOffset) {
   auto l = open();
   fill(*l, 5);
-  auto [rc, out] = shell("printf 'not an envelope' | kcat -P -b " + bootstrap_ + " -t " + topic_ +
-                         " -p 0 2>&1");
+  auto [rc, out] =
+      shell("printf 'not an envelope' | kcat -P -b " + bootstrap_ + " -t " + topic_ + " -p 0 2>&1");
   ASSERT_EQ(rc, 0) << out << " (kcat installed? apt-get install kcat)";
   std::vector<log_offset> seen;
   auto n = l->read(0, no_offset, [&](log_offset off, messages::bytes_view) {
@@ -238,9 +241,10 @@ TEST_F(KafkaBroker, EnvelopeAtTheWrongOffsetIsCorrupt) {
   ASSERT_TRUE(messages::patch_offset(ev, 42));
   temp_dir d;
   const auto file = d.sub("ev.clny");
-  std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(ev.data()),
-                                              static_cast<std::streamsize>(ev.size()));
-  auto [rc, out] = shell("kcat -P -b " + bootstrap_ + " -t " + topic_ + " -p 0 '" + file + "' 2>&1");
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(ev.data()), static_cast<std::streamsize>(ev.size()));
+  auto [rc, out] =
+      shell("kcat -P -b " + bootstrap_ + " -t " + topic_ + " -p 0 '" + file + "' 2>&1");
   ASSERT_EQ(rc, 0) << out;
   auto n = l->read(0, no_offset, [](log_offset, messages::bytes_view) { return true; });
   ASSERT_FALSE(n);
@@ -279,10 +283,13 @@ TEST_F(KafkaBroker, FollowDeliversEarlierAndNewAppendsInOrder) {
     auto w = open();
     fill(*w, 20, 5);
   });
-  auto n = l->follow(2, [&](log_offset off, messages::bytes_view) {
-    seen.push_back(off);
-    return seen.size() < 23;
-  }, [&] { return true; });
+  auto n = l->follow(
+      2,
+      [&](log_offset off, messages::bytes_view) {
+        seen.push_back(off);
+        return seen.size() < 23;
+      },
+      [&] { return true; });
   writer.join();
   ASSERT_TRUE(n) << n.error().describe();
   ASSERT_EQ(seen.size(), 23u);

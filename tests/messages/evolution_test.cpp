@@ -27,13 +27,15 @@ std::vector<messages::byte_buffer> golden_events() {
         wire::CreateTermDirect(f, "policy", 0, nullptr, "usage")};
     auto off = wire::CreateNodeBatchResourceUpdatedDirect(f, "node-a", 40000, 100 * gib, 0, 0,
                                                           "usage", "usage", false, &ts);
-    v.push_back(b.finish({event_time{60000}, wire::EntityKind::Node, "node-a", 2, "slo-controller"}, off));
+    v.push_back(
+        b.finish({event_time{60000}, wire::EntityKind::Node, "node-a", 2, "slo-controller"}, off));
   }
   {
     auto& f = b.fbb();
     auto off = wire::CreatePodEvictedDirect(f, "default/web-1", "node-a",
                                             wire::EvictionReason::MemoryEvict, "memory over 70%");
-    v.push_back(b.finish({event_time{90000}, wire::EntityKind::Pod, "default/web-1", 3, "koordlet"}, off));
+    v.push_back(
+        b.finish({event_time{90000}, wire::EntityKind::Pod, "default/web-1", 3, "koordlet"}, off));
   }
   for (std::size_t i = 0; i < v.size(); ++i) EXPECT_TRUE(messages::patch_offset(v[i], i));
   return v;

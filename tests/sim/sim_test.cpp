@@ -48,7 +48,8 @@ std::vector<std::string> split(const std::string& s) {
 // Writes the cut trace (see the file comment) into dir.
 void write_cut_trace(const fs::path& dir) {
   fs::create_directories(dir);
-  const auto nodes = lines_of(traces_dir() + "/alibaba-gpu-v2023-openb/openb_node_list_all_node.csv");
+  const auto nodes =
+      lines_of(traces_dir() + "/alibaba-gpu-v2023-openb/openb_node_list_all_node.csv");
   {
     std::ofstream o(dir / "openb_node_list_all_node.csv");
     o << nodes[0] << "\n";
@@ -127,7 +128,8 @@ void expect_invariants(const nlohmann::ordered_json& s) {
   EXPECT_TRUE(p["conservation_ok"].get<bool>());
   EXPECT_EQ(p["submitted"].get<std::uint64_t>(),
             p["scheduled"].get<std::uint64_t>() + p["pending_at_end"].get<std::uint64_t>() +
-                p["rejected"].get<std::uint64_t>() + p["withdrawn_while_pending"].get<std::uint64_t>());
+                p["rejected"].get<std::uint64_t>() +
+                p["withdrawn_while_pending"].get<std::uint64_t>());
   EXPECT_EQ(s["invariants"]["over_capacity_binds"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(s["invariants"]["negative_batch_allocatable"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(s["invariants"]["evictions_without_reason"].get<std::uint64_t>(), 0u);
@@ -197,19 +199,26 @@ TEST(SimConfig, ErrorsNameFileAndField) {
   };
   const row rows[] = {
       {"unknown field", "name: x\nusageModle: none\n", "cfg.yaml:2:1", "usageModle: unknown field"},
-      {"bad usage model", "name: x\nusageModel: curves\n", "cfg.yaml:2:13", "usageModel: expected one of"},
-      {"bad interval", "name: x\nnodeMetricReportIntervalSeconds: -5\n", "cfg.yaml:2:34", "positive integer"},
+      {"bad usage model", "name: x\nusageModel: curves\n", "cfg.yaml:2:13",
+       "usageModel: expected one of"},
+      {"bad interval", "name: x\nnodeMetricReportIntervalSeconds: -5\n", "cfg.yaml:2:34",
+       "positive integer"},
       {"missing name", "usageModel: none\n", "cfg.yaml", "name: required"},
-      {"bad slo key", "name: x\nsloControllerConfig:\n  colocation-config: '{\"cpuReclaimThresholdPercent\": -5}'\n",
+      {"bad slo key",
+       "name: x\nsloControllerConfig:\n  colocation-config: '{\"cpuReclaimThresholdPercent\": "
+       "-5}'\n",
        "cfg.yaml:3:3", "cpuReclaimThresholdPercent"},
-      {"bad ratio", "name: x\nusageRatios:\n  prod: {cpu: abc}\n", "cfg.yaml:3:15", "usageRatios.prod.cpu"},
+      {"bad ratio", "name: x\nusageRatios:\n  prod: {cpu: abc}\n", "cfg.yaml:3:15",
+       "usageRatios.prod.cpu"},
   };
   for (const auto& r : rows) {
     auto c = sim::parse_sim_config(r.yaml, "cfg.yaml");
     ASSERT_FALSE(c.has_value()) << r.name;
     EXPECT_EQ(c.error().code, errc::invalid_input) << r.name;
-    EXPECT_NE(c.error().where.find(r.where), std::string::npos) << r.name << ": " << c.error().describe();
-    EXPECT_NE(c.error().message.find(r.message), std::string::npos) << r.name << ": " << c.error().describe();
+    EXPECT_NE(c.error().where.find(r.where), std::string::npos)
+        << r.name << ": " << c.error().describe();
+    EXPECT_NE(c.error().message.find(r.message), std::string::npos)
+        << r.name << ": " << c.error().describe();
   }
 }
 
@@ -282,7 +291,8 @@ TEST(Sim, LogFoldEqualsStateDigest) {
     if (d->type() == wire::Payload::PodEvicted) {
       ++evictions;
       EXPECT_NE(d->envelope->payload_as_PodEvicted()->reason(), wire::EvictionReason::Unknown);
-      EXPECT_GT(messages::to_string_view(d->envelope->payload_as_PodEvicted()->message()).size(), 0u);
+      EXPECT_GT(messages::to_string_view(d->envelope->payload_as_PodEvicted()->message()).size(),
+                0u);
     }
     ++n;
     return true;
@@ -303,8 +313,8 @@ TEST(Sim, LogFoldEqualsStateDigest) {
 TEST(SimCli, BadRowStopsWithFileLineColumnAndExitCode3) {
   const auto dir = fixture().root / "bad";
   fs::create_directories(dir);
-  fs::copy_file(fixture().root / "trace" / "openb_node_list_all_node.csv", dir / "openb_node_list_all_node.csv",
-                fs::copy_options::overwrite_existing);
+  fs::copy_file(fixture().root / "trace" / "openb_node_list_all_node.csv",
+                dir / "openb_node_list_all_node.csv", fs::copy_options::overwrite_existing);
   auto pods = lines_of((fixture().root / "trace" / "openb_pod_list_default.csv").string());
   {
     std::ofstream o(dir / "openb_pod_list_default.csv");
@@ -337,9 +347,10 @@ TEST(SimCli, BadRowStopsWithFileLineColumnAndExitCode3) {
 
 TEST(SimCli, CompareWritesSideBySideTable) {
   const auto out = fixture().root / "cmp";
-  const std::string args = "sim --trace " + (fixture().root / "trace").string() + " --quiet --out " + out.string() +
-                           " --config " + repo_root() + "/sim/configs/koordinator-defaults.yaml --config " +
-                           repo_root() + "/sim/configs/no-colocation.yaml --until-days 0.5";
+  const std::string args = "sim --trace " + (fixture().root / "trace").string() +
+                           " --quiet --out " + out.string() + " --config " + repo_root() +
+                           "/sim/configs/koordinator-defaults.yaml --config " + repo_root() +
+                           "/sim/configs/no-colocation.yaml --until-days 0.5";
   std::string err;
   const int rc = run_cli(args, &err);
   if (rc == -1) GTEST_SKIP() << "COLONY_BINARY not set";

@@ -26,7 +26,7 @@ struct log_factory {
 inline std::ostream& operator<<(std::ostream& os, const log_factory& f) { return os << f.backend; }
 
 class EventLogContract : public ::testing::TestWithParam<log_factory> {
-protected:
+ protected:
   std::unique_ptr<stores::event_log> open() {
     auto l = GetParam().open(name_);
     EXPECT_NE(l, nullptr);
@@ -51,8 +51,8 @@ protected:
     auto n = l.read(from, to, [&](log_offset off, messages::bytes_view b) {
       const auto* env = wire::GetEnvelope(b.data());
       EXPECT_EQ(env->offset(), off);
-      out.emplace_back(off, std::string(messages::to_string_view(
-                                env->payload_as_PodSubmitted()->name())));
+      out.emplace_back(
+          off, std::string(messages::to_string_view(env->payload_as_PodSubmitted()->name())));
       return true;
     });
     EXPECT_TRUE(n) << n.error().describe();

@@ -36,7 +36,7 @@ log_factory rocksdb_factory() {
 INSTANTIATE_TEST_SUITE_P(RocksDb, EventLogContract, ::testing::Values(rocksdb_factory()));
 
 class RocksDbLog : public ::testing::Test {
-protected:
+ protected:
   std::unique_ptr<stores::rocksdb_log> open(bool read_only = false) {
     stores::log_options o;
     o.read_only = read_only;
@@ -174,7 +174,8 @@ TEST_F(RocksDbLog, DamagedTableFileGivesAnErrorNotACrash) {
   }
   std::filesystem::path sst;
   for (const auto& e : std::filesystem::directory_iterator(dir_.sub("log")))
-    if (e.path().extension() == ".sst" && std::filesystem::file_size(e.path()) > 4096) sst = e.path();
+    if (e.path().extension() == ".sst" && std::filesystem::file_size(e.path()) > 4096)
+      sst = e.path();
   if (sst.empty()) GTEST_SKIP() << "no table file was written";
   {
     std::fstream f(sst, std::ios::in | std::ios::out | std::ios::binary);

@@ -61,8 +61,8 @@ inline messages::byte_buffer pod_scheduled(messages::event_builder& b, const std
 
 inline messages::byte_buffer pod_finished(messages::event_builder& b, const std::string& pod,
                                           const std::string& node, std::int64_t t_ms = 0) {
-  auto off = wire::CreatePodFinishedDirect(b.fbb(), pod.c_str(), node.c_str(),
-                                           wire::PodPhase::Succeeded);
+  auto off =
+      wire::CreatePodFinishedDirect(b.fbb(), pod.c_str(), node.c_str(), wire::PodPhase::Succeeded);
   return b.finish({event_time{t_ms}, wire::EntityKind::Pod, pod, -1, "test"}, off);
 }
 

@@ -8,7 +8,7 @@
 namespace colony::testing {
 
 class temp_dir {
-public:
+ public:
   temp_dir() {
     std::random_device rd;
     path_ = std::filesystem::temp_directory_path() /
@@ -24,7 +24,7 @@ public:
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
   [[nodiscard]] std::string sub(const std::string& name) const { return (path_ / name).string(); }
 
-private:
+ private:
   std::filesystem::path path_;
 };
 

@@ -10,16 +10,15 @@ namespace {
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
       return false;
     }
   }
   return true;
 }
 
-std::string type_name(const json& v) {
-  return v.type_name();
-}
+std::string type_name(const json& v) { return v.type_name(); }
 
 }  // namespace
 
@@ -136,7 +135,8 @@ result<label_selector> read_selector(const json& v, std::string_view where) {
     if (!ml->is_object()) return invalid(where, "matchLabels", *ml, "want an object");
     s.has_match_labels = true;
     for (auto it = ml->begin(); it != ml->end(); ++it) {
-      if (!it->is_string()) return invalid(path(where, "matchLabels"), it.key(), *it, "want a string");
+      if (!it->is_string())
+        return invalid(path(where, "matchLabels"), it.key(), *it, "want a string");
       s.match_labels[it.key()] = it->get<std::string>();
     }
   }
@@ -181,15 +181,18 @@ result<void> read_policy(const json& obj, std::string_view key, std::string_view
 
 }  // namespace
 
-result<colocation_strategy> read_colocation_strategy(const json& obj, std::string_view where, bool strict) {
+result<colocation_strategy> read_colocation_strategy(const json& obj, std::string_view where,
+                                                     bool strict) {
   colocation_strategy s;
   if (!obj.is_object()) return invalid(where, "", obj, "want an object");
   result<void> ok;
   if (!(ok = read_bool(obj, "enable", where, s.enable))) return tl::unexpected(ok.error());
-  if (!(ok = read_int64(obj, "metricAggregateDurationSeconds", where, s.metric_aggregate_duration_seconds))) {
+  if (!(ok = read_int64(obj, "metricAggregateDurationSeconds", where,
+                        s.metric_aggregate_duration_seconds))) {
     return tl::unexpected(ok.error());
   }
-  if (!(ok = read_int64(obj, "metricReportIntervalSeconds", where, s.metric_report_interval_seconds))) {
+  if (!(ok = read_int64(obj, "metricReportIntervalSeconds", where,
+                        s.metric_report_interval_seconds))) {
     return tl::unexpected(ok.error());
   }
   if (const json* p = find_field(obj, "metricAggregatePolicy"); p != nullptr && !p->is_null()) {
@@ -199,22 +202,26 @@ result<colocation_strategy> read_colocation_strategy(const json& obj, std::strin
       if (!d->is_array()) return invalid(w, "durations", *d, "want an array of durations");
       std::vector<std::string> ds;
       for (const auto& x : *d) {
-        if (!x.is_string()) return invalid(w, "durations", x, "want a duration string such as \"5m\"");
+        if (!x.is_string())
+          return invalid(w, "durations", x, "want a duration string such as \"5m\"");
         ds.push_back(x.get<std::string>());
       }
       s.metric_aggregate_durations = std::move(ds);
     }
   }
-  if (!(ok = read_string(obj, "metricMemoryCollectPolicy", where, s.metric_memory_collect_policy))) {
+  if (!(ok =
+            read_string(obj, "metricMemoryCollectPolicy", where, s.metric_memory_collect_policy))) {
     return tl::unexpected(ok.error());
   }
-  if (!(ok = read_int64(obj, "cpuReclaimThresholdPercent", where, s.cpu_reclaim_threshold_percent))) {
+  if (!(ok = read_int64(obj, "cpuReclaimThresholdPercent", where,
+                        s.cpu_reclaim_threshold_percent))) {
     return tl::unexpected(ok.error());
   }
   if (!(ok = read_policy(obj, "cpuCalculatePolicy", where, s.cpu_calculate_policy, strict))) {
     return tl::unexpected(ok.error());
   }
-  if (!(ok = read_int64(obj, "memoryReclaimThresholdPercent", where, s.memory_reclaim_threshold_percent))) {
+  if (!(ok = read_int64(obj, "memoryReclaimThresholdPercent", where,
+                        s.memory_reclaim_threshold_percent))) {
     return tl::unexpected(ok.error());
   }
   if (!(ok = read_policy(obj, "memoryCalculatePolicy", where, s.memory_calculate_policy, strict))) {
@@ -223,7 +230,8 @@ result<colocation_strategy> read_colocation_strategy(const json& obj, std::strin
   if (!(ok = read_int64(obj, "degradeTimeMinutes", where, s.degrade_time_minutes))) {
     return tl::unexpected(ok.error());
   }
-  if (!(ok = read_int64(obj, "updateTimeThresholdSeconds", where, s.update_time_threshold_seconds))) {
+  if (!(ok = read_int64(obj, "updateTimeThresholdSeconds", where,
+                        s.update_time_threshold_seconds))) {
     return tl::unexpected(ok.error());
   }
   if (!(ok = read_double(obj, "resourceDiffThreshold", where, s.resource_diff_threshold))) {
@@ -234,7 +242,8 @@ result<colocation_strategy> read_colocation_strategy(const json& obj, std::strin
   if (mode) {
     s.mid_reclaim_mode = *mode == "static" ? reclaim_mode::static_mode : reclaim_mode::other;
     if (strict && *s.mid_reclaim_mode == reclaim_mode::other) {
-      return invalid(where, "midReclaimMode", *find_field(obj, "midReclaimMode"), "must be \"static\" or unset");
+      return invalid(where, "midReclaimMode", *find_field(obj, "midReclaimMode"),
+                     "must be \"static\" or unset");
     }
   }
   struct int_field {
@@ -273,7 +282,8 @@ result<json> parse_json(std::string_view text, std::string_view where) {
       in_string = true;
     } else if (c == '{' || c == '[') {
       if (++depth > max_depth) {
-        return fail(errc::invalid_input, "malformed JSON: nesting deeper than 64 levels", std::string(where));
+        return fail(errc::invalid_input, "malformed JSON: nesting deeper than 64 levels",
+                    std::string(where));
       }
     } else if (c == '}' || c == ']') {
       --depth;
@@ -283,9 +293,11 @@ result<json> parse_json(std::string_view text, std::string_view where) {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
     // nlohmann's message carries the byte position ("at line 1, column 7").
-    return fail(errc::invalid_input, std::string("malformed JSON: ") + e.what(), std::string(where));
+    return fail(errc::invalid_input, std::string("malformed JSON: ") + e.what(),
+                std::string(where));
   } catch (const std::exception& e) {
-    return fail(errc::invalid_input, std::string("malformed JSON: ") + e.what(), std::string(where));
+    return fail(errc::invalid_input, std::string("malformed JSON: ") + e.what(),
+                std::string(where));
   }
 }
 

@@ -1,5 +1,5 @@
-// internal/json_fields.hpp: reading JSON fields the way Go's encoding/json fills pointer fields, for
-// the slo-controller-config parser and the node colocation-strategy annotation.
+// internal/json_fields.hpp: reading JSON fields the way Go's encoding/json fills pointer fields,
+// for the slo-controller-config parser and the node colocation-strategy annotation.
 //
 // Go semantics kept: a key matches exactly or, failing that, case-insensitively; `null` leaves the
 // field unset; a JSON value of the wrong type is an error (UnmarshalTypeError), including a float
@@ -30,18 +30,18 @@ using json = nlohmann::json;
 
 [[nodiscard]] std::string path(std::string_view where, std::string_view key);
 
-[[nodiscard]] tl::unexpected<error> invalid(std::string_view where, std::string_view key, const json& v,
-                                            std::string_view rule);
+[[nodiscard]] tl::unexpected<error> invalid(std::string_view where, std::string_view key,
+                                            const json& v, std::string_view rule);
 
 // Each reader: absent or null -> out untouched (nullopt); wrong type -> error naming where.key.
 [[nodiscard]] result<void> read_int64(const json& obj, std::string_view key, std::string_view where,
                                       std::optional<std::int64_t>& out);
-[[nodiscard]] result<void> read_double(const json& obj, std::string_view key, std::string_view where,
-                                       std::optional<double>& out);
+[[nodiscard]] result<void> read_double(const json& obj, std::string_view key,
+                                       std::string_view where, std::optional<double>& out);
 [[nodiscard]] result<void> read_bool(const json& obj, std::string_view key, std::string_view where,
                                      std::optional<bool>& out);
-[[nodiscard]] result<void> read_string(const json& obj, std::string_view key, std::string_view where,
-                                       std::optional<std::string>& out);
+[[nodiscard]] result<void> read_string(const json& obj, std::string_view key,
+                                       std::string_view where, std::optional<std::string>& out);
 
 // A range check on an optional int: ok if unset or lo <= v <= hi.
 [[nodiscard]] result<void> check_range(std::string_view where, std::string_view key,
@@ -54,7 +54,8 @@ using json = nlohmann::json;
 // A ColocationStrategy overlay from a JSON object (type errors; ranges are checked by validate()).
 // strict: unknown enum strings are errors naming the value (ConfigMap); otherwise they are kept as
 // `other`, as Koordinator keeps any string (node annotation).
-[[nodiscard]] result<colocation_strategy> read_colocation_strategy(const json& obj, std::string_view where,
+[[nodiscard]] result<colocation_strategy> read_colocation_strategy(const json& obj,
+                                                                   std::string_view where,
                                                                    bool strict);
 
 // nlohmann::json::parse without exceptions; error names `where` and the parser's byte position.

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +29,7 @@ struct field {
 // Walks text line by line. A final "\n" does not start another line; a trailing "\r" is
 // dropped so CRLF files read like LF files.
 class line_reader {
-public:
+ public:
   explicit line_reader(std::string_view text) : text_(text) {}
 
   bool next(std::string_view& line) {
@@ -50,7 +50,7 @@ public:
     return true;
   }
 
-private:
+ private:
   std::string_view text_;
   std::size_t pos_ = 0;
   std::uint32_t line_ = 0;
@@ -64,7 +64,8 @@ inline void split(std::string_view line, std::vector<field>& out) {
   std::size_t start = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (b[i] == ',') {
-      out.push_back({std::string_view(b + start, i - start), static_cast<std::uint32_t>(start + 1)});
+      out.push_back(
+          {std::string_view(b + start, i - start), static_cast<std::uint32_t>(start + 1)});
       start = i + 1;
     }
   }
@@ -72,7 +73,8 @@ inline void split(std::string_view line, std::vector<field>& out) {
 }
 
 // "file:line:column", the where of every row error.
-[[nodiscard]] inline std::string where(std::string_view file, std::uint32_t line, std::uint32_t column) {
+[[nodiscard]] inline std::string where(std::string_view file, std::uint32_t line,
+                                       std::uint32_t column) {
   std::string s(file);
   s += ':';
   s += std::to_string(line);
@@ -84,7 +86,7 @@ inline void split(std::string_view line, std::vector<field>& out) {
 // One row under parse: typed field accessors that remember the first error (message and
 // column) and count missing / invalid values, so a reader's row function stays a flat list.
 class row_cursor {
-public:
+ public:
   row_cursor(const std::vector<field>& fields, std::uint32_t line_len)
       : f_(fields), line_len_(line_len) {}
 
@@ -236,18 +238,19 @@ public:
       return true;
     }
     if (*out < T(0) || (!open_top && *out > T(100)))
-      return fail_expected(i, open_top ? "percent >= 0 (or -1/101 for invalid)"
-                                       : "percent in [0, 100] (or -1/101 for invalid)",
+      return fail_expected(i,
+                           open_top ? "percent >= 0 (or -1/101 for invalid)"
+                                    : "percent in [0, 100] (or -1/101 for invalid)",
                            name);
     return true;
   }
 
-private:
+ private:
   // Plain decimals ("-12", "43.04") with at most 15 significant digits: mantissa / 10^k is
   // one correctly rounded division of two exact doubles, so the result equals from_chars'.
   // Anything else (exponents, long digit strings, junk) goes to from_chars.
   static bool fast_decimal(std::string_view t, double& out) {
-    static constexpr double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+    static constexpr double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                        1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
     std::size_t i = 0;
     bool neg = false;
@@ -304,7 +307,8 @@ template <class Row, class ParseRow>
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3), lines = line_reader(text);
   if (!header.empty()) {
     if (!lines.next(line))
-      return fail(errc::invalid_input, "expected header '" + std::string(header) + "', got an empty file",
+      return fail(errc::invalid_input,
+                  "expected header '" + std::string(header) + "', got an empty file",
                   where(file, 1, 1));
     if (line != header) {
       std::vector<field> want;
@@ -313,13 +317,14 @@ template <class Row, class ParseRow>
       for (std::size_t i = 0; i < want.size(); ++i) {
         if (i >= fields.size())
           return fail(errc::invalid_input,
-                      "expected header column " + std::to_string(i + 1) + " '" + std::string(want[i].text) +
-                          "', got end of line",
+                      "expected header column " + std::to_string(i + 1) + " '" +
+                          std::string(want[i].text) + "', got end of line",
                       where(file, 1, static_cast<std::uint32_t>(line.size() + 1)));
         if (fields[i].text != want[i].text)
           return fail(errc::invalid_input,
-                      "expected header column " + std::to_string(i + 1) + " '" + std::string(want[i].text) +
-                          "', got '" + std::string(fields[i].text) + "'",
+                      "expected header column " + std::to_string(i + 1) + " '" +
+                          std::string(want[i].text) + "', got '" + std::string(fields[i].text) +
+                          "'",
                       where(file, 1, fields[i].column));
       }
       return fail(errc::invalid_input,
@@ -345,7 +350,8 @@ template <class Row, class ParseRow>
     if (fields.size() != n_fields) {
       std::uint32_t col = fields.size() > n_fields ? fields[n_fields].column
                                                    : static_cast<std::uint32_t>(line.size() + 1);
-      std::string msg = "expected " + std::to_string(n_fields) + " fields, got " + std::to_string(fields.size());
+      std::string msg =
+          "expected " + std::to_string(n_fields) + " fields, got " + std::to_string(fields.size());
       if (bad(ln, col, msg)) continue;
       return fail(errc::invalid_input, std::move(msg), where(file, ln, col));
     }
@@ -367,8 +373,9 @@ template <class Row, class ParseRow>
 // in 4 MiB chunks, parses each line into one reused Row and hands it to sink(const Row&).
 // Same checks and diagnostics as parse_rows; rows arrive in file order (no sorting).
 template <class Row, class ParseRow, class Sink>
-[[nodiscard]] result<scan_summary> scan_rows(const std::string& path, const read_options& opt, std::size_t n_fields,
-                                             ParseRow&& parse_row, Sink&& sink) {
+[[nodiscard]] result<scan_summary> scan_rows(const std::string& path, const read_options& opt,
+                                             std::size_t n_fields, ParseRow&& parse_row,
+                                             Sink&& sink) {
   constexpr std::size_t chunk = 4u << 20;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return fail(errno == ENOENT ? errc::not_found : errc::unavailable, "cannot open", path);
@@ -385,7 +392,8 @@ template <class Row, class ParseRow, class Sink>
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (ln == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
     auto bad = [&](std::uint32_t at, std::uint32_t col, std::string msg) -> std::optional<error> {
-      if (!opt.skip_bad_rows) return error{errc::invalid_input, std::move(msg), where(path, at, col)};
+      if (!opt.skip_bad_rows)
+        return error{errc::invalid_input, std::move(msg), where(path, at, col)};
       sum.warnings.push_back({where(path, at, col), std::move(msg)});
       return std::nullopt;
     };
@@ -394,13 +402,16 @@ template <class Row, class ParseRow, class Sink>
       return std::nullopt;
     }
     for (std::uint32_t b : blanks)
-      if (auto e = bad(b, 1, "expected " + std::to_string(n_fields) + " fields, got an empty line")) return e;
+      if (auto e = bad(b, 1, "expected " + std::to_string(n_fields) + " fields, got an empty line"))
+        return e;
     blanks.clear();
     split(line, fields);
     if (fields.size() != n_fields) {
       std::uint32_t col = fields.size() > n_fields ? fields[n_fields].column
                                                    : static_cast<std::uint32_t>(line.size() + 1);
-      return bad(ln, col, "expected " + std::to_string(n_fields) + " fields, got " + std::to_string(fields.size()));
+      return bad(
+          ln, col,
+          "expected " + std::to_string(n_fields) + " fields, got " + std::to_string(fields.size()));
     }
     row_cursor cur(fields, static_cast<std::uint32_t>(line.size()));
     row = Row{};
@@ -424,7 +435,8 @@ template <class Row, class ParseRow, class Sink>
     if (n < chunk && std::ferror(f.get())) return fail(errc::unavailable, "read error", path);
     const bool eof = n < chunk;
     for (std::size_t nl; (nl = buf.find('\n', pos)) != std::string::npos; pos = nl + 1)
-      if (auto e = step(std::string_view(buf).substr(pos, nl - pos))) return tl::unexpected(std::move(*e));
+      if (auto e = step(std::string_view(buf).substr(pos, nl - pos)))
+        return tl::unexpected(std::move(*e));
     if (eof) {
       if (pos < buf.size())
         if (auto e = step(std::string_view(buf).substr(pos))) return tl::unexpected(std::move(*e));
@@ -446,7 +458,8 @@ void stable_sort_by(std::vector<Row>& rows, Key key) {
   };
   if (ordered()) return;
   std::vector<std::pair<std::int64_t, std::uint32_t>> order(rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) order[i] = {key(rows[i]), static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    order[i] = {key(rows[i]), static_cast<std::uint32_t>(i)};
   std::sort(order.begin(), order.end());  // (key, index): ties by original position
   // Apply the permutation in place, cycle by cycle (no second table in memory).
   std::vector<std::uint32_t> from(rows.size());

@@ -48,7 +48,8 @@ TEST(TestListPodsForProfile, GoldenRows) {
   const string_map prod_ns = {{"env", "prod"}}, dev_ns = {{"env", "dev"}};
   const pod_spec test_pod = pod_in("test-ns", "test-pod", {{"test-selector-key", "test"}}, 0);
   const pod_spec test_pod_1 = pod_in("test-ns", "test-pod-1", {}, 9000);
-  const pod_spec test_pod_in_dev = pod_in("test-ns-dev", "test-pod-in-dev", {{"test-selector-key", "test"}}, 0);
+  const pod_spec test_pod_in_dev =
+      pod_in("test-ns-dev", "test-pod-in-dev", {{"test-selector-key", "test"}}, 0);
   const label_selector sel{{{"test-selector-key", "test"}}, {}};
   auto with_ns = managed_profile(sel);
   with_ns.name = "test-profile-ns";
@@ -81,15 +82,19 @@ TEST(TestListPodsForProfile, EmptySelectorSelectsAllUnboundPods) {
 
 // Test_updatePodByClusterColocationProfile "mutating pod" and "mutate advanced attributes 1".
 TEST(TestUpdatePodByClusterColocationProfile, MutatingPod) {
-  cluster_colocation_profile c = managed_profile(label_selector{{{"koordinator-colocation-pod", "true"}}, {}});
-  c.scheduler_name = "koordinator-scheduler";  // not applied by the controller
+  cluster_colocation_profile c =
+      managed_profile(label_selector{{{"koordinator-colocation-pod", "true"}}, {}});
+  c.scheduler_name = "koordinator-scheduler";   // not applied by the controller
   c.priority_class_name = "koordinator-batch";  // not applied (and not looked up)
   pod_spec p = pod_in("default", "test-pod-1", {{"koordinator-colocation-pod", "true"}}, 5999);
   p.scheduler_name = "default-scheduler";
   p.containers = {testing::container("test-container-a", testing::cpu_mem(1000, 1 << 30), {})};
   pod_spec want = p;
-  want.labels = {{"koordinator-colocation-pod", "true"}, {"testLabelA", "valueA"}, {"test-patch-label", "patch-a"},
-                 {qos_label, "BE"}, {priority_label, "1111"}};
+  want.labels = {{"koordinator-colocation-pod", "true"},
+                 {"testLabelA", "valueA"},
+                 {"test-patch-label", "patch-a"},
+                 {qos_label, "BE"},
+                 {priority_label, "1111"}};
   want.annotations = {{"testAnnotationA", "valueA"}, {"test-patch-annotation", "patch-b"}};
   ASSERT_TRUE(controller_mutate_by_colocation_profile(p, c).has_value());
   EXPECT_EQ(p, want) << "no schedulerName, no priority class, no resource translation";
@@ -138,7 +143,8 @@ TEST(ColocationProfileController, ManagedOnlyUnlessByDefault) {
 TEST(ColocationProfileController, CacheSkipsRecentPodsAndBucketLimitsUpdates) {
   const cluster_colocation_profile c = managed_profile(label_selector{});
   std::vector<pod_spec> storage;
-  for (int i = 0; i < 150; ++i) storage.push_back(pod_in("default", "pod-" + std::to_string(i), {}, 0));
+  for (int i = 0; i < 150; ++i)
+    storage.push_back(pod_in("default", "pod-" + std::to_string(i), {}, 0));
   pod_spec running = pod_in("default", "running", {}, 0);
   running.phase = pod_phase::running;
   std::vector<controller_pod> pods;
@@ -187,7 +193,8 @@ TEST(ColocationProfileController, ProbabilityZeroSkipsEveryPod) {
 }
 
 TEST(ColocationProfileController, InvalidSelectorIsAnError) {
-  cluster_colocation_profile c = managed_profile(label_selector{{}, {{"a", selector_operator::in, {}}}});
+  cluster_colocation_profile c =
+      managed_profile(label_selector{{}, {{"a", selector_operator::in, {}}}});
   pod_spec p = pod_in("default", "a", {}, 0);
   const std::vector<controller_pod> pods = {{&p, nullptr}};
   colocation_profile_controller ctl;

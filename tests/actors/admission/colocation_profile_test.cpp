@@ -21,7 +21,8 @@ using testing::cpu_mem;
 
 const std::string qos_label(names::label_qos_class);
 const std::string priority_label(names::label_priority);
-const std::string scheduler_name_label = "koordinator.sh/scheduler-name";  // extension.LabelSchedulerName
+const std::string scheduler_name_label =
+    "koordinator.sh/scheduler-name";  // extension.LabelSchedulerName
 
 // ---- the Go test's fixture ----------------------------------------------------------------
 
@@ -66,7 +67,8 @@ cluster_colocation_profile go_profile() {
 const string_map go_namespace_labels = {{"enable-koordinator-colocation", "true"}};
 
 priority_class_table go_priority_classes() {
-  return {{"koordinator-batch", priority_class_info{"koordinator-batch", 5999, "fakePreemptionPolicy"}}};
+  return {{"koordinator-batch",
+           priority_class_info{"koordinator-batch", 5999, "fakePreemptionPolicy"}}};
 }
 
 // What "mutating pod" expects of metadata and scheduling fields.
@@ -125,41 +127,54 @@ std::vector<mutating_row> golden_rows() {
   };
   return {
       // GC-CCP-1.
-      {"mutating pod", nothing, nothing_profile, std::nullopt, std::nullopt, false, applied_and_batch},
+      {"mutating pod", nothing, nothing_profile, std::nullopt, std::nullopt, false,
+       applied_and_batch},
       // GC-CCP-2.
-      {"set default request to the limit", [](pod_spec& p) { only_main_container(p, {}, cpu_mem(1000, 4 * gib)); },
-       nothing_profile, std::nullopt, std::nullopt, false,
+      {"set default request to the limit",
+       [](pod_spec& p) { only_main_container(p, {}, cpu_mem(1000, 4 * gib)); }, nothing_profile,
+       std::nullopt, std::nullopt, false,
        [](pod_spec& p) {
          expect_profile_applied(p);
          p.containers = {container("test-container-a", batch(1000, 4 * gib), batch(1000, 4 * gib))};
        }},
       // GC-CCP-3.
-      {"keep limit unset", [](pod_spec& p) { only_main_container(p, cpu_mem(1000, 4 * gib), {}); }, nothing_profile,
-       std::nullopt, std::nullopt, false,
+      {"keep limit unset", [](pod_spec& p) { only_main_container(p, cpu_mem(1000, 4 * gib), {}); },
+       nothing_profile, std::nullopt, std::nullopt, false,
        [](pod_spec& p) {
          expect_profile_applied(p);
          p.containers = {container("test-container-a", batch(1000, 4 * gib), {})};
        }},
-      {"mutating pod, percent 100", nothing, nothing_profile, 100, std::nullopt, false, applied_and_batch},
+      {"mutating pod, percent 100", nothing, nothing_profile, 100, std::nullopt, false,
+       applied_and_batch},
       // GC-CCP-4: not applied, resources still translated (priority 5999 is Batch).
-      {"mutating pod, percent 0", nothing, nothing_profile, 0, std::nullopt, false, expect_batch_resources},
+      {"mutating pod, percent 0", nothing, nothing_profile, 0, std::nullopt, false,
+       expect_batch_resources},
       // GC-CCP-5.
-      {"mutating pod, percent 50, rand=70", nothing, nothing_profile, 50, 70, false, expect_batch_resources},
+      {"mutating pod, percent 50, rand=70", nothing, nothing_profile, 50, 70, false,
+       expect_batch_resources},
       // GC-CCP-6.
-      {"mutating pod, percent 50, rand=30", nothing, nothing_profile, 50, 30, false, applied_and_batch},
+      {"mutating pod, percent 50, rand=30", nothing, nothing_profile, 50, 30, false,
+       applied_and_batch},
       // GC-CCP-7.
       {"mutating pod, skip update resource by profile annotation", nothing,
-       [](cluster_colocation_profile& c) { c.metadata_annotations[std::string(annotation_skip_update_resource)] = "true"; },
+       [](cluster_colocation_profile& c) {
+         c.metadata_annotations[std::string(annotation_skip_update_resource)] = "true";
+       },
        std::nullopt, std::nullopt, false, expect_profile_applied},
       {"mutating pod, skip update resource by leveraging profile", nothing,
-       [](cluster_colocation_profile& c) { c.annotations[std::string(annotation_skip_update_resource)] = "true"; },
+       [](cluster_colocation_profile& c) {
+         c.annotations[std::string(annotation_skip_update_resource)] = "true";
+       },
        std::nullopt, std::nullopt, /*feature gate ColocationProfileSkipMutatingResources*/ true,
        [](pod_spec& p) {
          expect_profile_applied(p);
          p.annotations[std::string(annotation_skip_update_resource)] = "true";
        }},
-      {"mutate pod labels according to labels", [](pod_spec& p) { p.labels["label-key-to-load"] = "test-label-value"; },
-       [](cluster_colocation_profile& c) { c.label_keys_mapping = {{"label-key-to-load", "label-key-to-store"}}; },
+      {"mutate pod labels according to labels",
+       [](pod_spec& p) { p.labels["label-key-to-load"] = "test-label-value"; },
+       [](cluster_colocation_profile& c) {
+         c.label_keys_mapping = {{"label-key-to-load", "label-key-to-store"}};
+       },
        std::nullopt, std::nullopt, false,
        [=](pod_spec& p) {
          applied_and_batch(p);
@@ -176,7 +191,8 @@ std::vector<mutating_row> golden_rows() {
        std::nullopt, std::nullopt, false,
        [=](pod_spec& p) {
          applied_and_batch(p);
-         p.scheduler_name = "nonExistSchedulerName";  // the profile sets the label, not spec.schedulerName
+         p.scheduler_name =
+             "nonExistSchedulerName";  // the profile sets the label, not spec.schedulerName
          p.labels[scheduler_name_label] = "koordinator-scheduler";
          p.labels["label-key-to-store"] = "test-label-value";
          p.labels["label-key-to-store-not-exist"] = "";  // a missing source key writes ""
@@ -200,7 +216,8 @@ std::vector<mutating_row> golden_rows() {
          c.labels[scheduler_name_label] = "koordinator-scheduler";
          c.label_keys_mapping = {{"label-key-to-load", "label-key-to-store"},
                                  {"label-key-to-load-not-exist", "label-key-to-store-not-exist"}};
-         c.label_suffixes = {{"label-key-1", "suffix"}, {"label-key-to-store", "suffix-0"},
+         c.label_suffixes = {{"label-key-1", "suffix"},
+                             {"label-key-to-store", "suffix-0"},
                              {"suffix-label-key-1", "suffix-1"}};
          c.scheduler_name.clear();
        },
@@ -210,7 +227,8 @@ std::vector<mutating_row> golden_rows() {
          p.scheduler_name = "nonExistSchedulerName";
          p.labels[scheduler_name_label] = "koordinator-scheduler";
          p.labels["label-key-1"] = "label-value-1suffix";
-         p.labels["label-key-to-store"] = "test-label-valuesuffix-0";  // mapping runs before suffixes
+         p.labels["label-key-to-store"] =
+             "test-label-valuesuffix-0";  // mapping runs before suffixes
          p.labels["label-key-to-store-not-exist"] = "";
          // "suffix-label-key-1" is not on the pod: no label is created.
        }},
@@ -236,7 +254,8 @@ TEST_P(TestClusterColocationProfileMutatingPod, MatchesKoordinator) {
   opts.skip_mutating_resources = r.default_skip_update_resource;
   if (r.rand) opts.seed = seed_with_draw(pod, profile.name, *r.rand);
 
-  auto got = cluster_colocation_profile_mutating_pod(pod, *set, &go_namespace_labels, go_priority_classes(), opts);
+  auto got = cluster_colocation_profile_mutating_pod(pod, *set, &go_namespace_labels,
+                                                     go_priority_classes(), opts);
   ASSERT_TRUE(got.has_value()) << got.error().describe();
 
   pod_spec want = pod;
@@ -256,7 +275,8 @@ TEST_P(TestClusterColocationProfileMutatingPod, MatchesKoordinator) {
   ASSERT_EQ(got->matched.size(), 1u);
   const bool applied = got->pod.priority_class_name == "koordinator-batch";
   EXPECT_EQ(got->matched[0].applied, applied);
-  EXPECT_EQ(got->applied_profiles, applied ? std::vector<std::string>{"test-profile"} : std::vector<std::string>{});
+  EXPECT_EQ(got->applied_profiles,
+            applied ? std::vector<std::string>{"test-profile"} : std::vector<std::string>{});
   if (r.rand) {
     EXPECT_EQ(got->matched[0].draw, *r.rand);
   }
@@ -266,7 +286,8 @@ TEST_P(TestClusterColocationProfileMutatingPod, MatchesKoordinator) {
   EXPECT_EQ(got->koord_priority_class, priority_class::batch);
 }
 
-INSTANTIATE_TEST_SUITE_P(GoldenCases, TestClusterColocationProfileMutatingPod, ::testing::ValuesIn(golden_rows()),
+INSTANTIATE_TEST_SUITE_P(GoldenCases, TestClusterColocationProfileMutatingPod,
+                         ::testing::ValuesIn(golden_rows()),
                          [](const ::testing::TestParamInfo<mutating_row>& info) {
                            return testing::gtest_name(info.param.go_case);
                          });
@@ -348,7 +369,9 @@ TEST(ColocationProfileMutation, MatchExpressions) {
       {"Exists", {"koordinator-colocation-pod", selector_operator::exists, {}}, true},
       {"Exists missing", {"absent", selector_operator::exists, {}}, false},
       {"DoesNotExist", {"absent", selector_operator::does_not_exist, {}}, true},
-      {"DoesNotExist present", {"koordinator-colocation-pod", selector_operator::does_not_exist, {}}, false},
+      {"DoesNotExist present",
+       {"koordinator-colocation-pod", selector_operator::does_not_exist, {}},
+       false},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
@@ -425,7 +448,11 @@ TEST(ResourceTranslation, ProdNoneAndFreeAreLeftAlone) {
     pod_spec p = go_pod();
     p.priority = prio;
     EXPECT_FALSE(mutate_pod_resource_spec(p)) << prio;
-    EXPECT_EQ(p, [&] { pod_spec q = go_pod(); q.priority = prio; return q; }()) << prio;
+    EXPECT_EQ(p, [&] {
+      pod_spec q = go_pod();
+      q.priority = prio;
+      return q;
+    }()) << prio;
   }
   // No priority, no label, Guaranteed: LSR -> Prod.
   pod_spec g = go_pod();
@@ -453,7 +480,13 @@ TEST(ResourceTranslation, PerContainerLimitDefaultsAndExistingBatchValues) {
   p.containers = {
       container("limit-only-cpu", cpu_mem(0, gib), cpu_mem(2000, 0)),
       container("already-batch", batch(300, 0), batch(300, 0)),
-      container("both", [] { resource_list r = cpu_mem(700, 0); r.batch_cpu_milli = 100; return r; }(), {}),
+      container("both",
+                [] {
+                  resource_list r = cpu_mem(700, 0);
+                  r.batch_cpu_milli = 100;
+                  return r;
+                }(),
+                {}),
   };
   EXPECT_TRUE(mutate_pod_resource_spec(p));
   // cpu request missing, cpu limit 2000 -> batch-cpu request = limit; memory request only.
@@ -504,7 +537,8 @@ TEST(Patch, MapNullsReplaceAndScalarFields) {
           "status":{}})",
       "spec.patch");
   ASSERT_TRUE(patch.has_value()) << patch.error().describe();
-  EXPECT_EQ(patch->unsupported_paths, (std::vector<std::string>{"spec.patch.spec.tolerations", "spec.patch.status"}));
+  EXPECT_EQ(patch->unsupported_paths,
+            (std::vector<std::string>{"spec.patch.spec.tolerations", "spec.patch.status"}));
   cluster_colocation_profile c;
   c.name = "p";
   c.patch = *patch;
@@ -534,7 +568,8 @@ TEST(Patch, BadTypesAreErrors) {
   EXPECT_FALSE(parse_pod_patch(R"({"spec":{"priority":4294967296}})", "spec.patch").has_value());
   auto e = parse_pod_patch(R"({"metadata":{"labels":{"a":true}}})", "spec.patch");
   ASSERT_FALSE(e.has_value());
-  EXPECT_NE(e.error().message.find("spec.patch.metadata.labels.a"), std::string::npos) << e.error().message;
+  EXPECT_NE(e.error().message.find("spec.patch.metadata.labels.a"), std::string::npos)
+      << e.error().message;
 }
 
 // ---- B.3: the extended-resource-spec annotation ------------------------------------------------
@@ -544,9 +579,10 @@ TEST(ExtendedResourceSpec, WrittenAfterTranslationForRegularContainersOnly) {
   ASSERT_TRUE(set.has_value());
   auto got = mutate_pod_on_create(go_pod(), *set, &go_namespace_labels, go_priority_classes(), {});
   ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->pod.annotations.at(std::string(annotation_extended_resource_spec)),
-            R"({"containers":{"test-container-a":{"limits":{"kubernetes.io/batch-cpu":"1k","kubernetes.io/batch-memory":"4Gi"},)"
-            R"("requests":{"kubernetes.io/batch-cpu":"1k","kubernetes.io/batch-memory":"4Gi"}}}})");
+  EXPECT_EQ(
+      got->pod.annotations.at(std::string(annotation_extended_resource_spec)),
+      R"({"containers":{"test-container-a":{"limits":{"kubernetes.io/batch-cpu":"1k","kubernetes.io/batch-memory":"4Gi"},)"
+      R"("requests":{"kubernetes.io/batch-cpu":"1k","kubernetes.io/batch-memory":"4Gi"}}}})");
 }
 
 TEST(ExtendedResourceSpec, OmitsEmptyPartsAndLeavesPodsWithoutBatchAlone) {
@@ -575,7 +611,8 @@ TEST(ExtendedResourceSpec, DisabledByOption) {
   ASSERT_TRUE(set.has_value());
   mutating_options opts;
   opts.disable_extended_resource_spec = true;
-  auto got = mutate_pod_on_create(go_pod(), *set, &go_namespace_labels, go_priority_classes(), opts);
+  auto got =
+      mutate_pod_on_create(go_pod(), *set, &go_namespace_labels, go_priority_classes(), opts);
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->pod.annotations.count(std::string(annotation_extended_resource_spec)), 0u);
 }
@@ -605,7 +642,8 @@ TEST(ProfileMetadata, SkipAndReconcileFlags) {
   cluster_colocation_profile c;
   EXPECT_FALSE(c.should_skip_update_resource());
   EXPECT_FALSE(c.should_reconcile());
-  c.metadata_annotations[std::string(annotation_skip_update_resource)] = "false";  // presence is what counts
+  c.metadata_annotations[std::string(annotation_skip_update_resource)] =
+      "false";  // presence is what counts
   c.metadata_labels[std::string(label_controller_managed)] = "yes";
   EXPECT_TRUE(c.should_skip_update_resource());
   EXPECT_FALSE(c.should_reconcile());

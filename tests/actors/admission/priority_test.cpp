@@ -28,10 +28,10 @@ TEST(TestGetPriorityClass, GoldenRows) {
   const std::vector<class_row> rows = {
       {"row 1: prod band midpoint", pod_with({}, (9000 + 9999) / 2), priority_class::prod},
       {"row 2: batch band midpoint", pod_with({}, (5000 + 5999) / 2), priority_class::batch},
-      {"row 3: label koord-prod overrides batch priority", pod_with({{prio_class_label, "koord-prod"}}, 5499),
-       priority_class::prod},
-      {"row 4: unknown label gives none, no fallback", pod_with({{prio_class_label, "unknown"}}, 5499),
-       priority_class::none},
+      {"row 3: label koord-prod overrides batch priority",
+       pod_with({{prio_class_label, "koord-prod"}}, 5499), priority_class::prod},
+      {"row 4: unknown label gives none, no fallback",
+       pod_with({{prio_class_label, "unknown"}}, 5499), priority_class::none},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.go_case);
@@ -43,16 +43,20 @@ TEST(TestGetPriorityClass, GoldenRows) {
 TEST(TestGetPodPriorityClassWithDefault, GoldenRows) {
   const std::vector<class_row> rows = {
       {"GC-PRIO-1 priority 9499", pod_with({}, 9499), priority_class::prod},
-      {"GC-PRIO-2 label koord-prod, priority 5499", pod_with({{prio_class_label, "koord-prod"}}, 5499),
-       priority_class::prod},
+      {"GC-PRIO-2 label koord-prod, priority 5499",
+       pod_with({{prio_class_label, "koord-prod"}}, 5499), priority_class::prod},
       {"GC-PRIO-3 qos LSR, priority 5499: raw class wins", pod_with({{qos_label, "LSR"}}, 5499),
        priority_class::batch},
-      {"row 4: qos LSR, no priority", pod_with({{qos_label, "LSR"}}, std::nullopt), priority_class::prod},
-      {"GC-PRIO-4 qos BE, no priority", pod_with({{qos_label, "BE"}}, std::nullopt), priority_class::batch},
+      {"row 4: qos LSR, no priority", pod_with({{qos_label, "LSR"}}, std::nullopt),
+       priority_class::prod},
+      {"GC-PRIO-4 qos BE, no priority", pod_with({{qos_label, "BE"}}, std::nullopt),
+       priority_class::batch},
       {"GC-PRIO-5 cpu request 100 limit 200 (Burstable)",
-       pod_with({}, std::nullopt, {container("", cpu_mem(100'000, 0), cpu_mem(200'000, 0))}), priority_class::prod},
+       pod_with({}, std::nullopt, {container("", cpu_mem(100'000, 0), cpu_mem(200'000, 0))}),
+       priority_class::prod},
       {"row 7: cpu request = limit 100 but no memory (still Burstable)",
-       pod_with({}, std::nullopt, {container("", cpu_mem(100'000, 0), cpu_mem(100'000, 0))}), priority_class::prod},
+       pod_with({}, std::nullopt, {container("", cpu_mem(100'000, 0), cpu_mem(100'000, 0))}),
+       priority_class::prod},
       {"GC-PRIO-6 one container without resources (BestEffort)",
        pod_with({}, std::nullopt, {container("abc", {}, {})}), priority_class::batch},
   };
@@ -65,7 +69,8 @@ TEST(TestGetPodPriorityClassWithDefault, GoldenRows) {
 // apis/extension/priority_utils_test.go TestGetPodPriorityValueWithDefault; GC-PRIO-7.
 TEST(TestGetPodPriorityValueWithDefault, GoldenRows) {
   EXPECT_EQ(get_pod_priority_value_with_default(nullptr), 0) << "pod is nil";
-  EXPECT_EQ(get_pod_priority_value_with_default(pod_with({}, 5999)), 5999) << "pod has non-default priority";
+  EXPECT_EQ(get_pod_priority_value_with_default(pod_with({}, 5999)), 5999)
+      << "pod has non-default priority";
   EXPECT_EQ(get_pod_priority_value_with_default(pod_with({{qos_label, "LSR"}}, std::nullopt)), 9500)
       << "GC-PRIO-7 get default priority pod by its class";
 }
@@ -73,8 +78,11 @@ TEST(TestGetPodPriorityValueWithDefault, GoldenRows) {
 TEST(PriorityValueWithDefault, ZeroPriorityFallsBackToClassDefault) {
   // spec.priority == 0 counts as "not set" (PriorityNoneValueDefault).
   EXPECT_EQ(get_pod_priority_value_with_default(pod_with({{qos_label, "BE"}}, 0)), 5500);
-  EXPECT_EQ(get_pod_priority_value_with_default(pod_with({{prio_class_label, "koord-mid"}}, 0)), 7500);
-  EXPECT_EQ(get_pod_priority_value_with_default(pod_with({{prio_class_label, "koord-free"}}, std::nullopt)), 3500);
+  EXPECT_EQ(get_pod_priority_value_with_default(pod_with({{prio_class_label, "koord-mid"}}, 0)),
+            7500);
+  EXPECT_EQ(get_pod_priority_value_with_default(
+                pod_with({{prio_class_label, "koord-free"}}, std::nullopt)),
+            3500);
   // No label, BestEffort (no containers): BE -> Batch default.
   EXPECT_EQ(get_pod_priority_value_with_default(pod_with({}, std::nullopt)), 5500);
 }
@@ -92,8 +100,8 @@ TEST(PriorityBands, EdgesAreInclusiveAndGapsAreNone) {
 }
 
 TEST(PriorityClassNames, RoundTrip) {
-  for (auto p : {priority_class::prod, priority_class::mid, priority_class::batch, priority_class::free,
-                 priority_class::none})
+  for (auto p : {priority_class::prod, priority_class::mid, priority_class::batch,
+                 priority_class::free, priority_class::none})
     EXPECT_EQ(priority_class_from_string(to_string(p)), p);
   EXPECT_EQ(priority_class_from_string("Koord-Prod"), priority_class::none);
 }
@@ -111,9 +119,20 @@ TEST(PriorityClassWithQoS, MapsEveryQoS) {
 TEST(GetPodSubPriority, ParsesWithBaseAutoDetection) {
   const std::string key(names::label_priority);
   const std::vector<std::pair<std::string, std::int32_t>> ok_rows = {
-      {"1111", 1111},   {"0x10", 16},     {"0X1f", 31},      {"010", 8},          {"0o17", 15},
-      {"0b101", 5},     {"-5", -5},       {"+7", 7},         {"0", 0},            {"1_000", 1000},
-      {"0x_1F", 31},    {"0_7", 7},       {"2147483647", 2147483647}, {"-2147483648", -2147483647 - 1},
+      {"1111", 1111},
+      {"0x10", 16},
+      {"0X1f", 31},
+      {"010", 8},
+      {"0o17", 15},
+      {"0b101", 5},
+      {"-5", -5},
+      {"+7", 7},
+      {"0", 0},
+      {"1_000", 1000},
+      {"0x_1F", 31},
+      {"0_7", 7},
+      {"2147483647", 2147483647},
+      {"-2147483648", -2147483647 - 1},
   };
   for (const auto& [s, want] : ok_rows) {
     auto r = get_pod_sub_priority({{key, s}});
@@ -125,13 +144,15 @@ TEST(GetPodSubPriority, ParsesWithBaseAutoDetection) {
   for (const char* s : {"abc", "08", "0x", "1__0", "_1", "1_", "0b2", "12a", "-", "1.5", " 1"}) {
     auto r = get_pod_sub_priority({{key, s}});
     ASSERT_FALSE(r.has_value()) << s;
-    EXPECT_NE(r.error().message.find("invalid syntax"), std::string::npos) << s << ": " << r.error().message;
+    EXPECT_NE(r.error().message.find("invalid syntax"), std::string::npos)
+        << s << ": " << r.error().message;
     EXPECT_EQ(r.error().where, "labels.koordinator.sh/priority");
   }
   for (const char* s : {"2147483648", "-2147483649", "0xFFFFFFFF", "99999999999999999999x"}) {
     auto r = get_pod_sub_priority({{key, s}});
     ASSERT_FALSE(r.has_value()) << s;
-    EXPECT_NE(r.error().message.find("value out of range"), std::string::npos) << s << ": " << r.error().message;
+    EXPECT_NE(r.error().message.find("value out of range"), std::string::npos)
+        << s << ": " << r.error().message;
   }
 }
 

@@ -42,8 +42,9 @@ TEST(ProbabilityProperty, ZeroNeverAppliesHundredAlwaysApplies) {
   std::mt19937_64 rng(20260724);
   const string_map ns;
   const priority_class_table pcs;
-  const profile_set zero = one_profile(0), hundred = one_profile(100), absent = one_profile(std::nullopt),
-                    above = one_profile(250), negative = one_profile(-5);
+  const profile_set zero = one_profile(0), hundred = one_profile(100),
+                    absent = one_profile(std::nullopt), above = one_profile(250),
+                    negative = one_profile(-5);
   for (int i = 0; i < 2000; ++i) {
     const pod_spec p = random_pod(rng, i);
     mutating_options opts;
@@ -98,10 +99,12 @@ TEST(ProbabilityProperty, DrawDependsOnSeedPodAndProfile) {
   pod_spec r = q;
   r.name = "renamed";
   int same = 0;
-  for (std::uint64_t s = 0; s < 200; ++s) same += probability_draw(s, q, "x") == probability_draw(s, r, "x");
+  for (std::uint64_t s = 0; s < 200; ++s)
+    same += probability_draw(s, q, "x") == probability_draw(s, r, "x");
   EXPECT_EQ(same, 200);
   int differs_by_profile = 0;
-  for (std::uint64_t s = 0; s < 200; ++s) differs_by_profile += probability_draw(s, q, "x") != probability_draw(s, q, "y");
+  for (std::uint64_t s = 0; s < 200; ++s)
+    differs_by_profile += probability_draw(s, q, "x") != probability_draw(s, q, "y");
   EXPECT_GT(differs_by_profile, 150);
   // "ns/a" with empty uid must not collide with namespace "ns/" + name "a" framing tricks.
   pod_spec u1, u2;
@@ -110,7 +113,8 @@ TEST(ProbabilityProperty, DrawDependsOnSeedPodAndProfile) {
   u2.pod_namespace = "a";
   u2.name = "bc";
   int equal = 0;
-  for (std::uint64_t s = 0; s < 200; ++s) equal += probability_draw(s, u1, "x") == probability_draw(s, u2, "x");
+  for (std::uint64_t s = 0; s < 200; ++s)
+    equal += probability_draw(s, u1, "x") == probability_draw(s, u2, "x");
   EXPECT_LT(equal, 20);
 }
 

@@ -60,12 +60,14 @@ TEST(ProfileLoaderYaml, LoadsEveryField) {
   EXPECT_EQ(p.name, "colocation-profile-example");
   EXPECT_TRUE(p.should_skip_update_resource());
   ASSERT_TRUE(p.namespace_selector.has_value());
-  EXPECT_EQ(p.namespace_selector->match_labels, (string_map{{"koordinator.sh/enable-colocation", "true"}}));
+  EXPECT_EQ(p.namespace_selector->match_labels,
+            (string_map{{"koordinator.sh/enable-colocation", "true"}}));
   ASSERT_TRUE(p.selector.has_value());
   ASSERT_EQ(p.selector->match_expressions.size(), 2u);
   EXPECT_EQ(p.selector->match_expressions[0],
             (label_selector_requirement{"app", selector_operator::not_in, {"db", "cache"}}));
-  EXPECT_EQ(p.selector->match_expressions[1], (label_selector_requirement{"tier", selector_operator::exists, {}}));
+  EXPECT_EQ(p.selector->match_expressions[1],
+            (label_selector_requirement{"tier", selector_operator::exists, {}}));
   EXPECT_EQ(p.probability, 50);
   EXPECT_EQ(p.qos, qos_class::be);
   EXPECT_EQ(p.priority_class_name, "koord-batch");
@@ -78,12 +80,14 @@ TEST(ProfileLoaderYaml, LoadsEveryField) {
   EXPECT_EQ(p.label_suffixes, (string_map{{"app", "-batch"}}));
   ASSERT_TRUE(p.patch.has_value());
   EXPECT_EQ(p.patch->labels.set, (string_map{{"patched", "yes"}}));
-  EXPECT_EQ(p.patch->unsupported_paths, std::vector<std::string>{"spec.patch.spec.terminationGracePeriodSeconds"});
+  EXPECT_EQ(p.patch->unsupported_paths,
+            std::vector<std::string>{"spec.patch.spec.terminationGracePeriodSeconds"});
 }
 
 TEST(ProfileLoaderYaml, SameProfileFromJson) {
   auto y = parse_profiles_yaml(doc_example, "example.yaml");
-  const char* json_text = R"({"apiVersion":"config.koordinator.sh/v1alpha1","kind":"ClusterColocationProfile",
+  const char* json_text =
+      R"({"apiVersion":"config.koordinator.sh/v1alpha1","kind":"ClusterColocationProfile",
     "metadata":{"name":"colocation-profile-example","uid":"1234","resourceVersion":"9",
                 "annotations":{"config.koordinator.sh/skip-update-resources":""}},
     "spec":{"namespaceSelector":{"matchLabels":{"koordinator.sh/enable-colocation":"true"}},
@@ -170,56 +174,77 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         bad_yaml_row{"QosClassNotInEnum", "metadata:\n  name: p\nspec:\n  qosClass: GOLD\n",
                      "spec.qosClass: Unsupported value: \"GOLD\"", 4},
-        bad_yaml_row{"ProbabilityNotPercent", "metadata:\n  name: p\nspec:\n  probability: \"50\"\n",
-                     "spec.probability: Invalid value: \"50\": invalid type: string is not a percentage", 4},
+        bad_yaml_row{
+            "ProbabilityNotPercent", "metadata:\n  name: p\nspec:\n  probability: \"50\"\n",
+            "spec.probability: Invalid value: \"50\": invalid type: string is not a percentage", 4},
         bad_yaml_row{"ProbabilityGarbage", "metadata:\n  name: p\nspec:\n  probability: \"x%\"\n",
                      "spec.probability", 4},
         bad_yaml_row{"ProbabilityFloat", "metadata:\n  name: p\nspec:\n  probability: 0.5\n",
                      "spec.probability", 4},
-        bad_yaml_row{"KoordinatorPriorityRange", "metadata:\n  name: p\nspec:\n  koordinatorPriority: 3000000000\n",
+        bad_yaml_row{"KoordinatorPriorityRange",
+                     "metadata:\n  name: p\nspec:\n  koordinatorPriority: 3000000000\n",
                      "spec.koordinatorPriority", 4},
-        bad_yaml_row{"MissingName", "metadata:\n  labels: {}\nspec: {}\n", "metadata.name: Required value", 1},
-        bad_yaml_row{"BadName", "metadata:\n  name: Bad_Name\n", "metadata.name: Invalid value: \"Bad_Name\"", 2},
-        bad_yaml_row{"UnknownSpecField", "metadata:\n  name: p\nspec:\n  qosclass: BE\n", "spec.qosclass: unknown field",
-                     4},
-        bad_yaml_row{"UnquotedBoolLabel", "metadata:\n  name: p\nspec:\n  labels:\n    enabled: true\n",
+        bad_yaml_row{"MissingName", "metadata:\n  labels: {}\nspec: {}\n",
+                     "metadata.name: Required value", 1},
+        bad_yaml_row{"BadName", "metadata:\n  name: Bad_Name\n",
+                     "metadata.name: Invalid value: \"Bad_Name\"", 2},
+        bad_yaml_row{"UnknownSpecField", "metadata:\n  name: p\nspec:\n  qosclass: BE\n",
+                     "spec.qosclass: unknown field", 4},
+        bad_yaml_row{"UnquotedBoolLabel",
+                     "metadata:\n  name: p\nspec:\n  labels:\n    enabled: true\n",
                      "spec.labels[enabled]: Invalid value: must be a string, got boolean", 5},
         bad_yaml_row{"BadOperator",
-                     "metadata:\n  name: p\nspec:\n  selector:\n    matchExpressions:\n      - key: a\n        "
+                     "metadata:\n  name: p\nspec:\n  selector:\n    matchExpressions:\n      - "
+                     "key: a\n        "
                      "operator: Equals\n        values: [x]\n",
-                     "spec.selector.matchExpressions[0].operator: Unsupported value: \"Equals\"", 7},
+                     "spec.selector.matchExpressions[0].operator: Unsupported value: \"Equals\"",
+                     7},
         bad_yaml_row{"InWithoutValues",
-                     "metadata:\n  name: p\nspec:\n  selector:\n    matchExpressions:\n      - key: a\n        "
+                     "metadata:\n  name: p\nspec:\n  selector:\n    matchExpressions:\n      - "
+                     "key: a\n        "
                      "operator: In\n",
                      "spec.selector.matchExpressions[0].values: Required value", 4},
         bad_yaml_row{"ExistsWithValues",
-                     "metadata:\n  name: p\nspec:\n  selector:\n    matchExpressions:\n      - key: a\n        "
+                     "metadata:\n  name: p\nspec:\n  selector:\n    matchExpressions:\n      - "
+                     "key: a\n        "
                      "operator: Exists\n        values: [x]\n",
                      "spec.selector.matchExpressions[0].values: Forbidden", 4},
-        bad_yaml_row{"BadMatchLabelKey", "metadata:\n  name: p\nspec:\n  namespaceSelector:\n    matchLabels:\n      "
-                                         "\"bad key\": x\n",
+        bad_yaml_row{"BadMatchLabelKey",
+                     "metadata:\n  name: p\nspec:\n  namespaceSelector:\n    matchLabels:\n      "
+                     "\"bad key\": x\n",
                      "spec.namespaceSelector.matchLabels: Invalid value: \"bad key\"", 4},
-        bad_yaml_row{"PatchNotObject", "metadata:\n  name: p\nspec:\n  patch: [1]\n", "spec.patch", 4},
-        bad_yaml_row{"PatchLabelNotString", "metadata:\n  name: p\nspec:\n  patch:\n    metadata:\n      labels:\n  "
-                                            "      a: 1\n",
+        bad_yaml_row{"PatchNotObject", "metadata:\n  name: p\nspec:\n  patch: [1]\n", "spec.patch",
+                     4},
+        bad_yaml_row{"PatchLabelNotString",
+                     "metadata:\n  name: p\nspec:\n  patch:\n    metadata:\n      labels:\n  "
+                     "      a: 1\n",
                      "spec.patch.metadata.labels.a", 4},
-        bad_yaml_row{"WrongKind", "kind: Pod\nmetadata:\n  name: p\n", "kind: Unsupported value: \"Pod\"", 1},
-        bad_yaml_row{"WrongApiVersion", "apiVersion: v1\nmetadata:\n  name: p\n", "apiVersion: Unsupported value", 1},
+        bad_yaml_row{"WrongKind", "kind: Pod\nmetadata:\n  name: p\n",
+                     "kind: Unsupported value: \"Pod\"", 1},
+        bad_yaml_row{"WrongApiVersion", "apiVersion: v1\nmetadata:\n  name: p\n",
+                     "apiVersion: Unsupported value", 1},
         bad_yaml_row{"DuplicateName", "metadata:\n  name: p\n---\nmetadata:\n  name: p\n",
                      "metadata.name: Duplicate value: \"p\"", 5},
-        bad_yaml_row{"ListItemError", "kind: List\nitems:\n- metadata: {name: a}\n- metadata: {name: b}\n  spec:\n    "
-                                      "schedulerName: [x]\n",
-                     "items[1].spec.schedulerName: Invalid value: must be a string", 6},
-        bad_yaml_row{"SyntaxError", "metadata:\n  name: p\nspec: {qosClass: BE\n", "YAML syntax", 4}),
-    [](const ::testing::TestParamInfo<bad_yaml_row>& info) { return std::string(info.param.name); });
+        bad_yaml_row{
+            "ListItemError",
+            "kind: List\nitems:\n- metadata: {name: a}\n- metadata: {name: b}\n  spec:\n    "
+            "schedulerName: [x]\n",
+            "items[1].spec.schedulerName: Invalid value: must be a string", 6},
+        bad_yaml_row{"SyntaxError", "metadata:\n  name: p\nspec: {qosClass: BE\n", "YAML syntax",
+                     4}),
+    [](const ::testing::TestParamInfo<bad_yaml_row>& info) {
+      return std::string(info.param.name);
+    });
 
 TEST(ProfileLoaderJson, ErrorsNameFieldAndSource) {
-  auto syntax = parse_profile_json("{\n\"metadata\": {\"name\": \"p\"},\n\"spec\": {,}\n}", "event@42");
+  auto syntax =
+      parse_profile_json("{\n\"metadata\": {\"name\": \"p\"},\n\"spec\": {,}\n}", "event@42");
   ASSERT_FALSE(syntax.has_value());
   EXPECT_EQ(syntax.error().where, "event@42:3");
   EXPECT_NE(syntax.error().message.find("JSON syntax"), std::string::npos);
 
-  auto bad_qos = parse_profile_json(R"({"metadata":{"name":"p"},"spec":{"qosClass":"LSX"}})", "event@43");
+  auto bad_qos =
+      parse_profile_json(R"({"metadata":{"name":"p"},"spec":{"qosClass":"LSX"}})", "event@43");
   ASSERT_FALSE(bad_qos.has_value());
   EXPECT_EQ(bad_qos.error().where, "event@43");
   EXPECT_NE(bad_qos.error().message.find("spec.qosClass"), std::string::npos);
@@ -228,11 +253,12 @@ TEST(ProfileLoaderJson, ErrorsNameFieldAndSource) {
   ASSERT_FALSE(not_object.has_value());
   EXPECT_EQ(not_object.error().code, errc::invalid_input);
 
-  auto list = parse_profiles_json(R"({"kind":"List","items":[{"metadata":{"name":"x"}},{"metadata":{"name":"y"}}]})",
-                                  "list");
+  auto list = parse_profiles_json(
+      R"({"kind":"List","items":[{"metadata":{"name":"x"}},{"metadata":{"name":"y"}}]})", "list");
   ASSERT_TRUE(list.has_value()) << list.error().describe();
   EXPECT_EQ(list->size(), 2u);
-  auto prob_int = parse_profile_json(R"({"metadata":{"name":"p"},"spec":{"probability":70,"qosClass":""}})", "e");
+  auto prob_int = parse_profile_json(
+      R"({"metadata":{"name":"p"},"spec":{"probability":70,"qosClass":""}})", "e");
   ASSERT_TRUE(prob_int.has_value());
   EXPECT_EQ(prob_int->probability, 70);
   EXPECT_EQ(prob_int->qos, qos_class::none) << "empty qosClass is unset";
@@ -254,7 +280,8 @@ items:
   ASSERT_TRUE(got.has_value()) << got.error().describe();
   EXPECT_EQ(got->at("koord-batch"), (priority_class_info{"koord-batch", 5999, "Never"}));
   EXPECT_EQ(got->at("koord-prod"), (priority_class_info{"koord-prod", 9999, ""}));
-  auto bad = parse_priority_classes_yaml("kind: PriorityClass\nmetadata: {name: x}\nvalue: high\n", "pc.yaml");
+  auto bad = parse_priority_classes_yaml("kind: PriorityClass\nmetadata: {name: x}\nvalue: high\n",
+                                         "pc.yaml");
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().where, "pc.yaml:3");
 }

@@ -42,7 +42,8 @@ TEST(TestGetQoSClassByAttrs, GoldenRows) {
 }
 
 TEST(QoSClassNames, RoundTripAndUnknownIsNone) {
-  for (auto q : {qos_class::system, qos_class::lse, qos_class::lsr, qos_class::ls, qos_class::be, qos_class::none})
+  for (auto q : {qos_class::system, qos_class::lse, qos_class::lsr, qos_class::ls, qos_class::be,
+                 qos_class::none})
     EXPECT_EQ(qos_class_from_string(to_string(q)), q);
   EXPECT_EQ(get_pod_qos_class_raw(pod_with({{qos_label, "be"}}, std::nullopt)), qos_class::none);
   EXPECT_EQ(get_pod_qos_class_raw(pod_with({{qos_label, "GOLD"}}, std::nullopt)), qos_class::none);
@@ -58,22 +59,36 @@ TEST(KubeQoS, ComputedFromRequestsAndLimits) {
   const std::vector<row> rows = {
       {"no containers", {}, {}, kube_qos_class::best_effort},
       {"no resources", {container("a", {}, {})}, {}, kube_qos_class::best_effort},
-      {"req = lim cpu and memory", {container("a", cpu_mem(1000, gib), cpu_mem(1000, gib))}, {},
+      {"req = lim cpu and memory",
+       {container("a", cpu_mem(1000, gib), cpu_mem(1000, gib))},
+       {},
        kube_qos_class::guaranteed},
       // The API server would default requests to limits first; GetPodQOS on the raw spec
       // counts 0 requested resources against 2 limited ones.
-      {"limits only, before API defaulting", {container("a", {}, cpu_mem(1000, gib))}, {},
+      {"limits only, before API defaulting",
+       {container("a", {}, cpu_mem(1000, gib))},
+       {},
        kube_qos_class::burstable},
-      {"cpu only", {container("a", cpu_mem(1000, 0), cpu_mem(1000, 0))}, {}, kube_qos_class::burstable},
-      {"req < lim", {container("a", cpu_mem(500, gib), cpu_mem(1000, gib))}, {}, kube_qos_class::burstable},
+      {"cpu only",
+       {container("a", cpu_mem(1000, 0), cpu_mem(1000, 0))},
+       {},
+       kube_qos_class::burstable},
+      {"req < lim",
+       {container("a", cpu_mem(500, gib), cpu_mem(1000, gib))},
+       {},
+       kube_qos_class::burstable},
       {"one guaranteed, one without limits",
-       {container("a", cpu_mem(1000, gib), cpu_mem(1000, gib)), container("b", cpu_mem(100, 0), {})}, {},
+       {container("a", cpu_mem(1000, gib), cpu_mem(1000, gib)),
+        container("b", cpu_mem(100, 0), {})},
+       {},
        kube_qos_class::burstable},
       {"init container without limits breaks Guaranteed",
-       {container("a", cpu_mem(1000, gib), cpu_mem(1000, gib))}, {container("i", cpu_mem(100, 0), {})},
+       {container("a", cpu_mem(1000, gib), cpu_mem(1000, gib))},
+       {container("i", cpu_mem(100, 0), {})},
        kube_qos_class::burstable},
       {"init container with equal limits keeps Guaranteed",
-       {container("a", cpu_mem(1000, gib), cpu_mem(1000, gib))}, {container("i", cpu_mem(100, gib), cpu_mem(100, gib))},
+       {container("a", cpu_mem(1000, gib), cpu_mem(1000, gib))},
+       {container("i", cpu_mem(100, gib), cpu_mem(100, gib))},
        kube_qos_class::guaranteed},
   };
   for (const auto& r : rows) {

@@ -9,10 +9,12 @@
 namespace colony::testing {
 namespace {
 
-const wire::Envelope& env_of(const messages::byte_buffer& b) { return *wire::GetEnvelope(b.data()); }
+const wire::Envelope& env_of(const messages::byte_buffer& b) {
+  return *wire::GetEnvelope(b.data());
+}
 
 class Entities : public ::testing::Test {
-protected:
+ protected:
   messages::event_builder b_;
 };
 
@@ -114,7 +116,8 @@ TEST_F(Entities, QuotaFoldsUpsertRuntimeAndDelete) {
   qb.add_name(name);
   qb.add_parent(parent);
   qb.add_min(mino);
-  auto e = b_.finish({event_time{0}, wire::EntityKind::ElasticQuota, "team-a", -1, "t"}, qb.Finish());
+  auto e =
+      b_.finish({event_time{0}, wire::EntityKind::ElasticQuota, "team-a", -1, "t"}, qb.Finish());
   entities::apply(q, env_of(e));
   EXPECT_EQ(q.parent, "root");
   EXPECT_EQ(q.min.cpu_milli, 1000);
@@ -126,7 +129,8 @@ TEST_F(Entities, QuotaFoldsUpsertRuntimeAndDelete) {
   wire::QuotaRuntimeUpdatedBuilder rb(f);
   rb.add_name(n2);
   rb.add_runtime(rto);
-  auto e2 = b_.finish({event_time{1}, wire::EntityKind::ElasticQuota, "team-a", -1, "t"}, rb.Finish());
+  auto e2 =
+      b_.finish({event_time{1}, wire::EntityKind::ElasticQuota, "team-a", -1, "t"}, rb.Finish());
   entities::apply(q, env_of(e2));
   EXPECT_EQ(q.runtime.cpu_milli, 700);
   auto e3 = b_.finish({event_time{2}, wire::EntityKind::ElasticQuota, "team-a", -1, "t"},
@@ -184,7 +188,8 @@ TEST_F(Entities, EncodeDecodeRoundTrips) {
 // A small mixed stream used by the world/actor tests.
 std::vector<messages::byte_buffer> stream(messages::event_builder& b, int pods) {
   std::vector<messages::byte_buffer> v;
-  for (int n = 0; n < 4; ++n) v.push_back(node_registered(b, "n" + std::to_string(n), 32000, 64 * gib));
+  for (int n = 0; n < 4; ++n)
+    v.push_back(node_registered(b, "n" + std::to_string(n), 32000, 64 * gib));
   for (int i = 0; i < pods; ++i) {
     auto pod = "ns/p" + std::to_string(i);
     auto node = "n" + std::to_string(i % 4);

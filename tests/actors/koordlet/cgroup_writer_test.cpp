@@ -13,10 +13,11 @@ namespace {
 namespace fs = std::filesystem;
 
 class temp_root {
-public:
+ public:
   temp_root() {
     path_ = fs::temp_directory_path() /
-            ("colony-koordlet-cgroup-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+            ("colony-koordlet-cgroup-" +
+             std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
              ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(path_);
     fs::create_directories(path_);
@@ -33,7 +34,7 @@ public:
     return ss.str();
   }
 
-private:
+ private:
   fs::path path_;
 };
 
@@ -56,9 +57,10 @@ TEST(KoordletCgroupWriter, TranslatesToCgroupV2Names) {
   auto w = translate_cgroup_settings({&s, 1}, cgroup_version::v2);
   const std::string d = "kubepods.slice/kubepods-besteffort.slice/";
   std::vector<cgroup_file_write> want = {
-      {d + "cpuset.cpus", "2-4"},    {d + "cpu.max", "220000 100000"}, {d + "cpu.weight", "20"},
-      {d + "cpu.bvt_warp_ns", "-1"}, {d + "cpu.idle", "1"},            {d + "memory.max", "max"},
-      {d + "memory.min", "0"},       {d + "memory.high", "1073741824"},
+      {d + "cpuset.cpus", "2-4"}, {d + "cpu.max", "220000 100000"},
+      {d + "cpu.weight", "20"},   {d + "cpu.bvt_warp_ns", "-1"},
+      {d + "cpu.idle", "1"},      {d + "memory.max", "max"},
+      {d + "memory.min", "0"},    {d + "memory.high", "1073741824"},
   };
   EXPECT_EQ(w, want);
 }
@@ -70,9 +72,12 @@ TEST(KoordletCgroupWriter, TranslatesToCgroupV1Names) {
   auto w = translate_cgroup_settings({&s, 1}, cgroup_version::v1);
   const std::string d = "kubepods.slice/kubepods-besteffort.slice/";
   std::vector<cgroup_file_write> want = {
-      {d + "cpuset.cpus", "2-4"},       {d + "cpu.cfs_quota_us", "-1"},
-      {d + "cpu.shares", "512"},        {d + "cpu.bvt_warp_ns", "-1"},
-      {d + "memory.limit_in_bytes", "2147483648"}, {d + "memory.min", "0"},
+      {d + "cpuset.cpus", "2-4"},
+      {d + "cpu.cfs_quota_us", "-1"},
+      {d + "cpu.shares", "512"},
+      {d + "cpu.bvt_warp_ns", "-1"},
+      {d + "memory.limit_in_bytes", "2147483648"},
+      {d + "memory.min", "0"},
       {d + "memory.high", "1073741824"},
   };
   EXPECT_EQ(w, want);

@@ -83,12 +83,12 @@ TEST(KoordletCpuBurst, CPUBurstApplyCFSQuotaBurst) {
     cfs_operation want_op;
   };
   const row rows[] = {
-      {"scale-up-from-base-on-idle-state", cpu_burst_policy::auto_burst, node_burst_state::idle, 200000, 240000,
-       cfs_operation::scale_up},
-      {"scale-down-for-throttled-pod-on-overload-state", cpu_burst_policy::auto_burst, node_burst_state::overload,
-       400000, 320000, cfs_operation::scale_down},
-      {"scale-remain-for-throttled-pod-on-cooling-state", cpu_burst_policy::auto_burst, node_burst_state::cooling,
-       400000, 400000, cfs_operation::remain},
+      {"scale-up-from-base-on-idle-state", cpu_burst_policy::auto_burst, node_burst_state::idle,
+       200000, 240000, cfs_operation::scale_up},
+      {"scale-down-for-throttled-pod-on-overload-state", cpu_burst_policy::auto_burst,
+       node_burst_state::overload, 400000, 320000, cfs_operation::scale_down},
+      {"scale-remain-for-throttled-pod-on-cooling-state", cpu_burst_policy::auto_burst,
+       node_burst_state::cooling, 400000, 400000, cfs_operation::remain},
       {"scale-reset-for-burst-config-disabled-on-idle-state", cpu_burst_policy::cpu_burst_only,
        node_burst_state::idle, 400000, 200000, cfs_operation::reset},
   };
@@ -113,7 +113,8 @@ TEST(KoordletCpuBurst, CPUBurstApplyCFSQuotaBurst) {
 }
 
 TEST(KoordletCpuBurst, NodeStateFromSharePool) {
-  std::vector<pod_info> pods = {test::make_pod("lsr", qos_class::lsr), test::make_pod("be", qos_class::be),
+  std::vector<pod_info> pods = {test::make_pod("lsr", qos_class::lsr),
+                                test::make_pod("be", qos_class::be),
                                 test::make_pod("ls", qos_class::ls)};
   pods[0].requests.cpu_milli = 4000;
   std::vector<std::optional<double>> avg = {3.0, 2.0, 1.0};

@@ -30,25 +30,77 @@ TEST(KoordletCpuEvict, CPUEvictCalculateMilliReleaseByBESatisfaction) {
       {"test_avgMetricQueryResult_CPURealLimit_zero", 0, {59, 0, 20000, 0}, {}, 30000, 0},
       {"test_avgMetricQueryResult_cpuUsage_not_enough", 0, {59, 20000, 10000, 0}, {}, 30000, 0},
       {"test_avgMetricQueryResult_cpuRequest_zero", 0, {59, 20000, 19000, 0}, {}, 30000, 0},
-      {"test_avgMetricQueryResult_ResourceSatisfaction_enough (GC-CEV-3)", 0, {59, 20000, 19000, 40000}, {}, 30000, 0},
-      {"test_avgMetricQueryResult_need_release_but_currentMetricQueryResult_invalid", 0, {59, 10000, 9500, 50000},
-       {1, 0, 0, 0}, 30000, 0},
-      {"test_avgMetricQueryResult_need_release_but_currentMetricQueryResult_cpuUsage_not_enough (GC-CEV-4)", 0,
-       {59, 10000, 9500, 50000}, {1, 10000, 5000, 50000}, 30000, 0},
-      {"test_avgRelease>currentRelease (GC-CEV-1)", 0, {59, 10000, 9500, 50000}, {1, 14000, 13000, 50000}, 30000, 6000},
-      {"test_avgRelease<currentRelease (GC-CEV-2)", 0, {59, 13000, 12000, 50000}, {1, 11000, 10000, 50000}, 30000,
+      {"test_avgMetricQueryResult_ResourceSatisfaction_enough (GC-CEV-3)",
+       0,
+       {59, 20000, 19000, 40000},
+       {},
+       30000,
+       0},
+      {"test_avgMetricQueryResult_need_release_but_currentMetricQueryResult_invalid",
+       0,
+       {59, 10000, 9500, 50000},
+       {1, 0, 0, 0},
+       30000,
+       0},
+      {"test_avgMetricQueryResult_need_release_but_currentMetricQueryResult_cpuUsage_not_enough "
+       "(GC-CEV-4)",
+       0,
+       {59, 10000, 9500, 50000},
+       {1, 10000, 5000, 50000},
+       30000,
+       0},
+      {"test_avgRelease>currentRelease (GC-CEV-1)",
+       0,
+       {59, 10000, 9500, 50000},
+       {1, 14000, 13000, 50000},
+       30000,
+       6000},
+      {"test_avgRelease<currentRelease (GC-CEV-2)",
+       0,
+       {59, 13000, 12000, 50000},
+       {1, 11000, 10000, 50000},
+       30000,
        7000},
-      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_cpuUsage_not_enough", 1, {59, 20000, 9000, 0}, {}, 30000, 0},
-      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_need_release_but_currentMetricQueryResult_cpuUsage_not_enough",
-       1, {59, 10000, 6000, 50000}, {1, 10000, 4000, 50000}, 30000, 0},
-      {"test_BEUsageThresholdPercent_50_avgRelease>currentRelease", 1, {59, 10000, 6000, 50000},
-       {1, 14000, 8000, 50000}, 30000, 6000},
-      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_skip_release_when_allocatable_small_but_policy_by_reallimit",
-       1, {59, 10000, 6000, 50000}, {1, 10000, 4000, 50000}, 8000, 0},
-      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_need_release_since_allocatable_is_small (GC-CEV-5)", 2,
-       {59, 10000, 6000, 50000}, {1, 10000, 4000, 50000}, 8000, 12000},
-      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_need_release_since_allocatable_is_zero", 2,
-       {59, 10000, 6000, 50000}, {1, 10000, 4000, 50000}, 0, 20000 - 1},
+      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_cpuUsage_not_enough",
+       1,
+       {59, 20000, 9000, 0},
+       {},
+       30000,
+       0},
+      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_need_release_but_"
+       "currentMetricQueryResult_cpuUsage_not_enough",
+       1,
+       {59, 10000, 6000, 50000},
+       {1, 10000, 4000, 50000},
+       30000,
+       0},
+      {"test_BEUsageThresholdPercent_50_avgRelease>currentRelease",
+       1,
+       {59, 10000, 6000, 50000},
+       {1, 14000, 8000, 50000},
+       30000,
+       6000},
+      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_skip_release_when_allocatable_small_"
+       "but_policy_by_reallimit",
+       1,
+       {59, 10000, 6000, 50000},
+       {1, 10000, 4000, 50000},
+       8000,
+       0},
+      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_need_release_since_allocatable_is_"
+       "small (GC-CEV-5)",
+       2,
+       {59, 10000, 6000, 50000},
+       {1, 10000, 4000, 50000},
+       8000,
+       12000},
+      {"test_BEUsageThresholdPercent_50_avgMetricQueryResult_need_release_since_allocatable_is_"
+       "zero",
+       2,
+       {59, 10000, 6000, 50000},
+       {1, 10000, 4000, 50000},
+       0,
+       20000 - 1},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
@@ -77,7 +129,8 @@ TEST(KoordletCpuEvict, CPUEvictCalculateMilliReleaseByBESatisfaction) {
 TEST(KoordletCpuEvict, CalculateReleaseByUsedThresholdPercent) {
   EXPECT_EQ(cpu_release_by_used_threshold(100000, 81.0, 80, std::nullopt), 3000);  // GC-CEV-6
   EXPECT_EQ(cpu_release_by_used_threshold(100000, 81.0, 80, 80), 1000);            // GC-CEV-7
-  EXPECT_EQ(cpu_release_by_used_threshold(100000, 11.0, 80, std::nullopt), std::nullopt);  // GC-CEV-8
+  EXPECT_EQ(cpu_release_by_used_threshold(100000, 11.0, 80, std::nullopt),
+            std::nullopt);  // GC-CEV-8
 }
 
 // Test_getBEPodEvictInfoAndSort "test_sort" (GC-CEV-9).
@@ -89,19 +142,21 @@ TEST(KoordletCpuEvict, GetBEPodEvictInfoAndSort) {
     p.cpu_used_cores = used;
     return p;
   };
-  std::vector<pod_info> pods = {make_pod("pod_lsr", qos_class::lsr, 9000), be("pod_be_1_priority100", 100, 3),
-                                make_pod("pod_ls", qos_class::ls, 9000), be("pod_be_2_priority100", 100, 4),
-                                be("pod_be_3_priority10", 10, 4)};
+  std::vector<pod_info> pods = {
+      make_pod("pod_lsr", qos_class::lsr, 9000), be("pod_be_1_priority100", 100, 3),
+      make_pod("pod_ls", qos_class::ls, 9000), be("pod_be_2_priority100", 100, 4),
+      be("pod_be_3_priority10", 10, 4)};
   auto c = sorted_be_cpu_candidates(pods);
   std::vector<std::string> names;
   for (const auto& e : c) names.push_back(pods[e.pod].name);
-  EXPECT_EQ(names, (std::vector<std::string>{"pod_be_3_priority10", "pod_be_2_priority100", "pod_be_1_priority100"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"pod_be_3_priority10", "pod_be_2_priority100",
+                                             "pod_be_1_priority100"}));
   EXPECT_DOUBLE_EQ(c[1].usage_ratio, 0.25);
   EXPECT_DOUBLE_EQ(c[2].usage_ratio, 0.1875);
 }
 
-// Test_calculateMilliReleaseByAllocatableThresholdPercent "allocatable threshold exceeded - batch cpu"
-// (GC-CEV-10).
+// Test_calculateMilliReleaseByAllocatableThresholdPercent "allocatable threshold exceeded - batch
+// cpu" (GC-CEV-10).
 TEST(KoordletCpuEvict, CalculateMilliReleaseByAllocatableThresholdPercent) {
   auto node = make_node(100000, 100 * test::Gi);
   node.allocatable.batch_cpu_milli = 100000;

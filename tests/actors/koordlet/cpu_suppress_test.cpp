@@ -29,29 +29,63 @@ pod_info with_cpu(pod_info p, double cores) {
 
 // Test_cpuSuppress_calculateBESuppressCPU: capacity = allocatable = 20 cores, threshold 70.
 TEST(KoordletCpuSuppress, CpuSuppressCalculateBESuppressCPU) {
-  host_app_info ls_app{"test-ls-app", priority_class::prod, qos_class::ls, false, cgroup_base::none, 1.0, {}};
-  host_app_info be_app{"test-be-app", priority_class::batch, qos_class::be, true, cgroup_base::kube_besteffort, 1.0, {}};
+  host_app_info ls_app{
+      "test-ls-app", priority_class::prod, qos_class::ls, false, cgroup_base::none, 1.0, {}};
+  host_app_info be_app{"test-be-app",
+                       priority_class::batch,
+                       qos_class::be,
+                       true,
+                       cgroup_base::kube_besteffort,
+                       1.0,
+                       {}};
   const std::vector<suppress_row> rows = {
       {"does not panic on empty (non-nil) input (GC-SUP-4)", 0, {}, {}, {}, std::nullopt, true, 0},
-      {"calculate correctly for missing podMeta or transient metrics (GC-SUP-1)", 11,
-       {with_cpu(make_pod("podB", qos_class::be), 4)}, {8}, {}, std::nullopt, false, 6000},
-      {"calculate be suppress cpus correctly (GC-SUP-2)", 12,
-       {with_cpu(make_pod("podA", qos_class::ls), 8), with_cpu(make_pod("podB", qos_class::be), 2)}, {}, {},
-       std::nullopt, false, 4000},
-      {"calculate be suppress cpus correctly with ls host app", 12,
-       {with_cpu(make_pod("podA", qos_class::ls), 8), with_cpu(make_pod("podB", qos_class::be), 2)}, {}, {ls_app},
-       std::nullopt, false, 4000},
-      {"calculate be suppress cpus correctly with be host app", 12,
-       {with_cpu(make_pod("podA", qos_class::ls), 8), with_cpu(make_pod("podB", qos_class::be), 2)}, {}, {be_app},
-       std::nullopt, false, 5000},
-      {"calculate be suppress cpus with min (GC-SUP-3)", 12,
-       {with_cpu(make_pod("podA", qos_class::ls), 8), with_cpu(make_pod("podB", qos_class::be), 2)}, {}, {}, 60,
-       false, 12000},
+      {"calculate correctly for missing podMeta or transient metrics (GC-SUP-1)",
+       11,
+       {with_cpu(make_pod("podB", qos_class::be), 4)},
+       {8},
+       {},
+       std::nullopt,
+       false,
+       6000},
+      {"calculate be suppress cpus correctly (GC-SUP-2)",
+       12,
+       {with_cpu(make_pod("podA", qos_class::ls), 8), with_cpu(make_pod("podB", qos_class::be), 2)},
+       {},
+       {},
+       std::nullopt,
+       false,
+       4000},
+      {"calculate be suppress cpus correctly with ls host app",
+       12,
+       {with_cpu(make_pod("podA", qos_class::ls), 8), with_cpu(make_pod("podB", qos_class::be), 2)},
+       {},
+       {ls_app},
+       std::nullopt,
+       false,
+       4000},
+      {"calculate be suppress cpus correctly with be host app",
+       12,
+       {with_cpu(make_pod("podA", qos_class::ls), 8), with_cpu(make_pod("podB", qos_class::be), 2)},
+       {},
+       {be_app},
+       std::nullopt,
+       false,
+       5000},
+      {"calculate be suppress cpus with min (GC-SUP-3)",
+       12,
+       {with_cpu(make_pod("podA", qos_class::ls), 8), with_cpu(make_pod("podB", qos_class::be), 2)},
+       {},
+       {},
+       60,
+       false,
+       12000},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
     node_info node = r.empty_node ? node_info{} : make_node(20000, 40 * test::G);
-    auto got = calculate_be_suppress_cpu(node, r.node_used, r.pods, r.orphans, r.apps, 70, r.min_percent);
+    auto got =
+        calculate_be_suppress_cpu(node, r.node_used, r.pods, r.orphans, r.apps, 70, r.min_percent);
     EXPECT_EQ(got.suppress_milli, r.want_milli);
     ASSERT_FALSE(got.explain.empty());
     EXPECT_EQ(got.explain.back().name, "beSuppressMilli");
@@ -67,12 +101,15 @@ TEST(KoordletCpuSuppress, CpuSuppressAdjustByCfsQuota) {
     bool write;
   };
   const row rows[] = {
-      {"increase CFSQuota: cpuQuantity > preBECPU + maxIncreaseCPU (GC-SUP-5)", 20000, 1000000, 1800000, true},
-      {"increase CFSQuota: preBECPU < cpuQuantity < preBECPU + maxIncreaseCPU (GC-SUP-6)", 20000, 1900000, 2000000, true},
+      {"increase CFSQuota: cpuQuantity > preBECPU + maxIncreaseCPU (GC-SUP-5)", 20000, 1000000,
+       1800000, true},
+      {"increase CFSQuota: preBECPU < cpuQuantity < preBECPU + maxIncreaseCPU (GC-SUP-6)", 20000,
+       1900000, 2000000, true},
       {"suppress beCPU: preBECPU > cpuQuantity (GC-SUP-7)", 20000, 2400000, 2000000, true},
       {"bypass minDeltaQuota! (GC-SUP-8)", 20000, 1980000, 1980000, false},
       {"minQuota 2000 not bypass!", 1, 80000, 2000, true},
-      {"increase CFSQuota: first time set quota with beUnsetQuota (GC-SUP-9)", 20000, -1, 2000000, true},
+      {"increase CFSQuota: first time set quota with beUnsetQuota (GC-SUP-9)", 20000, -1, 2000000,
+       true},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
@@ -109,10 +146,18 @@ TEST(KoordletCpuSuppress, CpuSuppressAdjustByCPUSet) {
       {"test scale lower by cpuset. (GC-SUP-10)", {7, 6, 3, 2}, {}, {}, "2-4"},
       {"test scale up by cpuset. (GC-SUP-11)", {7, 6}, {}, {}, "2-4"},
       {"reserved: ensure there is enough cpu available for bepod", {7, 6, 3, 2}, {3}, {}, "0,4-5"},
-      {"reserved: cpus that bepod can used less than bepod needed", {7, 6, 3, 2}, {1, 2, 3, 4, 5, 6}, {}, "2-3,6-7"},
+      {"reserved: cpus that bepod can used less than bepod needed",
+       {7, 6, 3, 2},
+       {1, 2, 3, 4, 5, 6},
+       {},
+       "2-3,6-7"},
       {"reserved: just enough cpu allocated to bepod", {7, 6, 3, 2}, {0, 1, 5, 6}, {}, "2-4"},
       {"systemQOS: ensure there is enough cpu available for bepod", {7, 6, 3, 2}, {}, {3}, "0,4-5"},
-      {"systemQOS: nothing to do because the cpu runs out", {7, 6, 3, 2}, {}, {1, 2, 3, 4, 5, 6}, "2-3,6-7"},
+      {"systemQOS: nothing to do because the cpu runs out",
+       {7, 6, 3, 2},
+       {},
+       {1, 2, 3, 4, 5, 6},
+       "2-3,6-7"},
       {"systemQOS: just enough cpu allocated to bepod", {7, 6, 3, 2}, {}, {0, 1, 5, 6}, "2-4"},
       {"system qos cpu is not exclusive", {7, 6, 3, 2}, {}, {}, "2-4"},
   };
@@ -138,17 +183,30 @@ TEST(KoordletCpuSuppress, CalculateBESuppressCPUSetPolicy) {
   std::vector<processor_info> sixteen;
   for (int i = 0; i < 16; ++i) sixteen.push_back({i, i / 2, i / 4, i / 8});
   std::vector<processor_info> shuffled;
-  for (int id : {12, 13, 14, 2, 3, 11, 4, 5, 8, 15, 0, 1, 9, 10, 6, 7}) shuffled.push_back(sixteen[id]);
+  for (int id : {12, 13, 14, 2, 3, 11, 4, 5, 8, 15, 0, 1, 9, 10, 6, 7})
+    shuffled.push_back(sixteen[id]);
   std::vector<processor_info> ht0 = {{0, 0, 0, 0}, {1, 1, 0, 0}, {2, 2, 1, 1}, {3, 3, 1, 1},
                                      {4, 0, 0, 0}, {5, 1, 0, 0}, {6, 2, 1, 1}, {7, 3, 1, 1}};
   const std::vector<row> rows = {
       {"do not panic but return empty cpuset for insufficient cpus", 0, {}, {}},
-      {"allocate cpus with scattering on numa nodes and stacking on HTs 0. (GC-SUP-12)", 3, ht0, {0, 4, 2}},
-      {"allocate cpus with scattering on numa nodes and stacking on HTs 1.", 3, eight_cpus(), {0, 1, 4}},
-      {"allocate cpus with scattering on numa nodes and stacking on HTs 2. (also scattering on sockets)", 5, sixteen,
+      {"allocate cpus with scattering on numa nodes and stacking on HTs 0. (GC-SUP-12)",
+       3,
+       ht0,
+       {0, 4, 2}},
+      {"allocate cpus with scattering on numa nodes and stacking on HTs 1.",
+       3,
+       eight_cpus(),
+       {0, 1, 4}},
+      {"allocate cpus with scattering on numa nodes and stacking on HTs 2. (also scattering on "
+       "sockets)",
+       5,
+       sixteen,
        {0, 1, 4, 5, 8}},
-      {"allocate cpus with scattering on numa nodes and stacking on HTs 3. (regardless of the initial order)", 5,
-       shuffled, {0, 1, 4, 5, 8}},
+      {"allocate cpus with scattering on numa nodes and stacking on HTs 3. (regardless of the "
+       "initial order)",
+       5,
+       shuffled,
+       {0, 1, 4, 5, 8}},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);

@@ -11,7 +11,8 @@ namespace colony::koordlet::test {
 inline constexpr std::int64_t G = 1000LL * 1000 * 1000;  // tests mix G (1e9) and Gi
 inline constexpr std::int64_t Gi = 1024LL * 1024 * 1024;
 
-inline pod_info make_pod(std::string name, qos_class q, std::optional<std::int32_t> priority = std::nullopt) {
+inline pod_info make_pod(std::string name, qos_class q,
+                         std::optional<std::int32_t> priority = std::nullopt) {
   pod_info p;
   p.ns = "default";
   p.name = name;

@@ -39,13 +39,29 @@ TEST(KoordletMemoryEvict, MemoryEvict) {
     std::vector<std::string> want_victims;
   };
   const std::vector<row> rows = {
-      {"test_memoryevict_sort_by_priority_and_usage_82 (GC-MEM-1)", 82, std::nullopt, 115 * G, 18 * G,
+      {"test_memoryevict_sort_by_priority_and_usage_82 (GC-MEM-1)",
+       82,
+       std::nullopt,
+       115 * G,
+       18 * G,
        {"test_be_pod_priority100_2"}},
-      {"test_memoryevict_MemoryEvictThresholdPercent_80 (GC-MEM-2)", 80, std::nullopt, 115 * G, 20400000000,
+      {"test_memoryevict_MemoryEvictThresholdPercent_80 (GC-MEM-2)",
+       80,
+       std::nullopt,
+       115 * G,
+       20400000000,
        {"test_be_pod_priority100_2", "test_be_pod_priority100_1"}},
-      {"test_memoryevict_MemoryEvictThresholdPercent_50 (GC-MEM-3)", 50, std::nullopt, 115 * G, 56400000000,
+      {"test_memoryevict_MemoryEvictThresholdPercent_50 (GC-MEM-3)",
+       50,
+       std::nullopt,
+       115 * G,
+       56400000000,
        {"test_be_pod_priority100_2", "test_be_pod_priority100_1", "test_be_pod_priority120"}},
-      {"test_memoryevict_MemoryEvictLowerPercent_78 (GC-MEM-4)", 82, 78, 115 * G, 20400000000,
+      {"test_memoryevict_MemoryEvictLowerPercent_78 (GC-MEM-4)",
+       82,
+       78,
+       115 * G,
+       20400000000,
        {"test_be_pod_priority100_2", "test_be_pod_priority100_1"}},
       {"test_memory_under_evict_line (GC-MEM-5)", 80, std::nullopt, 80 * G, 0, {}},
   };
@@ -83,15 +99,20 @@ TEST(KoordletMemoryEvict, MemoryEvict) {
 
 // Test_calculateReleaseByUsedThresholdPercent (node 120G, used 115G).
 TEST(KoordletMemoryEvict, CalculateReleaseByUsedThresholdPercent) {
-  EXPECT_EQ(memory_release_by_used_threshold(120 * G, 115.0 * G, 80, std::nullopt), 20400000000);  // GC-MEM-6
-  EXPECT_EQ(memory_release_by_used_threshold(120 * G, 115.0 * G, 80, 80), 18000000000);            // GC-MEM-7
-  EXPECT_EQ(memory_release_by_used_threshold(120 * G, 80.0 * G, 80, std::nullopt), std::nullopt);  // GC-MEM-8
-  EXPECT_EQ(memory_release_by_used_threshold(120 * G, std::nullopt, 80, std::nullopt), std::nullopt);
+  EXPECT_EQ(memory_release_by_used_threshold(120 * G, 115.0 * G, 80, std::nullopt),
+            20400000000);                                                                // GC-MEM-6
+  EXPECT_EQ(memory_release_by_used_threshold(120 * G, 115.0 * G, 80, 80), 18000000000);  // GC-MEM-7
+  EXPECT_EQ(memory_release_by_used_threshold(120 * G, 80.0 * G, 80, std::nullopt),
+            std::nullopt);  // GC-MEM-8
+  EXPECT_EQ(memory_release_by_used_threshold(120 * G, std::nullopt, 80, std::nullopt),
+            std::nullopt);
 }
 
-// Test_getPodEvictInfoAndSortByPriority "test_memoryevict_MemoryEvictThresholdPercent_80" (GC-MEM-9).
+// Test_getPodEvictInfoAndSortByPriority "test_memoryevict_MemoryEvictThresholdPercent_80"
+// (GC-MEM-9).
 TEST(KoordletMemoryEvict, GetPodEvictInfoAndSortByPriority) {
-  auto mk = [](std::string name, std::int32_t prio, std::optional<std::int64_t> label, std::int64_t used) {
+  auto mk = [](std::string name, std::int32_t prio, std::optional<std::int64_t> label,
+               std::int64_t used) {
     auto p = mem_pod(std::move(name), qos_class::none, prio, used);
     p.priority_label = label;
     p.eviction_enabled = true;
@@ -112,9 +133,10 @@ TEST(KoordletMemoryEvict, GetPodEvictInfoAndSortByPriority) {
   auto c = sorted_memory_candidates(pods, evict_feature::memory_evict, 3000, false, false);
   std::vector<std::string> names;
   for (const auto& e : c) names.push_back(pods[e.pod].name);
-  EXPECT_EQ(names, (std::vector<std::string>{"test_podPriority_100_9999_1", "test_podPriority_100_9999",
-                                             "test_podPriority_120_2000", "test_podPriority_120_3000",
-                                             "test_podPriority_120_4000"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"test_podPriority_100_9999_1", "test_podPriority_100_9999",
+                                      "test_podPriority_120_2000", "test_podPriority_120_3000",
+                                      "test_podPriority_120_4000"}));
 }
 
 // Test_calculateReleaseByAllocatableThresholdPercent (GC-MEM-10, GC-MEM-11).
@@ -132,8 +154,9 @@ TEST(KoordletMemoryEvict, CalculateReleaseByAllocatableThresholdPercent) {
     const char* name;
     std::int64_t a, b, want;
   };
-  const row rows[] = {{"allocatable threshold exceeded - batch memory (GC-MEM-10)", 45 * Gi, 40 * Gi, 16106127360},
-                      {"allocatable threshold not exceeded (GC-MEM-11)", 20 * Gi, 30 * Gi, 0}};
+  const row rows[] = {
+      {"allocatable threshold exceeded - batch memory (GC-MEM-10)", 45 * Gi, 40 * Gi, 16106127360},
+      {"allocatable threshold not exceeded (GC-MEM-11)", 20 * Gi, 30 * Gi, 0}};
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
     std::vector<pod_info> pods = {batch("pod-a", r.a), batch("pod-b", r.b)};

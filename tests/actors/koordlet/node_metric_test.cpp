@@ -16,7 +16,10 @@ TEST(KoordletNodeMetric, FieldPercentileOfMetricList) {
     double want;
   };
   const std::vector<row> rows = {
-      {"calculate multi-element list of p90 (GC-NM-1)", {800, 100, 200, 600, 700, 0, 500, 400, 300}, 0.9f, 700},
+      {"calculate multi-element list of p90 (GC-NM-1)",
+       {800, 100, 200, 600, 700, 0, 500, 400, 300},
+       0.9f,
+       700},
       {"calculate single-element list", {5}, 0.5f, 5},
       {"calculate two-element list of p50", {9, 1}, 0.5f, 1},
       {"index floored at 0", {3, 2, 1}, 0.1f, 1},
@@ -36,14 +39,16 @@ sample_window steady_window(std::int64_t seconds, double node_cpu, double node_m
     w.add_pod("uid-a", pod_a);
     w.add_pod("uid-b", pod_b);
     usage_sample pods[] = {pod_a, pod_b};
-    w.add_node_and_system({event_time{t * 1000}, node_cpu + double(t % 10) / 10, node_mem}, pods, {});
+    w.add_node_and_system({event_time{t * 1000}, node_cpu + double(t % 10) / 10, node_mem}, pods,
+                          {});
   }
   return w;
 }
 
 TEST(KoordletNodeMetric, ReportAveragesSortsPodsAndFiltersColdStart) {
   auto w = steady_window(600, 4.0, 8e9);  // 10 minutes of 1 s samples
-  std::vector<pod_info> pods = {test::make_pod("zeta", qos_class::be), test::make_pod("alpha", qos_class::ls),
+  std::vector<pod_info> pods = {test::make_pod("zeta", qos_class::be),
+                                test::make_pod("alpha", qos_class::ls),
                                 test::make_pod("no-samples", qos_class::ls)};
   pods[0].uid = "uid-a";
   pods[1].uid = "uid-b";
@@ -75,8 +80,8 @@ TEST(KoordletNodeMetric, ReportAveragesSortsPodsAndFiltersColdStart) {
   ASSERT_TRUE(five.avg && five.p50 && five.p90 && five.p95 && five.p99);
   EXPECT_EQ(five.p99->cpu_milli, 4900);
   EXPECT_EQ(five.p50->cpu_milli, 4400);
-  ASSERT_TRUE(ten.avg.has_value());            // 600 s of samples cover 10 min
-  EXPECT_FALSE(thirty.avg.has_value());         // 600 s < 50 % of 30 min: cold start
+  ASSERT_TRUE(ten.avg.has_value());      // 600 s of samples cover 10 min
+  EXPECT_FALSE(thirty.avg.has_value());  // 600 s < 50 % of 30 min: cold start
   EXPECT_FALSE(thirty.p99.has_value());
   EXPECT_FALSE(st.node_metric.aggregated_system_usages[2].avg.has_value());
 }
@@ -118,9 +123,10 @@ TEST(KoordletNodeMetric, HostAppsSortedByName) {
     w.add_host_app("zz", {event_time{t * 1000}, 0.2, 100});
     w.add_host_app("aa", {event_time{t * 1000}, 0.1, 50});
   }
-  std::vector<host_app_info> apps = {{"zz", priority_class::prod, qos_class::ls, false, cgroup_base::none, {}, {}},
-                                     {"aa", priority_class::batch, qos_class::be, false, cgroup_base::none, {}, {}},
-                                     {"none", priority_class::prod, qos_class::ls, false, cgroup_base::none, {}, {}}};
+  std::vector<host_app_info> apps = {
+      {"zz", priority_class::prod, qos_class::ls, false, cgroup_base::none, {}, {}},
+      {"aa", priority_class::batch, qos_class::be, false, cgroup_base::none, {}, {}},
+      {"none", priority_class::prod, qos_class::ls, false, cgroup_base::none, {}, {}}};
   auto st = build_node_metric_status(w, {}, apps, {}, event_time{300000});
   ASSERT_EQ(st.host_app_metric.size(), 2u);
   EXPECT_EQ(st.host_app_metric[0].name, "aa");

@@ -24,11 +24,13 @@ struct rng {
 std::vector<pod_info> random_pods(rng& r, std::int64_t node_mem, std::int64_t node_cpu) {
   std::vector<pod_info> pods;
   const auto n = r.in(0, 30);
-  const qos_class qs[] = {qos_class::none, qos_class::lsr, qos_class::ls, qos_class::be, qos_class::lse};
+  const qos_class qs[] = {qos_class::none, qos_class::lsr, qos_class::ls, qos_class::be,
+                          qos_class::lse};
   for (std::int64_t i = 0; i < n; ++i) {
     auto q = qs[r.in(0, 4)];
     std::optional<std::int32_t> prio;
-    if (r.in(0, 9) > 0) prio = static_cast<std::int32_t>(q == qos_class::be ? r.in(5000, 5999) : r.in(0, 9999));
+    if (r.in(0, 9) > 0)
+      prio = static_cast<std::int32_t>(q == qos_class::be ? r.in(5000, 5999) : r.in(0, 9999));
     auto p = test::make_pod("pod-" + std::to_string(i), q, prio);
     p.ns = r.in(0, 1) ? "default" : "batch";
     p.memory_used_bytes = double(r.in(0, node_mem / 8));
@@ -50,7 +52,8 @@ std::vector<pod_info> random_pods(rng& r, std::int64_t node_mem, std::int64_t no
 
 // Released amounts are exactly what the evicted pods' measures add up to, and each task stops at
 // the victim that covers it (dropping that victim leaves the task uncovered).
-void check_round(const evict_round& round, std::span<const evict_task> tasks, std::span<const pod_info> pods) {
+void check_round(const evict_round& round, std::span<const evict_task> tasks,
+                 std::span<const pod_info> pods) {
   resource_list used, request;
   for (const auto& v : round.victims) {
     used += v.released_used;
@@ -58,7 +61,8 @@ void check_round(const evict_round& round, std::span<const evict_task> tasks, st
     resource_list max_used, max_req;
     for (const auto& t : tasks) {
       auto& bound = t.target == release_target::pod_used ? max_used : max_req;
-      bound.zip(measure_pod(t, pods[v.pod]), [](std::int64_t& a, std::int64_t b) { a = std::max(a, b); });
+      bound.zip(measure_pod(t, pods[v.pod]),
+                [](std::int64_t& a, std::int64_t b) { a = std::max(a, b); });
     }
     EXPECT_TRUE(v.released_used.fits_in(max_used));
     EXPECT_TRUE(v.released_request.fits_in(max_req));
@@ -88,13 +92,16 @@ TEST(KoordletProperty, EvictionRoundNeverReleasesMoreThanItEvicts) {
     cfg.memory_evict_threshold_percent = r.in(10, 90);
     cfg.evict_enabled_priority_threshold = static_cast<std::int32_t>(r.in(0, 9999));
     cfg.memory_allocatable_evict_threshold_percent = r.in(50, 100);
-    cfg.memory_allocatable_evict_lower_percent = *cfg.memory_allocatable_evict_threshold_percent - r.in(1, 20);
+    cfg.memory_allocatable_evict_lower_percent =
+        *cfg.memory_allocatable_evict_threshold_percent - r.in(1, 20);
     cfg.allocatable_evict_priority_threshold = static_cast<std::int32_t>(r.in(3000, 7999));
     cfg.cpu_evict_threshold_percent = r.in(10, 90);
     cfg.cpu_allocatable_evict_threshold_percent = r.in(50, 100);
-    cfg.cpu_allocatable_evict_lower_percent = *cfg.cpu_allocatable_evict_threshold_percent - r.in(1, 20);
+    cfg.cpu_allocatable_evict_lower_percent =
+        *cfg.cpu_allocatable_evict_threshold_percent - r.in(1, 20);
     cfg.cpu_evict_be_satisfaction_lower_percent = r.in(1, 60);
-    cfg.cpu_evict_be_satisfaction_upper_percent = *cfg.cpu_evict_be_satisfaction_lower_percent + r.in(0, 30);
+    cfg.cpu_evict_be_satisfaction_upper_percent =
+        *cfg.cpu_evict_be_satisfaction_lower_percent + r.in(0, 30);
 
     memory_evict_input mi{&node, pods, double(node.capacity.memory_bytes) * r.unit()};
     auto md = memory_evict(mi, cfg, gates, {}, {}, event_time{100000}, {r.in(0, 1) == 1});
@@ -119,15 +126,18 @@ TEST(KoordletProperty, SuppressNeverGivesBELessThanTheMinimum) {
     auto node = test::make_node(ncpu * 1000, 64 * test::Gi);
     node.reserved_cpu_milli = r.in(0, 2000);
     std::vector<processor_info> procs;
-    for (std::int32_t i = 0; i < ncpu; ++i) procs.push_back({i, i / 2, i / std::int32_t(ncpu / 2), i / std::int32_t(ncpu / 2)});
+    for (std::int32_t i = 0; i < ncpu; ++i)
+      procs.push_back({i, i / 2, i / std::int32_t(ncpu / 2), i / std::int32_t(ncpu / 2)});
     auto pods = random_pods(r, node.capacity.memory_bytes, node.capacity.cpu_milli * 4);
     for (auto& p : pods) p.pinned_cpus.clear();
     std::vector<std::int32_t> old;
-    for (std::int32_t i = 0, n = static_cast<std::int32_t>(r.in(0, ncpu)); i < n; ++i) old.push_back(i);
+    for (std::int32_t i = 0, n = static_cast<std::int32_t>(r.in(0, ncpu)); i < n; ++i)
+      old.push_back(i);
     std::optional<std::int64_t> min_pct;
     if (r.in(0, 1)) min_pct = r.in(0, 50);
     const auto threshold = r.in(0, 100);
-    auto s = calculate_be_suppress_cpu(node, double(r.in(0, ncpu * 1000)) / 1000, pods, {}, {}, threshold, min_pct);
+    auto s = calculate_be_suppress_cpu(node, double(r.in(0, ncpu * 1000)) / 1000, pods, {}, {},
+                                       threshold, min_pct);
     if (min_pct) {
       EXPECT_GE(s.suppress_milli, node.capacity.cpu_milli * *min_pct / 100);
     }
@@ -135,7 +145,8 @@ TEST(KoordletProperty, SuppressNeverGivesBELessThanTheMinimum) {
     cpuset_inputs in{procs, old, {}, {}};
     auto d = adjust_by_cpuset(s.suppress_milli, in, pods);
     const std::int32_t max_inc = static_cast<std::int32_t>((ncpu + 9) / 10);
-    const std::int32_t floor_cpus = std::min<std::int32_t>(2, static_cast<std::int32_t>(old.size()) + max_inc);
+    const std::int32_t floor_cpus =
+        std::min<std::int32_t>(2, static_cast<std::int32_t>(old.size()) + max_inc);
     EXPECT_GE(d.target_cpus, floor_cpus);
     if (min_pct) {
       const auto want = (node.capacity.cpu_milli * *min_pct / 100 + 999) / 1000;
@@ -146,7 +157,8 @@ TEST(KoordletProperty, SuppressNeverGivesBELessThanTheMinimum) {
     std::sort(sorted.begin(), sorted.end());
     EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
 
-    auto q = adjust_by_cfs_quota(s.suppress_milli, node.capacity.cpu_milli, r.in(0, 1) ? -1 : r.in(2000, ncpu * 100000));
+    auto q = adjust_by_cfs_quota(s.suppress_milli, node.capacity.cpu_milli,
+                                 r.in(0, 1) ? -1 : r.in(2000, ncpu * 100000));
     if (q.write) {
       EXPECT_GE(q.quota_us, be_min_quota);
     }
@@ -164,7 +176,8 @@ TEST(KoordletProperty, PercentilesAreOrdered) {
     node_metric_collect_policy p;
     p.aggregate_durations_seconds = {60, 300, 1800};
     auto st = build_node_metric_status(w, {}, {}, p, event_time{(n - 1) * 1000});
-    for (const auto* list : {&st.node_metric.aggregated_node_usages, &st.node_metric.aggregated_system_usages}) {
+    for (const auto* list :
+         {&st.node_metric.aggregated_node_usages, &st.node_metric.aggregated_system_usages}) {
       for (const auto& a : *list) {
         if (!a.avg) continue;
         EXPECT_LE(a.p50->cpu_milli, a.p90->cpu_milli);

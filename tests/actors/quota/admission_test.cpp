@@ -61,14 +61,18 @@ TEST_P(PluginPreFilter, Status) {
 INSTANTIATE_TEST_SUITE_P(
     Golden, PluginPreFilter,
     ::testing::Values(
-        prefilter_case{"default", res(0, 20), with_gpu(res(1, 2), 1), false, admission_code::unschedulable,
-                       "Insufficient quotas, quotaName: koordinator-default-quota, runtime: cpu:0,memory:20, used: "
+        prefilter_case{"default", res(0, 20), with_gpu(res(1, 2), 1), false,
+                       admission_code::unschedulable,
+                       "Insufficient quotas, quotaName: koordinator-default-quota, runtime: "
+                       "cpu:0,memory:20, used: "
                        "<empty>, pod's request: cpu:1,memory:2, exceedDimensions: [cpu]"},
-        prefilter_case{"valueNotEnough", res(1, 2), with_gpu(res(1, 3), 1), false, admission_code::unschedulable,
-                       "Insufficient quotas, quotaName: koordinator-default-quota, runtime: cpu:1,memory:2, used: "
+        prefilter_case{"valueNotEnough", res(1, 2), with_gpu(res(1, 3), 1), false,
+                       admission_code::unschedulable,
+                       "Insufficient quotas, quotaName: koordinator-default-quota, runtime: "
+                       "cpu:1,memory:2, used: "
                        "<empty>, pod's request: cpu:1,memory:3, exceedDimensions: [memory]"},
-        prefilter_case{"usedDimensionLargerThanRuntimeButValueIsEnough", res(10, 20), with_gpu(res(1, 2), 1), false,
-                       admission_code::success, ""},
+        prefilter_case{"usedDimensionLargerThanRuntimeButValueIsEnough", res(10, 20),
+                       with_gpu(res(1, 2), 1), false, admission_code::success, ""},
         prefilter_case{"runtimeNotEnoughButDisableRuntime", res(1, 2), with_gpu(res(1, 3), 1), true,
                        admission_code::success, ""}),
     [](const auto& info) { return info.param.name; });
@@ -78,8 +82,11 @@ TEST(PluginPreFilterCheckParent, ParentReject) {
   elastic_quota_args args;
   args.enable_check_parent_quota = true;
   const resource_keys keys = key::cpu | key::memory | key::gpu;
-  quota_view child{"test-child", "test", {}, keys, with_gpu(res(10, 30), 10), keys, with_gpu(res(1, 3), 1), keys, {}, {}};
-  quota_view parent{"test", kRoot, {}, keys, with_gpu(res(10, 30), 10), keys, with_gpu(res(1, 2), 1), keys, {}, {}};
+  quota_view child{"test-child",           "test", {}, keys, with_gpu(res(10, 30), 10), keys,
+                   with_gpu(res(1, 3), 1), keys,   {}, {}};
+  quota_view parent{
+      "test", kRoot, {}, keys, with_gpu(res(10, 30), 10), keys, with_gpu(res(1, 2), 1),
+      keys,   {},    {}};
   std::vector<quota_view> chain{child, parent};
   const auto pod = with_gpu(res(1, 3), 1);
   auto r = check_quota_recursive(chain, {"test-child"}, pod, args);
@@ -87,7 +94,8 @@ TEST(PluginPreFilterCheckParent, ParentReject) {
   EXPECT_EQ(r.quota, "test");
   EXPECT_EQ(r.exceed_dimensions, key::memory);
   EXPECT_EQ(r.reason,
-            "Insufficient quotas, quotaNameTopo: [test test-child], runtime: cpu:1,memory:2,nvidia.com/gpu:1, used: "
+            "Insufficient quotas, quotaNameTopo: [test test-child], runtime: "
+            "cpu:1,memory:2,nvidia.com/gpu:1, used: "
             "<empty>, pod's request: cpu:1,memory:3,nvidia.com/gpu:1, exceedDimensions: [memory]");
   // PreFilter reaches the same verdict through the chain.
   auto pf = pre_filter(chain, pod, false, args);
@@ -143,16 +151,35 @@ TEST_P(PluginPrefilterQuotaNonPreempt, Status) {
 INSTANTIATE_TEST_SUITE_P(
     Golden, PluginPrefilterQuotaNonPreempt,
     ::testing::Values(
-        nonpreempt_case{"default", res(10, 10), res(5, 5), res(10, 10), {{2, 1, false}, {1, 1, false}, {1, 1, false}},
-                        {2, 2, true}, admission_code::success, ""},
-        nonpreempt_case{"nonPreemptiblePodUsedLargerThanMin", res(10, 8), res(5, 5), res(8, 5),
-                        {{2, 1, false}, {2, 1, true}, {2, 1, true}}, {2, 2, true}, admission_code::unschedulable,
-                        "Insufficient non-preemptible quotas, quotaName: test1, min: cpu:5,memory:5, "
-                        "nonPreemptibleUsed: cpu:4,memory:2, pod's request: cpu:2,memory:2, exceedDimensions: [cpu]"},
-        nonpreempt_case{"nonPreemptiblePodWillNotBeEvicted", res(10, 8), res(5, 5), res(7, 5),
-                        {{2, 1, false}, {2, 1, false}, {2, 2, true}}, {2, 1, true}, admission_code::unschedulable,
-                        "Insufficient quotas, quotaName: test1, runtime: cpu:7,memory:5, used: cpu:6,memory:4, "
-                        "pod's request: cpu:2,memory:1, exceedDimensions: [cpu]"}),
+        nonpreempt_case{"default",
+                        res(10, 10),
+                        res(5, 5),
+                        res(10, 10),
+                        {{2, 1, false}, {1, 1, false}, {1, 1, false}},
+                        {2, 2, true},
+                        admission_code::success,
+                        ""},
+        nonpreempt_case{
+            "nonPreemptiblePodUsedLargerThanMin",
+            res(10, 8),
+            res(5, 5),
+            res(8, 5),
+            {{2, 1, false}, {2, 1, true}, {2, 1, true}},
+            {2, 2, true},
+            admission_code::unschedulable,
+            "Insufficient non-preemptible quotas, quotaName: test1, min: cpu:5,memory:5, "
+            "nonPreemptibleUsed: cpu:4,memory:2, pod's request: cpu:2,memory:2, exceedDimensions: "
+            "[cpu]"},
+        nonpreempt_case{
+            "nonPreemptiblePodWillNotBeEvicted",
+            res(10, 8),
+            res(5, 5),
+            res(7, 5),
+            {{2, 1, false}, {2, 1, false}, {2, 2, true}},
+            {2, 1, true},
+            admission_code::unschedulable,
+            "Insufficient quotas, quotaName: test1, runtime: cpu:7,memory:5, used: cpu:6,memory:4, "
+            "pod's request: cpu:2,memory:1, exceedDimensions: [cpu]"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(PluginPreFilter, SkipWithoutQuotaAndErrorForUnknownQuota) {
@@ -205,12 +232,15 @@ TEST_P(PluginCanPreempt, Rule) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rules, PluginCanPreempt,
-    ::testing::Values(can_preempt_case{"lowerPrioritySameQuota", {"v", "q", 5, 0, false, false, {}}, true, true},
-                      can_preempt_case{"nonPreemptibleVictim", {"v", "q", 5, 0, true, false, {}}, true, false},
-                      can_preempt_case{"samePriority", {"v", "q", 10, 0, false, false, {}}, true, false},
-                      can_preempt_case{"otherQuota", {"v", "other", 5, 0, false, false, {}}, true, false},
-                      can_preempt_case{"defaultQuotaProtected", {"v", kDefault, 5, 0, false, false, {}}, true, false},
-                      can_preempt_case{"defaultQuotaAllowed", {"v", kDefault, 5, 0, false, false, {}}, false, true}),
+    ::testing::Values(
+        can_preempt_case{"lowerPrioritySameQuota", {"v", "q", 5, 0, false, false, {}}, true, true},
+        can_preempt_case{"nonPreemptibleVictim", {"v", "q", 5, 0, true, false, {}}, true, false},
+        can_preempt_case{"samePriority", {"v", "q", 10, 0, false, false, {}}, true, false},
+        can_preempt_case{"otherQuota", {"v", "other", 5, 0, false, false, {}}, true, false},
+        can_preempt_case{
+            "defaultQuotaProtected", {"v", kDefault, 5, 0, false, false, {}}, true, false},
+        can_preempt_case{
+            "defaultQuotaAllowed", {"v", kDefault, 5, 0, false, false, {}}, false, true}),
     [](const auto& info) { return info.param.name; });
 
 TEST(PluginSelectVictimsOnNode, ReprievesWhileNodeAndQuotaFit) {
@@ -220,8 +250,16 @@ TEST(PluginSelectVictimsOnNode, ReprievesWhileNodeAndQuotaFit) {
       {"v2", "q", 2, 0, false, false, res(4, 0)},
       {"other", "o", 0, 0, false, false, res(2, 0)},
   };
-  quota_view q{"q", kRoot, {}, key::cpu | key::memory, res(100, 100), key::cpu | key::memory,
-               res(8, 100), key::cpu | key::memory, res(8, 0), {}};
+  quota_view q{"q",
+               kRoot,
+               {},
+               key::cpu | key::memory,
+               res(100, 100),
+               key::cpu | key::memory,
+               res(8, 100),
+               key::cpu | key::memory,
+               res(8, 0),
+               {}};
   preemption_pod pod{"p", "q", 10, 0, false, false, res(4, 0)};
   auto r = select_victims_on_node(pod, "n1", node_pods, res(10, 100), q, args);
   EXPECT_TRUE(r.feasible);
@@ -238,9 +276,11 @@ TEST(PluginSelectVictimsOnNode, ReprievesWhileNodeAndQuotaFit) {
   EXPECT_EQ(r.reason, "No victims found on node n1 for preemptor pod h");
 }
 
-// ---- revocation: quota_overuse_revoke_test.go -----------------------------------------------------
+// ---- revocation: quota_overuse_revoke_test.go
+// -----------------------------------------------------
 
-revoke_pod rpod(std::string name, std::int32_t pri, std::int64_t cpu, std::int64_t mem, bool np = false) {
+revoke_pod rpod(std::string name, std::int32_t pri, std::int64_t cpu, std::int64_t mem,
+                bool np = false) {
   // createResourceList always carries both keys, even at zero.
   return revoke_pod{std::move(name), pri, 0, np, res(cpu, mem), key::cpu | key::memory};
 }
@@ -248,7 +288,8 @@ revoke_pod rpod(std::string name, std::int32_t pri, std::int64_t cpu, std::int64
 // TestQuotaOverUsedRevokeController_GetToRevokePodList.
 TEST(QuotaOverUsedRevokeController, GetToRevokePodList) {
   const resource_keys keys = key::cpu | key::memory;
-  std::vector<revoke_pod> pods{rpod("1", 10, 20, 0), rpod("2", 9, 10, 1), rpod("3", 8, 20, 0), rpod("4", 7, 40, 0)};
+  std::vector<revoke_pod> pods{rpod("1", 10, 20, 0), rpod("2", 9, 10, 1), rpod("3", 8, 20, 0),
+                               rpod("4", 7, 40, 0)};
   const resource_list used = res(90, 1);
   auto r = get_to_revoke_pod_list(used, keys, res(50, 0), keys, pods);
   EXPECT_EQ(r, (std::vector<std::string>{"2", "4"}));

@@ -49,10 +49,15 @@ random_world make_world(std::uint64_t seed) {
     q.max_keys = q.min_keys = key::cpu | key::memory;
     q.max = res2(1'000 + static_cast<std::int64_t>(r.below(200'000)),
                  (1 + static_cast<std::int64_t>(r.below(64))) * colony::gib);
-    q.min = res2(r.chance(4) ? 0 : static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(q.max.cpu_milli) / 2 + 1)),
-                 r.chance(4) ? 0 : static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(q.max.memory_bytes) / 2 + 1)));
+    q.min = res2(r.chance(4) ? 0
+                             : static_cast<std::int64_t>(
+                                   r.below(static_cast<std::uint64_t>(q.max.cpu_milli) / 2 + 1)),
+                 r.chance(4) ? 0
+                             : static_cast<std::int64_t>(r.below(
+                                   static_cast<std::uint64_t>(q.max.memory_bytes) / 2 + 1)));
     if (r.chance(3)) {  // explicit, uneven shared weights
-      q.shared_weight = res2(static_cast<std::int64_t>(r.below(100)), static_cast<std::int64_t>(r.below(100)));
+      q.shared_weight =
+          res2(static_cast<std::int64_t>(r.below(100)), static_cast<std::int64_t>(r.below(100)));
       q.shared_weight_keys = key::cpu | key::memory;
     }
     q.allow_lent_resource = !r.chance(5);
@@ -67,8 +72,9 @@ random_world make_world(std::uint64_t seed) {
       quota_pod pod;
       pod.name = "ns/pod-" + std::to_string(pod_serial++);
       pod.quota = q.name;
-      pod.request = res2(static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(q.max.cpu_milli))),
-                         static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(q.max.memory_bytes))));
+      pod.request =
+          res2(static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(q.max.cpu_milli))),
+               static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(q.max.memory_bytes))));
       pod.assigned = r.chance(2);
       pod.non_preemptible = r.chance(6);
       w.pods.push_back(pod);

@@ -27,10 +27,12 @@ struct calculator_case {
   friend void PrintTo(const calculator_case& c, std::ostream* os) { *os << c.name; }
 };
 
-class RuntimeQuotaCalculatorIterationAdjustQuota : public ::testing::TestWithParam<calculator_case> {};
+class RuntimeQuotaCalculatorIterationAdjustQuota
+    : public ::testing::TestWithParam<calculator_case> {};
 
 // TestRuntimeQuotaCalculator_IterationAdjustQuota (case1-no-guarantee, case2-node4.sharedWeight=0,
-// case3-node4.guarantee>min) and TestRuntimeQuotaCalculator_IterationAdjustQuota_IntegerDistribution.
+// case3-node4.guarantee>min) and
+// TestRuntimeQuotaCalculator_IterationAdjustQuota_IntegerDistribution.
 TEST_P(RuntimeQuotaCalculatorIterationAdjustQuota, Runtime) {
   auto c = GetParam();
   redistribution(c.total, c.nodes);
@@ -41,19 +43,21 @@ TEST_P(RuntimeQuotaCalculatorIterationAdjustQuota, Runtime) {
 }
 
 std::vector<calculator_case> calculator_cases() {
-  auto node = [](std::string_view n, std::int64_t w, std::int64_t r, std::int64_t m, std::int64_t g = 0) {
-    return runtime_node{n, w, r, m, g, true, 0};
-  };
+  auto node = [](std::string_view n, std::int64_t w, std::int64_t r, std::int64_t m,
+                 std::int64_t g = 0) { return runtime_node{n, w, r, m, g, true, 0}; };
   std::vector<calculator_case> out;
-  out.push_back({"case1-no-guarantee", 100,
+  out.push_back({"case1-no-guarantee",
+                 100,
                  {node("node1", 40, 5, 10), node("node2", 60, 20, 15), node("node3", 50, 40, 20),
                   node("node4", 80, 70, 15)},
                  {5, 20, 35, 40}});
-  out.push_back({"case2-node4.sharedWeight=0", 100,
+  out.push_back({"case2-node4.sharedWeight=0",
+                 100,
                  {node("node1", 40, 5, 10), node("node2", 60, 20, 15), node("node3", 50, 40, 20),
                   node("node4", 0, 70, 15)},
                  {5, 20, 40, 15}});
-  out.push_back({"case3-node4.guarantee>min", 100,
+  out.push_back({"case3-node4.guarantee>min",
+                 100,
                  {node("node1", 40, 5, 10), node("node2", 60, 20, 15), node("node3", 50, 40, 20),
                   node("node4", 0, 70, 15, 45)},
                  {5, 20, 30, 45}});
@@ -75,10 +79,11 @@ std::vector<calculator_case> calculator_cases() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, RuntimeQuotaCalculatorIterationAdjustQuota, ::testing::ValuesIn(calculator_cases()),
-                         [](const auto& info) {
+INSTANTIATE_TEST_SUITE_P(Golden, RuntimeQuotaCalculatorIterationAdjustQuota,
+                         ::testing::ValuesIn(calculator_cases()), [](const auto& info) {
                            std::string n;
-                           for (char ch : info.param.name) n += std::isalnum(static_cast<unsigned char>(ch)) ? ch : 'X';
+                           for (char ch : info.param.name)
+                             n += std::isalnum(static_cast<unsigned char>(ch)) ? ch : 'X';
                            return n;
                          });
 
@@ -209,7 +214,8 @@ struct lent_step {
   std::int64_t root, child1, child2;
 };
 
-void run_lent_case(bool root_lent, bool child1_lent, bool child2_lent, const std::vector<lent_step>& steps) {
+void run_lent_case(bool root_lent, bool child1_lent, bool child2_lent,
+                   const std::vector<lent_step>& steps) {
   quota_tree t;
   t.set_cluster_total(res(100, 0));
   add_quota(t, "test-root", kRoot, 96, 0, 60, 0, root_lent, true);
@@ -274,7 +280,8 @@ TEST(GroupQuotaManager, UpdateDefaultQuotaGroup) {
   EXPECT_EQ(t.status(quota_names::default_quota)->runtime, res(100, 1000));
 }
 
-// TestGroupQuotaManager_MultiUpdateQuotaRequest2: request < min, min < request < max, max < request.
+// TestGroupQuotaManager_MultiUpdateQuotaRequest2: request < min, min < request < max, max <
+// request.
 TEST(GroupQuotaManager, MultiUpdateQuotaRequest2) {
   quota_tree t;
   t.set_cluster_total(res(96, 160 * GigaByte));
@@ -284,7 +291,8 @@ TEST(GroupQuotaManager, MultiUpdateQuotaRequest2) {
 
   add_request(t, "a-123", res(10, 30 * GigaByte));
   t.refresh();
-  for (const char* q : {"a-123", "test1-a", "test1"}) EXPECT_EQ(t.status(q)->runtime, res(10, 30 * GigaByte)) << q;
+  for (const char* q : {"a-123", "test1-a", "test1"})
+    EXPECT_EQ(t.status(q)->runtime, res(10, 30 * GigaByte)) << q;
 
   add_request(t, "a-123", res(15, 15 * GigaByte));
   t.refresh();
@@ -318,7 +326,8 @@ TEST(GroupQuotaManager, MultiUpdateQuotaRequestWithScaledMinQuota1) {
   EXPECT_EQ(t.status("b")->runtime, res2(66667, 200 * GigaByte / 3 + 1));
   EXPECT_EQ(t.status("c")->runtime, res2(66666, 200 * GigaByte / 3));  // loses the name tie
   EXPECT_EQ(t.status("p")->auto_scale_min, res(200, 200 * GigaByte));
-  for (const char* q : {"a", "b", "c"}) EXPECT_EQ(t.status(q)->auto_scale_min, res2(66666, 200 * GigaByte / 3)) << q;
+  for (const char* q : {"a", "b", "c"})
+    EXPECT_EQ(t.status(q)->auto_scale_min, res2(66666, 200 * GigaByte / 3)) << q;
 
   t.set_cluster_total(res(600, 600 * GigaByte));
   t.refresh();
@@ -343,7 +352,8 @@ TEST(GroupQuotaManager, MultiUpdateQuotaRequestWithScaledMinQuota2) {
   EXPECT_EQ(t.status("b")->runtime, res(0, 0));
   EXPECT_EQ(t.status("c")->runtime, res(100, 100 * GigaByte));
   EXPECT_EQ(t.status("p")->auto_scale_min, res(200, 200 * GigaByte));
-  for (const char* q : {"a", "b", "c"}) EXPECT_EQ(t.status(q)->auto_scale_min, res2(66666, 200 * GigaByte / 3)) << q;
+  for (const char* q : {"a", "b", "c"})
+    EXPECT_EQ(t.status(q)->auto_scale_min, res2(66666, 200 * GigaByte / 3)) << q;
 }
 
 // TestGroupQuotaManager_MultiUpdateQuotaRequest_WithScaledMinQuota3: scaling off, mins honoured.
@@ -435,14 +445,16 @@ TEST(GroupQuotaManager, UpdateClusterTotalResource) {
   t.refresh();
   EXPECT_EQ(t.tree_total(""), res(100, 540 * GigaByte));
 
-  quota_pod sys{"kube-system/a", "kube-system", std::string(quota_names::system_quota), res(10, 30 * GigaByte)};
+  quota_pod sys{"kube-system/a", "kube-system", std::string(quota_names::system_quota),
+                res(10, 30 * GigaByte)};
   sys.assigned = true;
   ASSERT_TRUE(t.upsert_pod(sys));
   t.refresh();
   EXPECT_EQ(t.status(quota_names::system_quota)->used, res(10, 30 * GigaByte));
   EXPECT_EQ(t.tree_total(""), res(90, 510 * GigaByte));
 
-  quota_pod sys2{"kube-system/b", "kube-system", std::string(quota_names::system_quota), res2(10'000, 30)};
+  quota_pod sys2{"kube-system/b", "kube-system", std::string(quota_names::system_quota),
+                 res2(10'000, 30)};
   sys2.assigned = true;
   ASSERT_TRUE(t.upsert_pod(sys2));
   t.refresh();

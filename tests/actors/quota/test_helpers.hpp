@@ -39,9 +39,9 @@ inline resource_list res2(std::int64_t cpu_milli, std::int64_t mem) {
 
 // group_quota_manager_test.go CreateQuota/AddQuotaToManager: max and min over cpu and memory,
 // shared weight = max.
-inline quota_spec make_quota(const std::string& name, const std::string& parent, std::int64_t max_cpu,
-                             std::int64_t max_mem, std::int64_t min_cpu, std::int64_t min_mem,
-                             bool allow_lent, bool is_parent) {
+inline quota_spec make_quota(const std::string& name, const std::string& parent,
+                             std::int64_t max_cpu, std::int64_t max_mem, std::int64_t min_cpu,
+                             std::int64_t min_mem, bool allow_lent, bool is_parent) {
   quota_spec s;
   s.name = name;
   s.parent = parent == std::string(quota_names::root_quota) ? std::string{} : parent;
@@ -56,10 +56,11 @@ inline quota_spec make_quota(const std::string& name, const std::string& parent,
   return s;
 }
 
-inline void add_quota(quota_tree& t, const std::string& name, const std::string& parent, std::int64_t max_cpu,
-                      std::int64_t max_mem, std::int64_t min_cpu, std::int64_t min_mem, bool allow_lent,
-                      bool is_parent) {
-  ASSERT_TRUE(t.upsert_quota(make_quota(name, parent, max_cpu, max_mem, min_cpu, min_mem, allow_lent, is_parent)));
+inline void add_quota(quota_tree& t, const std::string& name, const std::string& parent,
+                      std::int64_t max_cpu, std::int64_t max_mem, std::int64_t min_cpu,
+                      std::int64_t min_mem, bool allow_lent, bool is_parent) {
+  ASSERT_TRUE(t.upsert_quota(
+      make_quota(name, parent, max_cpu, max_mem, min_cpu, min_mem, allow_lent, is_parent)));
 }
 
 // updateGroupDeltaRequestNoLock: Colony books requests through pods, one pending pod per delta.

@@ -16,7 +16,9 @@ namespace {
 using namespace colony::quota::testing;
 const std::string kRoot{quota_names::root_quota};
 
-keyed_resources cpu_mem(std::int64_t cpu, std::int64_t mem) { return {res(cpu, mem), key::cpu | key::memory}; }
+keyed_resources cpu_mem(std::int64_t cpu, std::int64_t mem) {
+  return {res(cpu, mem), key::cpu | key::memory};
+}
 keyed_resources cpu_only(std::int64_t cpu) { return {res(cpu, 0), key::cpu}; }
 keyed_resources mem_only(std::int64_t mem) { return {res(0, mem), key::memory}; }
 
@@ -25,27 +27,53 @@ struct make_quota_t {
   std::string name;
   string_map labels, annotations;
   keyed_resources min, max, used;
-  make_quota_t& Max(keyed_resources r) { max = r; return *this; }
-  make_quota_t& Min(keyed_resources r) { min = r; return *this; }
-  make_quota_t& Used(keyed_resources r) { used = r; return *this; }
-  make_quota_t& ParentName(const std::string& p) { labels[std::string(names::label_quota_parent)] = p; return *this; }
-  make_quota_t& IsParent(bool b) { labels[std::string(names::label_quota_is_parent)] = b ? "true" : "false"; return *this; }
-  make_quota_t& TreeID(const std::string& t) { labels[std::string(names::label_quota_tree_id)] = t; return *this; }
-  make_quota_t& SharedWeight(keyed_resources r) {
-    annotations[std::string(names::annotation_shared_weight)] = resource_list_to_json(r.values, r.keys);
+  make_quota_t& Max(keyed_resources r) {
+    max = r;
     return *this;
   }
-  make_quota_t& Annotation(std::string_view k, std::string v) { annotations[std::string(k)] = std::move(v); return *this; }
-  [[nodiscard]] quota_spec Obj() const { return decode_quota(name, "", labels, annotations, min, max, used); }
+  make_quota_t& Min(keyed_resources r) {
+    min = r;
+    return *this;
+  }
+  make_quota_t& Used(keyed_resources r) {
+    used = r;
+    return *this;
+  }
+  make_quota_t& ParentName(const std::string& p) {
+    labels[std::string(names::label_quota_parent)] = p;
+    return *this;
+  }
+  make_quota_t& IsParent(bool b) {
+    labels[std::string(names::label_quota_is_parent)] = b ? "true" : "false";
+    return *this;
+  }
+  make_quota_t& TreeID(const std::string& t) {
+    labels[std::string(names::label_quota_tree_id)] = t;
+    return *this;
+  }
+  make_quota_t& SharedWeight(keyed_resources r) {
+    annotations[std::string(names::annotation_shared_weight)] =
+        resource_list_to_json(r.values, r.keys);
+    return *this;
+  }
+  make_quota_t& Annotation(std::string_view k, std::string v) {
+    annotations[std::string(k)] = std::move(v);
+    return *this;
+  }
+  [[nodiscard]] quota_spec Obj() const {
+    return decode_quota(name, "", labels, annotations, min, max, used);
+  }
 };
-make_quota_t MakeQuota(std::string name) { return make_quota_t{std::move(name), {}, {}, {}, {}, {}}; }
+make_quota_t MakeQuota(std::string name) {
+  return make_quota_t{std::move(name), {}, {}, {}, {}, {}};
+}
 
 const std::string kStrict{quota_names::annotation_max_strict_check_resource_keys};
 
 struct item_case {
   std::string name;  // TestQuotaTopology_basicItemCheck sub-case
   quota_spec quota;
-  std::string err;   // "" = admitted
+  std::string err;  // "" = admitted
   friend void PrintTo(const item_case& c, std::ostream* os) { *os << c.name; }
 };
 
@@ -71,25 +99,49 @@ INSTANTIATE_TEST_SUITE_P(
         item_case{"admit", MakeQuota("temp").Max(cpu_mem(120, 1048576)).Obj(), ""},
         item_case{"maxLessThanZero", MakeQuota("temp").Max(cpu_mem(-1, 1048576)).Obj(),
                   "temp quota.Spec.Max's value < 0, in dimensions :[cpu]"},
-        item_case{"minLessThanZero", MakeQuota("temp").Min(cpu_mem(-1, 1048576)).Max(cpu_mem(1, 1048576)).Obj(),
+        item_case{"minLessThanZero",
+                  MakeQuota("temp").Min(cpu_mem(-1, 1048576)).Max(cpu_mem(1, 1048576)).Obj(),
                   "temp quota.Spec.Min's value < 0, in dimensions :[cpu]"},
-        item_case{"minDimensionLargerThanMax", MakeQuota("temp").Min(cpu_mem(1, 1048576)).Max(cpu_only(10)).Obj(),
-                  "resourceKey memory of quota temp is included in min, which is not included in max"},
+        item_case{
+            "minDimensionLargerThanMax",
+            MakeQuota("temp").Min(cpu_mem(1, 1048576)).Max(cpu_only(10)).Obj(),
+            "resourceKey memory of quota temp is included in min, which is not included in max"},
         item_case{"minGreaterThanMax", MakeQuota("temp").Min(cpu_only(12)).Max(cpu_only(10)).Obj(),
                   "resourceKey cpu of quota temp min 12 > max 10"},
-        item_case{"annotationSharedWeightLessThanZero",
-                  MakeQuota("temp").SharedWeight(cpu_mem(-1, 1048576)).Max(cpu_mem(0, 1048576)).Obj(),
-                  "temp quota.Annotation[quota.scheduling.koordinator.sh/shared-weight]'s value < 0, in dimension :[cpu]"},
+        item_case{
+            "annotationSharedWeightLessThanZero",
+            MakeQuota("temp").SharedWeight(cpu_mem(-1, 1048576)).Max(cpu_mem(0, 1048576)).Obj(),
+            "temp quota.Annotation[quota.scheduling.koordinator.sh/shared-weight]'s value < 0, in "
+            "dimension :[cpu]"},
         item_case{"annotationCheckMaxGreaterEqualUsed",
-                  MakeQuota("temp").Annotation(kStrict, R"(["cpu","memory"])").Max(cpu_mem(0, 1048576)).Used(cpu_mem(0, 10485760)).Obj(),
+                  MakeQuota("temp")
+                      .Annotation(kStrict, R"(["cpu","memory"])")
+                      .Max(cpu_mem(0, 1048576))
+                      .Used(cpu_mem(0, 10485760))
+                      .Obj(),
                   "resourceKey memory of quota temp max 1048576 < used 10485760"},
         item_case{"annotationCheckIgnoreOtherResources",
-                  MakeQuota("temp").Annotation(kStrict, R"(["cpu"])").Max(cpu_mem(0, 1048576)).Used(cpu_mem(0, 10485760)).Obj(), ""},
+                  MakeQuota("temp")
+                      .Annotation(kStrict, R"(["cpu"])")
+                      .Max(cpu_mem(0, 1048576))
+                      .Used(cpu_mem(0, 10485760))
+                      .Obj(),
+                  ""},
         item_case{"annotationCheckIgnoreEmptyUsed",
-                  MakeQuota("temp").Annotation(kStrict, R"(["cpu","memory"])").Max(cpu_mem(0, 1048576)).Used(cpu_only(0)).Obj(), ""},
+                  MakeQuota("temp")
+                      .Annotation(kStrict, R"(["cpu","memory"])")
+                      .Max(cpu_mem(0, 1048576))
+                      .Used(cpu_only(0))
+                      .Obj(),
+                  ""},
         item_case{"annotationCheckEmptyMax",
-                  MakeQuota("temp").Annotation(kStrict, R"(["cpu","memory"])").Max(cpu_only(0)).Used(cpu_mem(0, 10485760)).Obj(),
-                  "resourceKey memory of quota temp is included in used, which is not included in max but should check max >= used"}),
+                  MakeQuota("temp")
+                      .Annotation(kStrict, R"(["cpu","memory"])")
+                      .Max(cpu_only(0))
+                      .Used(cpu_mem(0, 10485760))
+                      .Obj(),
+                  "resourceKey memory of quota temp is included in used, which is not included in "
+                  "max but should check max >= used"}),
     [](const auto& info) { return info.param.name; });
 
 struct fill_step {
@@ -110,7 +162,8 @@ TEST_P(QuotaTopologyFillQuotaDefaultInformation, Labels) {
   for (auto& s : c.steps) {
     ASSERT_TRUE(qt.fill_quota_default_information(s.quota)) << c.name;
     EXPECT_EQ(s.quota.labels[std::string(names::label_quota_parent)], s.parent) << c.name;
-    EXPECT_EQ(s.quota.annotations[std::string(names::annotation_shared_weight)], s.shared_weight) << c.name;
+    EXPECT_EQ(s.quota.annotations[std::string(names::annotation_shared_weight)], s.shared_weight)
+        << c.name;
     EXPECT_EQ(s.quota.labels[std::string(names::label_quota_tree_id)], s.tree_id) << c.name;
     EXPECT_EQ(s.quota.tree_id, s.tree_id) << c.name;
     qt.on_quota_add(s.quota);
@@ -123,23 +176,41 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         fill_case{"parentQuotaWithoutTreeID",
                   {{MakeQuota("temp2").Max(cpu_mem(120, 1048576)).Obj(), kRoot, kSw120, ""},
-                   {MakeQuota("temp2-bu1").ParentName("temp2").Max(cpu_mem(120, 1048576)).Obj(), "temp2", kSw120, ""}}},
+                   {MakeQuota("temp2-bu1").ParentName("temp2").Max(cpu_mem(120, 1048576)).Obj(),
+                    "temp2", kSw120, ""}}},
         fill_case{"parentQuotaWithTreeID",
-                  {{MakeQuota("temp2").Max(cpu_mem(120, 1048576)).TreeID("tree-1").Obj(), kRoot, kSw120, "tree-1"},
-                   {MakeQuota("temp2-bu1").ParentName("temp2").Max(cpu_mem(120, 1048576)).Obj(), "temp2", kSw120,
-                    "tree-1"}}},
+                  {{MakeQuota("temp2").Max(cpu_mem(120, 1048576)).TreeID("tree-1").Obj(), kRoot,
+                    kSw120, "tree-1"},
+                   {MakeQuota("temp2-bu1").ParentName("temp2").Max(cpu_mem(120, 1048576)).Obj(),
+                    "temp2", kSw120, "tree-1"}}},
         fill_case{"sharedWeightKeysEqualMaxKeys",
-                  {{MakeQuota("temp2").SharedWeight(cpu_mem(0, 0)).Max(cpu_mem(120, 1048576)).TreeID("tree-1").Obj(),
+                  {{MakeQuota("temp2")
+                        .SharedWeight(cpu_mem(0, 0))
+                        .Max(cpu_mem(120, 1048576))
+                        .TreeID("tree-1")
+                        .Obj(),
                     kRoot, R"({"cpu":"0","memory":"0"})", "tree-1"}}},
         fill_case{"sharedWeightKeysMoreThanMaxKeys",
-                  {{MakeQuota("temp2").SharedWeight(cpu_mem(0, 0)).Max(mem_only(1048576)).TreeID("tree-1").Obj(), kRoot,
-                    R"({"memory":"0"})", "tree-1"}}},
+                  {{MakeQuota("temp2")
+                        .SharedWeight(cpu_mem(0, 0))
+                        .Max(mem_only(1048576))
+                        .TreeID("tree-1")
+                        .Obj(),
+                    kRoot, R"({"memory":"0"})", "tree-1"}}},
         fill_case{"sharedWeightKeysFewerThanMaxKeys",
-                  {{MakeQuota("temp2").SharedWeight(cpu_only(0)).Max(cpu_mem(120, 1048576)).TreeID("tree-1").Obj(),
+                  {{MakeQuota("temp2")
+                        .SharedWeight(cpu_only(0))
+                        .Max(cpu_mem(120, 1048576))
+                        .TreeID("tree-1")
+                        .Obj(),
                     kRoot, R"({"cpu":"0","memory":"1048576"})", "tree-1"}}},
         fill_case{"sharedWeightKeysDifferFromMaxKeys",
-                  {{MakeQuota("temp2").SharedWeight(cpu_only(0)).Max(mem_only(1048576)).TreeID("tree-1").Obj(), kRoot,
-                    R"({"memory":"1048576"})", "tree-1"}}}),
+                  {{MakeQuota("temp2")
+                        .SharedWeight(cpu_only(0))
+                        .Max(mem_only(1048576))
+                        .TreeID("tree-1")
+                        .Obj(),
+                    kRoot, R"({"memory":"1048576"})", "tree-1"}}}),
     [](const auto& info) { return info.param.name; });
 
 TEST(QuotaTopology, FillQuotaDefaultInformationUnknownParent) {
@@ -160,7 +231,8 @@ struct key_case {
   friend void PrintTo(const key_case& c, std::ostream* os) { *os << c.name; }
 };
 
-class QuotaTopologyCheckSubAndParentGroupMaxQuotaKeySame : public ::testing::TestWithParam<key_case> {};
+class QuotaTopologyCheckSubAndParentGroupMaxQuotaKeySame
+    : public ::testing::TestWithParam<key_case> {};
 
 TEST_P(QuotaTopologyCheckSubAndParentGroupMaxQuotaKeySame, Error) {
   const auto& c = GetParam();
@@ -177,48 +249,76 @@ TEST_P(QuotaTopologyCheckSubAndParentGroupMaxQuotaKeySame, Error) {
 INSTANTIATE_TEST_SUITE_P(
     Golden, QuotaTopologyCheckSubAndParentGroupMaxQuotaKeySame,
     ::testing::Values(
-        key_case{"noTree", std::nullopt, MakeQuota("temp").Max(cpu_mem(120, 1048576)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_mem(120, 1048576)).IsParent(false).Obj(), false, false},
-        key_case{"parentIsRoot", std::nullopt,
-                 MakeQuota("temp-bu1").ParentName(kRoot).Max(cpu_mem(120, 1048576)).IsParent(false).Obj(), std::nullopt,
+        key_case{"noTree", std::nullopt,
+                 MakeQuota("temp").Max(cpu_mem(120, 1048576)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1")
+                     .ParentName("temp")
+                     .Max(cpu_mem(120, 1048576))
+                     .IsParent(false)
+                     .Obj(),
                  false, false},
+        key_case{"parentIsRoot", std::nullopt,
+                 MakeQuota("temp-bu1")
+                     .ParentName(kRoot)
+                     .Max(cpu_mem(120, 1048576))
+                     .IsParent(false)
+                     .Obj(),
+                 std::nullopt, false, false},
         key_case{"childMaxDifferentButIncludedNoUpdate", std::nullopt,
                  MakeQuota("temp").Max(cpu_mem(10, 120)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(), false, true},
-        key_case{"childMaxSameNoUpdate", std::nullopt, MakeQuota("temp").Max(cpu_only(10)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(), false, false},
+                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(),
+                 false, true},
+        key_case{"childMaxSameNoUpdate", std::nullopt,
+                 MakeQuota("temp").Max(cpu_only(10)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(),
+                 false, false},
         key_case{"childMaxDifferentButIncludedUpdate", std::nullopt,
                  MakeQuota("temp").Max(cpu_mem(10, 120)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(), true, false},
-        key_case{"childMaxNotIncludedUpdate", std::nullopt, MakeQuota("temp").Max(mem_only(120)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(), true, true},
-        key_case{"maxDifferentFromParentNoUpdate", MakeQuota("temp").Max(cpu_mem(10, 120)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(), std::nullopt, false,
-                 true},
-        key_case{"maxSameAsParentNoUpdate", MakeQuota("temp").Max(cpu_only(10)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(), std::nullopt, false,
-                 false},
-        key_case{"maxIncludedInParentUpdate", MakeQuota("temp").Max(cpu_mem(10, 120)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(), std::nullopt, true,
-                 false},
-        key_case{"maxNotIncludedInParentUpdate", MakeQuota("temp").Max(mem_only(120)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(), std::nullopt, true,
-                 true},
-        key_case{"minIncludedNoUpdate", MakeQuota("temp").Min(cpu_mem(10, 120)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Min(cpu_only(120)).IsParent(false).Obj(), std::nullopt, false,
-                 false},
-        key_case{"minNotIncludedNoUpdate", MakeQuota("temp").Min(cpu_only(10)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Min(cpu_mem(120, 120)).IsParent(false).Obj(), std::nullopt,
-                 false, true},
-        key_case{"minIncludedUpdate", MakeQuota("temp").Min(cpu_mem(10, 120)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Min(cpu_only(120)).IsParent(false).Obj(), std::nullopt, true,
-                 false},
-        key_case{"minNotIncludedUpdate", MakeQuota("temp").Min(cpu_only(10)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Min(cpu_mem(120, 120)).IsParent(false).Obj(), std::nullopt,
+                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(),
+                 true, false},
+        key_case{"childMaxNotIncludedUpdate", std::nullopt,
+                 MakeQuota("temp").Max(mem_only(120)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(),
                  true, true},
-        key_case{"bug", std::nullopt, MakeQuota("temp").Max(cpu_mem(120, 1048576)).IsParent(true).Obj(),
-                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_mem(120, 1048576)).IsParent(false).Obj(), false, true,
-                 true}),
+        key_case{"maxDifferentFromParentNoUpdate",
+                 MakeQuota("temp").Max(cpu_mem(10, 120)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(),
+                 std::nullopt, false, true},
+        key_case{"maxSameAsParentNoUpdate",
+                 MakeQuota("temp").Max(cpu_only(10)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(),
+                 std::nullopt, false, false},
+        key_case{"maxIncludedInParentUpdate",
+                 MakeQuota("temp").Max(cpu_mem(10, 120)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(),
+                 std::nullopt, true, false},
+        key_case{"maxNotIncludedInParentUpdate",
+                 MakeQuota("temp").Max(mem_only(120)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1").ParentName("temp").Max(cpu_only(120)).IsParent(false).Obj(),
+                 std::nullopt, true, true},
+        key_case{"minIncludedNoUpdate",
+                 MakeQuota("temp").Min(cpu_mem(10, 120)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1").ParentName("temp").Min(cpu_only(120)).IsParent(false).Obj(),
+                 std::nullopt, false, false},
+        key_case{
+            "minNotIncludedNoUpdate", MakeQuota("temp").Min(cpu_only(10)).IsParent(true).Obj(),
+            MakeQuota("temp-bu1").ParentName("temp").Min(cpu_mem(120, 120)).IsParent(false).Obj(),
+            std::nullopt, false, true},
+        key_case{"minIncludedUpdate", MakeQuota("temp").Min(cpu_mem(10, 120)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1").ParentName("temp").Min(cpu_only(120)).IsParent(false).Obj(),
+                 std::nullopt, true, false},
+        key_case{
+            "minNotIncludedUpdate", MakeQuota("temp").Min(cpu_only(10)).IsParent(true).Obj(),
+            MakeQuota("temp-bu1").ParentName("temp").Min(cpu_mem(120, 120)).IsParent(false).Obj(),
+            std::nullopt, true, true},
+        key_case{"bug", std::nullopt,
+                 MakeQuota("temp").Max(cpu_mem(120, 1048576)).IsParent(true).Obj(),
+                 MakeQuota("temp-bu1")
+                     .ParentName("temp")
+                     .Max(cpu_mem(120, 1048576))
+                     .IsParent(false)
+                     .Obj(),
+                 false, true, true}),
     [](const auto& info) { return info.param.name; });
 
 struct tree_case {
@@ -232,23 +332,36 @@ class QuotaTopologyCheckTreeID : public ::testing::TestWithParam<tree_case> {};
 
 TEST_P(QuotaTopologyCheckTreeID, Error) {
   const auto& c = GetParam();
-  auto with_tree = [](make_quota_t q, const std::string& t) { return t.empty() ? q.Obj() : q.TreeID(t).Obj(); };
+  auto with_tree = [](make_quota_t q, const std::string& t) {
+    return t.empty() ? q.Obj() : q.TreeID(t).Obj();
+  };
   quota_topology qt;
-  qt.on_quota_add(with_tree(MakeQuota("parent").Max(cpu_mem(10, 20)).Min(cpu_mem(10, 20)).IsParent(true), c.parent_tree));
-  auto q = with_tree(MakeQuota("temp").ParentName("parent").Max(cpu_mem(10, 20)).Min(cpu_mem(10, 20)).IsParent(true), c.tree);
+  qt.on_quota_add(with_tree(
+      MakeQuota("parent").Max(cpu_mem(10, 20)).Min(cpu_mem(10, 20)).IsParent(true), c.parent_tree));
+  auto q = with_tree(MakeQuota("temp")
+                         .ParentName("parent")
+                         .Max(cpu_mem(10, 20))
+                         .Min(cpu_mem(10, 20))
+                         .IsParent(true),
+                     c.tree);
   qt.on_quota_add(q);
-  qt.on_quota_add(with_tree(MakeQuota("child").ParentName("temp").Max(cpu_mem(10, 20)).Min(cpu_mem(10, 20)).IsParent(false),
+  qt.on_quota_add(with_tree(MakeQuota("child")
+                                .ParentName("temp")
+                                .Max(cpu_mem(10, 20))
+                                .Min(cpu_mem(10, 20))
+                                .IsParent(false),
                             c.child_tree));
   EXPECT_EQ(!qt.check_tree_id(nullptr, q), c.want_error) << c.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, QuotaTopologyCheckTreeID,
-                         ::testing::Values(tree_case{"satisfyNoTreeID", "", "", "", false},
-                                           tree_case{"satisfyWithTreeID", "tree-1", "tree-1", "tree-1", false},
-                                           tree_case{"parentNoTreeID", "", "tree-1", "tree-1", true},
-                                           tree_case{"selfNoTreeID", "tree-1", "", "tree-1", true},
-                                           tree_case{"childNoTreeID", "tree-1", "tree-1", "", true}),
-                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(
+    Golden, QuotaTopologyCheckTreeID,
+    ::testing::Values(tree_case{"satisfyNoTreeID", "", "", "", false},
+                      tree_case{"satisfyWithTreeID", "tree-1", "tree-1", "tree-1", false},
+                      tree_case{"parentNoTreeID", "", "tree-1", "tree-1", true},
+                      tree_case{"selfNoTreeID", "tree-1", "", "tree-1", true},
+                      tree_case{"childNoTreeID", "tree-1", "tree-1", "", true}),
+    [](const auto& info) { return info.param.name; });
 
 struct min_case {
   std::string name;  // TestQuotaTopology_checkMinQuotaSum sub-case
@@ -272,38 +385,88 @@ TEST_P(QuotaTopologyCheckMinQuotaSum, Error) {
   EXPECT_EQ(!qt.check_min_quota_validate(c.quota), c.want_error) << c.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Golden, QuotaTopologyCheckMinQuotaSum,
-    ::testing::Values(
-        min_case{"quotaInfoNotSatisfy", std::nullopt,
-                 MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(10, 51200)).IsParent(true).Obj(),
-                 MakeQuota("sub-1").ParentName("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(16, 12800)).IsParent(false).Obj(),
-                 true},
-        min_case{"parentQuotaInfoNotSatisfy",
-                 MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(10, 51200)).IsParent(true).Obj(),
-                 MakeQuota("sub-1").ParentName("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(16, 12800)).IsParent(false).Obj(),
-                 std::nullopt, true},
-        min_case{"childQuotaInfoNotSatisfy", std::nullopt,
-                 MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(16, 12800)).IsParent(false).Obj(),
-                 MakeQuota("sub-1").ParentName("temp").Max(cpu_mem(120, 12800)).Min(cpu_mem(16, 12801)).IsParent(false).Obj(),
-                 true},
-        min_case{"satisfy", std::nullopt,
-                 MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(19, 51200)).IsParent(true).Obj(),
-                 MakeQuota("sub-1").ParentName("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(16, 12800)).IsParent(false).Obj(),
-                 false},
-        min_case{"bug", std::nullopt,
-                 MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(19, 51200)).IsParent(true).Obj(),
-                 MakeQuota("sub-1").ParentName("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(16, 12800)).IsParent(false).Obj(),
-                 true, true},
-        min_case{"parentNoResource", MakeQuota("temp-no-min").IsParent(true).Obj(),
-                 MakeQuota("sub-1").ParentName("temp-no-min").Max(cpu_mem(120, 1048576)).Min(cpu_mem(19, 51200)).IsParent(false).Obj(),
-                 std::nullopt, true}),
-    [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Golden, QuotaTopologyCheckMinQuotaSum,
+                         ::testing::Values(min_case{"quotaInfoNotSatisfy", std::nullopt,
+                                                    MakeQuota("temp")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(10, 51200))
+                                                        .IsParent(true)
+                                                        .Obj(),
+                                                    MakeQuota("sub-1")
+                                                        .ParentName("temp")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(16, 12800))
+                                                        .IsParent(false)
+                                                        .Obj(),
+                                                    true},
+                                           min_case{"parentQuotaInfoNotSatisfy",
+                                                    MakeQuota("temp")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(10, 51200))
+                                                        .IsParent(true)
+                                                        .Obj(),
+                                                    MakeQuota("sub-1")
+                                                        .ParentName("temp")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(16, 12800))
+                                                        .IsParent(false)
+                                                        .Obj(),
+                                                    std::nullopt, true},
+                                           min_case{"childQuotaInfoNotSatisfy", std::nullopt,
+                                                    MakeQuota("temp")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(16, 12800))
+                                                        .IsParent(false)
+                                                        .Obj(),
+                                                    MakeQuota("sub-1")
+                                                        .ParentName("temp")
+                                                        .Max(cpu_mem(120, 12800))
+                                                        .Min(cpu_mem(16, 12801))
+                                                        .IsParent(false)
+                                                        .Obj(),
+                                                    true},
+                                           min_case{"satisfy", std::nullopt,
+                                                    MakeQuota("temp")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(19, 51200))
+                                                        .IsParent(true)
+                                                        .Obj(),
+                                                    MakeQuota("sub-1")
+                                                        .ParentName("temp")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(16, 12800))
+                                                        .IsParent(false)
+                                                        .Obj(),
+                                                    false},
+                                           min_case{"bug", std::nullopt,
+                                                    MakeQuota("temp")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(19, 51200))
+                                                        .IsParent(true)
+                                                        .Obj(),
+                                                    MakeQuota("sub-1")
+                                                        .ParentName("temp")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(16, 12800))
+                                                        .IsParent(false)
+                                                        .Obj(),
+                                                    true, true},
+                                           min_case{"parentNoResource",
+                                                    MakeQuota("temp-no-min").IsParent(true).Obj(),
+                                                    MakeQuota("sub-1")
+                                                        .ParentName("temp-no-min")
+                                                        .Max(cpu_mem(120, 1048576))
+                                                        .Min(cpu_mem(19, 51200))
+                                                        .IsParent(false)
+                                                        .Obj(),
+                                                    std::nullopt, true}),
+                         [](const auto& info) { return info.param.name; });
 
 // TestQuotaTopology_checkParentQuotaInfoExist.
 TEST(QuotaTopology, CheckParentQuotaInfoExist) {
   quota_topology qt;
-  qt.on_quota_add(MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(false).Obj());
+  qt.on_quota_add(
+      MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(false).Obj());
   EXPECT_EQ(qt.check_parent_quota_info("", "temp").error().message,
             " has parentName temp but the parentQuotaInfo's IsParent is false");
   qt.erase_hierarchy_info("temp");
@@ -322,25 +485,52 @@ quota_spec filled(const quota_topology& qt, quota_spec q) {
 // TestQuotaTopology_ValidAddQuota.
 TEST(QuotaTopology, ValidAddQuota) {
   quota_topology qt;
-  auto quota = filled(qt, MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
+  auto quota = filled(
+      qt,
+      MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
   ASSERT_TRUE(qt.valid_add_quota(quota));
   EXPECT_EQ(quota.labels[std::string(names::label_quota_parent)], kRoot);
   EXPECT_EQ(quota.annotations[std::string(names::annotation_shared_weight)], kSw120);
   EXPECT_EQ(qt.valid_add_quota(quota).error().code, errc::already_exists);
-  auto sub1 = filled(qt, MakeQuota("sub-1").ParentName("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(16, 12800)).IsParent(false).Obj());
+  auto sub1 = filled(qt, MakeQuota("sub-1")
+                             .ParentName("temp")
+                             .Max(cpu_mem(120, 1048576))
+                             .Min(cpu_mem(16, 12800))
+                             .IsParent(false)
+                             .Obj());
   EXPECT_TRUE(qt.valid_add_quota(sub1));
-  auto sub2 = filled(qt, MakeQuota("sub-2").ParentName("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(16, 12800)).IsParent(false).Obj());
+  auto sub2 = filled(qt, MakeQuota("sub-2")
+                             .ParentName("temp")
+                             .Max(cpu_mem(120, 1048576))
+                             .Min(cpu_mem(16, 12800))
+                             .IsParent(false)
+                             .Obj());
   EXPECT_TRUE(qt.valid_add_quota(sub2));
-  auto quota2 = filled(qt, MakeQuota("temp2").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).TreeID("tree-1").Obj());
+  auto quota2 = filled(qt, MakeQuota("temp2")
+                               .Max(cpu_mem(120, 1048576))
+                               .Min(cpu_mem(64, 51200))
+                               .IsParent(true)
+                               .TreeID("tree-1")
+                               .Obj());
   EXPECT_TRUE(qt.valid_add_quota(quota2));
   // Child without the parent's tree id (not filled): refused.
-  auto sub3 = MakeQuota("sub-3").ParentName("temp2").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj();
+  auto sub3 = MakeQuota("sub-3")
+                  .ParentName("temp2")
+                  .Max(cpu_mem(120, 1048576))
+                  .Min(cpu_mem(64, 51200))
+                  .IsParent(true)
+                  .Obj();
   EXPECT_FALSE(qt.valid_add_quota(sub3));
   // A third child whose min overflows the parent's.
-  auto sub4 = filled(qt, MakeQuota("sub-4").ParentName("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(40, 12800)).Obj());
+  auto sub4 = filled(qt, MakeQuota("sub-4")
+                             .ParentName("temp")
+                             .Max(cpu_mem(120, 1048576))
+                             .Min(cpu_mem(40, 12800))
+                             .Obj());
   auto r = qt.valid_add_quota(sub4);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: temp");
+  EXPECT_EQ(r.error().message,
+            "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: temp");
   EXPECT_EQ(r.error().where, "spec.min");
   // allow-force-update skips the min-sum check.
   auto forced = sub4;
@@ -348,15 +538,25 @@ TEST(QuotaTopology, ValidAddQuota) {
   EXPECT_TRUE(qt.valid_add_quota(forced));
 }
 
-// TestQuotaTopology_ValidUpdateQuota (the parts that need no pod lister: bound pods are an argument).
+// TestQuotaTopology_ValidUpdateQuota (the parts that need no pod lister: bound pods are an
+// argument).
 TEST(QuotaTopology, ValidUpdateQuota) {
   quota_topology qt;
-  auto quota = filled(qt, MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
+  auto quota = filled(
+      qt,
+      MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
   ASSERT_TRUE(qt.valid_add_quota(quota));
   EXPECT_TRUE(qt.valid_update_quota(quota, quota, false));
-  auto quota1 = filled(qt, MakeQuota("temp2").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
+  auto quota1 = filled(
+      qt,
+      MakeQuota("temp2").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
   ASSERT_TRUE(qt.valid_add_quota(quota1));
-  auto sub1 = filled(qt, MakeQuota("sub-1").ParentName("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(60, 12800)).IsParent(false).Obj());
+  auto sub1 = filled(qt, MakeQuota("sub-1")
+                             .ParentName("temp")
+                             .Max(cpu_mem(120, 1048576))
+                             .Min(cpu_mem(60, 12800))
+                             .IsParent(false)
+                             .Obj());
   ASSERT_TRUE(qt.valid_add_quota(sub1));
 
   auto moved = sub1;
@@ -371,10 +571,12 @@ TEST(QuotaTopology, ValidUpdateQuota) {
 
   auto unknown = too_big;
   unknown.name = "tmp";
-  EXPECT_EQ(qt.valid_update_quota(moved, unknown, false).error().message, "UpdateQuota quota not exist in quotaInfoMap:tmp");
+  EXPECT_EQ(qt.valid_update_quota(moved, unknown, false).error().message,
+            "UpdateQuota quota not exist in quotaInfoMap:tmp");
   auto root = too_big;
   root.name = kRoot;
-  EXPECT_EQ(qt.valid_update_quota(quota, root, false).error().message, "invalid quota koordinator-root-quota");
+  EXPECT_EQ(qt.valid_update_quota(quota, root, false).error().message,
+            "invalid quota koordinator-root-quota");
 
   auto no_parent1 = quota1;
   no_parent1.is_parent = false;
@@ -388,7 +590,8 @@ TEST(QuotaTopology, ValidUpdateQuota) {
 
   auto with_tree = moved;
   with_tree.tree_id = "tree-1";
-  EXPECT_EQ(qt.valid_update_quota(moved, with_tree, false).error().message, "sub-1 tree id changed [] vs [tree-1]");
+  EXPECT_EQ(qt.valid_update_quota(moved, with_tree, false).error().message,
+            "sub-1 tree id changed [] vs [tree-1]");
 }
 
 // TestQuotaTopology_AnnotationNamespaces.
@@ -407,7 +610,8 @@ TEST(QuotaTopology, AnnotationNamespaces) {
   ASSERT_TRUE(qt.valid_add_quota(temp5));
   auto temp5b = MakeQuota("temp5").Annotation(ns_key, R"(["test2"])").Obj();
   EXPECT_EQ(qt.valid_update_quota(temp5, temp5b, false).error().message,
-            "UpdadteQuota, quota temp5 update namespaces, but namespace test2 is already bound to quota temp");
+            "UpdadteQuota, quota temp5 update namespaces, but namespace test2 is already bound to "
+            "quota temp");
   EXPECT_TRUE(qt.valid_delete_quota(updated, 0));
   EXPECT_TRUE(qt.valid_add_quota(MakeQuota("temp6").Annotation(ns_key, R"(["test2"])").Obj()));
 }
@@ -415,22 +619,35 @@ TEST(QuotaTopology, AnnotationNamespaces) {
 // TestQuotaTopology_ValidDeleteQuota.
 TEST(QuotaTopology, ValidDeleteQuota) {
   quota_topology qt;
-  auto quota = filled(qt, MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
+  auto quota = filled(
+      qt,
+      MakeQuota("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
   ASSERT_TRUE(qt.valid_add_quota(quota));
-  auto quota1 = filled(qt, MakeQuota("temp2").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
+  auto quota1 = filled(
+      qt,
+      MakeQuota("temp2").Max(cpu_mem(120, 1048576)).Min(cpu_mem(64, 51200)).IsParent(true).Obj());
   ASSERT_TRUE(qt.valid_add_quota(quota1));
-  auto sub1 = filled(qt, MakeQuota("sub-1").ParentName("temp").Max(cpu_mem(120, 1048576)).Min(cpu_mem(60, 12800)).IsParent(false).Obj());
+  auto sub1 = filled(qt, MakeQuota("sub-1")
+                             .ParentName("temp")
+                             .Max(cpu_mem(120, 1048576))
+                             .Min(cpu_mem(60, 12800))
+                             .IsParent(false)
+                             .Obj());
   ASSERT_TRUE(qt.valid_add_quota(sub1));
-  EXPECT_EQ(qt.valid_delete_quota(quota, 0).error().message, "delete quota failed, quota temp has 1 child quotas");
+  EXPECT_EQ(qt.valid_delete_quota(quota, 0).error().message,
+            "delete quota failed, quota temp has 1 child quotas");
   EXPECT_TRUE(qt.valid_delete_quota(quota1, 0));
-  EXPECT_EQ(qt.valid_delete_quota(sub1, 1).error().message, "delete quota failed, quota sub-1 has 1 child pods");
+  EXPECT_EQ(qt.valid_delete_quota(sub1, 1).error().message,
+            "delete quota failed, quota sub-1 has 1 child pods");
   EXPECT_TRUE(qt.valid_delete_quota(sub1, 0));
   EXPECT_TRUE(qt.valid_delete_quota(quota, 0));
   EXPECT_EQ(qt.find("temp"), nullptr);
-  for (auto name : {quota_names::system_quota, quota_names::root_quota, quota_names::default_quota}) {
+  for (auto name :
+       {quota_names::system_quota, quota_names::root_quota, quota_names::default_quota}) {
     EXPECT_FALSE(qt.valid_delete_quota(MakeQuota(std::string(name)).Obj(), 0)) << name;
   }
-  EXPECT_EQ(qt.valid_delete_quota(MakeQuota("notFound").Max(cpu_only(1)).Obj(), 0).error().code, errc::not_found);
+  EXPECT_EQ(qt.valid_delete_quota(MakeQuota("notFound").Max(cpu_only(1)).Obj(), 0).error().code,
+            errc::not_found);
 }
 
 TEST(QuotaTopology, ValidatePod) {
@@ -445,7 +662,8 @@ TEST(QuotaTopology, ValidatePod) {
   EXPECT_FALSE(qt.validate_pod("leaf", nullptr, &f));
 }
 
-// ---- ElasticQuotaProfile (profile_controller.go) ---------------------------------------------------
+// ---- ElasticQuotaProfile (profile_controller.go)
+// ---------------------------------------------------
 
 TEST(QuotaProfileReconciler, RootQuotaFromProfile) {
   elastic_quota_profile p;
@@ -494,7 +712,8 @@ TEST(QuotaProfileReconciler, RootQuotaFromProfile) {
   EXPECT_FALSE(reconcile_quota_profile(p, nodes));
 }
 
-// ---- YAML ------------------------------------------------------------------------------------------
+// ---- YAML
+// ------------------------------------------------------------------------------------------
 
 TEST(ElasticQuotaYaml, LoadsCrdShape) {
   const std::string text = R"(apiVersion: scheduling.sigs.k8s.io/v1alpha1
@@ -570,14 +789,17 @@ TEST_P(ElasticQuotaYamlErrors, NameFileLineAndField) {
 INSTANTIATE_TEST_SUITE_P(
     Errors, ElasticQuotaYamlErrors,
     ::testing::Values(
-        yaml_error_case{"badQuantity", "kind: ElasticQuota\nmetadata:\n  name: a\nspec:\n  max:\n    cpu: 4x\n",
+        yaml_error_case{"badQuantity",
+                        "kind: ElasticQuota\nmetadata:\n  name: a\nspec:\n  max:\n    cpu: 4x\n",
                         "q.yaml:6 spec.max[cpu]"},
-        yaml_error_case{"missingName", "kind: ElasticQuota\nmetadata:\n  namespace: a\n", "q.yaml:3 metadata.name"},
+        yaml_error_case{"missingName", "kind: ElasticQuota\nmetadata:\n  namespace: a\n",
+                        "q.yaml:3 metadata.name"},
         yaml_error_case{"wrongKind", "kind: Pod\nmetadata:\n  name: a\n", "q.yaml:1 kind"},
-        yaml_error_case{"badSharedWeight",
-                        "kind: ElasticQuota\nmetadata:\n  name: a\n  annotations:\n    "
-                        "quota.scheduling.koordinator.sh/shared-weight: '{bad'\n",
-                        "q.yaml:3 metadata.annotations[quota.scheduling.koordinator.sh/shared-weight]"},
+        yaml_error_case{
+            "badSharedWeight",
+            "kind: ElasticQuota\nmetadata:\n  name: a\n  annotations:\n    "
+            "quota.scheduling.koordinator.sh/shared-weight: '{bad'\n",
+            "q.yaml:3 metadata.annotations[quota.scheduling.koordinator.sh/shared-weight]"},
         yaml_error_case{"syntax", "kind: ElasticQuota\nmetadata: [\n", "q.yaml:3"}),
     [](const auto& info) { return info.param.name; });
 
@@ -609,7 +831,8 @@ spec:
   EXPECT_EQ(p.match_labels.at("pool"), "gpu");
   ASSERT_EQ(p.match_expressions.size(), 1u);
   EXPECT_EQ(p.match_expressions[0].values, (std::vector<std::string>{"a", "b"}));
-  auto bad = load_elastic_quota_profiles_yaml("kind: ElasticQuotaProfile\nmetadata:\n  name: x\nspec:\n  quotaName: q\n", "p.yaml");
+  auto bad = load_elastic_quota_profiles_yaml(
+      "kind: ElasticQuotaProfile\nmetadata:\n  name: x\nspec:\n  quotaName: q\n", "p.yaml");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().where, "p.yaml:5 spec.nodeSelector");
 }

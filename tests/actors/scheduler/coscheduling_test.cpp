@@ -47,47 +47,103 @@ TEST(CoschedulingPermit, TestPermit) {
   const std::string groups_cd = R"(["gangC_ns/gangC","gangD_ns/gangD"])";
   const std::string groups_ef = R"(["gangE_ns/gangE","gangF_ns/gangF"])";
   const std::vector<permit_row> rows = {
-      {"pod1 does not belong to any pg, allow", make_pod("ns1/pod1"), {}, {}, {}, false, {},
-       status_code::success, 0},
-      {"pod2 belongs to a non-existing pg", pg_pod("ns1", "pod2", "gangnonexist"), {}, {}, {}, false,
-       {}, status_code::wait, 0},
+      {"pod1 does not belong to any pg, allow",
+       make_pod("ns1/pod1"),
+       {},
+       {},
+       {},
+       false,
+       {},
+       status_code::success,
+       0},
+      {"pod2 belongs to a non-existing pg",
+       pg_pod("ns1", "pod2", "gangnonexist"),
+       {},
+       {},
+       {},
+       false,
+       {},
+       status_code::wait,
+       0},
       {"pod3 belongs to gangA that doesn't have enough assumed pods",
-       pg_pod("gangA_ns", "pod3", "gangA"), {make_pg("gangA", "gangA_ns", 3)},
-       {pg_pod("gangA_ns", "pod3-1", "gangA")}, {}, false, {}, status_code::wait, 10000},
+       pg_pod("gangA_ns", "pod3", "gangA"),
+       {make_pg("gangA", "gangA_ns", 3)},
+       {pg_pod("gangA_ns", "pod3-1", "gangA")},
+       {},
+       false,
+       {},
+       status_code::wait,
+       10000},
       {"pod3 belongs to gangA that doesn't have enough assumed pods, but once satisfied",
-       pg_pod("gangA_ns", "pod3", "gangA"), {make_pg("gangA", "gangA_ns", 3)},
-       {pg_pod("gangA_ns", "pod3-1", "gangA")}, {}, true, gang_match_policy::once_satisfied,
-       status_code::success, 0},
-      {"pod3 belongs to gangA that doesn't have enough assumed pods, once satisfied, but matchPolicy "
+       pg_pod("gangA_ns", "pod3", "gangA"),
+       {make_pg("gangA", "gangA_ns", 3)},
+       {pg_pod("gangA_ns", "pod3-1", "gangA")},
+       {},
+       true,
+       gang_match_policy::once_satisfied,
+       status_code::success,
+       0},
+      {"pod3 belongs to gangA that doesn't have enough assumed pods, once satisfied, but "
+       "matchPolicy "
        "not once satisfied",
-       pg_pod("gangA_ns", "pod3", "gangA"), {make_pg("gangA", "gangA_ns", 3)},
-       {pg_pod("gangA_ns", "pod3-1", "gangA")}, {}, true, gang_match_policy::only_waiting,
-       status_code::wait, 10000},
-      {"pod3 belongs to gangA that doesn't have enough assumed pods, but with Running pods is enough, "
+       pg_pod("gangA_ns", "pod3", "gangA"),
+       {make_pg("gangA", "gangA_ns", 3)},
+       {pg_pod("gangA_ns", "pod3-1", "gangA")},
+       {},
+       true,
+       gang_match_policy::only_waiting,
+       status_code::wait,
+       10000},
+      {"pod3 belongs to gangA that doesn't have enough assumed pods, but with Running pods is "
+       "enough, "
        "matchPolicy only-waiting",
-       pg_pod("gangA_ns", "pod3", "gangA"), {make_pg("gangA", "gangA_ns", 3)},
-       {pg_pod("gangA_ns", "pod3-1", "gangA")}, {pg_pod("gangA_ns", "pod3-2", "gangA", "n1")}, true,
-       gang_match_policy::only_waiting, status_code::wait, 10000},
-      {"pod3 belongs to gangA that doesn't have enough assumed pods, but with Running pods is enough, "
+       pg_pod("gangA_ns", "pod3", "gangA"),
+       {make_pg("gangA", "gangA_ns", 3)},
+       {pg_pod("gangA_ns", "pod3-1", "gangA")},
+       {pg_pod("gangA_ns", "pod3-2", "gangA", "n1")},
+       true,
+       gang_match_policy::only_waiting,
+       status_code::wait,
+       10000},
+      {"pod3 belongs to gangA that doesn't have enough assumed pods, but with Running pods is "
+       "enough, "
        "matchPolicy waiting-and-running",
-       pg_pod("gangA_ns", "pod3", "gangA"), {make_pg("gangA", "gangA_ns", 3)},
-       {pg_pod("gangA_ns", "pod3-1", "gangA")}, {pg_pod("gangA_ns", "pod3-2", "gangA", "n1")}, true,
-       gang_match_policy::waiting_and_running, status_code::success, 0},
-      {"pod4 belongs to gangB that gangA has resourceSatisfied", pg_pod("gangA_ns", "pod4", "gangB"),
+       pg_pod("gangA_ns", "pod3", "gangA"),
+       {make_pg("gangA", "gangA_ns", 3)},
+       {pg_pod("gangA_ns", "pod3-1", "gangA")},
+       {pg_pod("gangA_ns", "pod3-2", "gangA", "n1")},
+       true,
+       gang_match_policy::waiting_and_running,
+       status_code::success,
+       0},
+      {"pod4 belongs to gangB that gangA has resourceSatisfied",
+       pg_pod("gangA_ns", "pod4", "gangB"),
        {make_pg("gangB", "gangA_ns", 3)},
-       {pg_pod("gangA_ns", "pod4-1", "gangB"), pg_pod("gangA_ns", "pod4-2", "gangB")}, {}, false, {},
-       status_code::success, 0},
+       {pg_pod("gangA_ns", "pod4-1", "gangB"), pg_pod("gangA_ns", "pod4-2", "gangB")},
+       {},
+       false,
+       {},
+       status_code::success,
+       0},
       {"pod5 belongs to gangC that gangC has resourceSatisfied, but gangD has not satisfied",
        pg_pod("gangC_ns", "pod5", "gangC"),
        {make_pg("gangC", "gangC_ns", 2, groups_cd), make_pg("gangD", "gangD_ns", 2, groups_cd)},
-       {pg_pod("gangC_ns", "pod5-1", "gangC"), pg_pod("gangD_ns", "pod5-2", "gangD")}, {}, false, {},
-       status_code::wait, 10000},
+       {pg_pod("gangC_ns", "pod5-1", "gangC"), pg_pod("gangD_ns", "pod5-2", "gangD")},
+       {},
+       false,
+       {},
+       status_code::wait,
+       10000},
       {"pod6 belongs to gangE that gangE has resourceSatisfied, and gangF has satisfied too",
        pg_pod("gangE_ns", "pod6", "gangE"),
        {make_pg("gangE", "gangE_ns", 2, groups_ef), make_pg("gangF", "gangF_ns", 3, groups_ef)},
        {pg_pod("gangE_ns", "pod6-1", "gangE"), pg_pod("gangF_ns", "pod6-2", "gangF"),
         pg_pod("gangF_ns", "pod6-3", "gangF"), pg_pod("gangF_ns", "pod6-4", "gangF")},
-       {}, false, {}, status_code::success, 0},
+       {},
+       false,
+       {},
+       status_code::success,
+       0},
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.name);
@@ -133,28 +189,54 @@ struct pre_enqueue_row {
 };
 
 TEST(CoschedulingPreEnqueue, TestPlugin_PreEnqueue) {
-  auto pods_of = [](const std::string& ns, const std::string& prefix, const std::string& gang, int n) {
+  auto pods_of = [](const std::string& ns, const std::string& prefix, const std::string& gang,
+                    int n) {
     std::vector<pod_info> out;
     for (int i = 1; i <= n; ++i) out.push_back(pg_pod(ns, prefix + "-" + std::to_string(i), gang));
     return out;
   };
   const std::vector<pre_enqueue_row> rows = {
       {"pod does not belong to any gang", make_pod("ns1/pod1"), {}, {}, {}, false, false, ""},
-      {"pod belongs to a non-existing pg", pg_pod("gangA_ns", "pod2", "wenshiqi222"), {}, {}, {}, false,
-       false, "gang has not init, gangName: gangA_ns/wenshiqi222, podName: gangA_ns/pod2"},
-      {"gang ResourceSatisfied", pg_pod("gangq_ns", "podq", "gangq"), {}, make_pg("gangq", "gangq_ns", 4),
-       {}, false, true, ""},
-      {"pod count less than minMember", pg_pod("ganga_ns", "pod3", "ganga"),
-       pods_of("ganga_ns", "pod3", "ganga", 1), make_pg("ganga", "ganga_ns", 4), {}, false, false,
+      {"pod belongs to a non-existing pg",
+       pg_pod("gangA_ns", "pod2", "wenshiqi222"),
+       {},
+       {},
+       {},
+       false,
+       false,
+       "gang has not init, gangName: gangA_ns/wenshiqi222, podName: gangA_ns/pod2"},
+      {"gang ResourceSatisfied",
+       pg_pod("gangq_ns", "podq", "gangq"),
+       {},
+       make_pg("gangq", "gangq_ns", 4),
+       {},
+       false,
+       true,
+       ""},
+      {"pod count less than minMember",
+       pg_pod("ganga_ns", "pod3", "ganga"),
+       pods_of("ganga_ns", "pod3", "ganga", 1),
+       make_pg("ganga", "ganga_ns", 4),
+       {},
+       false,
+       false,
        "gangGroup [ganga_ns/ganga] basic check: memberGangs [ganga_ns/ganga] child pod not collect "
        "enough, current gang: ganga_ns/ganga, podName: ganga_ns/pod3"},
-      {"pods count equal with minMember,but is NonStrictMode", pg_pod("gangb_ns", "pod5", "gangb"),
-       pods_of("gangb_ns", "pod5", "gangb", 3), make_pg("gangb", "gangb_ns", 4), {}, true, false, ""},
-      {"pods count equal with minMember,is StrictMode,scheduleCycle valid,but childrenNum is not reach "
+      {"pods count equal with minMember,but is NonStrictMode",
+       pg_pod("gangb_ns", "pod5", "gangb"),
+       pods_of("gangb_ns", "pod5", "gangb", 3),
+       make_pg("gangb", "gangb_ns", 4),
+       {},
+       true,
+       false,
+       ""},
+      {"pods count equal with minMember,is StrictMode,scheduleCycle valid,but childrenNum is not "
+       "reach "
        "to total num",
        pg_pod("ganga_ns", "pod8", "gange"), pods_of("ganga_ns", "pod8", "gange", 3),
        make_pg("gange", "ganga_ns", 4), "5", false, false, ""},
-      {"pods count more than minMember,is StrictMode,scheduleCycle valid,and childrenNum reach to total "
+      {"pods count more than minMember,is StrictMode,scheduleCycle valid,and childrenNum reach to "
+       "total "
        "num",
        pg_pod("ganga_ns", "pod9", "ganga"), pods_of("ganga_ns", "pod9", "ganga", 4),
        make_pg("ganga", "ganga_ns", 4), "5", false, false,
@@ -261,7 +343,8 @@ TEST(CoschedulingStrict, UnreserveRejectsWaitingGroupAndNonStrictDoesNot) {
     plugin.on_pod_group_add(pg);
     cycle_state st;
     node_info node = make_node("n1", 1000, Gi);
-    std::vector<pod_info> pods = {pg_pod("ns", "a", "g"), pg_pod("ns", "b", "g"), pg_pod("ns", "c", "g")};
+    std::vector<pod_info> pods = {pg_pod("ns", "a", "g"), pg_pod("ns", "b", "g"),
+                                  pg_pod("ns", "c", "g")};
     for (const auto& p : pods) plugin.on_pod_add(p);
     EXPECT_EQ(plugin.permit(st, pods[0], node, kNow).st.code, status_code::wait);
     EXPECT_EQ(plugin.permit(st, pods[1], node, kNow).st.code, status_code::wait);
@@ -280,11 +363,14 @@ TEST(CoschedulingPermit, SuccessReleasesWaitingMembersAndTimeoutsExpire) {
   plugin.on_pod_group_add(make_pg("g", "ns", 3));
   cycle_state st;
   node_info node = make_node("n1", 1000, Gi);
-  std::vector<pod_info> pods = {pg_pod("ns", "a", "g"), pg_pod("ns", "b", "g"), pg_pod("ns", "c", "g")};
+  std::vector<pod_info> pods = {pg_pod("ns", "a", "g"), pg_pod("ns", "b", "g"),
+                                pg_pod("ns", "c", "g")};
   for (const auto& p : pods) plugin.on_pod_add(p);
   EXPECT_EQ(plugin.permit(st, pods[0], node, kNow).st.code, status_code::wait);
-  EXPECT_EQ(plugin.permit(st, pods[1], node, event_time{kNow.value + 1000}).st.code, status_code::wait);
-  EXPECT_EQ(plugin.expire_waiting(event_time{kNow.value + 10000}), std::vector<std::string>{"ns/a"});
+  EXPECT_EQ(plugin.permit(st, pods[1], node, event_time{kNow.value + 1000}).st.code,
+            status_code::wait);
+  EXPECT_EQ(plugin.expire_waiting(event_time{kNow.value + 10000}),
+            std::vector<std::string>{"ns/a"});
   auto r = plugin.permit(st, pods[2], node, event_time{kNow.value + 2000});
   EXPECT_EQ(r.st.code, status_code::success);
   EXPECT_EQ(r.allowed_pods, (std::vector<std::string>{"ns/a", "ns/b"}));

@@ -21,18 +21,30 @@ device_request req(std::initializer_list<std::pair<const char*, std::int64_t>> k
   device_request r;
   for (const auto& [k, v] : kv) {
     std::string_view n = k;
-    if (n == "nvidia") r.nvidia_gpu = v;
-    else if (n == "dcu") r.hygon_dcu = v;
-    else if (n == "gpu") r.koord_gpu = v;
-    else if (n == "core") r.gpu_core = v;
-    else if (n == "memory") r.gpu_memory = v;
-    else if (n == "ratio") r.gpu_memory_ratio = v;
-    else if (n == "shared") r.gpu_shared = v;
-    else if (n == "npu-core") r.huawei_npu_core = v;
-    else if (n == "npu-cpu") r.huawei_npu_cpu = v;
-    else if (n == "npu-dvpp") r.huawei_npu_dvpp = v;
-    else if (n == "fpga") r.fpga = v;
-    else if (n == "rdma") r.rdma = v;
+    if (n == "nvidia")
+      r.nvidia_gpu = v;
+    else if (n == "dcu")
+      r.hygon_dcu = v;
+    else if (n == "gpu")
+      r.koord_gpu = v;
+    else if (n == "core")
+      r.gpu_core = v;
+    else if (n == "memory")
+      r.gpu_memory = v;
+    else if (n == "ratio")
+      r.gpu_memory_ratio = v;
+    else if (n == "shared")
+      r.gpu_shared = v;
+    else if (n == "npu-core")
+      r.huawei_npu_core = v;
+    else if (n == "npu-cpu")
+      r.huawei_npu_cpu = v;
+    else if (n == "npu-dvpp")
+      r.huawei_npu_dvpp = v;
+    else if (n == "fpga")
+      r.fpga = v;
+    else if (n == "rdma")
+      r.rdma = v;
   }
   return r;
 }
@@ -42,26 +54,31 @@ TEST(DeviceShareValidate, TestValidateDeviceRequest) {
       {"empty pod request", {}, true, 0},
       {"invalid gpu request 1", req({{"core", 101}}), true, 0},
       {"invalid gpu request 2",
-       req({{"nvidia", 2}, {"gpu", 200}, {"core", 200}, {"memory", 32 * Gi}, {"ratio", 200}}), true, 0},
+       req({{"nvidia", 2}, {"gpu", 200}, {"core", 200}, {"memory", 32 * Gi}, {"ratio", 200}}), true,
+       0},
       {"invalid gpu request 3", req({{"gpu", 101}}), true, 0},
       {"invalid gpu request 4", req({{"core", 100}, {"ratio", 101}}), true, 0},
       {"valid gpu request 2 (nvidia)", req({{"nvidia", 2}}), false, dev_nvidia_gpu},
       {"valid hygon duc request 2", req({{"dcu", 2}}), false, dev_hygon_dcu},
       {"valid gpu request 2 (koordinator.sh/gpu)", req({{"gpu", 200}}), false, dev_koord_gpu},
-      {"valid gpu request 3", req({{"core", 200}, {"memory", 64 * Gi}}), false, dev_gpu_core | dev_gpu_memory},
-      {"valid gpu request 4", req({{"core", 200}, {"ratio", 200}}), false, dev_gpu_core | dev_gpu_memory_ratio},
+      {"valid gpu request 3", req({{"core", 200}, {"memory", 64 * Gi}}), false,
+       dev_gpu_core | dev_gpu_memory},
+      {"valid gpu request 4", req({{"core", 200}, {"ratio", 200}}), false,
+       dev_gpu_core | dev_gpu_memory_ratio},
       {"valid gpu request 5", req({{"ratio", 200}}), false, dev_gpu_memory_ratio},
       {"valid gpu request 7", req({{"memory", 64 * Gi}}), false, dev_gpu_memory},
       {"invalid gpu request 8", req({{"ratio", 101}, {"shared", 1}}), true, 0},
       {"invalid gpu request 9", req({{"ratio", 101}, {"shared", 2}}), true, 0},
       {"invalid gpu request 10", req({{"core", 101}, {"memory", 64 * Gi}, {"shared", 1}}), true, 0},
       {"invalid gpu request 11", req({{"core", 101}, {"memory", 64 * Gi}, {"shared", 2}}), true, 0},
-      {"valid gpu request 12", req({{"ratio", 200}, {"shared", 2}}), false, dev_gpu_shared | dev_gpu_memory_ratio},
-      {"valid gpu request 13", req({{"ratio", 100}, {"shared", 2}}), false, dev_gpu_shared | dev_gpu_memory_ratio},
-      {"invalid gpu request 14 (valid)", req({{"core", 100}, {"memory", 64 * Gi}, {"shared", 1}}), false,
-       dev_gpu_shared | dev_gpu_memory | dev_gpu_core},
-      {"invalid gpu request 15 (valid)", req({{"core", 100}, {"memory", 64 * Gi}, {"shared", 2}}), false,
-       dev_gpu_shared | dev_gpu_memory | dev_gpu_core},
+      {"valid gpu request 12", req({{"ratio", 200}, {"shared", 2}}), false,
+       dev_gpu_shared | dev_gpu_memory_ratio},
+      {"valid gpu request 13", req({{"ratio", 100}, {"shared", 2}}), false,
+       dev_gpu_shared | dev_gpu_memory_ratio},
+      {"invalid gpu request 14 (valid)", req({{"core", 100}, {"memory", 64 * Gi}, {"shared", 1}}),
+       false, dev_gpu_shared | dev_gpu_memory | dev_gpu_core},
+      {"invalid gpu request 15 (valid)", req({{"core", 100}, {"memory", 64 * Gi}, {"shared", 2}}),
+       false, dev_gpu_shared | dev_gpu_memory | dev_gpu_core},
       {"valid huawei npu request", req({{"npu-core", 40}, {"ratio", 200}}), false,
        dev_huawei_npu_core | dev_gpu_memory_ratio},
       {"invalid huawei npu request", req({{"npu-core", 40}, {"memory", 128 * Gi}}), true, 0},
@@ -69,12 +86,23 @@ TEST(DeviceShareValidate, TestValidateDeviceRequest) {
        req({{"shared", 1}, {"npu-core", 10}, {"npu-cpu", 3}, {"memory", 16 * Gi}}), false,
        dev_gpu_shared | dev_huawei_npu_core | dev_huawei_npu_cpu | dev_gpu_memory},
       {"valid shared huawei npu request (dvpp)",
-       req({{"shared", 1}, {"npu-core", 10}, {"npu-cpu", 3}, {"npu-dvpp", 100}, {"memory", 16 * Gi}}),
-       false, dev_gpu_shared | dev_huawei_npu_core | dev_huawei_npu_cpu | dev_huawei_npu_dvpp | dev_gpu_memory},
+       req({{"shared", 1},
+            {"npu-core", 10},
+            {"npu-cpu", 3},
+            {"npu-dvpp", 100},
+            {"memory", 16 * Gi}}),
+       false,
+       dev_gpu_shared | dev_huawei_npu_core | dev_huawei_npu_cpu | dev_huawei_npu_dvpp |
+           dev_gpu_memory},
       {"invalid shared huawei npu request",
-       req({{"shared", 2}, {"npu-core", 20}, {"npu-cpu", 6}, {"npu-dvpp", 200}, {"memory", 32 * Gi}}), true, 0},
-      {"invalid shared huawei npu request (no cpu)", req({{"shared", 1}, {"npu-core", 10}, {"memory", 16 * Gi}}),
+       req({{"shared", 2},
+            {"npu-core", 20},
+            {"npu-cpu", 6},
+            {"npu-dvpp", 200},
+            {"memory", 32 * Gi}}),
        true, 0},
+      {"invalid shared huawei npu request (no cpu)",
+       req({{"shared", 1}, {"npu-core", 10}, {"memory", 16 * Gi}}), true, 0},
       {"invalid fpga request", req({{"fpga", 201}}), true, 0},
       {"valid fpga request", req({{"fpga", 50}}), false, dev_fpga},
       {"invalid rdma request", req({{"rdma", 201}}), true, 0},
@@ -156,7 +184,8 @@ TEST(DeviceShareAllocate, WholeGpusNeedFreeDevicesAndSharedOnesFitRemainders) {
   node_info node = make_node("n", 64000, 256 * Gi);
   node.gpus = {gpu(0, 50, 50), gpu(1), gpu(2, 100, 100), gpu(3)};
   // nvidia.com/gpu 2 -> two fully free devices (1 and 3).
-  gpu_requirements whole = calc_desired_requests_and_count_for_gpu(req({{"core", 200}, {"ratio", 200}}));
+  gpu_requirements whole =
+      calc_desired_requests_and_count_for_gpu(req({{"core", 200}, {"ratio", 200}}));
   auto a = plugin.allocate(whole, node);
   ASSERT_TRUE(a.has_value());
   ASSERT_EQ(a->size(), 2u);
@@ -165,12 +194,14 @@ TEST(DeviceShareAllocate, WholeGpusNeedFreeDevicesAndSharedOnesFitRemainders) {
   EXPECT_EQ((*a)[0].memory_bytes, 80 * Gi);
   // A half GPU fits the partially used device 0 as well as the free ones; LeastAllocated
   // scoring prefers the free device with the lowest minor.
-  gpu_requirements half = calc_desired_requests_and_count_for_gpu(req({{"core", 50}, {"ratio", 50}}));
+  gpu_requirements half =
+      calc_desired_requests_and_count_for_gpu(req({{"core", 50}, {"ratio", 50}}));
   auto b = plugin.allocate(half, node);
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ((*b)[0].minor, 1);
   // Three whole GPUs do not fit.
-  gpu_requirements three = calc_desired_requests_and_count_for_gpu(req({{"core", 300}, {"ratio", 300}}));
+  gpu_requirements three =
+      calc_desired_requests_and_count_for_gpu(req({{"core", 300}, {"ratio", 300}}));
   EXPECT_FALSE(plugin.allocate(three, node).has_value());
   // MostAllocated packs the half GPU onto device 0.
   device_share_args most;

@@ -24,15 +24,15 @@ TEST(Framework, NumFeasibleNodesToFind) {
     std::size_t nodes;
     std::size_t want;
   };
-  for (const auto& r : {row{"not set percentageOfNodesToScore and nodes number not more than 50", 0, 10, 10},
-                        row{"set percentageOfNodesToScore and nodes number not more than 50", 40, 10, 10},
-                        row{"not set percentageOfNodesToScore and nodes number more than 50", 0, 1000, 420},
-                        row{"set percentageOfNodesToScore and nodes number more than 50", 40, 1000, 400},
-                        row{"not set percentageOfNodesToScore and nodes number more than 50*125", 0, 6000, 300},
-                        row{"set percentageOfNodesToScore and nodes number more than 50*125", 40, 6000, 2400},
-                        row{"adaptive at 5000 nodes", 0, 5000, 500},
-                        row{"100 percent", 100, 5000, 5000},
-                        row{"at least 100 nodes", 10, 500, 100}}) {
+  for (const auto& r :
+       {row{"not set percentageOfNodesToScore and nodes number not more than 50", 0, 10, 10},
+        row{"set percentageOfNodesToScore and nodes number not more than 50", 40, 10, 10},
+        row{"not set percentageOfNodesToScore and nodes number more than 50", 0, 1000, 420},
+        row{"set percentageOfNodesToScore and nodes number more than 50", 40, 1000, 400},
+        row{"not set percentageOfNodesToScore and nodes number more than 50*125", 0, 6000, 300},
+        row{"set percentageOfNodesToScore and nodes number more than 50*125", 40, 6000, 2400},
+        row{"adaptive at 5000 nodes", 0, 5000, 500}, row{"100 percent", 100, 5000, 5000},
+        row{"at least 100 nodes", 10, 500, 100}}) {
     SCOPED_TRACE(r.name);
     EXPECT_EQ(num_feasible_nodes_to_find(r.pct, r.nodes), r.want);
   }
@@ -40,7 +40,8 @@ TEST(Framework, NumFeasibleNodesToFind) {
 
 std::vector<node_info> uniform_nodes(std::size_t n) {
   std::vector<node_info> nodes;
-  for (std::size_t i = 0; i < n; ++i) nodes.push_back(make_node("node-" + std::to_string(i), 8000, 32 * Gi));
+  for (std::size_t i = 0; i < n; ++i)
+    nodes.push_back(make_node("node-" + std::to_string(i), 8000, 32 * Gi));
   return nodes;
 }
 
@@ -90,8 +91,9 @@ TEST(Framework, UnschedulableReportsReasonsWithNodeCounts) {
 
 // A score plugin that returns a fixed score per node name (for weights and tie tests).
 class fixed_score final : public plugin {
-public:
-  fixed_score(std::string name, std::map<std::string, std::int64_t> s) : name_(std::move(name)), s_(std::move(s)) {}
+ public:
+  fixed_score(std::string name, std::map<std::string, std::int64_t> s)
+      : name_(std::move(name)), s_(std::move(s)) {}
   std::string_view name() const noexcept override { return name_; }
   std::uint32_t points() const noexcept override { return ep_score; }
   std::int64_t score(cycle_state&, const pod_info&, const node_info& n, event_time) override {
@@ -99,15 +101,19 @@ public:
     return it == s_.end() ? 0 : it->second;
   }
 
-private:
+ private:
   std::string name_;
   std::map<std::string, std::int64_t> s_;
 };
 
 TEST(Framework, WeightsMultiplyNormalizedScores) {
   framework fwk({.top_n = 2});
-  fwk.add(std::make_shared<fixed_score>("A", std::map<std::string, std::int64_t>{{"x", 100}, {"y", 0}}), 1);
-  fwk.add(std::make_shared<fixed_score>("B", std::map<std::string, std::int64_t>{{"x", 0}, {"y", 60}}), 2);
+  fwk.add(
+      std::make_shared<fixed_score>("A", std::map<std::string, std::int64_t>{{"x", 100}, {"y", 0}}),
+      1);
+  fwk.add(
+      std::make_shared<fixed_score>("B", std::map<std::string, std::int64_t>{{"x", 0}, {"y", 60}}),
+      2);
   std::vector<node_info> nodes = {make_node("x", 1000, Gi), make_node("y", 1000, Gi)};
   cycle_state st;
   auto d = scheduling_cycle(fwk, st, make_pod("ns/p"), nodes, kNow);
@@ -160,16 +166,21 @@ std::vector<node_info> random_cluster(std::uint64_t seed, std::size_t n) {
   std::mt19937_64 rng(seed);
   std::vector<node_info> nodes;
   for (std::size_t i = 0; i < n; ++i) {
-    node_info node = make_node("node-" + std::to_string(i), 8000 + static_cast<std::int64_t>(rng() % 8) * 4000,
-                               (16 + static_cast<std::int64_t>(rng() % 8) * 16) * Gi);
-    node.requested.cpu_milli = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(node.allocatable.cpu_milli));
+    node_info node =
+        make_node("node-" + std::to_string(i), 8000 + static_cast<std::int64_t>(rng() % 8) * 4000,
+                  (16 + static_cast<std::int64_t>(rng() % 8) * 16) * Gi);
+    node.requested.cpu_milli =
+        static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(node.allocatable.cpu_milli));
     node.non_zero_requested.cpu_milli = node.requested.cpu_milli;
-    node.requested.memory_bytes = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(node.allocatable.memory_bytes));
+    node.requested.memory_bytes = static_cast<std::int64_t>(
+        rng() % static_cast<std::uint64_t>(node.allocatable.memory_bytes));
     node.non_zero_requested.memory_bytes = node.requested.memory_bytes;
     node_metric m;
     m.update_time = seconds_before(static_cast<std::int64_t>(rng() % 240));
-    m.node_usage = cpu_mem(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(node.allocatable.cpu_milli)),
-                           static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(node.allocatable.memory_bytes)));
+    m.node_usage = cpu_mem(
+        static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(node.allocatable.cpu_milli)),
+        static_cast<std::int64_t>(rng() %
+                                  static_cast<std::uint64_t>(node.allocatable.memory_bytes)));
     node.metric = m;
     nodes.push_back(std::move(node));
   }
@@ -195,7 +206,8 @@ TEST(Framework, SameInputSameDecision) {
     EXPECT_EQ(a.node, b.node);
     EXPECT_EQ(a.total_score, b.total_score);
     ASSERT_EQ(a.alternatives.size(), b.alternatives.size());
-    for (std::size_t i = 0; i < a.alternatives.size(); ++i) EXPECT_EQ(a.alternatives[i].node, b.alternatives[i].node);
+    for (std::size_t i = 0; i < a.alternatives.size(); ++i)
+      EXPECT_EQ(a.alternatives[i].node, b.alternatives[i].node);
     EXPECT_EQ(a.message, b.message);
     // Invariants: the chosen node is at least as good as every listed alternative and fits.
     if (a.result == outcome::scheduled) {

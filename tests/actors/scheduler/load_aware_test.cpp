@@ -43,20 +43,43 @@ TEST(LoadAwareEstimator, TestDefaultEstimatorEstimatePod) {
   pod_info customized = ls_request_only();
   customized.custom_scaling_factors = {{R::cpu, 100}};
   const std::vector<estimate_row> rows = {
-      {"estimate empty pod", make_pod("default/empty"), {{R::cpu, 85}, {R::memory, 70}}, false, 250,
+      {"estimate empty pod",
+       make_pod("default/empty"),
+       {{R::cpu, 85}, {R::memory, 70}},
+       false,
+       250,
        209715200},
-      {"estimate guaranteed pod", make_pod("default/g", cpu_mem(4000, 8 * Gi), cpu_mem(4000, 8 * Gi)),
-       {{R::cpu, 85}, {R::memory, 70}}, false, 3400, 6012954214},
-      {"estimate burstable pod", make_pod("default/b", cpu_mem(4000, 8 * Gi), cpu_mem(8000, 8 * Gi)),
-       {{R::cpu, 85}, {R::memory, 70}}, false, 6800, 6012954214},
+      {"estimate guaranteed pod",
+       make_pod("default/g", cpu_mem(4000, 8 * Gi), cpu_mem(4000, 8 * Gi)),
+       {{R::cpu, 85}, {R::memory, 70}},
+       false,
+       3400,
+       6012954214},
+      {"estimate burstable pod",
+       make_pod("default/b", cpu_mem(4000, 8 * Gi), cpu_mem(8000, 8 * Gi)),
+       {{R::cpu, 85}, {R::memory, 70}},
+       false,
+       6800,
+       6012954214},
       {"estimate guaranteed pod with zoomed memory factors",
        make_pod("default/z", cpu_mem(4000, 8 * Gi), cpu_mem(4000, 8 * Gi)),
-       {{R::cpu, 85}, {R::memory, 110}}, false, 3400, 8589934592},
+       {{R::cpu, 85}, {R::memory, 110}},
+       false,
+       3400,
+       8589934592},
       {"estimate Batch pod", batch_pod(), {{R::cpu, 85}, {R::memory, 70}}, false, 3400, 6012954214},
-      {"estimate pod only has request", ls_request_only(), {{R::cpu, 80}, {R::memory, 80}}, false,
-       3200, 6871947674},
-      {"estimate pod with customized scaling factors", customized, {{R::cpu, 80}, {R::memory, 80}},
-       true, 4000, 6871947674},
+      {"estimate pod only has request",
+       ls_request_only(),
+       {{R::cpu, 80}, {R::memory, 80}},
+       false,
+       3200,
+       6871947674},
+      {"estimate pod with customized scaling factors",
+       customized,
+       {{R::cpu, 80}, {R::memory, 80}},
+       true,
+       4000,
+       6871947674},
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.name);
@@ -84,7 +107,8 @@ pod_metric reported(std::string key, std::int64_t cpu_cores, std::int64_t mem_gi
           cpu_mem(cpu_cores * 1000, mem_gi * Gi)};
 }
 
-node_metric fresh_metric(std::int64_t cpu_cores, std::int64_t mem_gi, std::vector<pod_metric> pods = {}) {
+node_metric fresh_metric(std::int64_t cpu_cores, std::int64_t mem_gi,
+                         std::vector<pod_metric> pods = {}) {
   node_metric m;
   m.update_time = kNow;
   m.report_interval_seconds = 60;
@@ -134,7 +158,8 @@ TEST(LoadAwareFilter, TestFilterUsage) {
   const std::vector<pod_info> two_prod = {assigned("default/prod-pod-1", priority_prod_value_max),
                                           assigned("default/prod-pod-2", priority_prod_value_max)};
   node_metric p95 = fresh_metric(30, 100);
-  p95.aggregated.push_back({duration_ms{5 * 60 * 1000}, aggregation_type::p95, cpu_mem(70000, 256 * Gi)});
+  p95.aggregated.push_back(
+      {duration_ms{5 * 60 * 1000}, aggregation_type::p95, cpu_mem(70000, 256 * Gi)});
   load_aware_aggregated_args agg;
   agg.usage_thresholds = {{R::cpu, 60}};
   agg.usage_aggregation_type = aggregation_type::p95;
@@ -142,8 +167,8 @@ TEST(LoadAwareFilter, TestFilterUsage) {
   custom_usage_thresholds custom_mem;
   custom_mem.usage_thresholds = {{R::memory, 60}};
   custom_usage_thresholds custom_p95;
-  custom_p95.aggregated_usage = custom_aggregated_usage{{{R::cpu, 60}}, aggregation_type::p95,
-                                                        duration_ms{5 * 60 * 1000}};
+  custom_p95.aggregated_usage =
+      custom_aggregated_usage{{{R::cpu, 60}}, aggregation_type::p95, duration_ms{5 * 60 * 1000}};
   custom_usage_thresholds custom_prod;
   custom_prod.prod_usage_thresholds = {{R::cpu, 100}, {R::memory, 50}};
   pod_info daemonset = prod_pod("default/test-pod");
@@ -152,60 +177,164 @@ TEST(LoadAwareFilter, TestFilterUsage) {
   const std::vector<filter_row> rows = {
       {"filter normal usage", {}, {}, {}, {}, fresh_metric(60, 256), {}, {}, ""},
       {"filter node missing NodeMetrics", {}, {}, {}, {}, std::nullopt, {}, {}, ""},
-      {"filter exceed cpu usage", {}, {}, {}, {}, fresh_metric(70, 256), {}, {},
+      {"filter exceed cpu usage",
+       {},
+       {},
+       {},
+       {},
+       fresh_metric(70, 256),
+       {},
+       {},
        "node(s) cpu usage exceed threshold"},
-      {"filter exceed p95 cpu usage", {}, {}, agg, {}, p95, {}, {},
+      {"filter exceed p95 cpu usage",
+       {},
+       {},
+       agg,
+       {},
+       p95,
+       {},
+       {},
        "node(s) cpu aggregated usage exceed threshold"},
-      {"filter exceed memory usage", {}, {}, {}, {}, fresh_metric(30, 500), {}, {},
+      {"filter exceed memory usage",
+       {},
+       {},
+       {},
+       {},
+       fresh_metric(30, 500),
+       {},
+       {},
        "node(s) memory usage exceed threshold"},
-      {"filter exceed memory usage by custom usage thresholds", {}, {}, {}, custom_mem,
-       fresh_metric(30, 316), {}, {}, "node(s) memory usage exceed threshold"},
-      {"filter exceed p95 cpu usage by custom usage", {}, {}, {}, custom_p95, p95, {}, {},
+      {"filter exceed memory usage by custom usage thresholds",
+       {},
+       {},
+       {},
+       custom_mem,
+       fresh_metric(30, 316),
+       {},
+       {},
+       "node(s) memory usage exceed threshold"},
+      {"filter exceed p95 cpu usage by custom usage",
+       {},
+       {},
+       {},
+       custom_p95,
+       p95,
+       {},
+       {},
        "node(s) cpu aggregated usage exceed threshold"},
-      {"disable filter exceed memory usage", {{R::memory, 0}}, {}, {}, {}, fresh_metric(30, 500), {},
-       {}, ""},
-      {"prod usage filter is not enabled by default", {{R::cpu, 100}, {R::memory, 100}}, {}, {}, {},
-       fresh_metric(63, 500, prod_63), two_prod, {}, ""},
-      {"filter prod cpu usage", {{R::cpu, 100}, {R::memory, 100}}, {{R::cpu, 50}, {R::memory, 100}},
-       {}, {}, fresh_metric(63, 500, prod_63), two_prod, prod_pod("default/prod-pod-3"),
+      {"disable filter exceed memory usage",
+       {{R::memory, 0}},
+       {},
+       {},
+       {},
+       fresh_metric(30, 500),
+       {},
+       {},
+       ""},
+      {"prod usage filter is not enabled by default",
+       {{R::cpu, 100}, {R::memory, 100}},
+       {},
+       {},
+       {},
+       fresh_metric(63, 500, prod_63),
+       two_prod,
+       {},
+       ""},
+      {"filter prod cpu usage",
+       {{R::cpu, 100}, {R::memory, 100}},
+       {{R::cpu, 50}, {R::memory, 100}},
+       {},
+       {},
+       fresh_metric(63, 500, prod_63),
+       two_prod,
+       prod_pod("default/prod-pod-3"),
        "node(s) cpu usage exceed threshold"},
-      {"filter prod memory usage", {{R::cpu, 100}, {R::memory, 100}}, {{R::cpu, 100}, {R::memory, 50}},
-       {}, {}, fresh_metric(63, 500, prod_63), two_prod, prod_pod("default/prod-pod-3"),
+      {"filter prod memory usage",
+       {{R::cpu, 100}, {R::memory, 100}},
+       {{R::cpu, 100}, {R::memory, 50}},
+       {},
+       {},
+       fresh_metric(63, 500, prod_63),
+       two_prod,
+       prod_pod("default/prod-pod-3"),
        "node(s) memory usage exceed threshold"},
-      {"filter prod memory usage with custom usage configuration", {{R::cpu, 100}, {R::memory, 100}},
-       {{R::cpu, 100}, {R::memory, 100}}, {}, custom_prod, fresh_metric(63, 500, prod_63), two_prod,
-       prod_pod("default/prod-pod-3"), "node(s) memory usage exceed threshold"},
-      {"filter daemonset pod exceed cpu usage", {}, {}, {}, {}, fresh_metric(70, 256), {}, daemonset, ""},
-      {"filter prod cpu usage with new pod request configuration", {{R::cpu, 65}, {R::memory, 100}},
-       {{R::cpu, 60}, {R::memory, 100}}, {}, {},
-       fresh_metric(53, 500, {reported("default/prod-pod-1", 30, 100, true),
-                              reported("default/prod-pod-2", 23, 200, true)}),
-       two_prod, prod_pod("default/prod-pod-3", cpu_mem(20000, 100 * Gi)),
+      {"filter prod memory usage with custom usage configuration",
+       {{R::cpu, 100}, {R::memory, 100}},
+       {{R::cpu, 100}, {R::memory, 100}},
+       {},
+       custom_prod,
+       fresh_metric(63, 500, prod_63),
+       two_prod,
+       prod_pod("default/prod-pod-3"),
+       "node(s) memory usage exceed threshold"},
+      {"filter daemonset pod exceed cpu usage",
+       {},
+       {},
+       {},
+       {},
+       fresh_metric(70, 256),
+       {},
+       daemonset,
+       ""},
+      {"filter prod cpu usage with new pod request configuration",
+       {{R::cpu, 65}, {R::memory, 100}},
+       {{R::cpu, 60}, {R::memory, 100}},
+       {},
+       {},
+       fresh_metric(53, 500,
+                    {reported("default/prod-pod-1", 30, 100, true),
+                     reported("default/prod-pod-2", 23, 200, true)}),
+       two_prod,
+       prod_pod("default/prod-pod-3", cpu_mem(20000, 100 * Gi)),
        "node(s) cpu usage exceed threshold"},
-      {"filter mid cpu usage with new pod request configuration", {{R::cpu, 65}, {R::memory, 100}},
-       {{R::cpu, 60}, {R::memory, 100}}, {}, {},
-       fresh_metric(53, 300, {reported("default/prod-pod-1", 30, 100, true),
-                              reported("default/prod-pod-2", 23, 200, false)}),
-       two_prod, mid_pod("default/prod-pod-3", 12000, 100 * Gi), "node(s) cpu usage exceed threshold"},
-      {"filter memory usage with new pod request configuration", {{R::cpu, 65}, {R::memory, 85}},
-       {{R::cpu, 60}, {R::memory, 80}}, {}, {},
-       fresh_metric(53, 300, {reported("default/prod-pod-1", 30, 100, true),
-                              reported("default/prod-pod-2", 23, 200, true)}),
-       two_prod, prod_pod("default/prod-pod-3", cpu_mem(1000, 165 * Gi)),
+      {"filter mid cpu usage with new pod request configuration",
+       {{R::cpu, 65}, {R::memory, 100}},
+       {{R::cpu, 60}, {R::memory, 100}},
+       {},
+       {},
+       fresh_metric(53, 300,
+                    {reported("default/prod-pod-1", 30, 100, true),
+                     reported("default/prod-pod-2", 23, 200, false)}),
+       two_prod,
+       mid_pod("default/prod-pod-3", 12000, 100 * Gi),
+       "node(s) cpu usage exceed threshold"},
+      {"filter memory usage with new pod request configuration",
+       {{R::cpu, 65}, {R::memory, 85}},
+       {{R::cpu, 60}, {R::memory, 80}},
+       {},
+       {},
+       fresh_metric(53, 300,
+                    {reported("default/prod-pod-1", 30, 100, true),
+                     reported("default/prod-pod-2", 23, 200, true)}),
+       two_prod,
+       prod_pod("default/prod-pod-3", cpu_mem(1000, 165 * Gi)),
        "node(s) memory usage exceed threshold"},
-      {"filter mid memory usage with new pod request configuration", {{R::cpu, 65}, {R::memory, 85}},
-       {{R::cpu, 60}, {R::memory, 80}}, {}, {},
-       fresh_metric(53, 300, {reported("default/prod-pod-1", 30, 100, true),
-                              reported("default/prod-pod-2", 23, 200, false)}),
-       two_prod, mid_pod("default/prod-pod-3", 1000, 200 * Gi), "node(s) memory usage exceed threshold"},
-      {"filter prod memory usage with assignedCache pod", {{R::cpu, 65}, {R::memory, 85}},
-       {{R::cpu, 60}, {R::memory, 70}}, {}, {},
+      {"filter mid memory usage with new pod request configuration",
+       {{R::cpu, 65}, {R::memory, 85}},
+       {{R::cpu, 60}, {R::memory, 80}},
+       {},
+       {},
+       fresh_metric(53, 300,
+                    {reported("default/prod-pod-1", 30, 100, true),
+                     reported("default/prod-pod-2", 23, 200, false)}),
+       two_prod,
+       mid_pod("default/prod-pod-3", 1000, 200 * Gi),
+       "node(s) memory usage exceed threshold"},
+      {"filter prod memory usage with assignedCache pod",
+       {{R::cpu, 65}, {R::memory, 85}},
+       {{R::cpu, 60}, {R::memory, 70}},
+       {},
+       {},
        fresh_metric(53, 300, {reported("default/prod-pod-1", 30, 100, true)}),
        {assigned("default/prod-pod-1", priority_prod_value_max),
         assigned("default/prod-pod-2", priority_prod_value_max, cpu_mem(1000, 200 * Gi))},
-       prod_pod("default/prod-pod-3", cpu_mem(1000, 200 * Gi)), "node(s) memory usage exceed threshold"},
-      {"filter mid cpu usage with assignedCache pod", {{R::cpu, 65}, {R::memory, 85}},
-       {{R::cpu, 60}, {R::memory, 70}}, {}, {},
+       prod_pod("default/prod-pod-3", cpu_mem(1000, 200 * Gi)),
+       "node(s) memory usage exceed threshold"},
+      {"filter mid cpu usage with assignedCache pod",
+       {{R::cpu, 65}, {R::memory, 85}},
+       {{R::cpu, 60}, {R::memory, 70}},
+       {},
+       {},
        fresh_metric(33, 110, {reported("default/prod-pod-1", 30, 100, true)}),
        {assigned("default/prod-pod-1", priority_prod_value_max),
         [] {
@@ -214,7 +343,8 @@ TEST(LoadAwareFilter, TestFilterUsage) {
           p.scheduled_time = seconds_before(10);
           return p;
         }()},
-       mid_pod("default/mid-pod-3", 20000, 200 * Gi), "node(s) cpu usage exceed threshold"},
+       mid_pod("default/mid-pod-3", 20000, 200 * Gi),
+       "node(s) cpu usage exceed threshold"},
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.name);
@@ -258,7 +388,8 @@ void run_expiry(const std::vector<expiry_row>& rows) {
   for (const auto& row : rows) {
     SCOPED_TRACE(row.name);
     load_aware_args args;  // code defaults: filterExpiredNodeMetrics true, 180 s
-    if (row.enable_when_expired) args.enable_schedule_when_node_metrics_expired = *row.enable_when_expired;
+    if (row.enable_when_expired)
+      args.enable_schedule_when_node_metrics_expired = *row.enable_when_expired;
     load_aware_scheduling plugin(args);
     node_info node = make_node("test-node-1", 0, 0);
     node_metric m;
@@ -276,19 +407,22 @@ void run_expiry(const std::vector<expiry_row>& rows) {
 }
 
 TEST(LoadAwareFilter, TestFilterExpiredNodeMetric) {
-  run_expiry({{"filter healthy nodeMetrics", kNow, std::nullopt, true},
-              {"filter unhealthy nodeMetric with nil updateTime", std::nullopt, std::nullopt, false},
-              {"filter unhealthy nodeMetric with expired updateTime", seconds_before(180), std::nullopt,
-               false}});
+  run_expiry(
+      {{"filter healthy nodeMetrics", kNow, std::nullopt, true},
+       {"filter unhealthy nodeMetric with nil updateTime", std::nullopt, std::nullopt, false},
+       {"filter unhealthy nodeMetric with expired updateTime", seconds_before(180), std::nullopt,
+        false}});
 }
 
 TEST(LoadAwareFilter, TestEnableScheduleWhenNodeMetricsExpired) {
-  run_expiry({{"filter healthy nodeMetrics", kNow, true, true},
-              {"enable scheduling when nodeMetric with nil updateTime", std::nullopt, true, true},
-              {"enable scheduling when nodeMetric with expired updateTime", seconds_before(180), true, true},
-              {"disable scheduling when nodeMetric with nil updateTime", std::nullopt, false, false},
-              {"disable scheduling when nodeMetric with expired updateTime", seconds_before(180), false,
-               false}});
+  run_expiry(
+      {{"filter healthy nodeMetrics", kNow, true, true},
+       {"enable scheduling when nodeMetric with nil updateTime", std::nullopt, true, true},
+       {"enable scheduling when nodeMetric with expired updateTime", seconds_before(180), true,
+        true},
+       {"disable scheduling when nodeMetric with nil updateTime", std::nullopt, false, false},
+       {"disable scheduling when nodeMetric with expired updateTime", seconds_before(180), false,
+        false}});
 }
 
 // --- load_aware_test.go TestScore ---------------------------------------------------------------
@@ -315,12 +449,15 @@ TEST(LoadAwareScore, TestScore) {
   node_metric empty_usage = fresh_metric(0, 0);
   node_metric load = fresh_metric(32, 10);
   node_metric p95_load = fresh_metric(0, 0);
-  p95_load.aggregated.push_back({duration_ms{300000}, aggregation_type::p95, cpu_mem(32000, 10 * Gi)});
-  p95_load.aggregated.push_back({duration_ms{300000}, aggregation_type::p99, cpu_mem(50000, 70 * Gi)});
+  p95_load.aggregated.push_back(
+      {duration_ms{300000}, aggregation_type::p95, cpu_mem(32000, 10 * Gi)});
+  p95_load.aggregated.push_back(
+      {duration_ms{300000}, aggregation_type::p99, cpu_mem(50000, 70 * Gi)});
   load_aware_aggregated_args p95;
   p95.score_aggregation_type = aggregation_type::p95;
   p95.score_aggregated_duration = duration_ms{300000};
-  node_metric unreported_with_pod = fresh_metric(0, 0, {{"default/assigned-pod-1", priority_class::none, cpu_mem(1000, 1 * Gi)}});
+  node_metric unreported_with_pod =
+      fresh_metric(0, 0, {{"default/assigned-pod-1", priority_class::none, cpu_mem(1000, 1 * Gi)}});
 
   auto assigned_at = [](std::optional<event_time> scheduled, std::optional<event_time> seen) {
     pod_info p = guaranteed("default/assigned-pod-1", 16, 32);
@@ -339,15 +476,18 @@ TEST(LoadAwareScore, TestScore) {
   batch.limits = batch.requests;
 
   // "score prod Pod": cpu "16000" means 16000 cores in that Go test.
-  pod_info prod = make_pod("default/prod-pod-1", cpu_mem(16000LL * 1000, 32 * Gi), cpu_mem(16000LL * 1000, 32 * Gi));
+  pod_info prod = make_pod("default/prod-pod-1", cpu_mem(16000LL * 1000, 32 * Gi),
+                           cpu_mem(16000LL * 1000, 32 * Gi));
   prod.priority = priority_prod_value_max;
   pod_info assigned_prod = guaranteed("default/assign-prod-pod-1", 16, 32);
   assigned_prod.priority = priority_prod_value_max;
   assigned_prod.node_name = "test-node-1";
   assigned_prod.assigned_time = kNow;
-  node_metric prod_metric = fresh_metric(0, 0, {{"default/assign-prod-pod-1", priority_class::prod, cpu_mem(30000, 100 * Gi)}});
+  node_metric prod_metric = fresh_metric(
+      0, 0, {{"default/assign-prod-pod-1", priority_class::prod, cpu_mem(30000, 100 * Gi)}});
 
-  pod_info req_less = make_pod("default/test-pod-1", cpu_mem(8000, 16 * Gi), cpu_mem(16000, 32 * Gi));
+  pod_info req_less =
+      make_pod("default/test-pod-1", cpu_mem(8000, 16 * Gi), cpu_mem(16000, 32 * Gi));
 
   const std::vector<score_row> rows = {
       {"score node with expired nodeMetric", pod16, {}, expired, 0, false, {}, 0},
@@ -355,14 +495,46 @@ TEST(LoadAwareScore, TestScore) {
       {"score node missing NodeMetrics", pod16, {}, std::nullopt, 0, false, {}, 0},
       {"score load node", pod16, {}, load, 0, false, {}, 72},
       {"score load node with p95", pod16, {}, p95_load, 0, false, p95, 72},
-      {"score load node with p95 but have not reported usage", pod16, {}, empty_usage, 0, false, p95, 90},
-      {"score load node with p95 but have not reported usage and have assigned pods", pod16,
-       {assigned_at(std::nullopt, kNow)}, unreported_with_pod, 0, false, p95, 81},
-      {"score load node with just assigned pod", pod16, {assigned_at(std::nullopt, kNow)}, load, 0, false, {}, 63},
-      {"score load node with just assigned pod where after updateTime", pod16,
-       {assigned_at(std::nullopt, kNow)}, load_before, 0, false, {}, 63},
-      {"score load node with just assigned pod where before updateTime", pod16,
-       {assigned_at(std::nullopt, seconds_before(10))}, load, 0, false, {}, 63},
+      {"score load node with p95 but have not reported usage",
+       pod16,
+       {},
+       empty_usage,
+       0,
+       false,
+       p95,
+       90},
+      {"score load node with p95 but have not reported usage and have assigned pods",
+       pod16,
+       {assigned_at(std::nullopt, kNow)},
+       unreported_with_pod,
+       0,
+       false,
+       p95,
+       81},
+      {"score load node with just assigned pod",
+       pod16,
+       {assigned_at(std::nullopt, kNow)},
+       load,
+       0,
+       false,
+       {},
+       63},
+      {"score load node with just assigned pod where after updateTime",
+       pod16,
+       {assigned_at(std::nullopt, kNow)},
+       load_before,
+       0,
+       false,
+       {},
+       63},
+      {"score load node with just assigned pod where before updateTime",
+       pod16,
+       {assigned_at(std::nullopt, seconds_before(10))},
+       load,
+       0,
+       false,
+       {},
+       63},
       {"score batch Pod", batch, {}, empty_usage, 0, false, {}, 90},
       {"score prod Pod", prod, {assigned_prod}, prod_metric, 0, true, {}, 38},
       {"score request less than limit", req_less, {}, empty_usage, 0, false, {}, 90},
@@ -392,7 +564,7 @@ TEST(LoadAwareAssignCache, ReportedPodInsideReportIntervalCountsOnlyItsExcess) {
   node_info node = make_node("n", 96000, 512 * Gi);
   node.metric = fresh_metric(10, 10, {{"default/a", priority_class::none, cpu_mem(1000, 1 * Gi)}});
   pod_info a = guaranteed("default/a", 4, 4);  // estimate 3400m / 2.8Gi
-  a.scheduled_time = seconds_before(30);        // newer than updateTime - 60 s
+  a.scheduled_time = seconds_before(30);       // newer than updateTime - 60 s
   node.pods = {a};
   auto s = plugin.summarize(node);
   EXPECT_EQ(s.node_delta[static_cast<std::size_t>(R::cpu)], 3400 - 1000);

@@ -29,14 +29,40 @@ TEST(PriorityClass, GetPodPriorityClassWithDefault) {
   lsr.qos_label = qos_class::lsr;
   const std::vector<row> rows = {
       {"label wins over spec.priority", labelled, priority_class::batch},
-      {"prod range", [] { auto p = make_pod("ns/p"); p.priority = 9000; return p; }(), priority_class::prod},
-      {"mid range", [] { auto p = make_pod("ns/p"); p.priority = 7999; return p; }(), priority_class::mid},
-      {"batch range", [] { auto p = make_pod("ns/p"); p.priority = 5000; return p; }(), priority_class::batch},
-      {"free range", [] { auto p = make_pod("ns/p"); p.priority = 3999; return p; }(), priority_class::free},
-      {"no priority, no requests: BestEffort -> BE -> batch", make_pod("ns/e"), priority_class::batch},
-      {"no priority, requests: Burstable -> LS -> prod", make_pod("ns/r", cpu_mem(100, 0)), priority_class::prod},
-      {"no priority, guaranteed -> LSR -> prod", make_pod("ns/g", cpu_mem(1000, Gi), cpu_mem(1000, Gi)),
+      {"prod range",
+       [] {
+         auto p = make_pod("ns/p");
+         p.priority = 9000;
+         return p;
+       }(),
        priority_class::prod},
+      {"mid range",
+       [] {
+         auto p = make_pod("ns/p");
+         p.priority = 7999;
+         return p;
+       }(),
+       priority_class::mid},
+      {"batch range",
+       [] {
+         auto p = make_pod("ns/p");
+         p.priority = 5000;
+         return p;
+       }(),
+       priority_class::batch},
+      {"free range",
+       [] {
+         auto p = make_pod("ns/p");
+         p.priority = 3999;
+         return p;
+       }(),
+       priority_class::free},
+      {"no priority, no requests: BestEffort -> BE -> batch", make_pod("ns/e"),
+       priority_class::batch},
+      {"no priority, requests: Burstable -> LS -> prod", make_pod("ns/r", cpu_mem(100, 0)),
+       priority_class::prod},
+      {"no priority, guaranteed -> LSR -> prod",
+       make_pod("ns/g", cpu_mem(1000, Gi), cpu_mem(1000, Gi)), priority_class::prod},
       {"raw priority wins over QoS", be, priority_class::prod},
       {"QoS label LSR -> prod", lsr, priority_class::prod},
   };
@@ -96,7 +122,8 @@ TEST(NodeResourcesFit, FiltersBatchAndMidAsScalarResources) {
   mid.requests.mid_cpu_milli = 5000;
   const std::vector<row> rows = {
       {"batch pod fits batch allocatable", batch_pod("ns/b", 8000, 16 * Gi), ""},
-      {"batch cpu beyond batch allocatable", batch_pod("ns/b", 17000, Gi), "Insufficient kubernetes.io/batch-cpu"},
+      {"batch cpu beyond batch allocatable", batch_pod("ns/b", 17000, Gi),
+       "Insufficient kubernetes.io/batch-cpu"},
       {"batch memory beyond batch allocatable", batch_pod("ns/b", 1000, 33 * Gi),
        "Insufficient kubernetes.io/batch-memory"},
       {"mid cpu beyond mid allocatable", mid, "Insufficient kubernetes.io/mid-cpu"},
@@ -115,7 +142,8 @@ TEST(NodeResourcesFit, FiltersBatchAndMidAsScalarResources) {
   // Requested batch resources count: 12 of 16 batch cores used leaves room for 4.
   n.requested.batch_cpu_milli = 12000;
   EXPECT_TRUE(fit.fits_request(batch_pod("ns/b", 4000, Gi), n).ok());
-  EXPECT_EQ(fit.fits_request(batch_pod("ns/b", 4001, Gi), n).message(), "Insufficient kubernetes.io/batch-cpu");
+  EXPECT_EQ(fit.fits_request(batch_pod("ns/b", 4001, Gi), n).message(),
+            "Insufficient kubernetes.io/batch-cpu");
   n.requested.pods = 3;
   EXPECT_EQ(fit.fits_request(batch_pod("ns/b", 1, 1), n).message(), "Too many pods");
   node_resources_fit_args ignore;

@@ -21,7 +21,8 @@ TEST(SchedulerConfig, ParsesKoordinatorShippedProfile) {
   EXPECT_EQ(p.load_aware.usage_thresholds, shipped.usage_thresholds);
   EXPECT_EQ(p.load_aware.resource_weights, shipped.resource_weights);
   EXPECT_EQ(p.load_aware.estimated_scaling_factors, shipped.estimated_scaling_factors);
-  EXPECT_EQ(p.node_resources_fit.resources, node_resources_fit_args::koordinator_profile().resources);
+  EXPECT_EQ(p.node_resources_fit.resources,
+            node_resources_fit_args::koordinator_profile().resources);
   ASSERT_TRUE(p.other_plugin_args.contains("ElasticQuota"));
   EXPECT_NE(p.other_plugin_args.at("ElasticQuota").find("quotaGroupNamespace"), std::string::npos);
 
@@ -44,13 +45,15 @@ TEST(SchedulerConfig, ParsesKoordinatorShippedProfile) {
     }
   }
   EXPECT_EQ(built->skipped_plugins,
-            (std::vector<std::string>{"DefaultBinder", "DefaultPreBind", "DefaultPreemption", "ElasticQuota",
-                                      "NodeNUMAResource", "PrioritySort", "Reservation", "SchedulingHint"}));
+            (std::vector<std::string>{"DefaultBinder", "DefaultPreBind", "DefaultPreemption",
+                                      "ElasticQuota", "NodeNUMAResource", "PrioritySort",
+                                      "Reservation", "SchedulingHint"}));
 }
 
 TEST(SchedulerConfig, AcceptsTheShippedConfigMap) {
-  std::string cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: scheduler-config\ndata:\n"
-                   "  koord-scheduler-config: |\n";
+  std::string cm =
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: scheduler-config\ndata:\n"
+      "  koord-scheduler-config: |\n";
   std::string inner(koord_scheduler_shipped_config());
   std::size_t pos = 0;
   while (pos < inner.size()) {
@@ -106,19 +109,31 @@ TEST(SchedulerConfig, ErrorsNameTheFieldPath) {
   };
   const row rows[] = {
       {"threshold above 100",
-       "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        usageThresholds: {cpu: 101}\n",
+       "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        "
+       "usageThresholds: {cpu: 101}\n",
        "profiles[0].pluginConfig[0].args.usageThresholds[cpu]"},
-      {"unknown resource", "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        resourceWeights: {gpus: 1}\n",
+      {"unknown resource",
+       "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        "
+       "resourceWeights: {gpus: 1}\n",
        "profiles[0].pluginConfig[0].args.resourceWeights[gpus]"},
-      {"unknown field", "profiles:\n  - pluginConfig:\n    - name: NodeResourcesFit\n      args:\n        scoringStrategy: {tpye: x}\n",
+      {"unknown field",
+       "profiles:\n  - pluginConfig:\n    - name: NodeResourcesFit\n      args:\n        "
+       "scoringStrategy: {tpye: x}\n",
        "profiles[0].pluginConfig[0].args.scoringStrategy.tpye"},
-      {"bad weight", "profiles:\n  - pluginConfig:\n    - name: NodeResourcesFit\n      args:\n        scoringStrategy:\n          resources: [{name: cpu, weight: 0}]\n",
+      {"bad weight",
+       "profiles:\n  - pluginConfig:\n    - name: NodeResourcesFit\n      args:\n        "
+       "scoringStrategy:\n          resources: [{name: cpu, weight: 0}]\n",
        "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight"},
-      {"bad duration", "profiles:\n  - pluginConfig:\n    - name: Coscheduling\n      args:\n        defaultTimeout: soon\n",
+      {"bad duration",
+       "profiles:\n  - pluginConfig:\n    - name: Coscheduling\n      args:\n        "
+       "defaultTimeout: soon\n",
        "profiles[0].pluginConfig[0].args.defaultTimeout"},
-      {"not a bool", "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        filterExpiredNodeMetrics: maybe\n",
+      {"not a bool",
+       "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        "
+       "filterExpiredNodeMetrics: maybe\n",
        "profiles[0].pluginConfig[0].args.filterExpiredNodeMetrics"},
-      {"unknown extension point", "profiles:\n  - plugins:\n      prefilter: {}\n", "profiles[0].plugins.prefilter"},
+      {"unknown extension point", "profiles:\n  - plugins:\n      prefilter: {}\n",
+       "profiles[0].plugins.prefilter"},
       {"percentage out of range", "percentageOfNodesToScore: 120\n", "percentageOfNodesToScore"},
       {"yaml syntax", "profiles: [\n", "test.yaml:"},
   };
@@ -127,7 +142,8 @@ TEST(SchedulerConfig, ErrorsNameTheFieldPath) {
     auto cfg = parse_scheduler_config(r.yaml, "test.yaml");
     ASSERT_FALSE(cfg.has_value());
     EXPECT_EQ(cfg.error().code, errc::invalid_input);
-    EXPECT_NE(cfg.error().where.find(r.where_contains), std::string::npos) << cfg.error().describe();
+    EXPECT_NE(cfg.error().where.find(r.where_contains), std::string::npos)
+        << cfg.error().describe();
   }
 }
 

@@ -31,8 +31,10 @@ TEST(SchedulingQueue, ActiveQOrdersByPriorityThenEnqueueTimeThenKey) {
   q.add(prio_pod("ns/b", 10), at(1));
   q.add(prio_pod("ns/a", 10), at(1));
   q.add(prio_pod("ns/early", 10), at(0));
-  EXPECT_EQ(q.active_order(), (std::vector<std::string>{"ns/late-high", "ns/early", "ns/a", "ns/b"}));
-  EXPECT_EQ(drain(q, at(5)), (std::vector<std::string>{"ns/late-high", "ns/early", "ns/a", "ns/b"}));
+  EXPECT_EQ(q.active_order(),
+            (std::vector<std::string>{"ns/late-high", "ns/early", "ns/a", "ns/b"}));
+  EXPECT_EQ(drain(q, at(5)),
+            (std::vector<std::string>{"ns/late-high", "ns/early", "ns/a", "ns/b"}));
 }
 
 TEST(SchedulingQueue, BackoffDoublesFromOneSecondUpToTen) {
@@ -109,7 +111,9 @@ TEST(SchedulingQueue, GangMembersAreGatedThenReleasedTogether) {
   pg.min_member = 3;
   gang->on_pod_group_add(pg);
   queue_options opts;
-  opts.pre_enqueue = [gang](const pod_info& p, event_time now) { return gang->pre_enqueue(p, now); };
+  opts.pre_enqueue = [gang](const pod_info& p, event_time now) {
+    return gang->pre_enqueue(p, now);
+  };
   opts.group_of = [gang](const pod_info& p) { return gang->gang_group_id_of(p); };
   scheduling_queue q(opts);
   q.add(prio_pod("ns/other", 0), at(0));
@@ -130,7 +134,9 @@ TEST(SchedulingQueue, GangMembersAreGatedThenReleasedTogether) {
 
 TEST(SchedulingQueue, GangMembersInBackoffMoveWithTheGroup) {
   queue_options opts;
-  opts.group_of = [](const pod_info& p) { return p.gang.name.empty() ? std::string{} : "ns/" + p.gang.name; };
+  opts.group_of = [](const pod_info& p) {
+    return p.gang.name.empty() ? std::string{} : "ns/" + p.gang.name;
+  };
   scheduling_queue q(opts);
   pod_info a = make_pod("ns/a");
   a.gang.name = "g";
@@ -142,7 +148,7 @@ TEST(SchedulingQueue, GangMembersInBackoffMoveWithTheGroup) {
   auto pb = q.pop(at(0));
   q.requeue(*pa, at(0), true);  // backoff 1 s
   q.move_all_to_active_or_backoff(at(0));
-  pb->attempts = 4;             // a long backoff (8 s)
+  pb->attempts = 4;  // a long backoff (8 s)
   q.requeue(*pb, at(0), true);
   EXPECT_EQ(q.backoff_size(), 2u);
   // a's backoff ends at 1 s; b is released with it.

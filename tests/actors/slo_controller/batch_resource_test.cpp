@@ -2,8 +2,9 @@
 // pkg/slo-controller/noderesource/plugins/batchresource/plugin_test.go (TestPluginCalculate,
 // TestPlugin_isDegradeNeeded, TestPrepare, TestPrepareWithThirdParty) and
 // pkg/slo-controller/noderesource/resource_calculator_test.go (Test_calculateNodeResource).
-// Reference: /work/shared/reference/slo-koordlet.md C.9 (GC-BATCH-1..14). Each row carries the Go case
-// name and Koordinator's expected message, which koordinator_message() must reproduce byte for byte.
+// Reference: ../shared/reference/slo-koordlet.md C.9 (GC-BATCH-1..14). Each row carries the Go case
+// name and Koordinator's expected message, which koordinator_message() must reproduce byte for
+// byte.
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,7 +33,8 @@ struct batch_case {
   std::string want_mem_msg;
 };
 
-node_reservation reserve(std::optional<std::int64_t> cpu, std::optional<std::int64_t> mem, std::string cpus = "") {
+node_reservation reserve(std::optional<std::int64_t> cpu, std::optional<std::int64_t> mem,
+                         std::string cpus = "") {
   node_reservation r;
   r.cpu_milli = cpu;
   r.memory_bytes = mem;
@@ -41,14 +43,20 @@ node_reservation reserve(std::optional<std::int64_t> cpu, std::optional<std::int
 }
 
 // Pods of "calculate with pods in multiple priority classes" (GC-BATCH-9). podProd1: no QoS label,
-// priority 9999 -> Prod; podMid: qos BE but priority 7000 -> class Mid (raw class wins) -> counted as HP.
+// priority 9999 -> Prod; podMid: qos BE but priority 7000 -> class Mid (raw class wins) -> counted
+// as HP.
 std::vector<pod_input> multi_priority_pods(qos_class first_qos, std::string first_name) {
   return {
-      make_pod(std::move(first_name), priority_class::prod, first_qos, pod_phase::running, rl(10 * cores, 10 * G)),
-      make_pod("podProd1", priority_class::prod, qos_class::lsr, pod_phase::running, rl(10 * cores, 10 * G)),
-      make_pod("podBatch", priority_class::batch, qos_class::be, pod_phase::running, rl(10 * cores, 10 * G)),
-      make_pod("podMid", priority_class::mid, qos_class::be, pod_phase::pending, rl(20 * cores, 40 * G)),
-      make_pod("podProd2", priority_class::prod, qos_class::lsr, pod_phase::succeeded, rl(10 * cores, 10 * G)),
+      make_pod(std::move(first_name), priority_class::prod, first_qos, pod_phase::running,
+               rl(10 * cores, 10 * G)),
+      make_pod("podProd1", priority_class::prod, qos_class::lsr, pod_phase::running,
+               rl(10 * cores, 10 * G)),
+      make_pod("podBatch", priority_class::batch, qos_class::be, pod_phase::running,
+               rl(10 * cores, 10 * G)),
+      make_pod("podMid", priority_class::mid, qos_class::be, pod_phase::pending,
+               rl(20 * cores, 40 * G)),
+      make_pod("podProd2", priority_class::prod, qos_class::lsr, pod_phase::succeeded,
+               rl(10 * cores, 10 * G)),
   };
 }
 
@@ -72,7 +80,9 @@ std::vector<batch_case> batch_cases() {
     s.memory_calculate_policy = calculate_policy::max_usage_request;
   };
   auto no_node = [](node_input&) {};
-  auto anno = [](node_reservation r) { return [r](node_input& n) { n.annotation_reservation = r; }; };
+  auto anno = [](node_reservation r) {
+    return [r](node_input& n) { n.annotation_reservation = r; };
+  };
   auto kubelet_90_100 = [](node_reservation r) {
     return [r](node_input& n) {
       n.allocatable = rl(90 * cores, 100 * G);
@@ -90,12 +100,14 @@ std::vector<batch_case> batch_cases() {
       "batchAllocatable[CPU(Milli-Core)]:25000 = nodeCapacity:100000 - nodeSafetyMargin:35000 - "
       "systemUsageOrNodeReserved:7000 - podHPUsed:33000";
   const std::string mem33 =
-      "batchAllocatable[Mem(GB)]:33 = nodeCapacity:120 - nodeSafetyMargin:42 - systemUsage:12 - podHPUsed:33";
+      "batchAllocatable[Mem(GB)]:33 = nodeCapacity:120 - nodeSafetyMargin:42 - systemUsage:12 - "
+      "podHPUsed:33";
   const std::string cpu22 =
       "batchAllocatable[CPU(Milli-Core)]:22000 = nodeCapacity:100000 - nodeSafetyMargin:35000 - "
       "systemUsageOrNodeReserved:10000 - podHPUsed:33000";
   const std::string mem25 =
-      "batchAllocatable[Mem(GB)]:25 = nodeCapacity:120 - nodeSafetyMargin:42 - systemUsage:20 - podHPUsed:33";
+      "batchAllocatable[Mem(GB)]:25 = nodeCapacity:120 - nodeSafetyMargin:42 - systemUsage:20 - "
+      "podHPUsed:33";
   const std::string cpu12 =
       "batchAllocatable[CPU(Milli-Core)]:12000 = nodeCapacity:100000 - nodeSafetyMargin:35000 - "
       "systemUsageOrNodeReserved:20000 - podHPUsed:33000";
@@ -106,62 +118,86 @@ std::vector<batch_case> batch_cases() {
       "batchAllocatable[CPU(Milli-Core)]:101000 = nodeCapacity:100000 - nodeSafetyMargin:-50000 - "
       "systemUsageOrNodeReserved:7000 - podHPMaxUsedRequest:42000";
   const std::string cpu100 =
-      "batchAllocatable[CPU(Milli-Core)]:100000 = min(nodeCapacity:100000 * thresholdRatio:1, nodeCapacity:100000 - "
+      "batchAllocatable[CPU(Milli-Core)]:100000 = min(nodeCapacity:100000 * thresholdRatio:1, "
+      "nodeCapacity:100000 - "
       "nodeSafetyMargin:-50000 - systemUsageOrNodeReserved:7000 - podHPMaxUsedRequest:42000)";
   const std::string mem84 =
-      "batchAllocatable[Mem(GB)]:84 = nodeCapacity:120 - nodeSafetyMargin:-24 - nodeReserved:0 - podHPRequest:60";
+      "batchAllocatable[Mem(GB)]:84 = nodeCapacity:120 - nodeSafetyMargin:-24 - nodeReserved:0 - "
+      "podHPRequest:60";
   const std::string mem84cap =
       "batchAllocatable[Mem(GB)]:84 = min(nodeCapacity:120 * thresholdRatio:1, nodeCapacity:120 - "
       "nodeSafetyMargin:-24 - nodeReserved:0 - podHPRequest:60)";
   return {
       // GC-BATCH-1
-      {"calculate with memory usage", p6565, no_node, nullptr, no_metric, 25000, 33 * G, cpu25, mem33},
-      {"calculate with memory usage and reserve nothing from node.annotation", p6565, anno(reserve({}, {})), nullptr,
-       no_metric, 25000, 33 * G, cpu25, mem33},
-      {"calculate with memory usage and reserve specific cpus from node.annotation and left equal sys.used", p6565,
-       anno(reserve({}, {}, "0-1")), nullptr, no_metric, 25000, 33 * G, cpu25, mem33},
-      {"calculate with memory usage and reserve specific cpus from node.annotation and right equal sys.used", p6565,
-       anno(reserve({}, {}, "0-19")), nullptr, no_metric, 12000, 33 * G, cpu12, mem33},
+      {"calculate with memory usage", p6565, no_node, nullptr, no_metric, 25000, 33 * G, cpu25,
+       mem33},
+      {"calculate with memory usage and reserve nothing from node.annotation", p6565,
+       anno(reserve({}, {})), nullptr, no_metric, 25000, 33 * G, cpu25, mem33},
+      {"calculate with memory usage and reserve specific cpus from node.annotation and left equal "
+       "sys.used",
+       p6565, anno(reserve({}, {}, "0-1")), nullptr, no_metric, 25000, 33 * G, cpu25, mem33},
+      {"calculate with memory usage and reserve specific cpus from node.annotation and right equal "
+       "sys.used",
+       p6565, anno(reserve({}, {}, "0-19")), nullptr, no_metric, 12000, 33 * G, cpu12, mem33},
       // GC-BATCH-7
-      {"calculate with memory usage and reserve cpus by quantity from node.annotation and right equal sys.used", p6565,
-       anno(reserve(20 * cores, {})), nullptr, no_metric, 12000, 33 * G, cpu12, mem33},
-      {"calculate with memory usage and reserve cpus by quantity and specific cores from node.annotation and right "
+      {"calculate with memory usage and reserve cpus by quantity from node.annotation and right "
        "equal sys.used",
-       p6565, anno(reserve(20 * cores, {}, "0-9")), nullptr, no_metric, 22000, 33 * G, cpu22, mem33},
-      {"calculate with memory usage and reserve memory from node.annotation and right equal sys.used", p6565,
-       anno(reserve({}, 20 * G)), nullptr, no_metric, 25000, 25 * G, cpu25, mem25},
-      {"calculate with memory usage and reserve memory from node.annotation and left equal sys.used", p6565,
-       anno(reserve({}, 5 * G)), nullptr, no_metric, 25000, 33 * G, cpu25, mem33},
-      {"calculate with memory usage and reserve memory and cpu from node.annotation and left equal sys.used", p6565,
-       anno(reserve(2 * cores, 5 * G)), nullptr, no_metric, 25000, 33 * G, cpu25, mem33},
-      {"calculate with memory usage and reserve memory and cpu from node.annotation and right equal sys.used", p6565,
-       anno(reserve(10 * cores, 20 * G)), nullptr, no_metric, 22000, 25 * G, cpu22, mem25},
-      {"calculate with memory usage and reserve memory and specific cores from node.annotation and right equal "
+       p6565, anno(reserve(20 * cores, {})), nullptr, no_metric, 12000, 33 * G, cpu12, mem33},
+      {"calculate with memory usage and reserve cpus by quantity and specific cores from "
+       "node.annotation and right "
+       "equal sys.used",
+       p6565, anno(reserve(20 * cores, {}, "0-9")), nullptr, no_metric, 22000, 33 * G, cpu22,
+       mem33},
+      {"calculate with memory usage and reserve memory from node.annotation and right equal "
+       "sys.used",
+       p6565, anno(reserve({}, 20 * G)), nullptr, no_metric, 25000, 25 * G, cpu25, mem25},
+      {"calculate with memory usage and reserve memory from node.annotation and left equal "
+       "sys.used",
+       p6565, anno(reserve({}, 5 * G)), nullptr, no_metric, 25000, 33 * G, cpu25, mem33},
+      {"calculate with memory usage and reserve memory and cpu from node.annotation and left equal "
+       "sys.used",
+       p6565, anno(reserve(2 * cores, 5 * G)), nullptr, no_metric, 25000, 33 * G, cpu25, mem33},
+      {"calculate with memory usage and reserve memory and cpu from node.annotation and right "
+       "equal sys.used",
+       p6565, anno(reserve(10 * cores, 20 * G)), nullptr, no_metric, 22000, 25 * G, cpu22, mem25},
+      {"calculate with memory usage and reserve memory and specific cores from node.annotation and "
+       "right equal "
        "sys.used",
        p6565, anno(reserve({}, 20 * G, "0-9")), nullptr, no_metric, 22000, 25 * G, cpu22, mem25},
-      {"calculate with memory usage and reserve memory and cpu which kubelet reserved is the biggest among "
+      {"calculate with memory usage and reserve memory and cpu which kubelet reserved is the "
+       "biggest among "
        "node.annotation, sys.used and kubelet reserved",
-       p6565, kubelet_90_100(reserve(2 * cores, 5 * G)), nullptr, no_metric, 22000, 25 * G, cpu22, mem25},
+       p6565, kubelet_90_100(reserve(2 * cores, 5 * G)), nullptr, no_metric, 22000, 25 * G, cpu22,
+       mem25},
       // GC-BATCH-2
-      {"calculate with memory request", mem_req_7080, no_node, nullptr, no_metric, 30000, 36 * G, cpu30,
-       "batchAllocatable[Mem(GB)]:36 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:0 - podHPRequest:60"},
-      {"calculate with memory request and reserve memory from node.annotation and left equal sys.used", mem_req_7080,
-       anno(reserve({}, 5 * G)), nullptr, no_metric, 30000, 31 * G, cpu30,
-       "batchAllocatable[Mem(GB)]:31 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:5 - podHPRequest:60"},
-      {"calculate with memory request and reserve memory which kubelet reserved is the biggest among node.annotation, "
+      {"calculate with memory request", mem_req_7080, no_node, nullptr, no_metric, 30000, 36 * G,
+       cpu30,
+       "batchAllocatable[Mem(GB)]:36 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:0 - "
+       "podHPRequest:60"},
+      {"calculate with memory request and reserve memory from node.annotation and left equal "
+       "sys.used",
+       mem_req_7080, anno(reserve({}, 5 * G)), nullptr, no_metric, 30000, 31 * G, cpu30,
+       "batchAllocatable[Mem(GB)]:31 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:5 - "
+       "podHPRequest:60"},
+      {"calculate with memory request and reserve memory which kubelet reserved is the biggest "
+       "among node.annotation, "
        "sys.used and kubelet reserve",
        mem_req_7080, kubelet_90_100(reserve({}, 5 * G)), nullptr, no_metric, 27000, 16 * G,
        "batchAllocatable[CPU(Milli-Core)]:27000 = nodeCapacity:100000 - nodeSafetyMargin:30000 - "
        "systemUsageOrNodeReserved:10000 - podHPUsed:33000",
-       "batchAllocatable[Mem(GB)]:16 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:20 - podHPRequest:60"},
-      {"calculate with memory request and reserve memory from node.annotation and right equal sys.used", mem_req_7080,
-       anno(reserve({}, 10 * G)), nullptr, no_metric, 30000, 26 * G, cpu30,
-       "batchAllocatable[Mem(GB)]:26 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:10 - podHPRequest:60"},
+       "batchAllocatable[Mem(GB)]:16 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:20 - "
+       "podHPRequest:60"},
+      {"calculate with memory request and reserve memory from node.annotation and right equal "
+       "sys.used",
+       mem_req_7080, anno(reserve({}, 10 * G)), nullptr, no_metric, 30000, 26 * G, cpu30,
+       "batchAllocatable[Mem(GB)]:26 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:10 - "
+       "podHPRequest:60"},
       // GC-BATCH-9
       {"calculate with pods in multiple priority classes", p6565, no_node,
        [] { return multi_priority_pods(qos_class::ls, "podProd"); },
        [](node_metric_input& m) {
-         m.pod_metrics = {make_metric("podProd", rl(5 * cores, 5 * G)), make_metric("podProd1", rl(6 * cores, 6 * G)),
+         m.pod_metrics = {make_metric("podProd", rl(5 * cores, 5 * G)),
+                          make_metric("podProd1", rl(6 * cores, 6 * G)),
                           make_metric("podBatch", rl(10 * cores, 10 * G)),
                           make_metric("podMid", rl(22 * cores, 22 * G))};
        },
@@ -169,21 +205,25 @@ std::vector<batch_case> batch_cases() {
       // GC-BATCH-10: podProd1 has no metric (request counts), podProd2's metric is dangling.
       {"calculate with pods terminated", p6565, no_node,
        [] {
-         return std::vector<pod_input>{
-             make_pod("podProd", priority_class::prod, qos_class::ls, pod_phase::running, rl(10 * cores, 10 * G)),
-             make_pod("podProd1", priority_class::prod, qos_class::lsr, pod_phase::running, rl(10 * cores, 10 * G))};
+         return std::vector<pod_input>{make_pod("podProd", priority_class::prod, qos_class::ls,
+                                                pod_phase::running, rl(10 * cores, 10 * G)),
+                                       make_pod("podProd1", priority_class::prod, qos_class::lsr,
+                                                pod_phase::running, rl(10 * cores, 10 * G))};
        },
        [](node_metric_input& m) {
          m.node_usage = {25 * cores, 30 * G};
          m.system_usage = rl(5 * cores, 10 * G);
-         m.pod_metrics = {make_metric("podProd", rl(5 * cores, 5 * G)), make_metric("podProd2", rl(10 * cores, 10 * G))};
+         m.pod_metrics = {make_metric("podProd", rl(5 * cores, 5 * G)),
+                          make_metric("podProd2", rl(10 * cores, 10 * G))};
        },
        35000, 43 * G,
        "batchAllocatable[CPU(Milli-Core)]:35000 = nodeCapacity:100000 - nodeSafetyMargin:35000 - "
        "systemUsageOrNodeReserved:5000 - podHPUsed:25000",
-       "batchAllocatable[Mem(GB)]:43 = nodeCapacity:120 - nodeSafetyMargin:42 - systemUsage:10 - podHPUsed:25"},
+       "batchAllocatable[Mem(GB)]:43 = nodeCapacity:120 - nodeSafetyMargin:42 - systemUsage:10 - "
+       "podHPUsed:25"},
       // GC-BATCH-11: the LSE pod counts its cpu request (10) instead of its usage (5).
-      {"calculate with pods QoS=LSE", p6565, no_node, [] { return multi_priority_pods(qos_class::lse, "podProdLSE"); },
+      {"calculate with pods QoS=LSE", p6565, no_node,
+       [] { return multi_priority_pods(qos_class::lse, "podProdLSE"); },
        [](node_metric_input& m) {
          m.pod_metrics = {make_metric("podProdLSE", rl(5 * cores, 5 * G)),
                           make_metric("podProd1", rl(6 * cores, 6 * G)),
@@ -205,9 +245,11 @@ std::vector<batch_case> batch_cases() {
        no_node, nullptr, no_metric, 21000, 36 * G,
        "batchAllocatable[CPU(Milli-Core)]:21000 = nodeCapacity:100000 - nodeSafetyMargin:30000 - "
        "systemUsageOrNodeReserved:7000 - podHPMaxUsedRequest:42000",
-       "batchAllocatable[Mem(GB)]:36 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:0 - podHPRequest:60"},
+       "batchAllocatable[Mem(GB)]:36 = nodeCapacity:120 - nodeSafetyMargin:24 - nodeReserved:0 - "
+       "podHPRequest:60"},
       // GC-BATCH-4: percents above 100 give a negative safety margin that adds capacity.
-      {"calculate with adjusted reclaim ratio", adjusted, no_node, nullptr, no_metric, 101000, 84 * G, cpu101, mem84},
+      {"calculate with adjusted reclaim ratio", adjusted, no_node, nullptr, no_metric, 101000,
+       84 * G, cpu101, mem84},
       // GC-BATCH-5
       {"calculate with batch cpu threshold percent only",
        [adjusted](colocation_strategy& s) {
@@ -229,8 +271,8 @@ std::vector<batch_case> batch_cases() {
        },
        no_node, nullptr, no_metric, 100000, 84 * G, cpu100, mem84cap},
       // GC-BATCH-6
-      {"calculate without batch cpu/mem threshold percent-with different xxxCalculatePolicy", different, no_node,
-       nullptr, no_metric, 110000, 72 * G,
+      {"calculate without batch cpu/mem threshold percent-with different xxxCalculatePolicy",
+       different, no_node, nullptr, no_metric, 110000, 72 * G,
        "batchAllocatable[CPU(Milli-Core)]:110000 = nodeCapacity:100000 - nodeSafetyMargin:-50000 - "
        "systemUsageOrNodeReserved:7000 - podHPUsed:33000",
        "batchAllocatable[Mem(GB)]:72 = nodeCapacity:120 - nodeSafetyMargin:-24 - systemUsage:12 - "
@@ -242,20 +284,22 @@ std::vector<batch_case> batch_cases() {
          s.batch_memory_threshold_percent = 100;
        },
        no_node, nullptr, no_metric, 100000, 72 * G,
-       "batchAllocatable[CPU(Milli-Core)]:100000 = min(nodeCapacity:100000 * thresholdRatio:1, nodeCapacity:100000 - "
+       "batchAllocatable[CPU(Milli-Core)]:100000 = min(nodeCapacity:100000 * thresholdRatio:1, "
+       "nodeCapacity:100000 - "
        "nodeSafetyMargin:-50000 - systemUsageOrNodeReserved:7000 - podHPUsed:33000)",
        "batchAllocatable[Mem(GB)]:72 = min(nodeCapacity:120 * thresholdRatio:1, nodeCapacity:120 - "
        "nodeSafetyMargin:-24 - systemUsage:12 - podHPMaxUsedRequest:60)"},
       // GC-BATCH-8: Prod host applications count as system usage (4+3 cpu, 6+6G memory).
-      {"calculate with memory usage, including product host application usage", p6565, no_node, nullptr,
-       host_app(priority_class::prod, 3 * cores, 6 * G), 25000, 33 * G, cpu25, mem33},
+      {"calculate with memory usage, including product host application usage", p6565, no_node,
+       nullptr, host_app(priority_class::prod, 3 * cores, 6 * G), 25000, 33 * G, cpu25, mem33},
       {"calculate with memory usage, including mid host application usage", p6565, no_node, nullptr,
        host_app(priority_class::mid, 3 * cores, 6 * G), 25000, 33 * G, cpu25, mem33},
-      {"calculate with memory usage, including batch host application usage", p6565, no_node, nullptr,
-       host_app(priority_class::batch, 3 * cores, 6 * G), 28000, 39 * G,
+      {"calculate with memory usage, including batch host application usage", p6565, no_node,
+       nullptr, host_app(priority_class::batch, 3 * cores, 6 * G), 28000, 39 * G,
        "batchAllocatable[CPU(Milli-Core)]:28000 = nodeCapacity:100000 - nodeSafetyMargin:35000 - "
        "systemUsageOrNodeReserved:4000 - podHPUsed:33000",
-       "batchAllocatable[Mem(GB)]:39 = nodeCapacity:120 - nodeSafetyMargin:42 - systemUsage:6 - podHPUsed:33"},
+       "batchAllocatable[Mem(GB)]:39 = nodeCapacity:120 - nodeSafetyMargin:42 - systemUsage:6 - "
+       "podHPUsed:33"},
   };
 }
 
@@ -300,7 +344,8 @@ std::string case_name(const ::testing::TestParamInfo<batch_case>& info) {
   return out + std::to_string(info.index);
 }
 
-INSTANTIATE_TEST_SUITE_P(BatchResource, TestPluginCalculate, ::testing::ValuesIn(batch_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(BatchResource, TestPluginCalculate, ::testing::ValuesIn(batch_cases()),
+                         case_name);
 
 // GC-BATCH-12, resource_calculator_test.go Test_calculateNodeResource
 // "calculate normal result always no less than zero": the cpu formula is -7000, clamped to 0.
@@ -308,8 +353,8 @@ TEST(TestCalculateNodeResource, CalculateNormalResultAlwaysNoLessThanZero) {
   colocation_config cfg;
   cfg.cluster = merge(colocation_strategy::defaults(), make_strategy(65, 65));
   node_input node = make_node("test-node0", rl(20 * cores, 40 * G));
-  std::vector<pod_input> pods{
-      make_pod("podA", priority_class::prod, qos_class::ls, pod_phase::running, rl(20 * cores, 20 * G))};
+  std::vector<pod_input> pods{make_pod("podA", priority_class::prod, qos_class::ls,
+                                       pod_phase::running, rl(20 * cores, 20 * G))};
   node_metric_input metric;  // NodeMetric info empty, no pod metrics
   metric.update_time = now;
   calculator_scratch scratch;
@@ -322,13 +367,16 @@ TEST(TestCalculateNodeResource, CalculateNormalResultAlwaysNoLessThanZero) {
             "batchAllocatable[CPU(Milli-Core)]:0 = nodeCapacity:20000 - nodeSafetyMargin:7000 - "
             "systemUsageOrNodeReserved:0 - podHPUsed:20000");
   EXPECT_EQ(koordinator_message(r.batch_memory),
-            "batchAllocatable[Mem(GB)]:6 = nodeCapacity:40 - nodeSafetyMargin:14 - systemUsage:0 - podHPUsed:20");
+            "batchAllocatable[Mem(GB)]:6 = nodeCapacity:40 - nodeSafetyMargin:14 - systemUsage:0 - "
+            "podHPUsed:20");
   EXPECT_EQ(koordinator_message(r.mid_cpu),
-            "midAllocatable[CPU(milli-core)]:0 = min(min(ProdReclaimable:0, NodeUnused:0) + Unallocated:0 * "
+            "midAllocatable[CPU(milli-core)]:0 = min(min(ProdReclaimable:0, NodeUnused:0) + "
+            "Unallocated:0 * "
             "midUnallocatedRatio:0, NodeCapacity:20000 * thresholdRatio:1)");
-  EXPECT_EQ(koordinator_message(r.mid_memory),
-            "midAllocatable[Memory(GB)]:0 = min(min(ProdReclaimable:0, NodeUnused:0) + Unallocated:20 * "
-            "midUnallocatedRatio:0, NodeCapacity:40 * thresholdRatio:1)");
+  EXPECT_EQ(
+      koordinator_message(r.mid_memory),
+      "midAllocatable[Memory(GB)]:0 = min(min(ProdReclaimable:0, NodeUnused:0) + Unallocated:20 * "
+      "midUnallocatedRatio:0, NodeCapacity:40 * thresholdRatio:1)");
 }
 
 // GC-BATCH-13, TestPlugin_isDegradeNeeded.
@@ -352,15 +400,17 @@ TEST_P(TestPluginIsDegradeNeeded, MatchesKoordinator) {
 
 INSTANTIATE_TEST_SUITE_P(
     BatchResource, TestPluginIsDegradeNeeded,
-    ::testing::Values(degrade_case{"empty NodeMetric should degrade", false, std::nullopt, true},
-                      degrade_case{"empty NodeMetric status should degrade", true, std::nullopt, true},
-                      degrade_case{"outdated NodeMetric status should degrade", true, -11 * minute_ms, true},
-                      // the clock moved 11 minutes past an updateTime of "now"
-                      degrade_case{"outdated NodeMetric status should degrade 1", true, -11 * minute_ms, true},
-                      // boundary (derived): exactly degradeTimeMinutes old is not "after"
-                      degrade_case{"exactly at the degrade time does not degrade", true, -10 * minute_ms, false},
-                      degrade_case{"one millisecond past the degrade time degrades", true, -10 * minute_ms - 1, true},
-                      degrade_case{"fresh NodeMetric does not degrade", true, -20 * 1000, false}));
+    ::testing::Values(
+        degrade_case{"empty NodeMetric should degrade", false, std::nullopt, true},
+        degrade_case{"empty NodeMetric status should degrade", true, std::nullopt, true},
+        degrade_case{"outdated NodeMetric status should degrade", true, -11 * minute_ms, true},
+        // the clock moved 11 minutes past an updateTime of "now"
+        degrade_case{"outdated NodeMetric status should degrade 1", true, -11 * minute_ms, true},
+        // boundary (derived): exactly degradeTimeMinutes old is not "after"
+        degrade_case{"exactly at the degrade time does not degrade", true, -10 * minute_ms, false},
+        degrade_case{"one millisecond past the degrade time degrades", true, -10 * minute_ms - 1,
+                     true},
+        degrade_case{"fresh NodeMetric does not degrade", true, -20 * 1000, false}));
 
 TEST(TestPluginCalculateDegrade, StaleNodeMetricResetsBatchAndMid) {
   colocation_strategy s = merge(colocation_strategy::defaults(), make_strategy(65, 65));
@@ -371,10 +421,12 @@ TEST(TestPluginCalculateDegrade, StaleNodeMetricResetsBatchAndMid) {
   EXPECT_TRUE(r.degraded);
   EXPECT_TRUE(r.batch_reset);
   EXPECT_TRUE(r.mid_reset);
-  EXPECT_EQ(koordinator_message(r.batch_cpu),
-            "degrade node resource because of abnormal nodeMetric, reason: degradedByBatchResource");
-  EXPECT_EQ(koordinator_message(r.mid_memory),
-            "degrade node Mid resource because of abnormal nodeMetric, reason: degradedByMidResource");
+  EXPECT_EQ(
+      koordinator_message(r.batch_cpu),
+      "degrade node resource because of abnormal nodeMetric, reason: degradedByBatchResource");
+  EXPECT_EQ(
+      koordinator_message(r.mid_memory),
+      "degrade node Mid resource because of abnormal nodeMetric, reason: degradedByMidResource");
   const auto p = prepare_node_resource(r, node);
   EXPECT_EQ(p.allocatable, node_extended_resources{});  // all four removed from the node
 }
@@ -445,9 +497,10 @@ TEST(GoArithmetic, ThresholdPercentTruncatesAfterMultiplying) {
   calculator_scratch scratch;
   const auto r = calculate_node_resource(s, node, {}, &metric, now, scratch);
   EXPECT_EQ(r.batch_cpu_milli, 28999);
-  EXPECT_EQ(koordinator_message(r.batch_cpu),
-            "batchAllocatable[CPU(Milli-Core)]:28999 = min(nodeCapacity:100000 * thresholdRatio:0.29, "
-            "nodeCapacity:100000 - nodeSafetyMargin:0 - systemUsageOrNodeReserved:0 - podHPUsed:0)");
+  EXPECT_EQ(
+      koordinator_message(r.batch_cpu),
+      "batchAllocatable[CPU(Milli-Core)]:28999 = min(nodeCapacity:100000 * thresholdRatio:0.29, "
+      "nodeCapacity:100000 - nodeSafetyMargin:0 - systemUsageOrNodeReserved:0 - podHPUsed:0)");
 }
 
 TEST(BatchResource, DuplicateMetricKeysKeepTheLastLikeGoMaps) {
@@ -457,21 +510,25 @@ TEST(BatchResource, DuplicateMetricKeysKeepTheLastLikeGoMaps) {
       make_pod("p", priority_class::prod, qos_class::ls, pod_phase::running, rl(1 * cores, 1 * G))};
   node_metric_input metric;
   metric.update_time = now;
-  metric.pod_metrics = {make_metric("p", rl(9 * cores, 9 * G)), make_metric("p", rl(2 * cores, 2 * G))};
+  metric.pod_metrics = {make_metric("p", rl(9 * cores, 9 * G)),
+                        make_metric("p", rl(2 * cores, 2 * G))};
   calculator_scratch scratch;
   const auto r = calculate_node_resource(s, node, pods, &metric, now, scratch);
-  EXPECT_EQ(r.batch_cpu_milli, 98 * cores);  // only the last metric (2 cores) counts, nothing dangling
+  EXPECT_EQ(r.batch_cpu_milli,
+            98 * cores);  // only the last metric (2 cores) counts, nothing dangling
 }
 
 TEST(BatchResource, SucceededPodWithMetricCountsAsDangling) {
   colocation_strategy s = merge(colocation_strategy::defaults(), make_strategy(100, 100));
   node_input node = make_node("n", rl(100 * cores, 100 * G));
-  std::vector<pod_input> pods{
-      make_pod("done", priority_class::prod, qos_class::ls, pod_phase::succeeded, rl(1 * cores, 1 * G)),
-      make_pod("lp", priority_class::batch, qos_class::be, pod_phase::running, rl(1 * cores, 1 * G))};
+  std::vector<pod_input> pods{make_pod("done", priority_class::prod, qos_class::ls,
+                                       pod_phase::succeeded, rl(1 * cores, 1 * G)),
+                              make_pod("lp", priority_class::batch, qos_class::be,
+                                       pod_phase::running, rl(1 * cores, 1 * G))};
   node_metric_input metric;
   metric.update_time = now;
-  metric.pod_metrics = {make_metric("done", rl(3 * cores, 3 * G)), make_metric("lp", rl(50 * cores, 50 * G))};
+  metric.pod_metrics = {make_metric("done", rl(3 * cores, 3 * G)),
+                        make_metric("lp", rl(50 * cores, 50 * G))};
   calculator_scratch scratch;
   const auto r = calculate_node_resource(s, node, pods, &metric, now, scratch);
   // "done" is not Running/Pending: its metric is dangling (priority "" = HP). "lp"'s metric is not.
@@ -487,11 +544,12 @@ TEST(BatchResource, ExplanationNamesEveryTermOfTheUsedFormula) {
   const auto r = calculate_node_resource(s, node, default_pods(), &metric, now, scratch);
   std::vector<std::string> names;
   for (const auto& t : r.batch_cpu.terms) names.emplace_back(t.name);
-  const std::vector<std::string> want{"cpuCalculatePolicy", "nodeCapacity",     "cpuReclaimThresholdPercent",
-                                      "nodeSafetyMargin",   "systemUsage",      "hostAppHPUsed",
-                                      "kubeletReserved",    "annotationReserved", "nodeReserved",
-                                      "systemUsageOrNodeReserved", "podHPUsed", "podHPNoMetricRequest",
-                                      "podLSERequestOverUsage",    "podDanglingUsed", "result"};
+  const std::vector<std::string> want{
+      "cpuCalculatePolicy",        "nodeCapacity",       "cpuReclaimThresholdPercent",
+      "nodeSafetyMargin",          "systemUsage",        "hostAppHPUsed",
+      "kubeletReserved",           "annotationReserved", "nodeReserved",
+      "systemUsageOrNodeReserved", "podHPUsed",          "podHPNoMetricRequest",
+      "podLSERequestOverUsage",    "podDanglingUsed",    "result"};
   EXPECT_EQ(names, want);
   EXPECT_EQ(r.batch_cpu.terms[0].text, "usage");
   EXPECT_EQ(r.batch_cpu.terms[2].value, 65);

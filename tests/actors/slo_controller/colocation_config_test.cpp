@@ -126,7 +126,8 @@ TEST(TestGetNodeColocationStrategy, GetStrategyDisabledByNodeStrategyOnAnnotatio
   colocation_config cfg;
   cfg.cluster = partial(true, 65, 65);
   node_labels labels;
-  EXPECT_EQ(node_colocation_strategy(cfg, {&labels, R"({"enable": false})"}), partial(false, 65, 65));
+  EXPECT_EQ(node_colocation_strategy(cfg, {&labels, R"({"enable": false})"}),
+            partial(false, 65, 65));
   // ...and the reconcile then resets every co-location resource (isColocationCfgDisabled).
   EXPECT_TRUE(is_colocation_disabled(cfg, partial(false, 65, 65)));
 }
@@ -135,12 +136,14 @@ TEST(TestGetColocationStrategyOnNode, ParseStrategyFailedIsIgnored) {
   colocation_config cfg;
   cfg.cluster = partial(true, 65, 65);
   node_labels labels;
-  EXPECT_EQ(node_colocation_strategy(cfg, {&labels, R"({"cpuReclaimThresholdPercent": "70"})"}), partial(true, 65, 65));
+  EXPECT_EQ(node_colocation_strategy(cfg, {&labels, R"({"cpuReclaimThresholdPercent": "70"})"}),
+            partial(true, 65, 65));
   EXPECT_EQ(node_colocation_strategy(cfg, {&labels, "{invalid"}), partial(true, 65, 65));
 }
 
 TEST(NodeReclaimPercent, TruncatesLikeGo) {
-  node_labels labels{{std::string(label_cpu_reclaim_ratio), "0.29"}, {std::string(label_memory_reclaim_ratio), "+1.5"}};
+  node_labels labels{{std::string(label_cpu_reclaim_ratio), "0.29"},
+                     {std::string(label_memory_reclaim_ratio), "+1.5"}};
   EXPECT_EQ(node_reclaim_percent(&labels, label_cpu_reclaim_ratio), 28);  // int64(0.29 * 100) = 28
   EXPECT_EQ(node_reclaim_percent(&labels, label_memory_reclaim_ratio), 150);
   labels[std::string(label_cpu_reclaim_ratio)] = " 0.5";
@@ -177,7 +180,8 @@ TEST(TestIsColocationCfgDisabled, DisabledNodeGetsEverythingReset) {
   const auto r = reconcile_node_resource(cfg, node, {}, &metric, event_time{0}, scratch);
   EXPECT_TRUE(r.disabled);
   EXPECT_TRUE(r.batch_reset && r.mid_reset);
-  EXPECT_EQ(koordinator_message(r.batch_cpu), "node colocation is disabled in Config, reason: DisableInConfig");
+  EXPECT_EQ(koordinator_message(r.batch_cpu),
+            "node colocation is disabled in Config, reason: DisableInConfig");
 }
 
 // --- Test_IsColocationStrategyValid (validate) ---
@@ -207,30 +211,49 @@ std::vector<validity_case> validity_cases() {
   };
   return {
       {"partial strategy is valid", with([](colocation_strategy&) {}), true},
-      {"partial strategy is valid 1", with([](colocation_strategy& s) { s.memory_calculate_policy = calculate_policy::request; }), true},
+      {"partial strategy is valid 1",
+       with([](colocation_strategy& s) { s.memory_calculate_policy = calculate_policy::request; }),
+       true},
       {"default strategy is valid", colocation_strategy::defaults(), true},
-      {"midCPUThresholdPercent less than 0 strategy is invalid", with([](colocation_strategy& s) { s.mid_cpu_threshold_percent = -1; }), false},
-      {"midCPUThresholdPercent more than 100 strategy is invalid", with([](colocation_strategy& s) { s.mid_cpu_threshold_percent = 101; }), false},
-      {"midMemoryThresholdPercent less than 0 strategy is invalid", with([](colocation_strategy& s) { s.mid_memory_threshold_percent = -1; }), false},
-      {"midMemoryThresholdPercent more than 100 strategy is invalid", with([](colocation_strategy& s) { s.mid_memory_threshold_percent = 101; }), false},
-      {"midUnallocatedPercent less than 0 strategy is invalid", with([](colocation_strategy& s) { s.mid_unallocated_percent = -1; }), false},
-      {"midUnallocatedPercent more than 100 strategy is invalid", with([](colocation_strategy& s) { s.mid_unallocated_percent = 200; }), false},
-      {"batchCPUThresholdPercent more than 100 strategy is invalid", with([](colocation_strategy& s) {
+      {"midCPUThresholdPercent less than 0 strategy is invalid",
+       with([](colocation_strategy& s) { s.mid_cpu_threshold_percent = -1; }), false},
+      {"midCPUThresholdPercent more than 100 strategy is invalid",
+       with([](colocation_strategy& s) { s.mid_cpu_threshold_percent = 101; }), false},
+      {"midMemoryThresholdPercent less than 0 strategy is invalid",
+       with([](colocation_strategy& s) { s.mid_memory_threshold_percent = -1; }), false},
+      {"midMemoryThresholdPercent more than 100 strategy is invalid",
+       with([](colocation_strategy& s) { s.mid_memory_threshold_percent = 101; }), false},
+      {"midUnallocatedPercent less than 0 strategy is invalid",
+       with([](colocation_strategy& s) { s.mid_unallocated_percent = -1; }), false},
+      {"midUnallocatedPercent more than 100 strategy is invalid",
+       with([](colocation_strategy& s) { s.mid_unallocated_percent = 200; }), false},
+      {"batchCPUThresholdPercent more than 100 strategy is invalid",
+       with([](colocation_strategy& s) {
          s.mid_unallocated_percent = 200;
          s.batch_cpu_threshold_percent = 200;
          s.batch_memory_threshold_percent = 20;
-       }), false},
-      {"batchCPUThresholdPercent less than 0 strategy is invalid", with([](colocation_strategy& s) { s.batch_cpu_threshold_percent = -1; }), false},
-      {"default strategy + batchXXXThresholdPercent[0,100] is valid", with([](colocation_strategy& s) {
+       }),
+       false},
+      {"batchCPUThresholdPercent less than 0 strategy is invalid",
+       with([](colocation_strategy& s) { s.batch_cpu_threshold_percent = -1; }), false},
+      {"default strategy + batchXXXThresholdPercent[0,100] is valid",
+       with([](colocation_strategy& s) {
          s.batch_cpu_threshold_percent = 100;
          s.batch_memory_threshold_percent = 0;
-       }), true},
+       }),
+       true},
       // batch caps above 100 are valid (only >= 0 is required)
-      {"batchCPUThresholdPercent above 100 alone is valid", with([](colocation_strategy& s) { s.batch_cpu_threshold_percent = 150; }), true},
-      {"degradeTimeMinutes 0 is invalid", with([](colocation_strategy& s) { s.degrade_time_minutes = 0; }), false},
-      {"resourceDiffThreshold 0 is invalid", with([](colocation_strategy& s) { s.resource_diff_threshold = 0.0; }), false},
-      {"cpuCalculatePolicy request is invalid", with([](colocation_strategy& s) { s.cpu_calculate_policy = calculate_policy::request; }), false},
-      {"cpuReclaimThresholdPercent above 100 is valid", with([](colocation_strategy& s) { s.cpu_reclaim_threshold_percent = 150; }), true},
+      {"batchCPUThresholdPercent above 100 alone is valid",
+       with([](colocation_strategy& s) { s.batch_cpu_threshold_percent = 150; }), true},
+      {"degradeTimeMinutes 0 is invalid",
+       with([](colocation_strategy& s) { s.degrade_time_minutes = 0; }), false},
+      {"resourceDiffThreshold 0 is invalid",
+       with([](colocation_strategy& s) { s.resource_diff_threshold = 0.0; }), false},
+      {"cpuCalculatePolicy request is invalid",
+       with([](colocation_strategy& s) { s.cpu_calculate_policy = calculate_policy::request; }),
+       false},
+      {"cpuReclaimThresholdPercent above 100 is valid",
+       with([](colocation_strategy& s) { s.cpu_reclaim_threshold_percent = 150; }), true},
   };
 }
 
@@ -239,7 +262,8 @@ TEST_P(TestIsColocationStrategyValid, MatchesKoordinator) {
   const auto& c = GetParam();
   EXPECT_EQ(validate(c.strategy, "colocation-config").has_value(), c.want) << c.go_name;
 }
-INSTANTIATE_TEST_SUITE_P(Sloconfig, TestIsColocationStrategyValid, ::testing::ValuesIn(validity_cases()));
+INSTANTIATE_TEST_SUITE_P(Sloconfig, TestIsColocationStrategyValid,
+                         ::testing::ValuesIn(validity_cases()));
 
 // --- ConfigMap parsing (Test_syncColocationConfigIfChanged) ---
 
@@ -271,27 +295,31 @@ TEST(TestSyncColocationConfigIfChanged, NoColocationConfigInConfigmapUsesDefault
 }
 
 TEST(TestSyncColocationConfigIfChanged, UnmarshalFailedForCacheUnavailable) {
-  const auto u = update(std::nullopt,
-                        configmap(R"({"metricAggregateDurationSeconds":10, "invalidKey":"invalidValue",})"));
+  const auto u =
+      update(std::nullopt,
+             configmap(R"({"metricAggregateDurationSeconds":10, "invalidKey":"invalidValue",})"));
   ASSERT_TRUE(u.error);
   EXPECT_EQ(u.error->code, errc::invalid_input);
   EXPECT_EQ(u.error->where, "colocation-config");
-  EXPECT_FALSE(u.in_force.colocation.has_value());  // unavailable after a restart
+  EXPECT_FALSE(u.in_force.colocation.has_value());         // unavailable after a restart
   EXPECT_TRUE(u.in_force.resource_threshold.has_value());  // other keys are independent
 }
 
 TEST(TestSyncColocationConfigIfChanged, UnmarshalFailedKeepTheOld) {
-  const auto u = update(previous_with(old_cfg()),
-                        configmap(R"({"metricAggregateDurationSeconds":10, "invalidKey":"invalidValue",})"));
+  const auto u =
+      update(previous_with(old_cfg()),
+             configmap(R"({"metricAggregateDurationSeconds":10, "invalidKey":"invalidValue",})"));
   ASSERT_TRUE(u.error);
   EXPECT_EQ(u.in_force.colocation, old_cfg());
   EXPECT_EQ(u.rejected_keys, std::vector<std::string>{"colocation-config"});
 }
 
 TEST(TestSyncColocationConfigIfChanged, ValidateAndMergePartialConfigWithTheDefault) {
-  const auto u = update(previous_with(old_cfg()),
-                        configmap(R"({"metricAggregateDurationSeconds":60,"cpuReclaimThresholdPercent":70,)"
-                                  R"("memoryReclaimThresholdPercent":70,"updateTimeThresholdSeconds":100,"metricReportIntervalSeconds":20})"));
+  const auto u = update(
+      previous_with(old_cfg()),
+      configmap(
+          R"({"metricAggregateDurationSeconds":60,"cpuReclaimThresholdPercent":70,)"
+          R"("memoryReclaimThresholdPercent":70,"updateTimeThresholdSeconds":100,"metricReportIntervalSeconds":20})"));
   ASSERT_FALSE(u.error) << u.error->describe();
   colocation_strategy want = colocation_strategy::defaults();
   want.metric_aggregate_duration_seconds = 60;
@@ -304,8 +332,11 @@ TEST(TestSyncColocationConfigIfChanged, ValidateAndMergePartialConfigWithTheDefa
 }
 
 TEST(TestSyncColocationConfigIfChanged, GotInvalidPartialConfigIfRestartAndWillUnavailable) {
-  const auto u = update(std::nullopt, configmap(R"({"metricAggregateDurationSeconds":60,"cpuReclaimThresholdPercent":70,)"
-                                                R"("memoryReclaimThresholdPercent":70,"updateTimeThresholdSeconds":-1,"metricReportIntervalSeconds":20})"));
+  const auto u = update(
+      std::nullopt,
+      configmap(
+          R"({"metricAggregateDurationSeconds":60,"cpuReclaimThresholdPercent":70,)"
+          R"("memoryReclaimThresholdPercent":70,"updateTimeThresholdSeconds":-1,"metricReportIntervalSeconds":20})"));
   ASSERT_TRUE(u.error);
   EXPECT_EQ(u.error->where, "colocation-config.updateTimeThresholdSeconds");
   EXPECT_NE(u.error->message.find("-1"), std::string::npos);
@@ -313,18 +344,21 @@ TEST(TestSyncColocationConfigIfChanged, GotInvalidPartialConfigIfRestartAndWillU
 }
 
 TEST(TestSyncColocationConfigIfChanged, GotInvalidPartialConfigKeepTheOld) {
-  const auto u = update(previous_with(old_cfg()),
-                        configmap(R"({"metricAggregateDurationSeconds":60,"updateTimeThresholdSeconds":-1})"));
+  const auto u =
+      update(previous_with(old_cfg()),
+             configmap(R"({"metricAggregateDurationSeconds":60,"updateTimeThresholdSeconds":-1})"));
   ASSERT_TRUE(u.error);
   EXPECT_EQ(u.in_force.colocation, old_cfg());
 }
 
 TEST(TestSyncColocationConfigIfChanged, NodeConfigInvalidUseClusterConfig) {
-  const auto u = update(previous_with(old_cfg()),
-                        configmap(R"({"enable":true,"metricAggregateDurationSeconds":30,"metricReportIntervalSeconds":20,)"
-                                  R"("cpuReclaimThresholdPercent":70,"memoryReclaimThresholdPercent":80,"updateTimeThresholdSeconds":300,)"
-                                  R"("degradeTimeMinutes":5,"resourceDiffThreshold":0.1,"nodeConfigs":[{"nodeSelector":)"
-                                  R"({"matchLabels":{"xxx":"yyy"}},"metricAggregateDurationSeconds":-1}]})"));
+  const auto u = update(
+      previous_with(old_cfg()),
+      configmap(
+          R"({"enable":true,"metricAggregateDurationSeconds":30,"metricReportIntervalSeconds":20,)"
+          R"("cpuReclaimThresholdPercent":70,"memoryReclaimThresholdPercent":80,"updateTimeThresholdSeconds":300,)"
+          R"("degradeTimeMinutes":5,"resourceDiffThreshold":0.1,"nodeConfigs":[{"nodeSelector":)"
+          R"({"matchLabels":{"xxx":"yyy"}},"metricAggregateDurationSeconds":-1}]})"));
   EXPECT_FALSE(u.error);
   ASSERT_TRUE(u.in_force.colocation);
   const auto& c = *u.in_force.colocation;
@@ -350,11 +384,14 @@ TEST(TestSyncColocationConfigIfChanged, NodeConfigWithChange) {
   EXPECT_EQ(r->node_configs[0].name, "alios");
   EXPECT_EQ(r->node_configs[0].strategy.update_time_threshold_seconds, 360);
   EXPECT_EQ(r->node_configs[0].strategy.resource_diff_threshold, 0.2);
-  EXPECT_EQ(r->node_configs[0].strategy.cpu_reclaim_threshold_percent, 70);  // inherited from the cluster
+  EXPECT_EQ(r->node_configs[0].strategy.cpu_reclaim_threshold_percent,
+            70);  // inherited from the cluster
   node_labels alios{{"kubernetes.io/kernel", "alios"}};
-  EXPECT_EQ(node_colocation_strategy(*r, {&alios, std::nullopt}).update_time_threshold_seconds, 360);
+  EXPECT_EQ(node_colocation_strategy(*r, {&alios, std::nullopt}).update_time_threshold_seconds,
+            360);
   node_labels other;
-  EXPECT_EQ(node_colocation_strategy(*r, {&other, std::nullopt}).update_time_threshold_seconds, 300);
+  EXPECT_EQ(node_colocation_strategy(*r, {&other, std::nullopt}).update_time_threshold_seconds,
+            300);
 }
 
 // Reference F: defaults of every colocation-config field.
@@ -402,26 +439,44 @@ TEST_P(ColocationConfigInvalid, NamesKeyAndValue) {
 INSTANTIATE_TEST_SUITE_P(
     Ranges, ColocationConfigInvalid,
     ::testing::Values(
-        invalid_case{R"({"cpuReclaimThresholdPercent":-5})", "colocation-config.cpuReclaimThresholdPercent", "-5"},
-        invalid_case{R"({"memoryReclaimThresholdPercent":-1})", "colocation-config.memoryReclaimThresholdPercent", "-1"},
-        invalid_case{R"({"cpuReclaimThresholdPercent":65.5})", "colocation-config.cpuReclaimThresholdPercent", "65.5"},
-        invalid_case{R"({"cpuReclaimThresholdPercent":"65"})", "colocation-config.cpuReclaimThresholdPercent", "\"65\""},
+        invalid_case{R"({"cpuReclaimThresholdPercent":-5})",
+                     "colocation-config.cpuReclaimThresholdPercent", "-5"},
+        invalid_case{R"({"memoryReclaimThresholdPercent":-1})",
+                     "colocation-config.memoryReclaimThresholdPercent", "-1"},
+        invalid_case{R"({"cpuReclaimThresholdPercent":65.5})",
+                     "colocation-config.cpuReclaimThresholdPercent", "65.5"},
+        invalid_case{R"({"cpuReclaimThresholdPercent":"65"})",
+                     "colocation-config.cpuReclaimThresholdPercent", "\"65\""},
         invalid_case{R"({"enable":"true"})", "colocation-config.enable", "\"true\""},
         invalid_case{R"({"degradeTimeMinutes":0})", "colocation-config.degradeTimeMinutes", "0"},
-        invalid_case{R"({"metricAggregateDurationSeconds":0})", "colocation-config.metricAggregateDurationSeconds", "0"},
-        invalid_case{R"({"metricReportIntervalSeconds":-60})", "colocation-config.metricReportIntervalSeconds", "-60"},
-        invalid_case{R"({"resourceDiffThreshold":0})", "colocation-config.resourceDiffThreshold", "0"},
-        invalid_case{R"({"resourceDiffThreshold":1.5})", "colocation-config.resourceDiffThreshold", "1.5"},
-        invalid_case{R"({"midCPUThresholdPercent":101})", "colocation-config.midCPUThresholdPercent", "101"},
-        invalid_case{R"({"midMemoryThresholdPercent":-1})", "colocation-config.midMemoryThresholdPercent", "-1"},
-        invalid_case{R"({"midUnallocatedPercent":200})", "colocation-config.midUnallocatedPercent", "200"},
-        invalid_case{R"({"midStaticCPUReservedPercent":-3})", "colocation-config.midStaticCPUReservedPercent", "-3"},
-        invalid_case{R"({"batchCPUThresholdPercent":-1})", "colocation-config.batchCPUThresholdPercent", "-1"},
-        invalid_case{R"({"batchMemoryThresholdPercent":-7})", "colocation-config.batchMemoryThresholdPercent", "-7"},
-        invalid_case{R"({"cpuCalculatePolicy":"request"})", "colocation-config.cpuCalculatePolicy", "\"request\""},
-        invalid_case{R"({"memoryCalculatePolicy":"foo"})", "colocation-config.memoryCalculatePolicy", "\"foo\""},
-        invalid_case{R"({"midReclaimMode":"dynamic"})", "colocation-config.midReclaimMode", "\"dynamic\""},
-        invalid_case{R"({"metricMemoryCollectPolicy":"all"})", "colocation-config.metricMemoryCollectPolicy", "\"all\""},
+        invalid_case{R"({"metricAggregateDurationSeconds":0})",
+                     "colocation-config.metricAggregateDurationSeconds", "0"},
+        invalid_case{R"({"metricReportIntervalSeconds":-60})",
+                     "colocation-config.metricReportIntervalSeconds", "-60"},
+        invalid_case{R"({"resourceDiffThreshold":0})", "colocation-config.resourceDiffThreshold",
+                     "0"},
+        invalid_case{R"({"resourceDiffThreshold":1.5})", "colocation-config.resourceDiffThreshold",
+                     "1.5"},
+        invalid_case{R"({"midCPUThresholdPercent":101})",
+                     "colocation-config.midCPUThresholdPercent", "101"},
+        invalid_case{R"({"midMemoryThresholdPercent":-1})",
+                     "colocation-config.midMemoryThresholdPercent", "-1"},
+        invalid_case{R"({"midUnallocatedPercent":200})", "colocation-config.midUnallocatedPercent",
+                     "200"},
+        invalid_case{R"({"midStaticCPUReservedPercent":-3})",
+                     "colocation-config.midStaticCPUReservedPercent", "-3"},
+        invalid_case{R"({"batchCPUThresholdPercent":-1})",
+                     "colocation-config.batchCPUThresholdPercent", "-1"},
+        invalid_case{R"({"batchMemoryThresholdPercent":-7})",
+                     "colocation-config.batchMemoryThresholdPercent", "-7"},
+        invalid_case{R"({"cpuCalculatePolicy":"request"})", "colocation-config.cpuCalculatePolicy",
+                     "\"request\""},
+        invalid_case{R"({"memoryCalculatePolicy":"foo"})",
+                     "colocation-config.memoryCalculatePolicy", "\"foo\""},
+        invalid_case{R"({"midReclaimMode":"dynamic"})", "colocation-config.midReclaimMode",
+                     "\"dynamic\""},
+        invalid_case{R"({"metricMemoryCollectPolicy":"all"})",
+                     "colocation-config.metricMemoryCollectPolicy", "\"all\""},
         invalid_case{R"({"metricAggregatePolicy":{"durations":["5x"]}})",
                      "colocation-config.metricAggregatePolicy.durations", "\"5x\""},
         invalid_case{R"({"nodeConfigs":{}})", "colocation-config.nodeConfigs", "{...}"},
@@ -437,7 +492,8 @@ TEST(ColocationConfig, GoFieldMatchingIsCaseInsensitive) {
 }
 
 TEST(SloControllerConfig, OtherKeysParseWithDefaultsAndRanges) {
-  auto rt = parse_resource_threshold_config(R"({"clusterStrategy":{"enable":true,"cpuSuppressThresholdPercent":70},
+  auto rt = parse_resource_threshold_config(
+      R"({"clusterStrategy":{"enable":true,"cpuSuppressThresholdPercent":70},
       "nodeStrategies":[{"name":"n","nodeSelector":{"matchLabels":{"a":"b"}},"memoryEvictThresholdPercent":80}]})");
   ASSERT_TRUE(rt) << rt.error().describe();
   EXPECT_EQ(rt->cluster.cpu_suppress_threshold_percent, 70);
@@ -449,13 +505,16 @@ TEST(SloControllerConfig, OtherKeysParseWithDefaultsAndRanges) {
   node_labels l{{"a", "b"}};
   EXPECT_EQ(rt->for_node(l).memory_evict_threshold_percent, 80);
 
-  auto bad = parse_resource_threshold_config(R"({"clusterStrategy":{"cpuSuppressThresholdPercent":120}})");
+  auto bad =
+      parse_resource_threshold_config(R"({"clusterStrategy":{"cpuSuppressThresholdPercent":120}})");
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error().where, "resource-threshold-config.clusterStrategy.cpuSuppressThresholdPercent");
+  EXPECT_EQ(bad.error().where,
+            "resource-threshold-config.clusterStrategy.cpuSuppressThresholdPercent");
   auto lower = parse_resource_threshold_config(
       R"({"clusterStrategy":{"memoryEvictThresholdPercent":60,"memoryEvictLowerPercent":65}})");
   ASSERT_FALSE(lower);
-  EXPECT_EQ(lower.error().where, "resource-threshold-config.clusterStrategy.memoryEvictThresholdPercent");
+  EXPECT_EQ(lower.error().where,
+            "resource-threshold-config.clusterStrategy.memoryEvictThresholdPercent");
 
   auto burst = parse_cpu_burst_config("");
   ASSERT_TRUE(burst);
@@ -467,20 +526,29 @@ TEST(SloControllerConfig, OtherKeysParseWithDefaultsAndRanges) {
   EXPECT_FALSE(parse_cpu_burst_config(R"({"clusterStrategy":{"policy":"always"}})"));
   EXPECT_FALSE(parse_cpu_burst_config(R"({"clusterStrategy":{"cfsQuotaBurstPercent":99}})"));
 
-  EXPECT_TRUE(parse_system_config(R"({"clusterStrategy":{"minFreeKbytesFactor":100,"watermarkScaleFactor":150}})"));
+  EXPECT_TRUE(parse_system_config(
+      R"({"clusterStrategy":{"minFreeKbytesFactor":100,"watermarkScaleFactor":150}})"));
   EXPECT_FALSE(parse_system_config(R"({"clusterStrategy":{"watermarkScaleFactor":401}})"));
 
-  auto qos = parse_resource_qos_config(R"({"clusterStrategy":{"beClass":{"cpuQOS":{"enable":true,"groupIdentity":-1}}}})");
+  auto qos = parse_resource_qos_config(
+      R"({"clusterStrategy":{"beClass":{"cpuQOS":{"enable":true,"groupIdentity":-1}}}})");
   ASSERT_TRUE(qos) << qos.error().describe();
-  auto qos_bad = parse_resource_qos_config(R"({"clusterStrategy":{"beClass":{"cpuQOS":{"groupIdentity":3}}}})");
+  auto qos_bad = parse_resource_qos_config(
+      R"({"clusterStrategy":{"beClass":{"cpuQOS":{"groupIdentity":3}}}})");
   ASSERT_FALSE(qos_bad);
-  EXPECT_EQ(qos_bad.error().where, "resource-qos-config.clusterStrategy.beClass.cpuQOS.groupIdentity");
+  EXPECT_EQ(qos_bad.error().where,
+            "resource-qos-config.clusterStrategy.beClass.cpuQOS.groupIdentity");
 
-  EXPECT_TRUE(parse_cpu_normalization_config(R"({"enable":true,"ratioModel":{"Intel":{"baseRatio":1.5}}})"));
-  EXPECT_FALSE(parse_cpu_normalization_config(R"({"enable":true,"ratioModel":{"Intel":{"baseRatio":0.5}}})"));
-  EXPECT_TRUE(parse_resource_amplification_config(R"({"enable":true,"resourceAmplificationRatio":{"cpu":1.5}})"));
-  EXPECT_FALSE(parse_resource_amplification_config(R"({"resourceAmplificationRatio":{"cpu":"1.5"}})"));
-  EXPECT_TRUE(parse_host_application_config(R"({"applications":[{"name":"nginx","priority":"koord-prod","qos":"LS"}]})"));
+  EXPECT_TRUE(parse_cpu_normalization_config(
+      R"({"enable":true,"ratioModel":{"Intel":{"baseRatio":1.5}}})"));
+  EXPECT_FALSE(parse_cpu_normalization_config(
+      R"({"enable":true,"ratioModel":{"Intel":{"baseRatio":0.5}}})"));
+  EXPECT_TRUE(parse_resource_amplification_config(
+      R"({"enable":true,"resourceAmplificationRatio":{"cpu":1.5}})"));
+  EXPECT_FALSE(
+      parse_resource_amplification_config(R"({"resourceAmplificationRatio":{"cpu":"1.5"}})"));
+  EXPECT_TRUE(parse_host_application_config(
+      R"({"applications":[{"name":"nginx","priority":"koord-prod","qos":"LS"}]})"));
   EXPECT_FALSE(parse_host_application_config(R"({"applications":[{"name":"nginx","qos":"XX"}]})"));
 }
 
@@ -507,13 +575,17 @@ TEST(SloControllerConfig, UpdateKeepsEachKeyIndependently) {
 // --- fuzz-style robustness: random mutations of a valid ConfigMap never crash ---
 
 TEST(SloControllerConfigRobustness, RandomMutationsGiveValueOrError) {
-  const std::string base = nlohmann::json{
-      {"colocation-config",
-       R"({"enable":true,"cpuReclaimThresholdPercent":65,"memoryReclaimThresholdPercent":65,"memoryCalculatePolicy":"request","metricAggregatePolicy":{"durations":["5m","10m"]},"nodeConfigs":[{"name":"a","nodeSelector":{"matchLabels":{"k":"v"},"matchExpressions":[{"key":"x","operator":"In","values":["y"]}]},"cpuReclaimThresholdPercent":70}]})"},
-      {"resource-threshold-config", R"({"clusterStrategy":{"enable":true,"cpuSuppressThresholdPercent":65}})"},
-      {"cpu-burst-config", R"({"clusterStrategy":{"policy":"auto","cpuBurstPercent":1000}})"},
-      {"resource-qos-config", R"({"clusterStrategy":{"lsClass":{"memoryQOS":{"enable":true,"wmarkRatio":95}}}})"},
-      {"cpu-normalization-config", R"({"enable":true,"defaultRatio":1.2})"}}.dump();
+  const std::string base =
+      nlohmann::json{
+          {"colocation-config",
+           R"({"enable":true,"cpuReclaimThresholdPercent":65,"memoryReclaimThresholdPercent":65,"memoryCalculatePolicy":"request","metricAggregatePolicy":{"durations":["5m","10m"]},"nodeConfigs":[{"name":"a","nodeSelector":{"matchLabels":{"k":"v"},"matchExpressions":[{"key":"x","operator":"In","values":["y"]}]},"cpuReclaimThresholdPercent":70}]})"},
+          {"resource-threshold-config",
+           R"({"clusterStrategy":{"enable":true,"cpuSuppressThresholdPercent":65}})"},
+          {"cpu-burst-config", R"({"clusterStrategy":{"policy":"auto","cpuBurstPercent":1000}})"},
+          {"resource-qos-config",
+           R"({"clusterStrategy":{"lsClass":{"memoryQOS":{"enable":true,"wmarkRatio":95}}}})"},
+          {"cpu-normalization-config", R"({"enable":true,"defaultRatio":1.2})"}}
+          .dump();
   std::mt19937_64 rng(20240611);
   const std::string alphabet = "{}[]\":,0123456789-.eE truefalsnul\\abcxyz";
   std::optional<slo_controller_config> prev;
@@ -524,10 +596,18 @@ TEST(SloControllerConfigRobustness, RandomMutationsGiveValueOrError) {
     for (int e = 0; e < edits && !s.empty(); ++e) {
       const std::size_t pos = rng() % s.size();
       switch (rng() % 4) {
-        case 0: s.erase(pos, 1 + rng() % 3); break;
-        case 1: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
-        case 2: s[pos] = alphabet[rng() % alphabet.size()]; break;
-        default: s.insert(pos, s.substr(rng() % s.size(), rng() % 16)); break;
+        case 0:
+          s.erase(pos, 1 + rng() % 3);
+          break;
+        case 1:
+          s.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        case 2:
+          s[pos] = alphabet[rng() % alphabet.size()];
+          break;
+        default:
+          s.insert(pos, s.substr(rng() % s.size(), rng() % 16));
+          break;
       }
     }
     const auto u = update(prev, s);

@@ -1,7 +1,7 @@
-// libFuzzer target for the slo-controller-config ConfigMap parser (built only with -DCOLONY_FUZZ=ON and
-// clang: -fsanitize=fuzzer,address,undefined). Invariants: no crash or sanitizer report; every input
-// yields a config in force plus either no error or an error naming at least one rejected key; what is
-// in force for colocation-config is always a valid strategy.
+// libFuzzer target for the slo-controller-config ConfigMap parser (built only with -DCOLONY_FUZZ=ON
+// and clang: -fsanitize=fuzzer,address,undefined). Invariants: no crash or sanitizer report; every
+// input yields a config in force plus either no error or an error naming at least one rejected key;
+// what is in force for colocation-config is always a valid strategy.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -19,11 +19,15 @@ using namespace testing;  // NOLINT: fixtures
 const event_time now{1'700'000'000'000};
 
 // getTestNode: capacity 100 / 210G, allocatable 100 / 200G (kubelet reserves 10G of memory).
-node_input mid_node() { return make_node("test-node", rl(100 * cores, 210 * G), rl(100 * cores, 200 * G)); }
+node_input mid_node() {
+  return make_node("test-node", rl(100 * cores, 210 * G), rl(100 * cores, 200 * G));
+}
 
 std::vector<pod_input> mid_pods() {
-  return {make_pod("podA", priority_class::prod, qos_class::ls, pod_phase::running, rl(20 * cores, 40 * G)),
-          make_pod("podB", priority_class::batch, qos_class::be, pod_phase::running, rl(15 * cores, 30 * G))};
+  return {make_pod("podA", priority_class::prod, qos_class::ls, pod_phase::running,
+                   rl(20 * cores, 40 * G)),
+          make_pod("podB", priority_class::batch, qos_class::be, pod_phase::running,
+                   rl(15 * cores, 30 * G))};
 }
 
 struct mid_case {
@@ -37,7 +41,8 @@ struct mid_case {
   std::string want_mem_msg;
 };
 
-// The Go cases' base strategy: enable, degradeTimeMinutes 10, midStatic 10/10 (ignored in dynamic mode).
+// The Go cases' base strategy: enable, degradeTimeMinutes 10, midStatic 10/10 (ignored in dynamic
+// mode).
 colocation_strategy mid_strategy() {
   colocation_strategy s;
   s.enable = true;
@@ -51,7 +56,8 @@ node_metric_input mid_metric(std::int64_t usage_cpu, std::int64_t usage_mem) {
   node_metric_input m;
   m.update_time = event_time{now.value - 20 * 1000};
   m.node_usage = {usage_cpu, usage_mem};
-  m.pod_metrics = {make_metric("podA", rl(5 * cores, 10 * G)), make_metric("podB", rl(15 * cores, 30 * G))};
+  m.pod_metrics = {make_metric("podA", rl(5 * cores, 10 * G)),
+                   make_metric("podB", rl(15 * cores, 30 * G))};
   return m;
 }
 
@@ -81,26 +87,32 @@ std::vector<mid_case> mid_cases() {
     };
   };
   const std::string zero_cpu_80 =
-      "midAllocatable[CPU(milli-core)]:0 = min(min(ProdReclaimable:0, NodeUnused:70000) + Unallocated:80000 * "
+      "midAllocatable[CPU(milli-core)]:0 = min(min(ProdReclaimable:0, NodeUnused:70000) + "
+      "Unallocated:80000 * "
       "midUnallocatedRatio:0, NodeCapacity:100000 * thresholdRatio:1)";
   const std::string zero_mem_160 =
-      "midAllocatable[Memory(GB)]:0 = min(min(ProdReclaimable:0, NodeUnused:160) + Unallocated:160 * "
+      "midAllocatable[Memory(GB)]:0 = min(min(ProdReclaimable:0, NodeUnused:160) + Unallocated:160 "
+      "* "
       "midUnallocatedRatio:0, NodeCapacity:210 * thresholdRatio:1)";
   return {
       // GC-MID-5
-      {"degrade when node metric is expired", [](colocation_strategy& s) { s.degrade_time_minutes = 5; },
+      {"degrade when node metric is expired",
+       [](colocation_strategy& s) { s.degrade_time_minutes = 5; },
        [](node_metric_input& m) {
          m = mid_metric(20 * cores, 45 * G);
          m.update_time = event_time{now.value - 30 * minute_ms};
        },
-       true, 0, 0, "degrade node Mid resource because of abnormal nodeMetric, reason: degradedByMidResource",
+       true, 0, 0,
+       "degrade node Mid resource because of abnormal nodeMetric, reason: degradedByMidResource",
        "degrade node Mid resource because of abnormal nodeMetric, reason: degradedByMidResource"},
       // GC-MID-1
-      {"calculate correctly when node metric is valid", none, usage(20 * cores, 45 * G, rl(10 * cores, 15 * G)), false,
-       10000, 15 * G,
-       "midAllocatable[CPU(milli-core)]:10000 = min(min(ProdReclaimable:10000, NodeUnused:80000) + Unallocated:80000 "
+      {"calculate correctly when node metric is valid", none,
+       usage(20 * cores, 45 * G, rl(10 * cores, 15 * G)), false, 10000, 15 * G,
+       "midAllocatable[CPU(milli-core)]:10000 = min(min(ProdReclaimable:10000, NodeUnused:80000) + "
+       "Unallocated:80000 "
        "* midUnallocatedRatio:0, NodeCapacity:100000 * thresholdRatio:1)",
-       "midAllocatable[Memory(GB)]:15 = min(min(ProdReclaimable:15, NodeUnused:165) + Unallocated:160 * "
+       "midAllocatable[Memory(GB)]:15 = min(min(ProdReclaimable:15, NodeUnused:165) + "
+       "Unallocated:160 * "
        "midUnallocatedRatio:0, NodeCapacity:210 * thresholdRatio:1)"},
       // GC-MID-2
       {"calculate correctly where the prod reclaimable exceeds the mid threshold",
@@ -110,25 +122,30 @@ std::vector<mid_case> mid_cases() {
          s.mid_unallocated_percent = 10;
        },
        usage(30 * cores, 50 * G, rl(15 * cores, 30 * G)), false, 10000, 42 * G,
-       "midAllocatable[CPU(milli-core)]:10000 = min(min(ProdReclaimable:15000, NodeUnused:70000) + Unallocated:80000 "
+       "midAllocatable[CPU(milli-core)]:10000 = min(min(ProdReclaimable:15000, NodeUnused:70000) + "
+       "Unallocated:80000 "
        "* midUnallocatedRatio:0.1, NodeCapacity:100000 * thresholdRatio:0.1)",
-       "midAllocatable[Memory(GB)]:42 = min(min(ProdReclaimable:30, NodeUnused:160) + Unallocated:160 * "
+       "midAllocatable[Memory(GB)]:42 = min(min(ProdReclaimable:30, NodeUnused:160) + "
+       "Unallocated:160 * "
        "midUnallocatedRatio:0.1, NodeCapacity:210 * thresholdRatio:0.2)"},
       // GC-MID-3
-      {"calculate correctly when prod reclaimable is nil", none, usage(30 * cores, 50 * G, resource_list{}), false, 0,
-       0, zero_cpu_80, zero_mem_160},
+      {"calculate correctly when prod reclaimable is nil", none,
+       usage(30 * cores, 50 * G, resource_list{}), false, 0, 0, zero_cpu_80, zero_mem_160},
       // GC-MID-4
       {"calculate correctly when set reserved resource in static mode: not exceed", static_mode(10),
        usage(30 * cores, 50 * G, rl(15 * cores, 30 * G)), false, 10000, 21 * G,
-       "midAllocatable[CPU(milli-core)]:10000 = min(nodeCapacity:100000 * staticReservedPercent:0.1, "
+       "midAllocatable[CPU(milli-core)]:10000 = min(nodeCapacity:100000 * "
+       "staticReservedPercent:0.1, "
        "nodeCapacity:100000 * thresholdRatio:0.1)",
-       "midAllocatable[Memory(GB)]:21 = min(nodeCapacity:210 * staticReservedPercent:0.1, nodeCapacity:210 * "
+       "midAllocatable[Memory(GB)]:21 = min(nodeCapacity:210 * staticReservedPercent:0.1, "
+       "nodeCapacity:210 * "
        "thresholdRatio:0.2)"},
       {"calculate correctly when set reserved resource in static mode: exceed", static_mode(100),
        usage(30 * cores, 50 * G, rl(15 * cores, 30 * G)), false, 10000, 42 * G,
        "midAllocatable[CPU(milli-core)]:10000 = min(nodeCapacity:100000 * staticReservedPercent:1, "
        "nodeCapacity:100000 * thresholdRatio:0.1)",
-       "midAllocatable[Memory(GB)]:42 = min(nodeCapacity:210 * staticReservedPercent:1, nodeCapacity:210 * "
+       "midAllocatable[Memory(GB)]:42 = min(nodeCapacity:210 * staticReservedPercent:1, "
+       "nodeCapacity:210 * "
        "thresholdRatio:0.2)"},
       {"calculate correctly where node metrics is invalid", none,
        [](node_metric_input& m) {
@@ -137,25 +154,32 @@ std::vector<mid_case> mid_cases() {
          m.prod_reclaimable = rl(20 * cores, 20 * G);
        },
        false, 0, 0,
-       "midAllocatable[CPU(milli-core)]:0 = min(min(ProdReclaimable:20000, NodeUnused:0) + Unallocated:80000 * "
+       "midAllocatable[CPU(milli-core)]:0 = min(min(ProdReclaimable:20000, NodeUnused:0) + "
+       "Unallocated:80000 * "
        "midUnallocatedRatio:0, NodeCapacity:100000 * thresholdRatio:1)",
-       "midAllocatable[Memory(GB)]:0 = min(min(ProdReclaimable:20, NodeUnused:0) + Unallocated:160 * "
+       "midAllocatable[Memory(GB)]:0 = min(min(ProdReclaimable:20, NodeUnused:0) + Unallocated:160 "
+       "* "
        "midUnallocatedRatio:0, NodeCapacity:210 * thresholdRatio:1)"},
       {"calculate correctly where the prod reclaimable exceeds the node free resource", none,
        usage(90 * cores, 200 * G, rl(20 * cores, 20 * G)), false, 10000, 10 * G,
-       "midAllocatable[CPU(milli-core)]:10000 = min(min(ProdReclaimable:20000, NodeUnused:10000) + Unallocated:80000 "
+       "midAllocatable[CPU(milli-core)]:10000 = min(min(ProdReclaimable:20000, NodeUnused:10000) + "
+       "Unallocated:80000 "
        "* midUnallocatedRatio:0, NodeCapacity:100000 * thresholdRatio:1)",
-       "midAllocatable[Memory(GB)]:10 = min(min(ProdReclaimable:20, NodeUnused:10) + Unallocated:160 * "
+       "midAllocatable[Memory(GB)]:10 = min(min(ProdReclaimable:20, NodeUnused:10) + "
+       "Unallocated:160 * "
        "midUnallocatedRatio:0, NodeCapacity:210 * thresholdRatio:1)"},
-      {"including product host application usage", none, host(priority_class::prod, 5 * cores, 15 * G), false, 0, 0,
-       "midAllocatable[CPU(milli-core)]:0 = min(min(ProdReclaimable:0, NodeUnused:70000) + Unallocated:75000 * "
+      {"including product host application usage", none,
+       host(priority_class::prod, 5 * cores, 15 * G), false, 0, 0,
+       "midAllocatable[CPU(milli-core)]:0 = min(min(ProdReclaimable:0, NodeUnused:70000) + "
+       "Unallocated:75000 * "
        "midUnallocatedRatio:0, NodeCapacity:100000 * thresholdRatio:1)",
-       "midAllocatable[Memory(GB)]:0 = min(min(ProdReclaimable:0, NodeUnused:160) + Unallocated:155 * "
+       "midAllocatable[Memory(GB)]:0 = min(min(ProdReclaimable:0, NodeUnused:160) + "
+       "Unallocated:155 * "
        "midUnallocatedRatio:0, NodeCapacity:210 * thresholdRatio:1)"},
-      {"including mid host application usage", none, host(priority_class::mid, 5 * cores, 15 * G), false, 0, 0,
-       zero_cpu_80, zero_mem_160},
-      {"including batch host application usage", none, host(priority_class::batch, 2 * cores, 10 * G), false, 0, 0,
-       zero_cpu_80, zero_mem_160},
+      {"including mid host application usage", none, host(priority_class::mid, 5 * cores, 15 * G),
+       false, 0, 0, zero_cpu_80, zero_mem_160},
+      {"including batch host application usage", none,
+       host(priority_class::batch, 2 * cores, 10 * G), false, 0, 0, zero_cpu_80, zero_mem_160},
   };
 }
 
@@ -193,7 +217,8 @@ std::string mid_case_name(const ::testing::TestParamInfo<mid_case>& info) {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(MidResource, MidTestPluginCalculate, ::testing::ValuesIn(mid_cases()), mid_case_name);
+INSTANTIATE_TEST_SUITE_P(MidResource, MidTestPluginCalculate, ::testing::ValuesIn(mid_cases()),
+                         mid_case_name);
 
 // midresource TestPlugin_isDegradeNeeded: a missing prodReclaimableMetric does NOT degrade.
 TEST(MidTestPluginIsDegradeNeeded, NodeMetricWithoutProdReclaimableDoesNotDegrade) {
@@ -207,7 +232,8 @@ TEST(MidTestPluginIsDegradeNeeded, NodeMetricWithoutProdReclaimableDoesNotDegrad
   EXPECT_EQ(r.mid_cpu_milli, 0);
 }
 
-// GC-SYNC-1..4, resource_calculator_test.go Test_isNodeResourceSyncNeeded (threshold 300 s, diff 0.1).
+// GC-SYNC-1..4, resource_calculator_test.go Test_isNodeResourceSyncNeeded (threshold 300 s, diff
+// 0.1).
 struct sync_case {
   std::string go_name;
   std::optional<std::int64_t> last_update_offset_ms;
@@ -239,17 +265,24 @@ TEST_P(TestIsNodeResourceSyncNeeded, MatchesKoordinator) {
 
 INSTANTIATE_TEST_SUITE_P(
     ResourceCalculator, TestIsNodeResourceSyncNeeded,
-    ::testing::Values(
-        sync_case{"needSync for expired node resource", -10 * minute_ms, batch_alloc(20, 40), batch_alloc(20, 40), true},
-        sync_case{"needSync for cpu diff larger than 0.1", 0, batch_alloc(20, 40), batch_alloc(15, 40), true},
-        sync_case{"needSync for memory diff larger than 0.1", 0, batch_alloc(20, 40), batch_alloc(20, 70), true},
-        sync_case{"no need to sync, everything's ok.", 0, batch_alloc(20, 40), batch_alloc(20, 40), false},
-        sync_case{"never written needs sync", std::nullopt, batch_alloc(20, 40), batch_alloc(20, 40), true},
-        // derived boundaries: exactly 300 s is not "more than"; a 10 % change is not "more than" 10 %
-        sync_case{"exactly at the update threshold does not sync", -300 * 1000, batch_alloc(20, 40),
-                  batch_alloc(20, 40), false},
-        sync_case{"exactly ten percent does not sync", 0, batch_alloc(20, 40), batch_alloc(22, 40), false},
-        sync_case{"a resource appearing needs sync", 0, node_extended_resources{}, batch_alloc(20, 40), true}));
+    ::testing::Values(sync_case{"needSync for expired node resource", -10 * minute_ms,
+                                batch_alloc(20, 40), batch_alloc(20, 40), true},
+                      sync_case{"needSync for cpu diff larger than 0.1", 0, batch_alloc(20, 40),
+                                batch_alloc(15, 40), true},
+                      sync_case{"needSync for memory diff larger than 0.1", 0, batch_alloc(20, 40),
+                                batch_alloc(20, 70), true},
+                      sync_case{"no need to sync, everything's ok.", 0, batch_alloc(20, 40),
+                                batch_alloc(20, 40), false},
+                      sync_case{"never written needs sync", std::nullopt, batch_alloc(20, 40),
+                                batch_alloc(20, 40), true},
+                      // derived boundaries: exactly 300 s is not "more than"; a 10 % change is not
+                      // "more than" 10 %
+                      sync_case{"exactly at the update threshold does not sync", -300 * 1000,
+                                batch_alloc(20, 40), batch_alloc(20, 40), false},
+                      sync_case{"exactly ten percent does not sync", 0, batch_alloc(20, 40),
+                                batch_alloc(22, 40), false},
+                      sync_case{"a resource appearing needs sync", 0, node_extended_resources{},
+                                batch_alloc(20, 40), true}));
 
 TEST(TestIsNodeResourceSyncNeeded, MidResourceChangeNeedsSync) {
   // midresource TestPluginNeedSync "need to sync for mid resource changed".

@@ -1,6 +1,6 @@
 // Property tests of the batch/mid calculation over seeded random nodes (std::mt19937_64 raw output,
-// no std::*_distribution): results are never negative; under the `usage` policy batch resources never
-// grow when any high-priority usage grows; the output does not depend on pod order.
+// no std::*_distribution): results are never negative; under the `usage` policy batch resources
+// never grow when any high-priority usage grows; the output does not depend on pod order.
 #include <algorithm>
 #include <random>
 #include <vector>
@@ -35,7 +35,8 @@ instance random_instance(std::mt19937_64& rng) {
   in.strategy.cpu_reclaim_threshold_percent = pick(rng, 0, 200);
   in.strategy.memory_reclaim_threshold_percent = pick(rng, 0, 200);
   const calculate_policy policies[] = {calculate_policy::usage, calculate_policy::request,
-                                       calculate_policy::max_usage_request, calculate_policy::other};
+                                       calculate_policy::max_usage_request,
+                                       calculate_policy::other};
   in.strategy.cpu_calculate_policy = policies[rng() % 4];
   in.strategy.memory_calculate_policy = policies[rng() % 4];
   if (rng() % 3 == 0) in.strategy.batch_cpu_threshold_percent = pick(rng, 0, 150);
@@ -60,33 +61,35 @@ instance random_instance(std::mt19937_64& rng) {
   }
   const priority_class classes[] = {priority_class::none, priority_class::prod, priority_class::mid,
                                     priority_class::batch, priority_class::free};
-  const qos_class qoses[] = {qos_class::none, qos_class::system, qos_class::lse, qos_class::lsr, qos_class::ls,
-                             qos_class::be};
-  const pod_phase phases[] = {pod_phase::pending, pod_phase::running, pod_phase::running, pod_phase::succeeded,
-                              pod_phase::failed};
+  const qos_class qoses[] = {qos_class::none, qos_class::system, qos_class::lse,
+                             qos_class::lsr,  qos_class::ls,     qos_class::be};
+  const pod_phase phases[] = {pod_phase::pending, pod_phase::running, pod_phase::running,
+                              pod_phase::succeeded, pod_phase::failed};
   const int npods = static_cast<int>(pick(rng, 0, 40));
   in.metric.update_time = event_time{now.value - pick(rng, 0, 60'000)};
   in.metric.system_usage = rl(pick(rng, 0, cap_cpu / 4), pick(rng, 0, cap_mem / 4));
   if (rng() % 5 != 0) in.metric.node_usage = {pick(rng, 0, cap_cpu), pick(rng, 0, cap_mem)};
-  if (rng() % 2) in.metric.prod_reclaimable = rl(pick(rng, 0, cap_cpu / 2), pick(rng, 0, cap_mem / 2));
+  if (rng() % 2)
+    in.metric.prod_reclaimable = rl(pick(rng, 0, cap_cpu / 2), pick(rng, 0, cap_mem / 2));
   for (int i = 0; i < npods; ++i) {
-    pod_input p = make_pod("pod" + std::to_string(i), classes[rng() % 5], qoses[rng() % 6], phases[rng() % 5],
-                           rl(pick(rng, 0, cap_cpu / 8), pick(rng, 0, cap_mem / 8)));
+    pod_input p =
+        make_pod("pod" + std::to_string(i), classes[rng() % 5], qoses[rng() % 6], phases[rng() % 5],
+                 rl(pick(rng, 0, cap_cpu / 8), pick(rng, 0, cap_mem / 8)));
     if (rng() % 4 != 0) {
-      in.metric.pod_metrics.push_back(make_metric(p.name, rl(pick(rng, 0, cap_cpu / 8), pick(rng, 0, cap_mem / 8)),
-                                                  classes[rng() % 5]));
+      in.metric.pod_metrics.push_back(make_metric(
+          p.name, rl(pick(rng, 0, cap_cpu / 8), pick(rng, 0, cap_mem / 8)), classes[rng() % 5]));
     }
     in.pods.push_back(std::move(p));
   }
   // a few dangling metrics
   for (int i = 0, n = static_cast<int>(pick(rng, 0, 3)); i < n; ++i) {
-    in.metric.pod_metrics.push_back(make_metric("gone" + std::to_string(i),
-                                                rl(pick(rng, 0, cap_cpu / 8), pick(rng, 0, cap_mem / 8)),
-                                                classes[rng() % 5]));
+    in.metric.pod_metrics.push_back(
+        make_metric("gone" + std::to_string(i),
+                    rl(pick(rng, 0, cap_cpu / 8), pick(rng, 0, cap_mem / 8)), classes[rng() % 5]));
   }
   if (rng() % 3 == 0) {
-    in.metric.host_app_metrics.push_back({"app", rl(pick(rng, 0, cap_cpu / 8), pick(rng, 0, cap_mem / 8)),
-                                          classes[rng() % 5]});
+    in.metric.host_app_metrics.push_back(
+        {"app", rl(pick(rng, 0, cap_cpu / 8), pick(rng, 0, cap_mem / 8)), classes[rng() % 5]});
   }
   std::shuffle(in.metric.pod_metrics.begin(), in.metric.pod_metrics.end(), rng);
   return in;
@@ -167,7 +170,8 @@ TEST(BatchResourceProperty, InternedKeysMatchLikeStringKeys) {
   for (int i = 0; i < 500; ++i) {
     instance in = random_instance(rng);
     if (!in.metric.pod_metrics.empty() && rng() % 2) {
-      in.metric.pod_metrics.push_back(in.metric.pod_metrics.front());  // a duplicate key: the last one wins
+      in.metric.pod_metrics.push_back(
+          in.metric.pod_metrics.front());  // a duplicate key: the last one wins
       in.metric.pod_metrics.back().usage.cpu_milli += 7;
     }
     const auto by_string = run(in, s);
@@ -209,7 +213,8 @@ TEST(QuantityParsing, KubernetesQuantities) {
   EXPECT_EQ(cpuset_size(""), 0);
   EXPECT_FALSE(cpuset_size("3-1"));
   EXPECT_FALSE(cpuset_size("0,"));
-  auto r = parse_node_reservation(R"({"resources":{"cpu":"2","memory":"5G"},"reservedCPUs":"0-1"})");
+  auto r =
+      parse_node_reservation(R"({"resources":{"cpu":"2","memory":"5G"},"reservedCPUs":"0-1"})");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->cpu_milli, 2000);
   EXPECT_EQ(r->memory_bytes, 5 * G);

@@ -11,7 +11,7 @@
 
 namespace colony::slo_controller::testing {
 
-inline constexpr std::int64_t cores = 1000;            // milli per core
+inline constexpr std::int64_t cores = 1000;              // milli per core
 inline constexpr std::int64_t G = 1000LL * 1000 * 1000;  // resource "G"
 inline constexpr std::int64_t Gi = 1024LL * 1024 * 1024;
 inline constexpr std::int64_t minute_ms = 60 * 1000;
@@ -35,7 +35,8 @@ inline node_input make_node(std::string name, resource_list capacity) {
   return make_node(std::move(name), capacity, capacity);
 }
 
-inline pod_input make_pod(std::string name, priority_class p, qos_class q, pod_phase phase, resource_list req) {
+inline pod_input make_pod(std::string name, priority_class p, qos_class q, pod_phase phase,
+                          resource_list req) {
   pod_input pod;
   pod.ns = "test";
   pod.name = std::move(name);
@@ -47,7 +48,8 @@ inline pod_input make_pod(std::string name, priority_class p, qos_class q, pod_p
   return pod;
 }
 
-inline pod_metric make_metric(std::string name, resource_list usage, priority_class p = priority_class::none) {
+inline pod_metric make_metric(std::string name, resource_list usage,
+                              priority_class p = priority_class::none) {
   pod_metric m;
   m.ns = "test";
   m.name = std::move(name);
@@ -60,21 +62,25 @@ inline pod_metric make_metric(std::string name, resource_list usage, priority_cl
 // podC (no labels, Guaranteed -> LSR -> Prod) 2 x 10/20G Pending; podD (BE) 10/10G Succeeded.
 inline std::vector<pod_input> default_pods() {
   return {
-      make_pod("podA", priority_class::prod, qos_class::ls, pod_phase::running, rl(20 * cores, 20 * G)),
+      make_pod("podA", priority_class::prod, qos_class::ls, pod_phase::running,
+               rl(20 * cores, 20 * G)),
       make_pod("podB", priority_class::batch, qos_class::be, pod_phase::running, rl(0, 0)),
       make_pod("podC", priority_class::prod, qos_class::lsr, pod_phase::pending,
                pod_request({rl(10 * cores, 20 * G), rl(10 * cores, 20 * G)}, {}, {})),
-      make_pod("podD", priority_class::batch, qos_class::be, pod_phase::succeeded, rl(10 * cores, 10 * G)),
+      make_pod("podD", priority_class::batch, qos_class::be, pod_phase::succeeded,
+               rl(10 * cores, 10 * G)),
   };
 }
 
-// getTestResourceMetrics: nodeUsage 50/55G, systemUsage 7/12G, podA 11/11G, podB 10/10G, podC 22/22G.
+// getTestResourceMetrics: nodeUsage 50/55G, systemUsage 7/12G, podA 11/11G, podB 10/10G, podC
+// 22/22G.
 inline node_metric_input default_metric(event_time now) {
   node_metric_input m;
   m.update_time = now;
   m.node_usage = {50 * cores, 55 * G};
   m.system_usage = rl(7 * cores, 12 * G);
-  m.pod_metrics = {make_metric("podA", rl(11 * cores, 11 * G)), make_metric("podB", rl(10 * cores, 10 * G)),
+  m.pod_metrics = {make_metric("podA", rl(11 * cores, 11 * G)),
+                   make_metric("podB", rl(10 * cores, 10 * G)),
                    make_metric("podC", rl(22 * cores, 22 * G))};
   return m;
 }
