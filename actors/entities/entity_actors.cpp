@@ -177,8 +177,9 @@ struct host_config : caf::actor_system_config {
     // COLONY_ACTOR_POLICY=sharing|stealing (default sharing). Measured on the 2-core dev box
     // under load: replay into actors ran at 46k events/s with "sharing" and 1.5k with CAF's
     // default "stealing", whose queues spin and yield when workers outnumber free cores.
-    const char* p = std::getenv("COLONY_ACTOR_POLICY");
-    set("scheduler.policy", caf::atom_from_string(p ? p : "sharing"));
+    const char* env = std::getenv("COLONY_ACTOR_POLICY");
+    const std::string policy = env != nullptr ? env : "sharing";
+    set("scheduler.policy", caf::atom_from_string(caf::string_view(policy.data(), policy.size())));
   }
 };
 
