@@ -47,42 +47,30 @@
 #include <vector>
 
 #include "actors/quota/quota_resources.hpp"
+#include "messages/names.hpp"
 #include "messages/resources.hpp"
 #include "messages/result.hpp"
 
 namespace colony::quota {
 
-// Koordinator names from apis/extension/elastic_quota.go that messages/names.hpp lacks yet
-// (listed in the helper report for the lead to move there).
+// Short aliases for the ElasticQuota names; each is defined once, in messages/names.hpp.
 namespace quota_names {
-inline constexpr std::string_view root_quota = "koordinator-root-quota";
-inline constexpr std::string_view system_quota = "koordinator-system-quota";
-inline constexpr std::string_view default_quota = "koordinator-default-quota";
-inline constexpr std::string_view label_quota_profile = "quota.scheduling.koordinator.sh/profile";
-inline constexpr std::string_view label_quota_ignore_default_tree =
-    "quota.scheduling.koordinator.sh/ignore-default-tree";
-inline constexpr std::string_view label_allow_force_update =
-    "quota.scheduling.koordinator.sh/allow-force-update";
-inline constexpr std::string_view annotation_child_request =
-    "quota.scheduling.koordinator.sh/child-request";
-inline constexpr std::string_view annotation_resource_keys =
-    "quota.scheduling.koordinator.sh/resource-keys";
-inline constexpr std::string_view annotation_total_resource =
-    "quota.scheduling.koordinator.sh/total-resource";
-inline constexpr std::string_view annotation_unschedulable_resource =
-    "quota.scheduling.koordinator.sh/unschedulable-resource";
-inline constexpr std::string_view annotation_quota_namespaces =
-    "quota.scheduling.koordinator.sh/namespaces";
-inline constexpr std::string_view annotation_guaranteed =
-    "quota.scheduling.koordinator.sh/guaranteed";
-inline constexpr std::string_view annotation_allocated =
-    "quota.scheduling.koordinator.sh/allocated";
-inline constexpr std::string_view annotation_non_preemptible_request =
-    "quota.scheduling.koordinator.sh/non-preemptible-request";
-inline constexpr std::string_view annotation_non_preemptible_used =
-    "quota.scheduling.koordinator.sh/non-preemptible-used";
-inline constexpr std::string_view annotation_max_strict_check_resource_keys =
-    "quota.scheduling.koordinator.sh/max-strict-check-resource-keys";
+inline constexpr std::string_view root_quota = names::root_quota_name;
+inline constexpr std::string_view system_quota = names::system_quota_name;
+inline constexpr std::string_view default_quota = names::default_quota_name;
+using names::annotation_allocated;
+using names::annotation_child_request;
+using names::annotation_guaranteed;
+using names::annotation_max_strict_check_resource_keys;
+using names::annotation_non_preemptible_request;
+using names::annotation_non_preemptible_used;
+using names::annotation_quota_namespaces;
+using names::annotation_resource_keys;
+using names::annotation_total_resource;
+using names::annotation_unschedulable_resource;
+using names::label_allow_force_update;
+using names::label_quota_ignore_default_tree;
+using names::label_quota_profile;
 }  // namespace quota_names
 
 using string_map = std::map<std::string, std::string, std::less<>>;
