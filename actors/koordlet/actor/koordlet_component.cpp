@@ -1,0 +1,577 @@
+#include "actors/koordlet/actor/koordlet_component.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+#include "messages/names.hpp"
+
+namespace colony::koordlet_actor {
+
+namespace {
+
+using messages::to_string_view;
+namespace fb = flatbuffers;
+namespace kl = koordlet;
+
+std::pair<std::string, std::string> split_key(std::string_view key) {
+  const auto slash = key.find('/');
+  if (slash == std::string_view::npos) return {std::string(), std::string(key)};
+  return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
+}
+
+template <class T>
+std::optional<T> parse_int(std::string_view s) {
+  T v{};
+  const auto* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc{} || p != end) return std::nullopt;
+  return v;
+}
+
+// k8s GetPodQOS over the pod-level cpu/memory (after batch translation a BE pod has none).
+kl::kube_qos kube_qos_of(const resource_list& req, const resource_list& lim) {
+  const bool any =
+      req.cpu_milli > 0 || req.memory_bytes > 0 || lim.cpu_milli > 0 || lim.memory_bytes > 0;
+  if (!any) return kl::kube_qos::best_effort;
+  const bool guaranteed = lim.cpu_milli > 0 && lim.memory_bytes > 0 &&
+                          (req.cpu_milli == 0 || req.cpu_milli == lim.cpu_milli) &&
+                          (req.memory_bytes == 0 || req.memory_bytes == lim.memory_bytes);
+  return guaranteed ? kl::kube_qos::guaranteed : kl::kube_qos::burstable;
+}
+
+std::int64_t as_int(double v) { return static_cast<std::int64_t>(std::llround(v)); }
+
+bool is_memory(kl::evict_feature f) {
+  return f == kl::evict_feature::be_memory_evict ||
+         f == kl::evict_feature::memory_allocatable_evict || f == kl::evict_feature::memory_evict;
+}
+
+}  // namespace
+
+kl::resource_threshold_strategy to_koordlet(const slo_controller::resource_threshold_strategy& s) {
+  kl::resource_threshold_strategy k;
+  k.enable = s.enable.value_or(false);
+  k.cpu_suppress_threshold_percent = s.cpu_suppress_threshold_percent.value_or(65);
+  k.cpu_suppress_min_percent = s.cpu_suppress_min_percent;
+  k.cpu_suppress_policy = s.cpu_suppress_policy.value_or("cpuset") == "cfsQuota"
+                              ? kl::cpu_suppress_policy_type::cfs_quota
+                              : kl::cpu_suppress_policy_type::cpuset;
+  k.memory_evict_threshold_percent = s.memory_evict_threshold_percent;
+  k.memory_evict_lower_percent = s.memory_evict_lower_percent;
+  k.memory_allocatable_evict_threshold_percent = s.memory_allocatable_evict_threshold_percent;
+  k.memory_allocatable_evict_lower_percent = s.memory_allocatable_evict_lower_percent;
+  k.cpu_evict_be_satisfaction_upper_percent = s.cpu_evict_be_satisfaction_upper_percent;
+  k.cpu_evict_be_satisfaction_lower_percent = s.cpu_evict_be_satisfaction_lower_percent;
+  k.cpu_evict_be_usage_threshold_percent = s.cpu_evict_be_usage_threshold_percent;
+  k.cpu_evict_time_window_seconds = s.cpu_evict_time_window_seconds;
+  k.cpu_evict_threshold_percent = s.cpu_evict_threshold_percent;
+  k.cpu_evict_lower_percent = s.cpu_evict_lower_percent;
+  k.cpu_allocatable_evict_threshold_percent = s.cpu_allocatable_evict_threshold_percent;
+  k.cpu_allocatable_evict_lower_percent = s.cpu_allocatable_evict_lower_percent;
+  k.cpu_evict_policy = s.cpu_evict_policy.value_or("") == "evictByAllocatable"
+                           ? kl::cpu_evict_policy_type::evict_by_allocatable
+                           : kl::cpu_evict_policy_type::evict_by_real_limit;
+  if (s.evict_enabled_priority_threshold)
+    k.evict_enabled_priority_threshold =
+        static_cast<std::int32_t>(*s.evict_enabled_priority_threshold);
+  if (s.allocatable_evict_priority_threshold)
+    k.allocatable_evict_priority_threshold =
+        static_cast<std::int32_t>(*s.allocatable_evict_priority_threshold);
+  return k;
+}
+
+kl::cpu_burst_strategy to_koordlet(const slo_controller::cpu_burst_strategy& s) {
+  kl::cpu_burst_strategy k;
+  const std::string p = s.policy.value_or("none");
+  k.config.policy = p == "cpuBurstOnly"        ? kl::cpu_burst_policy::cpu_burst_only
+                    : p == "cfsQuotaBurstOnly" ? kl::cpu_burst_policy::cfs_quota_burst_only
+                    : p == "auto"              ? kl::cpu_burst_policy::auto_burst
+                                               : kl::cpu_burst_policy::none;
+  k.config.cpu_burst_percent = s.cpu_burst_percent.value_or(1000);
+  k.config.cfs_quota_burst_percent = s.cfs_quota_burst_percent.value_or(300);
+  k.config.cfs_quota_burst_period_seconds = s.cfs_quota_burst_period_seconds.value_or(-1);
+  k.share_pool_threshold_percent = s.share_pool_threshold_percent.value_or(50);
+  return k;
+}
+
+koordlet_component::koordlet_component(koordlet_options opt)
+    : opt_(std::move(opt)), name_("koordlet/" + opt_.node) {
+  node_.name = opt_.node;
+}
+
+bool koordlet_component::wants(wire::Payload type) const {
+  switch (type) {
+    case wire::Payload::NodeRegistered:
+    case wire::Payload::NodeRemoved:
+    case wire::Payload::NodeBatchResourceUpdated:
+    case wire::Payload::PodMutated:
+    case wire::Payload::PodRejected:
+    case wire::Payload::PodScheduled:
+    case wire::Payload::PodEvicted:
+    case wire::Payload::PodFinished:
+    case wire::Payload::PodUsageSampled:
+    case wire::Payload::NodeMetricReported:
+      return true;
+    case wire::Payload::ConfigUpdated:
+      return opt_.follow_slo_config;
+    default:
+      return false;
+  }
+}
+
+std::vector<kl::pod_info> koordlet_component::pods() const {
+  std::vector<kl::pod_info> v;
+  v.reserve(pods_.size());
+  for (const auto& [k, p] : pods_) v.push_back(p);
+  return v;
+}
+
+std::vector<kl::processor_info> koordlet_component::processors() const {
+  std::int32_t n = opt_.processors;
+  if (n <= 0) n = static_cast<std::int32_t>(node_.capacity.cpu_milli / 1000);
+  std::vector<kl::processor_info> v;
+  v.reserve(static_cast<std::size_t>(std::max(n, 0)));
+  for (std::int32_t i = 0; i < n; ++i) v.push_back({i, i / 2, 0, 0});
+  return v;
+}
+
+kl::pod_info koordlet_component::pod_from_event(const wire::PodMutated& e, event_time created) {
+  kl::pod_info p;
+  std::tie(p.ns, p.name) = split_key(to_string_view(e.name()));
+  p.uid = std::string(to_string_view(e.name()));
+  p.qos = static_cast<kl::qos_class>(e.qos_class());
+  p.priority = e.priority();
+  p.priority_class_label = static_cast<kl::priority_class>(e.priority_class());
+  p.requests = messages::to_resource_list(e.requests());
+  p.limits = messages::to_resource_list(e.limits());
+  p.kube_qos_class = kube_qos_of(p.requests, p.limits);
+  p.creation_time = created;
+  p.phase = kl::pod_phase::pending;
+  auto scan = [&](const fb::Vector<fb::Offset<wire::KeyValue>>* kvs, bool labels) {
+    if (kvs == nullptr) return;
+    for (const auto* kv : *kvs) {
+      const auto k = to_string_view(kv->key());
+      const auto v = to_string_view(kv->value());
+      if (labels && k == names::label_eviction_enabled) p.eviction_enabled = v == "true";
+      if (labels && k == names::label_priority) p.priority_label = parse_int<std::int64_t>(v);
+      if (!labels && k == names::annotation_eviction_priority)
+        p.eviction_priority = parse_int<std::int32_t>(v).value_or(0);
+    }
+  };
+  scan(e.labels(), true);
+  scan(e.annotations(), false);
+  p.containers.push_back({"main", p.requests, p.limits});
+  return p;
+}
+
+messages::header koordlet_component::header(const wire::Envelope& env, wire::EntityKind kind,
+                                            std::string_view key) const {
+  messages::header h;
+  h.time = event_time{env.event_time_ms()};
+  h.kind = kind;
+  h.key = key;
+  h.causation = static_cast<std::int64_t>(env.offset());
+  h.source = name_;
+  return h;
+}
+
+void koordlet_component::on_event(const wire::Envelope& env,
+                                  std::vector<messages::byte_buffer>& out) {
+  const std::string_view me = opt_.node;
+  switch (env.payload_type()) {
+    case wire::Payload::NodeRegistered: {
+      const auto* e = env.payload_as_NodeRegistered();
+      if (to_string_view(e->name()) != me) break;
+      registered_ = true;
+      const resource_list batch = node_.allocatable;  // keep what the slo-controller wrote
+      node_.capacity = messages::to_resource_list(e->capacity());
+      node_.allocatable = messages::to_resource_list(e->allocatable());
+      node_.allocatable.batch_cpu_milli = batch.batch_cpu_milli;
+      node_.allocatable.batch_memory_bytes = batch.batch_memory_bytes;
+      node_.allocatable.mid_cpu_milli = batch.mid_cpu_milli;
+      node_.allocatable.mid_memory_bytes = batch.mid_memory_bytes;
+      node_.reserved_cpu_milli =
+          std::max<std::int64_t>(0, node_.capacity.cpu_milli - node_.allocatable.cpu_milli);
+      node_labels_.clear();
+      if (e->labels() != nullptr)
+        for (const auto* kv : *e->labels())
+          node_labels_.insert_or_assign(std::string(to_string_view(kv->key())),
+                                        std::string(to_string_view(kv->value())));
+      if (slo_cfg_) {  // node labels select the node strategy
+        if (slo_cfg_->resource_threshold)
+          opt_.threshold = to_koordlet(slo_cfg_->resource_threshold->for_node(node_labels_));
+        if (slo_cfg_->cpu_burst)
+          opt_.cpu_burst = to_koordlet(slo_cfg_->cpu_burst->for_node(node_labels_));
+      }
+      break;
+    }
+    case wire::Payload::NodeRemoved:
+      if (to_string_view(env.payload_as_NodeRemoved()->name()) == me) {
+        registered_ = false;
+        pods_.clear();
+      }
+      break;
+    case wire::Payload::NodeBatchResourceUpdated: {
+      const auto* e = env.payload_as_NodeBatchResourceUpdated();
+      if (to_string_view(e->node()) != me) break;
+      node_.allocatable.batch_cpu_milli = e->batch_cpu_milli();
+      node_.allocatable.batch_memory_bytes = e->batch_memory_bytes();
+      node_.allocatable.mid_cpu_milli = e->mid_cpu_milli();
+      node_.allocatable.mid_memory_bytes = e->mid_memory_bytes();
+      node_.has_batch_cpu_allocatable = to_string_view(e->cpu_policy()) != "reset";
+      break;
+    }
+    case wire::Payload::PodMutated: {
+      const auto* e = env.payload_as_PodMutated();
+      const auto key = to_string_view(e->name());
+      auto p = pod_from_event(*e, event_time{env.event_time_ms()});
+      if (const auto it = pods_.find(key); it != pods_.end()) {
+        p.phase = it->second.phase;
+        p.cpu_used_cores = it->second.cpu_used_cores;
+        p.memory_used_bytes = it->second.memory_used_bytes;
+        it->second = std::move(p);
+      } else {
+        pending_.insert_or_assign(std::string(key), std::move(p));
+      }
+      break;
+    }
+    case wire::Payload::PodRejected:
+      if (const auto it = pending_.find(to_string_view(env.payload_as_PodRejected()->name()));
+          it != pending_.end())
+        pending_.erase(it);
+      break;
+    case wire::Payload::PodScheduled: {
+      const auto* e = env.payload_as_PodScheduled();
+      const auto key = to_string_view(e->pod());
+      const auto it = pending_.find(key);
+      if (to_string_view(e->node()) == me) {
+        kl::pod_info p;
+        if (it != pending_.end()) {
+          p = std::move(it->second);
+        } else {  // admitted before this koordlet started: classes come with the NodeMetric
+          std::tie(p.ns, p.name) = split_key(key);
+          p.uid = std::string(key);
+          p.requests = messages::to_resource_list(e->requests());
+          p.kube_qos_class = kube_qos_of(p.requests, {});
+          p.containers.push_back({"main", p.requests, {}});
+          p.creation_time = event_time{env.event_time_ms()};
+        }
+        p.phase = kl::pod_phase::running;
+        pods_.insert_or_assign(std::string(key), std::move(p));
+      }
+      if (it != pending_.end()) pending_.erase(it);
+      break;
+    }
+    case wire::Payload::PodEvicted:
+    case wire::Payload::PodFinished: {
+      const auto key = env.payload_type() == wire::Payload::PodEvicted
+                           ? to_string_view(env.payload_as_PodEvicted()->pod())
+                           : to_string_view(env.payload_as_PodFinished()->pod());
+      if (const auto it = pods_.find(key); it != pods_.end()) pods_.erase(it);
+      if (const auto it = pending_.find(key); it != pending_.end()) pending_.erase(it);
+      if (const auto it = burst_written_.find(key); it != burst_written_.end())
+        burst_written_.erase(it);
+      break;
+    }
+    case wire::Payload::PodUsageSampled: {
+      const auto* e = env.payload_as_PodUsageSampled();
+      if (to_string_view(e->node()) != me) break;
+      if (const auto it = pods_.find(to_string_view(e->pod())); it != pods_.end()) {
+        const auto u = messages::to_resource_list(e->usage());
+        it->second.cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
+        it->second.memory_used_bytes = static_cast<double>(u.memory_bytes);
+      }
+      break;
+    }
+    case wire::Payload::NodeMetricReported: {
+      const auto* e = env.payload_as_NodeMetricReported();
+      if (to_string_view(e->node()) == me && registered_) on_metric(env, *e, out);
+      break;
+    }
+    case wire::Payload::ConfigUpdated: {
+      const auto* c = env.payload_as_ConfigUpdated();
+      if (to_string_view(c->kind()) != "slo-controller-config") break;
+      if (c->deleted()) {
+        slo_cfg_ = slo_controller::deleted_config();
+      } else {
+        auto u =
+            slo_controller::update(slo_cfg_ ? slo_cfg_ : slo_controller::slo_controller_config{},
+                                   to_string_view(c->spec_json()));
+        slo_cfg_ = std::move(u.in_force);
+        if (u.error) config_errors_.push_back(*u.error);
+      }
+      if (slo_cfg_->resource_threshold)
+        opt_.threshold = to_koordlet(slo_cfg_->resource_threshold->for_node(node_labels_));
+      if (slo_cfg_->cpu_burst)
+        opt_.cpu_burst = to_koordlet(slo_cfg_->cpu_burst->for_node(node_labels_));
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void koordlet_component::on_metric(const wire::Envelope& env, const wire::NodeMetricReported& e,
+                                   std::vector<messages::byte_buffer>& out) {
+  const event_time now{env.event_time_ms()};
+  const auto nu = messages::to_resource_list(e.node_usage());
+  node_cpu_cores_ = static_cast<double>(nu.cpu_milli) / 1000.0;
+  node_mem_bytes_ = static_cast<double>(nu.memory_bytes);
+  orphan_cpu_.clear();
+  if (e.pods() != nullptr) {
+    for (const auto* pm : *e.pods()) {
+      const auto u = messages::to_resource_list(pm->usage());
+      const auto it = pods_.find(to_string_view(pm->pod()));
+      if (it == pods_.end()) {
+        orphan_cpu_.push_back(static_cast<double>(u.cpu_milli) / 1000.0);
+        continue;
+      }
+      auto& p = it->second;
+      p.cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
+      p.memory_used_bytes = static_cast<double>(u.memory_bytes);
+      if (p.qos == kl::qos_class::none) p.qos = static_cast<kl::qos_class>(pm->qos_class());
+      if (!p.priority_class_label && pm->priority_class() != wire::PriorityClass::None)
+        p.priority_class_label = static_cast<kl::priority_class>(pm->priority_class());
+    }
+  }
+  if (!cpu_evictor_) cpu_evictor_ = kl::evictor_state{now};
+  const auto pods = this->pods();
+
+  // BE CPU window sample (beresource collector): BE usage, BE batch-cpu requests, real limit.
+  {
+    kl::be_cpu_sample s;
+    s.time = now;
+    for (const auto& p : pods) {
+      if (p.qos != kl::qos_class::be) continue;
+      s.usage_milli += p.cpu_used_cores.value_or(0) * 1000.0;
+      s.request_milli += static_cast<double>(p.requests.batch_cpu_milli);
+    }
+    double limit = static_cast<double>(node_.capacity.cpu_milli);
+    if (!be_cpuset_.empty())
+      limit = std::min(limit, static_cast<double>(be_cpuset_.size()) * 1000.0);
+    if (be_cfs_quota_us_ > 0)
+      limit = std::min(limit, static_cast<double>(be_cfs_quota_us_) * 1000.0 /
+                                  static_cast<double>(kl::default_cfs_period_us));
+    s.real_limit_milli = limit;
+    be_samples_.push_back(s);
+    node_samples_.push_back({now, *node_cpu_cores_, *node_mem_bytes_});
+    const std::int64_t window_s = kl::cpu_evict_window_seconds(opt_.threshold, opt_.timing);
+    const event_time keep{now.value - 2 * window_s * 1000};
+    std::erase_if(be_samples_, [&](const auto& x) { return x.time.value < keep.value; });
+    std::erase_if(node_samples_, [&](const auto& x) { return x.time.value < keep.value; });
+  }
+
+  suppress_round(env, pods, out);
+
+  // Memory eviction.
+  {
+    kl::memory_evict_input in;
+    in.node = &node_;
+    in.pods = pods;
+    in.node_memory_used_bytes = node_mem_bytes_;
+    const auto d = kl::memory_evict(in, opt_.threshold, opt_.gates, opt_.timing, mem_evictor_, now,
+                                    opt_.memory_evict);
+    mem_evictor_ = d.next_state;
+    if (d.ran && !d.round.victims.empty()) {
+      const std::vector<kl::explain_term> trigger{
+          {"nodeMemoryUsed", *node_mem_bytes_, "bytes", ""},
+          {"nodeMemoryCapacity", static_cast<double>(node_.capacity.memory_bytes), "bytes", ""},
+          {"memoryEvictThresholdPercent",
+           static_cast<double>(opt_.threshold.memory_evict_threshold_percent.value_or(70)),
+           "percent", ""}};
+      evict(env, pods, d.round, d.tasks, trigger, out);
+    }
+  }
+  // CPU eviction (BE satisfaction, CPU usage, CPU allocatable).
+  {
+    const std::int64_t window_s = kl::cpu_evict_window_seconds(opt_.threshold, opt_.timing);
+    kl::cpu_evict_input in;
+    in.node = &node_;
+    in.pods = pods;
+    in.be = kl::summarize_be_cpu(be_samples_, now, window_s, opt_.timing.collect_res_used_interval);
+    double sum = 0;
+    std::int64_t n = 0;
+    for (const auto& s : node_samples_) {
+      if (s.time.value < now.value - window_s * 1000) continue;
+      sum += s.cpu_cores;
+      ++n;
+    }
+    if (n > 0) in.node_cpu_avg_cores = sum / static_cast<double>(n);
+    const auto d = kl::cpu_evict(in, opt_.threshold, opt_.gates, opt_.timing, *cpu_evictor_, now);
+    cpu_evictor_ = d.next_state;
+    if (d.ran && !d.round.victims.empty())
+      evict(env, pods, d.round, d.tasks, d.be_satisfaction_explain, out);
+  }
+  burst_round(env, pods, out);
+}
+
+void koordlet_component::suppress_round(const wire::Envelope& env,
+                                        std::span<const kl::pod_info> pods,
+                                        std::vector<messages::byte_buffer>& out) {
+  const auto procs = processors();
+  kl::cpu_suppress_input in;
+  in.node = &node_;
+  in.pods = pods;
+  in.orphan_pod_cpu_cores = orphan_cpu_;
+  in.node_cpu_used_cores = node_cpu_cores_;
+  in.cpuset.processors = procs;
+  in.cpuset.old_be_cpuset = be_cpuset_;
+  in.current_be_cfs_quota_us = be_cfs_quota_us_;
+  const auto d = kl::suppress_be_cpu(in, opt_.threshold, opt_.gates, suppress_state_);
+  suppress_state_ = d.next_state;
+  std::string policy, cpuset, key;
+  std::int64_t be_milli = -1;
+  std::vector<kl::explain_term> extra;
+  switch (d.action) {
+    case kl::suppress_action::cpuset:
+      if (d.cpuset.cpus.empty()) return;
+      policy = "cpuset";
+      cpuset = kl::format_cpuset(d.cpuset.cpus);
+      be_milli = std::max<std::int64_t>(0, d.suppress.suppress_milli);
+      key = policy + "|" + cpuset;
+      extra.push_back({"targetCPUs", static_cast<double>(d.cpuset.target_cpus), "count",
+                       "BE cpuset size after the floor of 2 and the growth limit"});
+      extra.push_back({"lsrCPUs", static_cast<double>(d.cpuset.lsr_cpus), "count",
+                       "share taken from the LSR pool"});
+      be_cpuset_ = d.cpuset.cpus;
+      std::sort(be_cpuset_.begin(), be_cpuset_.end());
+      break;
+    case kl::suppress_action::cfs_quota:
+      if (!d.cfs_quota.write) return;  // delta under 1 % of the node: keep the quota
+      policy = "cfsQuota";
+      be_milli = std::max<std::int64_t>(0, d.suppress.suppress_milli);
+      key = policy + "|" + std::to_string(d.cfs_quota.quota_us);
+      extra.push_back({"cfsQuotaUs", static_cast<double>(d.cfs_quota.quota_us), "us",
+                       "besteffort cpu.cfs_quota_us written"});
+      extra.push_back({"stepLimited", d.cfs_quota.step_limited ? 1.0 : 0.0, "count",
+                       "growth capped at 10 % of the node"});
+      be_cfs_quota_us_ = d.cfs_quota.quota_us;
+      break;
+    case kl::suppress_action::recover:
+      if (last_suppress_.empty() || last_suppress_ == "recover") return;
+      policy = opt_.threshold.cpu_suppress_policy == kl::cpu_suppress_policy_type::cfs_quota
+                   ? "cfsQuota"
+                   : "cpuset";
+      cpuset = kl::format_cpuset(d.restore_cpuset);
+      key = "recover";
+      extra.push_back({"recover", 1.0, "count", d.reason});
+      be_cfs_quota_us_ = kl::be_unset_quota;
+      be_cpuset_ = d.restore_cpuset;
+      break;
+    case kl::suppress_action::none:
+      return;
+  }
+  if (key == last_suppress_) return;
+  last_suppress_ = key;
+  auto& fbb = b_.fbb();
+  std::vector<fb::Offset<wire::Term>> terms;
+  auto add = [&](const kl::explain_term& x) {
+    const auto n = fbb.CreateString(x.name);
+    const auto u = fbb.CreateString(x.unit);
+    const auto t = fbb.CreateString(x.text);
+    terms.push_back(wire::CreateTerm(fbb, n, as_int(x.value), u, t));
+  };
+  for (const auto& x : d.suppress.explain) add(x);
+  for (const auto& x : extra) add(x);
+  const auto tv = fbb.CreateVector(terms);
+  const auto nn = fbb.CreateString(opt_.node);
+  const auto pp = fbb.CreateString(policy);
+  const auto cs = fbb.CreateString(cpuset);
+  out.push_back(b_.finish(header(env, wire::EntityKind::Node, opt_.node),
+                          wire::CreateBeSuppressed(fbb, nn, pp, be_milli, cs, tv)));
+}
+
+void koordlet_component::evict(const wire::Envelope& env, std::span<const kl::pod_info> pods,
+                               const kl::evict_round& round,
+                               const std::vector<kl::evict_task>& tasks,
+                               const std::vector<kl::explain_term>& trigger,
+                               std::vector<messages::byte_buffer>& out) {
+  auto& fbb = b_.fbb();
+  resource_list cumulative;
+  std::int64_t order = 0;
+  for (const auto& v : round.victims) {
+    cumulative += v.released_used;
+    ++order;
+    if (v.already_evicted) continue;
+    const auto& p = pods[v.pod];
+    const std::string key = p.ns.empty() ? p.name : p.ns + "/" + p.name;
+    const bool mem = is_memory(v.feature);
+    const char* unit = mem ? "bytes" : "milli";
+    resource_list to_release;
+    for (const auto& t : tasks)
+      if (t.feature == v.feature) to_release = t.to_release;
+    std::vector<fb::Offset<wire::Term>> terms;
+    auto add = [&](std::string_view name, std::int64_t value, std::string_view u,
+                   std::string_view text) {
+      const auto n = fbb.CreateString(name);
+      const auto uu = fbb.CreateString(u);
+      const auto t = fbb.CreateString(text);
+      terms.push_back(wire::CreateTerm(fbb, n, value, uu, t));
+    };
+    for (const auto& x : trigger) add(x.name, as_int(x.value), x.unit, x.text);
+    add("feature", 0, "", kl::to_string(v.feature));
+    add("victimOrder", order, "count", "position in this round's eviction order");
+    add("evictionPriority", v.inputs.eviction_priority, "", "koordinator.sh/eviction-priority");
+    add("priority", v.inputs.priority, "", "priority value used by the sort");
+    add("labelPriority", v.inputs.label_priority, "", "koordinator.sh/priority");
+    add("podUsed", v.inputs.used, unit, "usage the sort used");
+    add("podRequest", v.inputs.request, unit, "request by class");
+    add("toRelease", mem ? to_release.memory_bytes : to_release.cpu_milli, unit,
+        "what the task had to release");
+    add("released", mem ? v.released_used.memory_bytes : v.released_used.cpu_milli, unit,
+        "what this victim releases");
+    add("releasedInRound", mem ? cumulative.memory_bytes : cumulative.cpu_milli, unit,
+        "released by this and earlier victims of the round");
+    const auto tv = fbb.CreateVector(terms);
+    const auto pn = fbb.CreateString(key);
+    const auto nn = fbb.CreateString(opt_.node);
+    const auto msg = fbb.CreateString(kl::evict_round::reason(v.feature));
+    const auto rel = b_.resources(p.requests);
+    const auto reason = mem ? wire::EvictionReason::MemoryEvict : wire::EvictionReason::CPUEvict;
+    out.push_back(b_.finish(header(env, wire::EntityKind::Pod, key),
+                            wire::CreatePodEvicted(fbb, pn, nn, reason, msg, tv, rel)));
+    // Evicted until the pod is gone (Evictor.IsPodEvicted): later rounds count, not repeat it.
+    if (const auto it = pods_.find(key); it != pods_.end()) it->second.evicted = true;
+  }
+}
+
+void koordlet_component::burst_round(const wire::Envelope& env, std::span<const kl::pod_info> pods,
+                                     std::vector<messages::byte_buffer>& out) {
+  if (!opt_.gates.cpu_burst) return;
+  const auto cfg = kl::merge_burst_config(opt_.cpu_burst.config, std::nullopt);
+  if (!kl::cpu_burst_enabled(cfg)) return;
+  auto& fbb = b_.fbb();
+  for (const auto& p : pods) {
+    if (!kl::pod_cpu_burstable(p) || p.evicted) continue;
+    const auto v = kl::apply_cpu_burst(p, cfg);
+    const std::string key = p.ns.empty() ? p.name : p.ns + "/" + p.name;
+    const auto it = burst_written_.find(key);
+    if (it != burst_written_.end() && it->second == v.pod) continue;
+    burst_written_.insert_or_assign(key, v.pod);
+    std::vector<std::pair<std::string, std::string>> settings;
+    for (std::size_t i = 0; i < v.containers.size() && i < p.containers.size(); ++i)
+      settings.emplace_back(p.containers[i].name + "/cpu.cfs_burst_us",
+                            std::to_string(v.containers[i]));
+    settings.emplace_back("cpu.cfs_burst_us", std::to_string(v.pod));
+    const auto sv = b_.key_values(settings);
+    std::vector<fb::Offset<wire::Term>> terms;
+    auto add = [&](std::string_view name, std::int64_t value, std::string_view u,
+                   std::string_view text) {
+      const auto n = fbb.CreateString(name);
+      const auto uu = fbb.CreateString(u);
+      const auto t = fbb.CreateString(text);
+      terms.push_back(wire::CreateTerm(fbb, n, value, uu, t));
+    };
+    add("cpuLimit", p.limits.cpu_milli, "milli", "pod cpu limit");
+    add("cpuBurstPercent", cfg.cpu_burst_percent.value_or(1000), "percent", "CPUBurstStrategy");
+    const auto tv = fbb.CreateVector(terms);
+    const auto nn = fbb.CreateString(opt_.node);
+    const auto tn = fbb.CreateString(key);
+    out.push_back(b_.finish(header(env, wire::EntityKind::Pod, key),
+                            wire::CreateCgroupUpdated(fbb, nn, tn, sv, tv)));
+  }
+}
+
+}  // namespace colony::koordlet_actor

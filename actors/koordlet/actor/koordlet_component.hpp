@@ -1,0 +1,132 @@
+// koordlet_component: one node's koordlet QoS manager (pkg/koordlet/qosmanager: cpusuppress,
+// memoryevict, cpuevict, cpuburst plugins) as a component over the log. One instance per node,
+// named "koordlet/<node>".
+//
+// Consumes (only what concerns its node, except pod admission which precedes placement):
+//   NodeRegistered / NodeRemoved / NodeBatchResourceUpdated of its node (capacity, allocatable
+//     with batch-*), PodMutated (a pod's QoS, priority, labels and requests, kept until the pod
+//     is placed: PodScheduled on this node keeps it, elsewhere drops it), PodScheduled,
+//     PodEvicted, PodFinished, PodRejected, PodUsageSampled of its node (last usage), and
+//     ConfigUpdated "slo-controller-config" (resource-threshold-config and cpu-burst-config for
+//     this node's labels: the NodeSLO the slo-controller would render) when follow_slo_config.
+//   NodeMetricReported of its node: the usage sample; each report runs one round of every plugin
+//     at the report's event time (the qosmanager's 1-s loops collapse onto the report cadence).
+// Emits, causation = the NodeMetricReported's offset:
+//   BeSuppressed (node) when the suppression written changes: cpuset policy when the cpuset
+//     differs from the last one written, cfsQuota policy when adjust_by_cfs_quota writes (delta
+//     above 1 % of the node), and once on recovery (be_cpu_milli -1) after a suppression.
+//     inputs = calculate_be_suppress_cpu's terms plus the enforcement step.
+//   PodEvicted (pod) per new victim of memory_evict / cpu_evict, in eviction order, with the
+//     reason string Koordinator writes, released = the pod's requests, and inputs: the victim's
+//     order, its sort keys, what its task had to release and what this victim released
+//     (release accounting, cumulative in the round), the node-level trigger values.
+//   CgroupUpdated (pod) with cpu.cfs_burst_us when static CPU burst changes a pod's value.
+// Not modelled: dynamic cfs-quota burst (needs throttling metrics the schema lacks), the
+// koordinator.sh/eviction-policy and cpuBurst pod annotations (all features allowed / node
+// config), host applications.
+// Single-threaded; deterministic: ordered maps, event time only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/entities/component.hpp"
+#include "actors/koordlet/cpu_burst.hpp"
+#include "actors/koordlet/cpu_evict.hpp"
+#include "actors/koordlet/cpu_suppress.hpp"
+#include "actors/koordlet/memory_evict.hpp"
+#include "actors/koordlet/node_metric.hpp"
+#include "actors/slo_controller/slo_controller_config.hpp"
+#include "messages/result.hpp"
+
+namespace colony::koordlet_actor {
+
+struct koordlet_options {
+  std::string node;  // the node this koordlet runs on
+  koordlet::resource_threshold_strategy threshold;
+  koordlet::koordlet_feature_gates gates;
+  koordlet::qos_manager_timing timing;
+  koordlet::cpu_burst_strategy cpu_burst;
+  koordlet::memory_evict_options memory_evict;
+  // Logical CPUs for the cpuset policy. Default: 0 = capacity cores, two hyper-threads per
+  // physical core, one socket and NUMA node (the schema carries no CPU topology).
+  std::int32_t processors = 0;
+  // Default: true (take resource-threshold-config / cpu-burst-config from the ConfigMap events).
+  bool follow_slo_config = true;
+};
+
+// slo-controller-config's ResourceThresholdStrategy (merged over defaults) as koordlet reads it.
+[[nodiscard]] koordlet::resource_threshold_strategy to_koordlet(
+    const slo_controller::resource_threshold_strategy& s);
+[[nodiscard]] koordlet::cpu_burst_strategy to_koordlet(const slo_controller::cpu_burst_strategy& s);
+
+class koordlet_component final : public entities::component {
+ public:
+  explicit koordlet_component(koordlet_options opt);
+
+  [[nodiscard]] std::string_view name() const override { return name_; }
+  [[nodiscard]] bool wants(wire::Payload type) const override;
+  void on_event(const wire::Envelope& env, std::vector<messages::byte_buffer>& out) override;
+
+  // The policy inputs as the component holds them (tests recompute the policies from these).
+  [[nodiscard]] const koordlet::node_info& node() const { return node_; }
+  [[nodiscard]] std::vector<koordlet::pod_info> pods() const;  // ascending pod key
+  [[nodiscard]] const koordlet::resource_threshold_strategy& threshold() const {
+    return opt_.threshold;
+  }
+  [[nodiscard]] const koordlet::cpu_burst_strategy& cpu_burst() const { return opt_.cpu_burst; }
+  [[nodiscard]] const koordlet::evictor_state& memory_evictor() const { return mem_evictor_; }
+  [[nodiscard]] std::optional<double> node_cpu_used_cores() const { return node_cpu_cores_; }
+  [[nodiscard]] std::optional<double> node_memory_used_bytes() const { return node_mem_bytes_; }
+  [[nodiscard]] std::vector<koordlet::processor_info> processors() const;
+  [[nodiscard]] const std::vector<error>& config_errors() const { return config_errors_; }
+
+  // A pod as the koordlet sees it, from its PodMutated.
+  [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodMutated& e,
+                                                         event_time created);
+
+ private:
+  void on_metric(const wire::Envelope& env, const wire::NodeMetricReported& e,
+                 std::vector<messages::byte_buffer>& out);
+  void suppress_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
+                      std::vector<messages::byte_buffer>& out);
+  void evict(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
+             const koordlet::evict_round& round, const std::vector<koordlet::evict_task>& tasks,
+             const std::vector<koordlet::explain_term>& trigger,
+             std::vector<messages::byte_buffer>& out);
+  void burst_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
+                   std::vector<messages::byte_buffer>& out);
+  [[nodiscard]] messages::header header(const wire::Envelope& env, wire::EntityKind kind,
+                                        std::string_view key) const;
+
+  koordlet_options opt_;
+  std::string name_;
+  bool registered_ = false;
+  koordlet::node_info node_;
+  std::map<std::string, std::string, std::less<>> node_labels_;
+  std::map<std::string, koordlet::pod_info, std::less<>> pending_;  // admitted, not placed
+  std::map<std::string, koordlet::pod_info, std::less<>> pods_;     // on this node
+  std::optional<double> node_cpu_cores_, node_mem_bytes_;
+  std::vector<double> orphan_cpu_;
+  // Suppression in force.
+  koordlet::cpu_suppress_state suppress_state_;
+  std::int64_t be_cfs_quota_us_ = koordlet::be_unset_quota;
+  std::vector<std::int32_t> be_cpuset_;
+  std::string last_suppress_;  // "<policy>|<cpuset or milli>" of the last BeSuppressed; "" none
+  // Evictors and the BE CPU window.
+  koordlet::evictor_state mem_evictor_;
+  std::optional<koordlet::evictor_state> cpu_evictor_;  // starts at the first report
+  std::vector<koordlet::be_cpu_sample> be_samples_;
+  std::vector<koordlet::usage_sample> node_samples_;
+  std::map<std::string, std::int64_t, std::less<>> burst_written_;
+  std::optional<slo_controller::slo_controller_config> slo_cfg_;
+  std::vector<error> config_errors_;
+  messages::event_builder b_;
+};
+
+}  // namespace colony::koordlet_actor

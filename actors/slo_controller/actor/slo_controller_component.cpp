@@ -1,0 +1,345 @@
+#include "actors/slo_controller/actor/slo_controller_component.hpp"
+
+#include <charconv>
+#include <utility>
+
+#include "messages/names.hpp"
+
+namespace colony::slo_controller_actor {
+
+namespace {
+
+using messages::to_string_view;
+namespace fb = flatbuffers;
+namespace sc = slo_controller;
+
+std::pair<std::string, std::string> split_key(std::string_view key) {
+  const auto slash = key.find('/');
+  if (slash == std::string_view::npos) return {std::string(), std::string(key)};
+  return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
+}
+
+resource_list cpu_mem(const resource_list& r) {
+  resource_list o;
+  o.cpu_milli = r.cpu_milli;
+  o.memory_bytes = r.memory_bytes;
+  return o;
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  double v = 0;
+  const auto* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc{} || p != end) return std::nullopt;
+  return v;
+}
+
+// "kubernetes.io/batch-cpu" -> "batch-cpu" (the sim's term prefix).
+std::string_view short_resource(std::string_view r) {
+  constexpr std::string_view prefix = "kubernetes.io/";
+  if (r.substr(0, prefix.size()) == prefix) r.remove_prefix(prefix.size());
+  return r;
+}
+
+}  // namespace
+
+slo_controller_component::slo_controller_component(slo_controller_options opt)
+    : opt_(std::move(opt)) {
+  if (!opt_.configmap_json.empty()) {
+    // No earlier valid config at start: a failing key keeps Koordinator's defaults.
+    auto u = sc::update(cfg_, opt_.configmap_json);
+    cfg_ = std::move(u.in_force);
+    if (u.error) config_errors_.push_back(*u.error);
+  }
+}
+
+bool slo_controller_component::wants(wire::Payload type) const {
+  switch (type) {
+    case wire::Payload::NodeRegistered:
+    case wire::Payload::NodeRemoved:
+    case wire::Payload::PodMutated:
+    case wire::Payload::PodScheduled:
+    case wire::Payload::PodEvicted:
+    case wire::Payload::PodFinished:
+    case wire::Payload::NodeMetricReported:
+    case wire::Payload::NodeBatchResourceUpdated:
+    case wire::Payload::ConfigUpdated:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const sc::node_extended_resources* slo_controller_component::published(
+    std::string_view node) const {
+  const auto it = nodes_.find(node);
+  return it == nodes_.end() ? nullptr : &it->second.published;
+}
+
+sc::node_input slo_controller_component::node_from_event(const wire::NodeRegistered& e) {
+  sc::node_input ni;
+  ni.name = std::string(to_string_view(e.name()));
+  ni.capacity = cpu_mem(messages::to_resource_list(e.capacity()));
+  ni.allocatable = cpu_mem(messages::to_resource_list(e.allocatable()));
+  if (e.labels() != nullptr)
+    for (const auto* kv : *e.labels())
+      ni.labels.insert_or_assign(std::string(to_string_view(kv->key())),
+                                 std::string(to_string_view(kv->value())));
+  if (e.annotations() != nullptr) {
+    for (const auto* kv : *e.annotations()) {
+      const auto k = to_string_view(kv->key());
+      const auto v = to_string_view(kv->value());
+      // Unparsable annotations are ignored, as Koordinator does.
+      if (k == names::annotation_node_reservation) {
+        if (auto r = sc::parse_node_reservation(v)) ni.annotation_reservation = std::move(*r);
+      } else if (k == names::annotation_node_colocation_strategy) {
+        ni.colocation_strategy_annotation = std::string(v);
+      } else if (k == names::annotation_cpu_normalization_ratio) {
+        ni.cpu_normalization_ratio = parse_double(v);
+      } else if (k == names::annotation_third_party_allocations) {
+        if (auto t = sc::parse_third_party_allocations(v)) ni.third_party_allocations = *t;
+      }
+    }
+  }
+  return ni;
+}
+
+sc::node_metric_input slo_controller_component::metric_from_event(
+    const wire::NodeMetricReported& e) {
+  sc::node_metric_input m;
+  m.update_time = event_time{e.update_time_ms()};
+  if (e.node_usage() != nullptr) {
+    m.node_usage.cpu_milli = e.node_usage()->cpu_milli();
+    m.node_usage.memory_bytes = e.node_usage()->memory_bytes();
+  }
+  m.system_usage = cpu_mem(messages::to_resource_list(e.system_usage()));
+  if (e.aggregated_node_usages() != nullptr) {
+    for (const auto* a : *e.aggregated_node_usages()) {
+      sc::aggregated_usage u;
+      u.duration = duration_ms{a->duration_ms()};
+      u.avg = messages::to_resource_list(a->avg());
+      u.p50 = messages::to_resource_list(a->p50());
+      u.p90 = messages::to_resource_list(a->p90());
+      u.p95 = messages::to_resource_list(a->p95());
+      u.p99 = messages::to_resource_list(a->p99());
+      m.aggregated_node_usages.push_back(u);
+    }
+  }
+  if (e.pods() != nullptr) {
+    m.pod_metrics.reserve(e.pods()->size());
+    for (const auto* p : *e.pods()) {
+      sc::pod_metric pm;
+      std::tie(pm.ns, pm.name) = split_key(to_string_view(p->pod()));
+      pm.usage = cpu_mem(messages::to_resource_list(p->usage()));
+      pm.priority = static_cast<sc::priority_class>(p->priority_class());
+      pm.qos = static_cast<sc::qos_class>(p->qos_class());
+      m.pod_metrics.push_back(std::move(pm));
+    }
+  }
+  if (e.prod_reclaimable() != nullptr)
+    m.prod_reclaimable = cpu_mem(messages::to_resource_list(e.prod_reclaimable()));
+  return m;
+}
+
+slo_controller_component::pod_rec& slo_controller_component::pod(std::string_view key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) {
+    it = pods_.emplace(std::string(key), pod_rec{}).first;
+    std::tie(it->second.input.ns, it->second.input.name) = split_key(key);
+    it->second.input.phase = sc::pod_phase::pending;
+  }
+  return it->second;
+}
+
+void slo_controller_component::unbind(std::string_view pod_key) {
+  const auto it = pods_.find(pod_key);
+  if (it == pods_.end()) return;
+  if (const auto n = nodes_.find(it->second.node); n != nodes_.end()) {
+    if (const auto p = n->second.pods.find(pod_key); p != n->second.pods.end())
+      n->second.pods.erase(p);
+  }
+  pods_.erase(it);
+}
+
+std::vector<sc::pod_input> slo_controller_component::pods_of(const node_rec& n) const {
+  std::vector<sc::pod_input> pods;
+  pods.reserve(n.pods.size());
+  for (const auto& k : n.pods)
+    if (const auto it = pods_.find(k); it != pods_.end()) pods.push_back(it->second.input);
+  return pods;
+}
+
+std::optional<slo_controller_component::node_view> slo_controller_component::view(
+    std::string_view node) const {
+  const auto it = nodes_.find(node);
+  if (it == nodes_.end() || !it->second.registered) return std::nullopt;
+  return node_view{it->second.input, pods_of(it->second), it->second.metric, it->second.last_sync};
+}
+
+void slo_controller_component::on_event(const wire::Envelope& env,
+                                        std::vector<messages::byte_buffer>& out) {
+  switch (env.payload_type()) {
+    case wire::Payload::NodeRegistered: {
+      const auto* e = env.payload_as_NodeRegistered();
+      auto& n = nodes_[std::string(to_string_view(e->name()))];
+      n.registered = true;
+      n.input = node_from_event(*e);
+      reconcile(n.input.name, n, env, out);
+      break;
+    }
+    case wire::Payload::NodeRemoved: {
+      const auto it = nodes_.find(to_string_view(env.payload_as_NodeRemoved()->name()));
+      if (it != nodes_.end()) {
+        for (const auto& k : it->second.pods)
+          if (const auto p = pods_.find(k); p != pods_.end()) p->second.node.clear();
+        nodes_.erase(it);
+      }
+      break;
+    }
+    case wire::Payload::PodMutated: {
+      const auto* e = env.payload_as_PodMutated();
+      auto& p = pod(to_string_view(e->name()));
+      p.input.qos = static_cast<sc::qos_class>(e->qos_class());
+      p.input.priority = static_cast<sc::priority_class>(e->priority_class());
+      p.input.requests = messages::to_resource_list(e->requests());
+      p.input.limits = messages::to_resource_list(e->limits());
+      break;
+    }
+    case wire::Payload::PodScheduled: {
+      const auto* e = env.payload_as_PodScheduled();
+      const auto key = to_string_view(e->pod());
+      auto& p = pod(key);
+      p.node = std::string(to_string_view(e->node()));
+      p.input.requests = messages::to_resource_list(e->requests());
+      p.input.phase = sc::pod_phase::running;
+      nodes_[p.node].pods.emplace(key);
+      break;
+    }
+    case wire::Payload::PodEvicted:
+      unbind(to_string_view(env.payload_as_PodEvicted()->pod()));
+      break;
+    case wire::Payload::PodFinished:
+      unbind(to_string_view(env.payload_as_PodFinished()->pod()));
+      break;
+    case wire::Payload::NodeMetricReported: {
+      const auto* e = env.payload_as_NodeMetricReported();
+      const auto it = nodes_.find(to_string_view(e->node()));
+      if (it == nodes_.end() || !it->second.registered) break;
+      it->second.metric = metric_from_event(*e);
+      reconcile(it->first, it->second, env, out);
+      break;
+    }
+    case wire::Payload::NodeBatchResourceUpdated: {
+      // What the node carries now, whoever wrote it: our own writes come back unchanged, and a
+      // restart replaying the log learns the last write. Reset resources are absent: batch when
+      // its policy is "reset", mid when the record names a mid reset reason.
+      const auto* e = env.payload_as_NodeBatchResourceUpdated();
+      const auto it = nodes_.find(to_string_view(e->node()));
+      if (it == nodes_.end()) break;
+      bool mid_reset = false;
+      if (e->terms() != nullptr)
+        for (const auto* t : *e->terms())
+          mid_reset = mid_reset || to_string_view(t->name()) == "mid.resetReason";
+      const bool batch_reset = to_string_view(e->cpu_policy()) == "reset";
+      auto opt = [](bool reset, std::int64_t v) {
+        return reset ? std::nullopt : std::optional<std::int64_t>(v);
+      };
+      auto& pub = it->second.published;
+      pub.batch_cpu = opt(batch_reset, e->batch_cpu_milli());
+      pub.batch_memory = opt(batch_reset, e->batch_memory_bytes());
+      pub.mid_cpu = opt(mid_reset, e->mid_cpu_milli());
+      pub.mid_memory = opt(mid_reset, e->mid_memory_bytes());
+      it->second.last_sync = event_time{env.event_time_ms()};
+      break;
+    }
+    case wire::Payload::ConfigUpdated:
+      on_config(env, *env.payload_as_ConfigUpdated(), out);
+      break;
+    default:
+      break;
+  }
+}
+
+void slo_controller_component::on_config(const wire::Envelope& env, const wire::ConfigUpdated& c,
+                                         std::vector<messages::byte_buffer>& out) {
+  if (to_string_view(c.kind()) != config_kind_slo_controller) return;
+  const auto before = cfg_.colocation;
+  if (c.deleted()) {
+    cfg_ = sc::deleted_config();
+  } else {
+    auto u = sc::update(cfg_, to_string_view(c.spec_json()));
+    cfg_ = std::move(u.in_force);
+    if (u.error) {
+      auto e = *u.error;
+      e.where =
+          "log offset " + std::to_string(env.offset()) + (e.where.empty() ? "" : ": ") + e.where;
+      config_errors_.push_back(std::move(e));
+    }
+  }
+  // Koordinator enqueues every node when the colocation config changes.
+  if (cfg_.colocation == before) return;
+  for (auto& [name, n] : nodes_)
+    if (n.registered) reconcile(name, n, env, out);
+}
+
+void slo_controller_component::reconcile(const std::string& node, node_rec& n,
+                                         const wire::Envelope& cause,
+                                         std::vector<messages::byte_buffer>& out) {
+  if (!cfg_.colocation) return;  // colocation-config unavailable: Koordinator does not reconcile
+  const auto& cc = *cfg_.colocation;
+  const event_time now{cause.event_time_ms()};
+  const auto pods = pods_of(n);
+  const auto r = sc::reconcile_node_resource(cc, n.input, pods, n.metric ? &*n.metric : nullptr,
+                                             now, scratch_);
+  sc::node_strategy_inputs si;
+  si.labels = &n.input.labels;
+  if (n.input.colocation_strategy_annotation)
+    si.colocation_strategy_annotation = *n.input.colocation_strategy_annotation;
+  const auto strategy = sc::node_colocation_strategy(cc, si);
+  const auto prepared = sc::prepare_node_resource(r, n.input);
+  const auto sync = sc::need_sync(strategy, n.published, prepared.allocatable, n.last_sync, now);
+  if (!sync.need_sync) {
+    ++skipped_writes_;
+    return;
+  }
+  auto& fbb = b_.fbb();
+  std::vector<fb::Offset<wire::Term>> terms;
+  std::string name;
+  auto add = [&](std::string_view prefix, const sc::term& x) {
+    name.assign(prefix);
+    name += '.';
+    name += x.name;
+    const auto nm = fbb.CreateString(name);
+    const auto u = x.unit.empty() ? fb::Offset<fb::String>{}
+                                  : fbb.CreateSharedString(x.unit.data(), x.unit.size());
+    const auto tx =
+        x.unit.empty() ? fbb.CreateString(x.text.data(), x.text.size()) : fb::Offset<fb::String>{};
+    terms.push_back(wire::CreateTerm(fbb, nm, x.value, u, tx));
+  };
+  for (const auto* e : {&r.batch_cpu, &r.batch_memory, &r.mid_cpu, &r.mid_memory})
+    for (const auto& x : e->terms) add(short_resource(e->resource), x);
+  for (const auto& x : prepared.terms) add("prepare", x);
+  for (const auto& x : sync.terms) add("sync", x);
+  add("sync", sc::term{"reason", 0, "", sync.reason});
+  if (!r.batch_reason.empty()) add("batch", sc::term{"resetReason", 0, "", r.batch_reason});
+  if (!r.mid_reason.empty()) add("mid", sc::term{"resetReason", 0, "", r.mid_reason});
+  const auto term_vec = fbb.CreateVector(terms);
+  const auto nn = fbb.CreateString(node);
+  const auto cp = fbb.CreateString(r.batch_cpu.formula);
+  const auto mp = fbb.CreateString(r.batch_memory.formula);
+  const auto& a = prepared.allocatable;
+  const auto payload = wire::CreateNodeBatchResourceUpdated(
+      fbb, nn, a.batch_cpu.value_or(0), a.batch_memory.value_or(0), a.mid_cpu.value_or(0),
+      a.mid_memory.value_or(0), cp, mp, r.degraded, term_vec);
+  messages::header h;
+  h.time = now;
+  h.kind = wire::EntityKind::Node;
+  h.key = node;
+  h.causation = static_cast<std::int64_t>(cause.offset());
+  h.source = opt_.name;
+  out.push_back(b_.finish(h, payload));
+  n.published = a;
+  n.last_sync = now;
+}
+
+}  // namespace colony::slo_controller_actor

@@ -1,0 +1,283 @@
+// koordlet_component: one node's events in, BeSuppressed / PodEvicted / CgroupUpdated out.
+// Values are checked against the pure policies over the same inputs; plus causation, reasons
+// and inputs of evictions, determinism, and the NodeSLO taken from slo-controller-config.
+#include "actors/koordlet/actor/koordlet_component.hpp"
+
+#include <cmath>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "tests/actors/slo_controller_actor/event_log.hpp"
+
+namespace colony::koordlet_actor {
+namespace {
+
+using colony::testing::cpu_mem;
+using colony::testing::decoded;
+using colony::testing::event_log;
+using colony::testing::gib;
+using messages::byte_buffer;
+using messages::to_string_view;
+namespace kl = koordlet;
+
+std::vector<byte_buffer> feed(koordlet_component& c, const event_log& log, std::uint64_t from = 0,
+                              std::uint64_t to = ~0ull) {
+  std::vector<byte_buffer> out;
+  for (auto i = from; i < log.records.size() && i < to; ++i) {
+    const auto& env = log.at(i);
+    if (c.wants(env.payload_type())) c.on_event(env, out);
+  }
+  c.on_batch_end(out);
+  return out;
+}
+
+resource_list batch_req(std::int64_t cpu, std::int64_t mem) {
+  resource_list r;
+  r.batch_cpu_milli = cpu;
+  r.batch_memory_bytes = mem;
+  return r;
+}
+
+std::map<std::string, std::int64_t> terms_of(
+    const flatbuffers::Vector<flatbuffers::Offset<wire::Term>>* v) {
+  std::map<std::string, std::int64_t> m;
+  for (const auto* t : *v) m[std::string(to_string_view(t->name()))] = t->value();
+  return m;
+}
+
+// Node n1: 16 cores, 64 GiB; a prod LS pod and two BE pods placed on it; another node's pod
+// admitted but placed elsewhere.
+event_log scenario() {
+  event_log log;
+  log.node(0, "n1", cpu_mem(16000, 64 * gib), cpu_mem(16000, 64 * gib));
+  log.mutated(1, "default/prod", wire::QoSClass::LS, wire::PriorityClass::Prod, 9500,
+              cpu_mem(4000, 16 * gib), cpu_mem(4000, 16 * gib));
+  log.mutated(2, "default/be-a", wire::QoSClass::BE, wire::PriorityClass::Batch, 5500,
+              batch_req(2000, 8 * gib));
+  log.mutated(3, "default/be-b", wire::QoSClass::BE, wire::PriorityClass::Batch, 5100,
+              batch_req(2000, 8 * gib));
+  log.mutated(4, "default/elsewhere", wire::QoSClass::BE, wire::PriorityClass::Batch, 5500,
+              batch_req(1000, gib));
+  log.scheduled(5, "default/prod", "n1", cpu_mem(4000, 16 * gib));
+  log.scheduled(6, "default/be-a", "n1", batch_req(2000, 8 * gib));
+  log.scheduled(7, "default/be-b", "n1", batch_req(2000, 8 * gib));
+  log.scheduled(8, "default/elsewhere", "n2", batch_req(1000, gib));
+  return log;
+}
+
+koordlet_options options() {
+  koordlet_options o;
+  o.node = "n1";
+  o.threshold.enable = true;
+  o.threshold.memory_evict_threshold_percent = 70;
+  o.gates.be_memory_evict = true;
+  return o;
+}
+
+TEST(KoordletComponent, MemoryPressureEvictsBEPodsInPolicyOrder) {
+  auto log = scenario();
+  koordlet_component c(options());
+  EXPECT_EQ(c.name(), "koordlet/n1");
+  auto out = feed(c, log);
+  EXPECT_TRUE(out.empty());
+  ASSERT_EQ(c.pods().size(), 3u);  // the pod placed on n2 is not kept
+  // The policy over the same inputs, before the metric changes anything.
+  auto pods = c.pods();
+  const std::map<std::string, std::pair<std::int64_t, std::int64_t>> usage{
+      {"prod", {3000, 14 * gib}}, {"be-a", {1500, 20 * gib}}, {"be-b", {1800, 16 * gib}}};
+  for (auto& p : pods) {
+    p.cpu_used_cores = static_cast<double>(usage.at(p.name).first) / 1000.0;
+    p.memory_used_bytes = static_cast<double>(usage.at(p.name).second);
+  }
+  const auto node = c.node();
+  const std::int64_t t = 60000, used = 55 * gib;  // 86 % of 64 GiB > 70 %
+  kl::memory_evict_input in;
+  in.node = &node;
+  in.pods = pods;
+  in.node_memory_used_bytes = static_cast<double>(used);
+  const auto d = kl::memory_evict(in, c.threshold(), options().gates, {}, {}, event_time{t});
+  ASSERT_TRUE(d.ran);
+  ASSERT_FALSE(d.round.victims.empty());
+
+  const auto from = log.records.size();
+  const auto m = log.metric(t, "n1", 6300, used,
+                            {{"default/prod", 3000, 14 * gib},
+                             {"default/be-a", 1500, 20 * gib},
+                             {"default/be-b", 1800, 16 * gib}});
+  out = feed(c, log, from);
+  std::vector<const wire::Envelope*> evictions;
+  for (const auto& b : out)
+    if (decoded(b).payload_type() == wire::Payload::PodEvicted) evictions.push_back(&decoded(b));
+  ASSERT_EQ(evictions.size(), d.round.victims.size());
+  resource_list released_so_far;
+  for (std::size_t i = 0; i < evictions.size(); ++i) {
+    const auto& v = d.round.victims[i];
+    const auto& env = *evictions[i];
+    EXPECT_EQ(env.causation(), static_cast<std::int64_t>(m));
+    EXPECT_EQ(to_string_view(env.source()), "koordlet/n1");
+    EXPECT_EQ(env.entity_kind(), wire::EntityKind::Pod);
+    const auto& e = *env.payload_as_PodEvicted();
+    EXPECT_EQ(to_string_view(e.pod()), "default/" + v.name);
+    EXPECT_EQ(to_string_view(e.node()), "n1");
+    EXPECT_EQ(e.reason(), wire::EvictionReason::MemoryEvict);
+    EXPECT_EQ(to_string_view(e.message()), kl::evict_round::reason(v.feature));
+    EXPECT_EQ(to_string_view(e.message()), "trigger by koordlet feature BEMemoryEvict");
+    EXPECT_EQ(messages::to_resource_list(e.released()), pods[v.pod].requests);
+    const auto terms = terms_of(e.inputs());
+    released_so_far += v.released_used;
+    EXPECT_EQ(terms.at("victimOrder"), static_cast<std::int64_t>(i + 1));
+    EXPECT_EQ(terms.at("released"), v.released_used.memory_bytes);
+    EXPECT_EQ(terms.at("releasedInRound"), released_so_far.memory_bytes);
+    EXPECT_EQ(terms.at("toRelease"), d.tasks.front().to_release.memory_bytes);
+    EXPECT_EQ(terms.at("nodeMemoryUsed"), used);
+    EXPECT_EQ(terms.at("nodeMemoryCapacity"), 64 * gib);
+    EXPECT_EQ(terms.at("memoryEvictThresholdPercent"), 70);
+    EXPECT_EQ(terms.at("priority"), v.inputs.priority);
+    EXPECT_EQ(terms.at("podUsed"), v.inputs.used);
+  }
+  // (86 - 68) % of 64 GiB = 11.5 GiB must go; BE pods go lowest priority first: be-b (5100,
+  // 16 GiB) covers it alone, so be-a stays.
+  ASSERT_EQ(evictions.size(), 1u);
+  EXPECT_EQ(to_string_view(evictions[0]->payload_as_PodEvicted()->pod()), "default/be-b");
+  // Within the cool-down (4 s) no new round runs; the evicted pod is not evicted twice.
+  const auto from2 = log.records.size();
+  log.metric(t + 1000, "n1", 6300, used, {});
+  out = feed(c, log, from2);
+  for (const auto& b : out) EXPECT_NE(decoded(b).payload_type(), wire::Payload::PodEvicted);
+}
+
+TEST(KoordletComponent, CpuSuppressEmitsThePolicyCpusetOnlyWhenItChanges) {
+  auto log = scenario();
+  auto opt = options();
+  opt.gates.be_memory_evict = false;
+  koordlet_component c(opt);
+  feed(c, log);
+  auto pods = c.pods();
+  for (auto& p : pods) {
+    p.cpu_used_cores = p.name == "prod" ? 8.0 : 1.0;
+    p.memory_used_bytes = static_cast<double>(gib);
+  }
+  const auto node = c.node();
+  const auto procs = c.processors();
+  ASSERT_EQ(procs.size(), 16u);
+  kl::cpu_suppress_input in;
+  in.node = &node;
+  in.pods = pods;
+  in.node_cpu_used_cores = 10.5;
+  in.cpuset.processors = procs;
+  const auto d = kl::suppress_be_cpu(in, c.threshold(), opt.gates, {});
+  ASSERT_EQ(d.action, kl::suppress_action::cpuset);
+  ASSERT_FALSE(d.cpuset.cpus.empty());
+
+  const auto from = log.records.size();
+  const auto m = log.metric(
+      60000, "n1", 10500, 3 * gib,
+      {{"default/prod", 8000, gib}, {"default/be-a", 1000, gib}, {"default/be-b", 1000, gib}});
+  auto out = feed(c, log, from);
+  ASSERT_EQ(out.size(), 1u);
+  const auto& env = decoded(out[0]);
+  ASSERT_EQ(env.payload_type(), wire::Payload::BeSuppressed);
+  EXPECT_EQ(env.causation(), static_cast<std::int64_t>(m));
+  EXPECT_EQ(env.entity_kind(), wire::EntityKind::Node);
+  const auto& s = *env.payload_as_BeSuppressed();
+  EXPECT_EQ(to_string_view(s.policy()), "cpuset");
+  EXPECT_EQ(to_string_view(s.cpuset()), kl::format_cpuset(d.cpuset.cpus));
+  EXPECT_EQ(s.be_cpu_milli(), std::max<std::int64_t>(0, d.suppress.suppress_milli));
+  const auto terms = terms_of(s.inputs());
+  for (const auto& x : d.suppress.explain)
+    EXPECT_EQ(terms.at(std::string(x.name)), static_cast<std::int64_t>(std::llround(x.value)))
+        << x.name;
+  EXPECT_EQ(terms.at("targetCPUs"), d.cpuset.target_cpus);
+  // The same usage again: the same cpuset, nothing new to write.
+  const auto from2 = log.records.size();
+  log.metric(
+      61000, "n1", 10500, 3 * gib,
+      {{"default/prod", 8000, gib}, {"default/be-a", 1000, gib}, {"default/be-b", 1000, gib}});
+  out = feed(c, log, from2);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(KoordletComponent, SloConfigSelectsCfsQuotaAndCpuBurst) {
+  auto log = scenario();
+  koordlet_options opt;
+  opt.node = "n1";
+  koordlet_component c(opt);
+  log.config(
+      10, "slo-controller-config",
+      R"({"resource-threshold-config": "{\"clusterStrategy\": {\"enable\": true, \"cpuSuppressThresholdPercent\": 50, \"cpuSuppressPolicy\": \"cfsQuota\"}}",
+          "cpu-burst-config": "{\"clusterStrategy\": {\"policy\": \"cpuBurstOnly\", \"cpuBurstPercent\": 200}}"})");
+  feed(c, log);
+  ASSERT_TRUE(c.config_errors().empty()) << c.config_errors()[0].describe();
+  EXPECT_TRUE(c.threshold().enable);
+  EXPECT_EQ(c.threshold().cpu_suppress_policy, kl::cpu_suppress_policy_type::cfs_quota);
+  EXPECT_EQ(c.threshold().cpu_suppress_threshold_percent, 50);
+  ASSERT_TRUE(c.cpu_burst().config.policy);
+  EXPECT_EQ(*c.cpu_burst().config.policy, kl::cpu_burst_policy::cpu_burst_only);
+
+  const auto from = log.records.size();
+  const auto m = log.metric(
+      60000, "n1", 7000, 3 * gib,
+      {{"default/prod", 4000, gib}, {"default/be-a", 1500, gib}, {"default/be-b", 1500, gib}});
+  const auto out = feed(c, log, from);
+  std::size_t suppressed = 0, cgroups = 0;
+  for (const auto& b : out) {
+    const auto& env = decoded(b);
+    EXPECT_EQ(env.causation(), static_cast<std::int64_t>(m));
+    if (env.payload_type() == wire::Payload::BeSuppressed) {
+      ++suppressed;
+      const auto& s = *env.payload_as_BeSuppressed();
+      EXPECT_EQ(to_string_view(s.policy()), "cfsQuota");
+      const auto terms = terms_of(s.inputs());
+      auto pods = c.pods();
+      const auto node = c.node();
+      const auto be = kl::calculate_be_suppress_cpu(node, 7.0, pods, {}, {}, 50, std::nullopt);
+      EXPECT_EQ(s.be_cpu_milli(), std::max<std::int64_t>(0, be.suppress_milli));
+      const auto q = kl::adjust_by_cfs_quota(be.suppress_milli, 16000, kl::be_unset_quota);
+      EXPECT_EQ(terms.at("cfsQuotaUs"), q.quota_us);
+    }
+    if (env.payload_type() == wire::Payload::CgroupUpdated) {
+      ++cgroups;
+      const auto& g = *env.payload_as_CgroupUpdated();
+      // Only the LS prod pod is burstable (BE is not); 4 cores x 200 % x 100000.
+      EXPECT_EQ(to_string_view(g.target()), "default/prod");
+      std::map<std::string, std::string> settings;
+      for (const auto* kv : *g.settings())
+        settings[std::string(to_string_view(kv->key()))] = std::string(to_string_view(kv->value()));
+      const auto pods = c.pods();
+      const auto v = kl::apply_cpu_burst(pods.front().name == "prod" ? pods.front() : pods.back(),
+                                         c.cpu_burst().config);
+      EXPECT_EQ(settings.at("cpu.cfs_burst_us"), std::to_string(v.pod));
+      EXPECT_EQ(settings.at("cpu.cfs_burst_us"), std::to_string(4 * 2 * 100000));
+    }
+  }
+  EXPECT_EQ(suppressed, 1u);
+  EXPECT_EQ(cgroups, 1u);
+}
+
+TEST(KoordletComponent, SameEventsGiveSameBytes) {
+  auto log = scenario();
+  for (int i = 1; i <= 10; ++i)
+    log.metric(60000 * i, "n1", 5000 + 800 * i, (40 + 2 * i) * gib,
+               {{"default/prod", 3000 + 300 * i, 14 * gib},
+                {"default/be-a", 1000, (10 + i) * gib},
+                {"default/be-b", 1000 + 200 * i, (8 + i) * gib}});
+  koordlet_component a(options()), b(options());
+  const auto x = feed(a, log), y = feed(b, log);
+  EXPECT_FALSE(x.empty());
+  EXPECT_EQ(x, y);
+}
+
+TEST(KoordletComponent, IgnoresOtherNodesAndForgetsFinishedPods) {
+  auto log = scenario();
+  koordlet_component c(options());
+  log.metric(60000, "n2", 15000, 63 * gib, {{"default/elsewhere", 1000, 60 * gib}});
+  log.finished(61000, "default/be-b", "n1");
+  const auto out = feed(c, log);
+  EXPECT_TRUE(out.empty());
+  ASSERT_EQ(c.pods().size(), 2u);
+  EXPECT_FALSE(c.node_memory_used_bytes().has_value());  // n2's metric is not ours
+}
+
+}  // namespace
+}  // namespace colony::koordlet_actor
