@@ -492,7 +492,10 @@ void koordlet_component::evict(const wire::Envelope& env, std::span<const kl::po
   resource_list cumulative;
   std::int64_t order = 0;
   for (const auto& v : round.victims) {
-    cumulative += v.released_used;
+    bool request_target = false;
+    for (const auto& t : tasks)
+      if (t.feature == v.feature) request_target = t.target == kl::release_target::pod_request;
+    cumulative += request_target ? v.released_request : v.released_used;
     ++order;
     if (v.already_evicted) continue;
     const auto& p = pods[v.pod];
@@ -500,8 +503,13 @@ void koordlet_component::evict(const wire::Envelope& env, std::span<const kl::po
     const bool mem = is_memory(v.feature);
     const char* unit = mem ? "bytes" : "milli";
     resource_list to_release;
-    for (const auto& t : tasks)
-      if (t.feature == v.feature) to_release = t.to_release;
+    bool by_request = false;  // the task counts requests (the *AllocatableEvict features)
+    for (const auto& t : tasks) {
+      if (t.feature != v.feature) continue;
+      to_release = t.to_release;
+      by_request = t.target == kl::release_target::pod_request;
+    }
+    const resource_list& mine = by_request ? v.released_request : v.released_used;
     std::vector<fb::Offset<wire::Term>> terms;
     auto add = [&](std::string_view name, std::int64_t value, std::string_view u,
                    std::string_view text) {
@@ -520,8 +528,7 @@ void koordlet_component::evict(const wire::Envelope& env, std::span<const kl::po
     add("podRequest", v.inputs.request, unit, "request by class");
     add("toRelease", mem ? to_release.memory_bytes : to_release.cpu_milli, unit,
         "what the task had to release");
-    add("released", mem ? v.released_used.memory_bytes : v.released_used.cpu_milli, unit,
-        "what this victim releases");
+    add("released", mem ? mine.memory_bytes : mine.cpu_milli, unit, "what this victim releases");
     add("releasedInRound", mem ? cumulative.memory_bytes : cumulative.cpu_milli, unit,
         "released by this and earlier victims of the round");
     const auto tv = fbb.CreateVector(terms);
