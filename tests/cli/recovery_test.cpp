@@ -52,7 +52,9 @@ TEST(Recovery, SigkillAtRandomMomentsLosesNothingAcknowledged) {
     while (c.read_line(line)) {
       if (line.rfind("acked ", 0) == 0) {
         const auto off = std::stoull(line.substr(6));
-        if (any_acked) ASSERT_GE(off, max_acked) << "acknowledged offsets went backwards";
+        if (any_acked) {
+          ASSERT_GE(off, max_acked) << "acknowledged offsets went backwards";
+        }
         max_acked = off;
         any_acked = true;
         if (kill_this_one && ++acks > acks_before_kill) {
