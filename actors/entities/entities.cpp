@@ -105,12 +105,22 @@ void release_on_node(node_state& s, std::string_view pod) {
 
 bind_decision arbitrate(const node_state& node, std::string_view pod, const resource_list& requests,
                         std::span<const std::pair<std::int32_t, resource_list>> devices) {
+  return arbitrate(node, {}, pod, requests, devices);
+}
+
+bind_decision arbitrate(const node_state& node, std::span<const pod_on_node> reserved,
+                        std::string_view pod, const resource_list& requests,
+                        std::span<const std::pair<std::int32_t, resource_list>> devices) {
   if (node.removed) return {false, "node removed"};
   if (!node.ready) return {false, "node not ready"};
   if (node.unschedulable) return {false, "node unschedulable"};
   for (const auto& p : node.pods)
     if (p.pod == pod) return {false, "pod already bound to this node"};
+  for (const auto& p : reserved)
+    if (p.pod == pod) return {false, "pod already bound to this node"};
   const resource_list cap = node.effective_allocatable();
+  resource_list allocated = node.allocated;
+  for (const auto& p : reserved) allocated += p.requests;
   struct field {
     const char* name;
     std::int64_t resource_list::*member;
@@ -128,7 +138,7 @@ bind_decision arbitrate(const node_state& node, std::string_view pod, const reso
   for (const auto& f : fields) {
     const std::int64_t want = requests.*f.member;
     if (want <= 0) continue;
-    const std::int64_t free = cap.*f.member - node.allocated.*f.member;
+    const std::int64_t free = cap.*f.member - allocated.*f.member;
     if (want > free)
       return {false, "Insufficient " + std::string(f.name) + ": " + std::to_string(free) +
                          " free, " + std::to_string(want) + " asked"};
@@ -138,8 +148,15 @@ bind_decision arbitrate(const node_state& node, std::string_view pod, const reso
     for (const auto& x : node.gpus)
       if (x.minor == minor) g = &x;
     if (g == nullptr) return {false, "no GPU with minor " + std::to_string(minor)};
-    if (g->core_used + r.gpu_core > g->core ||
-        (g->memory_bytes > 0 && g->memory_used + r.gpu_memory_bytes > g->memory_bytes))
+    std::int64_t core_used = g->core_used, memory_used = g->memory_used;
+    for (const auto& p : reserved)
+      for (const auto& [m, rr] : p.devices)
+        if (m == minor) {
+          core_used += rr.gpu_core;
+          memory_used += rr.gpu_memory_bytes;
+        }
+    if (core_used + r.gpu_core > g->core ||
+        (g->memory_bytes > 0 && memory_used + r.gpu_memory_bytes > g->memory_bytes))
       return {false, "GPU " + std::to_string(minor) + " has not enough free core or memory"};
   }
   return {true, {}};

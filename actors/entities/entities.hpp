@@ -129,6 +129,12 @@ struct bind_decision {
 [[nodiscard]] bind_decision arbitrate(
     const node_state& node, std::string_view pod, const resource_list& requests,
     std::span<const std::pair<std::int32_t, resource_list>> devices);
+// The same with in-flight reservations: binds the node actor accepted whose PodScheduled has
+// not yet come back through the log (so `node`, the fold, does not include them). They count
+// as allocated, and a pod reserved here counts as already bound.
+[[nodiscard]] bind_decision arbitrate(
+    const node_state& node, std::span<const pod_on_node> reserved, std::string_view pod,
+    const resource_list& requests, std::span<const std::pair<std::int32_t, resource_list>> devices);
 
 // Fold one event into a state. An event that does not concern the state leaves it unchanged.
 // REQUIRES: env passed messages::decode().

@@ -1,6 +1,7 @@
 #include "actors/entities/entity_actors.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -8,9 +9,11 @@
 
 namespace colony::entities {
 using batch_ptr = std::shared_ptr<const record_batch>;
-}
+using out_ptr = std::shared_ptr<std::vector<messages::byte_buffer>>;
+}  // namespace colony::entities
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(colony::entities::batch_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(colony::entities::out_ptr)
 
 namespace colony::entities {
 
@@ -23,19 +26,208 @@ using load_atom = caf::atom_constant<caf::atom("load")>;
 using collect_atom = caf::atom_constant<caf::atom("collect")>;
 using count_atom = caf::atom_constant<caf::atom("count")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using propose_atom = caf::atom_constant<caf::atom("propose")>;
+using emit_atom = caf::atom_constant<caf::atom("emit")>;
+using ping_atom = caf::atom_constant<caf::atom("ping")>;
+using component_atom = caf::atom_constant<caf::atom("component")>;
+
+// What every actor of one host shares. Owned by actor_host::impl, declared before the actor
+// system there, so it outlives every actor.
+struct host_ctx {
+  bool live = false;
+  caf::actor router;
+  caf::actor writer;
+  // Proposals a pod actor forwarded that no node actor has arbitrated yet (sync() waits).
+  std::atomic<std::int64_t> in_flight{0};
+};
+
+// Live-mode extras of an entity actor, outside the canonical state (so digests and snapshots
+// do not see them).
+template <class State>
+struct live_extra {};
+template <>
+struct live_extra<node_state> {
+  // Binds accepted here whose PodScheduled has not come back through the log yet.
+  std::vector<pod_on_node> reserved;
+};
+template <>
+struct live_extra<pod_state> {
+  // Offset of the proposal this pod forwarded to a node and has no answer for yet; -1 none.
+  std::int64_t claim = -1;
+};
 
 template <class State>
 struct entity_holder {
   State s;
+  live_extra<State> x;
+  host_ctx* ctx = nullptr;
 };
+
+messages::event_builder& tl_builder() {
+  thread_local messages::event_builder b;
+  return b;
+}
+
+template <class Self>
+void emit_one(Self* self, host_ctx* ctx, messages::byte_buffer buf) {
+  auto out = std::make_shared<std::vector<messages::byte_buffer>>();
+  out->push_back(std::move(buf));
+  self->send(ctx->writer, emit_atom::value, std::move(out));
+}
+
+std::vector<std::pair<std::int32_t, resource_list>> proposal_devices(
+    const wire::PodBindProposed* p) {
+  std::vector<std::pair<std::int32_t, resource_list>> out;
+  if (p->devices() == nullptr) return out;
+  for (const auto* d : *p->devices()) {
+    resource_list r;
+    r.gpu_core = d->core();
+    r.gpu_memory_bytes = d->memory_bytes();
+    out.emplace_back(d->minor(), r);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+// PodBindRejected answering the proposal `env`, written by `kind/key` as `source`.
+messages::byte_buffer rejection(const wire::Envelope& env, std::string_view reason,
+                                wire::EntityKind kind, std::string_view key,
+                                std::string_view source) {
+  const auto* p = env.payload_as_PodBindProposed();
+  auto& b = tl_builder();
+  auto& fbb = b.fbb();
+  const auto off = static_cast<std::int64_t>(env.offset());
+  auto payload = wire::CreatePodBindRejected(
+      fbb, fbb.CreateString(messages::to_string_view(p->pod())),
+      fbb.CreateString(messages::to_string_view(p->node())), off, fbb.CreateString(reason),
+      fbb.CreateString(messages::to_string_view(p->scheduler())));
+  return b.finish(messages::header{event_time{env.event_time_ms()}, kind, key, off, source},
+                  payload);
+}
+
+messages::byte_buffer acceptance(const wire::Envelope& env, const resource_list& req,
+                                 std::span<const std::pair<std::int32_t, resource_list>> devs) {
+  const auto* p = env.payload_as_PodBindProposed();
+  auto& b = tl_builder();
+  auto& fbb = b.fbb();
+  const auto off = static_cast<std::int64_t>(env.offset());
+  const auto node = messages::to_string_view(p->node());
+  auto pod = fbb.CreateString(messages::to_string_view(p->pod()));
+  auto nd = fbb.CreateString(node);
+  auto rq = b.resources(req);
+  std::vector<flatbuffers::Offset<wire::DeviceAllocation>> dv;
+  for (const auto& [minor, r] : devs)
+    dv.push_back(wire::CreateDeviceAllocation(fbb, minor, r.gpu_core, r.gpu_memory_bytes));
+  auto dvv = fbb.CreateVector(dv);
+  auto sched = fbb.CreateString(messages::to_string_view(p->scheduler()));
+  auto payload = wire::CreatePodScheduled(fbb, pod, nd, off, rq, dvv, sched);
+  return b.finish(
+      messages::header{event_time{env.event_time_ms()}, wire::EntityKind::Node, node, off, "node"},
+      payload);
+}
+
+// Pod stage of binding (live mode), after the proposal was folded into the pod: a pod is bound
+// at most once. Accepts only a pending, unbound pod with no other proposal in flight, and then
+// forwards the proposal to the node actor (through the router, which knows the node).
+template <class Self>
+void pod_stage(Self* self, const batch_ptr& b, std::uint32_t i) {
+  auto& st = self->state;
+  const auto& env = b->envelope(i);
+  const auto& s = st.s;
+  std::string reason;
+  if (s.name.empty())
+    reason = "pod not submitted";
+  else if (is_terminal(s.phase))
+    reason = "pod is " + std::string(to_string(s.phase));
+  else if (!s.node.empty() || s.phase != pod_phase::pending)
+    reason = "pod already bound to " + s.node;
+  else if (st.x.claim >= 0)
+    reason = "pod has a proposal in flight (offset " + std::to_string(st.x.claim) + ")";
+  if (!reason.empty()) {
+    emit_one(self, st.ctx,
+             rejection(env, reason, wire::EntityKind::Pod,
+                       messages::to_string_view(env.entity_key()), "pod"));
+    return;
+  }
+  st.x.claim = static_cast<std::int64_t>(env.offset());
+  st.ctx->in_flight.fetch_add(1, std::memory_order_relaxed);
+  self->send(st.ctx->router, propose_atom::value, b, i);
+}
+
+// Node stage (live mode): capacity, against the fold plus in-flight reservations.
+template <class Self>
+void node_stage(Self* self, const batch_ptr& b, std::uint32_t i) {
+  auto& st = self->state;
+  const auto& env = b->envelope(i);
+  const auto* p = env.payload_as_PodBindProposed();
+  const auto pod = messages::to_string_view(p->pod());
+  const resource_list req = messages::to_resource_list(p->requests());
+  auto devs = proposal_devices(p);
+  const auto verdict = arbitrate(st.s, st.x.reserved, pod, req, devs);
+  if (verdict.accepted) {
+    emit_one(self, st.ctx, acceptance(env, req, devs));
+    st.x.reserved.push_back(pod_on_node{std::string(pod), req, std::move(devs)});
+  } else {
+    emit_one(self, st.ctx,
+             rejection(env, verdict.reason, wire::EntityKind::Node,
+                       messages::to_string_view(p->node()), "node"));
+  }
+  st.ctx->in_flight.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// What a live entity does after folding an event: the pod claims (or refuses) proposals and
+// drops its claim when the answer comes back; the node drops a reservation once the fold holds
+// the bind.
+template <class Self, class State>
+void after_apply(Self* self, State&, const batch_ptr& b, std::uint32_t i) {
+  using P = wire::Payload;
+  auto& st = self->state;
+  const auto& env = b->envelope(i);
+  if constexpr (std::is_same_v<State, pod_state>) {
+    switch (env.payload_type()) {
+      case P::PodBindProposed:
+        pod_stage(self, b, i);
+        break;
+      case P::PodScheduled:
+        if (messages::to_string_view(env.payload_as_PodScheduled()->pod()) == st.s.name)
+          st.x.claim = -1;
+        break;
+      case P::PodBindRejected:
+        if (env.payload_as_PodBindRejected()->proposal_offset() == st.x.claim) st.x.claim = -1;
+        break;
+      default:
+        break;
+    }
+  } else if constexpr (std::is_same_v<State, node_state>) {
+    if (env.payload_type() == P::PodScheduled && !st.x.reserved.empty()) {
+      const auto pod = messages::to_string_view(env.payload_as_PodScheduled()->pod());
+      auto& r = st.x.reserved;
+      r.erase(
+          std::remove_if(r.begin(), r.end(), [&](const pod_on_node& x) { return x.pod == pod; }),
+          r.end());
+    }
+  }
+}
 
 // The entity actor: applies its events, answers its canonical state.
 template <class State>
-caf::behavior entity_actor(caf::stateful_actor<entity_holder<State>>* self, State initial) {
+caf::behavior entity_actor(caf::stateful_actor<entity_holder<State>>* self, State initial,
+                           host_ctx* ctx) {
   self->state.s = std::move(initial);
+  self->state.ctx = ctx;
   return {
       [=](apply_atom, const batch_ptr& b, std::uint32_t i) {
         apply(self->state.s, b->envelope(i));
+        if (self->state.ctx->live) after_apply(self, self->state.s, b, i);
+      },
+      [=](propose_atom, const batch_ptr& b, std::uint32_t i) {
+        if constexpr (std::is_same_v<State, node_state>) {
+          node_stage(self, b, i);
+        } else {
+          (void)b;
+          (void)i;
+          self->state.ctx->in_flight.fetch_sub(1, std::memory_order_relaxed);
+        }
       },
       [=](state_atom) -> std::string { return encode(self->state.s); },
       // Collection and barriers answer a collector actor directly: the router keeps no
@@ -73,21 +265,27 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, std::vector<
 struct router_state {
   // One map per kind; key order is restored at collect time.
   std::unordered_map<std::string, caf::actor> maps[5];
+  std::vector<caf::actor> components;  // in add order
+  host_ctx* ctx = nullptr;
 };
+
+// Collect keys of components start with this byte (no entity kind has it); collect() drops them.
+constexpr char component_key = '\xff';
 
 caf::actor spawn_entity(caf::stateful_actor<router_state>* self, wire::EntityKind kind,
                         std::string_view state_bytes, bool from_snapshot, std::string* err) {
+  host_ctx* ctx = self->state.ctx;
   auto spawn_with = [&](auto decode, auto empty) -> caf::actor {
     using S = decltype(empty);
     // lazy_init: an entity actor is scheduled on its first message, not at spawn, so creating
     // a million actors does not queue a million start-up jobs.
-    if (!from_snapshot) return self->template spawn<caf::lazy_init>(entity_actor<S>, S{});
+    if (!from_snapshot) return self->template spawn<caf::lazy_init>(entity_actor<S>, S{}, ctx);
     auto s = decode(state_bytes);
     if (!s) {
       *err = s.error().message;
       return {};
     }
-    return self->template spawn<caf::lazy_init>(entity_actor<S>, std::move(*s));
+    return self->template spawn<caf::lazy_init>(entity_actor<S>, std::move(*s), ctx);
   };
   switch (kind) {
     case wire::EntityKind::Node:
@@ -103,24 +301,38 @@ caf::actor spawn_entity(caf::stateful_actor<router_state>* self, wire::EntityKin
   }
 }
 
-caf::behavior router(caf::stateful_actor<router_state>* self) {
+// An entity's actor, spawned empty on first sight.
+const caf::actor& entity_of(caf::stateful_actor<router_state>* self, wire::EntityKind kind,
+                            std::string_view k) {
+  auto& m = self->state.maps[static_cast<int>(kind)];
+  std::string key(k);
+  auto it = m.find(key);
+  if (it == m.end()) {
+    std::string err;
+    auto a = spawn_entity(self, kind, {}, false, &err);
+    it = m.emplace(std::move(key), std::move(a)).first;
+  }
+  return it->second;
+}
+
+caf::behavior router(caf::stateful_actor<router_state>* self, host_ctx* ctx) {
+  self->state.ctx = ctx;
   return {
       [=](batch_atom, const batch_ptr& b) {
         for (std::uint32_t i = 0; i < b->size(); ++i) {
           auto rl = routes(b->envelope(i));
-          for (std::uint8_t r = 0; r < rl.size; ++r) {
-            auto& m = self->state.maps[static_cast<int>(rl.refs[r].kind)];
-            std::string key(rl.refs[r].key);
-            auto it = m.find(key);
-            if (it == m.end()) {
-              std::string err;
-              auto a = spawn_entity(self, rl.refs[r].kind, {}, false, &err);
-              it = m.emplace(std::move(key), std::move(a)).first;
-            }
-            self->send(it->second, apply_atom::value, b, i);
-          }
+          for (std::uint8_t r = 0; r < rl.size; ++r)
+            self->send(entity_of(self, rl.refs[r].kind, rl.refs[r].key), apply_atom::value, b, i);
         }
+        for (const auto& c : self->state.components) self->send(c, batch_atom::value, b);
       },
+      // A pod actor accepted a proposal: on to the node it names.
+      [=](propose_atom, const batch_ptr& b, std::uint32_t i) {
+        const auto node =
+            messages::to_string_view(b->envelope(i).payload_as_PodBindProposed()->node());
+        self->send(entity_of(self, wire::EntityKind::Node, node), propose_atom::value, b, i);
+      },
+      [=](component_atom, const caf::actor& c) { self->state.components.push_back(c); },
       [=](load_atom, std::uint8_t kind, const std::string& key,
           const std::string& bytes) -> caf::result<bool> {
         std::string err;
@@ -138,6 +350,8 @@ caf::behavior router(caf::stateful_actor<router_state>* self) {
           for (auto& [key, a] : m) self->send_exit(a, caf::exit_reason::user_shutdown);
           m.clear();
         }
+        for (auto& c : self->state.components) self->send_exit(c, caf::exit_reason::user_shutdown);
+        self->state.components.clear();
         self->quit();
         return true;
       },
@@ -148,7 +362,7 @@ caf::behavior router(caf::stateful_actor<router_state>* self) {
       },
       [=](collect_atom, bool with_state) -> caf::result<std::vector<std::string>> {
         auto rp = self->make_response_promise<std::vector<std::string>>();
-        std::size_t total = 0;
+        std::size_t total = self->state.components.size();
         for (const auto& m : self->state.maps) total += m.size();
         if (total == 0) {
           rp.deliver(std::vector<std::string>{});
@@ -159,13 +373,53 @@ caf::behavior router(caf::stateful_actor<router_state>* self) {
         for (int k = 0; k < 5; ++k)
           for (const auto& [key, a] : self->state.maps[k])
             keys.push_back(std::string(1, static_cast<char>(k)) + key);
+        for (std::size_t i = 0; i < self->state.components.size(); ++i)
+          keys.push_back(std::string(1, component_key) + std::to_string(i));
         auto c = self->spawn(collector, std::move(keys), rp);
         std::uint64_t slot = 0;
         for (int k = 0; k < 5; ++k)
           for (const auto& [key, a] : self->state.maps[k])
             self->send(a, collect_atom::value, c, slot++, with_state);
+        for (const auto& comp : self->state.components)
+          self->send(comp, collect_atom::value, c, slot++, false);
         return rp;
       },
+  };
+}
+
+// A component's actor: every delivered batch, in delivery order (one sender, the router).
+struct component_holder {
+  std::vector<messages::byte_buffer> out;
+};
+
+caf::behavior component_actor(caf::stateful_actor<component_holder>* self, component* comp,
+                              host_ctx* ctx) {
+  return {
+      [=](batch_atom, const batch_ptr& b) {
+        auto& out = self->state.out;
+        for (std::uint32_t i = 0; i < b->size(); ++i) {
+          const auto& env = b->envelope(i);
+          if (comp->wants(env.payload_type())) comp->on_event(env, out);
+        }
+        comp->on_batch_end(out);
+        if (out.empty()) return;
+        auto v = std::make_shared<std::vector<messages::byte_buffer>>(std::move(out));
+        out.clear();
+        self->send(ctx->writer, emit_atom::value, std::move(v));
+      },
+      [=](collect_atom, const caf::actor& collector, std::uint64_t slot, bool) {
+        self->send(collector, slot, std::string{});
+      },
+  };
+}
+
+// The one caller of the sink, so the sink is never called concurrently.
+caf::behavior writer_actor(caf::event_based_actor*, decision_sink sink) {
+  return {
+      [=](emit_atom, const out_ptr& v) {
+        if (sink) sink(std::move(*v));
+      },
+      [=](ping_atom) -> bool { return true; },
   };
 }
 
@@ -184,21 +438,64 @@ struct host_config : caf::actor_system_config {
 };
 
 struct actor_host::impl {
-  explicit impl(std::size_t threads) : cfg(threads), sys(cfg), self(sys) {
-    router_ = sys.spawn(router);
+  impl(std::size_t threads, decision_sink sink, bool live) : cfg(threads), sys(cfg), self(sys) {
+    ctx.live = live;
+    ctx.writer = sys.spawn(writer_actor, std::move(sink));
+    ctx.router = sys.spawn(router, &ctx);
+    router_ = ctx.router;
   }
   ~impl() {
     self->request(router_, caf::infinite, stop_atom::value)
         .receive([](bool) {}, [](caf::error&) {});
+    self->send_exit(ctx.writer, caf::exit_reason::user_shutdown);
+    ctx.writer = nullptr;
+    ctx.router = nullptr;
+    router_ = nullptr;
   }
+  // One collect round over entities and components; the flattened (key, state) answers.
+  result<std::vector<std::string>> round(bool with_state) {
+    std::vector<std::string> flat;
+    std::string err;
+    self->request(router_, caf::infinite, collect_atom::value, with_state)
+        .receive([&](std::vector<std::string>& v) { flat = std::move(v); },
+                 [&](caf::error& e) { err = sys.render(e); });
+    if (!err.empty()) return fail(errc::internal, "collecting from actors failed: " + err);
+    return flat;
+  }
+  // After a first round: forwarded proposals sent before it are in the router's mailbox, so
+  // each further round drains them; then the writer has every decision.
+  result<void> settle() {
+    while (ctx.in_flight.load(std::memory_order_relaxed) > 0) {
+      auto r = round(false);
+      if (!r) return tl::unexpected(r.error());
+    }
+    std::string err;
+    self->request(ctx.writer, caf::infinite, ping_atom::value)
+        .receive([](bool) {}, [&](caf::error& e) { err = sys.render(e); });
+    if (!err.empty()) return fail(errc::internal, "sync with the decision writer failed: " + err);
+    return {};
+  }
+  // Declared first: outlives the actor system (actors hold a pointer to it), and the
+  // components outlive their actors.
+  host_ctx ctx;
+  std::vector<std::unique_ptr<component>> components;
   host_config cfg;
   caf::actor_system sys;
   caf::scoped_actor self;
   caf::actor router_;
 };
 
-actor_host::actor_host(std::size_t threads) : impl_(std::make_unique<impl>(threads)) {}
+actor_host::actor_host(std::size_t threads)
+    : impl_(std::make_unique<impl>(threads, decision_sink{}, false)) {}
+actor_host::actor_host(std::size_t threads, decision_sink sink)
+    : impl_(std::make_unique<impl>(threads, std::move(sink), true)) {}
 actor_host::~actor_host() = default;
+
+void actor_host::add_component(std::unique_ptr<component> c) {
+  auto a = impl_->sys.spawn(component_actor, c.get(), &impl_->ctx);
+  impl_->components.push_back(std::move(c));
+  impl_->self->send(impl_->router_, component_atom::value, std::move(a));
+}
 
 void actor_host::deliver(std::shared_ptr<const record_batch> batch) {
   impl_->self->send(impl_->router_, batch_atom::value, std::move(batch));
@@ -210,17 +507,19 @@ void actor_host::load(wire::EntityKind kind, std::string key, std::string state)
 }
 
 result<std::vector<encoded_entity>> actor_host::collect() {
-  std::vector<std::string> flat;
-  std::string err;
-  impl_->self->request(impl_->router_, caf::infinite, collect_atom::value, true)
-      .receive([&](std::vector<std::string>& v) { flat = std::move(v); },
-               [&](caf::error& e) { err = impl_->sys.render(e); });
-  if (!err.empty()) return fail(errc::internal, "collecting entity states failed: " + err);
+  auto r = impl_->round(true);
+  if (!r) return fail(errc::internal, "collecting entity states failed: " + r.error().message);
+  // Arbitration never changes a fold, so the states are final; settle() only lets the
+  // decisions caused so far reach the sink.
+  if (auto s = impl_->settle(); !s) return tl::unexpected(s.error());
+  auto& flat = *r;
   std::vector<encoded_entity> out;
   out.reserve(flat.size() / 2);
-  for (std::size_t i = 0; i + 1 < flat.size(); i += 2)
+  for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
+    if (flat[i][0] == component_key) continue;
     out.push_back(encoded_entity{static_cast<wire::EntityKind>(flat[i][0]), flat[i].substr(1),
                                  std::move(flat[i + 1])});
+  }
   std::sort(out.begin(), out.end(), [](const encoded_entity& a, const encoded_entity& b) {
     return a.kind != b.kind ? a.kind < b.kind : a.key < b.key;
   });
@@ -228,12 +527,9 @@ result<std::vector<encoded_entity>> actor_host::collect() {
 }
 
 result<void> actor_host::sync() {
-  std::string err;
-  impl_->self->request(impl_->router_, caf::infinite, collect_atom::value, false)
-      .receive([&](std::vector<std::string>&) {},
-               [&](caf::error& e) { err = impl_->sys.render(e); });
-  if (!err.empty()) return fail(errc::internal, "sync failed: " + err);
-  return {};
+  if (auto r = impl_->round(false); !r)
+    return fail(errc::internal, "sync failed: " + r.error().message);
+  return impl_->settle();
 }
 
 result<std::uint64_t> actor_host::actor_count() {

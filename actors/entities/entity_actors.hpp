@@ -6,18 +6,32 @@
 // record_batches; the router sends each event to the actors routes() names, in log order, so
 // every actor applies its events in log order (CAF keeps per sender-receiver order).
 //
+// Live mode (a host constructed with a decision_sink) also runs the binding protocol and
+// components:
+//   - A PodBindProposed is first arbitrated by its pod actor (is the pod still pending, not
+//     bound, with no other proposal in flight?), then by the named node's actor
+//     (entities::arbitrate against its fold plus its in-flight reservations). The answer,
+//     PodScheduled or PodBindRejected, goes to the sink; docs/architecture.md "Binding".
+//   - add_component() runs a component (component.hpp) as one actor that sees every delivered
+//     batch; what it emits goes to the sink.
+// A host built without a sink folds only (replay): it never arbitrates, so replaying a log
+// that already holds the answers reproduces it without emitting anything.
+//
 // Thread-safety: actor_host's methods are called from one thread; the actors run on the CAF
 // scheduler's threads.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "actors/entities/component.hpp"
 #include "actors/entities/entities.hpp"
+#include "messages/codec.hpp"
 #include "messages/result.hpp"
 #include "messages/units.hpp"
 
@@ -43,10 +57,19 @@ struct encoded_entity {
   std::string state;
 };
 
+// Where decision events go (to be appended to the log). Called by one writer actor on a CAF
+// thread, never concurrently with itself; each call carries the events of one actor's step
+// (one component batch, one arbitration) in the order that actor emitted them. It must not
+// call back into the actor_host. Across actors, call order follows message arrival.
+using decision_sink = std::function<void(std::vector<messages::byte_buffer>)>;
+
 class actor_host {
  public:
-  // threads: CAF scheduler threads (0 = CAF's default).
+  // threads: CAF scheduler threads (0 = CAF's default). Replay mode: folds only.
   explicit actor_host(std::size_t threads = 0);
+  // Live mode: arbitrates PodBindProposed (pod actor, then node actor) and runs components;
+  // decisions go to sink.
+  actor_host(std::size_t threads, decision_sink sink);
   ~actor_host();
   actor_host(const actor_host&) = delete;
   actor_host& operator=(const actor_host&) = delete;
@@ -56,10 +79,17 @@ class actor_host {
   // Spawns an entity actor with a state from a snapshot (asynchronous, ordered before later
   // deliveries).
   void load(wire::EntityKind kind, std::string key, std::string state);
-  // Waits until everything sent before has been applied, then returns every entity's
-  // canonical state in (kind, key) order.
+  // Runs a component as its own actor: it receives every batch delivered after this call,
+  // calls on_event for each record whose payload it wants (in log order) and on_batch_end once
+  // per batch, and hands its output to the sink. The host owns it until destruction.
+  void add_component(std::unique_ptr<component> c);
+  // Waits until everything sent before has been applied (and every arbitration and component
+  // step it caused has reached the sink), then returns every entity's canonical state in
+  // (kind, key) order.
   [[nodiscard]] result<std::vector<encoded_entity>> collect();
-  // Waits until every entity actor has applied everything sent before (a barrier).
+  // Waits until every entity actor and component has handled everything sent before, every
+  // forwarded proposal has been arbitrated and the sink has been called with every decision
+  // so far (a barrier).
   [[nodiscard]] result<void> sync();
   // Number of entity actors alive.
   [[nodiscard]] result<std::uint64_t> actor_count();

@@ -1,0 +1,119 @@
+// scheduler_component: one koord-scheduler as a component (actors/entities/component.hpp),
+// run by actor_host as its own actor over the log.
+//
+// What it does:
+//   - keeps the scheduler's read model from events: nodes (NodeRegistered, NodeConditionChanged,
+//     NodeRemoved, NodeMetricReported, NodeBatchResourceUpdated for batch/mid allocatable),
+//     pods (PodSubmitted, PodMutated, PodRejected, PodScheduled, PodBindRejected, PodEvicted,
+//     PodFinished); ClockTicked only advances time;
+//   - at the end of every delivered batch, pops the scheduling queue at the latest event time
+//     and runs the profile's framework (NodeResourcesFit, LoadAwareScheduling, DeviceShare, ...
+//     as build_framework makes it from the config, plus NodeUnschedulable) on each pod;
+//   - emits PodBindProposed (chosen node's per-plugin scores, best alternatives, requests,
+//     GPU allocations) or PodUnschedulable (per-plugin reasons with node counts).
+//
+// Optimistic view: a proposed pod is assumed on its node at once (the scheduler cache's
+// AssumePod). PodScheduled confirms it (or moves it to the node another scheduler bound it to);
+// PodBindRejected of its own proposal forgets it and requeues the pod with backoff
+// (scheduling_queue, error path), and frees capacity for unschedulable pods as kube's
+// AssignedPodDelete event does. The node actors arbitrate, so a stale view costs a rejection,
+// never an over-commit (docs/architecture.md "Binding").
+//
+// Which pods: those whose schedulerName (PodSubmitted, or PodMutated when admission set one)
+// is in options.scheduler_names; empty = every pod (several schedulers then race for the
+// same pods, which the pod actor arbitrates).
+//
+// Determinism: time is event time (the maximum seen); the framework's tie-break is seeded; the
+// queue and node list have total orders. Same events in the same order -> same bytes.
+// Thread-safety: none (one owner: its actor).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/entities/component.hpp"
+#include "actors/scheduler/framework.hpp"
+#include "actors/scheduler/scheduler_config.hpp"
+#include "actors/scheduler/scheduling_queue.hpp"
+#include "messages/result.hpp"
+
+namespace colony::scheduler {
+
+struct scheduler_component_options {
+  // The component is named "koord-scheduler/<id>" (envelope source and the payloads'
+  // scheduler field). Default: "0".
+  std::string id = "0";
+  // Default: Koordinator's shipped configuration (config/manager/scheduler-config.yaml).
+  std::optional<scheduler_config> config;
+  // Default: 0 (the first profile).
+  std::size_t profile = 0;
+  // Seed of the framework's tie-break. Default: 0.
+  std::uint64_t seed = 0;
+  // schedulerName values served; empty = all pods. Default: empty.
+  std::set<std::string, std::less<>> scheduler_names;
+};
+
+class scheduler_component final : public entities::component {
+ public:
+  [[nodiscard]] static result<std::unique_ptr<scheduler_component>> create(
+      scheduler_component_options opts = {});
+
+  [[nodiscard]] std::string_view name() const override { return name_; }
+  [[nodiscard]] bool wants(wire::Payload type) const override;
+  void on_event(const wire::Envelope& env, std::vector<messages::byte_buffer>& out) override;
+  void on_batch_end(std::vector<messages::byte_buffer>& out) override;
+
+  // Inspection (tests, explain).
+  [[nodiscard]] std::size_t queued() const { return queue_->size(); }
+  [[nodiscard]] std::size_t proposed() const;  // proposals without an answer yet
+  [[nodiscard]] const node_info* node(std::string_view name) const;
+  [[nodiscard]] event_time now() const { return now_; }
+
+ private:
+  enum class pod_phase : std::uint8_t { queued, proposed, bound, done };
+  struct pod_rec {
+    pod_info info;
+    pod_phase phase = pod_phase::queued;
+    std::string node;              // assumed (proposed) or bound node
+    std::optional<queued_pod> qp;  // while proposed: what to requeue on rejection
+    bool ours = true;              // served by this scheduler
+  };
+  struct node_flags {
+    bool ready = false;
+    bool unschedulable = false;
+    bool removed = false;
+  };
+  class node_unschedulable;
+
+  explicit scheduler_component(scheduler_component_options opts);
+
+  std::size_t node_slot(std::string_view name);
+  void schedule_one(queued_pod qp, std::vector<messages::byte_buffer>& out);
+  void unassume(pod_rec& p);
+  void on_bound(std::string_view pod, std::string_view node, const resource_list& requests,
+                std::vector<gpu_allocation> gpus, bool by_us);
+
+  scheduler_component_options opts_;
+  std::string name_;
+  std::unique_ptr<framework> fwk_;
+  std::shared_ptr<node_unschedulable> unsched_;
+  std::map<std::string, std::int64_t, std::less<>> weights_;
+  cycle_state cycle_;
+  std::unique_ptr<scheduling_queue> queue_;
+  std::vector<node_info> nodes_;  // in registration order (framework node order)
+  std::vector<node_flags> flags_;
+  std::map<std::string, std::size_t, std::less<>> node_index_;
+  std::map<std::string, pod_rec, std::less<>> pods_;
+  event_time now_{0};
+  std::int64_t last_offset_ = -1;
+  bool cluster_event_ = false;
+  messages::event_builder b_;
+};
+
+}  // namespace colony::scheduler

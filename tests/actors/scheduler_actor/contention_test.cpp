@@ -1,0 +1,283 @@
+// Two koord-schedulers at once, over a real RocksDB log, with the node and pod actors
+// arbitrating their proposals: no node is ever over-committed, no pod is bound twice, and
+// every pod that fits somewhere ends bound or explained.
+//
+// The driver loop is the embedded deployment in miniature: read new records from the log,
+// deliver them to the actor_host (entity actors + two scheduler components), wait (sync),
+// append what the sink got, repeat; when a round emits nothing, the clock ticks 1 s (so
+// backoffs expire) until 15 idle seconds pass.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "actors/entities/entity_actors.hpp"
+#include "actors/entities/world.hpp"
+#include "actors/scheduler/actor/scheduler_component.hpp"
+#include "stores/event_log.hpp"
+#include "tests/actors/scheduler_actor/test_events.hpp"
+
+namespace colony {
+namespace {
+
+using messages::to_string_view;
+using testing::event_factory;
+using testing::gib;
+
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "colony-contention-XXXXXX").string();
+    path = ::mkdtemp(tmpl.data());
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// What the final log says, folded in order.
+struct audit {
+  std::vector<std::string> violations;
+  std::size_t proposals = 0, scheduled = 0, rejections = 0, capacity_rejections = 0,
+              pod_stage_rejections = 0, unschedulable = 0;
+  std::set<std::string> pods, bound, explained;
+  entities::world final_world;
+};
+
+// Over-commit check of one node after an event: every resource within the effective allocatable,
+// every GPU within its device.
+void check_node(const entities::node_state& n, std::uint64_t offset, audit& a) {
+  const resource_list cap = n.effective_allocatable();
+  const auto& u = n.allocated;
+  const bool over = u.cpu_milli > cap.cpu_milli || u.memory_bytes > cap.memory_bytes ||
+                    u.pods > cap.pods || u.batch_cpu_milli > cap.batch_cpu_milli ||
+                    u.batch_memory_bytes > cap.batch_memory_bytes || u.gpu > cap.gpu;
+  if (over)
+    a.violations.push_back("node " + n.name + " over-committed at offset " +
+                           std::to_string(offset) + ": cpu " + std::to_string(u.cpu_milli) + "/" +
+                           std::to_string(cap.cpu_milli));
+  for (const auto& g : n.gpus)
+    if (g.core_used > g.core)
+      a.violations.push_back("node " + n.name + " GPU over-committed at " + std::to_string(offset));
+}
+
+audit audit_log(const std::vector<messages::byte_buffer>& log) {
+  audit a;
+  auto& w = a.final_world;
+  std::map<std::int64_t, int> answers;  // proposal offset -> answers seen
+  std::map<std::string, int> binds;
+  for (const auto& rec : log) {
+    const auto& env = testing::env_of(rec);
+    w.apply(env);
+    const auto rl = entities::routes(env);
+    for (std::uint8_t i = 0; i < rl.size; ++i)
+      if (rl.refs[i].kind == wire::EntityKind::Node)
+        check_node(w.nodes.find(rl.refs[i].key)->second, env.offset(), a);
+    switch (env.payload_type()) {
+      case wire::Payload::PodSubmitted:
+        a.pods.insert(std::string(to_string_view(env.payload_as_PodSubmitted()->name())));
+        break;
+      case wire::Payload::PodBindProposed:
+        ++a.proposals;
+        answers[static_cast<std::int64_t>(env.offset())];
+        break;
+      case wire::Payload::PodScheduled: {
+        const auto* e = env.payload_as_PodScheduled();
+        ++a.scheduled;
+        ++answers[e->proposal_offset()];
+        const std::string pod(to_string_view(e->pod()));
+        if (++binds[pod] > 1) a.violations.push_back("pod " + pod + " bound twice");
+        a.bound.insert(pod);
+        break;
+      }
+      case wire::Payload::PodBindRejected: {
+        const auto* e = env.payload_as_PodBindRejected();
+        ++a.rejections;
+        ++answers[e->proposal_offset()];
+        if (to_string_view(e->reason()).substr(0, 12) == "Insufficient") ++a.capacity_rejections;
+        if (to_string_view(env.source()) == "pod") ++a.pod_stage_rejections;
+        break;
+      }
+      case wire::Payload::PodUnschedulable:
+        ++a.unschedulable;
+        a.explained.insert(std::string(to_string_view(env.payload_as_PodUnschedulable()->pod())));
+        break;
+      default:
+        break;
+    }
+  }
+  for (const auto& [off, n] : answers)
+    if (n != 1)
+      a.violations.push_back("proposal " + std::to_string(off) + " answered " + std::to_string(n) +
+                             " times");
+  return a;
+}
+
+struct run_result {
+  std::vector<messages::byte_buffer> log;
+  int rounds = 0;
+  bool quiescent = false;
+};
+
+// The driver loop over a RocksDB log with two schedulers racing for a cluster too small.
+run_result run_contention(std::size_t threads) {
+  run_result res;
+  temp_dir dir;
+  stores::log_options lo;
+  lo.sync = false;  // a test: durability is the log's own tests' business
+  auto opened = stores::open_log((dir.path / "log").string(), lo);
+  EXPECT_TRUE(opened.has_value()) << (opened ? "" : opened.error().message);
+  if (!opened) return res;
+  auto& log = **opened;
+
+  auto append = [&](const std::vector<messages::byte_buffer>& recs) {
+    std::vector<messages::bytes_view> views(recs.begin(), recs.end());
+    auto r = log.append(views);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+  };
+
+  // Observations: 4 nodes of 4 cores, then 60 pods (45 cores asked of 16): "shared" pods are
+  // seen by both schedulers (pod-level races), "a"/"b" pods by one each (node-level races:
+  // each scheduler alone would fill the cluster).
+  event_factory f;
+  std::vector<messages::byte_buffer> obs;
+  for (int n = 0; n < 4; ++n) obs.push_back(f.node(0, "node-" + std::to_string(n), 4000, 16 * gib));
+  append(obs);
+  obs.clear();
+  static const char* names[] = {"shared", "a", "b"};
+  for (int p = 0; p < 60; ++p)
+    obs.push_back(
+        f.pod(1000, "ns/pod-" + std::to_string(100 + p), 500 + 250 * (p % 3), gib, names[p % 3]));
+  append(obs);
+
+  std::mutex m;
+  std::vector<messages::byte_buffer> got;
+  entities::actor_host host(threads, [&](std::vector<messages::byte_buffer> v) {
+    std::lock_guard lk(m);
+    for (auto& r : v) got.push_back(std::move(r));
+  });
+  for (int s = 0; s < 2; ++s) {
+    scheduler::scheduler_component_options o;
+    o.id = s == 0 ? "a" : "b";
+    o.seed = static_cast<std::uint64_t>(s) + 1;
+    o.scheduler_names = {"shared", o.id};
+    auto c = scheduler::scheduler_component::create(std::move(o));
+    EXPECT_TRUE(c.has_value());
+    if (!c) return res;
+    host.add_component(std::move(*c));
+  }
+
+  log_offset next = 0;
+  std::int64_t clock = 1000;
+  int idle = 0;
+  for (res.rounds = 0; res.rounds < 400; ++res.rounds) {
+    auto batch = std::make_shared<entities::record_batch>();
+    auto rd = log.read(next, no_offset, [&](log_offset, messages::bytes_view b) {
+      batch->add(b);
+      return true;
+    });
+    EXPECT_TRUE(rd.has_value());
+    next += batch->size();
+    if (batch->size() > 0) host.deliver(batch);
+    EXPECT_TRUE(host.sync().has_value());
+    std::vector<messages::byte_buffer> out;
+    {
+      std::lock_guard lk(m);
+      out.swap(got);
+    }
+    if (!out.empty()) {
+      idle = 0;
+      append(out);
+      continue;
+    }
+    if (++idle > 15) {
+      res.quiescent = true;
+      break;
+    }
+    clock += 1000;
+    append({f.tick(clock)});
+  }
+  auto rd = log.read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+    res.log.emplace_back(b.begin(), b.end());
+    return true;
+  });
+  EXPECT_TRUE(rd.has_value());
+  return res;
+}
+
+void expect_safe_and_live(std::size_t threads) {
+  const auto run = run_contention(threads);
+  ASSERT_TRUE(run.quiescent) << "no quiescence after " << run.rounds << " rounds";
+  const auto a = audit_log(run.log);
+  for (const auto& v : a.violations) ADD_FAILURE() << v;
+  EXPECT_EQ(a.pods.size(), 60u);
+  // Contention was exercised at both stages.
+  EXPECT_GT(a.capacity_rejections, 0u) << "no node-level race happened";
+  EXPECT_GT(a.pod_stage_rejections, 0u) << "no pod-level race happened";
+  EXPECT_EQ(a.proposals, a.scheduled + a.rejections);
+  // Every pod is bound or explained; an unbound pod fits no node's free room at the end.
+  for (const auto& pod : a.pods) {
+    if (a.bound.count(pod) != 0) continue;
+    EXPECT_EQ(a.explained.count(pod), 1u) << pod << " neither bound nor explained";
+    const auto& ps = a.final_world.pods.find(pod)->second;
+    for (const auto& [name, n] : a.final_world.nodes) {
+      const auto cap = n.effective_allocatable();
+      const bool fits = ps.requests.cpu_milli <= cap.cpu_milli - n.allocated.cpu_milli &&
+                        ps.requests.memory_bytes <= cap.memory_bytes - n.allocated.memory_bytes &&
+                        n.allocated.pods + 1 <= cap.pods;
+      EXPECT_FALSE(fits) << pod << " is unbound but fits " << name;
+    }
+  }
+  // The cluster is (nearly) full: 16 cores, pods of 0.5-1 core.
+  std::int64_t cpu = 0;
+  for (const auto& [name, n] : a.final_world.nodes) cpu += n.allocated.cpu_milli;
+  EXPECT_GE(cpu, 15000);
+  std::printf(
+      "threads %zu: %d rounds, %zu records, %zu proposals, %zu bound, %zu rejected "
+      "(%zu capacity, %zu pod-stage), %zu unschedulable events\n",
+      threads, run.rounds, run.log.size(), a.proposals, a.scheduled, a.rejections,
+      a.capacity_rejections, a.pod_stage_rejections, a.unschedulable);
+}
+
+TEST(SchedulerActorContention, TwoSchedulersNeverOverCommitOneThread) { expect_safe_and_live(1); }
+
+TEST(SchedulerActorContention, TwoSchedulersNeverOverCommitFourThreads) { expect_safe_and_live(4); }
+
+// The audit can fail: the same run with arbitration bypassed (every capacity rejection turned
+// into the binding a rubber stamp would have granted) over-commits a node.
+TEST(SchedulerActorContention, BypassingArbitrationIsCaught) {
+  auto run = run_contention(1);
+  ASSERT_TRUE(run.quiescent);
+  event_factory f;
+  std::vector<messages::byte_buffer> forged;
+  std::map<std::int64_t, const wire::PodBindProposed*> props;
+  for (const auto& rec : run.log) {
+    const auto& env = testing::env_of(rec);
+    if (env.payload_type() == wire::Payload::PodBindProposed)
+      props[static_cast<std::int64_t>(env.offset())] = env.payload_as_PodBindProposed();
+    const auto* rej = env.payload_as_PodBindRejected();
+    if (rej != nullptr && to_string_view(rej->reason()).substr(0, 12) == "Insufficient") {
+      const auto* p = props.at(rej->proposal_offset());
+      auto r = f.scheduled(env.event_time_ms(), std::string(to_string_view(p->pod())),
+                           std::string(to_string_view(p->node())), p->requests()->cpu_milli(),
+                           p->requests()->memory_bytes(), rej->proposal_offset(),
+                           std::string(to_string_view(p->scheduler())));
+      (void)messages::patch_offset(r, env.offset());
+      forged.push_back(std::move(r));
+      continue;
+    }
+    forged.push_back(rec);
+  }
+  const auto a = audit_log(forged);
+  bool over = false;
+  for (const auto& v : a.violations) over = over || v.find("over-committed") != std::string::npos;
+  EXPECT_TRUE(over);
+}
+
+}  // namespace
+}  // namespace colony

@@ -1,0 +1,187 @@
+// scheduler_component fed built envelopes; what it emits is decoded and checked.
+#include "actors/scheduler/actor/scheduler_component.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/actors/scheduler_actor/test_events.hpp"
+
+namespace colony {
+namespace {
+
+using messages::to_string_view;
+using testing::event_factory;
+using testing::gib;
+
+struct rig {
+  std::unique_ptr<scheduler::scheduler_component> s;
+  event_factory f;
+  testing::offset_stamper stamp;
+  std::vector<messages::byte_buffer> kept;  // envelopes must outlive on_event
+
+  explicit rig(scheduler::scheduler_component_options o = {}) {
+    o.id = "a";
+    auto c = scheduler::scheduler_component::create(std::move(o));
+    EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().message);
+    s = std::move(*c);
+  }
+  // One delivered batch; returns what the component emitted.
+  std::vector<messages::byte_buffer> batch(std::vector<messages::byte_buffer> recs) {
+    std::vector<messages::byte_buffer> out;
+    for (auto& r : recs) {
+      kept.push_back(stamp(std::move(r)));
+      const auto& env = testing::env_of(kept.back());
+      if (s->wants(env.payload_type())) s->on_event(env, out);
+    }
+    s->on_batch_end(out);
+    return out;
+  }
+};
+
+const wire::PodBindProposed* proposal(const messages::byte_buffer& r) {
+  return testing::env_of(r).payload_as_PodBindProposed();
+}
+
+TEST(SchedulerComponent, ProposesTheFittingNodeWithScoresAndAlternatives) {
+  rig r;
+  auto out = r.batch({r.f.node(0, "n-small", 1000, 4 * gib), r.f.node(0, "n-big", 8000, 32 * gib),
+                      r.f.node(0, "n-mid", 4000, 16 * gib), r.f.pod(1000, "ns/p", 2000, gib)});
+  ASSERT_EQ(out.size(), 1u);
+  const auto& env = testing::env_of(out[0]);
+  EXPECT_EQ(to_string_view(env.source()), "koord-scheduler/a");
+  EXPECT_EQ(env.entity_kind(), wire::EntityKind::Pod);
+  EXPECT_EQ(env.event_time_ms(), 1000);
+  const auto* p = proposal(out[0]);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(to_string_view(p->pod()), "ns/p");
+  EXPECT_EQ(to_string_view(p->node()), "n-big");  // LeastAllocated: the emptiest node
+  EXPECT_EQ(to_string_view(p->scheduler()), "koord-scheduler/a");
+  EXPECT_EQ(p->requests()->cpu_milli(), 2000);
+  EXPECT_EQ(p->requests()->pods(), 1);
+  EXPECT_EQ(p->feasible_nodes(), 2);  // n-small cannot hold 2000m
+  ASSERT_NE(p->scores(), nullptr);
+  bool fit = false;
+  for (const auto* s : *p->scores()) fit = fit || to_string_view(s->plugin()) == "NodeResourcesFit";
+  EXPECT_TRUE(fit);
+  ASSERT_NE(p->alternatives(), nullptr);
+  ASSERT_EQ(p->alternatives()->size(), 1u);
+  EXPECT_EQ(to_string_view(p->alternatives()->Get(0)->node()), "n-mid");
+  EXPECT_LE(p->alternatives()->Get(0)->total(), p->total_score());
+  EXPECT_EQ(r.s->proposed(), 1u);
+}
+
+TEST(SchedulerComponent, UnschedulableNamesPluginReasonAndNodeCount) {
+  rig r;
+  auto out = r.batch({r.f.node(0, "n1", 1000, 4 * gib), r.f.node(0, "n2", 1000, 4 * gib),
+                      r.f.pod(5, "ns/huge", 3000, gib)});
+  ASSERT_EQ(out.size(), 1u);
+  const auto* u = testing::env_of(out[0]).payload_as_PodUnschedulable();
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(to_string_view(u->pod()), "ns/huge");
+  EXPECT_EQ(u->attempt(), 1);
+  ASSERT_NE(u->reasons(), nullptr);
+  ASSERT_GE(u->reasons()->size(), 1u);
+  EXPECT_EQ(to_string_view(u->reasons()->Get(0)->plugin()), "NodeResourcesFit");
+  EXPECT_EQ(to_string_view(u->reasons()->Get(0)->reason()), "Insufficient cpu");
+  EXPECT_EQ(u->reasons()->Get(0)->nodes(), 2);
+  // Nothing changed: no retry without a cluster event.
+  EXPECT_TRUE(r.batch({r.f.tick(10'000)}).empty());
+  // A new node is a cluster event: the pod is tried again and fits.
+  auto again = r.batch({r.f.node(20'000, "n3", 4000, 4 * gib)});
+  ASSERT_EQ(again.size(), 1u);
+  ASSERT_NE(proposal(again[0]), nullptr);
+  EXPECT_EQ(to_string_view(proposal(again[0])->node()), "n3");
+}
+
+TEST(SchedulerComponent, ViewIsOptimisticAssumesItsOwnProposals) {
+  rig r;
+  // One node with room for one 3000m pod: the second is unschedulable in the same round
+  // because the first is assumed there.
+  auto out = r.batch({r.f.node(0, "n1", 4000, 8 * gib), r.f.pod(1, "ns/a", 3000, gib),
+                      r.f.pod(1, "ns/b", 3000, gib)});
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_NE(proposal(out[0]), nullptr);
+  EXPECT_EQ(to_string_view(proposal(out[0])->pod()), "ns/a");
+  EXPECT_NE(testing::env_of(out[1]).payload_as_PodUnschedulable(), nullptr);
+  ASSERT_NE(r.s->node("n1"), nullptr);
+  EXPECT_EQ(r.s->node("n1")->requested.cpu_milli, 3000);
+}
+
+TEST(SchedulerComponent, RejectionForgetsRequeuesWithBackoffAndFreesRoom) {
+  rig r;
+  auto out = r.batch({r.f.node(0, "n1", 4000, 8 * gib), r.f.pod(1, "ns/a", 3000, gib),
+                      r.f.pod(1, "ns/b", 3000, gib)});
+  ASSERT_EQ(out.size(), 2u);
+  const auto prop_offset = static_cast<std::int64_t>(r.kept.size());  // next offset
+  r.kept.push_back(r.stamp(std::move(out[0])));
+  // The node rejects ns/a's proposal (someone else took the room). ns/a backs off (error
+  // path); the forgotten room moves ns/b too, but it is still backing off from its attempt.
+  out = r.batch({r.f.rejected(1, "ns/a", "n1", prop_offset, "koord-scheduler/a")});
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(r.s->node("n1")->requested.cpu_milli, 0);
+  EXPECT_EQ(r.s->queued(), 2u);
+  // After the 1-s backoff both are tried, in queue order: ns/a fits again, ns/b does not.
+  out = r.batch({r.f.tick(1001)});
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_NE(proposal(out[0]), nullptr);
+  EXPECT_EQ(to_string_view(proposal(out[0])->pod()), "ns/a");
+  EXPECT_EQ(proposal(out[0])->attempt(), 2);
+  const auto* u = testing::env_of(out[1]).payload_as_PodUnschedulable();
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(to_string_view(u->pod()), "ns/b");
+  EXPECT_EQ(r.s->node("n1")->requested.cpu_milli, 3000);
+}
+
+TEST(SchedulerComponent, BindingByAnotherSchedulerMovesTheAssumption) {
+  rig r;
+  auto out = r.batch({r.f.node(0, "n1", 4000, 8 * gib), r.f.node(0, "n2", 4000, 8 * gib),
+                      r.f.pod(1, "ns/a", 1000, gib)});
+  ASSERT_EQ(out.size(), 1u);
+  const std::string mine(to_string_view(proposal(out[0])->node()));
+  const std::string other = mine == "n1" ? "n2" : "n1";
+  // Another scheduler's proposal won: the pod is bound elsewhere.
+  out = r.batch({r.f.scheduled(2, "ns/a", other, 1000, gib, 3, "koord-scheduler/b")});
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(r.s->node(mine)->requested.cpu_milli, 0);
+  EXPECT_EQ(r.s->node(other)->requested.cpu_milli, 1000);
+  EXPECT_EQ(r.s->proposed(), 0u);
+  // Our proposal's rejection arrives later: the pod stays bound, nothing is requeued.
+  out = r.batch({r.f.rejected(3, "ns/a", mine, 4, "koord-scheduler/a"), r.f.tick(60'000)});
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(r.s->queued(), 0u);
+}
+
+TEST(SchedulerComponent, ServesOnlyItsSchedulerNames) {
+  scheduler::scheduler_component_options o;
+  o.scheduler_names = {"mine"};
+  rig r(std::move(o));
+  auto out = r.batch({r.f.node(0, "n1", 4000, 8 * gib), r.f.pod(1, "ns/x", 1000, gib, "theirs"),
+                      r.f.pod(1, "ns/y", 1000, gib, "mine")});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(to_string_view(proposal(out[0])->pod()), "ns/y");
+}
+
+TEST(SchedulerComponent, SameEventsGiveSameBytes) {
+  auto run = [] {
+    rig r;
+    std::vector<messages::byte_buffer> recs;
+    for (int n = 0; n < 5; ++n) recs.push_back(r.f.node(0, "n" + std::to_string(n), 4000, 8 * gib));
+    for (int p = 0; p < 30; ++p)
+      recs.push_back(r.f.pod(1, "ns/p" + std::to_string(p), 300 + 100 * (p % 7), gib));
+    return r.batch(std::move(recs));
+  };
+  const auto a = run();
+  const auto b = run();
+  ASSERT_EQ(a.size(), 30u);
+  EXPECT_EQ(a, b);
+}
+
+TEST(SchedulerComponent, RejectsAProfileThatDoesNotExist) {
+  scheduler::scheduler_component_options o;
+  o.profile = 7;
+  auto c = scheduler::scheduler_component::create(std::move(o));
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().code, errc::invalid_input);
+}
+
+}  // namespace
+}  // namespace colony

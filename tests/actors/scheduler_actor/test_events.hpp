@@ -1,0 +1,95 @@
+// Event builders shared by the scheduler-actor tests: observation events with offsets set, as
+// a log would hand them out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "colony_generated.h"
+#include "messages/codec.hpp"
+
+namespace colony::testing {
+
+inline constexpr std::int64_t gib = 1024LL * 1024 * 1024;
+
+struct event_factory {
+  messages::event_builder b;
+
+  messages::byte_buffer node(std::int64_t t, const std::string& name, std::int64_t cpu,
+                             std::int64_t mem, std::int64_t pods = 110) {
+    resource_list cap;
+    cap.cpu_milli = cpu;
+    cap.memory_bytes = mem;
+    cap.pods = pods;
+    auto& f = b.fbb();
+    auto rc = b.resources(cap);
+    auto ra = b.resources(cap);
+    auto p = wire::CreateNodeRegistered(f, f.CreateString(name), rc, ra);
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Node, name, -1, "test"}, p);
+  }
+  messages::byte_buffer pod(std::int64_t t, const std::string& name, std::int64_t cpu,
+                            std::int64_t mem, const std::string& scheduler = "koord-scheduler") {
+    resource_list req;
+    req.cpu_milli = cpu;
+    req.memory_bytes = mem;
+    auto& f = b.fbb();
+    auto n = f.CreateString(name);
+    auto uid = f.CreateString(name);
+    auto rq = b.resources(req);
+    auto lim = b.resources(req);
+    auto sn = f.CreateString(scheduler);
+    wire::PodSubmittedBuilder pb(f);
+    pb.add_name(n);
+    pb.add_uid(uid);
+    pb.add_requests(rq);
+    pb.add_limits(lim);
+    pb.add_scheduler_name(sn);
+    pb.add_kube_qos(wire::KubeQoSClass::Guaranteed);
+    auto p = pb.Finish();
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, name, -1, "test"}, p);
+  }
+  messages::byte_buffer tick(std::int64_t t) {
+    auto p = wire::CreateClockTickedDirect(b.fbb(), "test");
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Cluster, "clock", -1, "test"},
+                    p);
+  }
+  messages::byte_buffer scheduled(std::int64_t t, const std::string& pod, const std::string& node,
+                                  std::int64_t cpu, std::int64_t mem, std::int64_t proposal,
+                                  const std::string& scheduler) {
+    resource_list req;
+    req.cpu_milli = cpu;
+    req.memory_bytes = mem;
+    req.pods = 1;
+    auto& f = b.fbb();
+    auto pn = f.CreateString(pod);
+    auto nn = f.CreateString(node);
+    auto rq = b.resources(req);
+    auto sn = f.CreateString(scheduler);
+    auto p = wire::CreatePodScheduled(f, pn, nn, proposal, rq, 0, sn);
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Node, node, proposal, "node"},
+                    p);
+  }
+  messages::byte_buffer rejected(std::int64_t t, const std::string& pod, const std::string& node,
+                                 std::int64_t proposal, const std::string& scheduler) {
+    auto p = wire::CreatePodBindRejectedDirect(b.fbb(), pod.c_str(), node.c_str(), proposal,
+                                               "Insufficient cpu", scheduler.c_str());
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Node, node, proposal, "node"},
+                    p);
+  }
+};
+
+// Stamps consecutive offsets on records, as a log append does.
+struct offset_stamper {
+  std::uint64_t next = 0;
+  messages::byte_buffer operator()(messages::byte_buffer r) {
+    (void)messages::patch_offset(r, next++);
+    return r;
+  }
+};
+
+inline const wire::Envelope& env_of(const messages::byte_buffer& r) {
+  return *wire::GetEnvelope(r.data());
+}
+
+}  // namespace colony::testing
