@@ -35,6 +35,7 @@ using component_atom = caf::atom_constant<caf::atom("component")>;
 // system there, so it outlives every actor.
 struct host_ctx {
   bool live = false;
+  std::atomic<log_offset> arbitrate_from{0};
   caf::actor router;
   caf::actor writer;
   // Proposals a pod actor forwarded that no node actor has arbitrated yet (sync() waits).
@@ -186,7 +187,8 @@ void after_apply(Self* self, State&, const batch_ptr& b, std::uint32_t i) {
   if constexpr (std::is_same_v<State, pod_state>) {
     switch (env.payload_type()) {
       case P::PodBindProposed:
-        pod_stage(self, b, i);
+        if (env.offset() >= st.ctx->arbitrate_from.load(std::memory_order_relaxed))
+          pod_stage(self, b, i);
         break;
       case P::PodScheduled:
         if (messages::to_string_view(env.payload_as_PodScheduled()->pod()) == st.s.name)
@@ -490,6 +492,11 @@ actor_host::actor_host(std::size_t threads)
 actor_host::actor_host(std::size_t threads, decision_sink sink)
     : impl_(std::make_unique<impl>(threads, std::move(sink), true)) {}
 actor_host::~actor_host() = default;
+
+void actor_host::arbitrate_from(log_offset first) {
+  // Ordered before later deliveries: the pod actors read it when they handle them.
+  impl_->ctx.arbitrate_from.store(first, std::memory_order_relaxed);
+}
 
 void actor_host::add_component(std::unique_ptr<component> c) {
   auto a = impl_->sys.spawn(component_actor, c.get(), &impl_->ctx);

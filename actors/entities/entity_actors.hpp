@@ -79,6 +79,10 @@ class actor_host {
   // Spawns an entity actor with a state from a snapshot (asynchronous, ordered before later
   // deliveries).
   void load(wire::EntityKind kind, std::string key, std::string state);
+  // Live mode: proposals at offsets below `first` are folded but not arbitrated (their answers
+  // are already in the log, or they were abandoned by a crash). For a restart: call it with the
+  // log's end offset before delivering the history. Default: 0 (arbitrate everything).
+  void arbitrate_from(log_offset first);
   // Runs a component as its own actor: it receives every batch delivered after this call,
   // calls on_event for each record whose payload it wants (in log order) and on_batch_end once
   // per batch, and hands its output to the sink. The host owns it until destruction.

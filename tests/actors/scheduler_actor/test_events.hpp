@@ -70,6 +70,25 @@ struct event_factory {
     return b.finish(messages::header{event_time{t}, wire::EntityKind::Node, node, proposal, "node"},
                     p);
   }
+  messages::byte_buffer proposal(std::int64_t t, const std::string& pod, const std::string& node,
+                                 std::int64_t cpu, std::int64_t mem, const std::string& scheduler) {
+    resource_list req;
+    req.cpu_milli = cpu;
+    req.memory_bytes = mem;
+    req.pods = 1;
+    auto& f = b.fbb();
+    auto pn = f.CreateString(pod);
+    auto nn = f.CreateString(node);
+    auto sn = f.CreateString(scheduler);
+    auto rq = b.resources(req);
+    wire::PodBindProposedBuilder pb(f);
+    pb.add_pod(pn);
+    pb.add_node(nn);
+    pb.add_scheduler(sn);
+    pb.add_requests(rq);
+    auto p = pb.Finish();
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, pod, -1, scheduler}, p);
+  }
   messages::byte_buffer rejected(std::int64_t t, const std::string& pod, const std::string& node,
                                  std::int64_t proposal, const std::string& scheduler) {
     auto p = wire::CreatePodBindRejectedDirect(b.fbb(), pod.c_str(), node.c_str(), proposal,
