@@ -10,7 +10,9 @@ if(COLONY_FUZZ)
 endif()
 
 if(COLONY_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  # Checks stay recoverable: UBSan applies its suppressions (tools/ubsan.supp) only to
+  # recoverable checks; halt_on_error=1 in UBSAN_OPTIONS still stops at the first report.
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
