@@ -1,0 +1,38 @@
+// Alignment of records before FlatBuffers reads them.
+//
+// FlatBuffers reads scalars in place, so a buffer must start at an address aligned for the
+// schema's largest scalar (8 bytes: long fields). Bytes handed out by RocksDB (a value after
+// its 8-byte checksum, inside a block) or by librdkafka come at any address; reading them in
+// place is undefined behaviour that x86 forgives and UBSan reports. realign() copies such
+// bytes into a caller-owned scratch buffer (operator new aligns it to at least 16) and returns
+// a view that is aligned; aligned bytes are returned as they are, without a copy.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "messages/codec.hpp"
+
+namespace colony::messages {
+
+inline constexpr std::size_t record_alignment = 8;
+
+[[nodiscard]] inline bool is_aligned(bytes_view bytes) noexcept {
+  return reinterpret_cast<std::uintptr_t>(bytes.data()) % record_alignment == 0;
+}
+
+// REQUIRES: scratch outlives every use of the returned view; scratch is not otherwise
+// modified meanwhile.
+[[nodiscard]] inline bytes_view realign(bytes_view bytes, byte_buffer& scratch) {
+  if (is_aligned(bytes)) return bytes;
+  scratch.assign(bytes.begin(), bytes.end());
+  return {scratch.data(), scratch.size()};
+}
+
+// Bytes to append after a record of `size` bytes so the next record stored back to back
+// starts aligned (record_batch and other packed buffers).
+[[nodiscard]] constexpr std::size_t padding_after(std::size_t size) noexcept {
+  return (record_alignment - size % record_alignment) % record_alignment;
+}
+
+}  // namespace colony::messages
