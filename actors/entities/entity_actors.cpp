@@ -7,9 +7,11 @@
 
 #include <caf/all.hpp>
 
+#include "actors/entities/binding.hpp"
+
 namespace colony::entities {
 using batch_ptr = std::shared_ptr<const record_batch>;
-using out_ptr = std::shared_ptr<std::vector<messages::byte_buffer>>;
+using out_ptr = std::shared_ptr<std::vector<std::vector<std::uint8_t>>>;
 }  // namespace colony::entities
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(colony::entities::batch_ptr)
@@ -47,15 +49,9 @@ struct host_ctx {
 template <class State>
 struct live_extra {};
 template <>
-struct live_extra<node_state> {
-  // Binds accepted here whose PodScheduled has not come back through the log yet.
-  std::vector<pod_on_node> reserved;
-};
+struct live_extra<node_state> : binding::node_live {};
 template <>
-struct live_extra<pod_state> {
-  // Offset of the proposal this pod forwarded to a node and has no answer for yet; -1 none.
-  std::int64_t claim = -1;
-};
+struct live_extra<pod_state> : binding::pod_live {};
 
 template <class State>
 struct entity_holder {
@@ -64,150 +60,32 @@ struct entity_holder {
   host_ctx* ctx = nullptr;
 };
 
-messages::event_builder& tl_builder() {
-  thread_local messages::event_builder b;
-  return b;
-}
-
+// One event to the writer (a vector, as the sink takes them).
 template <class Self>
-void emit_one(Self* self, host_ctx* ctx, messages::byte_buffer buf) {
-  auto out = std::make_shared<std::vector<messages::byte_buffer>>();
+void emit_one(Self* self, host_ctx* ctx, binding::buffer buf) {
+  auto out = std::make_shared<std::vector<binding::buffer>>();
   out->push_back(std::move(buf));
   self->send(ctx->writer, emit_atom::value, std::move(out));
-}
-
-std::vector<std::pair<std::int32_t, resource_list>> proposal_devices(
-    const wire::PodBindProposed* p) {
-  std::vector<std::pair<std::int32_t, resource_list>> out;
-  if (p->devices() == nullptr) return out;
-  for (const auto* d : *p->devices()) {
-    resource_list r;
-    r.gpu_core = d->core();
-    r.gpu_memory_bytes = d->memory_bytes();
-    out.emplace_back(d->minor(), r);
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return out;
-}
-
-// PodBindRejected answering the proposal `env`, written by `kind/key` as `source`.
-messages::byte_buffer rejection(const wire::Envelope& env, std::string_view reason,
-                                wire::EntityKind kind, std::string_view key,
-                                std::string_view source) {
-  const auto* p = env.payload_as_PodBindProposed();
-  auto& b = tl_builder();
-  auto& fbb = b.fbb();
-  const auto off = static_cast<std::int64_t>(env.offset());
-  auto payload = wire::CreatePodBindRejected(
-      fbb, fbb.CreateString(messages::to_string_view(p->pod())),
-      fbb.CreateString(messages::to_string_view(p->node())), off, fbb.CreateString(reason),
-      fbb.CreateString(messages::to_string_view(p->scheduler())));
-  return b.finish(messages::header{event_time{env.event_time_ms()}, kind, key, off, source},
-                  payload);
-}
-
-messages::byte_buffer acceptance(const wire::Envelope& env, const resource_list& req,
-                                 std::span<const std::pair<std::int32_t, resource_list>> devs) {
-  const auto* p = env.payload_as_PodBindProposed();
-  auto& b = tl_builder();
-  auto& fbb = b.fbb();
-  const auto off = static_cast<std::int64_t>(env.offset());
-  const auto node = messages::to_string_view(p->node());
-  auto pod = fbb.CreateString(messages::to_string_view(p->pod()));
-  auto nd = fbb.CreateString(node);
-  auto rq = b.resources(req);
-  std::vector<flatbuffers::Offset<wire::DeviceAllocation>> dv;
-  for (const auto& [minor, r] : devs)
-    dv.push_back(wire::CreateDeviceAllocation(fbb, minor, r.gpu_core, r.gpu_memory_bytes));
-  auto dvv = fbb.CreateVector(dv);
-  auto sched = fbb.CreateString(messages::to_string_view(p->scheduler()));
-  auto payload = wire::CreatePodScheduled(fbb, pod, nd, off, rq, dvv, sched);
-  return b.finish(
-      messages::header{event_time{env.event_time_ms()}, wire::EntityKind::Node, node, off, "node"},
-      payload);
-}
-
-// Pod stage of binding (live mode), after the proposal was folded into the pod: a pod is bound
-// at most once. Accepts only a pending, unbound pod with no other proposal in flight, and then
-// forwards the proposal to the node actor (through the router, which knows the node).
-template <class Self>
-void pod_stage(Self* self, const batch_ptr& b, std::uint32_t i) {
-  auto& st = self->state;
-  const auto& env = b->envelope(i);
-  const auto& s = st.s;
-  std::string reason;
-  if (s.name.empty())
-    reason = "pod not submitted";
-  else if (is_terminal(s.phase))
-    reason = "pod is " + std::string(to_string(s.phase));
-  else if (!s.node.empty() || s.phase != pod_phase::pending)
-    reason = "pod already bound to " + s.node;
-  else if (st.x.claim >= 0)
-    reason = "pod has a proposal in flight (offset " + std::to_string(st.x.claim) + ")";
-  if (!reason.empty()) {
-    emit_one(self, st.ctx,
-             rejection(env, reason, wire::EntityKind::Pod,
-                       messages::to_string_view(env.entity_key()), "pod"));
-    return;
-  }
-  st.x.claim = static_cast<std::int64_t>(env.offset());
-  st.ctx->in_flight.fetch_add(1, std::memory_order_relaxed);
-  self->send(st.ctx->router, propose_atom::value, b, i);
-}
-
-// Node stage (live mode): capacity, against the fold plus in-flight reservations.
-template <class Self>
-void node_stage(Self* self, const batch_ptr& b, std::uint32_t i) {
-  auto& st = self->state;
-  const auto& env = b->envelope(i);
-  const auto* p = env.payload_as_PodBindProposed();
-  const auto pod = messages::to_string_view(p->pod());
-  const resource_list req = messages::to_resource_list(p->requests());
-  auto devs = proposal_devices(p);
-  const auto verdict = arbitrate(st.s, st.x.reserved, pod, req, devs);
-  if (verdict.accepted) {
-    emit_one(self, st.ctx, acceptance(env, req, devs));
-    st.x.reserved.push_back(pod_on_node{std::string(pod), req, std::move(devs)});
-  } else {
-    emit_one(self, st.ctx,
-             rejection(env, verdict.reason, wire::EntityKind::Node,
-                       messages::to_string_view(p->node()), "node"));
-  }
-  st.ctx->in_flight.fetch_sub(1, std::memory_order_relaxed);
 }
 
 // What a live entity does after folding an event: the pod claims (or refuses) proposals and
 // drops its claim when the answer comes back; the node drops a reservation once the fold holds
 // the bind.
-template <class Self, class State>
-void after_apply(Self* self, State&, const batch_ptr& b, std::uint32_t i) {
-  using P = wire::Payload;
+template <class Self>
+void after_apply(Self* self, const batch_ptr& b, std::uint32_t i) {
   auto& st = self->state;
   const auto& env = b->envelope(i);
+  using State = std::decay_t<decltype(st.s)>;
   if constexpr (std::is_same_v<State, pod_state>) {
-    switch (env.payload_type()) {
-      case P::PodBindProposed:
-        if (env.offset() >= st.ctx->arbitrate_from.load(std::memory_order_relaxed))
-          pod_stage(self, b, i);
-        break;
-      case P::PodScheduled:
-        if (messages::to_string_view(env.payload_as_PodScheduled()->pod()) == st.s.name)
-          st.x.claim = -1;
-        break;
-      case P::PodBindRejected:
-        if (env.payload_as_PodBindRejected()->proposal_offset() == st.x.claim) st.x.claim = -1;
-        break;
-      default:
-        break;
+    const bool arbitrate = env.offset() >= st.ctx->arbitrate_from.load(std::memory_order_relaxed);
+    std::vector<binding::buffer> out;
+    if (binding::pod_after_apply(st.s, st.x, env, arbitrate, &out)) {
+      st.ctx->in_flight.fetch_add(1, std::memory_order_relaxed);
+      self->send(st.ctx->router, propose_atom::value, b, i);
     }
+    for (auto& r : out) emit_one(self, st.ctx, std::move(r));
   } else if constexpr (std::is_same_v<State, node_state>) {
-    if (env.payload_type() == P::PodScheduled && !st.x.reserved.empty()) {
-      const auto pod = messages::to_string_view(env.payload_as_PodScheduled()->pod());
-      auto& r = st.x.reserved;
-      r.erase(
-          std::remove_if(r.begin(), r.end(), [&](const pod_on_node& x) { return x.pod == pod; }),
-          r.end());
-    }
+    binding::node_after_apply(st.x, env);
   }
 }
 
@@ -220,11 +98,13 @@ caf::behavior entity_actor(caf::stateful_actor<entity_holder<State>>* self, Stat
   return {
       [=](apply_atom, const batch_ptr& b, std::uint32_t i) {
         apply(self->state.s, b->envelope(i));
-        if (self->state.ctx->live) after_apply(self, self->state.s, b, i);
+        if (self->state.ctx->live) after_apply(self, b, i);
       },
       [=](propose_atom, const batch_ptr& b, std::uint32_t i) {
         if constexpr (std::is_same_v<State, node_state>) {
-          node_stage(self, b, i);
+          emit_one(self, self->state.ctx,
+                   binding::node_arbitrate(self->state.s, self->state.x, b->envelope(i)));
+          self->state.ctx->in_flight.fetch_sub(1, std::memory_order_relaxed);
         } else {
           (void)b;
           (void)i;
@@ -330,8 +210,7 @@ caf::behavior router(caf::stateful_actor<router_state>* self, host_ctx* ctx) {
       },
       // A pod actor accepted a proposal: on to the node it names.
       [=](propose_atom, const batch_ptr& b, std::uint32_t i) {
-        const auto node =
-            messages::to_string_view(b->envelope(i).payload_as_PodBindProposed()->node());
+        const auto node = binding::proposed_node(b->envelope(i));
         self->send(entity_of(self, wire::EntityKind::Node, node), propose_atom::value, b, i);
       },
       [=](component_atom, const caf::actor& c) { self->state.components.push_back(c); },
@@ -391,21 +270,23 @@ caf::behavior router(caf::stateful_actor<router_state>* self, host_ctx* ctx) {
 
 // A component's actor: every delivered batch, in delivery order (one sender, the router).
 struct component_holder {
-  std::vector<messages::byte_buffer> out;
+  std::vector<binding::buffer> out;
 };
 
-caf::behavior component_actor(caf::stateful_actor<component_holder>* self, component* comp,
+// Wrapped: CAF's spawn inspects raw pointer arguments, which needs a complete type.
+struct component_ref {
+  component* c = nullptr;
+};
+
+caf::behavior component_actor(caf::stateful_actor<component_holder>* self, component_ref ref,
                               host_ctx* ctx) {
+  component* comp = ref.c;
   return {
       [=](batch_atom, const batch_ptr& b) {
         auto& out = self->state.out;
-        for (std::uint32_t i = 0; i < b->size(); ++i) {
-          const auto& env = b->envelope(i);
-          if (comp->wants(env.payload_type())) comp->on_event(env, out);
-        }
-        comp->on_batch_end(out);
+        binding::run_component(*comp, *b, out);
         if (out.empty()) return;
-        auto v = std::make_shared<std::vector<messages::byte_buffer>>(std::move(out));
+        auto v = std::make_shared<std::vector<binding::buffer>>(std::move(out));
         out.clear();
         self->send(ctx->writer, emit_atom::value, std::move(v));
       },
@@ -416,7 +297,7 @@ caf::behavior component_actor(caf::stateful_actor<component_holder>* self, compo
 }
 
 // The one caller of the sink, so the sink is never called concurrently.
-caf::behavior writer_actor(caf::event_based_actor*, decision_sink sink) {
+caf::behavior writer_actor(caf::event_based_actor*, const decision_sink& sink) {
   return {
       [=](emit_atom, const out_ptr& v) {
         if (sink) sink(std::move(*v));
@@ -480,7 +361,7 @@ struct actor_host::impl {
   // Declared first: outlives the actor system (actors hold a pointer to it), and the
   // components outlive their actors.
   host_ctx ctx;
-  std::vector<std::unique_ptr<component>> components;
+  std::vector<std::unique_ptr<component, void (*)(component*)>> components;
   host_config cfg;
   caf::actor_system sys;
   caf::scoped_actor self;
@@ -498,9 +379,10 @@ void actor_host::arbitrate_from(log_offset first) {
   impl_->ctx.arbitrate_from.store(first, std::memory_order_relaxed);
 }
 
-void actor_host::add_component(std::unique_ptr<component> c) {
-  auto a = impl_->sys.spawn(component_actor, c.get(), &impl_->ctx);
-  impl_->components.push_back(std::move(c));
+// actor_host::add_component is in binding.cpp (it needs component.hpp).
+void actor_host::add_component_raw(component* c) {
+  impl_->components.emplace_back(c, &binding::delete_component);
+  auto a = impl_->sys.spawn(component_actor, component_ref{c}, &impl_->ctx);
   impl_->self->send(impl_->router_, component_atom::value, std::move(a));
 }
 

@@ -29,13 +29,13 @@
 #include <string_view>
 #include <vector>
 
-#include "actors/entities/component.hpp"
 #include "actors/entities/entities.hpp"
-#include "messages/codec.hpp"
 #include "messages/result.hpp"
 #include "messages/units.hpp"
 
 namespace colony::entities {
+
+class component;  // actors/entities/component.hpp
 
 // Verified records stored back to back, shared (read-only) by every actor they go to.
 struct record_batch {
@@ -61,7 +61,8 @@ struct encoded_entity {
 // thread, never concurrently with itself; each call carries the events of one actor's step
 // (one component batch, one arbitration) in the order that actor emitted them. It must not
 // call back into the actor_host. Across actors, call order follows message arrival.
-using decision_sink = std::function<void(std::vector<messages::byte_buffer>)>;
+// Each event is one encoded Envelope (a messages::byte_buffer).
+using decision_sink = std::function<void(std::vector<std::vector<std::uint8_t>>)>;
 
 class actor_host {
  public:
@@ -99,6 +100,7 @@ class actor_host {
   [[nodiscard]] result<std::uint64_t> actor_count();
 
  private:
+  void add_component_raw(component* c);  // takes ownership
   struct impl;
   std::unique_ptr<impl> impl_;
 };

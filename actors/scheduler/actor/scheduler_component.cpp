@@ -155,8 +155,8 @@ void scheduler_component::unassume(pod_rec& p) {
 }
 
 void scheduler_component::on_bound(std::string_view pod, std::string_view node,
-                                   const resource_list& requests, std::vector<gpu_allocation> gpus,
-                                   bool by_us) {
+                                   const resource_list& requests,
+                                   std::vector<gpu_allocation> gpus) {
   auto it = pods_.find(pod);
   if (it == pods_.end()) {
     pod_rec r;
@@ -172,7 +172,6 @@ void scheduler_component::on_bound(std::string_view pod, std::string_view node,
   // view already holds it.
   const bool held =
       (p.phase == pod_phase::proposed || p.phase == pod_phase::bound) && p.node == node;
-  (void)by_us;
   if (!held) {
     unassume(p);
     const std::size_t n = node_slot(node);
@@ -319,7 +318,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
         for (const auto* d : *e->devices())
           gpus.push_back(gpu_allocation{d->minor(), d->core(), d->memory_bytes(), 0});
       on_bound(to_string_view(e->pod()), to_string_view(e->node()), to_resource_list(e->requests()),
-               std::move(gpus), to_string_view(e->scheduler()) == name_);
+               std::move(gpus));
       break;
     }
     case P::PodBindRejected: {

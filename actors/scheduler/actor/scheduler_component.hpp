@@ -97,7 +97,7 @@ class scheduler_component final : public entities::component {
   void schedule_one(queued_pod qp, std::vector<messages::byte_buffer>& out);
   void unassume(pod_rec& p);
   void on_bound(std::string_view pod, std::string_view node, const resource_list& requests,
-                std::vector<gpu_allocation> gpus, bool by_us);
+                std::vector<gpu_allocation> gpus);
 
   scheduler_component_options opts_;
   std::string name_;

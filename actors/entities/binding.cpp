@@ -1,0 +1,149 @@
+#include "actors/entities/binding.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "actors/entities/component.hpp"
+#include "messages/codec.hpp"
+
+namespace colony::entities::binding {
+
+using messages::to_string_view;
+
+namespace {
+
+messages::event_builder& tl_builder() {
+  thread_local messages::event_builder b;
+  return b;
+}
+
+std::vector<std::pair<std::int32_t, resource_list>> proposal_devices(
+    const wire::PodBindProposed* p) {
+  std::vector<std::pair<std::int32_t, resource_list>> out;
+  if (p->devices() == nullptr) return out;
+  for (const auto* d : *p->devices()) {
+    resource_list r;
+    r.gpu_core = d->core();
+    r.gpu_memory_bytes = d->memory_bytes();
+    out.emplace_back(d->minor(), r);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+// PodBindRejected answering the proposal `env`, written by `kind/key` as `source`.
+buffer rejection(const wire::Envelope& env, std::string_view reason, wire::EntityKind kind,
+                 std::string_view key, std::string_view source) {
+  const auto* p = env.payload_as_PodBindProposed();
+  auto& b = tl_builder();
+  auto& fbb = b.fbb();
+  const auto off = static_cast<std::int64_t>(env.offset());
+  auto payload = wire::CreatePodBindRejected(
+      fbb, fbb.CreateString(to_string_view(p->pod())), fbb.CreateString(to_string_view(p->node())),
+      off, fbb.CreateString(reason), fbb.CreateString(to_string_view(p->scheduler())));
+  return b.finish(messages::header{event_time{env.event_time_ms()}, kind, key, off, source},
+                  payload);
+}
+
+buffer acceptance(const wire::Envelope& env, const resource_list& req,
+                  std::span<const std::pair<std::int32_t, resource_list>> devs) {
+  const auto* p = env.payload_as_PodBindProposed();
+  auto& b = tl_builder();
+  auto& fbb = b.fbb();
+  const auto off = static_cast<std::int64_t>(env.offset());
+  const auto node = to_string_view(p->node());
+  auto pod = fbb.CreateString(to_string_view(p->pod()));
+  auto nd = fbb.CreateString(node);
+  auto rq = b.resources(req);
+  std::vector<flatbuffers::Offset<wire::DeviceAllocation>> dv;
+  dv.reserve(devs.size());
+  for (const auto& [minor, r] : devs)
+    dv.push_back(wire::CreateDeviceAllocation(fbb, minor, r.gpu_core, r.gpu_memory_bytes));
+  auto dvv = fbb.CreateVector(dv);
+  auto sched = fbb.CreateString(to_string_view(p->scheduler()));
+  auto payload = wire::CreatePodScheduled(fbb, pod, nd, off, rq, dvv, sched);
+  return b.finish(
+      messages::header{event_time{env.event_time_ms()}, wire::EntityKind::Node, node, off, "node"},
+      payload);
+}
+
+}  // namespace
+
+bool pod_after_apply(const pod_state& s, pod_live& x, const wire::Envelope& env, bool arbitrate,
+                     std::vector<buffer>* out) {
+  using P = wire::Payload;
+  switch (env.payload_type()) {
+    case P::PodBindProposed: {
+      if (!arbitrate) return false;
+      std::string reason;
+      if (s.name.empty())
+        reason = "pod not submitted";
+      else if (is_terminal(s.phase))
+        reason = "pod is " + std::string(to_string(s.phase));
+      else if (!s.node.empty() || s.phase != pod_phase::pending)
+        reason = "pod already bound to " + s.node;
+      else if (x.claim >= 0)
+        reason = "pod has a proposal in flight (offset " + std::to_string(x.claim) + ")";
+      if (!reason.empty()) {
+        out->push_back(
+            rejection(env, reason, wire::EntityKind::Pod, to_string_view(env.entity_key()), "pod"));
+        return false;
+      }
+      x.claim = static_cast<std::int64_t>(env.offset());
+      return true;
+    }
+    case P::PodScheduled:
+      if (to_string_view(env.payload_as_PodScheduled()->pod()) == s.name) x.claim = -1;
+      return false;
+    case P::PodBindRejected:
+      if (env.payload_as_PodBindRejected()->proposal_offset() == x.claim) x.claim = -1;
+      return false;
+    default:
+      return false;
+  }
+}
+
+void node_after_apply(node_live& x, const wire::Envelope& env) {
+  if (env.payload_type() != wire::Payload::PodScheduled || x.reserved.empty()) return;
+  const auto pod = to_string_view(env.payload_as_PodScheduled()->pod());
+  auto& r = x.reserved;
+  r.erase(std::remove_if(r.begin(), r.end(), [&](const pod_on_node& p) { return p.pod == pod; }),
+          r.end());
+}
+
+buffer node_arbitrate(const node_state& s, node_live& x, const wire::Envelope& env) {
+  const auto* p = env.payload_as_PodBindProposed();
+  const auto pod = to_string_view(p->pod());
+  const resource_list req = messages::to_resource_list(p->requests());
+  auto devs = proposal_devices(p);
+  const auto verdict = arbitrate(s, x.reserved, pod, req, devs);
+  if (!verdict.accepted)
+    return rejection(env, verdict.reason, wire::EntityKind::Node, to_string_view(p->node()),
+                     "node");
+  auto answer = acceptance(env, req, devs);
+  x.reserved.push_back(pod_on_node{std::string(pod), req, std::move(devs)});
+  return answer;
+}
+
+std::string_view proposed_node(const wire::Envelope& env) {
+  return to_string_view(env.payload_as_PodBindProposed()->node());
+}
+
+void run_component(component& c, const record_batch& b, std::vector<buffer>& out) {
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto& env = b.envelope(i);
+    if (c.wants(env.payload_type())) c.on_event(env, out);
+  }
+  c.on_batch_end(out);
+}
+
+void delete_component(component* c) { delete c; }
+
+}  // namespace colony::entities::binding
+
+namespace colony::entities {
+
+// Here, not in entity_actors.cpp: destroying a unique_ptr<component> needs component.hpp.
+void actor_host::add_component(std::unique_ptr<component> c) { add_component_raw(c.release()); }
+
+}  // namespace colony::entities
