@@ -1,10 +1,12 @@
 #include "stores/kafka_log.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -156,8 +158,10 @@ result<std::uint64_t> parse_u64(std::string_view s, std::string_view what) {
 struct topic_info {
   bool exists = false;
   int partitions = 0;
-  bool leader_known = false;
+  bool leader_known = false;  // every partition has a leader
 };
+
+kafka_touched_keys_fn touched_keys = nullptr;
 
 }  // namespace
 
@@ -209,12 +213,14 @@ result<kafka_address> parse_kafka_name(std::string_view name) {
       a.delivery_timeout = milliseconds(*v);
     else if (k == "replication" && *v >= 1 && *v <= 16)
       a.replication = static_cast<int>(*v);
+    else if (k == "partitions" && *v >= 1 && *v <= 1024)
+      a.partitions = static_cast<std::int32_t>(*v);
     else
-      return fail(
-          errc::invalid_input,
-          "unknown option '" + std::string(k) +
-              "' or value (connect_timeout_ms, delivery_timeout_ms >= 1000, replication 1..16)",
-          whole);
+      return fail(errc::invalid_input,
+                  "unknown option '" + std::string(k) +
+                      "' or value (connect_timeout_ms, delivery_timeout_ms >= 1000, replication "
+                      "1..16, partitions 1..1024)",
+                  whole);
   }
   return a;
 }
@@ -306,10 +312,11 @@ struct kafka_log::impl {
       }
       ti.exists = true;
       ti.partitions = t.partition_cnt;
+      int leaders = 0;
       for (int p = 0; p < t.partition_cnt; ++p)
-        if (t.partitions[p].id == partition && t.partitions[p].leader >= 0 &&
-            t.partitions[p].err == RD_KAFKA_RESP_ERR_NO_ERROR)
-          ti.leader_known = true;
+        if (t.partitions[p].leader >= 0 && t.partitions[p].err == RD_KAFKA_RESP_ERR_NO_ERROR)
+          ++leaders;
+      ti.leader_known = t.partition_cnt > 0 && leaders == t.partition_cnt;
     }
     rd_kafka_metadata_destroy(md);
     return ti;
@@ -341,8 +348,8 @@ struct kafka_log::impl {
 
   result<void> create_topic(int timeout_ms) {
     char err[512];
-    rd_kafka_NewTopic_t* nt =
-        rd_kafka_NewTopic_new(addr.topic.c_str(), 1, addr.replication, err, sizeof(err));
+    rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(addr.topic.c_str(), addr.partitions,
+                                                    addr.replication, err, sizeof(err));
     if (!nt) return fail(errc::invalid_input, std::string("new topic: ") + err, name);
     const std::string min_isr = addr.replication > 1 ? "2" : "1";
     std::vector<std::pair<const char*, std::string>> cfg = {
@@ -426,12 +433,13 @@ struct kafka_log::impl {
     return {};
   }
 
-  result<std::pair<log_offset, log_offset>> watermarks(rd_kafka_t* rk, int timeout_ms) {
+  result<std::pair<log_offset, log_offset>> watermarks(rd_kafka_t* rk, int timeout_ms,
+                                                       std::int32_t p = partition) {
     std::int64_t lo = 0, hi = 0;
-    auto e =
-        rd_kafka_query_watermark_offsets(rk, addr.topic.c_str(), partition, &lo, &hi, timeout_ms);
+    auto e = rd_kafka_query_watermark_offsets(rk, addr.topic.c_str(), p, &lo, &hi, timeout_ms);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
-      return fail(code_of(e), "watermarks of partition 0: " + err_text(e), name);
+      return fail(code_of(e), "watermarks of partition " + std::to_string(p) + ": " + err_text(e),
+                  name);
     return std::pair<log_offset, log_offset>{static_cast<log_offset>(lo),
                                              static_cast<log_offset>(hi)};
   }
@@ -498,6 +506,386 @@ struct kafka_log::impl {
       return fail(code_of(e), "assign partition 0 at " + std::to_string(from) + ": " + err_text(e),
                   name);
     return {};
+  }
+
+  // ---- partitioned mode (docs/cluster.md) -------------------------------------------
+
+  bool partitioned() const { return addr.partitions > 1; }
+  std::vector<log_offset> pnext;  // writer: next Kafka offset of each partition
+
+  std::string where_p(std::int32_t p, log_offset off) const {
+    return "kafka " + addr.topic + "/" + std::to_string(p) + "@" + std::to_string(off);
+  }
+
+  result<std::vector<log_offset>> all_ends() {
+    std::vector<log_offset> out;
+    for (std::int32_t p = 0; p < addr.partitions; ++p) {
+      auto w = watermarks(control.get(), op_timeout_ms(), p);
+      if (!w) return tl::unexpected(w.error());
+      out.push_back(w->second);
+    }
+    return out;
+  }
+
+  // One consumed message of partition p, verified; ok=false: stale, skip. Unlike check(), the
+  // envelope's offset is the event sequence, not the Kafka offset.
+  result<bool> check_part(const rd_kafka_message_t* m, log_offset expect) {
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return false;
+      return fail(
+          code_of(m->err), "consume: " + err_text(m->err),
+          where_p(m->partition, static_cast<log_offset>(std::max<std::int64_t>(0, m->offset))));
+    }
+    const auto off = static_cast<log_offset>(m->offset);
+    if (off < expect) return false;
+    if (off > expect)
+      return fail(errc::corrupt, "gap in partition: expected offset " + std::to_string(expect),
+                  where_p(m->partition, off));
+    bytes_view bytes(static_cast<const std::uint8_t*>(m->payload), m->len);
+    auto d = messages::decode(bytes, where_p(m->partition, off));
+    if (!d) return tl::unexpected(d.error());
+    return true;
+  }
+
+  static bool is_mirror(const rd_kafka_message_t* m) {
+    const auto* env = wire::GetEnvelope(m->payload);
+    const auto* k = env->entity_key();
+    const std::string_view ek = k ? std::string_view(k->c_str(), k->size()) : std::string_view{};
+    const std::string_view mk(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
+    return ek != mk;
+  }
+
+  // The next event sequence: one past the largest envelope offset among the last records of
+  // the partitions (a mirror repeats its event's sequence, so any partition's last record may
+  // hold the largest).
+  result<log_offset> next_sequence() {
+    auto ends = all_ends();
+    if (!ends) return tl::unexpected(ends.error());
+    tpl_ptr l(rd_kafka_topic_partition_list_new(addr.partitions));
+    int want = 0;
+    for (std::int32_t p = 0; p < addr.partitions; ++p)
+      if ((*ends)[p] > 0) {
+        rd_kafka_topic_partition_list_add(l.get(), addr.topic.c_str(), p)->offset =
+            static_cast<std::int64_t>((*ends)[p] - 1);
+        ++want;
+      }
+    if (want == 0) return log_offset{0};
+    auto c = acquire();
+    if (!c) return tl::unexpected(c.error());
+    struct releaser {
+      impl& im;
+      rd_kafka_t* c;
+      ~releaser() { im.release(c); }
+    } rel{*this, *c};
+    if (auto e = rd_kafka_assign(*c, l.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+      return fail(code_of(e), "assign the last records: " + err_text(e), name);
+    std::vector<bool> seen(static_cast<std::size_t>(addr.partitions), false);
+    log_offset best = 0;
+    const auto stall = std::max<milliseconds>(addr.connect_timeout, milliseconds(1000));
+    const auto deadline = clock_type::now() + stall;
+    while (want > 0) {
+      message_ptr m(rd_kafka_consumer_poll(*c, 100));
+      if (!m) {
+        if (clock_type::now() > deadline)
+          return fail(errc::unavailable,
+                      "no last records within " + std::to_string(stall.count()) + " ms", name);
+        continue;
+      }
+      if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (code_of(m->err) == errc::unavailable) continue;
+        return fail(code_of(m->err), "read the last records: " + err_text(m->err), name);
+      }
+      const auto p = m->partition;
+      if (p < 0 || p >= addr.partitions || seen[static_cast<std::size_t>(p)] ||
+          static_cast<log_offset>(m->offset) + 1 != (*ends)[static_cast<std::size_t>(p)])
+        continue;
+      auto ok = check_part(m.get(), static_cast<log_offset>(m->offset));
+      if (!ok) return tl::unexpected(ok.error());
+      seen[static_cast<std::size_t>(p)] = true;
+      --want;
+      best = std::max<log_offset>(best, wire::GetEnvelope(m->payload)->offset() + 1);
+    }
+    return best;
+  }
+
+  // Group membership (consume_group); callbacks run on the consuming thread.
+  rd_kafka_t* member = nullptr;
+  group_handler* handler = nullptr;
+  std::vector<log_offset> member_expect;  // next Kafka offset of owned partitions, else no_offset
+  error member_err;
+
+  void member_fail(const error& e) {
+    if (member_err.message.empty()) member_err = e;
+  }
+
+  static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                           rd_kafka_topic_partition_list_t* parts, void* opaque) {
+    auto* self = static_cast<impl*>(opaque);
+    const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      for (int i = 0; i < parts->cnt; ++i) {
+        auto& tp = parts->elems[i];
+        auto at = self->handler ? self->handler->assigned(tp.partition)
+                                : result<log_offset>(log_offset{0});
+        if (!at) {
+          // Without its state the partition cannot be served; start it nowhere (the member
+          // stops and leaves the group, which hands the partition to someone else).
+          self->member_fail(at.error());
+          tp.offset = RD_KAFKA_OFFSET_END;
+          continue;
+        }
+        tp.offset = static_cast<std::int64_t>(*at);
+        if (tp.partition >= 0 && tp.partition < self->addr.partitions)
+          self->member_expect[static_cast<std::size_t>(tp.partition)] = *at;
+      }
+      if (cooperative) {
+        if (auto* e = rd_kafka_incremental_assign(rk, parts)) {
+          self->member_fail(error{errc::unavailable,
+                                  std::string("incremental assign: ") + rd_kafka_error_string(e),
+                                  self->name});
+          rd_kafka_error_destroy(e);
+        }
+      } else
+        rd_kafka_assign(rk, parts);
+      return;
+    }
+    // Revoke (or an error: treat as losing everything we were given).
+    const bool lost = err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS || rd_kafka_assignment_lost(rk);
+    for (int i = 0; i < parts->cnt; ++i) {
+      const auto p = parts->elems[i].partition;
+      if (p < 0 || p >= self->addr.partitions ||
+          self->member_expect[static_cast<std::size_t>(p)] == no_offset)
+        continue;
+      if (self->handler)
+        if (auto r = self->handler->revoked(p, lost); !r) self->member_fail(r.error());
+      self->member_expect[static_cast<std::size_t>(p)] = no_offset;
+    }
+    if (cooperative) {
+      if (auto* e = rd_kafka_incremental_unassign(rk, parts)) rd_kafka_error_destroy(e);
+    } else
+      rd_kafka_assign(rk, nullptr);
+  }
+
+  // Partitioned append (append_mu held, records verified): each record goes to its entity
+  // key's partition and, as a mirror, to the partition of every other entity it touches.
+  // One produce_batch per partition, so each partition's share is one record batch.
+  result<log_offset> append_partitioned(std::span<const bytes_view> records) {
+    if (!touched_keys)
+      return fail(errc::failed_precondition,
+                  "appending to a partitioned topic needs the entity router "
+                  "(set_kafka_touched_keys; the colony binary registers it)",
+                  name);
+    if (!next_known) {
+      // After a failed append any partition's share may or may not have landed: ask.
+      auto ends = all_ends();
+      if (!ends) return tl::unexpected(ends.error());
+      auto seq = next_sequence();
+      if (!seq) return tl::unexpected(seq.error());
+      pnext = *ends;
+      next = *seq;
+      next_known = true;
+    }
+    const log_offset first = next;
+    const std::size_t n = records.size();
+    bufs.resize(n);
+    struct out_msg {
+      std::size_t record;
+      std::string_view key;
+    };
+    std::vector<std::vector<out_msg>> per(static_cast<std::size_t>(addr.partitions));
+    std::vector<std::string_view> keys;
+    std::vector<std::int32_t> used;
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& b = bufs[i];
+      b.assign(records[i].begin(), records[i].end());
+      if (!messages::patch_offset(b, first + i))
+        return fail(errc::invalid_input, "envelope has no offset field (not made by event_builder)",
+                    name + " append #" + std::to_string(i));
+      const auto* env = wire::GetEnvelope(b.data());
+      const auto* k = env->entity_key();
+      const std::string_view own = k ? std::string_view(k->c_str(), k->size()) : std::string_view{};
+      keys.clear();
+      used.clear();
+      keys.push_back(own);
+      touched_keys(*env, keys);
+      for (auto key : keys) {
+        const auto p = kafka_partition_of(key, addr.partitions);
+        if (std::find(used.begin(), used.end(), p) != used.end()) continue;
+        used.push_back(p);
+        per[static_cast<std::size_t>(p)].push_back({i, key});
+        ++total;
+      }
+    }
+    std::vector<rd_kafka_message_t> msgs(total);
+    std::vector<std::int64_t> expect(total);
+    std::size_t j = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> ranges;  // per partition [begin, end) in msgs
+    for (std::int32_t p = 0; p < addr.partitions; ++p) {
+      const std::size_t begin = j;
+      for (const auto& om : per[static_cast<std::size_t>(p)]) {
+        auto& m = msgs[j];
+        m = rd_kafka_message_t{};
+        m.payload = bufs[om.record].data();
+        m.len = bufs[om.record].size();
+        if (!om.key.empty()) {
+          m.key = const_cast<char*>(om.key.data());
+          m.key_len = om.key.size();
+        }
+        m._private = reinterpret_cast<void*>(static_cast<std::uintptr_t>(j));
+        expect[j] = static_cast<std::int64_t>(pnext[static_cast<std::size_t>(p)] + (j - begin));
+        ++j;
+      }
+      ranges.emplace_back(begin, j);
+    }
+    dr.offsets.assign(total, -1);
+    dr.errors.assign(total, RD_KAFKA_RESP_ERR__IN_PROGRESS);
+    dr.pending = total;
+    std::size_t queued_all = 0;
+    for (std::int32_t p = 0; p < addr.partitions; ++p) {
+      const auto [b, e] = ranges[static_cast<std::size_t>(p)];
+      if (b == e) continue;
+      const int queued = rd_kafka_produce_batch(control_topic.get(), p, 0, msgs.data() + b,
+                                                static_cast<int>(e - b));
+      queued_all += static_cast<std::size_t>(std::max(queued, 0));
+      if (queued != static_cast<int>(e - b)) {
+        rd_kafka_purge(control.get(), RD_KAFKA_PURGE_F_QUEUE);
+        dr.pending = queued_all;  // only queued messages get (purge) reports
+        while (dr.pending > 0) rd_kafka_poll(control.get(), 100);
+        next_known = false;
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__FAIL;
+        for (std::size_t x = b; x < e; ++x)
+          if (msgs[x].err != RD_KAFKA_RESP_ERR_NO_ERROR) err = msgs[x].err;
+        return fail(code_of(err), "cannot queue the batch: " + err_text(err), where_p(p, 0));
+      }
+    }
+    const auto deadline = clock_type::now() + addr.delivery_timeout + std::chrono::seconds(30);
+    while (dr.pending > 0) {
+      rd_kafka_flush(control.get(), 50);
+      if (auto fe = rd_kafka_fatal_error(control.get(), nullptr, 0);
+          fe != RD_KAFKA_RESP_ERR_NO_ERROR || clock_type::now() > deadline) {
+        rd_kafka_purge(control.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+        while (dr.pending > 0) rd_kafka_poll(control.get(), 100);
+        next_known = false;
+        return fail(errc::unavailable,
+                    "append not acknowledged in time or fatal producer error; each partition's "
+                    "share may or may not be in the log",
+                    name);
+      }
+    }
+    for (std::size_t x = 0; x < total; ++x) {
+      if (dr.errors[x] != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        next_known = false;
+        return fail(code_of(dr.errors[x]),
+                    "append not acknowledged (" + err_text(dr.errors[x]) +
+                        "); each partition's share may or may not be in the log",
+                    name);
+      }
+      if (dr.offsets[x] != expect[x]) {
+        next_known = false;
+        return fail(errc::failed_precondition,
+                    "a record landed at Kafka offset " + std::to_string(dr.offsets[x]) +
+                        ", expected " + std::to_string(expect[x]) +
+                        ": another writer appends to this topic",
+                    name);
+      }
+    }
+    for (std::int32_t p = 0; p < addr.partitions; ++p) {
+      const auto [b, e] = ranges[static_cast<std::size_t>(p)];
+      pnext[static_cast<std::size_t>(p)] += e - b;
+    }
+    next = first + n;
+    return first;
+  }
+
+  // Partitioned read: every partition from its start, merged by event sequence, mirrors
+  // skipped. A partition's records are in sequence order, so the smallest head is next.
+  result<std::uint64_t> read_partitioned(log_offset from, log_offset to, const record_sink& sink) {
+    auto ends = all_ends();
+    if (!ends) return tl::unexpected(ends.error());
+    const auto np = static_cast<std::size_t>(addr.partitions);
+    tpl_ptr l(rd_kafka_topic_partition_list_new(addr.partitions));
+    std::vector<log_offset> pos(np, 0);
+    for (std::int32_t p = 0; p < addr.partitions; ++p)
+      if ((*ends)[static_cast<std::size_t>(p)] > 0)
+        rd_kafka_topic_partition_list_add(l.get(), addr.topic.c_str(), p)->offset = 0;
+    if (l->cnt == 0) return std::uint64_t{0};
+    auto c = acquire();
+    if (!c) return tl::unexpected(c.error());
+    struct releaser {
+      impl& im;
+      rd_kafka_t* c;
+      ~releaser() { im.release(c); }
+    } rel{*this, *c};
+    if (auto e = rd_kafka_assign(*c, l.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+      return fail(code_of(e), "assign: " + err_text(e), name);
+    std::vector<std::deque<message_ptr>> heads(np);
+    std::vector<log_offset> last_seq(np, no_offset);
+    std::uint64_t n = 0;
+    log_offset expect_seq = no_offset;
+    const auto stall = std::max<milliseconds>(addr.connect_timeout, milliseconds(1000));
+    auto last_progress = clock_type::now();
+    auto done = [&](std::size_t p) { return pos[p] >= (*ends)[p]; };
+    for (;;) {
+      // Deliver while every partition either has a head or is finished.
+      for (;;) {
+        std::size_t best = np;
+        bool blocked = false;
+        for (std::size_t p = 0; p < np; ++p) {
+          if (heads[p].empty()) {
+            if (!done(p)) blocked = true;
+            continue;
+          }
+          if (best == np || wire::GetEnvelope(heads[p].front()->payload)->offset() <
+                                wire::GetEnvelope(heads[best].front()->payload)->offset())
+            best = p;
+        }
+        if (blocked || best == np) {
+          if (!blocked && best == np) return n;  // everything consumed
+          break;
+        }
+        message_ptr m = std::move(heads[best].front());
+        heads[best].pop_front();
+        const log_offset seq = wire::GetEnvelope(m->payload)->offset();
+        if (seq >= to) return n;
+        if (expect_seq != no_offset && seq != expect_seq)
+          return fail(errc::corrupt,
+                      "event sequence jumps from " + std::to_string(expect_seq - 1) + " to " +
+                          std::to_string(seq) + " (a partial append across partitions?)",
+                      where_p(m->partition, static_cast<log_offset>(m->offset)));
+        expect_seq = seq + 1;
+        if (seq < from) continue;
+        ++n;
+        if (!sink(seq, bytes_view(static_cast<const std::uint8_t*>(m->payload), m->len))) return n;
+      }
+      message_ptr m(rd_kafka_consumer_poll(*c, 100));
+      if (!m) {
+        if (clock_type::now() - last_progress > stall)
+          return fail(errc::unavailable,
+                      "no records from the broker for " + std::to_string(stall.count()) + " ms",
+                      name);
+        continue;
+      }
+      const auto p = m->partition;
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && (p < 0 || p >= addr.partitions)) continue;
+      auto ok = check_part(
+          m.get(), m->err == RD_KAFKA_RESP_ERR_NO_ERROR ? pos[static_cast<std::size_t>(p)] : 0);
+      if (!ok) return tl::unexpected(ok.error());
+      if (!*ok) continue;
+      last_progress = clock_type::now();
+      const auto up = static_cast<std::size_t>(p);
+      if (pos[up] >= (*ends)[up]) continue;  // past the end we read to
+      ++pos[up];
+      const log_offset seq = wire::GetEnvelope(m->payload)->offset();
+      if (last_seq[up] != no_offset && seq <= last_seq[up])
+        return fail(errc::corrupt,
+                    "event sequence " + std::to_string(seq) + " after " +
+                        std::to_string(last_seq[up]) + " in one partition",
+                    where_p(p, static_cast<log_offset>(m->offset)));
+      last_seq[up] = seq;
+      if (is_mirror(m.get())) continue;
+      heads[up].push_back(std::move(m));
+    }
   }
 
   // One consumed message, verified. ok=false: stale (from before the last assign), skip.
@@ -601,16 +989,46 @@ result<std::unique_ptr<kafka_log>> kafka_log::open(std::string_view name, const 
     if (ms_left(deadline) == 0)
       return fail(
           errc::unavailable,
-          "partition 0 of the topic has no leader after " + std::to_string(budget.count()) + " ms",
+          "a partition of the topic has no leader after " + std::to_string(budget.count()) + " ms",
           im->name);
     std::this_thread::sleep_for(milliseconds(50));
   }
-  if (md->partitions != 1)
-    return fail(errc::failed_precondition,
-                "topic has " + std::to_string(md->partitions) +
-                    " partitions; a Colony log is one ordering partition (docs/subscribing.md)",
-                im->name);
+  if (md->partitions != a->partitions)
+    return fail(
+        errc::failed_precondition,
+        "topic has " + std::to_string(md->partitions) + " partitions but the name says " +
+            std::to_string(a->partitions) +
+            (a->partitions == 1 ? "; a Colony log is one ordering partition unless opened with "
+                                  "?partitions=" +
+                                      std::to_string(md->partitions) + " (docs/cluster.md)"
+                                : " (docs/cluster.md)"),
+        im->name);
   if (auto c = im->check_config(im->op_timeout_ms()); !c) return tl::unexpected(c.error());
+  if (im->partitioned()) {
+    for (std::int32_t p = 0; p < a->partitions; ++p) {
+      auto pw = im->watermarks(im->control.get(), im->op_timeout_ms(), p);
+      // A just-created partition's leader may not serve offsets for a moment.
+      while (!pw && pw.error().code == errc::unavailable && ms_left(deadline) > 0) {
+        std::this_thread::sleep_for(milliseconds(50));
+        pw = im->watermarks(im->control.get(), im->op_timeout_ms(), p);
+      }
+      if (!pw) return tl::unexpected(pw.error());
+      if (pw->first != 0)
+        return fail(errc::failed_precondition,
+                    "partition " + std::to_string(p) + "'s first offset is " +
+                        std::to_string(pw->first) + ", not 0: records were deleted",
+                    im->name);
+      im->pnext.push_back(pw->second);
+    }
+    if (writer) {
+      auto seq = im->next_sequence();
+      if (!seq) return tl::unexpected(seq.error());
+      im->next = *seq;
+      im->next_known = true;
+    }
+    im->member_expect.assign(static_cast<std::size_t>(a->partitions), no_offset);
+    return std::unique_ptr<kafka_log>(new kafka_log(std::move(im)));
+  }
   auto w = im->watermarks(im->control.get(), im->op_timeout_ms());
   if (!w) return tl::unexpected(w.error());
   if (w->first != 0)
@@ -654,6 +1072,7 @@ result<log_offset> kafka_log::append(std::span<const bytes_view> records) {
     return fail(errc::failed_precondition,
                 "the idempotent producer hit a fatal error (" + err_text(fe) + "); reopen the log",
                 im.name);
+  if (im.partitioned()) return im.append_partitioned(records);
   if (!im.next_known) {
     // After a failed append its batch may or may not have landed: ask the broker.
     auto hw = im.high_watermark();
@@ -760,6 +1179,7 @@ result<log_offset> kafka_log::append(std::span<const bytes_view> records) {
 result<std::uint64_t> kafka_log::read(log_offset from, log_offset to, const record_sink& sink) {
   auto& im = *impl_;
   if (from >= to) return std::uint64_t{0};
+  if (im.partitioned()) return im.read_partitioned(from, to, sink);
   auto hw = im.high_watermark();
   if (!hw) return tl::unexpected(hw.error());
   const log_offset stop = std::min(to, *hw);
@@ -797,11 +1217,21 @@ result<std::uint64_t> kafka_log::read(log_offset from, log_offset to, const reco
   return n;
 }
 
-result<log_offset> kafka_log::end_offset() { return impl_->high_watermark(); }
+result<log_offset> kafka_log::end_offset() {
+  if (impl_->partitioned()) return impl_->next_sequence();
+  return impl_->high_watermark();
+}
 
 result<log_offset> kafka_log::wait_for(log_offset offset, std::chrono::milliseconds timeout) {
   auto& im = *impl_;
   const auto deadline = clock_type::now() + timeout;
+  if (im.partitioned()) {
+    for (;;) {
+      auto e = im.next_sequence();
+      if (!e || *e > offset || ms_left(deadline) == 0) return e;
+      std::this_thread::sleep_for(milliseconds(std::min(ms_left(deadline), 50)));
+    }
+  }
   auto hw = im.high_watermark();
   if (!hw || *hw > offset) return hw;
   auto c = im.acquire();
@@ -826,6 +1256,11 @@ result<log_offset> kafka_log::wait_for(log_offset offset, std::chrono::milliseco
 result<std::uint64_t> kafka_log::follow(log_offset from, const record_sink& sink,
                                         const std::function<bool()>& keep_going) {
   auto& im = *impl_;
+  if (im.partitioned())
+    return fail(errc::failed_precondition,
+                "follow() reads one ordering partition; a partitioned topic is consumed per "
+                "partition (colony consume --group, docs/cluster.md)",
+                im.name);
   auto c = im.acquire();
   if (!c) return tl::unexpected(c.error());
   struct releaser {
@@ -856,6 +1291,8 @@ result<std::uint64_t> kafka_log::follow(log_offset from, const record_sink& sink
 
 result<void> kafka_log::commit_group(const std::string& group, log_offset next) {
   auto& im = *impl_;
+  if (im.partitioned())
+    return fail(errc::failed_precondition, "commit_group is for one-partition topics", im.name);
   std::lock_guard<std::mutex> lk(im.groups_mu);
   rd_kafka_t* h = nullptr;
   for (auto& [g, p] : im.groups)
@@ -892,6 +1329,118 @@ result<std::optional<log_offset>> kafka_log::committed(const std::string& group)
                 "committed offset of group '" + group + "': " + err_text(l->elems[0].err), im.name);
   if (l->elems[0].offset < 0) return std::optional<log_offset>{};
   return std::optional<log_offset>{static_cast<log_offset>(l->elems[0].offset)};
+}
+
+}  // namespace colony::stores
+
+namespace colony::stores {
+
+std::int32_t kafka_partition_of(std::string_view key, std::int32_t partitions) {
+  if (key.empty() || partitions <= 1) return 0;
+  // librdkafka's own murmur2 partitioner (Java-compatible); it does not use the topic handle.
+  return rd_kafka_msg_partitioner_murmur2(nullptr, key.data(), key.size(), partitions, nullptr,
+                                          nullptr);
+}
+
+void set_kafka_touched_keys(kafka_touched_keys_fn fn) { touched_keys = fn; }
+
+result<std::vector<log_offset>> kafka_log::partition_ends() { return impl_->all_ends(); }
+
+result<void> kafka_log::commit_member(std::int32_t p, log_offset next) {
+  auto& im = *impl_;
+  if (!im.member) return fail(errc::failed_precondition, "not in a consumer group", im.name);
+  tpl_ptr l(rd_kafka_topic_partition_list_new(1));
+  rd_kafka_topic_partition_list_add(l.get(), im.addr.topic.c_str(), p)->offset =
+      static_cast<std::int64_t>(next);
+  if (auto e = rd_kafka_commit(im.member, l.get(), 0); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return fail(code_of(e), "group commit: " + err_text(e), im.where_p(p, next));
+  if (auto e = l->elems[0].err; e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return fail(code_of(e), "group commit: " + err_text(e), im.where_p(p, next));
+  return {};
+}
+
+result<void> kafka_log::consume_group(const std::string& group, group_handler& handler,
+                                      const std::function<bool()>& keep_going) {
+  auto& im = *impl_;
+  if (im.member) return fail(errc::failed_precondition, "already in a consumer group", im.name);
+  auto c = base_conf(im.addr, {
+                                  {"group.id", group},
+                                  {"enable.auto.commit", "false"},
+                                  {"enable.auto.offset.store", "false"},
+                                  {"enable.partition.eof", "false"},
+                                  {"auto.offset.reset", "error"},
+                                  // Only moved partitions are revoked (KIP-429).
+                                  {"partition.assignment.strategy", "cooperative-sticky"},
+                                  // A dead member's partitions move after this long (the
+                                  // broker's group.min.session.timeout.ms is 6000).
+                                  {"session.timeout.ms", "6000"},
+                                  {"heartbeat.interval.ms", "1000"},
+                                  {"max.poll.interval.ms", "300000"},
+                                  {"fetch.wait.max.ms", "100"},
+                                  {"fetch.error.backoff.ms", "50"},
+                                  {"max.partition.fetch.bytes", "8388608"},
+                                  {"queued.max.messages.kbytes", "32768"},
+                                  {"receive.message.max.bytes", "100000000"},
+                              });
+  if (!c) return tl::unexpected(c.error());
+  rd_kafka_conf_set_error_cb(c->get(), &impl::on_error);
+  rd_kafka_conf_set_rebalance_cb(c->get(), &impl::on_rebalance);
+  rd_kafka_conf_set_opaque(c->get(), &im);
+  char err[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, c->get(), err, sizeof(err));
+  if (!rk) return fail(errc::internal, std::string("group consumer: ") + err, im.name);
+  (void)c->release();
+  handle_ptr h(rk);
+  rd_kafka_poll_set_consumer(rk);
+  im.member = rk;
+  im.handler = &handler;
+  im.member_err = error{};
+  std::fill(im.member_expect.begin(), im.member_expect.end(), no_offset);
+  struct leave {
+    impl& im;
+    ~leave() {
+      im.member = nullptr;
+      im.handler = nullptr;
+    }
+  } on_exit{im};
+  tpl_ptr sub(rd_kafka_topic_partition_list_new(1));
+  rd_kafka_topic_partition_list_add(sub.get(), im.addr.topic.c_str(), RD_KAFKA_PARTITION_UA);
+  if (auto e = rd_kafka_subscribe(rk, sub.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return fail(code_of(e), "subscribe: " + err_text(e), im.name);
+  error loop_err;
+  auto last_tick = clock_type::now();
+  while (keep_going() && im.member_err.message.empty() && loop_err.message.empty()) {
+    message_ptr m(rd_kafka_consumer_poll(rk, 100));
+    if (m) {
+      if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (code_of(m->err) != errc::unavailable)
+          loop_err = error{code_of(m->err), "consume: " + err_text(m->err), im.name};
+      } else if (m->partition >= 0 && m->partition < im.addr.partitions) {
+        auto& expect = im.member_expect[static_cast<std::size_t>(m->partition)];
+        if (expect != no_offset) {
+          auto ok = im.check_part(m.get(), expect);
+          if (!ok)
+            loop_err = ok.error();
+          else if (*ok) {
+            ++expect;
+            auto r =
+                handler.record(m->partition, static_cast<log_offset>(m->offset),
+                               bytes_view(static_cast<const std::uint8_t*>(m->payload), m->len));
+            if (!r) loop_err = r.error();
+          }
+        }
+      }
+    }
+    if (clock_type::now() - last_tick >= milliseconds(100)) {
+      last_tick = clock_type::now();
+      if (auto t = handler.tick(); !t) loop_err = t.error();
+    }
+  }
+  // Leaving the group revokes what we own: the handler makes it durable and commits.
+  rd_kafka_consumer_close(rk);
+  if (!loop_err.message.empty()) return tl::unexpected(loop_err);
+  if (!im.member_err.message.empty()) return tl::unexpected(im.member_err);
+  return {};
 }
 
 }  // namespace colony::stores

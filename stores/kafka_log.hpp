@@ -40,6 +40,24 @@
 //   delivery_timeout_ms  how long an append keeps retrying through broker outages
 //                        (message.timeout.ms; Default: 300000)
 //   replication          replication factor of a topic this creates (Default: 1)
+//   partitions           number of partitions (Default: 1, the ordering partition above)
+//
+// Partitioned mode (partitions=N > 1; docs/cluster.md). Records are keyed by the envelope's
+// entity key and placed with librdkafka's murmur2_random partitioner (murmur2(key) & 0x7fffffff)
+// % N, the Java client's default, so external producers agree; keyless (cluster-scoped) events
+// go to partition 0. An event that touches a second entity in another partition (routes():
+// PodScheduled keyed by the node also binds the pod) is written once more, as a MIRROR, into
+// that entity's partition with that entity's key: every event an entity sees is then in the
+// entity's own partition, in the writer's append order, so one partition's records suffice to
+// rebuild its entities. A mirror is the same envelope; its Kafka key differs from the
+// envelope's entity key. The envelope's `offset` is the EVENT SEQUENCE (the position in the
+// writer's append order, the offset a one-partition topic would give; mirrors repeat it);
+// the Kafka offset is the record's position in its partition. end_offset() is the next
+// sequence, append() returns the first one, read() merges the partitions by sequence and skips
+// mirrors, so the event_log interface still sees one total order (and `colony log generate`,
+// `replay` work unchanged). Errors name "kafka TOPIC/P@KAFKA_OFFSET". An append is atomic per
+// partition (one record batch each), not across partitions. follow() and the group commit of
+// partition 0 refuse a partitioned topic: use consume_group().
 //
 // Thread-safety: as event_log (appends serialised; concurrent readers each use a pooled
 // consumer).
@@ -52,6 +70,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stores/event_log.hpp"
 
@@ -67,6 +86,36 @@ struct kafka_address {
   std::chrono::milliseconds connect_timeout{10000};    // Default: 10 s
   std::chrono::milliseconds delivery_timeout{300000};  // Default: 5 min
   int replication = 1;                                 // Default: 1 (single test broker)
+  std::int32_t partitions = 1;                         // Default: 1 (one ordering partition)
+};
+
+// The partition of an entity key in an N-partition topic: librdkafka's murmur2 partitioner,
+// identical to the Java client's default (Utils.toPositive(Utils.murmur2(key)) % N). Empty
+// keys (cluster-scoped events) map to partition 0.
+[[nodiscard]] std::int32_t kafka_partition_of(std::string_view key, std::int32_t partitions);
+
+// Keys of every entity an event touches, own entity first (entities::routes). The store layer
+// cannot link colony::entities, so the colony binary registers this at start-up; appends to a
+// partitioned topic fail with failed_precondition while none is registered.
+using kafka_touched_keys_fn = void (*)(const wire::Envelope& env,
+                                       std::vector<std::string_view>& out);
+void set_kafka_touched_keys(kafka_touched_keys_fn fn);
+
+// What a consumer-group member does with its partitions (kafka_log::consume_group). Every call
+// comes from the thread running consume_group.
+class group_handler {
+ public:
+  virtual ~group_handler() = default;
+  // The partition is now ours: load its state; return the Kafka offset to continue from.
+  [[nodiscard]] virtual result<log_offset> assigned(std::int32_t partition) = 0;
+  // The partition is taken away. lost=false: we still own it until this returns (make the
+  // state durable and commit); lost=true: another member may own it already (drop only).
+  [[nodiscard]] virtual result<void> revoked(std::int32_t partition, bool lost) = 0;
+  // One verified record of an owned partition, in Kafka offset order without gaps.
+  [[nodiscard]] virtual result<void> record(std::int32_t partition, log_offset kafka_offset,
+                                            bytes_view bytes) = 0;
+  // Called about every 100 ms (periodic snapshots of idle partitions).
+  [[nodiscard]] virtual result<void> tick() = 0;
 };
 
 // Parses kafka://host:port/topic[?k=v&...]; errors name the offending part.
@@ -99,6 +148,17 @@ class kafka_log final : public event_log {
   [[nodiscard]] result<std::optional<log_offset>> committed(const std::string& group);
 
   [[nodiscard]] const kafka_address& address() const;
+
+  // Partitioned mode: each partition's high watermark (its next Kafka offset).
+  [[nodiscard]] result<std::vector<log_offset>> partition_ends();
+
+  // Joins consumer group `group` (subscribe, cooperative-sticky assignment) and feeds the
+  // handler until keep_going() returns false (checked at least every 100 ms) or a handler
+  // call fails; leaving the group revokes every partition (handler.revoked(p, false)).
+  [[nodiscard]] result<void> consume_group(const std::string& group, group_handler& handler,
+                                           const std::function<bool()>& keep_going);
+  // Commits `next` for one partition as this group member; only inside consume_group.
+  [[nodiscard]] result<void> commit_member(std::int32_t partition, log_offset next);
 
  private:
   struct impl;

@@ -13,16 +13,20 @@
 // [0, N) the count must be N and the chain must equal the chain of 0..N-1: an event applied
 // twice, skipped or applied out of order changes both (tests/kafka/consume_recovery_test.cpp).
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 #include <xxhash.h>
 #include <nlohmann/json.hpp>
 
+#include "actors/entities/entity_actors.hpp"
 #include "actors/entities/world.hpp"
 #include "cmd/colony/commands.hpp"
 #include "cmd/colony/exit_codes.hpp"
@@ -142,6 +146,7 @@ struct consume_args {
   std::uint64_t snapshot_every = 5000;
   std::uint64_t until = no_offset;
   std::uint64_t debug_apply_twice = no_offset;  // tests: prove the ledger catches it
+  std::uint64_t snapshot_idle_ms = 200;         // group mode: snapshot a quiet partition
 };
 
 struct ledger {
@@ -167,6 +172,190 @@ struct ledger {
   }
 };
 
+// ---------------------------------------------------------------- consume --group
+//
+// Partitioned topics (docs/cluster.md): this process is one member of consumer group --group
+// and hosts, per assigned partition, an actor_host with that partition's entity actors and a
+// snapshot store at SNAPSHOTS/p<P> (the directory every member can reach: on one machine a
+// shared directory; in a cluster a shared or replicated store, or rebuilt from the topic).
+// The snapshot of a partition is its position (Kafka offset of that partition) plus the
+// states of the entities whose key hashes to it plus the partition's apply ledger (chain over
+// the Kafka offsets applied). The group offset is committed only after the snapshot is
+// durable, as in the one-partition consume. A record also reaches entities of other
+// partitions (a mirror's own entity, or the second entity of a primary): those actors are
+// spawned but never snapshotted; their own partition has the record too.
+
+class group_consumer final : public stores::group_handler {
+ public:
+  group_consumer(stores::kafka_log& log, const consume_args& a) : log_(log), a_(a) {}
+
+  result<log_offset> assigned(std::int32_t p) override {
+    auto& ps = parts_[p];
+    ps = partition_state{};
+    const auto dir = a_.snapshots + "/p" + std::to_string(p);
+    // The previous owner may still be closing the store (RocksDB's lock fences two owners on
+    // one machine): retry for a while.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      auto s = stores::snapshot_store::open(dir, true);
+      if (s) {
+        ps.snaps = std::move(*s);
+        break;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        parts_.erase(p);
+        return tl::unexpected(s.error());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ps.host = std::make_unique<entities::actor_host>(1);
+    auto latest = ps.snaps->latest();
+    if (!latest) return tl::unexpected(latest.error());
+    if (*latest) {
+      error load_err;
+      bool have_ledger = false;
+      auto r = ps.snaps->read(
+          (*latest)->at, [&](std::uint8_t k, std::string_view key, std::string_view st) {
+            if (k == 0 && key == consumer_ledger_key) {
+              have_ledger = ps.led.decode(st);
+              return;
+            }
+            ps.host->load(static_cast<wire::EntityKind>(k), std::string(key), std::string(st));
+          });
+      if (!r) return tl::unexpected(r.error());
+      if (!have_ledger)
+        return fail(errc::corrupt, "snapshot has no consumer ledger", ps.snaps->path());
+      auto states = owned_states(p);
+      if (!states) return tl::unexpected(states.error());
+      if (entities::digest_of(*states) != (*latest)->digest)
+        return fail(errc::corrupt, "snapshot digest mismatch", ps.snaps->path());
+      if (ps.led.applied != (*latest)->at)
+        return fail(errc::corrupt,
+                    "ledger counts " + std::to_string(ps.led.applied) +
+                        " applies, snapshot is at " + std::to_string((*latest)->at),
+                    ps.snaps->path());
+      ps.next = ps.last_snapshot = (*latest)->at;
+    }
+    ps.batch = std::make_shared<entities::record_batch>();
+    ps.last_record = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "consume: assigned partition %d at %llu\n", p,
+                 static_cast<unsigned long long>(ps.next));
+    return ps.next;
+  }
+
+  result<void> revoked(std::int32_t p, bool lost) override {
+    auto it = parts_.find(p);
+    if (it == parts_.end()) return {};
+    result<void> r;
+    if (!lost && it->second.next != it->second.last_snapshot) r = make_durable(p, it->second);
+    std::fprintf(stderr, "consume: %s partition %d at %llu\n", lost ? "lost" : "revoked", p,
+                 static_cast<unsigned long long>(it->second.last_snapshot));
+    parts_.erase(it);  // drops the actors and closes the store (releases its lock)
+    return r;
+  }
+
+  result<void> record(std::int32_t p, log_offset off, messages::bytes_view b) override {
+    auto it = parts_.find(p);
+    if (it == parts_.end()) return {};
+    auto& ps = it->second;
+    if (off != ps.next)
+      return fail(errc::internal, "record out of order: expected " + std::to_string(ps.next),
+                  "partition " + std::to_string(p) + "@" + std::to_string(off));
+    ps.batch->add(b);
+    ps.led.add(off);
+    ps.next = off + 1;
+    ps.last_record = std::chrono::steady_clock::now();
+    if (ps.batch->size() >= 256) flush(ps);
+    if (a_.snapshot_every > 0 && ps.next - ps.last_snapshot >= a_.snapshot_every)
+      return make_durable(p, ps);
+    return {};
+  }
+
+  result<void> tick() override {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [p, ps] : parts_) {
+      if (ps.next == ps.last_snapshot) continue;
+      if (now - ps.last_record >= std::chrono::milliseconds(a_.snapshot_idle_ms))
+        if (auto r = make_durable(p, ps); !r) return r;
+    }
+    return {};
+  }
+
+ private:
+  struct partition_state {
+    std::unique_ptr<stores::snapshot_store> snaps;
+    std::unique_ptr<entities::actor_host> host;
+    std::shared_ptr<entities::record_batch> batch;
+    ledger led;
+    log_offset next = 0;
+    log_offset last_snapshot = 0;
+    std::chrono::steady_clock::time_point last_record;
+  };
+
+  static void flush(partition_state& ps) {
+    if (ps.batch->size() == 0) return;
+    ps.host->deliver(std::move(ps.batch));
+    ps.batch = std::make_shared<entities::record_batch>();
+  }
+
+  // The states of the entities partition p owns (key hashes to p), in (kind, key) order.
+  result<std::vector<entities::encoded_entity>> owned_states(std::int32_t p) {
+    auto& ps = parts_[p];
+    auto all = ps.host->collect();
+    if (!all) return tl::unexpected(all.error());
+    std::vector<entities::encoded_entity> out;
+    for (auto& e : *all)
+      if (stores::kafka_partition_of(e.key, log_.address().partitions) == p)
+        out.push_back(std::move(e));
+    return out;
+  }
+
+  result<void> make_durable(std::int32_t p, partition_state& ps) {
+    flush(ps);
+    auto states = owned_states(p);
+    if (!states) return tl::unexpected(states.error());
+    auto wr = ps.snaps->begin(ps.next);
+    if (!wr) return tl::unexpected(wr.error());
+    for (const auto& e : *states)
+      if (auto r = (*wr)->put(static_cast<std::uint8_t>(e.kind), e.key, e.state); !r) return r;
+    if (auto r = (*wr)->put(0, consumer_ledger_key, ps.led.encode()); !r) return r;
+    if (auto r = (*wr)->commit(entities::digest_of(*states)); !r) return r;
+    if (auto r = ps.snaps->prune(2); !r) return r;
+    // Only now, with the state durable, may Kafka's view of the group move. A failed commit
+    // is not fatal: the snapshot is the position, the group offset only shows the lag. During
+    // a cooperative rebalance a revoke's commit can get ILLEGAL_GENERATION or
+    // REBALANCE_IN_PROGRESS.
+    if (auto r = log_.commit_member(p, ps.next); !r)
+      std::fprintf(stderr, "consume: group offset not committed (snapshot is durable): %s\n",
+                   r.error().describe().c_str());
+    ps.last_snapshot = ps.next;
+    std::printf("durable %d@%llu\n", p, static_cast<unsigned long long>(ps.next));
+    std::fflush(stdout);
+    return {};
+  }
+
+  stores::kafka_log& log_;
+  const consume_args& a_;
+  std::map<std::int32_t, partition_state> parts_;
+};
+
+int run_consume_group(stores::kafka_log& log, const consume_args& a) {
+  if (a.until != no_offset || a.debug_apply_twice != no_offset)
+    return report(error{errc::invalid_input,
+                        "--until and --debug-apply-twice are for one-partition topics; a group "
+                        "member runs until SIGINT or SIGTERM",
+                        "--until"});
+  group_consumer gc(log, a);
+  auto r = log.consume_group(a.group, gc, [] { return !stop_requested.load(); });
+  if (!r) return report(r.error());
+  nlohmann::ordered_json j;
+  j["log"] = log.describe();
+  j["group"] = a.group;
+  j["partitions"] = log.address().partitions;
+  std::cout << j.dump() << "\n";
+  return exit_ok;
+}
+
 int run_consume(const consume_args& a) {
   stores::log_options o;
   o.create_if_missing = false;
@@ -176,6 +365,14 @@ int run_consume(const consume_args& a) {
   auto* kafka = dynamic_cast<stores::kafka_log*>(log->get());
   if (!a.group.empty() && !kafka)
     return report(error{errc::invalid_input, "--group needs a kafka:// log", "--group"});
+  if (kafka && kafka->address().partitions > 1) {
+    if (a.group.empty())
+      return report(error{errc::invalid_input,
+                          "a partitioned topic is consumed by a consumer group: add --group G",
+                          "--group"});
+    install_stop_handlers();
+    return run_consume_group(*kafka, a);
+  }
   auto snaps = stores::snapshot_store::open(a.snapshots, true);
   if (!snaps) return report(snaps.error());
   install_stop_handlers();
@@ -295,6 +492,11 @@ int run_consume(const consume_args& a) {
 }  // namespace
 
 void add_kafka_commands(CLI::App& app) {
+  // Appends to a partitioned topic write an event into every touched entity's partition.
+  stores::set_kafka_touched_keys([](const wire::Envelope& env, std::vector<std::string_view>& out) {
+    const auto rl = entities::routes(env);
+    for (std::uint8_t i = 0; i < rl.size; ++i) out.push_back(rl.refs[i].key);
+  });
   // `log tail` joins the `log` group made by add_log_commands.
   CLI::App* log = nullptr;
   try {
@@ -324,7 +526,12 @@ void add_kafka_commands(CLI::App& app) {
   cons->add_option("--log", ca->log, "Log: kafka://host:port/topic or a directory")->required();
   cons->add_option("--snapshots", ca->snapshots, "Snapshot store directory (the position)")
       ->required();
-  cons->add_option("--group", ca->group, "Kafka consumer group to commit the position to");
+  cons->add_option("--group", ca->group,
+                   "Kafka consumer group: commits the position to it; on a partitioned topic "
+                   "(?partitions=N) this process joins the group and hosts its partitions");
+  cons->add_option("--snapshot-idle-ms", ca->snapshot_idle_ms,
+                   "Group mode: snapshot a partition after this long without records")
+      ->capture_default_str();
   cons->add_option("--snapshot-every", ca->snapshot_every, "Events between snapshots")
       ->capture_default_str();
   cons->add_option("--until", ca->until,

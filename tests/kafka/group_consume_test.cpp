@@ -1,0 +1,313 @@
+// Partitioned topics and consumer groups (docs/cluster.md), against the fixture broker:
+//   - the partitioner is the Java client's murmur2 (values from kafka-python's port);
+//   - a partitioned topic still reads back as one total order (merge by event sequence);
+//   - three `colony consume --group` members share a 6-partition topic; one is SIGKILLed
+//     mid-stream; the survivors take over its partitions; at the end every partition's
+//     snapshot is at the partition's end, its apply ledger shows each Kafka offset applied
+//     exactly once in order, each partition holds only its own entities, and the union of
+//     the partition states has the digest of one uninterrupted consumer of the same stream
+//     on a one-partition topic.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/entities/entities.hpp"
+#include "stores/kafka_log.hpp"
+#include "stores/snapshot_store.hpp"
+#include "tests/cli/process.hpp"
+#include "tests/kafka/kafka_env.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace colony::testing {
+namespace {
+
+using std::chrono::seconds;
+using clock_type = std::chrono::steady_clock;
+
+std::uint64_t ledger_chain(std::uint64_t n) {
+  std::uint64_t chain = 0;
+  for (std::uint64_t off = 0; off < n; ++off) {
+    std::uint8_t le[8];
+    for (int i = 0; i < 8; ++i) le[i] = static_cast<std::uint8_t>(off >> (8 * i));
+    chain = XXH3_64bits_withSeed(le, sizeof(le), chain);
+  }
+  return chain;
+}
+
+// Java's Utils.toPositive(Utils.murmur2(key)) % n, computed with kafka-python's
+// kafka.partitioner.default.murmur2 (a port of the Java client's).
+TEST(KafkaPartitioner, MatchesTheJavaClientsMurmur2) {
+  struct row {
+    const char* key;
+    std::int32_t p4, p6;
+  };
+  const row rows[] = {{"node-0", 3, 5},
+                      {"default/gen-pod-0", 1, 5},
+                      {"default/gen-pod-17", 2, 2},
+                      {"quota-a", 2, 4},
+                      {"colony", 3, 5}};
+  for (const auto& r : rows) {
+    EXPECT_EQ(stores::kafka_partition_of(r.key, 4), r.p4) << r.key;
+    EXPECT_EQ(stores::kafka_partition_of(r.key, 6), r.p6) << r.key;
+  }
+  EXPECT_EQ(stores::kafka_partition_of("", 6), 0);  // cluster-scoped events: partition 0
+  EXPECT_EQ(stores::kafka_partition_of("node-0", 1), 0);
+}
+
+// Lines of a running child, read on a thread of their own (three children run at once).
+class watched {
+ public:
+  explicit watched(const std::vector<std::string>& args) : c_(args, true) {
+    reader_ = std::thread([this] {
+      std::string line;
+      while (c_.read_line(line)) {
+        std::lock_guard<std::mutex> lk(mu_);
+        lines_.push_back(line);
+      }
+    });
+  }
+  ~watched() {
+    kill9();
+    wait();
+  }
+  watched(const watched&) = delete;
+  watched& operator=(const watched&) = delete;
+  std::vector<std::string> lines() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return lines_;
+  }
+  void kill9() {
+    if (!reaped_) c_.kill9();  // never signal a pid that may have been reused
+  }
+  int wait() {
+    int rc = c_.wait();
+    reaped_ = true;
+    if (reader_.joinable()) reader_.join();
+    return rc;
+  }
+  // Highest durable Kafka offset per partition ("durable P@N").
+  std::map<int, std::uint64_t> durable() {
+    std::map<int, std::uint64_t> out;
+    for (const auto& l : lines()) {
+      if (l.rfind("durable ", 0) != 0) continue;
+      auto at = l.find('@');
+      if (at == std::string::npos) continue;
+      int p = std::stoi(l.substr(8, at - 8));
+      out[p] = std::max<std::uint64_t>(out[p], std::stoull(l.substr(at + 1)));
+    }
+    return out;
+  }
+  // Partitions this member owns after its last rebalance.
+  std::set<int> owned(std::size_t upto = std::string::npos) {
+    std::set<int> s;
+    auto ls = lines();
+    for (std::size_t i = 0; i < ls.size() && i < upto; ++i) {
+      int p = 0;
+      if (std::sscanf(ls[i].c_str(), "consume: assigned partition %d", &p) == 1) s.insert(p);
+      if (std::sscanf(ls[i].c_str(), "consume: revoked partition %d", &p) == 1) s.erase(p);
+      if (std::sscanf(ls[i].c_str(), "consume: lost partition %d", &p) == 1) s.erase(p);
+    }
+    return s;
+  }
+  std::string text() {
+    std::string t;
+    for (const auto& l : lines()) t += l + "\n";
+    return t;
+  }
+
+ private:
+  child c_;
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+  std::thread reader_;
+  bool reaped_ = false;
+};
+
+nlohmann::json last_json(const std::string& out) {
+  auto p = out.rfind("\n{");
+  auto line = out.substr(p == std::string::npos ? 0 : p + 1);
+  line = line.substr(0, line.find('\n'));
+  return nlohmann::json::parse(line, nullptr, false);
+}
+
+class GroupConsume : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bootstrap_ = kafka_bootstrap();
+    ASSERT_FALSE(bootstrap_.empty()) << kafka_missing_message();
+  }
+  std::string bootstrap_;
+  temp_dir dir_;
+};
+
+// The merge read of a partitioned topic gives the same events, in the same order, as a
+// one-partition topic (so `colony replay` and generate's restart work unchanged).
+TEST_F(GroupConsume, PartitionedTopicReadsBackInAppendOrder) {
+  const std::string one = "kafka://" + bootstrap_ + "/" + fresh_topic("p1");
+  const std::string four = "kafka://" + bootstrap_ + "/" + fresh_topic("p4") + "?partitions=4";
+  for (const auto& l : {one, four}) {
+    auto [rc, out] = run_colony(
+        {"log", "generate", "--log", l, "--count", "3000", "--seed", "3", "--batch", "250"});
+    ASSERT_EQ(rc, 0) << out;
+  }
+  auto [r1, d1] = run_colony({"replay", "--log", one, "--digest"});
+  auto [r4, d4] = run_colony({"replay", "--log", four, "--digest"});
+  ASSERT_EQ(r1, 0) << d1;
+  ASSERT_EQ(r4, 0) << d4;
+  EXPECT_EQ(d1, d4);
+  auto [t1, j1] = run_colony({"log", "tail", "--log", one, "--no-follow"});
+  auto [t4, j4] = run_colony({"log", "tail", "--log", four, "--no-follow"});
+  ASSERT_EQ(t1, 0) << j1;
+  ASSERT_EQ(t4, 0) << j4;
+  EXPECT_EQ(j1, j4);
+  // A partitioned topic opened as a one-partition log is refused, naming the fix.
+  auto name = four.substr(0, four.find('?'));
+  auto [rr, rout] = run_colony({"replay", "--log", name, "--digest"});
+  EXPECT_NE(rr, 0);
+  EXPECT_NE(rout.find("?partitions=4"), std::string::npos) << rout;
+}
+
+TEST_F(GroupConsume, SigkilledMemberIsTakenOverAndEveryEventIsAppliedOnce) {
+  constexpr int partitions = 6;
+  const std::uint64_t first = 8000, total = 24000;
+  const std::string topic = fresh_topic("group");
+  const std::string log = "kafka://" + bootstrap_ + "/" + topic + "?partitions=6";
+  const std::string group = fresh_topic("g");
+  const auto snaps = dir_.sub("snaps");
+  auto gen = [&](std::uint64_t n) {
+    return run_colony({"log", "generate", "--log", log, "--count", std::to_string(n), "--seed",
+                       "11", "--batch", "200"});
+  };
+  {
+    auto [rc, out] = gen(first);
+    ASSERT_EQ(rc, 0) << out;
+  }
+  const std::vector<std::string> args{colony_binary(),
+                                      "consume",
+                                      "--log",
+                                      log,
+                                      "--snapshots",
+                                      snaps,
+                                      "--group",
+                                      group,
+                                      "--snapshot-every",
+                                      "500",
+                                      "--snapshot-idle-ms",
+                                      "200"};
+  std::vector<std::unique_ptr<watched>> m;
+  for (int i = 0; i < 3; ++i) m.push_back(std::make_unique<watched>(args));
+
+  // Kill member 1 once the group has settled on three members and it has made state durable.
+  auto deadline = clock_type::now() + seconds(40);
+  while (clock_type::now() < deadline) {
+    bool settled = !m[1]->durable().empty();
+    for (auto& x : m) settled = settled && !x->owned().empty();
+    if (settled) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto victim = m[1]->owned();
+  ASSERT_FALSE(victim.empty()) << m[1]->text();
+  const auto before0 = m[0]->lines().size(), before2 = m[2]->lines().size();
+  m[1]->kill9();
+  EXPECT_EQ(m[1]->wait(), 128 + SIGKILL);
+  {
+    auto [rc, out] = gen(total);  // the rest of the stream, while the group rebalances
+    ASSERT_EQ(rc, 0) << out;
+  }
+
+  stores::log_options ro;
+  ro.read_only = true;
+  ro.create_if_missing = false;
+  auto kl = stores::kafka_log::open(log, ro);
+  ASSERT_TRUE(kl) << kl.error().describe();
+  auto ends = (*kl)->partition_ends();
+  ASSERT_TRUE(ends) << ends.error().describe();
+  ASSERT_EQ(ends->size(), static_cast<std::size_t>(partitions));
+
+  // Survivors make every partition durable at its end.
+  deadline = clock_type::now() + seconds(45);
+  bool done = false;
+  while (!done && clock_type::now() < deadline) {
+    done = true;
+    auto d0 = m[0]->durable(), d2 = m[2]->durable();
+    for (int p = 0; p < partitions; ++p)
+      done = done && std::max(d0[p], d2[p]) == (*ends)[static_cast<std::size_t>(p)];
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(done) << "survivors did not reach the end\n--- m0\n"
+                    << m[0]->text() << "--- m2\n"
+                    << m[2]->text();
+  // Takeover: each of the victim's partitions was assigned to a survivor after the kill.
+  std::set<int> taken;
+  for (auto [x, from] : {std::pair{m[0].get(), before0}, std::pair{m[2].get(), before2}}) {
+    auto ls = x->lines();
+    for (std::size_t i = from; i < ls.size(); ++i) {
+      int p = 0;
+      if (std::sscanf(ls[i].c_str(), "consume: assigned partition %d", &p) == 1) taken.insert(p);
+    }
+  }
+  for (int p : victim) EXPECT_TRUE(taken.count(p)) << "partition " << p << " not taken over";
+  EXPECT_EQ(m[0]->owned().size() + m[2]->owned().size(), static_cast<std::size_t>(partitions));
+  for (auto* x : {m[0].get(), m[2].get()}) {
+    x->kill9();  // everything is durable; a kill is the harshest stop
+    x->wait();
+  }
+
+  // Per partition: at its end, applied exactly once in order, only its own entities.
+  std::vector<std::tuple<std::uint8_t, std::string, std::string>> all;
+  for (int p = 0; p < partitions; ++p) {
+    auto s = stores::snapshot_store::open(snaps + "/p" + std::to_string(p), false);
+    ASSERT_TRUE(s) << s.error().describe();
+    auto latest = (*s)->latest();
+    ASSERT_TRUE(latest && *latest);
+    const auto end = (*ends)[static_cast<std::size_t>(p)];
+    EXPECT_EQ((*latest)->at, end) << "partition " << p;
+    std::string led;
+    auto r =
+        (*s)->read((*latest)->at, [&](std::uint8_t k, std::string_view key, std::string_view st) {
+          if (k == 0) {
+            led = std::string(st);
+            return;
+          }
+          EXPECT_EQ(stores::kafka_partition_of(key, partitions), p) << key;
+          all.emplace_back(k, std::string(key), std::string(st));
+        });
+    ASSERT_TRUE(r) << r.error().describe();
+    ASSERT_EQ(led.size(), 16u);
+    std::uint64_t applied = 0, chain = 0;
+    std::memcpy(&applied, led.data(), 8);
+    std::memcpy(&chain, led.data() + 8, 8);
+    EXPECT_EQ(applied, end) << "partition " << p;
+    EXPECT_EQ(chain, ledger_chain(end))
+        << "partition " << p << ": an offset applied twice or skipped";
+  }
+  std::sort(all.begin(), all.end());
+  entities::digest_builder db;
+  for (const auto& [k, key, st] : all) db.add(static_cast<wire::EntityKind>(k), key, st);
+  char union_digest[17];
+  std::snprintf(union_digest, sizeof(union_digest), "%016llx",
+                static_cast<unsigned long long>(db.finish()));
+
+  // One uninterrupted consumer of the same stream on a one-partition topic.
+  const std::string one = "kafka://" + bootstrap_ + "/" + fresh_topic("group-ref");
+  auto [grc, gout] = run_colony({"log", "generate", "--log", one, "--count", std::to_string(total),
+                                 "--seed", "11", "--batch", "1000"});
+  ASSERT_EQ(grc, 0) << gout;
+  auto [crc, cout] = run_colony(
+      {"consume", "--log", one, "--snapshots", dir_.sub("ref"), "--until", std::to_string(total)});
+  ASSERT_EQ(crc, 0) << cout;
+  auto ref = last_json(cout);
+  EXPECT_EQ(ref["digest"].get<std::string>(), std::string(union_digest));
+  EXPECT_EQ(ref["entities"].get<std::uint64_t>(), all.size());
+}
+
+}  // namespace
+}  // namespace colony::testing
