@@ -212,6 +212,7 @@ result<void> quota_tree::upsert_quota(quota_spec spec) {
   n->weight = spec.shared_weight.is_zero() ? spec.max : spec.shared_weight;
   n->spec = std::move(spec);
   topology_dirty_ = true;
+  needs_refresh_ = true;
   if (namespaces_changed) rebuild_namespace_index();
   return {};
 }
@@ -232,11 +233,15 @@ result<void> quota_tree::delete_quota(std::string_view name) {
   nodes_.pop_back();
   index_.erase(index_.find(name));
   topology_dirty_ = true;
+  needs_refresh_ = true;
   rebuild_namespace_index();
   return {};
 }
 
-void quota_tree::set_cluster_total(const resource_list& total) { cluster_total_ = total; }
+void quota_tree::set_cluster_total(const resource_list& total) {
+  if (total != cluster_total_) needs_refresh_ = true;
+  cluster_total_ = total;
+}
 
 void quota_tree::refresh_self(node& n) {
   const resource_keys mk = n.spec.max_keys;
@@ -271,6 +276,7 @@ void quota_tree::book(const quota_pod& pod, int sign) {
 
 result<void> quota_tree::upsert_pod(quota_pod pod) {
   if (pod.name.empty()) return fail(errc::invalid_input, "pod name is empty", "pod.name");
+  needs_refresh_ = true;
   auto it = pods_.find(pod.name);
   if (it != pods_.end()) {
     book(it->second, -1);
@@ -289,6 +295,41 @@ bool quota_tree::remove_pod(std::string_view pod_name) {
   if (it == pods_.end()) return false;
   book(it->second, -1);
   pods_.erase(it);
+  needs_refresh_ = true;
+  return true;
+}
+
+bool quota_tree::update_pod_is_assigned(std::string_view pod_name, bool assigned,
+                                        std::string_view node_name) {
+  auto it = pods_.find(std::string(pod_name));
+  if (it == pods_.end()) return false;
+  quota_pod& pod = it->second;
+  pod.node = std::string(node_name);
+  if (pod.assigned == assigned) return true;
+  book(pod, -1);
+  pod.assigned = assigned;
+  book(pod, +1);
+  // What refresh() would now compute for used: the pod masked to its quota's max keys, added
+  // unchanged to every ancestor (b.4). Request is untouched, so runtimes stay valid unless
+  // the pod is in the system/default quota (their used shrinks the default tree's total).
+  const int i = find_index(pod.quota);
+  if (i < 0 || topology_dirty_) {
+    needs_refresh_ = true;
+    return true;
+  }
+  auto& n = nodes_[static_cast<std::size_t>(i)];
+  if (n.special) needs_refresh_ = true;
+  resource_list delta = masked(pod.request, n.spec.max_keys);
+  if (!assigned) delta = resource_list{} - delta;
+  const bool np = pod.non_preemptible;
+  n.status.used += delta;
+  if (np) n.status.non_preemptible_used += delta;
+  if (!n.in_tree) return true;
+  for (int p = n.parent; p >= 0; p = nodes_[static_cast<std::size_t>(p)].parent) {
+    auto& a = nodes_[static_cast<std::size_t>(p)];
+    a.status.used += delta;
+    if (np) a.status.non_preemptible_used += delta;
+  }
   return true;
 }
 
@@ -402,7 +443,27 @@ void quota_tree::distribute(const resource_list& total, const std::vector<int>& 
 }
 
 std::vector<quota_status> quota_tree::refresh() {
+  refresh_runtime();
+  // Statuses, and the changed ones in name order.
+  std::vector<quota_status> changed;
+  for (int i : order_) {
+    auto& n = nodes_[static_cast<std::size_t>(i)];
+    const auto& st = n.status;
+    auto& e = n.emitted;
+    const bool differs = !e.valid || st.runtime != e.runtime || st.runtime_keys != e.runtime_keys ||
+                         st.used != e.used || st.request != e.request ||
+                         st.non_preemptible_used != e.non_preemptible_used;
+    if (differs) {
+      e = {st.runtime, st.used, st.request, st.non_preemptible_used, st.runtime_keys, true};
+      changed.push_back(st);
+    }
+  }
+  return changed;
+}
+
+void quota_tree::refresh_runtime() {
   if (topology_dirty_) rebuild_topology();
+  needs_refresh_ = false;
 
   // Own pods, masked to the quota's max keys (b.4).
   for (auto& n : nodes_) {
@@ -467,24 +528,12 @@ std::vector<quota_status> quota_tree::refresh() {
     if (!n.children.empty()) distribute(n.runtime_raw, n.children);
   }
 
-  // Statuses, and the changed ones in name order.
-  std::vector<quota_status> changed;
-  for (int i : order_) {
-    auto& n = nodes_[static_cast<std::size_t>(i)];
-    auto& st = n.status;
-    // RefreshRuntime returns max for system/default; orphans have no runtime.
-    st.runtime = n.special ? n.spec.max
+  // RefreshRuntime returns max for system/default; orphans have no runtime.
+  for (auto& n : nodes_) {
+    n.status.runtime = n.special
+                           ? n.spec.max
                            : (n.in_tree ? masked(n.runtime_raw, n.spec.max_keys) : resource_list{});
-    auto& e = n.emitted;
-    const bool differs = !e.valid || st.runtime != e.runtime || st.runtime_keys != e.runtime_keys ||
-                         st.used != e.used || st.request != e.request ||
-                         st.non_preemptible_used != e.non_preemptible_used;
-    if (differs) {
-      e = {st.runtime, st.used, st.request, st.non_preemptible_used, st.runtime_keys, true};
-      changed.push_back(st);
-    }
   }
-  return changed;
 }
 
 const quota_status* quota_tree::status(std::string_view name) const {

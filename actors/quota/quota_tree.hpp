@@ -210,6 +210,19 @@ class quota_tree {
   [[nodiscard]] result<void> upsert_pod(quota_pod pod);
   bool remove_pod(std::string_view pod_name);
 
+  // updatePodIsAssigned (group_quota_manager.go), as the scheduler's Reserve/Unreserve do:
+  // marks a booked pod assigned (node = where) or not. Used and non-preemptible used of the
+  // quota and its ancestors are updated at once, so status() reads the new used without a
+  // refresh (request, hence runtime, does not change). False for an unknown pod.
+  bool update_pod_is_assigned(std::string_view pod_name, bool assigned, std::string_view node = {});
+  // True when something that can change a runtime (quotas, pods' requests, the cluster
+  // total, used of the system/default quotas) changed since the last computation.
+  [[nodiscard]] bool needs_refresh() const noexcept { return needs_refresh_; }
+  // The same computation as refresh() without consuming the change report: the next
+  // refresh() still returns every status changed since the previous refresh() (the
+  // scheduler plugin refreshes runtime lazily in PreFilter; the quota actor reports).
+  void refresh_runtime();
+
   // Recomputes every quota (the fixed point described above) and returns the statuses whose
   // runtime, used, request or non-preemptible used changed since the previous refresh (all
   // quotas on the first), in name order.
@@ -286,6 +299,7 @@ class quota_tree {
   std::vector<int> topo_;         // parents before children
   std::vector<int> order_;        // every node, by name
   bool topology_dirty_ = true;
+  bool needs_refresh_ = true;
   // Scratch reused by refresh().
   std::vector<runtime_node> calc_;
   redistribution_scratch scratch_;

@@ -352,8 +352,12 @@ status device_share::filter(cycle_state& st, const pod_info& pod, const node_inf
   auto& s = state_of(st, pod);
   if (s.skip) return {};
   if (node.gpus.empty()) return status::unresolvable(err_insufficient_gpu);
-  auto a = allocate(s.req, node);
-  if (!a) return status::unschedulable(err_insufficient_gpu);
+  // allocate() takes every device that fits (in score order) until it has req.count, so it
+  // succeeds exactly when at least req.count devices fit: count them without allocating.
+  std::int64_t fitting = 0;
+  for (const auto& g : node.gpus)
+    if (fits(s.req, free_of(g))) ++fitting;
+  if (fitting < s.req.count) return status::unschedulable(err_insufficient_gpu);
   return {};
 }
 

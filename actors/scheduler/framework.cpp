@@ -308,6 +308,31 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   for (std::size_t p = 0; p < plugins_.size(); ++p)
     if ((plugins_[p].enabled & ep_filter) && !(p < 64 && (skip_filter >> p) & 1u))
       filter_plugins_.push_back(p);
+  // Score plugins, and raw scores laid out [score plugin][feasible node] with a stride of
+  // to_find (the most nodes that can be feasible).
+  std::vector<std::size_t>& score_plugins = score_plugins_;
+  score_plugins.clear();
+  for (std::size_t p = 0; p < plugins_.size(); ++p)
+    if (plugins_[p].enabled & ep_score) score_plugins.push_back(p);
+  const std::size_t k = score_plugins.size();
+  const std::size_t stride = to_find;
+  if (raw_.size() < k * stride) raw_.resize(k * stride);
+  // Raw scores of the nodes found feasible since `from`, while their node_info is still in
+  // cache. A raw score depends only on the pod, the node and PreFilter state (the plugin
+  // contract), so scoring in chunks during filtering gives the scores of a separate pass.
+  std::size_t scored = 0;
+  auto score_pending = [&] {
+    const std::size_t m = feasible_.size() - scored;
+    if (m == 0) return;
+    const std::span<const std::uint32_t> idx(feasible_.data() + scored, m);
+    for (std::size_t s = 0; s < k; ++s) {
+      auto& e = plugins_[score_plugins[s]];
+      e.impl->score_nodes(st, pod, nodes, idx,
+                          std::span<std::int64_t>(raw_.data() + s * stride + scored, m), now);
+    }
+    scored = feasible_.size();
+  };
+  constexpr std::size_t score_chunk = 32;
   std::size_t processed = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t idx = (start + i) % n;
@@ -334,6 +359,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
     if (fits) {
       feasible_.push_back(static_cast<std::uint32_t>(idx));
       if (feasible_.size() >= to_find) break;
+      if (feasible_.size() - scored >= score_chunk) score_pending();
     }
   }
   next_start_ = (start + processed) % n;
@@ -359,23 +385,14 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   }
 
   // --- Score -------------------------------------------------------------------------------
+  score_pending();
   const std::size_t f = feasible_.size();
-  std::vector<std::size_t>& score_plugins = score_plugins_;
-  score_plugins.clear();
-  for (std::size_t p = 0; p < plugins_.size(); ++p)
-    if (plugins_[p].enabled & ep_score) score_plugins.push_back(p);
-  const std::size_t k = score_plugins.size();
-  raw_.assign(k * f, 0);
-  for (std::size_t s = 0; s < k; ++s) {
-    auto& e = plugins_[score_plugins[s]];
-    std::int64_t* row = raw_.data() + s * f;
-    for (std::size_t j = 0; j < f; ++j) row[j] = e.impl->score(st, pod, nodes[feasible_[j]], now);
-  }
-  norm_ = raw_;
+  if (norm_.size() < k * stride) norm_.resize(k * stride);
   total_.assign(f, 0);
   for (std::size_t s = 0; s < k; ++s) {
     auto& e = plugins_[score_plugins[s]];
-    std::span<std::int64_t> row(norm_.data() + s * f, f);
+    std::copy_n(raw_.data() + s * stride, f, norm_.data() + s * stride);
+    std::span<std::int64_t> row(norm_.data() + s * stride, f);
     e.impl->normalize_score(st, pod, row);
     for (std::size_t j = 0; j < f; ++j) {
       if (row[j] < 0 || row[j] > max_node_score) {
@@ -416,8 +433,8 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
     out.reserve(k);
     for (std::size_t s = 0; s < k; ++s) {
       auto& e = plugins_[score_plugins[s]];
-      std::int64_t nv = norm_[s * f + j];
-      out.push_back({e.impl->name(), raw_[s * f + j], nv, nv * e.weight});
+      std::int64_t nv = norm_[s * stride + j];
+      out.push_back({e.impl->name(), raw_[s * stride + j], nv, nv * e.weight});
     }
     return out;
   };

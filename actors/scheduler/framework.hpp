@@ -250,6 +250,9 @@ struct pod_info {
   bool terminated = false;
   bool reserve_pod = false;
   std::vector<gpu_allocation> gpu_allocations;
+  // Label quota.scheduling.koordinator.sh/preemptible == "false" (ElasticQuota: limited to
+  // min, never a victim).
+  bool non_preemptible = false;
 
   [[nodiscard]] std::string_view namespace_name() const noexcept;
   [[nodiscard]] kube_qos effective_kube_qos() const noexcept;
@@ -399,9 +402,19 @@ class plugin {
     return {};
   }
   virtual status filter(cycle_state&, const pod_info&, const node_info&, event_time) { return {}; }
-  // Raw score of one feasible node.
+  // Raw score of one feasible node. REQUIRES: depends only on the pod, this node and what
+  // PreFilter stored (the framework scores nodes in chunks while it is still filtering).
   virtual std::int64_t score(cycle_state&, const pod_info&, const node_info&, event_time) {
     return 0;
+  }
+  // Score of many feasible nodes at once: out[j] = score(nodes[indices[j]]). The framework
+  // calls this one; plugins override it to hoist per-pod work and the virtual call out of the
+  // node loop. REQUIRES: out.size() == indices.size(); same results as score() per node.
+  virtual void score_nodes(cycle_state& st, const pod_info& pod, std::span<const node_info> nodes,
+                           std::span<const std::uint32_t> indices, std::span<std::int64_t> out,
+                           event_time now) {
+    for (std::size_t j = 0; j < indices.size(); ++j)
+      out[j] = score(st, pod, nodes[indices[j]], now);
   }
   // ScoreExtensions.NormalizeScore over the raw scores of all scored nodes (in place).
   // Return false when the plugin has none (the framework then skips the call).

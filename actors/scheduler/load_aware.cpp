@@ -527,24 +527,58 @@ std::int64_t load_aware_scheduling::score_vec(const vec& used, const vec& alloc)
   return node_score / weight_sum;
 }
 
-std::int64_t load_aware_scheduling::score(cycle_state& st, const pod_info& pod,
-                                          const node_info& node, event_time now) {
-  if (score_disabled_) return 0;
-  const incoming& in = incoming_of(st, pod);
+std::int64_t load_aware_scheduling::score_sum(const std::int64_t* existing,
+                                              const std::int64_t* estimate,
+                                              const std::int64_t* alloc) const {
+  // score_vec with used = existing + estimate (positions 0..n-1 in resource order).
+  const std::int64_t dw = args_.dominant_resource_weight;
+  std::int64_t node_score = 0, dominant = 0, weight_sum = 0;
+  if (dw != 0) {
+    dominant = max_node_score;
+    weight_sum = dw;
+  }
+  const std::size_t n = names_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t w = score_weights_[i];
+    const std::int64_t used = existing[i] + estimate[i];
+    std::int64_t s = 0;
+    if (alloc[i] != 0 && used <= alloc[i]) s = (alloc[i] - used) * max_node_score / alloc[i];
+    node_score += s * w;
+    weight_sum += w;
+    if (dominant > s) dominant = s;
+  }
+  node_score += dominant * dw;
+  if (weight_sum <= 0) return 0;
+  return node_score / weight_sum;
+}
+
+std::int64_t load_aware_scheduling::score_entry(const incoming& in, const node_info& node,
+                                                event_time now) {
   const auto [e, data] = entry_for(node);
   if (!e->has_metric) return 0;
   if (expired_at(*e, now)) return 0;
   if (!e->has_node_metric) return 0;
   const bool prod_pod = args_.score_according_prod_usage && in.prod;
   const std::size_t n = names_.size();
-  const std::int64_t* existing = data + (prod_pod ? 2 * n : n);
-  vec used{};
-  vec alloc{};
-  for (std::size_t k = 0; k < n; ++k) {
-    used[k] = existing[k] + in.estimate[k];
-    alloc[k] = data[3 * n + k];
+  return score_sum(data + (prod_pod ? 2 * n : n), in.estimate.data(), data + 3 * n);
+}
+
+std::int64_t load_aware_scheduling::score(cycle_state& st, const pod_info& pod,
+                                          const node_info& node, event_time now) {
+  if (score_disabled_) return 0;
+  return score_entry(incoming_of(st, pod), node, now);
+}
+
+void load_aware_scheduling::score_nodes(cycle_state& st, const pod_info& pod,
+                                        std::span<const node_info> nodes,
+                                        std::span<const std::uint32_t> indices,
+                                        std::span<std::int64_t> out, event_time now) {
+  if (score_disabled_) {
+    std::fill(out.begin(), out.end(), 0);
+    return;
   }
-  return score_vec(used, alloc);
+  const incoming& in = incoming_of(st, pod);
+  for (std::size_t j = 0; j < indices.size(); ++j) out[j] = score_entry(in, nodes[indices[j]], now);
 }
 
 }  // namespace colony::scheduler

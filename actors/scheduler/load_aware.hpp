@@ -116,6 +116,9 @@ class load_aware_scheduling final : public plugin {
                 event_time now) override;
   std::int64_t score(cycle_state& st, const pod_info& pod, const node_info& node,
                      event_time now) override;
+  void score_nodes(cycle_state& st, const pod_info& pod, std::span<const node_info> nodes,
+                   std::span<const std::uint32_t> indices, std::span<std::int64_t> out,
+                   event_time now) override;
 
   // Per-node summary of assigned pods against the node's NodeMetric (pod_assign_cache.go
   // nodeInfo): what the filter and score add to reported usage.
@@ -182,6 +185,10 @@ class load_aware_scheduling final : public plugin {
   [[nodiscard]] const filter_profile& profile_for(const node_info& node,
                                                   filter_profile& scratch) const;
   [[nodiscard]] std::int64_t score_vec(const vec& used, const vec& alloc) const;
+  // score_vec(existing + estimate, alloc) without building the vectors.
+  [[nodiscard]] std::int64_t score_sum(const std::int64_t* existing, const std::int64_t* estimate,
+                                       const std::int64_t* alloc) const;
+  [[nodiscard]] std::int64_t score_entry(const incoming& in, const node_info& node, event_time now);
 
   load_aware_args args_;
   std::vector<resource_name> names_;

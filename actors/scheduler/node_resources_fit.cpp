@@ -124,6 +124,63 @@ std::int64_t node_resources_fit::score_node(const pod_info& pod, const node_info
   return weight_sum == 0 ? 0 : node_score / weight_sum;
 }
 
+void node_resources_fit::score_nodes(cycle_state&, const pod_info& pod,
+                                     std::span<const node_info> nodes,
+                                     std::span<const std::uint32_t> indices,
+                                     std::span<std::int64_t> out, event_time) {
+  // The terms of score_node() that depend only on the pod, in args order: which node list
+  // holds the requested amount, what the pod adds, the weight. Same arithmetic per node.
+  struct term {
+    std::int64_t resource_list::*field;
+    const resource_list node_info::*base;
+    std::int64_t add;
+    std::int64_t weight;
+  };
+  std::array<term, resource_name_count> terms{};
+  std::size_t nt = 0;
+  for (const auto& spec : args_.resources) {
+    if (nt == terms.size()) break;
+    switch (spec.name) {
+      case resource_name::cpu:
+        terms[nt++] = {
+            &resource_list::cpu_milli, &node_info::non_zero_requested,
+            pod.requests.cpu_milli == 0 ? default_milli_cpu_request : pod.requests.cpu_milli,
+            spec.weight};
+        break;
+      case resource_name::memory:
+        terms[nt++] = {
+            &resource_list::memory_bytes, &node_info::non_zero_requested,
+            pod.requests.memory_bytes == 0 ? default_memory_request : pod.requests.memory_bytes,
+            spec.weight};
+        break;
+      case resource_name::pods:
+        terms[nt++] = {&resource_list::pods, &node_info::requested, 1, spec.weight};
+        break;
+      default: {
+        const std::int64_t q = get(pod.requests, spec.name);
+        if (q == 0) continue;
+        terms[nt++] = {field_of(spec.name), &node_info::requested, q, spec.weight};
+      }
+    }
+  }
+  const bool least = args_.scoring_strategy == scoring_strategy_type::least_allocated;
+  for (std::size_t j = 0; j < indices.size(); ++j) {
+    const node_info& node = nodes[indices[j]];
+    std::int64_t node_score = 0, weight_sum = 0;
+    for (std::size_t t = 0; t < nt; ++t) {
+      const term& tm = terms[t];
+      const std::int64_t alloc = node.allocatable.*tm.field;
+      if (alloc == 0) continue;
+      const std::int64_t requested = (node.*tm.base).*tm.field + tm.add;
+      const std::int64_t sc =
+          least ? least_requested_score(requested, alloc) : most_requested_score(requested, alloc);
+      node_score += sc * tm.weight;
+      weight_sum += tm.weight;
+    }
+    out[j] = weight_sum == 0 ? 0 : node_score / weight_sum;
+  }
+}
+
 std::int64_t node_resources_fit::score(cycle_state&, const pod_info& pod, const node_info& node,
                                        event_time) {
   return score_node(pod, node);

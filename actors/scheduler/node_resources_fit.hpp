@@ -61,6 +61,10 @@ class node_resources_fit final : public plugin {
 
   status filter(cycle_state&, const pod_info& pod, const node_info& node, event_time) override;
   std::int64_t score(cycle_state&, const pod_info& pod, const node_info& node, event_time) override;
+  // score_node() over many nodes, with the pod's side of every resource computed once.
+  void score_nodes(cycle_state&, const pod_info& pod, std::span<const node_info> nodes,
+                   std::span<const std::uint32_t> indices, std::span<std::int64_t> out,
+                   event_time) override;
 
   // Fit check alone (fitsRequest), for callers outside a cycle.
   [[nodiscard]] status fits_request(const pod_info& pod, const node_info& node) const;

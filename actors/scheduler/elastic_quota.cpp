@@ -1,0 +1,180 @@
+// elastic_quota.hpp: the ElasticQuota plugin over colony::quota.
+#include "actors/scheduler/elastic_quota.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace colony::scheduler {
+
+namespace {
+
+std::int64_t start_time_of(const pod_info& p) {
+  if (p.scheduled_time) return p.scheduled_time->value;
+  if (p.assigned_time) return p.assigned_time->value;
+  return 0;
+}
+
+quota::preemption_pod preemption_pod_of(const pod_info& p, std::string quota_name) {
+  quota::preemption_pod out;
+  out.name = p.key;
+  out.quota = std::move(quota_name);
+  out.priority = p.priority;
+  out.start_time_ms = start_time_of(p);
+  out.non_preemptible = p.non_preemptible;
+  out.request = p.requests;
+  return out;
+}
+
+}  // namespace
+
+elastic_quota::elastic_quota(std::shared_ptr<quota::quota_tree> tree) : tree_(std::move(tree)) {}
+
+std::string elastic_quota::quota_of(const pod_info& pod) const {
+  return tree_->get_quota_name(pod.namespace_name(), pod.quota_name);
+}
+
+quota::quota_pod elastic_quota::to_quota_pod(const pod_info& pod, std::string quota) const {
+  quota::quota_pod q;
+  q.name = pod.key;
+  q.namespace_name = std::string(pod.namespace_name());
+  q.quota = std::move(quota);
+  q.request = pod.requests;
+  q.non_preemptible = pod.non_preemptible;
+  q.priority = pod.priority;
+  q.start_time_ms = start_time_of(pod);
+  q.node = pod.node_name;
+  q.assigned = !pod.node_name.empty() && !pod.terminated;
+  return q;
+}
+
+status elastic_quota::pre_filter(cycle_state& st, const pod_info& pod,
+                                 std::span<const node_info> nodes, event_time) {
+  nodes_ = nodes;
+  auto& s = st.slot<state>(slot());
+  s.cycle = st.cycle;
+  s.quota = quota_of(pod);
+  s.booked = s.assigned = false;
+  if (s.quota.empty()) return status::skip();  // DisableDefaultQuota: no association
+  // plugin.go PreFilter: runtime is refreshed on demand (RefreshRuntime); Colony recomputes
+  // the whole fixed point, and only when something that feeds runtime changed.
+  if (tree_->needs_refresh()) tree_->refresh_runtime();
+  auto r = quota::pre_filter(*tree_, s.quota, pod.requests, pod.non_preemptible);
+  switch (r.code) {
+    case quota::admission_code::success:
+      return {};
+    case quota::admission_code::skip:
+      return status::skip();
+    case quota::admission_code::error:
+      return status::fail(r.reason);
+    case quota::admission_code::unschedulable:
+      break;
+  }
+  const bool np = r.reason.starts_with(err_insufficient_non_preemptible_quotas);
+  return status::unschedulable(
+      np ? err_insufficient_non_preemptible_quotas : err_insufficient_quotas, std::move(r.reason));
+}
+
+status elastic_quota::reserve(cycle_state& st, const pod_info& pod, const node_info& node,
+                              event_time) {
+  auto& s = st.slot<state>(slot());
+  if (s.cycle != st.cycle) {  // Reserve without this plugin's PreFilter (e.g. a replay)
+    s.cycle = st.cycle;
+    s.quota = quota_of(pod);
+    s.booked = s.assigned = false;
+  }
+  if (s.quota.empty()) return {};
+  // plugin.go Reserve: mgr.OnPodAdd / updatePodIsAssigned. A pod the quota manager already
+  // books (pending) becomes assigned; an unknown one is booked as assigned.
+  const quota::quota_pod* known = tree_->pod(pod.key);
+  if (known != nullptr && known->quota == s.quota) {
+    if (!known->assigned) {
+      tree_->update_pod_is_assigned(pod.key, true, node.name);
+      s.assigned = true;
+    }
+    return {};
+  }
+  if (known != nullptr) return {};  // booked under another quota: the quota actor owns it
+  // Booked pending first, then assigned: used is updated at once (no refresh needed).
+  auto q = to_quota_pod(pod, s.quota);
+  q.assigned = false;
+  if (auto r = tree_->upsert_pod(std::move(q)); !r) return status::fail(r.error().message);
+  tree_->update_pod_is_assigned(pod.key, true, node.name);
+  s.booked = true;
+  return {};
+}
+
+void elastic_quota::unreserve(cycle_state& st, const pod_info& pod, const node_info&, event_time) {
+  auto& s = st.slot<state>(slot());
+  if (s.cycle != st.cycle) return;
+  if (s.booked || s.assigned) tree_->update_pod_is_assigned(pod.key, false);
+  if (s.booked) tree_->remove_pod(pod.key);
+  s.booked = s.assigned = false;
+}
+
+post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& pod, event_time) {
+  post_filter_result out;
+  auto* s = st.find<state>(slot());
+  if (s == nullptr || s->cycle != st.cycle || s->quota.empty()) return out;
+  quota::quota_view view;
+  if (!quota::view_of(*tree_, s->quota, view)) return out;
+  const quota::preemption_pod preemptor = preemption_pod_of(pod, s->quota);
+  const auto& args = tree_->args();
+
+  struct candidate {
+    std::size_t node = 0;
+    int pdb = 0;
+    std::int32_t highest = 0;
+    std::int64_t priority_sum = 0;
+    std::vector<std::string> victims;
+  };
+  std::optional<candidate> best;
+  std::vector<quota::preemption_pod> node_pods;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const node_info& node = nodes_[i];
+    // Cheap pre-check: a possible victim must be of lower priority in the same quota.
+    bool any = false;
+    for (const auto& p : node.pods)
+      if (!p.terminated && p.priority < pod.priority && !p.non_preemptible &&
+          (p.quota_name == s->quota || p.quota_name.empty()))
+        any = true;
+    if (!any) continue;
+    node_pods.clear();
+    for (const auto& p : node.pods) {
+      if (p.terminated) continue;
+      // Pods whose label names no quota belong to the namespace's quota (b.3).
+      node_pods.push_back(preemption_pod_of(p, p.quota_name.empty() ? quota_of(p) : p.quota_name));
+    }
+    auto r = quota::select_victims_on_node(preemptor, node.name, node_pods, node.allocatable, view,
+                                           args);
+    if (!r.feasible || r.victims.empty()) continue;
+    candidate c;
+    c.node = i;
+    c.pdb = r.num_pdb_violating;
+    c.highest = std::numeric_limits<std::int32_t>::min();
+    for (const auto& v : r.victims) {
+      for (const auto& p : node_pods) {
+        if (p.name != v) continue;
+        c.highest = std::max(c.highest, p.priority);
+        c.priority_sum += p.priority;
+      }
+    }
+    c.victims = std::move(r.victims);
+    auto better = [](const candidate& a, const candidate& b) {
+      if (a.pdb != b.pdb) return a.pdb < b.pdb;
+      if (a.highest != b.highest) return a.highest < b.highest;
+      if (a.priority_sum != b.priority_sum) return a.priority_sum < b.priority_sum;
+      if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+      return a.node < b.node;
+    };
+    if (!best || better(c, *best)) best = std::move(c);
+  }
+  if (!best) return out;
+  out.st = {};
+  out.nominated_node = nodes_[best->node].name;
+  out.victims = std::move(best->victims);
+  return out;
+}
+
+}  // namespace colony::scheduler
