@@ -1,0 +1,672 @@
+// The whole co-location control plane as thin actors over one RocksDB log (issues 4 and 5):
+// the ClusterColocationProfile webhook, the slo-controller, one koordlet per node and the
+// koord-scheduler run as components in a live actor_host, whose node and pod actors arbitrate
+// the scheduler's proposals.
+//
+// The driver is the embedded deployment in miniature (as in
+// tests/actors/scheduler_actor/contention_test.cpp): it appends observation events (config,
+// nodes, pods, and every 60 s of event time one NodeMetric per node, like the sim's koordlet
+// reports), then reads the new records, delivers them, waits (sync), appends what the sink got,
+// and repeats until a round emits nothing; only then does event time move on. Time is event
+// time only.
+//
+// Scenario: 4 nodes; 8 LS/prod pods bound; 8 pods labelled koordinator.sh/enable-colocation
+// become BE with batch-cpu/batch-memory (the webhook), are unschedulable until the
+// slo-controller publishes batch allocatable from the first NodeMetric, then bound; memory
+// pressure on one node makes its koordlet evict BE pods (BEMemoryEvict, Koordinator's order);
+// CPU pressure on another makes CPU suppress shrink the BE cpuset (BeSuppressed), and the BE
+// pods there, starved, are evicted by BE CPU satisfaction (BECPUEvict).
+//
+// The final log is folded in order and audited (causation, capacity, bindings, batch
+// allocatable, eviction inputs) at 1 and 4 CAF threads. Which logs are byte-identical: see
+// the Determinism tests at the end.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "actors/admission/actor/colocation_profile_component.hpp"
+#include "actors/entities/entity_actors.hpp"
+#include "actors/entities/world.hpp"
+#include "actors/koordlet/actor/koordlet_component.hpp"
+#include "actors/scheduler/actor/scheduler_component.hpp"
+#include "actors/slo_controller/actor/slo_controller_component.hpp"
+#include "stores/event_log.hpp"
+#include "tests/actors/slo_controller_actor/event_log.hpp"
+
+namespace colony {
+namespace {
+
+using messages::byte_buffer;
+using messages::to_string_view;
+using testing::gib;
+
+constexpr std::int64_t period_ms = 60000;
+constexpr int nodes = 4, ls_pods = 8, be_pods = 8, periods = 10;
+constexpr int memory_pressure_from = 4, cpu_pressure_from = 6;  // metric periods
+
+// Koordinator's sample profile (docs: colocation profile): pods that ask for co-location
+// become BE batch pods and go to koord-scheduler; an "online" profile routes the LS pods.
+constexpr std::string_view profiles_yaml = R"(apiVersion: config.koordinator.sh/v1alpha1
+kind: ClusterColocationProfile
+metadata:
+  name: colocation-profile-example
+spec:
+  selector:
+    matchLabels:
+      koordinator.sh/enable-colocation: "true"
+  qosClass: BE
+  priorityClassName: koord-batch
+  koordinatorPriority: 1000
+  schedulerName: koord-scheduler
+  labels:
+    koordinator.sh/mutated: "true"
+---
+apiVersion: config.koordinator.sh/v1alpha1
+kind: ClusterColocationProfile
+metadata:
+  name: online
+spec:
+  selector:
+    matchLabels:
+      app-tier: online
+  qosClass: LS
+  priorityClassName: koord-prod
+  schedulerName: koord-scheduler
+)";
+
+constexpr std::string_view priority_classes_yaml = R"(apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: koord-batch
+value: 5500
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: koord-prod
+value: 9500
+)";
+
+// slo-controller-config as the ConfigMap's data: co-location on; koordlet thresholds (the
+// NodeSLO the slo-controller renders) with BE CPU satisfaction eviction configured.
+constexpr std::string_view slo_config_json =
+    R"({"colocation-config": "{\"enable\": true, \"cpuReclaimThresholdPercent\": 65, \"memoryReclaimThresholdPercent\": 65}",
+        "resource-threshold-config": "{\"clusterStrategy\": {\"enable\": true, \"cpuSuppressThresholdPercent\": 65, \"cpuSuppressPolicy\": \"cpuset\", \"memoryEvictThresholdPercent\": 70, \"cpuEvictBESatisfactionLowerPercent\": 40, \"cpuEvictBESatisfactionUpperPercent\": 80, \"cpuEvictTimeWindowSeconds\": 120}}"})";
+
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "colony-cluster-XXXXXX").string();
+    path = ::mkdtemp(tmpl.data());
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+std::string write_file(const std::filesystem::path& p, std::string_view text) {
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+std::string node_name(int i) { return "node-" + std::to_string(i); }
+bool is_be(std::string_view pod) { return pod.starts_with("default/batch-"); }
+int pod_index(std::string_view pod) {
+  return std::atoi(std::string(pod.substr(pod.rfind('-') + 1)).c_str());
+}
+
+std::uint64_t submit(testing::event_log& el, std::int64_t t, const std::string& name,
+                     std::int64_t cpu, std::int64_t mem,
+                     const std::vector<std::pair<std::string, std::string>>& labels) {
+  resource_list r;
+  r.cpu_milli = cpu;
+  r.memory_bytes = mem;
+  auto& f = el.b.fbb();
+  const auto n = f.CreateString(name);
+  const auto uid = f.CreateString(name);
+  const auto rq = el.b.resources(r);
+  const auto lim = el.b.resources(r);
+  const auto lab = el.b.key_values(labels);
+  const auto sn = f.CreateString("default-scheduler");
+  wire::PodSubmittedBuilder pb(f);
+  pb.add_name(n);
+  pb.add_uid(uid);
+  pb.add_requests(rq);
+  pb.add_limits(lim);
+  pb.add_labels(lab);
+  pb.add_scheduler_name(sn);
+  pb.add_kube_qos(wire::KubeQoSClass::Guaranteed);
+  return el.append(t, wire::EntityKind::Pod, name, pb.Finish());
+}
+
+// ---- the run --------------------------------------------------------------------------------
+
+struct run_options {
+  std::size_t threads = 1;
+  // Stable-sort each round's output by (source, key of node/pod arbitration) before appending
+  // (see the Determinism tests).
+  bool canonical_rounds = false;
+};
+
+struct run_result {
+  std::vector<byte_buffer> log;
+  bool quiescent = true;
+  std::string memory_node, cpu_node;  // where pressure was applied
+  std::vector<std::uint64_t> metric_offsets_of_cpu_node;
+};
+
+// Usage the driver reports for a pod at a metric period on its node (the sim's usage model in
+// miniature). BE CPU is throttled to the BE CPU the koordlet last allowed there.
+struct usage_model {
+  std::string memory_node, cpu_node;
+  resource_list pod(std::string_view key, const std::string& node, int period) const {
+    resource_list u;
+    const int i = pod_index(key);
+    if (is_be(key)) {
+      u.cpu_milli = 2500;
+      u.memory_bytes = 3 * gib + (i % 4) * 256 * 1024 * 1024;  // distinct-ish: an eviction order
+    } else {
+      const bool mem = node == memory_node && period >= memory_pressure_from;
+      const bool cpu = node == cpu_node && period >= cpu_pressure_from;
+      u.cpu_milli = cpu ? 4000 : 1500;
+      u.memory_bytes = mem ? 20 * gib : 8 * gib;
+    }
+    return u;
+  }
+};
+
+run_result run_cluster(const run_options& ro) {
+  run_result res;
+  temp_dir dir;
+  stores::log_options lo;
+  lo.sync = false;  // durability is the log's own tests' business
+  auto opened = stores::open_log((dir.path / "log").string(), lo);
+  EXPECT_TRUE(opened.has_value()) << (opened ? "" : opened.error().message);
+  if (!opened) return res;
+  auto& log = **opened;
+  auto append = [&](const std::vector<byte_buffer>& recs) {
+    if (recs.empty()) return;
+    std::vector<messages::bytes_view> views(recs.begin(), recs.end());
+    auto r = log.append(views);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+  };
+
+  std::mutex m;
+  std::vector<byte_buffer> got;
+  entities::actor_host host(ro.threads, [&](std::vector<byte_buffer> v) {
+    std::lock_guard lk(m);
+    for (auto& r : v) got.push_back(std::move(r));
+  });
+
+  // The webhook, from YAML files in the CRD's shape.
+  const auto profiles = write_file(dir.path / "profiles.yaml", profiles_yaml);
+  const auto classes = write_file(dir.path / "priority-classes.yaml", priority_classes_yaml);
+  auto webhook =
+      admission_actor::colocation_profile_component::from_files({profiles}, {classes}, {});
+  EXPECT_TRUE(webhook.has_value()) << (webhook ? "" : webhook.error().describe());
+  if (!webhook) return res;
+  EXPECT_EQ(webhook->profiles().profiles().size(), 2u);
+  host.add_component(
+      std::make_unique<admission_actor::colocation_profile_component>(std::move(*webhook)));
+  host.add_component(std::make_unique<slo_controller_actor::slo_controller_component>(
+      slo_controller_actor::slo_controller_options{}));
+  scheduler::scheduler_component_options so;
+  so.id = "0";
+  so.scheduler_names = {"koord-scheduler"};
+  auto sched = scheduler::scheduler_component::create(std::move(so));
+  EXPECT_TRUE(sched.has_value());
+  if (!sched) return res;
+  host.add_component(std::move(*sched));
+
+  entities::world w;  // the driver's own fold: where pods are, what the koordlets allowed
+  std::set<std::string> koordlets;
+  log_offset next = 0;
+
+  // Rounds until one emits nothing. Koordlets are created here, on a node's NodeRegistered,
+  // before the batch that carries it is delivered (the host has no hook to do it).
+  auto pump = [&] {
+    for (int round = 0; round < 200; ++round) {
+      auto batch = std::make_shared<entities::record_batch>();
+      auto rd = log.read(next, no_offset, [&](log_offset, messages::bytes_view b) {
+        batch->add(b);
+        return true;
+      });
+      EXPECT_TRUE(rd.has_value());
+      next += batch->size();
+      for (std::size_t i = 0; i < batch->size(); ++i) {
+        const auto& env = batch->envelope(i);
+        w.apply(env);
+        if (env.payload_type() != wire::Payload::NodeRegistered) continue;
+        std::string node(to_string_view(env.payload_as_NodeRegistered()->name()));
+        if (!koordlets.insert(node).second) continue;
+        koordlet_actor::koordlet_options ko;
+        ko.node = node;
+        ko.gates.be_memory_evict = true;
+        ko.gates.be_cpu_evict = true;
+        // One report per period: the BE CPU window holds one sample per report.
+        ko.timing.collect_res_used_interval = duration_ms{period_ms};
+        host.add_component(std::make_unique<koordlet_actor::koordlet_component>(std::move(ko)));
+      }
+      if (batch->size() > 0) host.deliver(batch);
+      EXPECT_TRUE(host.sync().has_value());
+      std::vector<byte_buffer> out;
+      {
+        std::lock_guard lk(m);
+        out.swap(got);
+      }
+      if (out.empty() && batch->size() == 0) return;
+      if (ro.canonical_rounds) {
+        auto key = [](const byte_buffer& b) {
+          const auto& env = *wire::GetEnvelope(b.data());
+          const auto src = to_string_view(env.source());
+          return std::pair(src, src == "node" || src == "pod" ? to_string_view(env.entity_key())
+                                                              : std::string_view());
+        };
+        std::stable_sort(out.begin(), out.end(),
+                         [&](const auto& a, const auto& b) { return key(a) < key(b); });
+      }
+      append(out);
+    }
+    res.quiescent = false;
+  };
+
+  // Config and nodes (16 cores, 64 GiB).
+  testing::event_log el;
+  el.config(0, slo_controller_actor::config_kind_slo_controller, slo_config_json);
+  auto node_cap = testing::cpu_mem(16000, 64 * gib);
+  node_cap.pods = 110;
+  for (int n = 0; n < nodes; ++n) el.node(0, node_name(n), node_cap, node_cap);
+  append(el.records);
+  pump();
+  // LS/prod pods: 4 cores, 24 GiB (two per node fit).
+  el.records.clear();
+  for (int p = 0; p < ls_pods; ++p)
+    submit(el, 1000, "default/web-" + std::to_string(p), 4000, 24 * gib, {{"app-tier", "online"}});
+  append(el.records);
+  pump();
+  // Co-location pods (3 cores, 4 GiB; two per node fit the batch allocatable) before any batch
+  // allocatable exists.
+  el.records.clear();
+  for (int p = 0; p < be_pods; ++p)
+    submit(el, 30000, "default/batch-" + std::to_string(p), 3000, 4 * gib,
+           {{"koordinator.sh/enable-colocation", "true"}});
+  append(el.records);
+  pump();
+
+  usage_model um;
+  for (int k = 1; k <= periods; ++k) {
+    const std::int64_t t = k * period_ms;
+    if (k == memory_pressure_from) {
+      // Pressure goes where BE pods are: the nodes with most BE pods, ties by name.
+      std::vector<std::pair<int, std::string>> by_be;
+      for (const auto& [name, n] : w.nodes) {
+        int c = 0;
+        for (const auto& p : n.pods) c += is_be(p.pod) ? 1 : 0;
+        by_be.emplace_back(-c, name);
+      }
+      std::sort(by_be.begin(), by_be.end());
+      um.memory_node = res.memory_node = by_be[0].second;
+      um.cpu_node = res.cpu_node = by_be[1].second;
+    }
+    el.records.clear();
+    for (const auto& [name, n] : w.nodes) {
+      std::vector<testing::event_log::pod_usage> pu;
+      resource_list total;
+      total.cpu_milli = 500;  // system
+      total.memory_bytes = 2 * gib;
+      std::int64_t be_demand = 0;
+      for (const auto& p : n.pods)
+        if (is_be(p.pod)) be_demand += um.pod(p.pod, name, k).cpu_milli;
+      // Throttling: BE pods share the BE CPU the koordlet last allowed (BeSuppressed).
+      const double be_cap = n.be_cpu_milli >= 0 ? static_cast<double>(n.be_cpu_milli)
+                                                : static_cast<double>(be_demand);
+      const double be_scale =
+          be_demand > 0 ? std::min(1.0, be_cap / static_cast<double>(be_demand)) : 1.0;
+      for (const auto& p : n.pods) {
+        auto u = um.pod(p.pod, name, k);
+        if (is_be(p.pod))
+          u.cpu_milli = static_cast<std::int64_t>(static_cast<double>(u.cpu_milli) * be_scale);
+        total.cpu_milli += u.cpu_milli;
+        total.memory_bytes += u.memory_bytes;
+        pu.push_back({p.pod, u.cpu_milli, u.memory_bytes,
+                      is_be(p.pod) ? wire::PriorityClass::Batch : wire::PriorityClass::Prod,
+                      is_be(p.pod) ? wire::QoSClass::BE : wire::QoSClass::LS});
+      }
+      const auto off = el.metric(t, name, total.cpu_milli, total.memory_bytes, pu,
+                                 testing::cpu_mem(500, 2 * gib));
+      (void)off;
+    }
+    const std::uint64_t base = log.end_offset().value_or(0);
+    append(el.records);
+    if (!res.cpu_node.empty())
+      for (std::size_t i = 0; i < el.records.size(); ++i)
+        if (to_string_view(wire::GetEnvelope(el.records[i].data())->entity_key()) == res.cpu_node)
+          res.metric_offsets_of_cpu_node.push_back(base + i);
+    pump();
+  }
+
+  auto rd = log.read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+    res.log.emplace_back(b.begin(), b.end());
+    return true;
+  });
+  EXPECT_TRUE(rd.has_value());
+  return res;
+}
+
+// ---- the audit: the final log folded in order -----------------------------------------------
+
+std::map<std::string, std::int64_t> terms_of(
+    const flatbuffers::Vector<flatbuffers::Offset<wire::Term>>* v) {
+  std::map<std::string, std::int64_t> m;
+  if (v != nullptr)
+    for (const auto* t : *v) m[std::string(to_string_view(t->name()))] = t->value();
+  return m;
+}
+
+struct eviction {
+  std::uint64_t offset;
+  std::int64_t causation;
+  std::string pod, node, source, message;
+  wire::EvictionReason reason;
+  std::map<std::string, std::int64_t> terms;
+};
+
+struct audit {
+  std::vector<std::string> violations;
+  std::map<std::string, std::uint64_t> bound_at;  // pod -> PodScheduled offset
+  std::map<std::string, std::string> bound_node;
+  std::map<std::string, std::uint64_t> first_unschedulable;
+  std::map<std::string, const wire::PodMutated*> mutated;
+  std::optional<std::uint64_t> first_batch;  // first NodeBatchResourceUpdated with batch > 0
+  std::vector<eviction> evictions;
+  std::map<std::string, std::vector<std::pair<std::uint64_t, const wire::BeSuppressed*>>>
+      suppressed;  // node -> in log order
+  std::size_t proposals = 0, answers = 0, batch_updates = 0, batch_shrunk_below_allocated = 0;
+  entities::world world;
+};
+
+bool is_observation(std::string_view source) { return source == "test" || source == "koordlet"; }
+
+audit audit_log(const std::vector<byte_buffer>& log) {
+  audit a;
+  auto& w = a.world;
+  std::map<std::int64_t, int> answered;
+  std::map<std::string, int> evicted;
+  for (const auto& rec : log) {
+    auto d = messages::decode(rec, "cluster log");
+    if (!d) {
+      a.violations.push_back(d.error().describe());
+      continue;
+    }
+    const auto& env = *d->envelope;
+    const auto off = env.offset();
+    const auto src = to_string_view(env.source());
+    if (!is_observation(src) &&
+        (env.causation() < 0 || static_cast<std::uint64_t>(env.causation()) >= off))
+      a.violations.push_back("decision at " + std::to_string(off) + " from " + std::string(src) +
+                             " has causation " + std::to_string(env.causation()));
+    w.apply(env);
+    // Capacity: cpu/memory/pods never shrink, so they hold at every prefix; batch/mid are
+    // checked when a pod binds (the slo-controller may lower them later: eviction's business).
+    const auto rl = entities::routes(env);
+    for (std::uint8_t i = 0; i < rl.size; ++i) {
+      if (rl.refs[i].kind != wire::EntityKind::Node) continue;
+      const auto& n = w.nodes.find(rl.refs[i].key)->second;
+      const auto cap = n.effective_allocatable();
+      const auto& u = n.allocated;
+      if (u.cpu_milli > cap.cpu_milli || u.memory_bytes > cap.memory_bytes || u.pods > cap.pods)
+        a.violations.push_back("node " + n.name + " over allocatable at " + std::to_string(off));
+      const bool batch_over =
+          u.batch_cpu_milli > cap.batch_cpu_milli || u.batch_memory_bytes > cap.batch_memory_bytes;
+      if (env.payload_type() == wire::Payload::PodScheduled && batch_over)
+        a.violations.push_back("node " + n.name + " over batch allocatable by the binding at " +
+                               std::to_string(off));
+      if (env.payload_type() == wire::Payload::NodeBatchResourceUpdated && batch_over)
+        ++a.batch_shrunk_below_allocated;
+    }
+    switch (env.payload_type()) {
+      case wire::Payload::PodMutated: {
+        const auto* e = env.payload_as_PodMutated();
+        a.mutated[std::string(to_string_view(e->name()))] = e;
+        break;
+      }
+      case wire::Payload::PodBindProposed:
+        ++a.proposals;
+        answered[static_cast<std::int64_t>(off)];
+        break;
+      case wire::Payload::PodScheduled: {
+        const auto* e = env.payload_as_PodScheduled();
+        ++a.answers;
+        ++answered[e->proposal_offset()];
+        const std::string pod(to_string_view(e->pod()));
+        if (a.bound_at.count(pod) != 0) a.violations.push_back("pod " + pod + " bound twice");
+        a.bound_at[pod] = off;
+        a.bound_node[pod] = std::string(to_string_view(e->node()));
+        break;
+      }
+      case wire::Payload::PodBindRejected:
+        ++a.answers;
+        ++answered[env.payload_as_PodBindRejected()->proposal_offset()];
+        break;
+      case wire::Payload::PodUnschedulable:
+        a.first_unschedulable.emplace(
+            std::string(to_string_view(env.payload_as_PodUnschedulable()->pod())), off);
+        break;
+      case wire::Payload::NodeBatchResourceUpdated: {
+        const auto* e = env.payload_as_NodeBatchResourceUpdated();
+        ++a.batch_updates;
+        if (e->batch_cpu_milli() < 0 || e->batch_memory_bytes() < 0 || e->mid_cpu_milli() < 0 ||
+            e->mid_memory_bytes() < 0)
+          a.violations.push_back("negative batch/mid allocatable at " + std::to_string(off));
+        if (e->terms() == nullptr || e->terms()->size() == 0)
+          a.violations.push_back("batch allocatable without terms at " + std::to_string(off));
+        if (!a.first_batch && e->batch_cpu_milli() > 0) a.first_batch = off;
+        break;
+      }
+      case wire::Payload::BeSuppressed: {
+        const auto* e = env.payload_as_BeSuppressed();
+        a.suppressed[std::string(to_string_view(e->node()))].emplace_back(off, e);
+        break;
+      }
+      case wire::Payload::PodEvicted: {
+        const auto* e = env.payload_as_PodEvicted();
+        eviction ev{off,
+                    env.causation(),
+                    std::string(to_string_view(e->pod())),
+                    std::string(to_string_view(e->node())),
+                    std::string(src),
+                    std::string(to_string_view(e->message())),
+                    e->reason(),
+                    terms_of(e->inputs())};
+        if (++evicted[ev.pod] > 1) a.violations.push_back("pod " + ev.pod + " evicted twice");
+        if (a.bound_node[ev.pod] != ev.node)
+          a.violations.push_back("pod " + ev.pod + " evicted from a node it is not bound to");
+        if (ev.reason == wire::EvictionReason::Unknown || ev.message.empty() || ev.terms.empty() ||
+            e->released() == nullptr)
+          a.violations.push_back("eviction of " + ev.pod + " without reason or inputs");
+        // The cause is the node's metric report.
+        if (env.causation() >= 0 && static_cast<std::size_t>(env.causation()) < log.size()) {
+          const auto& c = *wire::GetEnvelope(log[static_cast<std::size_t>(env.causation())].data());
+          if (c.payload_type() != wire::Payload::NodeMetricReported ||
+              to_string_view(c.entity_key()) != ev.node)
+            a.violations.push_back("eviction of " + ev.pod + " not caused by its node's metric");
+        }
+        a.evictions.push_back(std::move(ev));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  for (const auto& [p, n] : answered)
+    if (n != 1)
+      a.violations.push_back("proposal " + std::to_string(p) + " answered " + std::to_string(n) +
+                             " times");
+  return a;
+}
+
+// ---- the scenario's assertions ----------------------------------------------------------------
+
+void expect_scenario(const run_result& run) {
+  ASSERT_TRUE(run.quiescent) << "a round never went quiet";
+  ASSERT_FALSE(run.memory_node.empty());
+  if (std::getenv("COLONY_CLUSTER_DUMP") != nullptr)  // the log, one line per event
+    for (const auto& rec : run.log) {
+      const auto& env = *wire::GetEnvelope(rec.data());
+      std::printf("%4llu t=%-7lld %-22s %-26s %-18s cause=%lld\n",
+                  static_cast<unsigned long long>(env.offset()),
+                  static_cast<long long>(env.event_time_ms()),
+                  std::string(to_string_view(env.source())).c_str(),
+                  wire::EnumNamePayload(env.payload_type()),
+                  std::string(to_string_view(env.entity_key())).c_str(),
+                  static_cast<long long>(env.causation()));
+    }
+  const auto a = audit_log(run.log);
+  for (const auto& v : a.violations) ADD_FAILURE() << v;
+  EXPECT_EQ(a.proposals, a.answers);
+
+  // LS pods: mutated by the "online" profile, bound.
+  for (int p = 0; p < ls_pods; ++p) {
+    const std::string pod = "default/web-" + std::to_string(p);
+    ASSERT_TRUE(a.mutated.count(pod)) << pod;
+    EXPECT_EQ(a.mutated.at(pod)->qos_class(), wire::QoSClass::LS);
+    EXPECT_EQ(a.mutated.at(pod)->priority(), 9500);
+    EXPECT_TRUE(a.bound_at.count(pod)) << pod << " never bound";
+  }
+  // BE pods: mutated into batch resources; unschedulable before any batch allocatable, bound
+  // after it, on batch resources only.
+  ASSERT_TRUE(a.first_batch.has_value()) << "the slo-controller published no batch allocatable";
+  for (int p = 0; p < be_pods; ++p) {
+    const std::string pod = "default/batch-" + std::to_string(p);
+    ASSERT_TRUE(a.mutated.count(pod)) << pod;
+    const auto* m = a.mutated.at(pod);
+    EXPECT_EQ(m->qos_class(), wire::QoSClass::BE);
+    EXPECT_EQ(m->priority_class(), wire::PriorityClass::Batch);
+    EXPECT_EQ(m->priority(), 5500);
+    ASSERT_NE(m->profiles(), nullptr);
+    EXPECT_EQ(to_string_view(m->profiles()->Get(0)), "colocation-profile-example");
+    const auto req = messages::to_resource_list(m->requests());
+    EXPECT_EQ(req.cpu_milli, 0);
+    EXPECT_EQ(req.memory_bytes, 0);
+    EXPECT_EQ(req.batch_cpu_milli, 3000);
+    EXPECT_EQ(req.batch_memory_bytes, 4 * gib);
+    ASSERT_TRUE(a.first_unschedulable.count(pod)) << pod << " was never unschedulable";
+    EXPECT_LT(a.first_unschedulable.at(pod), *a.first_batch) << pod;
+    ASSERT_TRUE(a.bound_at.count(pod)) << pod << " never bound";
+    EXPECT_GT(a.bound_at.at(pod), *a.first_batch) << pod;
+  }
+
+  // Memory pressure: the koordlet of that node evicted BE pods, largest memory user first
+  // (equal priorities: getSortedBEPodInfos sorts by usage), until the release target was met.
+  std::vector<const eviction*> mem, cpu;
+  for (const auto& e : a.evictions) {
+    EXPECT_TRUE(is_be(e.pod)) << "only BE pods are evicted: " << e.pod;
+    EXPECT_EQ(e.source, "koordlet/" + e.node);
+    if (e.reason == wire::EvictionReason::MemoryEvict) mem.push_back(&e);
+    if (e.reason == wire::EvictionReason::CPUEvict) cpu.push_back(&e);
+  }
+  ASSERT_GE(mem.size(), 2u) << "expected a multi-victim memory eviction round";
+  std::int64_t prev_used = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t i = 0; i < mem.size(); ++i) {
+    const auto& e = *mem[i];
+    EXPECT_EQ(e.node, run.memory_node);
+    EXPECT_EQ(e.message, "trigger by koordlet feature BEMemoryEvict");
+    EXPECT_EQ(e.causation, mem[0]->causation) << "one round";
+    EXPECT_EQ(e.terms.at("victimOrder"), static_cast<std::int64_t>(i + 1));
+    EXPECT_EQ(e.terms.at("memoryEvictThresholdPercent"), 70);
+    EXPECT_GT(e.terms.at("nodeMemoryUsed") * 100, 70 * e.terms.at("nodeMemoryCapacity"));
+    EXPECT_LE(e.terms.at("podUsed"), prev_used) << "victims in usage order";
+    prev_used = e.terms.at("podUsed");
+    // Minimal prefix: each victim was needed (the round had not released enough before it).
+    EXPECT_LT(e.terms.at("releasedInRound") - e.terms.at("released"), e.terms.at("toRelease"));
+  }
+  // Every BE pod of that node still running used no more memory than the last victim.
+  for (const auto& p : a.world.nodes.at(run.memory_node).pods)
+    if (is_be(p.pod)) {
+      EXPECT_LE(3 * gib + (pod_index(p.pod) % 4) * 256 * 1024 * 1024, prev_used);
+    }
+
+  // CPU pressure: suppression shrank the BE cpuset there, caused by that node's metric.
+  ASSERT_TRUE(a.suppressed.count(run.cpu_node));
+  const auto& sup = a.suppressed.at(run.cpu_node);
+  ASSERT_GE(sup.size(), 2u);
+  const std::set<std::uint64_t> cpu_metrics(run.metric_offsets_of_cpu_node.begin(),
+                                            run.metric_offsets_of_cpu_node.end());
+  bool shrank = false;
+  for (std::size_t i = 1; i < sup.size(); ++i) {
+    const auto* s = sup[i].second;
+    if (s->be_cpu_milli() >= 0 && s->be_cpu_milli() < sup[i - 1].second->be_cpu_milli()) {
+      shrank = true;
+      const auto& env = *wire::GetEnvelope(run.log[sup[i].first].data());
+      EXPECT_TRUE(cpu_metrics.count(static_cast<std::uint64_t>(env.causation())))
+          << "suppression caused by the node's metric under pressure";
+      EXPECT_EQ(to_string_view(s->policy()), "cpuset");
+      EXPECT_FALSE(terms_of(s->inputs()).empty());
+    }
+  }
+  EXPECT_TRUE(shrank) << "CPU pressure did not shrink the BE cpuset";
+  // ... and BE CPU satisfaction fell below 40 %: the starved BE pods there were evicted.
+  ASSERT_FALSE(cpu.empty()) << "no BECPUEvict";
+  for (const auto* e : cpu) {
+    EXPECT_EQ(e->node, run.cpu_node);
+    EXPECT_EQ(e->message, "trigger by koordlet feature BECPUEvict");
+    EXPECT_GT(e->terms.at("milliRelease"), 0);
+    EXPECT_LE(e->terms.at("cpuEvictBESatisfactionLowerPercent"), 40);
+    EXPECT_LE(e->terms.at("avgBECPUMilliLimit") * 100, 40 * e->terms.at("avgBECPUMilliRequest"));
+  }
+  std::printf(
+      "%zu records, %zu proposals, %zu batch updates (%zu below allocated), %zu memory and %zu "
+      "cpu evictions, memory node %s, cpu node %s\n",
+      run.log.size(), a.proposals, a.batch_updates, a.batch_shrunk_below_allocated, mem.size(),
+      cpu.size(), run.memory_node.c_str(), run.cpu_node.c_str());
+}
+
+TEST(ClusterEndToEnd, WebhookSloControllerKoordletsAndSchedulerOneThread) {
+  expect_scenario(run_cluster({.threads = 1}));
+}
+
+TEST(ClusterEndToEnd, WebhookSloControllerKoordletsAndSchedulerFourThreads) {
+  expect_scenario(run_cluster({.threads = 4}));
+}
+
+// The audit can fail: a log whose binding was forged onto a full node, and a decision whose
+// causation points forward, are both caught.
+TEST(ClusterEndToEnd, AuditCatchesForgedLogs) {
+  const auto run = run_cluster({.threads = 1});
+  ASSERT_TRUE(run.quiescent);
+  ASSERT_TRUE(audit_log(run.log).violations.empty());
+  // Causation forward: point the last decision at itself.
+  auto forged = run.log;
+  for (auto it = forged.rbegin(); it != forged.rend(); ++it) {
+    auto* env = wire::GetMutableEnvelope(it->data());
+    if (is_observation(to_string_view(env->source()))) continue;
+    ASSERT_TRUE(env->mutate_causation(static_cast<std::int64_t>(env->offset())));
+    break;
+  }
+  EXPECT_FALSE(audit_log(forged).violations.empty());
+  // A second binding of a bound pod.
+  forged = run.log;
+  for (std::size_t i = 0; i < forged.size(); ++i) {
+    const auto& env = *wire::GetEnvelope(forged[i].data());
+    if (env.payload_type() != wire::Payload::PodScheduled) continue;
+    auto dup = forged[i];
+    (void)messages::patch_offset(dup, log_offset{forged.size()});
+    forged.push_back(std::move(dup));
+    break;
+  }
+  bool twice = false;
+  for (const auto& v : audit_log(forged).violations)
+    twice = twice || v.find("bound twice") != std::string::npos;
+  EXPECT_TRUE(twice);
+}
+
+}  // namespace
+}  // namespace colony
