@@ -8,6 +8,17 @@
 //
 // The checksum catches a flipped byte anywhere in a record, including string contents that the
 // FlatBuffers verifier cannot check; RocksDB's own block checksums catch damaged files.
+//
+// append_trusted() is the bulk path of an in-process writer (the sim driver) whose records were
+// built by messages::event_builder in this process a moment earlier: it skips the FlatBuffers
+// verification that append() does, and can skip the write-ahead log (flush_to_disk() makes the
+// records durable at the end). Why skipping verification is safe: verification exists to keep
+// bytes that do not decode out of the log, and the only bytes that can fail it come from
+// outside the process (a file, a socket, a fuzzer); a buffer event_builder just finished is
+// well-formed by construction. Everything else stays: the offset is patched and checked to
+// exist, the checksum is computed, and read() verifies every record as always, so a bug that
+// slipped a bad record in would still be caught at the first read. Anything from outside the
+// process must go through append().
 #pragma once
 
 #include <condition_variable>
@@ -20,6 +31,7 @@
 namespace rocksdb {
 class DB;
 class ColumnFamilyHandle;
+class WriteBatch;
 }  // namespace rocksdb
 
 namespace colony::stores {
@@ -41,12 +53,25 @@ class rocksdb_log final : public event_log {
                                             std::chrono::milliseconds timeout) override;
   [[nodiscard]] std::string describe() const override { return "rocksdb:" + path_; }
 
+  // The trusted bulk path (see the top of this file). With skip_wal, the records live only in
+  // RocksDB's memtables (readers in this process see them) until a memtable flush or
+  // flush_to_disk(): a crash before then loses an unflushed tail of the log (what survives is a
+  // prefix: memtables flush in offset order). Only for logs that can be rebuilt from their
+  // inputs, such as a sim log. REQUIRES: records made by messages::event_builder in this process.
+  [[nodiscard]] result<log_offset> append_trusted(std::span<const bytes_view> records,
+                                                  bool skip_wal);
+  // Flushes the memtables to table files and syncs, so that everything appended so far
+  // (including skip_wal appends) is on stable storage.
+  [[nodiscard]] result<void> flush_to_disk();
+
   // For tests that simulate damage below the checksum: writes raw value bytes at an offset.
   [[nodiscard]] result<void> debug_put_raw(log_offset offset, const std::string& value);
 
  private:
   rocksdb_log() = default;
   [[nodiscard]] result<log_offset> refresh_end();
+  [[nodiscard]] result<log_offset> append_impl(std::span<const bytes_view> records, bool verify,
+                                               bool skip_wal);
 
   std::string path_;
   log_options opts_;
@@ -56,7 +81,8 @@ class rocksdb_log final : public event_log {
   std::mutex mu_;  // guards next_ and serialises appends
   std::condition_variable grew_;
   log_offset next_ = 0;
-  std::string scratch_;  // value buffer reused across appends (under mu_)
+  std::string scratch_;                         // value buffer reused across appends (under mu_)
+  std::unique_ptr<rocksdb::WriteBatch> batch_;  // reused across appends (under mu_): warm memory
 };
 
 // Big-endian offset key.

@@ -198,5 +198,84 @@ TEST_F(RocksDbLog, DamagedTableFileGivesAnErrorNotACrash) {
   EXPECT_EQ(n.error().code, errc::corrupt) << n.error().describe();
 }
 
+// The trusted bulk path (append_trusted) stores exactly what append() stores: same bytes, same
+// offsets patched in, same checksums (read() verifies both), whether or not the caller already
+// wrote the offsets into its records.
+TEST_F(RocksDbLog, AppendTrustedStoresTheSameRecordsAsAppend) {
+  auto checked = open();
+  auto l2 = stores::rocksdb_log::open(dir_.sub("trusted"), stores::log_options{});
+  ASSERT_TRUE(l2) << l2.error().describe();
+  auto& trusted = **l2;
+  std::vector<messages::byte_buffer> v;
+  for (std::size_t i = 0; i < 40; ++i) {
+    v.push_back(pod_submitted(b_, "default/p-" + std::to_string(i), 1, 1));
+    // Half of them carry their offset already (the zero-copy path), half do not (copy + patch).
+    if (i % 2 == 0) ASSERT_TRUE(messages::patch_offset(v.back(), i));
+  }
+  std::vector<messages::bytes_view> views(v.begin(), v.end());
+  ASSERT_TRUE(checked->append(views));
+  auto first = trusted.append_trusted(std::span(views).subspan(0, 25), true);
+  ASSERT_TRUE(first) << first.error().describe();
+  EXPECT_EQ(*first, 0u);
+  auto second = trusted.append_trusted(std::span(views).subspan(25), false);
+  ASSERT_TRUE(second) << second.error().describe();
+  EXPECT_EQ(*second, 25u);
+  auto all = [](stores::event_log& l) {
+    std::vector<std::vector<std::uint8_t>> out;
+    auto n = l.read(0, no_offset, [&](log_offset off, messages::bytes_view b) {
+      EXPECT_EQ(messages::decode(b, "t")->envelope->offset(), off);
+      out.emplace_back(b.begin(), b.end());
+      return true;
+    });
+    EXPECT_TRUE(n) << n.error().describe();
+    return out;
+  };
+  const auto a = all(*checked);
+  const auto b = all(trusted);
+  ASSERT_EQ(a.size(), 40u);
+  EXPECT_EQ(a, b);
+}
+
+// Records appended without the write-ahead log are durable once flush_to_disk() returns: a
+// reopened log holds all of them, in order.
+TEST_F(RocksDbLog, AppendTrustedWithoutWalIsDurableAfterFlushToDisk) {
+  {
+    auto l = open();
+    std::vector<messages::byte_buffer> v;
+    for (std::size_t i = 0; i < 3000; ++i)
+      v.push_back(pod_submitted(b_, "default/q-" + std::to_string(i), 1, 1));
+    std::vector<messages::bytes_view> views(v.begin(), v.end());
+    ASSERT_TRUE(l->append_trusted(views, true));
+    ASSERT_TRUE(l->flush_to_disk());
+  }
+  auto r = open(true);
+  auto e = r->end_offset();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(*e, 3000u);
+  std::size_t n = 0;
+  ASSERT_TRUE(r->read(0, no_offset, [&](log_offset off, messages::bytes_view) {
+    EXPECT_EQ(off, n);
+    return ++n > 0;
+  }));
+  EXPECT_EQ(n, 3000u);
+}
+
+// Verification is skipped only on the trusted path: append() still refuses bytes that do not
+// decode, and append_trusted() still refuses a record too short to be an envelope.
+TEST_F(RocksDbLog, AppendStillVerifiesAndTrustedRefusesTruncatedRecords) {
+  auto l = open();
+  const std::vector<std::uint8_t> junk{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  std::vector<messages::bytes_view> one{junk};
+  EXPECT_FALSE(l->append(one));
+  const std::vector<std::uint8_t> tiny{1, 2, 3};
+  std::vector<messages::bytes_view> t{tiny};
+  auto r = l->append_trusted(t, false);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::invalid_input);
+  auto e = l->end_offset();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(*e, 0u);
+}
+
 }  // namespace
 }  // namespace colony::testing
