@@ -7,21 +7,28 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "messages/result.hpp"
 
 namespace colony::sim {
 
+// The default --threads: the machine's cores, at most 8 (the output is the same at any count).
+[[nodiscard]] inline std::size_t default_sim_threads() {
+  const std::size_t n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : (n > 8 ? 8 : n);
+}
+
 struct sim_args {
   std::string trace;  // empty = default_trace_dir()
   std::string pod_list = "default";
   std::vector<std::string> configs;  // empty = the built-in koordinator-defaults
   std::string out = "colony-sim-out";
-  std::string log;  // empty = OUT/log (OUT/<config>/log when comparing)
-  std::size_t threads = 1;
-  std::string usage_model;  // empty = each config's own
-  std::string lifetime;     // empty = each config's own (trace | running-stays)
+  std::string log;                              // empty = OUT/log (OUT/<config>/log when comparing)
+  std::size_t threads = default_sim_threads();  // Default: cores, at most 8
+  std::string usage_model;                      // empty = each config's own
+  std::string lifetime;                         // empty = each config's own (trace | running-stays)
   bool skip_bad_rows = false;
   std::uint64_t seed = 1;
   double until_days = -1;  // stop the clock early (-1 = trace end)

@@ -26,6 +26,7 @@
 #include "messages/codec.hpp"
 #include "sim/event_queue.hpp"
 #include "stores/event_log.hpp"
+#include "stores/rocksdb_log.hpp"
 
 namespace colony::sim {
 
@@ -50,53 +51,114 @@ double seconds_since(steady::time_point t0) {
 // ---------------------------------------------------------------------------------------------
 class log_sink {
  public:
-  log_sink(stores::event_log* log, entities::actor_host* host) : log_(log), host_(host) {
+  log_sink(stores::event_log* log, entities::actor_host* host)
+      : log_(log), rocks_(dynamic_cast<stores::rocksdb_log*>(log)), host_(host) {
     xxh_ = XXH3_createState();
     XXH3_64bits_reset(xxh_);
+    batch_ = std::make_shared<entities::record_batch>();
   }
   ~log_sink() { XXH3_freeState(xxh_); }
   log_sink(const log_sink&) = delete;
   log_sink& operator=(const log_sink&) = delete;
 
   // Appends one record (offset patched in); returns its offset. The envelope stays readable
-  // through last() until the next flush.
+  // through last() until the next emit. Records go straight into the batch the actors fold.
   log_offset emit(byte_buffer&& b, wire::Payload type) {
     const log_offset off = next_;
     (void)messages::patch_offset(b, off);
-    pending_.push_back(std::move(b));
+    batch_->add(b);
     ++next_;
     ++by_type_[static_cast<std::size_t>(type)];
     return off;
   }
   [[nodiscard]] const wire::Envelope& last() const {
-    return *wire::GetEnvelope(pending_.back().data());
+    return *wire::GetEnvelope(batch_->data.data() + batch_->starts.back());
   }
-  [[nodiscard]] bool should_flush() const { return pending_.size() >= flush_records; }
+  // The bytes of the last record (valid until the next emit).
+  [[nodiscard]] std::span<const std::uint8_t> last_bytes() const {
+    return {batch_->data.data() + batch_->starts.back(),
+            batch_->data.size() - batch_->starts.back()};
+  }
+  // A copy of an earlier record (a template) as the next record: begin_copy appends it and
+  // returns it for the caller to rewrite scalar fields in place; commit_copy numbers it (offset
+  // patched) and abort_copy drops it (a field to rewrite was absent in the template).
+  wire::Envelope* begin_copy(std::span<const std::uint8_t> tpl) {
+    batch_->add(tpl);
+    return wire::GetMutableEnvelope(batch_->data.data() + batch_->starts.back());
+  }
+  log_offset commit_copy(wire::Payload type) {
+    const log_offset off = next_;
+    auto& d = batch_->data;
+    (void)messages::patch_offset(
+        std::span<std::uint8_t>(d.data() + batch_->starts.back(), d.size() - batch_->starts.back()),
+        off);
+    ++next_;
+    ++by_type_[static_cast<std::size_t>(type)];
+    return off;
+  }
+  void abort_copy() {
+    batch_->data.resize(batch_->starts.back());
+    batch_->starts.pop_back();
+  }
+  [[nodiscard]] bool should_flush() const { return batch_->size() >= flush_records; }
 
   [[nodiscard]] result<void> flush() {
-    if (pending_.empty()) return {};
+    if (batch_->size() == 0) return {};
     const auto t0 = steady::now();
     views_.clear();
-    auto batch = std::make_shared<entities::record_batch>();
-    std::size_t bytes = 0;
-    for (const auto& r : pending_) bytes += r.size();
-    batch->data.reserve(bytes);
-    batch->starts.reserve(pending_.size());
-    for (const auto& r : pending_) {
-      views_.emplace_back(r);
-      batch->add(r);
-      const std::uint64_t len = r.size();
+    const auto& d = batch_->data;
+    const std::size_t n = batch_->size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t b = batch_->starts[i];
+      const std::size_t e = i + 1 < n ? batch_->starts[i + 1] : d.size();
+      views_.emplace_back(d.data() + b, e - b);
+      const std::uint64_t len = e - b;
       XXH3_64bits_update(xxh_, &len, sizeof len);
-      XXH3_64bits_update(xxh_, r.data(), r.size());
+      XXH3_64bits_update(xxh_, d.data() + b, e - b);
     }
-    log_bytes_ += bytes;
-    if (log_ != nullptr) {
+    log_bytes_ += d.size();
+    if (rocks_ != nullptr) {
+      // The sim's own records, built by event_builder a moment ago: the trusted bulk path
+      // (no re-verification, no write-ahead log; finish() makes the log durable at the end).
+      auto a = rocks_->append_trusted(views_, true);
+      if (!a) return tl::unexpected(a.error());
+    } else if (log_ != nullptr) {
       auto a = log_->append(views_);
       if (!a) return tl::unexpected(a.error());
     }
     append_seconds_ += seconds_since(t0);
-    if (host_ != nullptr) host_->deliver(std::move(batch));
-    pending_.clear();
+    const std::size_t cap = d.size();
+    if (host_ != nullptr) host_->deliver(batch_);
+    // Reuse a batch the actors are done with (its memory is warm); else a new one.
+    spare_.push_back(std::move(batch_));
+    batch_.reset();
+    for (auto& b : spare_) {
+      if (b.use_count() == 1) {
+        // Pairs with the release in the actors' last shared_ptr release: their reads of the
+        // batch happen before we write to it.
+        std::atomic_thread_fence(std::memory_order_acquire);
+        batch_ = std::move(b);
+        break;
+      }
+    }
+    std::erase(spare_, nullptr);
+    if (spare_.size() > 4) spare_.erase(spare_.begin());
+    if (!batch_) batch_ = std::make_shared<entities::record_batch>();
+    batch_->data.clear();
+    batch_->starts.clear();
+    batch_->data.reserve(cap + cap / 8);
+    batch_->starts.reserve(flush_records + 64);
+    return {};
+  }
+  // Flushes the last batch and makes the log durable (the sim log skips the write-ahead log:
+  // it is not crash-safe until this returns, and is reproducible from its inputs anyway).
+  [[nodiscard]] result<void> finish() {
+    if (auto f = flush(); !f) return f;
+    if (rocks_ != nullptr) {
+      const auto t0 = steady::now();
+      if (auto f = rocks_->flush_to_disk(); !f) return f;
+      append_seconds_ += seconds_since(t0);
+    }
     return {};
   }
   [[nodiscard]] log_offset next_offset() const { return next_; }
@@ -107,8 +169,10 @@ class log_sink {
 
  private:
   stores::event_log* log_;
+  stores::rocksdb_log* rocks_;
   entities::actor_host* host_;
-  std::vector<byte_buffer> pending_;
+  std::shared_ptr<entities::record_batch> batch_;
+  std::vector<std::shared_ptr<entities::record_batch>> spare_;  // delivered, maybe still in use
   std::vector<messages::bytes_view> views_;
   log_offset next_ = 0;
   XXH3_state_t* xxh_;
@@ -275,6 +339,21 @@ struct node_rec {
   std::uint64_t frag_gen = ~0ull;
   double frag = 0;
   std::int64_t metric_time_ms = -1;
+  // slo-controller result for this node while it hosts no pod, computed once at registration.
+  // Its inputs are then constant: capacity and allocatable (fixed after registration), no pod,
+  // node usage 0, and a NodeMetric as fresh as the round (the sim reports at the instant it
+  // reconciles, so the degrade check never fires); the config is fixed for the run. Only
+  // need_sync, which depends on the clock and the last write, is evaluated per round.
+  struct empty_slo {
+    slo_controller::node_resource_result r;
+    slo_controller::prepared_node_resources prepared;
+  };
+  std::optional<empty_slo> idle_slo;
+  // While the node hosts no pod, its NodeMetricReported and NodeBatchResourceUpdated records
+  // differ from one round to the next only in scalars (event time, update time, causation,
+  // offset): the first one built is kept and later ones are copies with those rewritten in
+  // place, byte for byte what building them again gives (tested).
+  std::vector<std::uint8_t> idle_metric_tpl, idle_batch_tpl;
 };
 
 struct usage_pt {
@@ -287,6 +366,7 @@ struct tick_out {
   std::vector<std::pair<std::uint32_t, usage_pt>> pod_usage;
   std::int64_t cpu = 0, mem = 0, be_cpu = 0, be_mem = 0;
   bool batch_sync = false;
+  bool idle_cached = false;  // the slo result is the node's cached idle one (node_rec::idle_slo)
   std::int64_t batch_cpu = 0, batch_mem = 0, mid_cpu = 0, mid_mem = 0;
   bool degraded = false;
   std::string_view cpu_policy, mem_policy;
@@ -303,6 +383,24 @@ struct tick_out {
   };
   std::vector<victim> victims;
   koordlet::evictor_state next_evictor;
+  // Back to the default state, keeping the vectors' capacity (the outputs are reused every tick).
+  void reset() {
+    skip = false;
+    pod_usage.clear();
+    cpu = mem = be_cpu = be_mem = 0;
+    batch_sync = false;
+    idle_cached = false;
+    batch_cpu = batch_mem = mid_cpu = mid_mem = 0;
+    degraded = false;
+    cpu_policy = mem_policy = {};
+    terms.clear();
+    term_resource.clear();
+    suppress = false;
+    be_cpu_limit = -1;
+    suppress_terms.clear();
+    victims.clear();
+    next_evictor = {};
+  }
 };
 
 // FGD (Weng et al., ATC'23) task classes: pods grouped by (num_gpu, gpu_milli) with their
@@ -387,6 +485,11 @@ class simulator {
                     const std::vector<std::pair<std::uint32_t, usage_pt>>& usage, tick_out& out,
                     slo_controller::calculator_scratch& scratch) const;
   void apply_batch(std::int64_t t, std::uint32_t n, const tick_out& o, log_offset cause);
+  void cache_idle_slo(std::int64_t t, std::uint32_t n);
+  log_offset emit_metric_record(std::int64_t t, std::uint32_t i, const tick_out& o);
+  void emit_batch_record(std::int64_t t, std::uint32_t n, const tick_out& o, log_offset cause);
+  void publish_slo(std::int64_t t, std::uint32_t n, const slo_controller::node_resource_result& r,
+                   const slo_controller::prepared_node_resources& prepared, tick_out& out) const;
   void refresh_scheduler_metrics();
   usage_pt pod_usage(const pod_rec& p, std::int64_t t) const;
   void sample_metrics(std::int64_t t);
@@ -414,6 +517,7 @@ class simulator {
   std::vector<trace::usage_curve> curves_;
   std::vector<double> curve_mean_cpu_, curve_mean_mem_;
   std::vector<task_class> classes_;
+  std::vector<tick_out> tick_outs_;  // one per node, reused every koordlet tick
 
   std::unique_ptr<scheduler::framework> fwk_;
   std::vector<std::string> skipped_plugins_;
@@ -428,6 +532,7 @@ class simulator {
 
   std::int64_t end_ms_ = 0;
   std::int64_t start_ms_ = 0;
+  slo_controller::colocation_strategy sync_strategy_;  // need_sync's: the same for every node
   bool qos_on_ = false;  // koordlet QoS runs (co-location and resource-threshold enabled)
   koordlet::resource_threshold_strategy kcfg_;
   koordlet::qos_manager_timing timing_;
@@ -498,6 +603,8 @@ result<void> simulator::setup() {
         "requests only); use v2018-curves or none",
         trace_.dir);
   }
+  if (cfg_.colocation && cfg_.slo.colocation)
+    sync_strategy_ = slo_controller::node_colocation_strategy(*cfg_.slo.colocation, {});
   if (cfg_.colocation && cfg_.slo.resource_threshold) {
     const auto& s = cfg_.slo.resource_threshold->cluster;
     kcfg_.enable = s.enable.value_or(false);
@@ -627,6 +734,7 @@ void simulator::on_node_register(std::int64_t t, std::uint32_t n) {
   cpu_capacity_ += cap.cpu_milli;
   mem_capacity_ += cap.memory_bytes;
   gpu_total_ += cap.gpu;
+  if (cfg_.colocation && cfg_.slo.colocation && opt_.cache_idle_nodes) cache_idle_slo(t, n);
   if (model_ == usage_model::none && cfg_.colocation) {
     tick_out o;
     slo_controller::calculator_scratch scratch;
@@ -1021,6 +1129,11 @@ void simulator::slo_for_node(std::int64_t t, std::uint32_t n,
                              tick_out& out, slo_controller::calculator_scratch& scratch) const {
   if (!cfg_.colocation || !cfg_.slo.colocation) return;
   const auto& nr = nodes_[n];
+  if (nr.pods.empty() && nr.idle_slo) {
+    publish_slo(t, n, nr.idle_slo->r, nr.idle_slo->prepared, out);
+    out.idle_cached = out.batch_sync;
+    return;
+  }
   slo_controller::node_input ni;
   ni.name = nr.st.name;
   ni.capacity.cpu_milli = nr.st.capacity.cpu_milli;
@@ -1058,10 +1171,18 @@ void simulator::slo_for_node(std::int64_t t, std::uint32_t n,
   m.node_usage.cpu_milli = ucpu;
   m.node_usage.memory_bytes = umem;
   const auto& cc = *cfg_.slo.colocation;
-  auto r = slo_controller::reconcile_node_resource(cc, ni, pods, &m, event_time{t}, scratch);
-  const auto strategy = slo_controller::node_colocation_strategy(cc, {});
-  const auto prepared = slo_controller::prepare_node_resource(r, ni);
-  const auto sync = slo_controller::need_sync(strategy, nr.published, prepared.allocatable,
+  const auto r = slo_controller::reconcile_node_resource(cc, ni, pods, &m, event_time{t}, scratch);
+  publish_slo(t, n, r, slo_controller::prepare_node_resource(r, ni), out);
+}
+
+// need_sync and the outputs of one slo-controller round (shared by the computed and the cached
+// idle-node results).
+void simulator::publish_slo(std::int64_t t, std::uint32_t n,
+                            const slo_controller::node_resource_result& r,
+                            const slo_controller::prepared_node_resources& prepared,
+                            tick_out& out) const {
+  const auto& nr = nodes_[n];
+  const auto sync = slo_controller::need_sync(sync_strategy_, nr.published, prepared.allocatable,
                                               nr.last_sync, event_time{t});
   if (!sync.need_sync) return;
   out.batch_sync = true;
@@ -1080,7 +1201,26 @@ void simulator::slo_for_node(std::int64_t t, std::uint32_t n,
   }
 }
 
-void simulator::apply_batch(std::int64_t t, std::uint32_t n, const tick_out& o, log_offset cause) {
+void simulator::cache_idle_slo(std::int64_t t, std::uint32_t n) {
+  auto& nr = nodes_[n];
+  slo_controller::node_input ni;
+  ni.name = nr.st.name;
+  ni.capacity.cpu_milli = nr.st.capacity.cpu_milli;
+  ni.capacity.memory_bytes = nr.st.capacity.memory_bytes;
+  ni.allocatable.cpu_milli = nr.st.allocatable.cpu_milli;
+  ni.allocatable.memory_bytes = nr.st.allocatable.memory_bytes;
+  slo_controller::node_metric_input m;
+  m.update_time = event_time{t};
+  slo_controller::calculator_scratch scratch;
+  node_rec::empty_slo c;
+  c.r = slo_controller::reconcile_node_resource(*cfg_.slo.colocation, ni, {}, &m, event_time{t},
+                                                scratch);
+  c.prepared = slo_controller::prepare_node_resource(c.r, ni);
+  nr.idle_slo = std::move(c);
+}
+
+void simulator::emit_batch_record(std::int64_t t, std::uint32_t n, const tick_out& o,
+                                  log_offset cause) {
   auto& nr = nodes_[n];
   auto& fbb = b_.fbb();
   std::vector<fb::Offset<wire::Term>> terms;
@@ -1110,6 +1250,29 @@ void simulator::apply_batch(std::int64_t t, std::uint32_t n, const tick_out& o, 
   emit(hdr(t, wire::EntityKind::Node, nr.st.name,
            cause == no_offset ? -1 : static_cast<std::int64_t>(cause), "slo-controller"),
        payload);
+}
+
+void simulator::apply_batch(std::int64_t t, std::uint32_t n, const tick_out& o, log_offset cause) {
+  auto& nr = nodes_[n];
+  // An idle node's update is its template with the time and causation rewritten (see node_rec).
+  const bool tpl_ok = o.idle_cached && cause != no_offset && t != 0;
+  bool emitted = false;
+  if (tpl_ok && !nr.idle_batch_tpl.empty()) {
+    auto* env = sink_->begin_copy(nr.idle_batch_tpl);
+    if (env->mutate_event_time_ms(t) && env->mutate_causation(static_cast<std::int64_t>(cause))) {
+      sink_->commit_copy(wire::Payload::NodeBatchResourceUpdated);
+      emitted = true;
+    } else {
+      sink_->abort_copy();
+    }
+  }
+  if (!emitted) {
+    emit_batch_record(t, n, o, cause);
+    if (tpl_ok) {
+      const auto b = sink_->last_bytes();
+      nr.idle_batch_tpl.assign(b.begin(), b.end());
+    }
+  }
   apply_node(n);
   ++batch_updates_;
   if (o.batch_cpu < 0 || o.batch_mem < 0) ++negative_batch_;
@@ -1217,14 +1380,43 @@ void simulator::compute_tick(std::int64_t t, std::uint32_t n, tick_out& out) con
   }
 }
 
+log_offset simulator::emit_metric_record(std::int64_t t, std::uint32_t i, const tick_out& o) {
+  auto& fbb = b_.fbb();
+  const auto& nr = nodes_[i];
+  const std::int64_t interval_ms = cfg_.node_metric_report_interval_s * 1000;
+  // NodeMetricReported (koordlet).
+  std::vector<fb::Offset<wire::PodMetric>> pms;
+  pms.reserve(o.pod_usage.size());
+  for (const auto& [pi, u] : o.pod_usage) {
+    resource_list r;
+    r.cpu_milli = u.cpu;
+    r.memory_bytes = u.mem;
+    auto ru = b_.resources(r);
+    pms.push_back(wire::CreatePodMetric(fbb, fbb.CreateString(pods_[pi].key), ru, pods_[pi].pclass,
+                                        pods_[pi].qos));
+  }
+  resource_list nu;
+  nu.cpu_milli = o.cpu;
+  nu.memory_bytes = o.mem;
+  auto nuo = b_.resources(nu);
+  auto suo = b_.resources(resource_list{});
+  auto payload =
+      wire::CreateNodeMetricReported(fbb, fbb.CreateString(nr.st.name), t, 300000, interval_ms, nuo,
+                                     suo, 0, 0, fbb.CreateVector(pms), 0);
+  return emit(hdr(t, wire::EntityKind::Node, nr.st.name, -1, "koordlet"), payload);
+}
+
 void simulator::koordlet_tick(std::int64_t t) {
   const auto t0 = steady::now();
   const std::size_t n = nodes_.size();
-  std::vector<tick_out> outs(n);
-  pool_.run(n, [&](std::size_t i) { compute_tick(t, static_cast<std::uint32_t>(i), outs[i]); });
+  auto& outs = tick_outs_;
+  outs.resize(n);
+  pool_.run(n, [&](std::size_t i) {
+    outs[i].reset();
+    compute_tick(t, static_cast<std::uint32_t>(i), outs[i]);
+  });
   cpu_used_ = mem_used_ = be_cpu_used_ = be_mem_used_ = 0;
   auto& fbb = b_.fbb();
-  const std::int64_t interval_ms = cfg_.node_metric_report_interval_s * 1000;
   for (std::uint32_t i = 0; i < n; ++i) {
     auto& nr = nodes_[i];
     if (!nr.st.ready) continue;
@@ -1235,27 +1427,25 @@ void simulator::koordlet_tick(std::int64_t t) {
     mem_used_ += o.mem;
     be_cpu_used_ += o.be_cpu;
     be_mem_used_ += o.be_mem;
-    // NodeMetricReported (koordlet).
-    std::vector<fb::Offset<wire::PodMetric>> pms;
-    pms.reserve(o.pod_usage.size());
-    for (const auto& [pi, u] : o.pod_usage) {
-      resource_list r;
-      r.cpu_milli = u.cpu;
-      r.memory_bytes = u.mem;
-      auto ru = b_.resources(r);
-      pms.push_back(wire::CreatePodMetric(fbb, fbb.CreateString(pods_[pi].key), ru,
-                                          pods_[pi].pclass, pods_[pi].qos));
+    // NodeMetricReported (koordlet). An idle node's report is its template with the times
+    // rewritten (see node_rec).
+    const bool tpl_ok = opt_.cache_idle_nodes && o.pod_usage.empty() && t != 0;
+    log_offset metric = no_offset;
+    if (tpl_ok && !nr.idle_metric_tpl.empty()) {
+      auto* env = sink_->begin_copy(nr.idle_metric_tpl);
+      auto* m = static_cast<wire::NodeMetricReported*>(env->mutable_payload());
+      if (env->mutate_event_time_ms(t) && m->mutate_update_time_ms(t))
+        metric = sink_->commit_copy(wire::Payload::NodeMetricReported);
+      else
+        sink_->abort_copy();
     }
-    resource_list nu;
-    nu.cpu_milli = o.cpu;
-    nu.memory_bytes = o.mem;
-    auto nuo = b_.resources(nu);
-    auto suo = b_.resources(resource_list{});
-    auto payload =
-        wire::CreateNodeMetricReported(fbb, fbb.CreateString(nr.st.name), t, 300000, interval_ms,
-                                       nuo, suo, 0, 0, fbb.CreateVector(pms), 0);
-    const log_offset metric =
-        emit(hdr(t, wire::EntityKind::Node, nr.st.name, -1, "koordlet"), payload);
+    if (metric == no_offset) {
+      metric = emit_metric_record(t, i, o);
+      if (tpl_ok) {
+        const auto b = sink_->last_bytes();
+        nr.idle_metric_tpl.assign(b.begin(), b.end());
+      }
+    }
     apply_node(i);
     ++metric_reports_;
     nr.last_cpu_used = o.cpu;
@@ -1517,7 +1707,7 @@ result<run_result> simulator::run() {
     auto payload = wire::CreateClockTickedDirect(b_.fbb(), "end of trace");
     emit(hdr(end_ms_, wire::EntityKind::Cluster, "sim", -1, "sim"), payload);
   }
-  if (auto f = sink_->flush(); !f) return tl::unexpected(f.error());
+  if (auto f = sink_->finish(); !f) return tl::unexpected(f.error());
   if (opt_.progress) opt_.progress(end_ms_ - start_ms_, end_ms_ - start_ms_);
   const double loop_wall = seconds_since(wall0);
   const auto tf = steady::now();

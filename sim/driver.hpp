@@ -38,6 +38,10 @@ struct run_options {
   // Start the clock here (ms, rounded down to a report interval): pods created earlier are
   // submitted at the start, koordlet reports and metrics begin there. 0 = the trace start.
   std::int64_t from_ms = 0;
+  // Reuse a node's slo-controller result while it hosts no pod (its inputs are then constant;
+  // docs/sim.md "Performance"). false recomputes every round: the log must be the same either
+  // way (tested). Default: true.
+  bool cache_idle_nodes = true;
 };
 
 // One row of metrics.csv (cluster totals at one instant).

@@ -271,6 +271,63 @@ TEST(Sim, DeterministicAcrossThreadCounts) {
   EXPECT_EQ(a.summary["events"]["log_byte_digest"], d.summary["events"]["log_byte_digest"]);
 }
 
+// Issue 6 item 5: every figure the report must carry is in summary.json (deterministic) or
+// timing.json (wall clock), under the names docs/sim.md documents.
+TEST(Sim, SummaryCarriesEveryReportedFigure) {
+  const auto t = load_cut();
+  const auto r = run(t, shipped("koordinator-defaults"), 1);
+  const auto& s = r.summary;
+  for (const char* k : {"submitted", "scheduled", "unschedulable_events_by_reason",
+                        "pending_at_end_by_last_reason", "evicted", "evicted_by_reason"})
+    EXPECT_TRUE(s["pods"].contains(k)) << k;
+  for (const char* k :
+       {"avg_cpu_requested_pct", "avg_cpu_allocated_pct", "avg_cpu_used_pct",
+        "avg_memory_requested_pct", "avg_memory_allocated_pct", "avg_memory_used_pct"})
+    EXPECT_TRUE(s["resources"].contains(k)) << k;
+  for (const char* k : {"avg_batch_cpu_allocatable_milli", "avg_batch_cpu_used_milli",
+                        "avg_batch_cpu_used_pct_of_reclaimed", "avg_batch_memory_used_bytes"})
+    EXPECT_TRUE(s["batch"].contains(k)) << k;
+  for (const char* k : {"all", "prod", "batch"})
+    EXPECT_TRUE(s["scheduling_latency_virtual"].contains(k)) << k;
+  EXPECT_TRUE(s.contains("quota"));
+  for (const char* k :
+       {"avg_gpu_allocation_pct", "avg_gpu_fragmentation_pct_of_total", "final_gpu_allocation_pct"})
+    EXPECT_TRUE(s["gpu"].contains(k)) << k;
+  for (const char* k : {"count", "log_byte_digest", "state_digest"})
+    EXPECT_TRUE(s["events"].contains(k)) << k;
+  for (const char* k :
+       {"wall_seconds", "time_compression", "wall_us_per_scheduling_decision", "events"})
+    EXPECT_TRUE(r.timing.contains(k)) << k;
+  EXPECT_EQ(r.timing["events"].get<std::uint64_t>(), s["events"]["count"].get<std::uint64_t>());
+  // metrics.csv is the over-time view of the same figures.
+  ASSERT_FALSE(r.rows.empty());
+  EXPECT_GT(r.rows.back().cpu_capacity, 0);
+}
+
+// A node that hosts no pod reuses its slo-controller result (computed once) instead of
+// reconciling every round: the log and the summary must be the same byte for byte as when every
+// round recomputes, with usage (NodeMetric rounds) and without (request-based rounds).
+TEST(Sim, IdleNodeCacheKeepsTheLogByteForByte) {
+  const auto t = load_cut();
+  for (const char* n : {"koordinator-defaults", "aggressive-reclaim"}) {
+    for (const bool none : {false, true}) {
+      SCOPED_TRACE(std::string(n) + (none ? " usage none" : " v2018-curves"));
+      auto c = shipped(n);
+      c.idle_node_report_interval_s = 0;  // every idle node reports every round
+      sim::run_options o;
+      if (none) o.usage_override = sim::usage_model::none;
+      auto cached = sim::run_simulation(t, c, o);
+      o.cache_idle_nodes = false;
+      auto fresh = sim::run_simulation(t, c, o);
+      ASSERT_TRUE(cached.has_value() && fresh.has_value());
+      EXPECT_GT(cached->summary["batch"]["batch_updates"].get<std::uint64_t>(), 0u);
+      EXPECT_EQ(cached->summary["events"]["log_byte_digest"],
+                fresh->summary["events"]["log_byte_digest"]);
+      EXPECT_EQ(cached->summary.dump(2), fresh->summary.dump(2));
+    }
+  }
+}
+
 // The state the actors folded equals a plain fold of the stored log, and every PodEvicted in it
 // carries a reason.
 TEST(Sim, LogFoldEqualsStateDigest) {
