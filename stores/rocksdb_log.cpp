@@ -11,6 +11,8 @@
 #include <rocksdb/write_batch.h>
 #include <xxhash.h>
 
+#include "messages/aligned.hpp"
+
 namespace colony::stores {
 
 namespace fs = std::filesystem;
@@ -258,6 +260,7 @@ result<std::uint64_t> rocksdb_log::read(log_offset from, log_offset to, const re
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_));
   std::uint64_t n = 0;
   log_offset expect = from;
+  messages::byte_buffer aligned;  // values sit at any address inside RocksDB's blocks
   for (it->Seek(offset_key(from)); it->Valid(); it->Next()) {
     const log_offset off = key_offset(it->key().ToStringView());
     auto where = path_ + " offset " + std::to_string(off);
@@ -272,7 +275,7 @@ result<std::uint64_t> rocksdb_log::read(log_offset from, log_offset to, const re
     const std::size_t len = v.size() - checksum_bytes;
     if (get_le64(v.data()) != checksum(data, len))
       return fail(errc::corrupt, "record checksum mismatch (the stored bytes were altered)", where);
-    bytes_view bytes(data, len);
+    const bytes_view bytes = messages::realign(bytes_view(data, len), aligned);
     auto d = messages::decode(bytes, where);
     if (!d) return tl::unexpected(d.error());
     if (d->envelope->offset() != off)

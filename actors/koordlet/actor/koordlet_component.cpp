@@ -48,6 +48,25 @@ bool is_memory(kl::evict_feature f) {
          f == kl::evict_feature::memory_allocatable_evict || f == kl::evict_feature::memory_evict;
 }
 
+// The amount an eviction term reports, in the resource the feature's task counts: memory for
+// the memory features, batch-cpu for BECPUEvict (it releases BE requests), every CPU class for
+// CPUAllocatableEvict (its release spans classes), cpu for CPUEvict (node usage).
+std::int64_t term_amount(kl::evict_feature f, const resource_list& r) {
+  switch (f) {
+    case kl::evict_feature::be_memory_evict:
+    case kl::evict_feature::memory_allocatable_evict:
+    case kl::evict_feature::memory_evict:
+      return r.memory_bytes;
+    case kl::evict_feature::be_cpu_evict:
+      return r.batch_cpu_milli;
+    case kl::evict_feature::cpu_allocatable_evict:
+      return r.cpu_milli + r.batch_cpu_milli + r.mid_cpu_milli;
+    case kl::evict_feature::cpu_evict:
+      return r.cpu_milli;
+  }
+  return 0;
+}
+
 }  // namespace
 
 kl::resource_threshold_strategy to_koordlet(const slo_controller::resource_threshold_strategy& s) {
@@ -526,10 +545,9 @@ void koordlet_component::evict(const wire::Envelope& env, std::span<const kl::po
     add("labelPriority", v.inputs.label_priority, "", "koordinator.sh/priority");
     add("podUsed", v.inputs.used, unit, "usage the sort used");
     add("podRequest", v.inputs.request, unit, "request by class");
-    add("toRelease", mem ? to_release.memory_bytes : to_release.cpu_milli, unit,
-        "what the task had to release");
-    add("released", mem ? mine.memory_bytes : mine.cpu_milli, unit, "what this victim releases");
-    add("releasedInRound", mem ? cumulative.memory_bytes : cumulative.cpu_milli, unit,
+    add("toRelease", term_amount(v.feature, to_release), unit, "what the task had to release");
+    add("released", term_amount(v.feature, mine), unit, "what this victim releases");
+    add("releasedInRound", term_amount(v.feature, cumulative), unit,
         "released by this and earlier victims of the round");
     const auto tv = fbb.CreateVector(terms);
     const auto pn = fbb.CreateString(key);

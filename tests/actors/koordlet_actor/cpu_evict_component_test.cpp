@@ -151,10 +151,9 @@ TEST(KoordletComponent, BECPUSatisfactionEvictsLowestPriorityBEPodUntilUpperPerc
   ASSERT_EQ(c.pods().size(), 2u);
 }
 
-// The release accounting of a BECPUEvict victim is in batch-cpu (its task counts batch-cpu
-// requests), but the component writes the cpu field: toRelease / released / releasedInRound
-// read 0. Enable once koordlet_component::evict reads batch_cpu_milli for BECPUEvict.
-TEST(KoordletComponent, DISABLED_BECPUEvictReleaseTermsCountBatchCpu) {
+// The release accounting of a BECPUEvict victim is in batch-cpu: its task counts batch-cpu
+// requests (toRelease / released / releasedInRound once read 0 from the cpu field).
+TEST(KoordletComponent, BECPUEvictReleaseTermsCountBatchCpu) {
   auto log = scenario(3000);
   koordlet_component c(options());
   const auto ev = run(c, log, 50000);
