@@ -198,7 +198,9 @@ TEST(ElasticQuotaFramework, UnreserveRestoresUsed) {
     ++t.st.cycle;
     // The unknown pod's request is not booked, so only the known one passes PreFilter; Reserve
     // works without it (a replayed assignment).
-    if (p == &known) ASSERT_TRUE(t.plugin->pre_filter(t.st, *p, t.nodes, kNow).ok());
+    if (p == &known) {
+      ASSERT_TRUE(t.plugin->pre_filter(t.st, *p, t.nodes, kNow).ok());
+    }
     ASSERT_TRUE(t.plugin->reserve(t.st, *p, t.nodes[0], kNow).ok());
     EXPECT_EQ(t.tree->status("a")->used, p->requests);
     t.plugin->unreserve(t.st, *p, t.nodes[0], kNow);
