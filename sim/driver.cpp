@@ -76,8 +76,7 @@ class log_sink {
   }
   // The bytes of the last record (valid until the next emit).
   [[nodiscard]] std::span<const std::uint8_t> last_bytes() const {
-    return {batch_->data.data() + batch_->starts.back(),
-            batch_->data.size() - batch_->starts.back()};
+    return batch_->record(batch_->size() - 1);
   }
   // A copy of an earlier record (a template) as the next record: begin_copy appends it and
   // returns it for the caller to rewrite scalar fields in place; commit_copy numbers it (offset
@@ -88,17 +87,13 @@ class log_sink {
   }
   log_offset commit_copy(wire::Payload type) {
     const log_offset off = next_;
-    auto& d = batch_->data;
-    (void)messages::patch_offset(
-        std::span<std::uint8_t>(d.data() + batch_->starts.back(), d.size() - batch_->starts.back()),
-        off);
+    (void)messages::patch_offset(batch_->record(batch_->size() - 1), off);
     ++next_;
     ++by_type_[static_cast<std::size_t>(type)];
     return off;
   }
   void abort_copy() {
-    batch_->data.resize(batch_->starts.back());
-    batch_->starts.pop_back();
+    batch_->pop_back();
   }
   [[nodiscard]] bool should_flush() const { return batch_->size() >= flush_records; }
 
@@ -106,17 +101,15 @@ class log_sink {
     if (batch_->size() == 0) return {};
     const auto t0 = steady::now();
     views_.clear();
-    const auto& d = batch_->data;
     const std::size_t n = batch_->size();
     for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t b = batch_->starts[i];
-      const std::size_t e = i + 1 < n ? batch_->starts[i + 1] : d.size();
-      views_.emplace_back(d.data() + b, e - b);
-      const std::uint64_t len = e - b;
+      const auto rec = batch_->record(i);
+      views_.emplace_back(rec);
+      const std::uint64_t len = rec.size();
       XXH3_64bits_update(xxh_, &len, sizeof len);
-      XXH3_64bits_update(xxh_, d.data() + b, e - b);
+      XXH3_64bits_update(xxh_, rec.data(), rec.size());
+      log_bytes_ += rec.size();
     }
-    log_bytes_ += d.size();
     if (rocks_ != nullptr) {
       // The sim's own records, built by event_builder a moment ago: the trusted bulk path
       // (no re-verification, no write-ahead log; finish() makes the log durable at the end).
@@ -127,7 +120,7 @@ class log_sink {
       if (!a) return tl::unexpected(a.error());
     }
     append_seconds_ += seconds_since(t0);
-    const std::size_t cap = d.size();
+    const std::size_t cap = batch_->data.size();
     if (host_ != nullptr) host_->deliver(batch_);
     // Reuse a batch the actors are done with (its memory is warm); else a new one.
     spare_.push_back(std::move(batch_));
@@ -144,10 +137,10 @@ class log_sink {
     std::erase(spare_, nullptr);
     if (spare_.size() > 4) spare_.erase(spare_.begin());
     if (!batch_) batch_ = std::make_shared<entities::record_batch>();
-    batch_->data.clear();
-    batch_->starts.clear();
+    batch_->clear();
     batch_->data.reserve(cap + cap / 8);
     batch_->starts.reserve(flush_records + 64);
+    batch_->ends.reserve(flush_records + 64);
     return {};
   }
   // Flushes the last batch and makes the log durable (the sim log skips the write-ahead log:

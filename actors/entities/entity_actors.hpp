@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "actors/entities/entities.hpp"
+#include "messages/aligned.hpp"
 #include "messages/result.hpp"
 #include "messages/units.hpp"
 
@@ -37,15 +38,37 @@ namespace colony::entities {
 
 class component;  // actors/entities/component.hpp
 
-// Verified records stored back to back, shared (read-only) by every actor they go to.
+// Verified records stored back to back, shared (read-only) by every actor they go to. Each
+// record starts 8-byte aligned (messages/aligned.hpp: FlatBuffers reads scalars in place), so
+// padding may sit between records: use record(i), never the gap to the next start.
 struct record_batch {
   std::vector<std::uint8_t> data;
-  std::vector<std::uint32_t> starts;  // record i is data[starts[i], starts[i+1]) (end = size)
+  std::vector<std::uint32_t> starts;  // record i is data[starts[i], ends[i])
+  std::vector<std::uint32_t> ends;
   void add(std::span<const std::uint8_t> rec) {
+    data.resize(data.size() + messages::padding_after(data.size()));
     starts.push_back(static_cast<std::uint32_t>(data.size()));
     data.insert(data.end(), rec.begin(), rec.end());
+    ends.push_back(static_cast<std::uint32_t>(data.size()));
+  }
+  // Drops the last record (and the padding before it).
+  void pop_back() {
+    starts.pop_back();
+    ends.pop_back();
+    data.resize(ends.empty() ? 0 : ends.back());
+  }
+  void clear() {
+    data.clear();
+    starts.clear();
+    ends.clear();
   }
   [[nodiscard]] std::size_t size() const { return starts.size(); }
+  [[nodiscard]] std::span<const std::uint8_t> record(std::size_t i) const {
+    return {data.data() + starts[i], ends[i] - starts[i]};
+  }
+  [[nodiscard]] std::span<std::uint8_t> record(std::size_t i) {
+    return {data.data() + starts[i], ends[i] - starts[i]};
+  }
   [[nodiscard]] const wire::Envelope& envelope(std::size_t i) const {
     return *wire::GetEnvelope(data.data() + starts[i]);
   }
