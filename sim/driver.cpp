@@ -92,9 +92,7 @@ class log_sink {
     ++by_type_[static_cast<std::size_t>(type)];
     return off;
   }
-  void abort_copy() {
-    batch_->pop_back();
-  }
+  void abort_copy() { batch_->pop_back(); }
   [[nodiscard]] bool should_flush() const { return batch_->size() >= flush_records; }
 
   [[nodiscard]] result<void> flush() {

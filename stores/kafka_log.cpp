@@ -13,9 +13,25 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "messages/aligned.hpp"
+
 namespace colony::stores {
 
 namespace {
+
+// librdkafka hands payloads at any address inside its fetch buffers, and FlatBuffers reads
+// scalars in place (messages/aligned.hpp): every read of a payload goes through an aligned
+// view. payload_of copies into the caller's scratch only when the address is misaligned.
+bytes_view payload_of(const rd_kafka_message_t* m, messages::byte_buffer& scratch) {
+  return messages::realign(bytes_view(static_cast<const std::uint8_t*>(m->payload), m->len),
+                           scratch);
+}
+
+// The envelope's offset (the event sequence). REQUIRES: the payload passed decode().
+log_offset sequence_of(const rd_kafka_message_t* m) {
+  messages::byte_buffer scratch;
+  return wire::GetEnvelope(payload_of(m, scratch).data())->offset();
+}
 
 using clock_type = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -541,14 +557,15 @@ struct kafka_log::impl {
     if (off > expect)
       return fail(errc::corrupt, "gap in partition: expected offset " + std::to_string(expect),
                   where_p(m->partition, off));
-    bytes_view bytes(static_cast<const std::uint8_t*>(m->payload), m->len);
-    auto d = messages::decode(bytes, where_p(m->partition, off));
+    messages::byte_buffer scratch;
+    auto d = messages::decode(payload_of(m, scratch), where_p(m->partition, off));
     if (!d) return tl::unexpected(d.error());
     return true;
   }
 
   static bool is_mirror(const rd_kafka_message_t* m) {
-    const auto* env = wire::GetEnvelope(m->payload);
+    messages::byte_buffer scratch;
+    const auto* env = wire::GetEnvelope(payload_of(m, scratch).data());
     const auto* k = env->entity_key();
     const std::string_view ek = k ? std::string_view(k->c_str(), k->size()) : std::string_view{};
     const std::string_view mk(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
@@ -603,7 +620,7 @@ struct kafka_log::impl {
       if (!ok) return tl::unexpected(ok.error());
       seen[static_cast<std::size_t>(p)] = true;
       --want;
-      best = std::max<log_offset>(best, wire::GetEnvelope(m->payload)->offset() + 1);
+      best = std::max<log_offset>(best, sequence_of(m.get()) + 1);
     }
     return best;
   }
@@ -826,6 +843,7 @@ struct kafka_log::impl {
     const auto stall = std::max<milliseconds>(addr.connect_timeout, milliseconds(1000));
     auto last_progress = clock_type::now();
     auto done = [&](std::size_t p) { return pos[p] >= (*ends)[p]; };
+    messages::byte_buffer payload_scratch;
     for (;;) {
       // Deliver while every partition either has a head or is finished.
       for (;;) {
@@ -836,8 +854,8 @@ struct kafka_log::impl {
             if (!done(p)) blocked = true;
             continue;
           }
-          if (best == np || wire::GetEnvelope(heads[p].front()->payload)->offset() <
-                                wire::GetEnvelope(heads[best].front()->payload)->offset())
+          if (best == np ||
+              sequence_of(heads[p].front().get()) < sequence_of(heads[best].front().get()))
             best = p;
         }
         if (blocked || best == np) {
@@ -846,7 +864,7 @@ struct kafka_log::impl {
         }
         message_ptr m = std::move(heads[best].front());
         heads[best].pop_front();
-        const log_offset seq = wire::GetEnvelope(m->payload)->offset();
+        const log_offset seq = sequence_of(m.get());
         if (seq >= to) return n;
         if (expect_seq != no_offset && seq != expect_seq)
           return fail(errc::corrupt,
@@ -856,7 +874,7 @@ struct kafka_log::impl {
         expect_seq = seq + 1;
         if (seq < from) continue;
         ++n;
-        if (!sink(seq, bytes_view(static_cast<const std::uint8_t*>(m->payload), m->len))) return n;
+        if (!sink(seq, payload_of(m.get(), payload_scratch))) return n;
       }
       message_ptr m(rd_kafka_consumer_poll(*c, 100));
       if (!m) {
@@ -876,7 +894,7 @@ struct kafka_log::impl {
       const auto up = static_cast<std::size_t>(p);
       if (pos[up] >= (*ends)[up]) continue;  // past the end we read to
       ++pos[up];
-      const log_offset seq = wire::GetEnvelope(m->payload)->offset();
+      const log_offset seq = sequence_of(m.get());
       if (last_seq[up] != no_offset && seq <= last_seq[up])
         return fail(errc::corrupt,
                     "event sequence " + std::to_string(seq) + " after " +
@@ -900,8 +918,8 @@ struct kafka_log::impl {
     if (off > expect)
       return fail(errc::corrupt, "gap in the log: expected offset " + std::to_string(expect),
                   where_at(off));
-    bytes_view bytes(static_cast<const std::uint8_t*>(m->payload), m->len);
-    auto d = messages::decode(bytes, where_at(off));
+    messages::byte_buffer scratch;
+    auto d = messages::decode(payload_of(m, scratch), where_at(off));
     if (!d) return tl::unexpected(d.error());
     if (d->envelope->offset() != off)
       return fail(errc::corrupt,
@@ -1197,6 +1215,7 @@ result<std::uint64_t> kafka_log::read(log_offset from, log_offset to, const reco
   // No progress for this long while records are known to exist means the broker is gone.
   const auto stall = std::max<milliseconds>(im.addr.connect_timeout, milliseconds(1000));
   auto last_progress = clock_type::now();
+  messages::byte_buffer payload_scratch;
   while (expect < stop) {
     message_ptr m(rd_kafka_consumer_poll(*c, 100));
     if (!m) {
@@ -1212,7 +1231,7 @@ result<std::uint64_t> kafka_log::read(log_offset from, log_offset to, const reco
     last_progress = clock_type::now();
     ++n;
     ++expect;
-    if (!sink(expect - 1, bytes_view(static_cast<const std::uint8_t*>(m->payload), m->len))) break;
+    if (!sink(expect - 1, payload_of(m.get(), payload_scratch))) break;
   }
   return n;
 }
@@ -1274,6 +1293,7 @@ result<std::uint64_t> kafka_log::follow(log_offset from, const record_sink& sink
   if (auto a = im.assign(*c, from); !a) return tl::unexpected(a.error());
   std::uint64_t n = 0;
   log_offset expect = from;
+  messages::byte_buffer payload_scratch;
   while (keep_going()) {
     message_ptr m(rd_kafka_consumer_poll(*c, 100));
     if (!m) continue;
@@ -1284,7 +1304,7 @@ result<std::uint64_t> kafka_log::follow(log_offset from, const record_sink& sink
     if (!*ok) continue;
     ++n;
     ++expect;
-    if (!sink(expect - 1, bytes_view(static_cast<const std::uint8_t*>(m->payload), m->len))) break;
+    if (!sink(expect - 1, payload_of(m.get(), payload_scratch))) break;
   }
   return n;
 }
@@ -1409,6 +1429,7 @@ result<void> kafka_log::consume_group(const std::string& group, group_handler& h
     return fail(code_of(e), "subscribe: " + err_text(e), im.name);
   error loop_err;
   auto last_tick = clock_type::now();
+  messages::byte_buffer payload_scratch;
   while (keep_going() && im.member_err.message.empty() && loop_err.message.empty()) {
     message_ptr m(rd_kafka_consumer_poll(rk, 100));
     if (m) {
@@ -1423,9 +1444,8 @@ result<void> kafka_log::consume_group(const std::string& group, group_handler& h
             loop_err = ok.error();
           else if (*ok) {
             ++expect;
-            auto r =
-                handler.record(m->partition, static_cast<log_offset>(m->offset),
-                               bytes_view(static_cast<const std::uint8_t*>(m->payload), m->len));
+            auto r = handler.record(m->partition, static_cast<log_offset>(m->offset),
+                                    payload_of(m.get(), payload_scratch));
             if (!r) loop_err = r.error();
           }
         }

@@ -210,7 +210,9 @@ TEST_F(RocksDbLog, AppendTrustedStoresTheSameRecordsAsAppend) {
   for (std::size_t i = 0; i < 40; ++i) {
     v.push_back(pod_submitted(b_, "default/p-" + std::to_string(i), 1, 1));
     // Half of them carry their offset already (the zero-copy path), half do not (copy + patch).
-    if (i % 2 == 0) ASSERT_TRUE(messages::patch_offset(v.back(), i));
+    if (i % 2 == 0) {
+      ASSERT_TRUE(messages::patch_offset(v.back(), i));
+    }
   }
   std::vector<messages::bytes_view> views(v.begin(), v.end());
   ASSERT_TRUE(checked->append(views));
