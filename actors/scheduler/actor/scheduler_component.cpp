@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "actors/scheduler/elastic_quota.hpp"
+#include "messages/names.hpp"
+
 namespace colony::scheduler {
 
 using messages::to_resource_list;
@@ -70,6 +73,12 @@ void set_requests(pod_info& info, const resource_list& r) {
   info.requests.gpu_memory_ratio = 0;
 }
 
+// The ElasticQuota labels the plugin reads from pod_info (quota_of, non-preemptible admission).
+void set_quota_labels(pod_info& info, const quota::key_value_list* labels) {
+  info.quota_name = std::string(quota::find_key(labels, names::label_quota_name).value_or(""));
+  info.non_preemptible = quota::non_preemptible_of(labels);
+}
+
 }  // namespace
 
 result<std::unique_ptr<scheduler_component>> scheduler_component::create(
@@ -90,6 +99,12 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   c->fwk_ = std::move(built->fwk);
   c->unsched_ = std::make_shared<node_unschedulable>();
   c->fwk_->add(c->unsched_, 1, ep_filter);
+  if (c->opts_.elastic_quota) {
+    auto tree = std::make_shared<quota::quota_tree>(c->opts_.elastic_quota_args);
+    c->quota_ = std::make_unique<quota::quota_book>(tree);
+    // PreFilter (admission) and Reserve/Unreserve (used); see the header on PostFilter.
+    c->fwk_->add(std::make_shared<elastic_quota>(std::move(tree)), 1, ep_pre_filter | ep_reserve);
+  }
   for (const auto& e : c->fwk_->plugins()) c->weights_[std::string(e.impl->name())] = e.weight;
   queue_options qo;
   qo.initial_backoff = duration_ms{c->opts_.config->pod_initial_backoff_seconds * 1000};
@@ -103,6 +118,7 @@ scheduler_component::scheduler_component(scheduler_component_options opts)
 
 bool scheduler_component::wants(wire::Payload type) const {
   using P = wire::Payload;
+  if (quota_ && quota::quota_book::wants(type)) return true;
   switch (type) {
     case P::NodeRegistered:
     case P::NodeConditionChanged:
@@ -190,6 +206,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
   using P = wire::Payload;
   now_ = event_time{std::max(now_.value, env.event_time_ms())};
   last_offset_ = static_cast<std::int64_t>(env.offset());
+  if (quota_) (void)quota_->apply(env);
   switch (env.payload_type()) {
     case P::NodeRegistered: {
       const auto* e = env.payload_as_NodeRegistered();
@@ -279,6 +296,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
       r.info.kube_qos_class = to_kube_qos(e->kube_qos(), req, r.info.limits);
       set_requests(r.info, req);
       r.info.priority = e->priority();
+      set_quota_labels(r.info, e->labels());
       r.ours = opts_.scheduler_names.empty() ||
                opts_.scheduler_names.count(to_string_view(e->scheduler_name())) != 0;
       if (r.ours) queue_->add(r.info, now_);
@@ -295,6 +313,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
       p.info.priority = e->priority();
       if (e->requests()) set_requests(p.info, to_resource_list(e->requests()));
       if (e->limits()) p.info.limits = to_resource_list(e->limits());
+      if (e->labels()) set_quota_labels(p.info, e->labels());  // the full label set
       const bool was = p.ours;
       if (!opts_.scheduler_names.empty() && e->scheduler_name() && e->scheduler_name()->size())
         p.ours = opts_.scheduler_names.count(to_string_view(e->scheduler_name())) != 0;
@@ -330,6 +349,8 @@ void scheduler_component::on_event(const wire::Envelope& env,
       // Only the answer to our outstanding proposal; a pod bound meanwhile stays bound.
       if (p.phase != pod_phase::proposed || p.node != to_string_view(e->node())) break;
       unassume(p);
+      // Our Reserve marked it used in the quota tree; the binding did not happen.
+      if (quota_) (void)quota_->tree()->update_pod_is_assigned(p.info.key, false);
       p.phase = pod_phase::queued;
       queue_->requeue(std::move(*p.qp), now_, true);  // backoff, as after a failed bind
       p.qp.reset();
@@ -355,6 +376,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
 }
 
 void scheduler_component::on_batch_end(std::vector<messages::byte_buffer>& out) {
+  if (quota_) quota_->flush();  // cluster total and pod association before the cycles
   if (cluster_event_) {
     queue_->move_all_to_active_or_backoff(now_);
     cluster_event_ = false;

@@ -23,6 +23,16 @@
 // is in options.scheduler_names; empty = every pod (several schedulers then race for the
 // same pods, which the pod actor arbitrates).
 //
+// ElasticQuota (options.elastic_quota): the component keeps its own quota_tree, fed by a
+// quota_book from the same quota, node and pod events as the quota component, and adds the
+// ElasticQuota plugin (actors/scheduler/elastic_quota.hpp) at PreFilter and Reserve after
+// the profile's plugins: a pod whose quota's used + request exceeds its runtime gets
+// PodUnschedulable with ElasticQuota's reason. Reserve marks the pod used in the tree at once
+// (assumed); a rejected proposal unmarks it; PodScheduled, PodFinished, PodEvicted update it.
+// A pod's quota comes from its label quota.scheduling.koordinator.sh/name (else its
+// namespace), non-preemptible from quota.scheduling.koordinator.sh/preemptible == "false".
+// PostFilter preemption is not enabled: the component has no eviction decision to emit yet.
+//
 // Determinism: time is event time (the maximum seen); the framework's tie-break is seeded; the
 // queue and node list have total orders. Same events in the same order -> same bytes.
 // Thread-safety: none (one owner: its actor).
@@ -38,6 +48,7 @@
 #include <vector>
 
 #include "actors/entities/component.hpp"
+#include "actors/quota/actor/quota_events.hpp"
 #include "actors/scheduler/framework.hpp"
 #include "actors/scheduler/scheduler_config.hpp"
 #include "actors/scheduler/scheduling_queue.hpp"
@@ -57,6 +68,12 @@ struct scheduler_component_options {
   std::uint64_t seed = 0;
   // schedulerName values served; empty = all pods. Default: empty.
   std::set<std::string, std::less<>> scheduler_names;
+  // Runs the ElasticQuota plugin over the component's own quota tree. Default: false (the
+  // shipped profile names ElasticQuota; Colony enables it explicitly so deployments without
+  // quota events keep the plain framework).
+  bool elastic_quota = false;
+  // ElasticQuotaArgs of that tree. Default: Koordinator's defaults (quota_tree.hpp).
+  quota::elastic_quota_args elastic_quota_args;
 };
 
 class scheduler_component final : public entities::component {
@@ -74,6 +91,10 @@ class scheduler_component final : public entities::component {
   [[nodiscard]] std::size_t proposed() const;  // proposals without an answer yet
   [[nodiscard]] const node_info* node(std::string_view name) const;
   [[nodiscard]] event_time now() const { return now_; }
+  // The ElasticQuota tree; nullptr unless options.elastic_quota.
+  [[nodiscard]] const quota::quota_tree* quota_tree() const {
+    return quota_ ? quota_->tree().get() : nullptr;
+  }
 
  private:
   enum class pod_phase : std::uint8_t { queued, proposed, bound, done };
@@ -103,6 +124,7 @@ class scheduler_component final : public entities::component {
   std::string name_;
   std::unique_ptr<framework> fwk_;
   std::shared_ptr<node_unschedulable> unsched_;
+  std::unique_ptr<quota::quota_book> quota_;  // with options.elastic_quota
   std::map<std::string, std::int64_t, std::less<>> weights_;
   cycle_state cycle_;
   std::unique_ptr<scheduling_queue> queue_;

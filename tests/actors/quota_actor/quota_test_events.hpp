@@ -1,0 +1,83 @@
+// Event builders for the ElasticQuota component tests: quotas, labelled pods, pod lifecycle.
+// Node, tick and PodScheduled builders come from tests/actors/scheduler_actor/test_events.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "colony_generated.h"
+#include "messages/codec.hpp"
+#include "messages/names.hpp"
+
+namespace colony::testing {
+
+struct quota_event_factory {
+  messages::event_builder b;
+
+  messages::byte_buffer quota(std::int64_t t, const std::string& name, const resource_list& min,
+                              const resource_list& max, const std::string& parent = "",
+                              bool is_parent = false) {
+    auto& f = b.fbb();
+    auto n = f.CreateString(name);
+    auto ns = f.CreateString("default");
+    auto pa = f.CreateString(parent);
+    auto mi = b.resources(min);
+    auto ma = b.resources(max);
+    wire::QuotaUpsertedBuilder qb(f);
+    qb.add_name(n);
+    qb.add_namespace_(ns);
+    qb.add_parent(pa);
+    qb.add_is_parent(is_parent);
+    qb.add_min(mi);
+    qb.add_max(ma);
+    auto p = qb.Finish();
+    return b.finish(
+        messages::header{event_time{t}, wire::EntityKind::ElasticQuota, name, -1, "test"}, p);
+  }
+  messages::byte_buffer quota_deleted(std::int64_t t, const std::string& name) {
+    auto p = wire::CreateQuotaDeletedDirect(b.fbb(), name.c_str());
+    return b.finish(
+        messages::header{event_time{t}, wire::EntityKind::ElasticQuota, name, -1, "test"}, p);
+  }
+  // A pod with the quota label (none when quota is empty) and optionally non-preemptible.
+  messages::byte_buffer pod(std::int64_t t, const std::string& name, std::int64_t cpu,
+                            std::int64_t mem, const std::string& quota,
+                            bool non_preemptible = false) {
+    resource_list req;
+    req.cpu_milli = cpu;
+    req.memory_bytes = mem;
+    std::vector<std::pair<std::string, std::string>> labels;
+    if (!quota.empty()) labels.emplace_back(std::string(names::label_quota_name), quota);
+    if (non_preemptible) labels.emplace_back(std::string(names::label_preemptible), "false");
+    auto& f = b.fbb();
+    auto n = f.CreateString(name);
+    auto rq = b.resources(req);
+    auto lim = b.resources(req);
+    auto lv = b.key_values(labels);
+    auto sn = f.CreateString("koord-scheduler");
+    wire::PodSubmittedBuilder pb(f);
+    pb.add_name(n);
+    pb.add_requests(rq);
+    pb.add_limits(lim);
+    pb.add_labels(lv);
+    pb.add_scheduler_name(sn);
+    pb.add_kube_qos(wire::KubeQoSClass::Guaranteed);
+    auto p = pb.Finish();
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, name, -1, "test"}, p);
+  }
+  messages::byte_buffer finished(std::int64_t t, const std::string& pod) {
+    auto p = wire::CreatePodFinishedDirect(b.fbb(), pod.c_str());
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, pod, -1, "test"}, p);
+  }
+};
+
+inline resource_list cpu_mem(std::int64_t cpu, std::int64_t mem) {
+  resource_list r;
+  r.cpu_milli = cpu;
+  r.memory_bytes = mem;
+  return r;
+}
+
+}  // namespace colony::testing
