@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 #include <string>
 
 #include "tests/actors/quota_actor/quota_test_events.hpp"
@@ -190,6 +191,80 @@ TEST(QuotaComponent, PodsFollowTheirQuotaWhenItAppearsAndGoes) {
   (void)r.batch({r.q.quota_deleted(3, "qa")});
   EXPECT_EQ(r.c.tree().pod("ns/a1")->quota, names::default_quota_name);
   EXPECT_EQ(r.c.tree().status("qa"), nullptr);
+}
+
+// Property: over seeded random batches of quota, node and pod events, the last emitted status
+// of every quota equals its current status (no change is missed, no stale value stays).
+TEST(QuotaComponent, LastEmittedStatusEqualsTheTreeOverRandomBatches) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    rig r;
+    std::mt19937_64 rng(seed);
+    std::map<std::string, std::vector<std::uint8_t>> last;  // quota -> last emitted record
+    const std::vector<std::string> quotas = {"qa", "qb", "qc", "qd"};
+    std::vector<std::string> live;  // submitted pods not finished
+    std::int64_t t = 0;
+    for (int b = 0; b < 30; ++b) {
+      std::vector<messages::byte_buffer> recs;
+      const int n = static_cast<int>(rng() % 4);
+      for (int k = 0; k < n; ++k) {
+        ++t;
+        switch (rng() % 6) {
+          case 0: {
+            const auto& q = quotas[rng() % quotas.size()];
+            const auto mn = static_cast<std::int64_t>(rng() % 4000);
+            recs.push_back(
+                r.q.quota(t, q, cpu_mem(mn, gib),
+                          cpu_mem(mn + static_cast<std::int64_t>(rng() % 8000), 64 * gib),
+                          q == "qd" ? "qc" : "", q == "qc"));
+            break;
+          }
+          case 1:
+            recs.push_back(r.f.node(t, "n" + std::to_string(rng() % 3),
+                                    4000 + static_cast<std::int64_t>(rng() % 8) * 1000, 32 * gib));
+            break;
+          case 2:
+          case 3: {
+            const std::string pod = "ns/p" + std::to_string(t);
+            recs.push_back(r.q.pod(t, pod, 100 + static_cast<std::int64_t>(rng() % 3000), gib,
+                                   rng() % 5 == 0 ? "" : quotas[rng() % quotas.size()]));
+            live.push_back(pod);
+            break;
+          }
+          case 4:
+            if (!live.empty())
+              recs.push_back(r.f.scheduled(t, live[rng() % live.size()], "n0", 0, 0, 0, "s"));
+            break;
+          default:
+            if (!live.empty()) {
+              const std::size_t i = rng() % live.size();
+              recs.push_back(r.q.finished(t, live[i]));
+              live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+            }
+            break;
+        }
+      }
+      auto out = r.batch(std::move(recs));
+      std::string prev;
+      for (auto& rec : out) {
+        const auto* u = testing::env_of(rec).payload_as_QuotaRuntimeUpdated();
+        ASSERT_NE(u, nullptr);
+        const std::string name(to_string_view(u->name()));
+        EXPECT_LT(prev, name) << "quota-name order, seed " << seed;
+        prev = name;
+        last[name] = rec;
+      }
+    }
+    for (const auto& name : r.c.tree().quota_names()) {
+      const auto* st = r.c.tree().status(name);
+      ASSERT_NE(st, nullptr);
+      ASSERT_TRUE(last.count(name)) << name << " never emitted, seed " << seed;
+      const auto* u = testing::env_of(last[name]).payload_as_QuotaRuntimeUpdated();
+      EXPECT_EQ(to_resource_list(u->runtime()), quota::masked(st->runtime, st->runtime_keys))
+          << name << " seed " << seed;
+      EXPECT_EQ(to_resource_list(u->used()), st->used) << name << " seed " << seed;
+      EXPECT_EQ(to_resource_list(u->request()), st->request) << name << " seed " << seed;
+    }
+  }
 }
 
 TEST(QuotaComponent, SameEventsGiveSameBytes) {

@@ -115,13 +115,8 @@ TEST(SchedulerComponentElasticQuota, RejectionAndFinishReleaseQuota) {
   const auto first = r.batch(two_quotas(r));
   const auto o = read(first);
   ASSERT_TRUE(o.proposed.count("ns/a1"));
-  // Rejection of a1's proposal: qa's used drops back.
-  std::int64_t a1_offset = -1;
-  for (std::size_t i = 0; i < first.size(); ++i)
-    if (const auto* p = testing::env_of(first[i]).payload_as_PodBindProposed();
-        p != nullptr && to_string_view(p->pod()) == "ns/a1")
-      a1_offset = static_cast<std::int64_t>(i);  // not a log offset; rejected() only echoes it
-  (void)r.batch({r.f.rejected(2, "ns/a1", o.proposed.at("ns/a1"), a1_offset, "koord-scheduler/a")});
+  // Rejection of a1's proposal (the handler matches pod, node and scheduler): qa's used drops.
+  (void)r.batch({r.f.rejected(2, "ns/a1", o.proposed.at("ns/a1"), 0, "koord-scheduler/a")});
   EXPECT_EQ(r.s->quota_tree()->pod("ns/a1")->assigned, false);
   // a2 binds, then finishes: room in qa for the others after their backoff.
   (void)r.batch(
