@@ -10,20 +10,27 @@
 
 #include <cstddef>
 #include <cstdint>
-
-#include "messages/codec.hpp"
+#include <span>
+#include <vector>
 
 namespace colony::messages {
 
+// The same types as codec.hpp's bytes_view and byte_buffer, named here so this header stays
+// free of the generated schema (translation units with CAF include it: clang-tidy's
+// bugprone-forward-declaration-namespace trips over codec.hpp's `header` next to CAF's).
+using aligned_bytes_view = std::span<const std::uint8_t>;
+using aligned_byte_buffer = std::vector<std::uint8_t>;
+
 inline constexpr std::size_t record_alignment = 8;
 
-[[nodiscard]] inline bool is_aligned(bytes_view bytes) noexcept {
+[[nodiscard]] inline bool is_aligned(aligned_bytes_view bytes) noexcept {
   return reinterpret_cast<std::uintptr_t>(bytes.data()) % record_alignment == 0;
 }
 
 // REQUIRES: scratch outlives every use of the returned view; scratch is not otherwise
 // modified meanwhile.
-[[nodiscard]] inline bytes_view realign(bytes_view bytes, byte_buffer& scratch) {
+[[nodiscard]] inline aligned_bytes_view realign(aligned_bytes_view bytes,
+                                                aligned_byte_buffer& scratch) {
   if (is_aligned(bytes)) return bytes;
   scratch.assign(bytes.begin(), bytes.end());
   return {scratch.data(), scratch.size()};
