@@ -4,6 +4,7 @@
 
 #include <xxhash.h>
 
+#include "messages/aligned.hpp"
 #include "messages/codec.hpp"
 #include "state_generated.h"
 
@@ -480,12 +481,17 @@ fbb_t& builder() {
   return b;
 }
 
+// Snapshot bytes come straight from RocksDB at any address: realigned into scratch (which
+// must outlive the returned table) before FlatBuffers reads them in place.
 template <class T>
-result<const T*> verified(std::string_view bytes, const char* what) {
-  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+result<const T*> verified(std::string_view bytes, const char* what,
+                          messages::aligned_byte_buffer& scratch) {
+  const auto view = messages::realign(
+      {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, scratch);
+  flatbuffers::Verifier v(view.data(), view.size());
   if (!v.VerifyBuffer<T>(nullptr))
     return fail(errc::corrupt, std::string("snapshot state of a ") + what + " failed verification");
-  return flatbuffers::GetRoot<T>(bytes.data());
+  return flatbuffers::GetRoot<T>(view.data());
 }
 
 }  // namespace
@@ -558,7 +564,8 @@ std::string encode(const job_state& s) {
 }
 
 result<node_state> decode_node(std::string_view bytes) {
-  auto r = verified<state::NodeState>(bytes, "node");
+  messages::aligned_byte_buffer scratch;
+  auto r = verified<state::NodeState>(bytes, "node", scratch);
   if (!r) return tl::unexpected(r.error());
   const auto* x = *r;
   node_state s;
@@ -587,7 +594,8 @@ result<node_state> decode_node(std::string_view bytes) {
 }
 
 result<pod_state> decode_pod(std::string_view bytes) {
-  auto r = verified<state::PodState>(bytes, "pod");
+  messages::aligned_byte_buffer scratch;
+  auto r = verified<state::PodState>(bytes, "pod", scratch);
   if (!r) return tl::unexpected(r.error());
   const auto* x = *r;
   pod_state s;
@@ -613,7 +621,8 @@ result<pod_state> decode_pod(std::string_view bytes) {
 }
 
 result<quota_state> decode_quota(std::string_view bytes) {
-  auto r = verified<state::QuotaState>(bytes, "quota");
+  messages::aligned_byte_buffer scratch;
+  auto r = verified<state::QuotaState>(bytes, "quota", scratch);
   if (!r) return tl::unexpected(r.error());
   const auto* x = *r;
   quota_state s;
@@ -633,7 +642,8 @@ result<quota_state> decode_quota(std::string_view bytes) {
 }
 
 result<job_state> decode_job(std::string_view bytes) {
-  auto r = verified<state::JobState>(bytes, "job");
+  messages::aligned_byte_buffer scratch;
+  auto r = verified<state::JobState>(bytes, "job", scratch);
   if (!r) return tl::unexpected(r.error());
   const auto* x = *r;
   return job_state{str(x->name()),   str(x->pod()),   str(x->mode()), str(x->phase()),
