@@ -54,7 +54,9 @@ result<std::string> to_json(bytes_view bytes) {
   auto parsed = nlohmann::ordered_json::parse(payload, nullptr, false);
   if (parsed.is_discarded()) return fail(errc::internal, "flatc produced invalid JSON");
   j["payload"] = std::move(parsed);
-  return j.dump();
+  // Strings in a verified record may still hold bytes that are not UTF-8 (FlatBuffers does not
+  // check): the JSON view replaces them with U+FFFD instead of throwing.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace colony::messages
