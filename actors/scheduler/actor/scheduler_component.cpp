@@ -299,7 +299,8 @@ void scheduler_component::on_event(const wire::Envelope& env,
       set_quota_labels(r.info, e->labels());
       r.ours = opts_.scheduler_names.empty() ||
                opts_.scheduler_names.count(to_string_view(e->scheduler_name())) != 0;
-      if (r.ours) queue_->add(r.info, now_);
+      r.admitted = !opts_.await_admission;
+      if (r.ours && r.admitted) queue_->add(r.info, now_);
       pods_.emplace(key, std::move(r));
       break;
     }
@@ -314,11 +315,14 @@ void scheduler_component::on_event(const wire::Envelope& env,
       if (e->requests()) set_requests(p.info, to_resource_list(e->requests()));
       if (e->limits()) p.info.limits = to_resource_list(e->limits());
       if (e->labels()) set_quota_labels(p.info, e->labels());  // the full label set
-      const bool was = p.ours;
+      const bool was = p.ours && p.admitted;
       if (!opts_.scheduler_names.empty() && e->scheduler_name() && e->scheduler_name()->size())
         p.ours = opts_.scheduler_names.count(to_string_view(e->scheduler_name())) != 0;
-      if (p.ours)
+      p.admitted = true;
+      if (p.ours && was)
         queue_->update(p.info, now_);
+      else if (p.ours)
+        queue_->add(p.info, now_);  // first admitted now (await_admission)
       else if (was)
         (void)queue_->remove(p.info.key);
       break;

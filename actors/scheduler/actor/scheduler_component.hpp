@@ -74,6 +74,11 @@ struct scheduler_component_options {
   bool elastic_quota = false;
   // ElasticQuotaArgs of that tree. Default: Koordinator's defaults (quota_tree.hpp).
   quota::elastic_quota_args elastic_quota_args;
+  // Waits for admission: a submitted pod is queued only when its PodMutated arrives (and
+  // dropped on PodRejected), as in Kubernetes, where the webhook mutates a pod before any
+  // scheduler sees it. Set it when an admission component writes to the same log; without
+  // one, pods would wait forever. Default: false.
+  bool await_admission = false;
 };
 
 class scheduler_component final : public entities::component {
@@ -104,6 +109,7 @@ class scheduler_component final : public entities::component {
     std::string node;              // assumed (proposed) or bound node
     std::optional<queued_pod> qp;  // while proposed: what to requeue on rejection
     bool ours = true;              // served by this scheduler
+    bool admitted = true;          // false while awaiting admission (options.await_admission)
   };
   struct node_flags {
     bool ready = false;

@@ -160,6 +160,27 @@ TEST(SchedulerComponent, ServesOnlyItsSchedulerNames) {
   EXPECT_EQ(to_string_view(proposal(out[0])->pod()), "ns/y");
 }
 
+// With await_admission a submitted pod waits for the webhook: it is scheduled with the
+// mutated requests (here translated to batch-cpu/batch-memory), never with the submitted ones.
+TEST(SchedulerComponent, AwaitsAdmissionAndSchedulesTheMutatedRequests) {
+  scheduler::scheduler_component_options o;
+  o.await_admission = true;
+  rig r(std::move(o));
+  auto n = r.f.node(0, "n1", 8000, 32 * gib);
+  auto out =
+      r.batch({std::move(n), r.f.pod(1, "ns/be", 2000, gib), r.f.pod(1, "ns/gone", 500, gib)});
+  EXPECT_TRUE(out.empty()) << "nothing is scheduled before admission answers";
+  resource_list be;
+  be.batch_cpu_milli = 2000;
+  be.batch_memory_bytes = gib;
+  out = r.batch({r.f.mutated(2, "ns/be", be)});
+  ASSERT_EQ(out.size(), 1u);
+  const auto* u = testing::env_of(out[0]).payload_as_PodUnschedulable();
+  ASSERT_NE(u, nullptr) << "no batch allocatable yet: the mutated (BE) requests cannot fit";
+  EXPECT_EQ(to_string_view(u->pod()), "ns/be");
+  EXPECT_EQ(r.s->proposed(), 0u);
+}
+
 TEST(SchedulerComponent, SameEventsGiveSameBytes) {
   auto run = [] {
     rig r;

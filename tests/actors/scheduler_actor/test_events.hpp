@@ -49,6 +49,23 @@ struct event_factory {
     auto p = pb.Finish();
     return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, name, -1, "test"}, p);
   }
+  // The webhook's answer: the pod's requests after mutation.
+  messages::byte_buffer mutated(std::int64_t t, const std::string& name, const resource_list& req,
+                                const std::string& scheduler = "koord-scheduler") {
+    auto& f = b.fbb();
+    auto n = f.CreateString(name);
+    auto sn = f.CreateString(scheduler);
+    auto rq = b.resources(req);
+    auto lim = b.resources(req);
+    wire::PodMutatedBuilder pb(f);
+    pb.add_name(n);
+    pb.add_scheduler_name(sn);
+    pb.add_requests(rq);
+    pb.add_limits(lim);
+    auto p = pb.Finish();
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, name, -1, "admission"},
+                    p);
+  }
   messages::byte_buffer tick(std::int64_t t) {
     auto p = wire::CreateClockTickedDirect(b.fbb(), "test");
     return b.finish(messages::header{event_time{t}, wire::EntityKind::Cluster, "clock", -1, "test"},
