@@ -27,10 +27,19 @@ bytes_view payload_of(const rd_kafka_message_t* m, messages::byte_buffer& scratc
                            scratch);
 }
 
-// The envelope's offset (the event sequence). REQUIRES: the payload passed decode().
-log_offset sequence_of(const rd_kafka_message_t* m) {
-  messages::byte_buffer scratch;
-  return wire::GetEnvelope(payload_of(m, scratch).data())->offset();
+// What the merge read needs of a record, from one aligned view: its event sequence (the
+// envelope's offset) and whether it is a mirror (Kafka key differs from the envelope's entity
+// key). REQUIRES: the payload passed decode().
+struct record_facts {
+  log_offset sequence = 0;
+  bool mirror = false;
+};
+record_facts facts_of(const rd_kafka_message_t* m, messages::byte_buffer& scratch) {
+  const auto* env = wire::GetEnvelope(payload_of(m, scratch).data());
+  const auto* k = env->entity_key();
+  const std::string_view ek = k ? std::string_view(k->c_str(), k->size()) : std::string_view{};
+  const std::string_view mk(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
+  return {env->offset(), ek != mk};
 }
 
 using clock_type = std::chrono::steady_clock;
@@ -563,15 +572,6 @@ struct kafka_log::impl {
     return true;
   }
 
-  static bool is_mirror(const rd_kafka_message_t* m) {
-    messages::byte_buffer scratch;
-    const auto* env = wire::GetEnvelope(payload_of(m, scratch).data());
-    const auto* k = env->entity_key();
-    const std::string_view ek = k ? std::string_view(k->c_str(), k->size()) : std::string_view{};
-    const std::string_view mk(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
-    return ek != mk;
-  }
-
   // The next event sequence: one past the largest envelope offset among the last records of
   // the partitions (a mirror repeats its event's sequence, so any partition's last record may
   // hold the largest).
@@ -598,6 +598,7 @@ struct kafka_log::impl {
       return fail(code_of(e), "assign the last records: " + err_text(e), name);
     std::vector<bool> seen(static_cast<std::size_t>(addr.partitions), false);
     log_offset best = 0;
+    messages::byte_buffer scratch;
     const auto stall = std::max<milliseconds>(addr.connect_timeout, milliseconds(1000));
     const auto deadline = clock_type::now() + stall;
     while (want > 0) {
@@ -620,7 +621,7 @@ struct kafka_log::impl {
       if (!ok) return tl::unexpected(ok.error());
       seen[static_cast<std::size_t>(p)] = true;
       --want;
-      best = std::max<log_offset>(best, sequence_of(m.get()) + 1);
+      best = std::max<log_offset>(best, facts_of(m.get(), scratch).sequence + 1);
     }
     return best;
   }
@@ -836,7 +837,12 @@ struct kafka_log::impl {
     } rel{*this, *c};
     if (auto e = rd_kafka_assign(*c, l.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
       return fail(code_of(e), "assign: " + err_text(e), name);
-    std::vector<std::deque<message_ptr>> heads(np);
+    // Queued records per partition, with their event sequence (read once, when queued).
+    struct head {
+      log_offset seq = 0;
+      message_ptr m;
+    };
+    std::vector<std::deque<head>> heads(np);
     std::vector<log_offset> last_seq(np, no_offset);
     std::uint64_t n = 0;
     log_offset expect_seq = no_offset;
@@ -854,17 +860,15 @@ struct kafka_log::impl {
             if (!done(p)) blocked = true;
             continue;
           }
-          if (best == np ||
-              sequence_of(heads[p].front().get()) < sequence_of(heads[best].front().get()))
-            best = p;
+          if (best == np || heads[p].front().seq < heads[best].front().seq) best = p;
         }
         if (blocked || best == np) {
           if (!blocked && best == np) return n;  // everything consumed
           break;
         }
-        message_ptr m = std::move(heads[best].front());
+        message_ptr m = std::move(heads[best].front().m);
+        const log_offset seq = heads[best].front().seq;
         heads[best].pop_front();
-        const log_offset seq = sequence_of(m.get());
         if (seq >= to) return n;
         if (expect_seq != no_offset && seq != expect_seq)
           return fail(errc::corrupt,
@@ -894,15 +898,16 @@ struct kafka_log::impl {
       const auto up = static_cast<std::size_t>(p);
       if (pos[up] >= (*ends)[up]) continue;  // past the end we read to
       ++pos[up];
-      const log_offset seq = sequence_of(m.get());
+      const auto facts = facts_of(m.get(), payload_scratch);
+      const log_offset seq = facts.sequence;
       if (last_seq[up] != no_offset && seq <= last_seq[up])
         return fail(errc::corrupt,
                     "event sequence " + std::to_string(seq) + " after " +
                         std::to_string(last_seq[up]) + " in one partition",
                     where_p(p, static_cast<log_offset>(m->offset)));
       last_seq[up] = seq;
-      if (is_mirror(m.get())) continue;
-      heads[up].push_back(std::move(m));
+      if (facts.mirror) continue;
+      heads[up].push_back(head{seq, std::move(m)});
     }
   }
 
