@@ -10,11 +10,13 @@
 #include "colony_generated.h"
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
+#include "tests/actors/scheduler_actor/test_events.hpp"
 
 namespace colony::testing {
 
 struct quota_event_factory {
   messages::event_builder b;
+  event_factory pods;
 
   messages::byte_buffer quota(std::int64_t t, const std::string& name, const resource_list& min,
                               const resource_list& max, const std::string& parent = "",
@@ -41,31 +43,15 @@ struct quota_event_factory {
     return b.finish(
         messages::header{event_time{t}, wire::EntityKind::ElasticQuota, name, -1, "test"}, p);
   }
-  // A pod with the quota label (none when quota is empty) and optionally non-preemptible.
+  // A pod with the quota label (none when quota is empty) and optionally non-preemptible:
+  // the scheduler tests' pod, labelled.
   messages::byte_buffer pod(std::int64_t t, const std::string& name, std::int64_t cpu,
                             std::int64_t mem, const std::string& quota,
                             bool non_preemptible = false) {
-    resource_list req;
-    req.cpu_milli = cpu;
-    req.memory_bytes = mem;
     std::vector<std::pair<std::string, std::string>> labels;
     if (!quota.empty()) labels.emplace_back(std::string(names::label_quota_name), quota);
     if (non_preemptible) labels.emplace_back(std::string(names::label_preemptible), "false");
-    auto& f = b.fbb();
-    auto n = f.CreateString(name);
-    auto rq = b.resources(req);
-    auto lim = b.resources(req);
-    auto lv = b.key_values(labels);
-    auto sn = f.CreateString("koord-scheduler");
-    wire::PodSubmittedBuilder pb(f);
-    pb.add_name(n);
-    pb.add_requests(rq);
-    pb.add_limits(lim);
-    pb.add_labels(lv);
-    pb.add_scheduler_name(sn);
-    pb.add_kube_qos(wire::KubeQoSClass::Guaranteed);
-    auto p = pb.Finish();
-    return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, name, -1, "test"}, p);
+    return pods.pod(t, name, cpu, mem, "koord-scheduler", labels);
   }
   messages::byte_buffer finished(std::int64_t t, const std::string& pod) {
     auto p = wire::CreatePodFinishedDirect(b.fbb(), pod.c_str());

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "colony_generated.h"
@@ -29,7 +30,8 @@ struct event_factory {
     return b.finish(messages::header{event_time{t}, wire::EntityKind::Node, name, -1, "test"}, p);
   }
   messages::byte_buffer pod(std::int64_t t, const std::string& name, std::int64_t cpu,
-                            std::int64_t mem, const std::string& scheduler = "koord-scheduler") {
+                            std::int64_t mem, const std::string& scheduler = "koord-scheduler",
+                            const std::vector<std::pair<std::string, std::string>>& labels = {}) {
     resource_list req;
     req.cpu_milli = cpu;
     req.memory_bytes = mem;
@@ -39,11 +41,14 @@ struct event_factory {
     auto rq = b.resources(req);
     auto lim = b.resources(req);
     auto sn = f.CreateString(scheduler);
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>> lv;
+    if (!labels.empty()) lv = b.key_values(labels);
     wire::PodSubmittedBuilder pb(f);
     pb.add_name(n);
     pb.add_uid(uid);
     pb.add_requests(rq);
     pb.add_limits(lim);
+    if (!labels.empty()) pb.add_labels(lv);
     pb.add_scheduler_name(sn);
     pb.add_kube_qos(wire::KubeQoSClass::Guaranteed);
     auto p = pb.Finish();
