@@ -1,0 +1,207 @@
+// Entity fold benchmarks over ~1M in-memory events (no broker, no log): what replay costs once
+// the records are read.
+//   entities.replay   the same stream folded into entities::world (one thread, no actors) and
+//                     into entity actors (actor_host replay mode, deliver + collect) at 1 and 2
+//                     CAF threads; the actor digest is checked against the world's.
+//   entities.replay_binds  the same with kafka.replay's stream (1M PodScheduled, 50 000 pods).
+// The stream: 5000 nodes register, then each pod is submitted, scheduled on node (i % 5000),
+// started, and finished 50 000 pods later (a steady ~50k running pods, ~10 per node), with a
+// NodeMetricReported every 4 pods. 250 000 pods, ~1.02M events (quick: 500 nodes, 25 000 pods).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/entities/entity_actors.hpp"
+#include "actors/entities/world.hpp"
+#include "bench/registry.hpp"
+#include "messages/codec.hpp"
+
+namespace colony::bench {
+namespace {
+
+struct stream_shape {
+  std::uint64_t nodes = 5000;
+  std::uint64_t pods = 250000;
+  std::uint64_t live = 50000;  // a pod finishes this many pods after it was submitted
+};
+
+std::string pod_name(std::uint64_t i) { return "default/replay-pod-" + std::to_string(i); }
+std::string node_name(std::uint64_t i) { return "node-" + std::to_string(i); }
+
+std::vector<messages::byte_buffer> make_stream(const stream_shape& sh) {
+  messages::event_builder b;
+  std::vector<messages::byte_buffer> v;
+  v.reserve(sh.nodes + sh.pods * 4 + sh.pods / 4);
+  std::int64_t t = 0;
+  for (std::uint64_t n = 0; n < sh.nodes; ++n) {
+    resource_list cap;
+    cap.cpu_milli = 64000;
+    cap.memory_bytes = 256 * gib;
+    cap.pods = 110;
+    const auto name = node_name(n);
+    auto& f = b.fbb();
+    auto nm = f.CreateString(name);
+    auto c = b.resources(cap);
+    auto a = b.resources(cap);
+    wire::NodeRegisteredBuilder nb(f);
+    nb.add_name(nm);
+    nb.add_capacity(c);
+    nb.add_allocatable(a);
+    v.push_back(
+        b.finish({event_time{t++}, wire::EntityKind::Node, name, -1, "bench"}, nb.Finish()));
+  }
+  auto finished = [&](std::uint64_t i) {
+    const auto pod = pod_name(i);
+    const auto node = node_name(i % sh.nodes);
+    auto off = wire::CreatePodFinishedDirect(b.fbb(), pod.c_str(), node.c_str(),
+                                             wire::PodPhase::Succeeded);
+    v.push_back(b.finish({event_time{t++}, wire::EntityKind::Pod, pod, -1, "bench"}, off));
+  };
+  for (std::uint64_t i = 0; i < sh.pods; ++i) {
+    const auto pod = pod_name(i);
+    const auto node = node_name(i % sh.nodes);
+    resource_list req;
+    req.cpu_milli = 100 + static_cast<std::int64_t>(i % 2000);
+    req.memory_bytes = 256 * mib;
+    req.pods = 1;
+    {
+      auto& f = b.fbb();
+      auto n = f.CreateString(pod);
+      auto r = b.resources(req);
+      wire::PodSubmittedBuilder pb(f);
+      pb.add_name(n);
+      pb.add_requests(r);
+      v.push_back(
+          b.finish({event_time{t++}, wire::EntityKind::Pod, pod, -1, "bench"}, pb.Finish()));
+    }
+    {
+      auto& f = b.fbb();
+      auto p = f.CreateString(pod);
+      auto n = f.CreateString(node);
+      auto r = b.resources(req);
+      auto s = f.CreateString("koord-scheduler");
+      wire::PodScheduledBuilder sb(f);
+      sb.add_pod(p);
+      sb.add_node(n);
+      sb.add_requests(r);
+      sb.add_scheduler(s);
+      v.push_back(
+          b.finish({event_time{t++}, wire::EntityKind::Node, node, -1, "node"}, sb.Finish()));
+    }
+    {
+      auto off = wire::CreatePodStartedDirect(b.fbb(), pod.c_str(), node.c_str());
+      v.push_back(b.finish({event_time{t++}, wire::EntityKind::Pod, pod, -1, "bench"}, off));
+    }
+    if (i >= sh.live) finished(i - sh.live);
+    if (i % 4 == 0) {
+      resource_list use;
+      use.cpu_milli = static_cast<std::int64_t>(i % 30000);
+      use.memory_bytes = 64 * gib;
+      const auto nn = node_name((i / 4) % sh.nodes);
+      auto& f = b.fbb();
+      auto n = f.CreateString(nn);
+      auto u = b.resources(use);
+      wire::NodeMetricReportedBuilder mb(f);
+      mb.add_node(n);
+      mb.add_update_time_ms(t);
+      mb.add_node_usage(u);
+      v.push_back(
+          b.finish({event_time{t++}, wire::EntityKind::Node, nn, -1, "koordlet"}, mb.Finish()));
+    }
+  }
+  return v;
+}
+
+// kafka.replay's stream (bench/kafka): every event a ~200-byte PodScheduled keyed by its node,
+// pod (i % pods) on node (i % 5000), so rebinding a bound pod is the common case.
+std::vector<messages::byte_buffer> make_bind_stream(std::uint64_t n, std::uint64_t pods) {
+  messages::event_builder b;
+  std::vector<messages::byte_buffer> v;
+  v.reserve(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    resource_list req;
+    req.cpu_milli = 100 + static_cast<std::int64_t>(i % 4000);
+    req.memory_bytes = 256 * mib;
+    req.pods = 1;
+    auto pod = "default/bench-pod-" + std::to_string(i % pods);
+    auto node = "node-" + std::to_string(i % 5000);
+    auto& f = b.fbb();
+    auto p = f.CreateString(pod);
+    auto nd = f.CreateString(node);
+    auto r = b.resources(req);
+    auto s = f.CreateString("bench");
+    wire::PodScheduledBuilder sb(f);
+    sb.add_pod(p);
+    sb.add_node(nd);
+    sb.add_requests(r);
+    sb.add_scheduler(s);
+    v.push_back(b.finish(
+        {event_time{static_cast<std::int64_t>(i)}, wire::EntityKind::Node, node, -1, "bench"},
+        sb.Finish()));
+  }
+  return v;
+}
+
+// Folds `events` into the world and into actors at 1 and 2 threads; figures named `name`.*.
+void replay(context& ctx, const std::string& name,
+            const std::vector<messages::byte_buffer>& events) {
+  const auto n = static_cast<double>(events.size());
+  ctx.report(name + ".events", n, "events");
+  // The records as a reader hands them over: batches of 4096, built before timing.
+  std::vector<std::shared_ptr<const entities::record_batch>> batches;
+  for (std::size_t i = 0; i < events.size(); i += 4096) {
+    auto b = std::make_shared<entities::record_batch>();
+    for (std::size_t j = i; j < std::min(events.size(), i + 4096); ++j) b->add(events[j]);
+    batches.push_back(std::move(b));
+  }
+  std::uint64_t world_digest = 0;
+  std::uint64_t entities = 0;
+  const double ws = seconds_of([&] {
+    entities::world w;
+    for (const auto& b : batches)
+      for (std::size_t i = 0; i < b->size(); ++i) w.apply(b->envelope(i));
+    entities = w.entity_count();
+    world_digest = w.digest();
+  });
+  ctx.report(name + ".entities", static_cast<double>(entities), "entities");
+  // The fold alone (the digest encodes every state: that run is reported separately).
+  const double fs = seconds_of([&] {
+    entities::world w;
+    for (const auto& b : batches)
+      for (std::size_t i = 0; i < b->size(); ++i) w.apply(b->envelope(i));
+    do_not_optimize(w.entity_count());
+  });
+  ctx.report(name + "_world.events_per_s", n / fs, "events/s");
+  ctx.report(name + "_world_digest.events_per_s", n / ws, "events/s");
+  for (std::size_t threads : {1u, 2u}) {
+    bool ok = false;
+    const double s = seconds_of([&] {
+      entities::actor_host host(threads);
+      for (const auto& b : batches) host.deliver(b);
+      auto c = host.collect();
+      ok = c && entities::digest_of(*c) == world_digest;
+    });
+    if (!ok) {
+      std::fprintf(stderr, "bench: %s: actors at %zu threads: digest differs from the world\n",
+                   name.c_str(), threads);
+      return;
+    }
+    ctx.report(name + "_actors_t" + std::to_string(threads) + ".events_per_s", n / s, "events/s");
+  }
+}
+
+COLONY_BENCH("entities.replay",
+             "~1M in-memory pod lifecycle events -> world, -> entity actors at 1 and 2 threads") {
+  stream_shape sh;
+  if (ctx.quick()) sh = {500, 25000, 5000};
+  replay(ctx, "entities.replay", make_stream(sh));
+}
+
+COLONY_BENCH("entities.replay_binds",
+             "kafka.replay's 1M PodScheduled in memory -> world, -> entity actors (1, 2 threads)") {
+  replay(ctx, "entities.replay_binds", make_bind_stream(ctx.quick() ? 100000 : 1000000, 50000));
+}
+
+}  // namespace
+}  // namespace colony::bench
