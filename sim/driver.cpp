@@ -4,9 +4,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -48,6 +50,14 @@ double seconds_since(steady::time_point t0) {
 
 // ---------------------------------------------------------------------------------------------
 // The log sink: records in order, offsets patched, appended in batches, folded by the actors.
+//
+// Appending runs on a thread of its own, one batch behind the main loop: flush() hands the full
+// batch to the actors and to the appender and goes on building the next one. The appender takes
+// batches in flush order, so the log, its byte digest and the actors' fold see the same records
+// in the same order as a synchronous append would (the log is byte-identical). At most
+// max_queued batches wait, which bounds memory when the disk is slower than the simulation. An
+// append error stops the appender; the next flush() or finish() returns it, and nothing after the
+// failed batch is appended (the log stays a prefix of what was emitted).
 // ---------------------------------------------------------------------------------------------
 class log_sink {
  public:
@@ -56,8 +66,12 @@ class log_sink {
     xxh_ = XXH3_createState();
     XXH3_64bits_reset(xxh_);
     batch_ = std::make_shared<entities::record_batch>();
+    appender_ = std::thread([this] { append_loop(); });
   }
-  ~log_sink() { XXH3_freeState(xxh_); }
+  ~log_sink() {
+    stop_appender();
+    XXH3_freeState(xxh_);
+  }
   log_sink(const log_sink&) = delete;
   log_sink& operator=(const log_sink&) = delete;
 
@@ -95,14 +109,119 @@ class log_sink {
   void abort_copy() { batch_->pop_back(); }
   [[nodiscard]] bool should_flush() const { return batch_->size() >= flush_records; }
 
+  // Hands the current batch to the actors and the appender; returns an earlier append's error.
   [[nodiscard]] result<void> flush() {
-    if (batch_->size() == 0) return {};
-    const auto t0 = steady::now();
-    views_.clear();
-    const std::size_t n = batch_->size();
+    if (batch_->size() > 0) {
+      const std::size_t cap = batch_->data.size();
+      std::shared_ptr<const entities::record_batch> full = batch_;
+      if (host_ != nullptr) host_->deliver(full);
+      {
+        std::unique_lock lk(mu_);
+        space_.wait(lk, [&] { return queue_.size() < max_queued; });
+        queue_.push_back(full);
+      }
+      work_.notify_one();
+      full.reset();
+      // Reuse a batch that the actors and the appender are done with (its memory is warm);
+      // else a new one.
+      spare_.push_back(std::move(batch_));
+      batch_.reset();
+      for (auto& b : spare_) {
+        if (b.use_count() == 1) {
+          // Pairs with the release in the other threads' last shared_ptr release: their reads
+          // of the batch happen before we write to it.
+          std::atomic_thread_fence(std::memory_order_acquire);
+          batch_ = std::move(b);
+          break;
+        }
+      }
+      std::erase(spare_, nullptr);
+      if (spare_.size() > max_queued + 4) spare_.erase(spare_.begin());
+      if (!batch_) batch_ = std::make_shared<entities::record_batch>();
+      batch_->clear();
+      batch_->data.reserve(cap + cap / 8);
+      batch_->starts.reserve(flush_records + 64);
+      batch_->ends.reserve(flush_records + 64);
+    }
+    std::lock_guard lk(mu_);
+    if (error_) return tl::unexpected(*error_);
+    return {};
+  }
+  // Flushes the last batch, waits for the appender and makes the log durable (the sim log skips
+  // the write-ahead log: it is not crash-safe until this returns, and is reproducible from its
+  // inputs anyway).
+  [[nodiscard]] result<void> finish() {
+    auto f = flush();
+    stop_appender();
+    if (!f) return f;
+    if (error_) return tl::unexpected(*error_);
+    if (rocks_ != nullptr) {
+      const auto t0 = steady::now();
+      if (auto d = rocks_->flush_to_disk(); !d) return d;
+      append_seconds_ += seconds_since(t0);
+    }
+    return {};
+  }
+  [[nodiscard]] log_offset next_offset() const { return next_; }
+  // These three are final once finish() has returned.
+  [[nodiscard]] std::uint64_t byte_digest() const { return XXH3_64bits_digest(xxh_); }
+  [[nodiscard]] std::uint64_t log_bytes() const { return log_bytes_; }
+  [[nodiscard]] double append_seconds() const { return append_seconds_; }
+  [[nodiscard]] const std::array<std::uint64_t, 32>& by_type() const { return by_type_; }
+
+ private:
+  static constexpr std::size_t max_queued = 3;
+
+  void stop_appender() {
+    {
+      std::lock_guard lk(mu_);
+      if (!appender_.joinable()) return;
+      stopping_ = true;
+    }
+    work_.notify_one();
+    appender_.join();
+  }
+
+  // The appender thread: digest and append each batch in flush order.
+  void append_loop() {
+    std::vector<messages::bytes_view> views;
+    for (;;) {
+      std::shared_ptr<const entities::record_batch> b;
+      {
+        std::unique_lock lk(mu_);
+        work_.wait(lk, [&] { return !queue_.empty() || stopping_; });
+        if (queue_.empty()) return;  // stopping, nothing left
+        b = queue_.front();
+      }
+      const bool failed = [&] {
+        std::lock_guard lk(mu_);
+        return error_.has_value();
+      }();
+      if (!failed) {
+        const auto t0 = steady::now();
+        auto r = append_one(*b, views);
+        append_seconds_ += seconds_since(t0);
+        if (!r) {
+          std::lock_guard lk(mu_);
+          error_ = r.error();
+        }
+      }
+      b.reset();
+      {
+        std::lock_guard lk(mu_);
+        queue_.pop_front();  // after our reference is gone, so use_count() == 1 means free
+      }
+      space_.notify_one();
+    }
+  }
+
+  result<void> append_one(const entities::record_batch& b,
+                          std::vector<messages::bytes_view>& views) {
+    views.clear();
+    const std::size_t n = b.size();
     for (std::size_t i = 0; i < n; ++i) {
-      const auto rec = batch_->record(i);
-      views_.emplace_back(rec);
+      const auto rec = b.record(i);
+      views.emplace_back(rec);
       const std::uint64_t len = rec.size();
       XXH3_64bits_update(xxh_, &len, sizeof len);
       XXH3_64bits_update(xxh_, rec.data(), rec.size());
@@ -111,65 +230,34 @@ class log_sink {
     if (rocks_ != nullptr) {
       // The sim's own records, built by event_builder a moment ago: the trusted bulk path
       // (no re-verification, no write-ahead log; finish() makes the log durable at the end).
-      auto a = rocks_->append_trusted(views_, true);
+      auto a = rocks_->append_trusted(views, true);
       if (!a) return tl::unexpected(a.error());
     } else if (log_ != nullptr) {
-      auto a = log_->append(views_);
+      auto a = log_->append(views);
       if (!a) return tl::unexpected(a.error());
     }
-    append_seconds_ += seconds_since(t0);
-    const std::size_t cap = batch_->data.size();
-    if (host_ != nullptr) host_->deliver(batch_);
-    // Reuse a batch the actors are done with (its memory is warm); else a new one.
-    spare_.push_back(std::move(batch_));
-    batch_.reset();
-    for (auto& b : spare_) {
-      if (b.use_count() == 1) {
-        // Pairs with the release in the actors' last shared_ptr release: their reads of the
-        // batch happen before we write to it.
-        std::atomic_thread_fence(std::memory_order_acquire);
-        batch_ = std::move(b);
-        break;
-      }
-    }
-    std::erase(spare_, nullptr);
-    if (spare_.size() > 4) spare_.erase(spare_.begin());
-    if (!batch_) batch_ = std::make_shared<entities::record_batch>();
-    batch_->clear();
-    batch_->data.reserve(cap + cap / 8);
-    batch_->starts.reserve(flush_records + 64);
-    batch_->ends.reserve(flush_records + 64);
     return {};
   }
-  // Flushes the last batch and makes the log durable (the sim log skips the write-ahead log:
-  // it is not crash-safe until this returns, and is reproducible from its inputs anyway).
-  [[nodiscard]] result<void> finish() {
-    if (auto f = flush(); !f) return f;
-    if (rocks_ != nullptr) {
-      const auto t0 = steady::now();
-      if (auto f = rocks_->flush_to_disk(); !f) return f;
-      append_seconds_ += seconds_since(t0);
-    }
-    return {};
-  }
-  [[nodiscard]] log_offset next_offset() const { return next_; }
-  [[nodiscard]] std::uint64_t byte_digest() const { return XXH3_64bits_digest(xxh_); }
-  [[nodiscard]] std::uint64_t log_bytes() const { return log_bytes_; }
-  [[nodiscard]] double append_seconds() const { return append_seconds_; }
-  [[nodiscard]] const std::array<std::uint64_t, 32>& by_type() const { return by_type_; }
 
- private:
   stores::event_log* log_;
   stores::rocksdb_log* rocks_;
   entities::actor_host* host_;
   std::shared_ptr<entities::record_batch> batch_;
-  std::vector<std::shared_ptr<entities::record_batch>> spare_;  // delivered, maybe still in use
-  std::vector<messages::bytes_view> views_;
+  std::vector<std::shared_ptr<entities::record_batch>> spare_;  // handed on, maybe still in use
   log_offset next_ = 0;
+  std::array<std::uint64_t, 32> by_type_{};
+  // Appender state: the queue, the first error and the stop flag are guarded by mu_; the digest,
+  // byte count and append time belong to the appender thread until it is joined.
+  std::mutex mu_;
+  std::condition_variable work_;   // a batch was queued, or stop
+  std::condition_variable space_;  // a batch was appended
+  std::deque<std::shared_ptr<const entities::record_batch>> queue_;
+  std::optional<error> error_;
+  bool stopping_ = false;
   XXH3_state_t* xxh_;
   std::uint64_t log_bytes_ = 0;
   double append_seconds_ = 0;
-  std::array<std::uint64_t, 32> by_type_{};
+  std::thread appender_;  // last: started after every member it uses is constructed
 };
 
 // ---------------------------------------------------------------------------------------------
