@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -149,6 +150,31 @@ struct pod_metric {
   std::string name;
 };
 
+// The fields of a pod that a round reads, without its strings (hot/cold split). An actor that keeps
+// these beside its pod records (refreshed when a pod changes) streams 32 bytes per pod per round
+// instead of a whole pod_input (256 bytes: names, limits, full resource lists). Matching is by
+// key_id only, so key_id must be the pod_key_interner id of ns/name (the same interner as the pod
+// metrics'); results are then exactly those of the pod_input path.
+struct pod_sample {
+  std::uint64_t key_id = 0;
+  std::int64_t cpu_milli = 0;  // request (pod_input::requests)
+  std::int64_t memory_bytes = 0;
+  priority_class priority = priority_class::none;
+  qos_class qos = qos_class::none;
+  pod_phase phase = pod_phase::running;
+};
+[[nodiscard]] pod_sample sample_of(const pod_input& p) noexcept;
+
+// The fields of a pod metric that a round reads (see pod_sample).
+struct pod_metric_sample {
+  std::uint64_t key_id = 0;
+  std::int64_t cpu_milli = 0;  // usage (pod_metric::usage)
+  std::int64_t memory_bytes = 0;
+  priority_class priority = priority_class::none;
+  qos_class qos = qos_class::none;
+};
+[[nodiscard]] pod_metric_sample sample_of(const pod_metric& m) noexcept;
+
 struct host_app_metric {
   std::string name;
   resource_list usage;
@@ -259,10 +285,18 @@ struct node_resource_result {
 
 // Reusable buffers for calculate_node_resource (no allocation in steady state). Not thread-safe.
 struct calculator_scratch {
-  std::vector<std::uint64_t> slots;  // open-addressing table: (hash, metric index)
-  std::vector<std::int32_t> metric_of_pod;
-  std::vector<std::uint8_t> metric_shadowed;  // an earlier duplicate key: Go's map keeps the last
-  std::vector<std::uint8_t> metric_matched;
+  // Open-addressing table from pod key to metric index. A slot is live only when its generation is
+  // the current node's, so the table is never cleared between nodes.
+  struct slot {
+    std::uint64_t key = 0;  // interned id, or the hash of namespace/name
+    std::uint32_t metric = 0;
+    std::uint32_t generation = 0;
+  };
+  std::vector<slot> slots;
+  std::uint32_t generation = 0;
+  // Per metric: shadowed by a later duplicate key (Go's map keeps the last) / matched by a
+  // Running or Pending pod.
+  std::vector<std::uint8_t> metric_state;
 };
 
 // isDegradeNeeded (batchresource and midresource plugins): NodeMetric missing, updateTime missing,
@@ -278,11 +312,23 @@ struct calculator_scratch {
     const colocation_strategy& strategy, const node_input& node, const std::vector<pod_input>& pods,
     const node_metric_input* metric, event_time now, calculator_scratch& scratch);
 
+// The same on the hot/cold split inputs: `pod_metrics` stands for metric->pod_metrics (which is not
+// read). Identical results to the pod_input overload when the ids are interned as pod_sample says.
+[[nodiscard]] node_resource_result calculate_node_resource(
+    const colocation_strategy& strategy, const node_input& node, std::span<const pod_sample> pods,
+    const node_metric_input* metric, std::span<const pod_metric_sample> pod_metrics, event_time now,
+    calculator_scratch& scratch);
+
 // Reconcile for one node (NodeResourceReconciler.Reconcile): resolves the node's strategy from the
 // config, resets everything if co-location is disabled, else calculate_node_resource.
 [[nodiscard]] node_resource_result reconcile_node_resource(
     const colocation_config& cfg, const node_input& node, const std::vector<pod_input>& pods,
     const node_metric_input* metric, event_time now, calculator_scratch& scratch);
+// The same on the hot/cold split inputs (see calculate_node_resource).
+[[nodiscard]] node_resource_result reconcile_node_resource(
+    const colocation_config& cfg, const node_input& node, std::span<const pod_sample> pods,
+    const node_metric_input* metric, std::span<const pod_metric_sample> pod_metrics, event_time now,
+    calculator_scratch& scratch);
 
 // --- writing to the node (Prepare) and the sync decision (NeedSync) ---
 

@@ -3,6 +3,8 @@
 // never grow when any high-priority usage grows; the output does not depend on pod order.
 #include <algorithm>
 #include <random>
+#include <span>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -193,6 +195,96 @@ TEST(BatchResourceProperty, InternedKeysMatchLikeStringKeys) {
   EXPECT_EQ(keys.intern("a", "c"), 2U);
   EXPECT_EQ(keys.intern("a", "b"), 1U);
   EXPECT_NE(keys.intern("a/b", ""), keys.intern("a", "b/"));  // pairs, not joined strings
+}
+
+void expect_same_explanation(const explanation& a, const explanation& b, int i) {
+  ASSERT_EQ(a.resource, b.resource) << i;
+  ASSERT_EQ(a.formula, b.formula) << i;
+  ASSERT_EQ(a.terms.size(), b.terms.size()) << i << " " << a.resource;
+  ASSERT_EQ(a.terms.dropped(), 0U) << i;
+  for (std::size_t t = 0; t < a.terms.size(); ++t) {
+    ASSERT_EQ(a.terms[t].name, b.terms[t].name) << i;
+    ASSERT_EQ(a.terms[t].value, b.terms[t].value) << i << " " << a.terms[t].name;
+    ASSERT_EQ(a.terms[t].unit, b.terms[t].unit) << i;
+    ASSERT_EQ(a.terms[t].text, b.terms[t].text) << i;
+  }
+  ASSERT_EQ(koordinator_message(a), koordinator_message(b)) << i;
+}
+
+void expect_same(const node_resource_result& a, const node_resource_result& b, int i) {
+  ASSERT_EQ(a.batch_cpu_milli, b.batch_cpu_milli) << i;
+  ASSERT_EQ(a.batch_memory_bytes, b.batch_memory_bytes) << i;
+  ASSERT_EQ(a.mid_cpu_milli, b.mid_cpu_milli) << i;
+  ASSERT_EQ(a.mid_memory_bytes, b.mid_memory_bytes) << i;
+  ASSERT_EQ(a.batch_reset, b.batch_reset) << i;
+  ASSERT_EQ(a.mid_reset, b.mid_reset) << i;
+  ASSERT_EQ(a.degraded, b.degraded) << i;
+  ASSERT_EQ(a.disabled, b.disabled) << i;
+  ASSERT_EQ(a.batch_reason, b.batch_reason) << i;
+  ASSERT_EQ(a.mid_reason, b.mid_reason) << i;
+  expect_same_explanation(a.batch_cpu, b.batch_cpu, i);
+  expect_same_explanation(a.batch_memory, b.batch_memory, i);
+  expect_same_explanation(a.mid_cpu, b.mid_cpu, i);
+  expect_same_explanation(a.mid_memory, b.mid_memory, i);
+}
+
+// The hot/cold split inputs (pod_sample / pod_metric_sample, matched by interned id) give exactly
+// the results of the pod_input records matched by namespace/name, term by term: duplicate metric
+// keys (last wins), dangling metrics, pods without metric, inactive and LP pods, degraded nodes,
+// ids interned in any order, one scratch reused across nodes of every size, and a wrapping slot
+// generation.
+TEST(BatchResourceProperty, SamplesMatchRecordsExactly) {
+  std::mt19937_64 rng(5);
+  calculator_scratch by_name_scratch;
+  calculator_scratch s;
+  pod_key_interner keys;  // one interner for the whole run, as an actor has
+  colocation_config cfg;
+  for (int i = 0; i < 2000; ++i) {
+    instance in = random_instance(rng);
+    if (!in.metric.pod_metrics.empty() && rng() % 2) {
+      in.metric.pod_metrics.push_back(in.metric.pod_metrics[rng() % in.metric.pod_metrics.size()]);
+      in.metric.pod_metrics.back().usage.cpu_milli += 7;
+    }
+    if (rng() % 10 == 0) in.metric.update_time.reset();  // degraded
+    // Distinct names per instance so the interner sees a growing, interleaved id space.
+    const std::string ns = "ns" + std::to_string(i % 13);
+    for (auto& p : in.pods) p.ns = ns;
+    for (auto& m : in.metric.pod_metrics) m.ns = ns;
+    const auto by_name =
+        calculate_node_resource(in.strategy, in.node, in.pods, &in.metric, now, by_name_scratch);
+    // Intern metrics first half the time: ids need not follow pod order.
+    if (rng() % 2) {
+      for (auto& m : in.metric.pod_metrics) m.key_id = keys.intern(m.ns, m.name);
+      for (auto& p : in.pods) p.key_id = keys.intern(p.ns, p.name);
+    } else {
+      for (auto& p : in.pods) p.key_id = keys.intern(p.ns, p.name);
+      for (auto& m : in.metric.pod_metrics) m.key_id = keys.intern(m.ns, m.name);
+    }
+    std::vector<pod_sample> pods;
+    for (const auto& p : in.pods) pods.push_back(sample_of(p));
+    std::vector<pod_metric_sample> metrics;
+    for (const auto& m : in.metric.pod_metrics) metrics.push_back(sample_of(m));
+    node_metric_input header = in.metric;
+    header.pod_metrics.clear();                      // not read by the sample overload
+    if (i % 500 == 499) s.generation = 0xffffffffU;  // next node wraps the generation
+    const auto by_sample =
+        calculate_node_resource(in.strategy, in.node, pods, &header, metrics, now, s);
+    expect_same(by_name, by_sample, i);
+    const auto by_id = calculate_node_resource(in.strategy, in.node, in.pods, &in.metric, now, s);
+    expect_same(by_name, by_id, i);
+    // reconcile: strategy resolution and the disabled reset are shared by both forms.
+    cfg.cluster = in.strategy;
+    cfg.cluster.enable = rng() % 8 != 0;
+    expect_same(reconcile_node_resource(cfg, in.node, in.pods, &in.metric, now, by_name_scratch),
+                reconcile_node_resource(cfg, in.node, pods, &header, metrics, now, s), i);
+    if (HasFatalFailure()) return;
+  }
+  // No NodeMetric at all: degraded in both forms.
+  const instance in = random_instance(rng);
+  expect_same(calculate_node_resource(in.strategy, in.node, in.pods, nullptr, now, s),
+              calculate_node_resource(in.strategy, in.node, std::span<const pod_sample>{}, nullptr,
+                                      {}, now, s),
+              -1);
 }
 
 TEST(QuantityParsing, KubernetesQuantities) {
