@@ -74,6 +74,41 @@ quota_spec spec_of(const wire::QuotaUpserted& e) {
   return spec;
 }
 
+flatbuffers::Offset<wire::QuotaUpserted> quota_upserted(messages::event_builder& b,
+                                                        const quota_spec& spec) {
+  auto& f = b.fbb();
+  auto kvs = [&b](const string_map& m) {
+    // string_map is ordered: the record does not depend on insertion order.
+    std::vector<std::pair<std::string, std::string>> v(m.begin(), m.end());
+    return b.key_values(v);
+  };
+  auto mask = [](resource_keys k) -> std::uint16_t {
+    return k == keys_from_values ? 0 : static_cast<std::uint16_t>(k);
+  };
+  const auto name = f.CreateString(spec.name);
+  const auto ns = f.CreateString(spec.namespace_name);
+  const auto parent = f.CreateString(spec.parent);
+  const auto tree = f.CreateString(spec.tree_id);
+  const auto min = b.resources(spec.min);
+  const auto max = b.resources(spec.max);
+  const auto labels = kvs(spec.labels);
+  const auto annotations = kvs(spec.annotations);
+  wire::QuotaUpsertedBuilder qb(f);
+  qb.add_name(name);
+  qb.add_namespace_(ns);
+  qb.add_parent(parent);
+  qb.add_tree_id(tree);
+  qb.add_is_parent(spec.is_parent);
+  qb.add_allow_lent_resource(spec.allow_lent_resource);
+  qb.add_min(min);
+  qb.add_max(max);
+  qb.add_labels(labels);
+  qb.add_annotations(annotations);
+  qb.add_min_keys(mask(spec.min_keys));
+  qb.add_max_keys(mask(spec.max_keys));
+  return qb.Finish();
+}
+
 quota_book::quota_book(std::shared_ptr<quota_tree> tree) : tree_(std::move(tree)) {}
 
 bool quota_book::wants(wire::Payload type) {

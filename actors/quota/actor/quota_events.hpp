@@ -19,6 +19,7 @@
 
 #include "actors/quota/quota_tree.hpp"
 #include "colony_generated.h"
+#include "messages/codec.hpp"
 
 namespace colony::quota {
 
@@ -34,6 +35,13 @@ using key_value_list = flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>;
 // says false. min_keys/max_keys of 0 with non-zero values mean "keys from the non-zero
 // values" (a producer that did not fill the key masks); otherwise they are the key sets.
 [[nodiscard]] quota_spec spec_of(const wire::QuotaUpserted& e);
+
+// The inverse of spec_of: a QuotaUpserted payload for a spec (an ElasticQuota loaded from YAML),
+// built on b.fbb(). Labels and annotations are written as the object has them; key masks say
+// which min/max keys the object lists (0 when the spec takes its keys from the values).
+// spec_of(quota_upserted(spec)) books the same quota as spec.
+[[nodiscard]] flatbuffers::Offset<wire::QuotaUpserted> quota_upserted(messages::event_builder& b,
+                                                                      const quota_spec& spec);
 
 // Label quota.scheduling.koordinator.sh/preemptible == "false".
 [[nodiscard]] bool non_preemptible_of(const key_value_list* labels);
