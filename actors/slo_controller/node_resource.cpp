@@ -157,18 +157,17 @@ struct pod_sums {
 // Matches pods to pod metrics as Koordinator's podMetricMap does (for duplicate metric keys the
 // LAST one wins: later map writes overwrite earlier ones), and sums the pods for the mid
 // (getUnallocated) and batch (calculateOnNode) formulas.
-// Asks for every cache line of [p, p + n) at once: a node's pods and metrics are a few KB that are
-// cold each round (a round over thousands of nodes does not fit in cache), and fetching the lines
-// in parallel costs one memory latency instead of one per line while the hardware prefetcher ramps
-// up. A hint only: no effect on results.
+// Asks for every cache line of [p, p + n) at once: a node's samples are a few KB that are cold each
+// round (a round over thousands of nodes does not fit in cache), and fetching the lines in parallel
+// costs about one memory latency instead of one per line while the hardware prefetcher ramps up.
+// Records (pod_input, pod_metric) are mostly cold bytes and are left to the hardware. A hint only:
+// no effect on results.
 template <class T>
 void prefetch_all(const T* p, std::size_t n) {
   if constexpr (sizeof(T) <= 64) {
     const char* const b = reinterpret_cast<const char*>(p);
     const std::size_t bytes = n * sizeof(T);
     for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(b + off);
-  } else {
-    for (std::size_t i = 0; i < n; ++i) __builtin_prefetch(p + i);  // records: their first line
   }
 }
 
@@ -177,10 +176,10 @@ pod_sums sum_pods(const Pods& pods, const Metrics& metrics, calculator_scratch& 
   const std::size_t nm = metrics.size();
   prefetch_all(metrics.data(), nm);
   prefetch_all(pods.data(), pods.size());
-  s.metric_state.assign(nm, 0);
+  s.metric_state.assign(nm + 1, 0);
   std::size_t cap = 16;
   int shift = 60;  // 64 - log2(cap): the slot is the top bits of key * 2^64/phi (Fibonacci hashing)
-  while (cap < nm * 2) {
+  while (cap < nm * 4) {
     cap <<= 1;
     --shift;
   }
@@ -208,47 +207,53 @@ pod_sums sum_pods(const Pods& pods, const Metrics& metrics, calculator_scratch& 
       }
     }
   }
+  // Branch-free in the pods' classes: they are mixed at random along a node's pod list, so branches
+  // on them would mispredict about once per pod. Each sum takes its term through an all-ones or
+  // all-zeros mask instead; adding a masked-out 0 changes nothing, so the sums are the branchy
+  // formula's exactly.
+  auto masked = [](const cm& v, std::int64_t m) { return cm{v.cpu & m, v.mem & m}; };
+  auto all_if = [](bool b) { return -static_cast<std::int64_t>(b); };
   pod_sums out;
   for (const auto& pod : pods) {
-    if (!active(pod.phase)) continue;  // neither formula counts them; they match no metric
-    const cm req = request_of(pod);
-    const auto* pm = static_cast<decltype(&metrics[0])>(nullptr);
+    const std::int64_t act = all_if(active(pod.phase));  // Running/Pending: counted, matches
+    std::int64_t has = 0;                                // has a metric (only matters if active)
+    cm used;
     if (nm != 0) {
       const std::uint64_t k = Match::key(pod);
+      std::size_t found = nm;  // metric_state[nm] absorbs the mark of a pod without metric
       for (std::uint64_t i = (k * 0x9e3779b97f4a7c15ULL) >> shift;; i = (i + 1) & mask) {
         const calculator_scratch::slot& sl = slots[i];
         if (sl.generation != gen) break;
         if (sl.key == k && Match::same(metrics[sl.metric], pod)) {
-          s.metric_state[sl.metric] |= metric_matched;
-          pm = &metrics[sl.metric];
+          found = sl.metric;
           break;
         }
       }
+      has = all_if(found != nm);
+      s.metric_state[found] |= static_cast<std::uint8_t>(metric_matched & act);
+      used = masked(usage_of(metrics[found != nm ? found : 0]), has);
     }
-    if (low_priority(pod.priority)) continue;  // LP pods: ignored (their metric is not dangling)
-    if (pod.priority != priority_class::mid) out.prod_allocated += req;
-    out.hp_request += req;
-    if (pm == nullptr) {
-      // No metric yet (e.g. just scheduled): count the request as usage, nothing for
-      // maxUsageRequest.
-      out.hp_used += req;
-      out.no_metric_request += req;
-      continue;
-    }
-    const cm used = usage_of(*pm);
-    if (pod.qos == qos_class::lse) {
-      // LSE pods do not lend CPU: their CPU counts by request, memory by usage.
-      out.hp_used += cm{req.cpu, used.mem};
-      out.lse_cpu_request_over_usage.cpu += req.cpu - used.cpu;
-    } else {
-      out.hp_used += used;
-    }
-    out.hp_max_used_req += max_of(req, used);
+    const cm req = request_of(pod);
+    // HP = Prod/Mid/None (LP pods are ignored; their metric is not dangling); prod = not Mid
+    // either.
+    const std::int64_t hp = act & all_if(!low_priority(pod.priority));
+    const std::int64_t prod = hp & all_if(pod.priority != priority_class::mid);
+    const std::int64_t lse = all_if(pod.qos == qos_class::lse);
+    out.prod_allocated += masked(req, prod);
+    out.hp_request += masked(req, hp);
+    // Usage: the request when there is no metric yet (e.g. just scheduled); LSE pods do not lend
+    // CPU, so their CPU counts by request and their memory by usage.
+    const std::int64_t cpu_by_usage = has & ~lse;
+    out.hp_used += masked({(used.cpu & cpu_by_usage) | (req.cpu & ~cpu_by_usage),
+                           (used.mem & has) | (req.mem & ~has)},
+                          hp);
+    out.no_metric_request += masked(req, hp & ~has);
+    out.lse_cpu_request_over_usage.cpu += (req.cpu - used.cpu) & (hp & has & lse);
+    out.hp_max_used_req += masked(max_of(req, used), hp & has);  // nothing without a metric
   }
   for (std::size_t m = 0; m < nm; ++m) {
-    if (s.metric_state[m] != 0) continue;
-    if (low_priority(metrics[m].priority)) continue;
-    out.dangling += usage_of(metrics[m]);
+    const bool dangling = s.metric_state[m] == 0 && !low_priority(metrics[m].priority);
+    out.dangling += masked(usage_of(metrics[m]), all_if(dangling));
   }
   out.hp_used += out.dangling;
   out.hp_max_used_req += out.dangling;

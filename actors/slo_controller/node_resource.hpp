@@ -139,13 +139,14 @@ struct pod_input {
                                         const std::vector<resource_list>& init_containers,
                                         const resource_list& overhead);
 
+// Field order: what a round reads (key, priority, usage cpu/memory) sits in the first 32 bytes.
 struct pod_metric {
   std::uint64_t key_id = 0;  // pod_key_interner id of ns/name, or 0
-  resource_list usage;       // podUsage cpu_milli / memory_bytes
   // The metric's own `priority` field (class-with-default as koordlet saw it); used only for
   // metrics whose pod is not in the pod list ("dangling").
   priority_class priority = priority_class::none;
   qos_class qos = qos_class::none;
+  resource_list usage;  // podUsage cpu_milli / memory_bytes
   std::string ns;
   std::string name;
 };
