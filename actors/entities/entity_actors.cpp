@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <unordered_map>
 
 #include <caf/all.hpp>
 
@@ -12,10 +11,34 @@
 namespace colony::entities {
 using batch_ptr = std::shared_ptr<const record_batch>;
 using out_ptr = std::shared_ptr<std::vector<std::vector<std::uint8_t>>>;
+
+// One router flush: the events of one or more delivered batches grouped by destination actor.
+// Each actor gets one message naming its range of `items`, which lists its records in log
+// order; every actor of the flush shares the one delivery.
+struct delivery {
+  struct item {
+    std::uint32_t batch;   // index into batches
+    std::uint32_t record;  // record index in that batch
+  };
+  std::vector<batch_ptr> batches;
+  std::vector<item> items;
+};
+using delivery_ptr = std::shared_ptr<const delivery>;
+
+// One collect round: every entity actor writes its state into its own element (no message
+// per actor back to a collector); the last of them to answer tells the collector.
+struct collect_job {
+  std::vector<encoded_entity> entities;  // (kind, key) order; states filled by the actors
+  std::atomic<std::size_t> pending{0};   // actors and components yet to answer
+  bool with_state = false;
+};
+using job_ptr = std::shared_ptr<collect_job>;
 }  // namespace colony::entities
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(colony::entities::batch_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(colony::entities::out_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(colony::entities::delivery_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(colony::entities::job_ptr)
 
 namespace colony::entities {
 
@@ -31,6 +54,7 @@ using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using propose_atom = caf::atom_constant<caf::atom("propose")>;
 using emit_atom = caf::atom_constant<caf::atom("emit")>;
 using ping_atom = caf::atom_constant<caf::atom("ping")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
 using component_atom = caf::atom_constant<caf::atom("component")>;
 
 // What every actor of one host shares. Owned by actor_host::impl, declared before the actor
@@ -96,9 +120,15 @@ caf::behavior entity_actor(caf::stateful_actor<entity_holder<State>>* self, Stat
   self->state.s = std::move(initial);
   self->state.ctx = ctx;
   return {
-      [=](apply_atom, const batch_ptr& b, std::uint32_t i) {
-        apply(self->state.s, b->envelope(i));
-        if (self->state.ctx->live) after_apply(self, b, i);
+      // Records [begin, end) of a delivery's items, in log order.
+      [=](apply_atom, const delivery_ptr& d, std::uint32_t begin, std::uint32_t end) {
+        const bool live = self->state.ctx->live;
+        for (std::uint32_t k = begin; k < end; ++k) {
+          const auto& it = d->items[k];
+          const auto& b = d->batches[it.batch];
+          apply(self->state.s, b->envelope(it.record));
+          if (live) after_apply(self, b, it.record);
+        }
       },
       [=](propose_atom, const batch_ptr& b, std::uint32_t i) {
         if constexpr (std::is_same_v<State, node_state>) {
@@ -112,47 +142,99 @@ caf::behavior entity_actor(caf::stateful_actor<entity_holder<State>>* self, Stat
         }
       },
       [=](state_atom) -> std::string { return encode(self->state.s); },
-      // Collection and barriers answer a collector actor directly: the router keeps no
-      // per-actor pending request, so a million actors cost a million small messages only.
-      [=](collect_atom, const caf::actor& collector, std::uint64_t slot, bool with_state) {
-        self->send(collector, slot, with_state ? encode(self->state.s) : std::string{});
+      // Collection and barriers: the state goes into the round's job, and the last actor to
+      // answer tells the collector, so the router keeps no per-actor pending request and a
+      // million actors cost a million small messages only.
+      [=](collect_atom, const job_ptr& job, std::uint32_t slot, const caf::actor& collector) {
+        if (job->with_state) job->entities[slot].state = encode(self->state.s);
+        if (job->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
+          self->send(collector, done_atom::value);
       },
   };
 }
 
-struct collector_state {
-  std::vector<std::string> out;  // (kind byte + key, state) pairs, flattened
-  std::size_t pending = 0;
-  caf::response_promise rp;
-};
-
-// Gathers one answer per entity actor, then delivers them all.
-caf::behavior collector(caf::stateful_actor<collector_state>* self, std::vector<std::string> keys,
-                        caf::response_promise rp) {
-  self->state.pending = keys.size();
-  self->state.out.resize(keys.size() * 2);
-  for (std::size_t i = 0; i < keys.size(); ++i) self->state.out[i * 2] = std::move(keys[i]);
-  self->state.rp = std::move(rp);
+// Waits for the last answer of one collect round, then delivers the job.
+caf::behavior collector(caf::event_based_actor* self, job_ptr job, caf::response_promise rp) {
   return {
-      [=](std::uint64_t slot, std::string& state) {
-        self->state.out[slot * 2 + 1] = std::move(state);
-        if (--self->state.pending == 0) {
-          self->state.rp.deliver(std::move(self->state.out));
-          self->quit();
-        }
+      [=](done_atom) mutable {
+        rp.deliver(std::move(job));
+        self->quit();
       },
   };
 }
+
+// The router's entity index: (kind, key) -> actor slot, open addressing with linear probing
+// over (hash, slot) pairs; keys live in the router's by-slot vectors. Found by string_view
+// without allocating, and one probe usually settles it (std::unordered_map's node chains cost a
+// cache miss per node and rehash keys to find a bucket's end).
+class entity_index {
+ public:
+  static constexpr std::uint32_t none = ~std::uint32_t{0};
+  static std::uint64_t hash(wire::EntityKind kind, std::string_view key) {
+    return std::hash<std::string_view>{}(key)*0x9E3779B97F4A7C15ULL +
+           static_cast<std::uint64_t>(kind);
+  }
+  // The slot of (kind, key), or none. same(slot) says whether slot holds (kind, key).
+  template <class Same>
+  [[nodiscard]] std::uint32_t find(std::uint64_t h, Same&& same) const {
+    if (cells_.empty()) return none;
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const auto& c = cells_[i];
+      if (c.slot == none) return none;
+      if (c.hash == h && same(c.slot)) return c.slot;
+    }
+  }
+  // REQUIRES: (kind, key) of slot is not in the index.
+  void insert(std::uint64_t h, std::uint32_t slot) {
+    if ((size_ + 1) * 2 > cells_.size()) grow();
+    place(h, slot);
+    ++size_;
+  }
+
+ private:
+  struct cell {
+    std::uint64_t hash = 0;
+    std::uint32_t slot = none;
+  };
+  void place(std::uint64_t h, std::uint32_t slot) {
+    std::size_t i = h & mask_;
+    while (cells_[i].slot != none) i = (i + 1) & mask_;
+    cells_[i] = {h, slot};
+  }
+  void grow() {
+    std::vector<cell> old = std::move(cells_);
+    cells_.assign(std::max<std::size_t>(1024, old.size() * 2), cell{});
+    mask_ = cells_.size() - 1;
+    for (const auto& c : old)
+      if (c.slot != none) place(c.hash, c.slot);
+  }
+  std::vector<cell> cells_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
 
 struct router_state {
-  // One map per kind; key order is restored at collect time.
-  std::unordered_map<std::string, caf::actor> maps[5];
+  // Every entity actor by slot, with its kind and key; collect answers in (kind, key) order.
+  entity_index index;
+  std::vector<caf::actor> actors;
+  std::vector<wire::EntityKind> kinds;
+  std::vector<std::string> keys;
   std::vector<caf::actor> components;  // in add order
   host_ctx* ctx = nullptr;
+  // Routed but not yet sent: (slot, batch, record) in log order, and the batches they name.
+  struct pending_item {
+    std::uint32_t slot;
+    delivery::item at;
+  };
+  std::vector<pending_item> pending;
+  std::vector<batch_ptr> pending_batches;
+  std::vector<std::uint32_t> counts;   // by slot; all zero between flushes
+  std::vector<std::uint32_t> touched;  // slots with pending records, in first-touch order
 };
 
-// Collect keys of components start with this byte (no entity kind has it); collect() drops them.
-constexpr char component_key = '\xff';
+// Replay mode holds routed records while more batches wait in the router's mailbox, up to this
+// many, so an actor gets one message for many batches' worth of its events.
+constexpr std::size_t max_pending = std::size_t{1} << 20;
 
 caf::actor spawn_entity(caf::stateful_actor<router_state>* self, wire::EntityKind kind,
                         std::string_view state_bytes, bool from_snapshot, std::string* err) {
@@ -183,86 +265,156 @@ caf::actor spawn_entity(caf::stateful_actor<router_state>* self, wire::EntityKin
   }
 }
 
-// An entity's actor, spawned empty on first sight.
-const caf::actor& entity_of(caf::stateful_actor<router_state>* self, wire::EntityKind kind,
-                            std::string_view k) {
-  auto& m = self->state.maps[static_cast<int>(kind)];
-  std::string key(k);
-  auto it = m.find(key);
-  if (it == m.end()) {
-    std::string err;
-    auto a = spawn_entity(self, kind, {}, false, &err);
-    it = m.emplace(std::move(key), std::move(a)).first;
+std::uint32_t find_entity(const router_state& st, std::uint64_t h, wire::EntityKind kind,
+                          std::string_view key) {
+  return st.index.find(
+      h, [&](std::uint32_t slot) { return st.kinds[slot] == kind && st.keys[slot] == key; });
+}
+
+std::uint32_t add_entity(router_state& st, std::uint64_t h, wire::EntityKind kind,
+                         std::string_view key, caf::actor a) {
+  const auto slot = static_cast<std::uint32_t>(st.actors.size());
+  st.actors.push_back(std::move(a));
+  st.kinds.push_back(kind);
+  st.keys.emplace_back(key);
+  st.counts.push_back(0);
+  st.index.insert(h, slot);
+  return slot;
+}
+
+// An entity's actor slot, spawned empty on first sight.
+std::uint32_t entity_of(caf::stateful_actor<router_state>* self, wire::EntityKind kind,
+                        std::string_view key) {
+  auto& st = self->state;
+  const auto h = entity_index::hash(kind, key);
+  if (auto slot = find_entity(st, h, kind, key); slot != entity_index::none) return slot;
+  std::string err;
+  return add_entity(st, h, kind, key, spawn_entity(self, kind, {}, false, &err));
+}
+
+// Sends the pending records: one message per destination actor with its records in log order
+// (a stable counting sort by slot), so per-actor log order is kept.
+void flush(caf::stateful_actor<router_state>* self) {
+  auto& st = self->state;
+  if (st.pending.empty()) return;
+  auto d = std::make_shared<delivery>();
+  d->batches = std::move(st.pending_batches);
+  st.pending_batches.clear();
+  for (const auto& p : st.pending)
+    if (st.counts[p.slot]++ == 0) st.touched.push_back(p.slot);
+  std::uint32_t pos = 0;
+  for (auto slot : st.touched) {
+    const auto c = st.counts[slot];
+    st.counts[slot] = pos;
+    pos += c;
   }
-  return it->second;
+  d->items.resize(st.pending.size());
+  for (const auto& p : st.pending) d->items[st.counts[p.slot]++] = p.at;
+  const delivery_ptr shared = std::move(d);
+  std::uint32_t begin = 0;
+  for (auto slot : st.touched) {
+    const auto end = st.counts[slot];
+    self->send(st.actors[slot], apply_atom::value, shared, begin, end);
+    begin = end;
+    st.counts[slot] = 0;
+  }
+  st.touched.clear();
+  st.pending.clear();
 }
 
 caf::behavior router(caf::stateful_actor<router_state>* self, host_ctx* ctx) {
   self->state.ctx = ctx;
   return {
+      // Every other handler flushes first, so whatever reaches an actor after this batch (a
+      // forwarded proposal, a collect) finds the batch's records already in its mailbox.
       [=](batch_atom, const batch_ptr& b) {
+        auto& st = self->state;
+        const auto bi = static_cast<std::uint32_t>(st.pending_batches.size());
+        st.pending_batches.push_back(b);
         for (std::uint32_t i = 0; i < b->size(); ++i) {
           auto rl = routes(b->envelope(i));
           for (std::uint8_t r = 0; r < rl.size; ++r)
-            self->send(entity_of(self, rl.refs[r].kind, rl.refs[r].key), apply_atom::value, b, i);
+            st.pending.push_back({entity_of(self, rl.refs[r].kind, rl.refs[r].key), {bi, i}});
         }
-        for (const auto& c : self->state.components) self->send(c, batch_atom::value, b);
+        for (const auto& c : st.components) self->send(c, batch_atom::value, b);
+        // Live mode sends every batch at once (arbitration waits on it); replay keeps routing
+        // while batches are queued, and sends when the mailbox runs dry or enough is held.
+        if (st.ctx->live || st.pending.size() >= max_pending || self->mailbox().empty())
+          flush(self);
       },
       // A pod actor accepted a proposal: on to the node it names.
       [=](propose_atom, const batch_ptr& b, std::uint32_t i) {
+        flush(self);
         const auto node = binding::proposed_node(b->envelope(i));
-        self->send(entity_of(self, wire::EntityKind::Node, node), propose_atom::value, b, i);
+        self->send(self->state.actors[entity_of(self, wire::EntityKind::Node, node)],
+                   propose_atom::value, b, i);
       },
-      [=](component_atom, const caf::actor& c) { self->state.components.push_back(c); },
+      [=](component_atom, const caf::actor& c) {
+        flush(self);
+        self->state.components.push_back(c);
+      },
       [=](load_atom, std::uint8_t kind, const std::string& key,
           const std::string& bytes) -> caf::result<bool> {
+        flush(self);
         std::string err;
         auto k = static_cast<wire::EntityKind>(kind);
         auto a = spawn_entity(self, k, bytes, true, &err);
         if (!a)
           return caf::make_error(caf::sec::invalid_argument, "snapshot entity " + key + ": " + err);
-        self->state.maps[kind][key] = std::move(a);
+        auto& st = self->state;
+        const auto h = entity_index::hash(k, key);
+        if (auto slot = find_entity(st, h, k, key); slot != entity_index::none)
+          st.actors[slot] = std::move(a);
+        else
+          add_entity(st, h, k, key, std::move(a));
         return true;
       },
       // Entity actors are not linked to the router (a link costs memory per actor), so the
       // router stops them itself; an actor left alive would keep ~actor_system waiting.
       [=](stop_atom) -> bool {
-        for (auto& m : self->state.maps) {
-          for (auto& [key, a] : m) self->send_exit(a, caf::exit_reason::user_shutdown);
-          m.clear();
-        }
+        auto& st = self->state;
+        st.pending.clear();
+        st.pending_batches.clear();
+        for (auto& a : st.actors) self->send_exit(a, caf::exit_reason::user_shutdown);
+        st.actors.clear();
         for (auto& c : self->state.components) self->send_exit(c, caf::exit_reason::user_shutdown);
         self->state.components.clear();
         self->quit();
         return true;
       },
       [=](count_atom) -> std::uint64_t {
-        std::uint64_t n = 0;
-        for (const auto& m : self->state.maps) n += m.size();
-        return n;
+        flush(self);
+        return static_cast<std::uint64_t>(self->state.actors.size());
       },
-      [=](collect_atom, bool with_state) -> caf::result<std::vector<std::string>> {
-        auto rp = self->make_response_promise<std::vector<std::string>>();
-        std::size_t total = self->state.components.size();
-        for (const auto& m : self->state.maps) total += m.size();
+      [=](collect_atom, bool with_state) -> caf::result<job_ptr> {
+        flush(self);
+        auto rp = self->make_response_promise<job_ptr>();
+        auto& st = self->state;
+        auto job = std::make_shared<collect_job>();
+        job->with_state = with_state;
+        const std::size_t total = st.components.size() + st.actors.size();
         if (total == 0) {
-          rp.deliver(std::vector<std::string>{});
+          rp.deliver(std::move(job));
           return rp;
         }
-        std::vector<std::string> keys;
-        keys.reserve(total);
-        for (int k = 0; k < 5; ++k)
-          for (const auto& [key, a] : self->state.maps[k])
-            keys.push_back(std::string(1, static_cast<char>(k)) + key);
-        for (std::size_t i = 0; i < self->state.components.size(); ++i)
-          keys.push_back(std::string(1, component_key) + std::to_string(i));
-        auto c = self->spawn(collector, std::move(keys), rp);
-        std::uint64_t slot = 0;
-        for (int k = 0; k < 5; ++k)
-          for (const auto& [key, a] : self->state.maps[k])
-            self->send(a, collect_atom::value, c, slot++, with_state);
-        for (const auto& comp : self->state.components)
-          self->send(comp, collect_atom::value, c, slot++, false);
+        job->pending.store(total, std::memory_order_relaxed);
+        // Asked in (kind, key) order, so the answers land sorted; a barrier needs no order.
+        std::vector<std::uint32_t> order(st.actors.size());
+        for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+        if (with_state) {
+          std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return st.kinds[a] != st.kinds[b] ? st.kinds[a] < st.kinds[b] : st.keys[a] < st.keys[b];
+          });
+          job->entities.resize(order.size());
+          for (std::size_t i = 0; i < order.size(); ++i) {
+            job->entities[i].kind = st.kinds[order[i]];
+            job->entities[i].key = st.keys[order[i]];
+          }
+        }
+        auto c = self->spawn(collector, job, rp);
+        for (std::uint32_t i = 0; i < order.size(); ++i)
+          self->send(st.actors[order[i]], collect_atom::value, job, i, c);
+        for (const auto& comp : st.components) self->send(comp, collect_atom::value, job, 0u, c);
         return rp;
       },
   };
@@ -290,8 +442,9 @@ caf::behavior component_actor(caf::stateful_actor<component_holder>* self, compo
         out.clear();
         self->send(ctx->writer, emit_atom::value, std::move(v));
       },
-      [=](collect_atom, const caf::actor& collector, std::uint64_t slot, bool) {
-        self->send(collector, slot, std::string{});
+      [=](collect_atom, const job_ptr& job, std::uint32_t, const caf::actor& collector) {
+        if (job->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
+          self->send(collector, done_atom::value);
       },
   };
 }
@@ -335,15 +488,15 @@ struct actor_host::impl {
     ctx.router = nullptr;
     router_ = nullptr;
   }
-  // One collect round over entities and components; the flattened (key, state) answers.
-  result<std::vector<std::string>> round(bool with_state) {
-    std::vector<std::string> flat;
+  // One collect round over entities and components; with_state: every entity's state.
+  result<job_ptr> round(bool with_state) {
+    job_ptr job;
     std::string err;
     self->request(router_, caf::infinite, collect_atom::value, with_state)
-        .receive([&](std::vector<std::string>& v) { flat = std::move(v); },
+        .receive([&](job_ptr& j) { job = std::move(j); },
                  [&](caf::error& e) { err = sys.render(e); });
     if (!err.empty()) return fail(errc::internal, "collecting from actors failed: " + err);
-    return flat;
+    return job;
   }
   // After a first round: forwarded proposals sent before it are in the router's mailbox, so
   // each further round drains them; then the writer has every decision.
@@ -401,18 +554,8 @@ result<std::vector<encoded_entity>> actor_host::collect() {
   // Arbitration never changes a fold, so the states are final; settle() only lets the
   // decisions caused so far reach the sink.
   if (auto s = impl_->settle(); !s) return tl::unexpected(s.error());
-  auto& flat = *r;
-  std::vector<encoded_entity> out;
-  out.reserve(flat.size() / 2);
-  for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
-    if (flat[i][0] == component_key) continue;
-    out.push_back(encoded_entity{static_cast<wire::EntityKind>(flat[i][0]), flat[i].substr(1),
-                                 std::move(flat[i + 1])});
-  }
-  std::sort(out.begin(), out.end(), [](const encoded_entity& a, const encoded_entity& b) {
-    return a.kind != b.kind ? a.kind < b.kind : a.key < b.key;
-  });
-  return out;
+  // The router asked in (kind, key) order; each actor filled its own element.
+  return std::move((*r)->entities);
 }
 
 result<void> actor_host::sync() {

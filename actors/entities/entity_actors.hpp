@@ -3,8 +3,12 @@
 // to entity actors by key and spawns an actor on an entity's first event.
 //
 // actor_host hides CAF from its users (caf/all.hpp stays in the .cpp). Events arrive in
-// record_batches; the router sends each event to the actors routes() names, in log order, so
-// every actor applies its events in log order (CAF keeps per sender-receiver order).
+// record_batches; the router routes each event to the actors routes() names and sends each
+// actor ONE message per flush with its records in log order, so every actor applies its events
+// in log order (CAF keeps per sender-receiver order). Live mode flushes every batch; replay
+// mode keeps routing while more batches are queued (up to a bound), so a replayed log costs
+// about one message per actor per flush instead of one per event. Every other router message
+// (proposal, collect, sync, load, count) flushes first.
 //
 // Live mode (a host constructed with a decision_sink) also runs the binding protocol and
 // components:
