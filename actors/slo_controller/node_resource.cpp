@@ -792,16 +792,31 @@ node_resource_result calculate_node_resource(const colocation_strategy& strategy
 
 namespace {
 
+// Whether the node has any of the four *-ratio labels. They share one prefix, so one tree descent
+// finds the only keys that can be one of them (instead of one descent per label, on every node of
+// every round).
+bool has_ratio_label(const node_labels& labels) {
+  constexpr std::string_view prefix = "node.koordinator.sh/";
+  static_assert(label_cpu_reclaim_ratio.starts_with(prefix) &&
+                label_memory_reclaim_ratio.starts_with(prefix) &&
+                label_mid_static_cpu_reserved_ratio.starts_with(prefix) &&
+                label_mid_static_memory_reserved_ratio.starts_with(prefix));
+  for (auto it = labels.lower_bound(prefix);
+       it != labels.end() && std::string_view(it->first).starts_with(prefix); ++it) {
+    const std::string_view k = it->first;
+    if (k == label_cpu_reclaim_ratio || k == label_memory_reclaim_ratio ||
+        k == label_mid_static_cpu_reserved_ratio || k == label_mid_static_memory_reserved_ratio)
+      return true;
+  }
+  return false;
+}
+
 // node_colocation_strategy without copying in the common case: a node with no strategy annotation
 // and no ratio labels uses the first matching nodeConfigs entry (stored merged over the cluster
 // strategy, so merge(cluster, entry) == entry) or the cluster strategy itself.
 const colocation_strategy& resolve_strategy(const colocation_config& cfg, const node_input& node,
                                             colocation_strategy& storage) {
-  const bool has_ratio_labels = node.labels.count(label_cpu_reclaim_ratio) != 0 ||
-                                node.labels.count(label_memory_reclaim_ratio) != 0 ||
-                                node.labels.count(label_mid_static_cpu_reserved_ratio) != 0 ||
-                                node.labels.count(label_mid_static_memory_reserved_ratio) != 0;
-  if (!node.colocation_strategy_annotation && !has_ratio_labels) {
+  if (!node.colocation_strategy_annotation && !has_ratio_label(node.labels)) {
     for (const auto& nc : cfg.node_configs) {
       if (selector_matches(nc.node_selector, node.labels)) return nc.strategy;
     }

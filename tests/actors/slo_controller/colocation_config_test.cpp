@@ -184,6 +184,47 @@ TEST(TestIsColocationCfgDisabled, DisabledNodeGetsEverythingReset) {
             "node colocation is disabled in Config, reason: DisableInConfig");
 }
 
+// reconcile_node_resource resolves the node's strategy itself (skipping the merge when no ratio
+// label or strategy annotation is present); every ratio label, found among other
+// node.koordinator.sh/ labels, must give the result of the merged strategy.
+TEST(ReconcileNodeResource, RatioLabelsAmongOtherKoordinatorLabelsAreApplied) {
+  colocation_config cfg;
+  cfg.cluster.enable = true;
+  cfg.cluster.cpu_reclaim_threshold_percent = 65;
+  cfg.cluster.memory_reclaim_threshold_percent = 65;
+  cfg.cluster.mid_static_cpu_reserved_percent = 10;
+  cfg.cluster.mid_static_memory_reserved_percent = 10;
+  cfg.cluster.mid_reclaim_mode = reclaim_mode::static_mode;
+  node_metric_input metric;
+  metric.update_time = event_time{0};
+  metric.node_usage = {20000, 20 * testing::G};
+  calculator_scratch scratch;
+  const std::string_view ratio_labels[] = {label_cpu_reclaim_ratio, label_memory_reclaim_ratio,
+                                           label_mid_static_cpu_reserved_ratio,
+                                           label_mid_static_memory_reserved_ratio};
+  node_input plain = testing::make_node("n", testing::rl(100000, 100 * testing::G));
+  plain.labels = {{"node.koordinator.sh/a", "x"}, {"node.koordinator.sh/zz", "y"}};
+  const auto base = reconcile_node_resource(cfg, plain, {}, &metric, event_time{0}, scratch);
+  for (const std::string_view label : ratio_labels) {
+    node_input node = plain;
+    node.labels[std::string(label)] = "0.3";
+    const auto want =
+        calculate_node_resource(node_colocation_strategy(cfg, {&node.labels, std::nullopt}), node,
+                                {}, &metric, event_time{0}, scratch);
+    const auto got = reconcile_node_resource(cfg, node, {}, &metric, event_time{0}, scratch);
+    EXPECT_EQ(got.batch_cpu_milli, want.batch_cpu_milli) << label;
+    EXPECT_EQ(got.batch_memory_bytes, want.batch_memory_bytes) << label;
+    EXPECT_EQ(got.mid_cpu_milli, want.mid_cpu_milli) << label;
+    EXPECT_EQ(got.mid_memory_bytes, want.mid_memory_bytes) << label;
+    // Each label changes one of the four resources from the label-less result.
+    EXPECT_TRUE(got.batch_cpu_milli != base.batch_cpu_milli ||
+                got.batch_memory_bytes != base.batch_memory_bytes ||
+                got.mid_cpu_milli != base.mid_cpu_milli ||
+                got.mid_memory_bytes != base.mid_memory_bytes)
+        << label;
+  }
+}
+
 // --- Test_IsColocationStrategyValid (validate) ---
 
 struct validity_case {
