@@ -20,12 +20,16 @@
 #include "actors/entities/entity_actors.hpp"
 #include "actors/koordlet/cpu_suppress.hpp"
 #include "actors/koordlet/memory_evict.hpp"
+#include "actors/quota/actor/quota_events.hpp"
+#include "actors/quota/quota_resources.hpp"
+#include "actors/scheduler/elastic_quota.hpp"
 #include "actors/scheduler/framework.hpp"
 #include "actors/scheduler/scheduler_config.hpp"
 #include "actors/scheduler/scheduling_queue.hpp"
 #include "actors/slo_controller/node_resource.hpp"
 #include "bridges/trace/usage_curves.hpp"
 #include "messages/codec.hpp"
+#include "messages/names.hpp"
 #include "sim/event_queue.hpp"
 #include "stores/event_log.hpp"
 #include "stores/rocksdb_log.hpp"
@@ -540,7 +544,15 @@ class simulator {
   }
   template <class T>
   log_offset emit(const messages::header& h, fb::Offset<T> payload) {
-    return sink_->emit(b_.finish(h, payload), wire::PayloadTraits<T>::enum_value);
+    constexpr auto type = wire::PayloadTraits<T>::enum_value;
+    const log_offset off = sink_->emit(b_.finish(h, payload), type);
+    book_quota(type);
+    return off;
+  }
+  // The ElasticQuota book reads the events the sim emits, as the scheduler's plugin does in
+  // cluster mode (actors/quota/actor/quota_events.hpp).
+  void book_quota(wire::Payload type) {
+    if (quota_ && quota::quota_book::wants(type)) (void)quota_->apply(sink_->last());
   }
   void apply_node(std::uint32_t n) { entities::apply(nodes_[n].st, sink_->last()); }
   result<void> maybe_flush() {
@@ -575,6 +587,8 @@ class simulator {
   double node_frag(std::uint32_t n);
   void check_capacity(std::uint32_t n);
   nlohmann::ordered_json summarize(std::uint64_t state_digest, std::uint64_t entities);
+  void sample_quotas(std::int64_t t);
+  nlohmann::ordered_json quota_summary() const;
 
   const trace::trace_set& trace_;
   const sim_config& cfg_;
@@ -601,6 +615,16 @@ class simulator {
   std::unique_ptr<scheduler::framework> fwk_;
   std::vector<std::string> skipped_plugins_;
   std::shared_ptr<gpu_model_affinity> affinity_;
+  // ElasticQuota (only with quotas in the config): the book the plugin admits against.
+  std::unique_ptr<quota::quota_book> quota_;
+  struct quota_stat {
+    double used_cpu_sum = 0, runtime_cpu_sum = 0, used_mem_sum = 0;
+    std::int64_t used_cpu_peak = 0, request_cpu_peak = 0;
+    std::uint64_t refusals = 0;  // scheduling attempts refused by the quota (PreFilter)
+  };
+  std::map<std::string, quota_stat> quota_stats_;  // by quota name
+  std::vector<quota_row> quota_rows_;
+  std::size_t quota_samples_ = 0;
   scheduler::cycle_state cycle_;
   std::unique_ptr<scheduler::scheduling_queue> queue_;
   std::string scheduler_name_ = "koord-scheduler";
@@ -709,6 +733,15 @@ result<void> simulator::setup() {
   skipped_plugins_ = built->skipped_plugins;
   affinity_ = std::make_shared<gpu_model_affinity>();
   fwk_->add(affinity_, 1, scheduler::ep_filter);
+  if (!cfg_.quotas.empty()) {
+    auto tree = std::make_shared<quota::quota_tree>();
+    quota_ = std::make_unique<quota::quota_book>(tree);
+    // PreFilter (admission against runtime) and Reserve/Unreserve (used), as the scheduler
+    // component runs it; PostFilter preemption is not modelled (docs/sim.md).
+    fwk_->add(std::make_shared<scheduler::elastic_quota>(std::move(tree)), 1,
+              scheduler::ep_pre_filter | scheduler::ep_reserve);
+    for (const auto& q : cfg_.quotas) quota_stats_[q.name];
+  }
   scheduler::queue_options qo;
   qo.initial_backoff = duration_ms{cfg_.scheduler.pod_initial_backoff_seconds * 1000};
   qo.max_backoff = duration_ms{cfg_.scheduler.pod_max_backoff_seconds * 1000};
@@ -916,6 +949,14 @@ result<void> simulator::on_pod_submit(std::int64_t t, std::uint32_t pi) {
   }
   info.requests = p.requests;
   info.limits = m->limits;
+  if (quota_) {
+    // The labels the ElasticQuota plugin reads (the scheduler component's set_quota_labels).
+    const auto& l = m->pod.labels;
+    auto q = l.find(std::string(names::label_quota_name));
+    info.quota_name = q == l.end() ? std::string{} : q->second;
+    auto np = l.find(std::string(names::label_preemptible));
+    info.non_preemptible = np != l.end() && np->second == "false";
+  }
   if (p.requests.gpu > 0) info.devices.koord_gpu = p.requests.gpu;
   info.requests.gpu_core = 0;  // DeviceShare converts koordinator.sh/gpu itself
   info.requests.gpu_memory_ratio = 0;
@@ -984,6 +1025,7 @@ void simulator::node_freed(std::int64_t t, std::uint32_t n) {
 void simulator::scheduling_pass(std::int64_t t) {
   const auto t0 = steady::now();
   refresh_scheduler_metrics();
+  if (quota_) quota_->flush();  // cluster total and pod association before the cycles
   while (auto qp = queue_->pop(event_time{t})) {
     schedule_one(t, std::move(*qp));
     if (sink_->should_flush()) permit_unchecked(sink_->flush());
@@ -1024,8 +1066,9 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
     auto payload = wire::CreatePodBindProposed(
         fbb, fbb.CreateString(p.key), fbb.CreateString(d.node), fbb.CreateString(scheduler_name_),
         p.attempts, d.total_score, fbb.CreateVector(scores), fbb.CreateVector(alts), rq,
-        fbb.CreateVector(devs), 0, static_cast<std::int32_t>(d.feasible_nodes),
-        static_cast<std::int32_t>(d.evaluated_nodes));
+        fbb.CreateVector(devs),
+        qp.pod.quota_name.empty() ? fb::Offset<fb::String>{} : fbb.CreateString(qp.pod.quota_name),
+        static_cast<std::int32_t>(d.feasible_nodes), static_cast<std::int32_t>(d.evaluated_nodes));
     const log_offset proposal =
         emit(hdr(t, wire::EntityKind::Pod, p.key, -1, "scheduler"), payload);
     // The node actor arbitrates against its own state (fold of its events).
@@ -1045,6 +1088,8 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
            rej);
       apply_node(n);
       ++bind_rejections_;
+      // Our Reserve marked the pod used in its quota; the binding did not happen.
+      if (quota_) (void)quota_->tree()->update_pod_is_assigned(p.key, false);
       queue_->requeue(std::move(qp), event_time{t}, true);
       return;
     }
@@ -1099,6 +1144,13 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
     reasons.push_back(wire::CreatePluginReasonDirect(fbb, f.plugin.c_str(), f.reason.c_str(),
                                                      static_cast<std::int32_t>(f.nodes)));
     ++unsched_reasons_[f.plugin + ": " + f.reason];
+    if (quota_ && f.plugin == scheduler::elastic_quota::plugin_name) {
+      const std::string& qn = qp.pod.quota_name;
+      auto it = quota_stats_.find(qn.empty() ? std::string("(no quota label)") : qn);
+      if (it == quota_stats_.end())
+        it = quota_stats_.emplace(qn.empty() ? "(no quota label)" : qn, quota_stat{}).first;
+      ++it->second.refusals;
+    }
     if (first.empty()) first = f.plugin + ": " + f.reason;
   }
   if (d.failures.empty()) {
@@ -1340,6 +1392,7 @@ void simulator::apply_batch(std::int64_t t, std::uint32_t n, const tick_out& o, 
     auto* env = sink_->begin_copy(nr.idle_batch_tpl);
     if (env->mutate_event_time_ms(t) && env->mutate_causation(static_cast<std::int64_t>(cause))) {
       sink_->commit_copy(wire::Payload::NodeBatchResourceUpdated);
+      book_quota(wire::Payload::NodeBatchResourceUpdated);
       emitted = true;
     } else {
       sink_->abort_copy();
@@ -1688,6 +1741,7 @@ void simulator::sample_metrics(std::int64_t t) {
   r.evictions = ev;
   r.unschedulable = static_cast<std::int64_t>(unschedulable_events_);
   rows_.push_back(r);
+  if (quota_) sample_quotas(t);
   if (gpu_total_ > 0) {
     gpu_alloc_ratio_sum_ += static_cast<double>(gpu_allocated_) / static_cast<double>(gpu_total_);
     // frag is in devices; gpu_total_ is x100 per device.
@@ -1696,6 +1750,94 @@ void simulator::sample_metrics(std::int64_t t) {
     if (idle > 0) gpu_frag_idle_sum_ += frag * 100.0 / idle;
   }
   ++samples_;
+}
+
+// The quota controller's view at a metrics sample: statuses that changed since the last sample
+// become QuotaRuntimeUpdated decisions (Koordinator's controller updates status periodically
+// too), and every quota gets a quota.csv row.
+void simulator::sample_quotas(std::int64_t t) {
+  quota_->flush();
+  auto& tree = *quota_->tree();
+  for (const auto& st : tree.refresh()) {
+    auto& f = b_.fbb();
+    auto n = f.CreateString(st.name);
+    auto rt = b_.resources(quota::masked(st.runtime, st.runtime_keys));
+    auto used = b_.resources(st.used);
+    auto req = b_.resources(st.request);
+    auto npu = b_.resources(st.non_preemptible_used);
+    emit(hdr(t, wire::EntityKind::ElasticQuota, st.name, -1, "quota-controller"),
+         wire::CreateQuotaRuntimeUpdated(f, n, rt, used, req, npu, st.runtime_keys));
+  }
+  // "CPU" of a quota row: cpu + batch-cpu + mid-cpu, so a quota of BE pods (in batch-cpu) and
+  // one of prod pods (in cpu) read on one scale.
+  auto cpu = [](const resource_list& r) {
+    return r.cpu_milli + r.batch_cpu_milli + r.mid_cpu_milli;
+  };
+  auto mem = [](const resource_list& r) {
+    return r.memory_bytes + r.batch_memory_bytes + r.mid_memory_bytes;
+  };
+  for (const auto& q : cfg_.quotas) {
+    const auto* st = tree.status(q.name);
+    if (st == nullptr) continue;
+    const resource_list runtime = quota::masked(st->runtime, st->runtime_keys);
+    quota_row r;
+    r.time_ms = t;
+    r.quota = q.name;
+    r.min_cpu = cpu(q.min);
+    r.max_cpu = cpu(q.max);
+    r.runtime_cpu = cpu(runtime);
+    r.used_cpu = cpu(st->used);
+    r.request_cpu = cpu(st->request);
+    r.used_memory = mem(st->used);
+    r.runtime_memory = mem(runtime);
+    auto& s = quota_stats_[q.name];
+    s.used_cpu_sum += static_cast<double>(r.used_cpu);
+    s.runtime_cpu_sum += static_cast<double>(r.runtime_cpu);
+    s.used_mem_sum += static_cast<double>(r.used_memory);
+    s.used_cpu_peak = std::max(s.used_cpu_peak, r.used_cpu);
+    s.request_cpu_peak = std::max(s.request_cpu_peak, r.request_cpu);
+    quota_rows_.push_back(std::move(r));
+  }
+  ++quota_samples_;
+}
+
+nlohmann::ordered_json simulator::quota_summary() const {
+  nlohmann::ordered_json j;
+  if (!quota_) {
+    j["quotas"] = 0;
+    j["note"] = "the config defines no ElasticQuota";
+    return j;
+  }
+  j["quotas"] = cfg_.quotas.size();
+  j["note"] =
+      "CPU = cpu + batch-cpu + mid-cpu in milli-cores, memory likewise in bytes; averages over the "
+      "metrics samples";
+  const double n = quota_samples_ == 0 ? 1.0 : static_cast<double>(quota_samples_);
+  nlohmann::ordered_json by = nlohmann::ordered_json::array();
+  for (const auto& [name, s] : quota_stats_) {
+    nlohmann::ordered_json q;
+    q["name"] = name;
+    const auto* spec = quota_->tree()->spec(name);
+    if (spec != nullptr) {
+      q["parent"] = spec->parent.empty() ? "koordinator-root-quota" : spec->parent;
+      q["min_cpu"] = spec->min.cpu_milli + spec->min.batch_cpu_milli + spec->min.mid_cpu_milli;
+      q["max_cpu"] = spec->max.cpu_milli + spec->max.batch_cpu_milli + spec->max.mid_cpu_milli;
+    }
+    const auto* st = quota_->tree()->status(name);
+    q["used_cpu_avg"] = std::llround(s.used_cpu_sum / n);
+    q["used_cpu_peak"] = s.used_cpu_peak;
+    q["runtime_cpu_avg"] = std::llround(s.runtime_cpu_sum / n);
+    if (st != nullptr) {
+      const resource_list rt = quota::masked(st->runtime, st->runtime_keys);
+      q["runtime_cpu_at_end"] = rt.cpu_milli + rt.batch_cpu_milli + rt.mid_cpu_milli;
+    }
+    q["request_cpu_peak"] = s.request_cpu_peak;
+    q["used_memory_avg"] = std::llround(s.used_mem_sum / n);
+    q["attempts_refused"] = s.refusals;
+    by.push_back(std::move(q));
+  }
+  j["by_quota"] = std::move(by);
+  return j;
 }
 
 result<run_result> simulator::run() {
@@ -1731,6 +1873,13 @@ result<run_result> simulator::run() {
     emit(hdr(0, wire::EntityKind::Cluster, "scheduler", -1, "sim"),
          wire::CreateConfigUpdatedDirect(fbb, "KubeSchedulerConfiguration", cfg_.name.c_str(),
                                          sched.c_str(), false));
+    // The ElasticQuota objects of the config, as observations (sorted by name).
+    std::vector<const quota::quota_spec*> qs;
+    for (const auto& q : cfg_.quotas) qs.push_back(&q);
+    std::sort(qs.begin(), qs.end(), [](auto* a, auto* b) { return a->name < b->name; });
+    for (const auto* q : qs)
+      emit(hdr(0, wire::EntityKind::ElasticQuota, q->name, -1, "sim"),
+           quota::quota_upserted(b_, *q));
   }
 
   const std::int64_t interval_ms = cfg_.node_metric_report_interval_s * 1000;
@@ -1797,6 +1946,11 @@ result<run_result> simulator::run() {
   run_result out;
   out.summary = summarize(state_digest, states->size());
   out.rows = std::move(rows_);
+  // quota.csv is quota-major (each quota's rows in time order) so a plot filtered by quota
+  // draws connected lines.
+  std::stable_sort(quota_rows_.begin(), quota_rows_.end(),
+                   [](const quota_row& a, const quota_row& b) { return a.quota < b.quota; });
+  out.quota_rows = std::move(quota_rows_);
   const double wall = seconds_since(wall0);
   auto& tm = out.timing;
   tm["wall_seconds"] = wall;
@@ -1971,7 +2125,7 @@ nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest,
   g["final_gpu_fragmentation_gpus"] = r2(rows_.empty() ? 0.0 : rows_.back().gpu_frag);
   g["task_classes"] = classes_.size();
   j["gpu"] = g;
-  j["quota"] = {{"quotas", 0}, {"note", "the trace defines no ElasticQuota"}};
+  j["quota"] = quota_summary();
   nlohmann::ordered_json inv;
   inv["over_capacity_binds"] = over_capacity_;
   inv["negative_batch_allocatable"] = negative_batch_;

@@ -57,10 +57,19 @@ struct metrics_row {
   std::int64_t evictions = 0, unschedulable = 0;  // cumulative
 };
 
+// One quota at one metrics sample (quota.csv). CPU in milli-cores, memory in bytes.
+struct quota_row {
+  std::int64_t time_ms = 0;
+  std::string quota;
+  std::int64_t min_cpu = 0, max_cpu = 0, runtime_cpu = 0, used_cpu = 0, request_cpu = 0;
+  std::int64_t runtime_memory = 0, used_memory = 0;
+};
+
 struct run_result {
   nlohmann::ordered_json summary;  // deterministic: byte-identical at any --threads
   nlohmann::ordered_json timing;   // wall-clock figures (vary run to run)
   std::vector<metrics_row> rows;
+  std::vector<quota_row> quota_rows;  // empty without quotas
 };
 
 // Runs one config on one loaded trace.

@@ -48,6 +48,18 @@ constexpr const char* plot_header =
 
 }  // namespace
 
+std::string quota_csv(const std::vector<quota_row>& rows) {
+  std::string s =
+      "time_s,time_days,quota,min_cpu_milli,runtime_cpu_milli,used_cpu_milli,request_cpu_milli,"
+      "max_cpu_milli,runtime_memory_bytes,used_memory_bytes\n";
+  for (const auto& r : rows)
+    s += fmt::format("{},{:.4f},{},{},{},{},{},{},{},{}\n", r.time_ms / 1000,
+                     static_cast<double>(r.time_ms) / 86'400'000.0, r.quota, r.min_cpu,
+                     r.runtime_cpu, r.used_cpu, r.request_cpu, r.max_cpu, r.runtime_memory,
+                     r.used_memory);
+  return s;
+}
+
 std::string metrics_csv(const std::vector<metrics_row>& rows) {
   std::string s =
       "time_s,day,pods_running,pods_pending,cpu_capacity_milli,cpu_requested_milli,cpu_allocated_"
@@ -149,6 +161,25 @@ std::string summary_text(const run_result& r) {
       g["gpu_devices"].get<std::int64_t>(), g["avg_gpu_allocation_pct"].get<double>(),
       g["final_gpu_allocation_pct"].get<double>(),
       g["avg_gpu_fragmentation_pct_of_total"].get<double>());
+  if (const auto& q = j["quota"]; q.contains("by_quota")) {
+    o << "\nElasticQuota (CPU cores: min / max, runtime and used averaged over time)\n";
+    for (const auto& x : q["by_quota"]) {
+      if (!x.contains("max_cpu")) {
+        o << fmt::format("  {:<16} attempts refused {}\n", x["name"].get<std::string>(),
+                         x["attempts_refused"].get<std::uint64_t>());
+        continue;
+      }
+      o << fmt::format(
+          "  {:<16} min {:.1f}  max {:.1f}  runtime {:.1f}  used {:.1f} (peak {:.1f})  attempts "
+          "refused {}\n",
+          x["name"].get<std::string>(), x["min_cpu"].get<std::int64_t>() / 1000.0,
+          x["max_cpu"].get<std::int64_t>() / 1000.0,
+          x["runtime_cpu_avg"].get<std::int64_t>() / 1000.0,
+          x["used_cpu_avg"].get<std::int64_t>() / 1000.0,
+          x["used_cpu_peak"].get<std::int64_t>() / 1000.0,
+          x["attempts_refused"].get<std::uint64_t>());
+    }
+  }
   const auto& inv = j["invariants"];
   o << fmt::format(
       "\nInvariants: over-capacity binds {}, negative batch allocatable {}, evictions without "
@@ -186,6 +217,8 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
   if (auto w = put("summary.json", r.summary.dump(2) + "\n"); !w) return tl::unexpected(w.error());
   if (auto w = put("timing.json", r.timing.dump(2) + "\n"); !w) return tl::unexpected(w.error());
   if (auto w = put("metrics.csv", metrics_csv(r.rows)); !w) return tl::unexpected(w.error());
+  if (!r.quota_rows.empty())
+    if (auto w = put("quota.csv", quota_csv(r.quota_rows)); !w) return tl::unexpected(w.error());
   std::string txt = summary_text(r);
   if (!have_gnuplot()) {
     files.notes.push_back("gnuplot not found: no plots written");
@@ -223,13 +256,36 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
         "plot '{2}' every ::1 using 2:21 with lines lw 2 title 'GPU allocated', "
         "'' every ::1 using 2:23 with lines lw 2 title 'GPU fragmented'\n",
         out.string(), title, csv);
+    std::vector<std::string> pngs = {"utilisation.png", "batch.png", "pending.png", "gpu.png"};
+    if (!r.quota_rows.empty()) {
+      // quota.csv holds one block per quota (quota-major, time order within): plot each quota's
+      // used and runtime by filtering on the quota column.
+      std::vector<std::string> names;
+      for (const auto& q : r.quota_rows)
+        if (std::find(names.begin(), names.end(), q.quota) == names.end()) names.push_back(q.quota);
+      const std::string qcsv = (out / "quota.csv").string();
+      std::string plots;
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        plots += fmt::format(
+            "{0}'{1}' every ::1 using 2:(strcol(3) eq '{2}' ? $6/1000 : NaN) with lines lw 2 lc "
+            "{3} "
+            "title '{2} used', "
+            "'' every ::1 using 2:(strcol(3) eq '{2}' ? $5/1000 : NaN) with lines lw 2 dt 2 lc {3} "
+            "title '{2} runtime'",
+            i == 0 ? "" : ", ", qcsv, names[i], i + 1);
+      }
+      gp += fmt::format(
+          "set output '{0}/quota.png'\nset title 'ElasticQuota CPU: used vs runtime: {1}'\n"
+          "set ylabel 'cores'\nset yrange [0:*]\nplot {2}\n",
+          out.string(), title, plots);
+      pngs.push_back("quota.png");
+    }
     const fs::path script = out / "plots.gp";
     if (auto w = write_file(script, gp); !w) return tl::unexpected(w.error());
     if (auto g = run_gnuplot(script); !g) {
       files.notes.push_back(g.error().describe());
     } else {
-      for (const char* n : {"utilisation.png", "batch.png", "pending.png", "gpu.png"})
-        files.written.push_back((out / n).string());
+      for (const auto& n : pngs) files.written.push_back((out / n).string());
     }
   }
   for (const auto& n : files.notes) txt += "note: " + n + "\n";

@@ -27,6 +27,9 @@ struct report_files {
 [[nodiscard]] result<report_files> write_compare(
     const std::string& out_dir, const std::vector<std::pair<std::string, const run_result*>>& runs);
 
+// quota.csv text (header + one row per quota per sample; only written when the config has quotas).
+[[nodiscard]] std::string quota_csv(const std::vector<quota_row>& rows);
+
 // metrics.csv text (header + one row per sample).
 [[nodiscard]] std::string metrics_csv(const std::vector<metrics_row>& rows);
 

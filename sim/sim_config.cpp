@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/admission/profile_loader.hpp"
+#include "actors/quota/webhook.hpp"
 
 namespace colony::sim {
 
@@ -161,6 +162,7 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "sloControllerConfig",
                                               "koordletFeatureGates",
                                               "colocationProfiles",
+                                              "elasticQuotas",
                                               "schedulerConfig"};
   try {
     for (const auto& kv : root) {
@@ -290,6 +292,24 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
       if (!set)
         return fail(set.error().code, "colocationProfiles: " + set.error().message, at(source, n));
       c.profiles = std::move(*set);
+    }
+    if (auto n = root["elasticQuotas"]) {
+      c.quotas_yaml = text_of(n);
+      const std::string where = at(source, n) + ": elasticQuotas";
+      auto qs = quota::load_elastic_quotas_yaml(c.quotas_yaml, where);
+      if (!qs) return tl::unexpected(qs.error());
+      // The loader skips resource names Colony has no field for; a quota silently missing a
+      // key would admit differently than the file says, so the sim refuses it.
+      if (!qs->ignored.empty())
+        return fail(errc::invalid_input,
+                    "a resource key Colony cannot book (remove it): " + qs->ignored.front(),
+                    std::string(source));
+      std::set<std::string> seen;
+      for (const auto& q : qs->quotas)
+        if (!seen.insert(q.name).second)
+          return fail(errc::invalid_input, "elasticQuotas: quota '" + q.name + "' listed twice",
+                      where);
+      c.quotas = std::move(qs->quotas);
     }
     std::string sched_text = std::string(scheduler::koord_scheduler_shipped_config());
     std::string sched_where = std::string(source) + ": schedulerConfig (builtin:koord-scheduler)";

@@ -15,6 +15,7 @@
 
 #include "actors/admission/colocation_profile.hpp"
 #include "actors/koordlet/koordlet_types.hpp"
+#include "actors/quota/quota_tree.hpp"
 #include "actors/scheduler/scheduler_config.hpp"
 #include "actors/slo_controller/slo_controller_config.hpp"
 #include "messages/result.hpp"
@@ -71,6 +72,12 @@ struct sim_config {
   admission::priority_class_table priority_classes;
   // koordlet feature gates. Default: Koordinator's (BECPUSuppress on, evictions off).
   koordlet::koordlet_feature_gates gates;
+  // ElasticQuotas (CRD YAML: scheduling.sigs.k8s.io/v1alpha1 ElasticQuota, several documents or
+  // a List) and their parsed specs. Default: none. Any quota switches the scheduler's
+  // ElasticQuota plugin on (PreFilter admission, Reserve); pods join a quota by the label
+  // quota.scheduling.koordinator.sh/name (set by a ClusterColocationProfile) or by namespace.
+  std::string quotas_yaml;
+  std::vector<quota::quota_spec> quotas;
   // KubeSchedulerConfiguration YAML and its parsed form. Default: Koordinator's shipped one.
   std::string scheduler_yaml;
   scheduler::scheduler_config scheduler;

@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "actors/entities/world.hpp"
+#include "actors/quota/webhook.hpp"
 #include "bridges/trace/trace_set.hpp"
 #include "messages/codec.hpp"
 #include "sim/cli.hpp"
@@ -169,11 +171,19 @@ int run_cli(const std::string& args, std::string* err = nullptr) {
 }  // namespace
 
 TEST(SimConfig, ShippedConfigsParse) {
-  for (const char* n : {"koordinator-defaults", "no-colocation", "aggressive-reclaim"}) {
+  for (const char* n :
+       {"koordinator-defaults", "no-colocation", "aggressive-reclaim", "elastic-quota"}) {
     auto c = sim::load_sim_config(repo_root() + "/sim/configs/" + n + ".yaml");
     ASSERT_TRUE(c.has_value()) << n << ": " << c.error().describe();
     EXPECT_EQ(c->name, n);
   }
+  auto q = shipped("elastic-quota");
+  ASSERT_EQ(q.quotas.size(), 3u);
+  EXPECT_EQ(q.quotas[0].name, "tenants");
+  EXPECT_TRUE(q.quotas[0].is_parent);
+  EXPECT_EQ(q.quotas[1].parent, "tenants");
+  EXPECT_EQ(q.quotas[2].max.batch_cpu_milli, 100'000);
+  EXPECT_TRUE(shipped("koordinator-defaults").quotas.empty());
 }
 
 TEST(SimConfig, BuiltInDefaultIsTheShippedFile) {
@@ -210,6 +220,18 @@ TEST(SimConfig, ErrorsNameFileAndField) {
        "cfg.yaml:3:3", "cpuReclaimThresholdPercent"},
       {"bad ratio", "name: x\nusageRatios:\n  prod: {cpu: abc}\n", "cfg.yaml:3:15",
        "usageRatios.prod.cpu"},
+      {"bad quota",
+       "name: x\nelasticQuotas: |\n  kind: ElasticQuota\n  metadata: {name: a}\n  spec:\n    max: "
+       "{cpu: 4x}\n",
+       "cfg.yaml:2:16: elasticQuotas:4 spec.max[cpu]", "unknown suffix"},
+      {"quota key Colony cannot book",
+       "name: x\nelasticQuotas: |\n  kind: ElasticQuota\n  metadata: {name: a}\n  spec:\n    max: "
+       "{ephemeral-storage: 1Gi}\n",
+       "cfg.yaml", "spec.max[ephemeral-storage]"},
+      {"quota twice",
+       "name: x\nelasticQuotas: |\n  kind: ElasticQuota\n  metadata: {name: a}\n  ---\n  kind: "
+       "ElasticQuota\n  metadata: {name: a}\n",
+       "cfg.yaml:2:16", "listed twice"},
   };
   for (const auto& r : rows) {
     auto c = sim::parse_sim_config(r.yaml, "cfg.yaml");
@@ -244,6 +266,85 @@ TEST(Sim, CutTraceEveryShippedConfigKeepsInvariants) {
     SCOPED_TRACE(n);
     expect_invariants(r.summary);
   }
+}
+
+// The shipped elastic-quota config with limits scaled to the cut trace (~100 nodes, two busy
+// days): online pods may hold at most 60 cores, batch pods 10 batch cores.
+sim::sim_config small_quotas() {
+  auto c = shipped("elastic-quota");
+  constexpr std::string_view yaml = R"(kind: ElasticQuota
+metadata:
+  name: tenants
+  labels: {quota.scheduling.koordinator.sh/is-parent: "true"}
+spec:
+  min: {cpu: "60", memory: 1Ti, kubernetes.io/batch-cpu: "10000", kubernetes.io/batch-memory: 256Gi}
+  max: {cpu: "60", memory: 1Ti, kubernetes.io/batch-cpu: "10000", kubernetes.io/batch-memory: 256Gi}
+---
+kind: ElasticQuota
+metadata:
+  name: online
+  labels: {quota.scheduling.koordinator.sh/parent: tenants}
+spec:
+  min: {cpu: "40", memory: 512Gi}
+  max: {cpu: "60", memory: 1Ti}
+---
+kind: ElasticQuota
+metadata:
+  name: batch
+  labels: {quota.scheduling.koordinator.sh/parent: tenants}
+spec:
+  min: {kubernetes.io/batch-cpu: "5000", kubernetes.io/batch-memory: 128Gi}
+  max: {kubernetes.io/batch-cpu: "10000", kubernetes.io/batch-memory: 256Gi}
+)";
+  auto q = quota::load_elastic_quotas_yaml(yaml, "small-quotas.yaml");
+  EXPECT_TRUE(q.has_value()) << (q ? "" : q.error().describe());
+  c.quotas = q->quotas;
+  return c;
+}
+
+TEST(Sim, ElasticQuotaCapsUsedAtMaxAndRefusesTheRest) {
+  const auto t = load_cut();
+  const auto c = small_quotas();
+  const auto r = run(t, c, 2);
+  expect_invariants(r.summary);
+  const auto& q = r.summary["quota"];
+  ASSERT_EQ(q["quotas"].get<std::size_t>(), 3u);
+  std::map<std::string, nlohmann::ordered_json> by;
+  for (const auto& x : q["by_quota"]) by[x["name"].get<std::string>()] = x;
+  ASSERT_EQ(by.size(), 3u);
+  // Demand exceeds both quotas on these days: the plugin refuses pods, and they wait.
+  EXPECT_GT(by["online"]["attempts_refused"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(by["batch"]["attempts_refused"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(r.summary["pods"]["unschedulable_events"].get<std::uint64_t>(), 0u);
+  // Never more used than max, at any sample; and the quotas were used at all.
+  ASSERT_FALSE(r.quota_rows.empty());
+  std::int64_t online_peak = 0;
+  for (const auto& row : r.quota_rows) {
+    EXPECT_LE(row.used_cpu, row.max_cpu) << row.quota << " at " << row.time_ms;
+    EXPECT_LE(row.used_cpu, row.runtime_cpu + 1) << row.quota << " at " << row.time_ms;
+    if (row.quota == "online") online_peak = std::max(online_peak, row.used_cpu);
+  }
+  EXPECT_GT(online_peak, 40'000);  // beyond min: online borrowed up to its max
+  EXPECT_EQ(by["online"]["used_cpu_peak"].get<std::int64_t>(), online_peak);
+  // The quotas and their status are in the log.
+  EXPECT_EQ(r.summary["events"]["by_type"]["QuotaUpserted"].get<std::uint64_t>(), 3u);
+  EXPECT_GT(r.summary["events"]["by_type"]["QuotaRuntimeUpdated"].get<std::uint64_t>(), 0u);
+  // Without quotas the same pods are not refused by anything.
+  auto free = shipped("elastic-quota");
+  free.quotas.clear();
+  const auto f = run(t, free, 2);
+  EXPECT_EQ(f.summary["quota"]["quotas"].get<std::size_t>(), 0u);
+  EXPECT_GT(f.summary["pods"]["scheduled"].get<std::uint64_t>(),
+            r.summary["pods"]["scheduled"].get<std::uint64_t>());
+}
+
+TEST(Sim, ElasticQuotaRunIsDeterministicAcrossThreadCounts) {
+  const auto t = load_cut();
+  const auto c = small_quotas();
+  const auto a = run(t, c, 1);
+  const auto b = run(t, c, 4);
+  EXPECT_EQ(a.summary.dump(2), b.summary.dump(2));
+  EXPECT_EQ(sim::quota_csv(a.quota_rows), sim::quota_csv(b.quota_rows));
 }
 
 TEST(Sim, UsageModelNoneSchedulesWithoutNodeMetrics) {
