@@ -242,14 +242,17 @@ caf::actor spawn_entity(caf::stateful_actor<router_state>* self, wire::EntityKin
   auto spawn_with = [&](auto decode, auto empty) -> caf::actor {
     using S = decltype(empty);
     // lazy_init: an entity actor is scheduled on its first message, not at spawn, so creating
-    // a million actors does not queue a million start-up jobs.
-    if (!from_snapshot) return self->template spawn<caf::lazy_init>(entity_actor<S>, S{}, ctx);
+    // a million actors does not queue a million start-up jobs. hidden: ~actor_system does not
+    // wait for it; it is destroyed when the router drops the last handle (and it has handled
+    // what is in its mailbox), with no exit message per actor.
+    constexpr auto opts = caf::lazy_init + caf::hidden;
+    if (!from_snapshot) return self->template spawn<opts>(entity_actor<S>, S{}, ctx);
     auto s = decode(state_bytes);
     if (!s) {
       *err = s.error().message;
       return {};
     }
-    return self->template spawn<caf::lazy_init>(entity_actor<S>, std::move(*s), ctx);
+    return self->template spawn<opts>(entity_actor<S>, std::move(*s), ctx);
   };
   switch (kind) {
     case wire::EntityKind::Node:
@@ -369,13 +372,13 @@ caf::behavior router(caf::stateful_actor<router_state>* self, host_ctx* ctx) {
           add_entity(st, h, k, key, std::move(a));
         return true;
       },
-      // Entity actors are not linked to the router (a link costs memory per actor), so the
-      // router stops them itself; an actor left alive would keep ~actor_system waiting.
+      // Entity actors are hidden and referenced by the router only (not linked: a link costs
+      // memory per actor), so dropping the handles destroys them, each once its mailbox is
+      // empty; exit messages would schedule every actor once more.
       [=](stop_atom) -> bool {
         auto& st = self->state;
         st.pending.clear();
         st.pending_batches.clear();
-        for (auto& a : st.actors) self->send_exit(a, caf::exit_reason::user_shutdown);
         st.actors.clear();
         for (auto& c : self->state.components) self->send_exit(c, caf::exit_reason::user_shutdown);
         self->state.components.clear();
