@@ -514,6 +514,19 @@ struct kafka_log::impl {
                                              static_cast<log_offset>(hi)};
   }
 
+  // Watermarks at open, retried until the deadline: a just-created partition's leader may
+  // refuse offsets for a moment after metadata already names it (seen under load:
+  // NOT_LEADER_FOR_PARTITION on a one-partition topic a few ms after its creation).
+  result<std::pair<log_offset, log_offset>> watermarks_until(clock_type::time_point deadline,
+                                                             std::int32_t p = partition) {
+    auto w = watermarks(control.get(), op_timeout_ms(), p);
+    while (!w && w.error().code == errc::unavailable && ms_left(deadline) > 0) {
+      std::this_thread::sleep_for(milliseconds(50));
+      w = watermarks(control.get(), op_timeout_ms(), p);
+    }
+    return w;
+  }
+
   int op_timeout_ms() const {
     return static_cast<int>(std::max<std::int64_t>(addr.connect_timeout.count(), 1000));
   }
@@ -1077,12 +1090,7 @@ result<std::unique_ptr<kafka_log>> kafka_log::open(std::string_view name, const 
   if (auto c = im->check_config(im->op_timeout_ms()); !c) return tl::unexpected(c.error());
   if (im->partitioned()) {
     for (std::int32_t p = 0; p < a->partitions; ++p) {
-      auto pw = im->watermarks(im->control.get(), im->op_timeout_ms(), p);
-      // A just-created partition's leader may not serve offsets for a moment.
-      while (!pw && pw.error().code == errc::unavailable && ms_left(deadline) > 0) {
-        std::this_thread::sleep_for(milliseconds(50));
-        pw = im->watermarks(im->control.get(), im->op_timeout_ms(), p);
-      }
+      auto pw = im->watermarks_until(deadline, p);
       if (!pw) return tl::unexpected(pw.error());
       if (pw->first != 0)
         return fail(errc::failed_precondition,
@@ -1100,7 +1108,7 @@ result<std::unique_ptr<kafka_log>> kafka_log::open(std::string_view name, const 
     im->member_expect.assign(static_cast<std::size_t>(a->partitions), no_offset);
     return std::unique_ptr<kafka_log>(new kafka_log(std::move(im)));
   }
-  auto w = im->watermarks(im->control.get(), im->op_timeout_ms());
+  auto w = im->watermarks_until(deadline);
   if (!w) return tl::unexpected(w.error());
   if (w->first != 0)
     return fail(errc::failed_precondition,
