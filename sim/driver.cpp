@@ -267,6 +267,13 @@ class log_sink {
 // ---------------------------------------------------------------------------------------------
 // A small fixed pool: run(n, fn) calls fn(i) for i in [0, n) on the workers and the caller.
 // Which thread runs which i does not matter: fn writes only to slot i.
+//
+// Jobs come often and are short (a scheduling cycle's Filter fans out every ~50 us), so the hand-
+// off avoids sleeping where it can: a job is one atomic ticket (generation, task count, next
+// index) that threads claim tasks from by compare-and-swap; idle workers spin briefly before they
+// sleep; the caller works too and then waits only for tasks already claimed, never for a worker
+// that has not woken up. A claim names the generation, so a worker late from an earlier job can
+// never take a task of the next one.
 // ---------------------------------------------------------------------------------------------
 class worker_pool {
  public:
@@ -274,70 +281,97 @@ class worker_pool {
     for (std::size_t i = 1; i < threads; ++i) workers_.emplace_back([this] { loop(); });
   }
   ~worker_pool() {
+    stop_.store(true);
     {
       std::lock_guard lk(m_);
-      stop_ = true;
-      ++gen_;
+      cv_.notify_all();
     }
-    cv_.notify_all();
     for (auto& t : workers_) t.join();
   }
   worker_pool(const worker_pool&) = delete;
   worker_pool& operator=(const worker_pool&) = delete;
 
   void run(std::size_t n, const std::function<void(std::size_t)>& fn) {
-    if (workers_.empty() || n < 2) {
+    if (workers_.empty() || n < 2 || n > max_tasks) {
       for (std::size_t i = 0; i < n; ++i) fn(i);
       return;
     }
+    fn_ = &fn;  // stays valid until every task of this job is done
+    done_.store(0, std::memory_order_relaxed);
+    gen_ = (gen_ + 1) & gen_mask;
+    if (gen_ == 0) gen_ = 1;  // 0 = "no job yet" for the workers
+    ticket_.store(make_ticket(gen_, n, 0), std::memory_order_release);
     {
       std::lock_guard lk(m_);
-      fn_ = &fn;
-      n_ = n;
-      next_.store(0);
-      active_ = workers_.size();
-      ++gen_;
+      if (sleepers_ > 0) cv_.notify_all();
     }
-    cv_.notify_all();
-    work();
-    std::unique_lock lk(m_);
-    done_cv_.wait(lk, [&] { return active_ == 0; });
-    fn_ = nullptr;
+    work(gen_);
+    for (unsigned spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
+      if (spins < 4096)
+        pause();
+      else
+        std::this_thread::yield();
+    }
   }
 
  private:
-  void work() {
+  static constexpr std::uint64_t gen_mask = (1ull << 24) - 1;
+  static constexpr std::uint64_t max_tasks = (1ull << 20) - 1;
+  static std::uint64_t make_ticket(std::uint64_t gen, std::uint64_t n, std::uint64_t next) {
+    return (gen << 40) | (n << 20) | next;
+  }
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  // Claims and runs tasks of job `gen` until none is left.
+  void work(std::uint64_t gen) {
     for (;;) {
-      const std::size_t i = next_.fetch_add(1);
-      if (i >= n_) break;
-      (*fn_)(i);
+      std::uint64_t t = ticket_.load(std::memory_order_acquire);
+      if ((t >> 40) != gen) return;
+      const std::uint64_t n = (t >> 20) & max_tasks, i = t & max_tasks;
+      if (i >= n) return;
+      if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel)) continue;
+      (*fn_)(static_cast<std::size_t>(i));
+      done_.fetch_add(1, std::memory_order_release);
     }
   }
   void loop() {
     std::uint64_t seen = 0;
     for (;;) {
-      {
-        std::unique_lock lk(m_);
-        cv_.wait(lk, [&] { return gen_ != seen; });
-        seen = gen_;
-        if (stop_) return;
+      std::uint64_t gen = seen;
+      // Spin about 50 us for the next job, then sleep.
+      const auto until = steady::now() + std::chrono::microseconds(50);
+      for (unsigned k = 0; gen == seen; ++k) {
+        if (stop_.load(std::memory_order_relaxed)) return;
+        gen = ticket_.load(std::memory_order_acquire) >> 40;
+        if (gen != seen) break;
+        pause();
+        if ((k & 63) == 63 && steady::now() > until) {
+          std::unique_lock lk(m_);
+          ++sleepers_;
+          cv_.wait(lk, [&] {
+            return stop_.load() || (ticket_.load(std::memory_order_acquire) >> 40) != seen;
+          });
+          --sleepers_;
+          if (stop_.load()) return;
+          gen = ticket_.load(std::memory_order_acquire) >> 40;
+        }
       }
-      work();
-      {
-        std::lock_guard lk(m_);
-        if (--active_ == 0) done_cv_.notify_one();
-      }
+      seen = gen;
+      work(gen);
     }
   }
   std::vector<std::thread> workers_;
   std::mutex m_;
-  std::condition_variable cv_, done_cv_;
+  std::condition_variable cv_;
+  std::size_t sleepers_ = 0;  // guarded by m_
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> ticket_{0};
+  std::atomic<std::size_t> done_{0};
   const std::function<void(std::size_t)>* fn_ = nullptr;
-  std::size_t n_ = 0;
-  std::atomic<std::size_t> next_{0};
-  std::size_t active_ = 0;
-  std::uint64_t gen_ = 0;
-  bool stop_ = false;
+  std::uint64_t gen_ = 0;  // the caller's
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -349,6 +383,8 @@ class gpu_model_affinity final : public scheduler::plugin {
   static constexpr std::string_view plugin_name = "GPUModelAffinity";
   [[nodiscard]] std::string_view name() const noexcept override { return plugin_name; }
   [[nodiscard]] std::uint32_t points() const noexcept override { return scheduler::ep_filter; }
+  // Reads the node's model and the pod's list, set before the cycle.
+  [[nodiscard]] bool parallel_safe() const noexcept override { return true; }
   scheduler::status filter(scheduler::cycle_state&, const scheduler::pod_info&,
                            const scheduler::node_info& node, event_time) override {
     if (models_ == nullptr || models_->empty()) return {};
@@ -731,6 +767,11 @@ result<void> simulator::setup() {
   if (!built) return tl::unexpected(built.error());
   fwk_ = std::move(built->fwk);
   skipped_plugins_ = built->skipped_plugins;
+  // Filter and Score fan out over the sim's workers (kube-scheduler's Parallelizer); the
+  // decision does not depend on it (framework.hpp).
+  if (opt_.threads > 1)
+    fwk_->options().parallelizer =
+        [this](std::size_t n, const std::function<void(std::size_t)>& fn) { pool_.run(n, fn); };
   affinity_ = std::make_shared<gpu_model_affinity>();
   fwk_->add(affinity_, 1, scheduler::ep_filter);
   if (!cfg_.quotas.empty()) {

@@ -115,6 +115,8 @@ class device_share final : public plugin {
   explicit device_share(device_share_args args = {});
 
   [[nodiscard]] std::string_view name() const noexcept override { return plugin_name; }
+  // Filter and Score read the per-cycle state PreFilter stored and the node only.
+  [[nodiscard]] bool parallel_safe() const noexcept override { return true; }
   [[nodiscard]] std::uint32_t points() const noexcept override {
     return ep_pre_filter | ep_filter | ep_score | ep_reserve;
   }

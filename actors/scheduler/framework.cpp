@@ -249,6 +249,14 @@ std::string fit_error_message(std::size_t n, const std::vector<failure_reason>& 
 
 }  // namespace
 
+bool framework::parallel_ok(const std::vector<std::size_t>& score_plugins) const noexcept {
+  for (const std::size_t p : filter_plugins_)
+    if (!plugins_[p].impl->parallel_safe()) return false;
+  for (const std::size_t p : score_plugins)
+    if (!plugins_[p].impl->parallel_safe()) return false;
+  return true;
+}
+
 decision framework::run_cycle(cycle_state& st, const pod_info& pod,
                               std::span<const node_info> nodes, event_time now) {
   decision d;
@@ -334,32 +342,94 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   };
   constexpr std::size_t score_chunk = 32;
   std::size_t processed = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t idx = (start + i) % n;
-    ++processed;
-    bool fits = true;
-    for (const std::size_t p : filter_plugins_) {
-      auto& e = plugins_[p];
-      auto s = e.impl->filter(st, pod, nodes[idx], now);
-      if (s.ok()) continue;
-      if (s.code == status_code::error) {
-        d.result = outcome::error;
-        d.message = std::string(e.impl->name()) + ": " + s.message();
-        return d;
+  const std::size_t chunk = std::max<std::size_t>(1, opts_.parallel_chunk);
+  const bool par = opts_.parallelizer && n >= 2 * chunk && parallel_ok(score_plugins);
+  if (!par) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t idx = (start + i) % n;
+      ++processed;
+      bool fits = true;
+      for (const std::size_t p : filter_plugins_) {
+        auto& e = plugins_[p];
+        auto s = e.impl->filter(st, pod, nodes[idx], now);
+        if (s.ok()) continue;
+        if (s.code == status_code::error) {
+          d.result = outcome::error;
+          d.message = std::string(e.impl->name()) + ": " + s.message();
+          return d;
+        }
+        std::string_view reason = s.reason;
+        if (reason.empty()) {
+          owned_reasons.push_back(s.message());
+          reason = owned_reasons.back();
+        }
+        fail_scratch_.emplace_back(p, reason);
+        fits = false;
+        break;  // RunFilterPlugins stops at the first failing plugin
       }
-      std::string_view reason = s.reason;
-      if (reason.empty()) {
-        owned_reasons.push_back(s.message());
-        reason = owned_reasons.back();
+      if (fits) {
+        feasible_.push_back(static_cast<std::uint32_t>(idx));
+        if (feasible_.size() >= to_find) break;
+        if (feasible_.size() - scored >= score_chunk) score_pending();
       }
-      fail_scratch_.emplace_back(p, reason);
-      fits = false;
-      break;  // RunFilterPlugins stops at the first failing plugin
     }
-    if (fits) {
-      feasible_.push_back(static_cast<std::uint32_t>(idx));
-      if (feasible_.size() >= to_find) break;
-      if (feasible_.size() - scored >= score_chunk) score_pending();
+  } else {
+    // Parallel Filter with kube's sequential result: nodes are filtered in windows, each window
+    // fanned out in chunks, and the verdicts are then taken in rotation order until to_find
+    // nodes fit, exactly as the loop above takes them. Nodes filtered past that point are
+    // wasted work, never part of the decision (and Filter writes nothing a later cycle sees
+    // beyond per-node caches keyed by the node's generation).
+    constexpr std::size_t fits_all = static_cast<std::size_t>(-1);
+    bool done = false;
+    while (!done && processed < n) {
+      const std::size_t need = to_find - feasible_.size();
+      // First window: as many nodes as feasible ones are needed; later ones scale the need by
+      // the feasible rate seen so far.
+      std::size_t w = need;
+      if (processed > 0) w = feasible_.empty() ? n : need * processed / feasible_.size() + chunk;
+      w = std::min(std::max(w, chunk), n - processed);
+      if (window_.size() < w) window_.resize(w);
+      const std::size_t base = processed;
+      opts_.parallelizer((w + chunk - 1) / chunk, [&](std::size_t t) {
+        const std::size_t hi = std::min(w, (t + 1) * chunk);
+        for (std::size_t i = t * chunk; i < hi; ++i) {
+          auto& v = window_[i];
+          v.plugin = fits_all;
+          v.st = {};
+          const std::size_t idx = (start + base + i) % n;
+          for (const std::size_t p : filter_plugins_) {
+            auto s = plugins_[p].impl->filter(st, pod, nodes[idx], now);
+            if (s.ok()) continue;
+            v.plugin = p;
+            v.st = std::move(s);
+            break;
+          }
+        }
+      });
+      for (std::size_t i = 0; i < w; ++i) {
+        const std::size_t idx = (start + base + i) % n;
+        ++processed;
+        auto& v = window_[i];
+        if (v.plugin == fits_all) {
+          feasible_.push_back(static_cast<std::uint32_t>(idx));
+          if (feasible_.size() >= to_find) {
+            done = true;
+            break;
+          }
+          continue;
+        }
+        if (v.st.code == status_code::error) {
+          d.result = outcome::error;
+          d.message = std::string(plugins_[v.plugin].impl->name()) + ": " + v.st.message();
+          return d;
+        }
+        std::string_view reason = v.st.reason;
+        if (reason.empty()) {
+          owned_reasons.push_back(v.st.message());
+          reason = owned_reasons.back();
+        }
+        fail_scratch_.emplace_back(v.plugin, reason);
+      }
     }
   }
   next_start_ = (start + processed) % n;
@@ -385,6 +455,20 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   }
 
   // --- Score -------------------------------------------------------------------------------
+  if (par) {
+    // Every feasible node at once, in chunks: raw scores depend only on the pod, the node and
+    // PreFilter state (the plugin contract), so the chunking does not change them.
+    const std::size_t fcount = feasible_.size();
+    opts_.parallelizer((fcount + chunk - 1) / chunk, [&](std::size_t t) {
+      const std::size_t lo = t * chunk;
+      const std::size_t m = std::min(fcount, lo + chunk) - lo;
+      const std::span<const std::uint32_t> idx(feasible_.data() + lo, m);
+      for (std::size_t s = 0; s < k; ++s)
+        plugins_[score_plugins[s]].impl->score_nodes(
+            st, pod, nodes, idx, std::span<std::int64_t>(raw_.data() + s * stride + lo, m), now);
+    });
+    scored = fcount;
+  }
   score_pending();
   const std::size_t f = feasible_.size();
   if (norm_.size() < k * stride) norm_.resize(k * stride);

@@ -15,7 +15,10 @@
 // Ownership and threading: a framework owns its plugins (shared, so an actor can feed plugin
 // caches such as the gang cache). One framework runs one cycle at a time (plugins keep caches
 // and scratch); use one framework per thread. Nodes are read-only during a cycle; the caller
-// applies a decision with assume_pod() afterwards.
+// applies a decision with assume_pod() afterwards. Within a cycle, Filter and Score may fan out
+// over a caller-supplied parallelizer (kube-scheduler's Parallelizer) when every enabled
+// Filter/Score plugin declares itself parallel_safe(); the decision is the same at any thread
+// count (see run_cycle).
 //
 // Koordinator/Kubernetes sources: k8s.io/kubernetes pkg/scheduler/schedule_one.go
 // (findNodesThatFitPod, numFeasibleNodesToFind, prioritizeNodes, selectHost),
@@ -25,6 +28,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -428,6 +432,12 @@ class plugin {
   }
   virtual post_filter_result post_filter(cycle_state&, const pod_info&, event_time) { return {}; }
 
+  // True when Filter and score_nodes may run concurrently on different nodes of one cycle, once
+  // PreFilter has returned (on the cycle's thread): they then read the pod, the node, PreFilter's
+  // state and the plugin's own settings, and write nothing but per-node slots no other node
+  // uses. Default: false (the framework then filters and scores on one thread).
+  [[nodiscard]] virtual bool parallel_safe() const noexcept { return false; }
+
  private:
   std::size_t slot_ = 0;
 };
@@ -455,6 +465,12 @@ struct framework_options {
   std::uint64_t seed = 0;
   // How many runner-up nodes a decision lists.
   std::size_t top_n = 3;
+  // kube-scheduler's Parallelizer: calls fn(i) for every i in [0, n), on any threads, and
+  // returns once all calls have returned. Empty: one thread. Default: empty.
+  std::function<void(std::size_t n, const std::function<void(std::size_t)>& fn)> parallelizer;
+  // Nodes per parallel Filter / Score task. Default: 64 (Colony choice: a task is then a few
+  // microseconds, well above the cost of handing it to a thread).
+  std::size_t parallel_chunk = 64;
 };
 
 // One plugin's contribution to a node's total.
@@ -567,6 +583,14 @@ class framework {
   std::vector<std::int64_t> norm_;   // same shape, after NormalizeScore
   std::vector<std::int64_t> total_;  // per feasible node
   std::vector<std::pair<std::size_t, std::string_view>> fail_scratch_;
+  // Parallel Filter: per node of the current window, the first failing plugin (or npos) and
+  // its status.
+  struct filter_verdict {
+    std::size_t plugin = 0;
+    status st;
+  };
+  std::vector<filter_verdict> window_;
+  [[nodiscard]] bool parallel_ok(const std::vector<std::size_t>& score_plugins) const noexcept;
 };
 
 // Runs a profile over a node list (the function the brief names): PreFilter, Filter with

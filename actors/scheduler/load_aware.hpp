@@ -103,6 +103,9 @@ class load_aware_scheduling final : public plugin {
   explicit load_aware_scheduling(load_aware_args args = {});
 
   [[nodiscard]] std::string_view name() const noexcept override { return plugin_name; }
+  // Filter and Score read PreFilter's estimate and fill only the cache entry of the node they
+  // are given (cache_ is sized in PreFilter).
+  [[nodiscard]] bool parallel_safe() const noexcept override { return true; }
   [[nodiscard]] std::uint32_t points() const noexcept override {
     return ep_pre_filter | ep_filter | ep_score;
   }

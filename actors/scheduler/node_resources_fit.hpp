@@ -56,6 +56,8 @@ class node_resources_fit final : public plugin {
   explicit node_resources_fit(node_resources_fit_args args = {});
 
   [[nodiscard]] std::string_view name() const noexcept override { return plugin_name; }
+  // Filter and Score are pure functions of the pod, the node and the args.
+  [[nodiscard]] bool parallel_safe() const noexcept override { return true; }
   [[nodiscard]] std::uint32_t points() const noexcept override { return ep_filter | ep_score; }
   [[nodiscard]] const node_resources_fit_args& args() const noexcept { return args_; }
 
