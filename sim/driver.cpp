@@ -1312,38 +1312,41 @@ void simulator::slo_for_node(std::int64_t t, std::uint32_t n,
   ni.capacity.memory_bytes = nr.st.capacity.memory_bytes;
   ni.allocatable.cpu_milli = nr.st.allocatable.cpu_milli;
   ni.allocatable.memory_bytes = nr.st.allocatable.memory_bytes;
-  std::vector<slo_controller::pod_input> pods;
-  pods.reserve(nr.pods.size());
+  // The hot/cold split inputs (node_resource.hpp): the sim's pod index + 1 is the pod's key id,
+  // one id per namespace/name as pod_key_interner would give, for pods and metrics alike.
+  thread_local std::vector<slo_controller::pod_sample> pods;
+  thread_local std::vector<slo_controller::pod_metric_sample> metrics;
+  pods.clear();
+  metrics.clear();
   slo_controller::node_metric_input m;
   m.update_time = event_time{t};
   std::int64_t ucpu = 0, umem = 0;
   for (std::size_t i = 0; i < nr.pods.size(); ++i) {
     const auto& p = pods_[nr.pods[i]];
-    slo_controller::pod_input pin;
+    slo_controller::pod_sample pin;
+    pin.key_id = static_cast<std::uint64_t>(nr.pods[i]) + 1;
     pin.priority = static_cast<slo_controller::priority_class>(p.pclass);
     pin.qos = static_cast<slo_controller::qos_class>(p.qos);
     pin.phase = slo_controller::pod_phase::running;
-    pin.requests.cpu_milli = p.requests.cpu_milli;
-    pin.requests.memory_bytes = p.requests.memory_bytes;
-    pin.ns = std::string(pod_namespace);
-    pin.name = trace_.openb_pods->rows[p.row].name;
-    slo_controller::pod_metric pm;
-    pm.ns = pin.ns;
-    pm.name = pin.name;
+    pin.cpu_milli = p.requests.cpu_milli;
+    pin.memory_bytes = p.requests.memory_bytes;
+    slo_controller::pod_metric_sample pm;
+    pm.key_id = pin.key_id;
     pm.priority = pin.priority;
     pm.qos = pin.qos;
     const usage_pt u = i < usage.size() ? usage[i].second : usage_pt{p.cpu_req(), p.mem_req()};
-    pm.usage.cpu_milli = u.cpu;
-    pm.usage.memory_bytes = u.mem;
+    pm.cpu_milli = u.cpu;
+    pm.memory_bytes = u.mem;
     ucpu += u.cpu;
     umem += u.mem;
-    pods.push_back(std::move(pin));
-    m.pod_metrics.push_back(std::move(pm));
+    pods.push_back(pin);
+    metrics.push_back(pm);
   }
   m.node_usage.cpu_milli = ucpu;
   m.node_usage.memory_bytes = umem;
   const auto& cc = *cfg_.slo.colocation;
-  const auto r = slo_controller::reconcile_node_resource(cc, ni, pods, &m, event_time{t}, scratch);
+  const auto r =
+      slo_controller::reconcile_node_resource(cc, ni, pods, &m, metrics, event_time{t}, scratch);
   publish_slo(t, n, r, slo_controller::prepare_node_resource(r, ni), out);
 }
 
