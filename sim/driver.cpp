@@ -10,6 +10,8 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+
+#include <pthread.h>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -70,7 +72,10 @@ class log_sink {
     xxh_ = XXH3_createState();
     XXH3_64bits_reset(xxh_);
     batch_ = std::make_shared<entities::record_batch>();
-    appender_ = std::thread([this] { append_loop(); });
+    appender_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "colony-append");  // for top/perf
+      append_loop();
+    });
   }
   ~log_sink() {
     stop_appender();
@@ -278,7 +283,11 @@ class log_sink {
 class worker_pool {
  public:
   explicit worker_pool(std::size_t threads) {
-    for (std::size_t i = 1; i < threads; ++i) workers_.emplace_back([this] { loop(); });
+    for (std::size_t i = 1; i < threads; ++i)
+      workers_.emplace_back([this] {
+        pthread_setname_np(pthread_self(), "colony-worker");  // for top/perf
+        loop();
+      });
   }
   ~worker_pool() {
     stop_.store(true);
