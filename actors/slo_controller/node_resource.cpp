@@ -40,11 +40,40 @@ priority_class priority_class_from(std::string_view s) noexcept {
 
 std::uint64_t pod_key_interner::intern(std::string_view ns, std::string_view name) {
   // Length-prefixed so that (ns, name) pairs map to distinct keys whatever the characters.
-  std::string key = std::to_string(ns.size());
-  key.reserve(key.size() + 1 + ns.size() + name.size());
-  key.append(":").append(ns).append(name);
-  auto [it, inserted] = ids_.try_emplace(std::move(key), ids_.size() + 1);
-  return it->second;
+  buf_.clear();
+  buf_.append(std::to_string(ns.size())).append(":").append(ns).append(name);
+  auto it = ids_.find(buf_);
+  if (it == ids_.end()) {
+    it = ids_.emplace(buf_, entry{next_++, 0}).first;
+    by_id_.emplace(it->second.id, &*it);
+  }
+  ++it->second.refs;
+  return it->second.id;
+}
+
+void pod_key_interner::release(std::uint64_t id) {
+  const auto b = by_id_.find(id);
+  if (b == by_id_.end()) return;
+  if (--b->second->second.refs != 0) return;
+  ids_.erase(ids_.find(b->second->first));
+  by_id_.erase(b);
+}
+
+std::uint64_t pod_key_interner::references(std::uint64_t id) const {
+  const auto b = by_id_.find(id);
+  return b == by_id_.end() ? 0 : b->second->second.refs;
+}
+
+std::optional<std::pair<std::string_view, std::string_view>> pod_key_interner::key_of(
+    std::uint64_t id) const {
+  const auto b = by_id_.find(id);
+  if (b == by_id_.end()) return std::nullopt;
+  // "<ns length>:<ns><name>", as intern() builds it.
+  const std::string_view k = b->second->first;
+  const auto colon = k.find(':');
+  std::size_t ns_len = 0;
+  std::from_chars(k.data(), k.data() + colon, ns_len);
+  return std::pair{k.substr(colon + 1, ns_len), k.substr(colon + 1 + ns_len)};
 }
 
 resource_list pod_request(const std::vector<resource_list>& containers,

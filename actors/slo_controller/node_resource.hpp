@@ -31,6 +31,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "actors/slo_controller/colocation_strategy.hpp"
@@ -107,15 +108,43 @@ struct node_input {
 // once (when a pod or a metric enters the system) and pass the ids: when EVERY pod and metric of a
 // node carries a non-zero key_id, matching compares ids only; otherwise it compares the strings.
 // Ids must come from one pod_key_interner, so equal ids <=> equal keys, and the two paths agree
-// exactly. Not thread-safe (one interner per actor); ids are assigned 1, 2, ... in call order
-// (deterministic).
+// exactly. Not thread-safe (one interner per actor).
+//
+// Reference counted, so that a long-running actor does not grow as pods churn: each intern() takes
+// one reference to the key, release(id) gives one back, and a key is forgotten when its last
+// reference goes. Id rule (deterministic): a key that is not held gets the next id of a counter
+// that starts at 1 and only grows; freed ids are NEVER reused, so a key that is forgotten and
+// interned again gets a new id. Without release() this is 1, 2, ... in first-intern order. Results
+// never depend on id values (ids are only compared for equality), and ids never reach the log.
 class pod_key_interner {
  public:
+  // The id of ns/name, taking one reference to it.
   [[nodiscard]] std::uint64_t intern(std::string_view ns, std::string_view name);
+  // Gives back one reference taken by intern(); the key is forgotten with its last reference.
+  // Ignores 0 and ids not held (so a caller may release "no id").
+  void release(std::uint64_t id);
+  // Keys held now.
   [[nodiscard]] std::size_t size() const noexcept { return ids_.size(); }
+  // References held to id's key (0 if not held).
+  [[nodiscard]] std::uint64_t references(std::uint64_t id) const;
+  // The namespace and name of a held id (views into the interner, valid until the key is
+  // forgotten), or nullopt.
+  [[nodiscard]] std::optional<std::pair<std::string_view, std::string_view>> key_of(
+      std::uint64_t id) const;
+  // The id the next new key gets.
+  [[nodiscard]] std::uint64_t next_id() const noexcept { return next_; }
 
  private:
-  std::unordered_map<std::string, std::uint64_t> ids_;  // lookup only, never iterated
+  struct entry {
+    std::uint64_t id = 0;
+    std::uint64_t refs = 0;
+  };
+  using key_map = std::unordered_map<std::string, entry>;
+  key_map ids_;  // lookup only, never iterated
+  // id -> its element of ids_ (elements of an unordered_map keep their address across rehashing).
+  std::unordered_map<std::uint64_t, key_map::value_type*> by_id_;  // lookup only
+  std::uint64_t next_ = 1;
+  std::string buf_;  // the length-prefixed key of the last lookup (no allocation per intern)
 };
 
 // Field order is deliberate: what every round reads (key hash, classes, phase, request) sits in the

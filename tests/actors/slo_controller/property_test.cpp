@@ -199,6 +199,57 @@ TEST(BatchResourceProperty, InternedKeysMatchLikeStringKeys) {
   EXPECT_NE(keys.intern("a/b", ""), keys.intern("a", "b/"));  // pairs, not joined strings
 }
 
+// The interner's reference counting and id rule (node_resource.hpp): a key lives while it has
+// references; freed ids are never reused, so a key interned again gets the next new id.
+TEST(PodKeyInterner, ReleasedKeysAreForgottenAndIdsAreNotReused) {
+  pod_key_interner keys;
+  const auto a = keys.intern("ns", "a");
+  const auto b = keys.intern("ns", "b");
+  EXPECT_EQ(keys.intern("ns", "a"), a);  // a second reference
+  EXPECT_EQ(keys.references(a), 2U);
+  EXPECT_EQ(keys.size(), 2U);
+  keys.release(a);
+  EXPECT_EQ(keys.size(), 2U);  // one reference left
+  ASSERT_TRUE(keys.key_of(a).has_value());
+  EXPECT_EQ(keys.key_of(a)->first, "ns");
+  EXPECT_EQ(keys.key_of(a)->second, "a");
+  keys.release(a);
+  EXPECT_EQ(keys.size(), 1U);
+  EXPECT_FALSE(keys.key_of(a).has_value());
+  EXPECT_EQ(keys.references(a), 0U);
+  keys.release(a);  // not held: ignored
+  keys.release(0);
+  EXPECT_EQ(keys.references(b), 1U);
+  const auto a2 = keys.intern("ns", "a");
+  EXPECT_EQ(a2, 3U);  // the next new id, not a's freed 1
+  EXPECT_NE(a2, a);
+  EXPECT_EQ(keys.next_id(), 4U);
+  // Names with ':' and digits round-trip through the length-prefixed key.
+  const auto odd = keys.intern("12:x", "3:y/z");
+  EXPECT_EQ(keys.key_of(odd)->first, "12:x");
+  EXPECT_EQ(keys.key_of(odd)->second, "3:y/z");
+  const auto empty_ns = keys.intern("", "p");
+  EXPECT_EQ(keys.key_of(empty_ns)->first, "");
+  EXPECT_EQ(keys.key_of(empty_ns)->second, "p");
+  // Churn: thousands of keys, at most 10 held at a time, leave only the held ones; every new key
+  // gets a larger id than the last.
+  std::vector<std::uint64_t> held;
+  std::uint64_t last = keys.next_id() - 1;
+  for (int i = 0; i < 5000; ++i) {
+    const auto id = keys.intern("churn", std::to_string(i));
+    ASSERT_GT(id, last);
+    last = id;
+    held.push_back(id);
+    if (held.size() > 10) {
+      keys.release(held.front());
+      held.erase(held.begin());
+    }
+    ASSERT_LE(keys.size(), 14U);
+  }
+  for (const auto id : held) keys.release(id);
+  EXPECT_EQ(keys.size(), 4U);  // b, a2, odd, empty_ns
+}
+
 void expect_same_explanation(const explanation& a, const explanation& b, int i) {
   ASSERT_EQ(a.resource, b.resource) << i;
   ASSERT_EQ(a.formula, b.formula) << i;
