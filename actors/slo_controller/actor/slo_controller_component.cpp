@@ -1,5 +1,6 @@
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -13,17 +14,45 @@ using messages::to_string_view;
 namespace fb = flatbuffers;
 namespace sc = slo_controller;
 
-std::pair<std::string, std::string> split_key(std::string_view key) {
-  const auto slash = key.find('/');
-  if (slash == std::string_view::npos) return {std::string(), std::string(key)};
-  return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
-}
-
 resource_list cpu_mem(const resource_list& r) {
   resource_list o;
   o.cpu_milli = r.cpu_milli;
   o.memory_bytes = r.memory_bytes;
   return o;
+}
+
+// "ns/name" -> (ns, name); a key without '/' is a name in namespace "".
+std::pair<std::string_view, std::string_view> split_key(std::string_view key) {
+  const auto slash = key.find('/');
+  if (slash == std::string_view::npos) return {std::string_view(), key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+// NodeMetricReported without its pod metrics.
+sc::node_metric_input metric_header(const wire::NodeMetricReported& e) {
+  sc::node_metric_input m;
+  m.update_time = event_time{e.update_time_ms()};
+  if (e.node_usage() != nullptr) {
+    m.node_usage.cpu_milli = e.node_usage()->cpu_milli();
+    m.node_usage.memory_bytes = e.node_usage()->memory_bytes();
+  }
+  m.system_usage = cpu_mem(messages::to_resource_list(e.system_usage()));
+  if (e.aggregated_node_usages() != nullptr) {
+    m.aggregated_node_usages.reserve(e.aggregated_node_usages()->size());
+    for (const auto* a : *e.aggregated_node_usages()) {
+      sc::aggregated_usage u;
+      u.duration = duration_ms{a->duration_ms()};
+      u.avg = messages::to_resource_list(a->avg());
+      u.p50 = messages::to_resource_list(a->p50());
+      u.p90 = messages::to_resource_list(a->p90());
+      u.p95 = messages::to_resource_list(a->p95());
+      u.p99 = messages::to_resource_list(a->p99());
+      m.aggregated_node_usages.push_back(u);
+    }
+  }
+  if (e.prod_reclaimable() != nullptr)
+    m.prod_reclaimable = cpu_mem(messages::to_resource_list(e.prod_reclaimable()));
+  return m;
 }
 
 std::optional<double> parse_double(std::string_view s) {
@@ -106,74 +135,123 @@ sc::node_input slo_controller_component::node_from_event(const wire::NodeRegiste
 
 sc::node_metric_input slo_controller_component::metric_from_event(
     const wire::NodeMetricReported& e) {
-  sc::node_metric_input m;
-  m.update_time = event_time{e.update_time_ms()};
-  if (e.node_usage() != nullptr) {
-    m.node_usage.cpu_milli = e.node_usage()->cpu_milli();
-    m.node_usage.memory_bytes = e.node_usage()->memory_bytes();
-  }
-  m.system_usage = cpu_mem(messages::to_resource_list(e.system_usage()));
-  if (e.aggregated_node_usages() != nullptr) {
-    for (const auto* a : *e.aggregated_node_usages()) {
-      sc::aggregated_usage u;
-      u.duration = duration_ms{a->duration_ms()};
-      u.avg = messages::to_resource_list(a->avg());
-      u.p50 = messages::to_resource_list(a->p50());
-      u.p90 = messages::to_resource_list(a->p90());
-      u.p95 = messages::to_resource_list(a->p95());
-      u.p99 = messages::to_resource_list(a->p99());
-      m.aggregated_node_usages.push_back(u);
-    }
-  }
+  sc::node_metric_input m = metric_header(e);
   if (e.pods() != nullptr) {
     m.pod_metrics.reserve(e.pods()->size());
     for (const auto* p : *e.pods()) {
       sc::pod_metric pm;
-      std::tie(pm.ns, pm.name) = split_key(to_string_view(p->pod()));
+      const auto [ns, name] = split_key(to_string_view(p->pod()));
+      pm.ns = std::string(ns);
+      pm.name = std::string(name);
       pm.usage = cpu_mem(messages::to_resource_list(p->usage()));
       pm.priority = static_cast<sc::priority_class>(p->priority_class());
       pm.qos = static_cast<sc::qos_class>(p->qos_class());
       m.pod_metrics.push_back(std::move(pm));
     }
   }
-  if (e.prod_reclaimable() != nullptr)
-    m.prod_reclaimable = cpu_mem(messages::to_resource_list(e.prod_reclaimable()));
   return m;
+}
+
+void slo_controller_component::on_metric(node_rec& n, const wire::NodeMetricReported& e) {
+  n.metric = metric_header(e);
+  // Intern the new keys before releasing the old ones, so that a pod listed in both reports keeps
+  // its key (and id) instead of being forgotten and interned again.
+  fresh_.clear();
+  if (e.pods() != nullptr) {
+    fresh_.reserve(e.pods()->size());
+    for (const auto* p : *e.pods()) {
+      const auto [ns, name] = split_key(to_string_view(p->pod()));
+      const auto usage = messages::to_resource_list(p->usage());
+      fresh_.push_back({keys_.intern(ns, name), usage.cpu_milli, usage.memory_bytes,
+                        static_cast<sc::priority_class>(p->priority_class()),
+                        static_cast<sc::qos_class>(p->qos_class())});
+    }
+  }
+  for (const auto& old : n.metric_samples) keys_.release(old.key_id);
+  n.metric_samples.swap(fresh_);
 }
 
 slo_controller_component::pod_rec& slo_controller_component::pod(std::string_view key) {
   auto it = pods_.find(key);
   if (it == pods_.end()) {
     it = pods_.emplace(std::string(key), pod_rec{}).first;
-    std::tie(it->second.input.ns, it->second.input.name) = split_key(key);
-    it->second.input.phase = sc::pod_phase::pending;
+    auto& in = it->second.input;
+    const auto [ns, name] = split_key(key);
+    in.ns = std::string(ns);
+    in.name = std::string(name);
+    in.phase = sc::pod_phase::pending;
+    in.key_id = keys_.intern(ns, name);
+    it->second.key = &it->first;
   }
   return it->second;
+}
+
+void slo_controller_component::bind(pod_rec& p, node_rec& n) {
+  p.bound = &n;
+  p.slot = static_cast<std::uint32_t>(n.samples.size());
+  n.samples.push_back(sc::sample_of(p.input));
+  n.owners.push_back(&p);
+}
+
+void slo_controller_component::unlink(pod_rec& p) {
+  if (p.bound == nullptr) return;
+  node_rec& n = *p.bound;
+  const std::uint32_t last = static_cast<std::uint32_t>(n.samples.size() - 1);
+  if (p.slot != last) {  // the last pod takes the freed slot
+    n.samples[p.slot] = n.samples[last];
+    n.owners[p.slot] = n.owners[last];
+    n.owners[p.slot]->slot = p.slot;
+  }
+  n.samples.pop_back();
+  n.owners.pop_back();
+  p.bound = nullptr;
 }
 
 void slo_controller_component::unbind(std::string_view pod_key) {
   const auto it = pods_.find(pod_key);
   if (it == pods_.end()) return;
-  if (const auto n = nodes_.find(it->second.node); n != nodes_.end()) {
-    if (const auto p = n->second.pods.find(pod_key); p != n->second.pods.end())
-      n->second.pods.erase(p);
-  }
+  unlink(it->second);
+  keys_.release(it->second.input.key_id);
   pods_.erase(it);
 }
 
 std::vector<sc::pod_input> slo_controller_component::pods_of(const node_rec& n) const {
+  std::vector<const pod_rec*> owners(n.owners.begin(), n.owners.end());
+  std::sort(owners.begin(), owners.end(),
+            [](const pod_rec* a, const pod_rec* b) { return *a->key < *b->key; });
   std::vector<sc::pod_input> pods;
-  pods.reserve(n.pods.size());
-  for (const auto& k : n.pods)
-    if (const auto it = pods_.find(k); it != pods_.end()) pods.push_back(it->second.input);
+  pods.reserve(owners.size());
+  for (const auto* p : owners) pods.push_back(p->input);
   return pods;
+}
+
+sc::node_metric_input slo_controller_component::metric_of(const node_rec& n) const {
+  sc::node_metric_input m = *n.metric;
+  m.pod_metrics.reserve(n.metric_samples.size());
+  for (const auto& s : n.metric_samples) {
+    sc::pod_metric pm;
+    pm.key_id = s.key_id;
+    pm.priority = s.priority;
+    pm.qos = s.qos;
+    pm.usage.cpu_milli = s.cpu_milli;
+    pm.usage.memory_bytes = s.memory_bytes;
+    if (const auto key = keys_.key_of(s.key_id)) {
+      pm.ns = std::string(key->first);
+      pm.name = std::string(key->second);
+    }
+    m.pod_metrics.push_back(std::move(pm));
+  }
+  return m;
 }
 
 std::optional<slo_controller_component::node_view> slo_controller_component::view(
     std::string_view node) const {
   const auto it = nodes_.find(node);
   if (it == nodes_.end() || !it->second.registered) return std::nullopt;
-  return node_view{it->second.input, pods_of(it->second), it->second.metric, it->second.last_sync};
+  const auto& n = it->second;
+  return node_view{n.input, pods_of(n),
+                   n.metric ? std::optional<sc::node_metric_input>(metric_of(n)) : std::nullopt,
+                   n.last_sync};
 }
 
 void slo_controller_component::on_event(const wire::Envelope& env,
@@ -190,8 +268,9 @@ void slo_controller_component::on_event(const wire::Envelope& env,
     case wire::Payload::NodeRemoved: {
       const auto it = nodes_.find(to_string_view(env.payload_as_NodeRemoved()->name()));
       if (it != nodes_.end()) {
-        for (const auto& k : it->second.pods)
-          if (const auto p = pods_.find(k); p != pods_.end()) p->second.node.clear();
+        // Its pods stay (a PodFinished / PodEvicted may still come) but are bound nowhere.
+        for (auto* p : it->second.owners) p->bound = nullptr;
+        for (const auto& m : it->second.metric_samples) keys_.release(m.key_id);
         nodes_.erase(it);
       }
       break;
@@ -203,16 +282,24 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       p.input.priority = static_cast<sc::priority_class>(e->priority_class());
       p.input.requests = messages::to_resource_list(e->requests());
       p.input.limits = messages::to_resource_list(e->limits());
+      if (p.bound != nullptr) p.bound->samples[p.slot] = sc::sample_of(p.input);
       break;
     }
     case wire::Payload::PodScheduled: {
       const auto* e = env.payload_as_PodScheduled();
       const auto key = to_string_view(e->pod());
       auto& p = pod(key);
-      p.node = std::string(to_string_view(e->node()));
       p.input.requests = messages::to_resource_list(e->requests());
       p.input.phase = sc::pod_phase::running;
-      nodes_[p.node].pods.emplace(key);
+      const auto node = to_string_view(e->node());
+      auto n = nodes_.find(node);
+      if (n == nodes_.end()) n = nodes_.emplace(std::string(node), node_rec{}).first;
+      if (p.bound == &n->second) {
+        n->second.samples[p.slot] = sc::sample_of(p.input);
+      } else {
+        unlink(p);  // a pod is on one node (spec.nodeName)
+        bind(p, n->second);
+      }
       break;
     }
     case wire::Payload::PodEvicted:
@@ -225,7 +312,7 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       const auto* e = env.payload_as_NodeMetricReported();
       const auto it = nodes_.find(to_string_view(e->node()));
       if (it == nodes_.end() || !it->second.registered) break;
-      it->second.metric = metric_from_event(*e);
+      on_metric(it->second, *e);
       reconcile(it->first, it->second, env, out);
       break;
     }
@@ -288,9 +375,8 @@ void slo_controller_component::reconcile(const std::string& node, node_rec& n,
   if (!cfg_.colocation) return;  // colocation-config unavailable: Koordinator does not reconcile
   const auto& cc = *cfg_.colocation;
   const event_time now{cause.event_time_ms()};
-  const auto pods = pods_of(n);
-  const auto r = sc::reconcile_node_resource(cc, n.input, pods, n.metric ? &*n.metric : nullptr,
-                                             now, scratch_);
+  const auto r = sc::reconcile_node_resource(
+      cc, n.input, n.samples, n.metric ? &*n.metric : nullptr, n.metric_samples, now, scratch_);
   sc::node_strategy_inputs si;
   si.labels = &n.input.labels;
   if (n.input.colocation_strategy_annotation)

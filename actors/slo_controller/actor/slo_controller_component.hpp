@@ -23,11 +23,22 @@
 // keeps its last valid value (the defaults if none) and the error, naming the key, is kept in
 // config_errors(); the schema has no event for it (see the report).
 // Single-threaded; deterministic: ordered maps only, strings built in a fixed order.
+//
+// Hot/cold split: beside its pod records, each node keeps the pods' pod_sample (refreshed when a
+// pod event changes the pod) and its NodeMetric's pod metrics as pod_metric_sample, all keyed by
+// pod_key_interner ids, and every reconcile reads those (the sample overload of
+// reconcile_node_resource), not copies of the records. Keys are interned when a pod record is made
+// (one reference per record) and when a NodeMetric lists them (one reference per listed metric);
+// the references are given back when the pod record goes (PodFinished, PodEvicted) and when the
+// node's next NodeMetric replaces the list or the node is removed, so the interner holds exactly
+// the keys of live pod records and current pod metrics. Ids follow pod_key_interner's rule (never
+// reused); they are only compared for equality, so what the component emits does not depend on
+// them. A pod is bound to one node: a PodScheduled naming another node moves it there.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +75,8 @@ class slo_controller_component final : public entities::component {
       std::string_view node) const;
   // Reconciles that computed values but did not write them (under the write thresholds).
   [[nodiscard]] std::uint64_t skipped_writes() const { return skipped_writes_; }
+  // Pod keys interned now (live pod records and current pod metrics; bounded by them).
+  [[nodiscard]] std::size_t interned_keys() const { return keys_.size(); }
 
   // The policy inputs the component builds from events (also used by tests to recompute).
   [[nodiscard]] static slo_controller::node_input node_from_event(const wire::NodeRegistered& e);
@@ -72,39 +85,55 @@ class slo_controller_component final : public entities::component {
   // The node's current inputs (nullopt for an unknown node).
   struct node_view {
     slo_controller::node_input node;
-    std::vector<slo_controller::pod_input> pods;  // ascending pod key
-    std::optional<slo_controller::node_metric_input> metric;
+    std::vector<slo_controller::pod_input> pods;              // ascending pod key; key_id interned
+    std::optional<slo_controller::node_metric_input> metric;  // pod_metrics in report order
     std::optional<event_time> last_sync;
   };
   [[nodiscard]] std::optional<node_view> view(std::string_view node) const;
 
  private:
+  struct node_rec;
   struct pod_rec {
-    slo_controller::pod_input input;
-    std::string node;
+    slo_controller::pod_input input;   // key_id: this record's reference in keys_
+    const std::string* key = nullptr;  // its key in pods_
+    node_rec* bound = nullptr;         // the node it is bound to, or none
+    std::uint32_t slot = 0;            // its index in bound->samples / bound->owners
   };
   struct node_rec {
     bool registered = false;
     slo_controller::node_input input;
-    std::set<std::string, std::less<>> pods;
+    // The pods bound here: at one index, a pod's sample (what a round reads) and its record.
+    // Order is the order of binding with swap-removal; results do not depend on it (the pod sums
+    // are integer sums and a node's pods have distinct keys).
+    std::vector<slo_controller::pod_sample> samples;
+    std::vector<pod_rec*> owners;
+    // The latest NodeMetric without its pod metrics, which are kept as samples (in the report's
+    // order: a later duplicate key wins) and hold one key reference each.
     std::optional<slo_controller::node_metric_input> metric;
+    std::vector<slo_controller::pod_metric_sample> metric_samples;
     slo_controller::node_extended_resources published;
     std::optional<event_time> last_sync;
   };
 
   void on_config(const wire::Envelope& env, const wire::ConfigUpdated& c,
                  std::vector<messages::byte_buffer>& out);
+  void on_metric(node_rec& n, const wire::NodeMetricReported& e);
   void reconcile(const std::string& node, node_rec& n, const wire::Envelope& cause,
                  std::vector<messages::byte_buffer>& out);
   pod_rec& pod(std::string_view key);
+  void bind(pod_rec& p, node_rec& n);
+  void unlink(pod_rec& p);
   void unbind(std::string_view pod_key);
   [[nodiscard]] std::vector<slo_controller::pod_input> pods_of(const node_rec& n) const;
+  [[nodiscard]] slo_controller::node_metric_input metric_of(const node_rec& n) const;
 
   slo_controller_options opt_;
   slo_controller::slo_controller_config cfg_;
   std::vector<error> config_errors_;
   std::map<std::string, node_rec, std::less<>> nodes_;
   std::map<std::string, pod_rec, std::less<>> pods_;
+  slo_controller::pod_key_interner keys_;
+  std::vector<slo_controller::pod_metric_sample> fresh_;  // the next metric's samples (reused)
   slo_controller::calculator_scratch scratch_;
   messages::event_builder b_;
   std::uint64_t skipped_writes_ = 0;

@@ -1,0 +1,227 @@
+// slo_controller_component under pod churn: thousands of pods created, mutated, finished and
+// evicted, NodeMetrics listing live, dangling and duplicate keys, nodes removed and registered
+// again, config changes. The component reads interned samples; every write it makes must equal the
+// pod_input/pod_metric records path matched by namespace/name (key ids cleared), and its key
+// interner must hold exactly the keys of live pod records and current pod metrics (bounded, and
+// empty once the pods are gone and the NodeMetrics list none).
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "actors/slo_controller/actor/slo_controller_component.hpp"
+#include "tests/actors/slo_controller_actor/event_log.hpp"
+
+namespace colony::slo_controller_actor {
+namespace {
+
+using colony::testing::cpu_mem;
+using colony::testing::decoded;
+using colony::testing::event_log;
+using colony::testing::gib;
+using messages::byte_buffer;
+using messages::to_string_view;
+namespace sc = slo_controller;
+
+constexpr std::string_view churn_config =
+    R"({"colocation-config": "{\"enable\": true, \"cpuReclaimThresholdPercent\": 70, \"memoryReclaimThresholdPercent\": 70, \"resourceDiffThreshold\": 0.01}"})";
+
+std::uint64_t pick(std::mt19937_64& rng, std::uint64_t n) { return rng() % n; }
+
+std::uint64_t evicted(event_log& log, std::int64_t t, const std::string& pod,
+                      const std::string& node) {
+  auto& fbb = log.b.fbb();
+  const auto p = fbb.CreateString(pod);
+  const auto n = fbb.CreateString(node);
+  return log.append(t, wire::EntityKind::Pod, pod, wire::CreatePodEvicted(fbb, p, n));
+}
+
+std::uint64_t removed(event_log& log, std::int64_t t, const std::string& node) {
+  auto& fbb = log.b.fbb();
+  const auto n = fbb.CreateString(node);
+  return log.append(t, wire::EntityKind::Node, node, wire::CreateNodeRemoved(fbb, n));
+}
+
+// The records path over the component's view, matched by name (key ids cleared).
+void expect_write_equals_records_path(const slo_controller_component& c, const byte_buffer& b) {
+  const auto& env = decoded(b);
+  ASSERT_EQ(env.payload_type(), wire::Payload::NodeBatchResourceUpdated);
+  const auto node = to_string_view(env.entity_key());
+  auto v = c.view(node);
+  ASSERT_TRUE(v.has_value()) << node;
+  for (auto& p : v->pods) p.key_id = 0;
+  if (v->metric)
+    for (auto& m : v->metric->pod_metrics) m.key_id = 0;
+  sc::calculator_scratch scratch;
+  const auto r = sc::reconcile_node_resource(*c.config().colocation, v->node, v->pods,
+                                             v->metric ? &*v->metric : nullptr,
+                                             event_time{env.event_time_ms()}, scratch);
+  const auto prepared = sc::prepare_node_resource(r, v->node);
+  const auto& u = *env.payload_as_NodeBatchResourceUpdated();
+  EXPECT_EQ(u.batch_cpu_milli(), prepared.allocatable.batch_cpu.value_or(0)) << node;
+  EXPECT_EQ(u.batch_memory_bytes(), prepared.allocatable.batch_memory.value_or(0)) << node;
+  EXPECT_EQ(u.mid_cpu_milli(), prepared.allocatable.mid_cpu.value_or(0)) << node;
+  EXPECT_EQ(u.mid_memory_bytes(), prepared.allocatable.mid_memory.value_or(0)) << node;
+  EXPECT_EQ(u.degraded(), r.degraded);
+  // Every formula term, in order, with the records path's value.
+  std::vector<std::pair<std::string, std::int64_t>> want;
+  for (const auto* x : {&r.batch_cpu, &r.batch_memory, &r.mid_cpu, &r.mid_memory}) {
+    std::string_view res = x->resource;
+    res.remove_prefix(std::string_view("kubernetes.io/").size());
+    for (const auto& t : x->terms)
+      want.emplace_back(std::string(res) + "." + std::string(t.name), t.value);
+  }
+  ASSERT_GE(u.terms()->size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(to_string_view(u.terms()->Get(static_cast<flatbuffers::uoffset_t>(i))->name()),
+              want[i].first);
+    EXPECT_EQ(u.terms()->Get(static_cast<flatbuffers::uoffset_t>(i))->value(), want[i].second)
+        << want[i].first;
+  }
+}
+
+struct churn_state {
+  std::map<std::string, std::string> live;                 // pod key -> node
+  std::map<std::string, std::vector<std::string>> listed;  // node -> keys its NodeMetric lists
+  std::set<std::string> registered;
+  [[nodiscard]] std::size_t expected_keys() const {
+    std::set<std::string> keys;
+    for (const auto& [k, n] : live) keys.insert(k);
+    for (const auto& [n, ks] : listed) keys.insert(ks.begin(), ks.end());
+    return keys.size();
+  }
+};
+
+TEST(SloControllerComponentChurn, InternerStaysBoundedAndWritesEqualTheRecordsPath) {
+  constexpr int nodes = 12;
+  constexpr int steps = 16000;
+  std::mt19937_64 rng(20240611);
+  slo_controller_component c({.configmap_json = std::string(churn_config)});
+  ASSERT_TRUE(c.config_errors().empty());
+  event_log log;
+  churn_state st;
+  std::vector<byte_buffer> out;
+  std::uint64_t fed = 0;
+  std::size_t writes = 0, max_keys = 0;
+  // Feeds what was appended since the last call and checks every write and the interner.
+  auto step = [&] {
+    for (; fed < log.records.size(); ++fed) {
+      const auto& env = log.at(fed);
+      if (!c.wants(env.payload_type())) continue;
+      out.clear();
+      c.on_event(env, out);
+      for (const auto& b : out) expect_write_equals_records_path(c, b);
+      writes += out.size();
+    }
+    ASSERT_EQ(c.interned_keys(), st.expected_keys());
+    max_keys = std::max(max_keys, c.interned_keys());
+  };
+  auto node_name = [](std::uint64_t i) { return "n" + std::to_string(i); };
+  auto register_node = [&](std::int64_t t, const std::string& n) {
+    log.node(t, n, cpu_mem(64000, 256 * gib), cpu_mem(62000, 250 * gib));
+    st.registered.insert(n);
+  };
+  for (int n = 0; n < nodes; ++n) register_node(0, node_name(static_cast<std::uint64_t>(n)));
+  const wire::PriorityClass classes[] = {wire::PriorityClass::Prod, wire::PriorityClass::Mid,
+                                         wire::PriorityClass::Batch, wire::PriorityClass::Free,
+                                         wire::PriorityClass::None};
+  const wire::QoSClass qoses[] = {wire::QoSClass::LS, wire::QoSClass::LSR, wire::QoSClass::LSE,
+                                  wire::QoSClass::BE, wire::QoSClass::None};
+  std::uint64_t created = 0, finished = 0;
+  std::int64_t t = 1000;
+  auto random_live = [&]() -> std::map<std::string, std::string>::iterator {
+    auto it = st.live.begin();
+    std::advance(it, static_cast<long>(pick(rng, st.live.size())));
+    return it;
+  };
+  for (int s = 0; s < steps; ++s, t += 1000) {
+    const auto action = pick(rng, 100);
+    // A new pod, admitted then bound (about 150 live pods at a time).
+    if ((action < 35 && st.live.size() < 150) || st.live.size() < 20) {
+      const std::string key =
+          "ns-" + std::to_string(created % 5) + "/pod-" + std::to_string(created);
+      ++created;
+      const auto req = cpu_mem(static_cast<std::int64_t>(100 + pick(rng, 4000)),
+                               static_cast<std::int64_t>(1 + pick(rng, 8)) * gib);
+      log.mutated(t, key, qoses[pick(rng, 5)], classes[pick(rng, 5)], 0, req);
+      const auto node = node_name(pick(rng, nodes));
+      log.scheduled(t, key, node, req);
+      st.live[key] = node;
+    } else if (action < 60) {  // a pod finishes or is evicted
+      const auto it = random_live();
+      if (pick(rng, 2) == 0) {
+        log.finished(t, it->first, it->second);
+      } else {
+        evicted(log, t, it->first, it->second);
+      }
+      st.live.erase(it);
+      ++finished;
+    } else if (action < 68) {  // a pod's requests or classes change
+      const auto it = random_live();
+      log.mutated(t, it->first, qoses[pick(rng, 5)], classes[pick(rng, 5)], 0,
+                  cpu_mem(static_cast<std::int64_t>(100 + pick(rng, 4000)), 2 * gib));
+    } else if (action < 71) {  // bound again elsewhere: the pod moves
+      const auto it = random_live();
+      it->second = node_name(pick(rng, nodes));
+      log.scheduled(t, it->first, it->second, cpu_mem(500, gib));
+    } else if (action < 97) {  // a NodeMetric: most pods, some dangling keys, a duplicate
+      const auto node = node_name(pick(rng, nodes));
+      std::vector<event_log::pod_usage> pu;
+      std::vector<std::string> keys;
+      for (const auto& [k, n] : st.live) {
+        if (n != node || pick(rng, 8) == 0) continue;
+        pu.push_back({k, static_cast<std::int64_t>(pick(rng, 3000)),
+                      static_cast<std::int64_t>(pick(rng, 6)) * gib, classes[pick(rng, 5)],
+                      qoses[pick(rng, 5)]});
+      }
+      for (int d = 0; d < 2; ++d) {  // finished pods koordlet still reports, unknown pods
+        const auto old = pick(rng, created + 10);
+        pu.push_back({"ns-" + std::to_string(old % 5) + "/pod-" + std::to_string(old),
+                      static_cast<std::int64_t>(pick(rng, 1000)), gib, classes[pick(rng, 5)]});
+      }
+      if (!pu.empty() && pick(rng, 4) == 0) pu.push_back(pu[pick(rng, pu.size())]);
+      for (const auto& p : pu) keys.push_back(p.pod);
+      log.metric(t, node, static_cast<std::int64_t>(8000 + pick(rng, 40000)),
+                 static_cast<std::int64_t>(40 + pick(rng, 150)) * gib, pu,
+                 cpu_mem(static_cast<std::int64_t>(pick(rng, 3000)), 2 * gib));
+      if (st.registered.count(node)) st.listed[node] = std::move(keys);
+    } else if (action < 99) {  // a node leaves (its pods stay, unbound) and comes back
+      const auto node = node_name(pick(rng, nodes));
+      removed(log, t, node);
+      st.registered.erase(node);
+      st.listed.erase(node);
+      for (auto& [k, n] : st.live)
+        if (n == node) n.clear();
+      register_node(t, node);
+    } else {  // a config change: every node reconciled
+      log.config(
+          t, config_kind_slo_controller,
+          pick(rng, 2)
+              ? churn_config
+              : R"({"colocation-config": "{\"enable\": true, \"cpuReclaimThresholdPercent\": 55, \"resourceDiffThreshold\": 0.01}"})");
+    }
+    step();
+    if (::testing::Test::HasFailure()) return;  // the first diverging step is enough
+  }
+  EXPECT_GT(created, 4000u);
+  EXPECT_GT(finished, 3000u);
+  EXPECT_GT(writes, 1000u);
+  // Live pods + listed keys (a few finished or unknown ones), not every key ever seen.
+  EXPECT_LT(max_keys, 300u);
+  // Every pod goes and every node reports no pods: nothing is left interned.
+  for (const auto& [k, n] : std::map<std::string, std::string>(st.live)) log.finished(t, k, n);
+  st.live.clear();
+  step();
+  for (int n = 0; n < nodes; ++n)
+    log.metric(t += 1000, node_name(static_cast<std::uint64_t>(n)), 1000, gib, {});
+  st.listed.clear();
+  step();
+  EXPECT_EQ(c.interned_keys(), 0u);
+}
+
+}  // namespace
+}  // namespace colony::slo_controller_actor
