@@ -38,38 +38,222 @@ priority_class priority_class_from(std::string_view s) noexcept {
   return priority_class::none;
 }
 
-std::uint64_t pod_key_interner::intern(std::string_view ns, std::string_view name) {
-  // Length-prefixed so that (ns, name) pairs map to distinct keys whatever the characters.
-  buf_.clear();
-  buf_.append(std::to_string(ns.size())).append(":").append(ns).append(name);
-  auto it = ids_.find(buf_);
-  if (it == ids_.end()) {
-    it = ids_.emplace(buf_, entry{next_++, 0}).first;
-    by_id_.emplace(it->second.id, &*it);
+namespace {
+
+// Slot of a 64-bit value in a power-of-two table: the top bits of value * 2^64/phi (Fibonacci
+// hashing), so ids 1, 2, 3... and std::hash values spread alike.
+std::size_t home_slot(std::uint64_t v, std::size_t mask) {
+  return static_cast<std::size_t>((v * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+
+// Backward-shift deletion for linear probing: after emptying slot i, moves later members of the
+// run back so that every remaining member stays reachable from its home slot.
+template <class Slot, class Live, class Home>
+void erase_slot(std::vector<Slot>& t, std::size_t i, Live&& live, Home&& home) {
+  const std::size_t mask = t.size() - 1;
+  for (std::size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+    if (!live(t[j])) break;
+    const std::size_t k = home(t[j]);
+    // Move t[j] to i if its home k is not cyclically within (i, j].
+    const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+    if (!stays) {
+      t[i] = t[j];
+      i = j;
+    }
   }
-  ++it->second.refs;
-  return it->second.id;
+  t[i] = Slot{};
+}
+
+}  // namespace
+
+std::size_t pod_key_interner::find_entry(std::uint64_t hash) const {
+  if (by_key_.empty()) return entries_.size();
+  const std::size_t mask = by_key_.size() - 1;
+  for (std::size_t i = home_slot(hash, mask);; i = (i + 1) & mask) {
+    const key_slot& sl = by_key_[i];
+    if (sl.entry == 0) return entries_.size();
+    if (sl.hash == hash && entries_[sl.entry - 1].key == buf_) return sl.entry - 1;
+  }
+}
+
+std::size_t pod_key_interner::entry_of(std::uint64_t id) const {
+  if (id == 0 || by_id_.empty()) return entries_.size();
+  const std::size_t mask = by_id_.size() - 1;
+  for (std::size_t i = home_slot(id, mask);; i = (i + 1) & mask) {
+    const id_slot& sl = by_id_[i];
+    if (sl.id == 0) return entries_.size();
+    if (sl.id == id) return sl.entry;
+  }
+}
+
+void pod_key_interner::grow() {
+  const std::size_t cap = by_key_.empty() ? 64 : by_key_.size() * 2;
+  by_key_.assign(cap, key_slot{});
+  by_id_.assign(cap, id_slot{});
+  const std::size_t mask = cap - 1;
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    if (entries_[e].id == 0) continue;
+    std::size_t i = home_slot(entries_[e].hash, mask);
+    while (by_key_[i].entry != 0) i = (i + 1) & mask;
+    by_key_[i] = {entries_[e].hash, static_cast<std::uint32_t>(e + 1)};
+    i = home_slot(entries_[e].id, mask);
+    while (by_id_[i].id != 0) i = (i + 1) & mask;
+    by_id_[i] = {entries_[e].id, static_cast<std::uint32_t>(e)};
+  }
+}
+
+namespace {
+
+// "<ns length>:<ns><name>": length-prefixed so that (ns, name) pairs map to distinct keys whatever
+// the characters.
+void append_key(std::string& out, std::string_view ns, std::string_view name) {
+  char len[24];
+  const auto r = std::to_chars(len, len + sizeof len, ns.size());
+  out.append(len, r.ptr).append(":").append(ns).append(name);
+}
+
+}  // namespace
+
+std::uint64_t pod_key_interner::find(std::string_view ns, std::string_view name) {
+  buf_.clear();
+  append_key(buf_, ns, name);
+  const std::size_t e = find_entry(std::hash<std::string_view>{}(buf_));
+  return e == entries_.size() ? 0 : entries_[e].id;
+}
+
+void pod_key_interner::find_many(
+    std::span<const std::pair<std::string_view, std::string_view>> keys,
+    std::span<std::uint64_t> ids) {
+  const std::size_t n = keys.size();
+  if (by_key_.empty()) {
+    for (std::size_t i = 0; i < n; ++i) ids[i] = 0;
+    return;
+  }
+  // Pass by pass, so that each pass's cache misses (slot, entry, key bytes) overlap across the
+  // batch instead of following one another key by key. Prefetches are hints: results are those
+  // of find().
+  batch_keys_.clear();
+  batch_ends_.clear();
+  batch_hashes_.clear();
+  const std::size_t mask = by_key_.size() - 1;
+  for (const auto& [ns, name] : keys) {
+    const std::size_t begin = batch_keys_.size();
+    append_key(batch_keys_, ns, name);
+    batch_ends_.push_back(batch_keys_.size());
+    const std::uint64_t h = std::hash<std::string_view>{}(
+        std::string_view(batch_keys_).substr(begin, batch_keys_.size() - begin));
+    batch_hashes_.push_back(h);
+    __builtin_prefetch(&by_key_[home_slot(h, mask)]);
+  }
+  // The first slot of each run whose hash matches: its entry is the candidate.
+  batch_entries_.assign(n, entries_.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    for (std::size_t i = home_slot(batch_hashes_[k], mask);; i = (i + 1) & mask) {
+      const key_slot& sl = by_key_[i];
+      if (sl.entry == 0) break;
+      if (sl.hash == batch_hashes_[k]) {
+        batch_entries_[k] = sl.entry - 1;
+        __builtin_prefetch(&entries_[sl.entry - 1]);
+        break;
+      }
+    }
+  }
+  for (std::size_t k = 0; k < n; ++k)
+    if (batch_entries_[k] != entries_.size())
+      __builtin_prefetch(entries_[batch_entries_[k]].key.data());
+  std::size_t begin = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::string_view key =
+        std::string_view(batch_keys_).substr(begin, batch_ends_[k] - begin);
+    begin = batch_ends_[k];
+    const std::size_t e = batch_entries_[k];
+    if (e == entries_.size()) {
+      ids[k] = 0;
+    } else if (entries_[e].key == key) {
+      ids[k] = entries_[e].id;
+    } else {  // equal 64-bit hashes, different keys: search the whole run
+      buf_.assign(key);
+      const std::size_t f = find_entry(batch_hashes_[k]);
+      ids[k] = f == entries_.size() ? 0 : entries_[f].id;
+    }
+  }
+}
+
+std::uint64_t pod_key_interner::intern(std::string_view ns, std::string_view name) {
+  if (const std::uint64_t id = find(ns, name); id != 0) {
+    retain(id);
+    return id;
+  }
+  if ((held_ + 1) * 2 > by_key_.size()) grow();
+  std::size_t e;
+  if (free_.empty()) {
+    e = entries_.size();
+    entries_.emplace_back();
+  } else {
+    e = free_.back();
+    free_.pop_back();
+  }
+  entry& x = entries_[e];
+  x.id = next_++;
+  x.refs = 1;
+  x.hash = std::hash<std::string_view>{}(buf_);
+  x.key = buf_;
+  const std::size_t mask = by_key_.size() - 1;
+  std::size_t i = home_slot(x.hash, mask);
+  while (by_key_[i].entry != 0) i = (i + 1) & mask;
+  by_key_[i] = {x.hash, static_cast<std::uint32_t>(e + 1)};
+  i = home_slot(x.id, mask);
+  while (by_id_[i].id != 0) i = (i + 1) & mask;
+  by_id_[i] = {x.id, static_cast<std::uint32_t>(e)};
+  ++held_;
+  return x.id;
+}
+
+bool pod_key_interner::retain(std::uint64_t id) {
+  const std::size_t e = entry_of(id);
+  if (e == entries_.size()) return false;
+  ++entries_[e].refs;
+  return true;
 }
 
 void pod_key_interner::release(std::uint64_t id) {
-  const auto b = by_id_.find(id);
-  if (b == by_id_.end()) return;
-  if (--b->second->second.refs != 0) return;
-  ids_.erase(ids_.find(b->second->first));
-  by_id_.erase(b);
+  const std::size_t e = entry_of(id);
+  if (e == entries_.size()) return;
+  if (--entries_[e].refs == 0) erase(e);
+}
+
+void pod_key_interner::erase(std::size_t e) {
+  entry& x = entries_[e];
+  const std::size_t mask = by_key_.size() - 1;
+  std::size_t i = home_slot(x.hash, mask);
+  while (by_key_[i].entry != e + 1) i = (i + 1) & mask;
+  erase_slot(
+      by_key_, i, [](const key_slot& s) { return s.entry != 0; },
+      [&](const key_slot& s) { return home_slot(s.hash, mask); });
+  i = home_slot(x.id, mask);
+  while (by_id_[i].id != x.id) i = (i + 1) & mask;
+  erase_slot(
+      by_id_, i, [](const id_slot& s) { return s.id != 0; },
+      [&](const id_slot& s) { return home_slot(s.id, mask); });
+  x.id = 0;
+  x.refs = 0;
+  x.key.clear();
+  x.key.shrink_to_fit();
+  free_.push_back(static_cast<std::uint32_t>(e));
+  --held_;
 }
 
 std::uint64_t pod_key_interner::references(std::uint64_t id) const {
-  const auto b = by_id_.find(id);
-  return b == by_id_.end() ? 0 : b->second->second.refs;
+  const std::size_t e = entry_of(id);
+  return e == entries_.size() ? 0 : entries_[e].refs;
 }
 
 std::optional<std::pair<std::string_view, std::string_view>> pod_key_interner::key_of(
     std::uint64_t id) const {
-  const auto b = by_id_.find(id);
-  if (b == by_id_.end()) return std::nullopt;
-  // "<ns length>:<ns><name>", as intern() builds it.
-  const std::string_view k = b->second->first;
+  const std::size_t e = entry_of(id);
+  if (e == entries_.size()) return std::nullopt;
+  // "<ns length>:<ns><name>", as find() builds it.
+  const std::string_view k = entries_[e].key;
   const auto colon = k.find(':');
   std::size_t ns_len = 0;
   std::from_chars(k.data(), k.data() + colon, ns_len);

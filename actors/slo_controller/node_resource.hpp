@@ -30,7 +30,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -120,11 +119,19 @@ class pod_key_interner {
  public:
   // The id of ns/name, taking one reference to it.
   [[nodiscard]] std::uint64_t intern(std::string_view ns, std::string_view name);
-  // Gives back one reference taken by intern(); the key is forgotten with its last reference.
-  // Ignores 0 and ids not held (so a caller may release "no id").
+  // The id of ns/name if it is held, else 0; takes no reference.
+  [[nodiscard]] std::uint64_t find(std::string_view ns, std::string_view name);
+  // find() for a batch: ids[i] = find(keys[i]) (ids.size() >= keys.size()). Faster than one find()
+  // per key when the keys are cold: the batch's memory accesses overlap.
+  void find_many(std::span<const std::pair<std::string_view, std::string_view>> keys,
+                 std::span<std::uint64_t> ids);
+  // Takes one more reference to a held id (what intern() would take); false if id is not held.
+  bool retain(std::uint64_t id);
+  // Gives back one reference taken by intern() or retain(); the key is forgotten with its last
+  // reference. Ignores 0 and ids not held (so a caller may release "no id").
   void release(std::uint64_t id);
   // Keys held now.
-  [[nodiscard]] std::size_t size() const noexcept { return ids_.size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return held_; }
   // References held to id's key (0 if not held).
   [[nodiscard]] std::uint64_t references(std::uint64_t id) const;
   // The namespace and name of a held id (views into the interner, valid until the key is
@@ -135,16 +142,41 @@ class pod_key_interner {
   [[nodiscard]] std::uint64_t next_id() const noexcept { return next_; }
 
  private:
+  // Two open-addressing tables (linear probing, at most half full, backward-shift deletion) over
+  // one entry store: a lookup touches one slot run and one entry instead of a chain of list nodes
+  // (a round's lookups are cache misses). Lookup only, never iterated: layout and storage reuse
+  // affect no result and no id.
   struct entry {
-    std::uint64_t id = 0;
+    std::uint64_t id = 0;  // 0 = free storage
     std::uint64_t refs = 0;
+    std::uint64_t hash = 0;
+    std::string key;  // "<ns length>:<ns><name>"
   };
-  using key_map = std::unordered_map<std::string, entry>;
-  key_map ids_;  // lookup only, never iterated
-  // id -> its element of ids_ (elements of an unordered_map keep their address across rehashing).
-  std::unordered_map<std::uint64_t, key_map::value_type*> by_id_;  // lookup only
+  struct key_slot {
+    std::uint64_t hash = 0;
+    std::uint32_t entry = 0;  // index + 1; 0 = empty
+  };
+  struct id_slot {
+    std::uint64_t id = 0;  // 0 = empty
+    std::uint32_t entry = 0;
+  };
+  [[nodiscard]] std::size_t find_entry(std::uint64_t hash) const;  // entries_.size() if absent
+  [[nodiscard]] std::size_t entry_of(std::uint64_t id) const;      // entries_.size() if absent
+  void grow();
+  void erase(std::size_t e);
+
+  std::vector<entry> entries_;
+  std::vector<std::uint32_t> free_;  // free entry storage (LIFO)
+  std::vector<key_slot> by_key_;     // power-of-two size
+  std::vector<id_slot> by_id_;       // same size
+  std::size_t held_ = 0;
   std::uint64_t next_ = 1;
-  std::string buf_;  // the length-prefixed key of the last lookup (no allocation per intern)
+  std::string buf_;  // the length-prefixed key of the last lookup (no allocation per lookup)
+  // find_many's buffers: the batch's keys back to back, their ends, hashes and candidates.
+  std::string batch_keys_;
+  std::vector<std::size_t> batch_ends_;
+  std::vector<std::uint64_t> batch_hashes_;
+  std::vector<std::size_t> batch_entries_;
 };
 
 // Field order is deliberate: what every round reads (key hash, classes, phase, request) sits in the

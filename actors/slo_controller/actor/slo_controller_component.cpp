@@ -154,21 +154,51 @@ sc::node_metric_input slo_controller_component::metric_from_event(
 
 void slo_controller_component::on_metric(node_rec& n, const wire::NodeMetricReported& e) {
   n.metric = metric_header(e);
-  // Intern the new keys before releasing the old ones, so that a pod listed in both reports keeps
-  // its key (and id) instead of being forgotten and interned again.
+  // The new list holds one key reference per entry, as the old one did. A report mostly lists the
+  // keys of the last one, so the references are moved, not taken and given back: ids are looked
+  // up without a reference; only entries the old list did not have take one, and only old
+  // entries the new list does not have give theirs back (multisets of ids, compared sorted). A key
+  // never held before is interned (its reference taken) on the spot.
   fresh_.clear();
+  taken_.clear();
   if (e.pods() != nullptr) {
+    split_.clear();
+    for (const auto* p : *e.pods()) split_.push_back(split_key(to_string_view(p->pod())));
+    found_.resize(split_.size());
+    keys_.find_many(split_, found_);
     fresh_.reserve(e.pods()->size());
-    for (const auto* p : *e.pods()) {
-      const auto [ns, name] = split_key(to_string_view(p->pod()));
+    for (std::size_t k = 0; k < split_.size(); ++k) {
+      const auto* p = e.pods()->Get(static_cast<flatbuffers::uoffset_t>(k));
+      std::uint64_t id = found_[k];
+      if (id == 0) {
+        id = keys_.intern(split_[k].first, split_[k].second);  // takes its reference
+      } else {
+        taken_.push_back(id);  // needs a reference unless the old list gives one
+      }
       const auto usage = messages::to_resource_list(p->usage());
-      fresh_.push_back({keys_.intern(ns, name), usage.cpu_milli, usage.memory_bytes,
+      fresh_.push_back({id, usage.cpu_milli, usage.memory_bytes,
                         static_cast<sc::priority_class>(p->priority_class()),
                         static_cast<sc::qos_class>(p->qos_class())});
     }
   }
-  for (const auto& old : n.metric_samples) keys_.release(old.key_id);
+  given_.clear();
+  for (const auto& old : n.metric_samples) given_.push_back(old.key_id);
+  std::sort(taken_.begin(), taken_.end());
+  std::sort(given_.begin(), given_.end());
+  auto t = taken_.begin();
+  auto g = given_.begin();
+  while (t != taken_.end() || g != given_.end()) {
+    if (g == given_.end() || (t != taken_.end() && *t < *g)) {
+      keys_.retain(*t++);
+    } else if (t == taken_.end() || *g < *t) {
+      keys_.release(*g++);
+    } else {  // in both lists: the old reference carries over
+      ++t;
+      ++g;
+    }
+  }
   n.metric_samples.swap(fresh_);
+  split_.clear();  // views into the event
 }
 
 slo_controller_component::pod_rec& slo_controller_component::pod(std::string_view key) {

@@ -133,7 +133,11 @@ class slo_controller_component final : public entities::component {
   std::map<std::string, node_rec, std::less<>> nodes_;
   std::map<std::string, pod_rec, std::less<>> pods_;
   slo_controller::pod_key_interner keys_;
-  std::vector<slo_controller::pod_metric_sample> fresh_;  // the next metric's samples (reused)
+  // on_metric's buffers (reused): the new samples, ids to take and to give back a reference.
+  std::vector<slo_controller::pod_metric_sample> fresh_;
+  std::vector<std::uint64_t> taken_, given_;
+  std::vector<std::pair<std::string_view, std::string_view>> split_;  // the report's keys
+  std::vector<std::uint64_t> found_;
   slo_controller::calculator_scratch scratch_;
   messages::event_builder b_;
   std::uint64_t skipped_writes_ = 0;

@@ -250,6 +250,82 @@ TEST(PodKeyInterner, ReleasedKeysAreForgottenAndIdsAreNotReused) {
   EXPECT_EQ(keys.size(), 4U);  // b, a2, odd, empty_ns
 }
 
+// The interner against a plain model (std::map key -> {id, refs}) over seeded random intern /
+// find / retain / release: same ids (the counter rule), same references, same size, key_of
+// round-trips. Exercises the open-addressing tables' growth and backward-shift deletion.
+TEST(PodKeyInterner, RandomOperationsMatchAPlainModel) {
+  std::mt19937_64 rng(99);
+  pod_key_interner keys;
+  struct held {
+    std::uint64_t id = 0;
+    std::uint64_t refs = 0;
+  };
+  std::map<std::pair<std::string, std::string>, held> model;
+  std::uint64_t next = 1;
+  for (int i = 0; i < 200000; ++i) {
+    const auto k = rng() % 3000;  // a key universe much larger than what is held at a time
+    const std::pair<std::string, std::string> key{"ns-" + std::to_string(k % 7),
+                                                  "pod-" + std::to_string(k)};
+    auto it = model.find(key);
+    switch (rng() % 4) {
+      case 0: {  // intern
+        const auto id = keys.intern(key.first, key.second);
+        if (it == model.end()) {
+          ASSERT_EQ(id, next) << i;
+          ++next;
+          model[key] = {id, 1};
+        } else {
+          ASSERT_EQ(id, it->second.id) << i;
+          ++it->second.refs;
+        }
+        break;
+      }
+      case 1: {  // find, then retain what is held
+        const auto id = keys.find(key.first, key.second);
+        ASSERT_EQ(id, it == model.end() ? 0U : it->second.id) << i;
+        ASSERT_EQ(keys.retain(id), it != model.end()) << i;
+        if (it != model.end()) ++it->second.refs;
+        break;
+      }
+      default: {  // release (twice as likely, so that keys come and go)
+        if (it == model.end()) {
+          keys.release(next + 5);  // an id never given: ignored
+          break;
+        }
+        keys.release(it->second.id);
+        if (--it->second.refs == 0) model.erase(it);
+        break;
+      }
+    }
+    ASSERT_EQ(keys.size(), model.size()) << i;
+    if (i % 1000 == 0) {  // find_many over a batch (some held, some not, some twice) = find
+      std::vector<std::pair<std::string, std::string>> batch;
+      for (int b = 0; b < 64; ++b) {
+        const auto kb = rng() % 3000;
+        batch.emplace_back("ns-" + std::to_string(kb % 7), "pod-" + std::to_string(kb));
+      }
+      batch.push_back(batch.front());
+      std::vector<std::pair<std::string_view, std::string_view>> views(batch.begin(), batch.end());
+      std::vector<std::uint64_t> ids(views.size(), 77);
+      keys.find_many(views, ids);
+      for (std::size_t b = 0; b < batch.size(); ++b) {
+        const auto m = model.find(batch[b]);
+        ASSERT_EQ(ids[b], m == model.end() ? 0U : m->second.id) << i << " " << b;
+      }
+    }
+  }
+  EXPECT_GT(model.size(), 100U);
+  for (const auto& [key, h] : model) {
+    ASSERT_EQ(keys.references(h.id), h.refs);
+    const auto kv = keys.key_of(h.id);
+    ASSERT_TRUE(kv.has_value());
+    EXPECT_EQ(kv->first, key.first);
+    EXPECT_EQ(kv->second, key.second);
+    EXPECT_EQ(keys.find(key.first, key.second), h.id);
+  }
+  EXPECT_EQ(keys.next_id(), next);
+}
+
 void expect_same_explanation(const explanation& a, const explanation& b, int i) {
   ASSERT_EQ(a.resource, b.resource) << i;
   ASSERT_EQ(a.formula, b.formula) << i;
