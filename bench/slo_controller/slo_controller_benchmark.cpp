@@ -8,7 +8,8 @@
 // the main figure reads the hot/cold split (pod_sample / pod_metric_sample, 32 bytes each, which an
 // actor would refresh when a pod or a NodeMetric arrives, as it interns keys); ".records" reads
 // whole pod_input / pod_metric records (256 / 168 bytes: names, limits, full resource lists
-// inline), the form the slo-controller actor and the simulator pass today. A round's inputs do not
+// inline), the form the slo-controller actor and the simulator passed before they kept samples (the
+// component's own round is slo_controller.component_round). A round's inputs do not
 // fit in cache, so both figures include the memory traffic of every node's inputs; nothing is
 // carried from one round to the next. "forms_agree" is 1 when both forms computed the same sums.
 #include <algorithm>
