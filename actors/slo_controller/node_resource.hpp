@@ -145,7 +145,7 @@ class pod_key_interner {
   // Two open-addressing tables (linear probing, at most half full, backward-shift deletion) over
   // one entry store: a lookup touches one slot run and one entry instead of a chain of list nodes
   // (a round's lookups are cache misses). Lookup only, never iterated: layout and storage reuse
-  // affect no result and no id.
+  // affect no result and no id. Sized for the most keys ever held at once (they do not shrink).
   struct entry {
     std::uint64_t id = 0;  // 0 = free storage
     std::uint64_t refs = 0;

@@ -247,6 +247,39 @@ TEST(SloControllerComponent, RequestPolicyFollowsPodsPlacedAndFinished) {
   EXPECT_TRUE(c.view("n1")->pods.empty());
 }
 
+TEST(SloControllerComponent, PodBoundAgainElsewhereLeavesItsOldNode) {
+  // A pod is on one node (spec.nodeName): a PodScheduled naming another node moves it, so the old
+  // node's request-policy batch-memory gets the request back and the new node's loses it.
+  slo_controller_component c(
+      {.configmap_json =
+           R"({"colocation-config": "{\"enable\": true, \"memoryCalculatePolicy\": \"request\", \"resourceDiffThreshold\": 0.01}"})"});
+  ASSERT_TRUE(c.config_errors().empty());
+  event_log log;
+  log.node(0, "n1", cpu_mem(32000, 128 * gib), cpu_mem(32000, 128 * gib));
+  log.node(0, "n2", cpu_mem(32000, 128 * gib), cpu_mem(32000, 128 * gib));
+  log.mutated(1, "default/a", wire::QoSClass::LS, wire::PriorityClass::Prod, 9500,
+              cpu_mem(4000, 32 * gib));
+  log.scheduled(2, "default/a", "n1", cpu_mem(4000, 32 * gib));
+  log.metric(60000, "n1", 3000, 10 * gib, {});
+  log.metric(60000, "n2", 3000, 10 * gib, {});
+  log.scheduled(61000, "default/a", "n2", cpu_mem(4000, 32 * gib));
+  const auto m1 = log.metric(120000, "n1", 3000, 10 * gib, {});
+  const auto m2 = log.metric(120000, "n2", 3000, 10 * gib, {});
+  const auto out = feed(c, log);
+  ASSERT_EQ(out.size(), 6u);  // two registrations, two metrics, then both nodes move by 32 GiB
+  EXPECT_TRUE(c.view("n1")->pods.empty());
+  ASSERT_EQ(c.view("n2")->pods.size(), 1u);
+  EXPECT_EQ(c.view("n2")->pods[0].name, "a");
+  const auto mem = [&](std::size_t i) {
+    return decoded(out[i]).payload_as_NodeBatchResourceUpdated()->batch_memory_bytes();
+  };
+  EXPECT_EQ(mem(4) - mem(2), 32 * gib);  // n1: a's request freed
+  EXPECT_EQ(mem(3) - mem(5), 32 * gib);  // n2: a's request taken
+  expect_update_matches(c, out[4], "n1", 120000, m1);
+  expect_update_matches(c, out[5], "n2", 120000, m2);
+  EXPECT_EQ(c.interned_keys(), 1u);
+}
+
 TEST(SloControllerComponent, SameEventsGiveSameBytes) {
   event_log log;
   for (int n = 0; n < 4; ++n)
