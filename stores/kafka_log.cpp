@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -37,35 +38,92 @@ result<messages::decoded> verify(bytes_view bytes, const Where& where) {
   return d;
 }
 
+// Local queue bounds of reader consumers (queued.min.messages, queued.max.messages.kbytes):
+// about 20 MB of ~200-byte events, enough to cover a fetch round trip at 2M events/s.
+constexpr int reader_queued_min_messages = 100000;  // Default: 100000 (librdkafka)
+constexpr int reader_queued_max_kbytes = 32768;     // Default: 65536 (librdkafka 2.0)
+
 // A reader consumer's messages in batches: waits up to the timeout for the first one, then
 // takes what else is already queued without waiting, so a busy read pays one queue lock per
 // batch instead of one per message, and a follower still gets a lone message at once.
+//
+// It also wakes the fetcher when a slow sink has let the queue fill. librdkafka stops fetching
+// a partition while its local queue holds queued.min.messages or queued.max.messages.kbytes,
+// and its broker thread then sleeps until an op, a socket event or 1 s (rd_kafka_max_block_ms)
+// wakes it; draining the queue wakes nothing (fetch.queue.backoff.ms, which bounds this sleep,
+// came in librdkafka 2.2; Debian 12 ships 2.0.2). A sink slower than the fetch therefore
+// drained ~100k records, then waited out the rest of the second: kafka.replay folded 200k
+// events/s into the world with 4 s of 5 s spent waiting in poll. So once the queue has been
+// near its bound and is half drained, a ListOffsets request to the partitions' leaders puts an
+// op on their broker threads, which then find the queue below its bound and fetch again while
+// half the queue is still left to the sink. The request goes out through
+// rd_kafka_offsets_for_times with a zero timeout: it returns at once and librdkafka drops the
+// late answer (its callback is told the caller has gone), so the reader never waits for the
+// broker (a blocking query cost ~12 ms per wake-up on a loaded box). Nothing else about the
+// consumer changes: no pause, no seek, same records in the same order.
 class message_batches {
  public:
-  explicit message_batches(rd_kafka_t* c) : c_(c), q_(rd_kafka_queue_get_consumer(c)) {}
+  message_batches(rd_kafka_t* c, const std::string& topic, std::span<const std::int32_t> partitions)
+      : c_(c),
+        q_(rd_kafka_queue_get_consumer(c)),
+        leaders_(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()))) {
+    for (auto p : partitions)
+      rd_kafka_topic_partition_list_add(leaders_, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_END;
+  }
   message_batches(const message_batches&) = delete;
   message_batches& operator=(const message_batches&) = delete;
   ~message_batches() {
     for (; at_ < end_; ++at_) rd_kafka_message_destroy(buf_[at_]);
     rd_kafka_queue_destroy(q_);
+    rd_kafka_topic_partition_list_destroy(leaders_);
   }
   // The next message (the caller owns it), or null when none came within timeout_ms.
   [[nodiscard]] rd_kafka_message_t* next(int timeout_ms) {
     if (at_ < end_) return buf_[at_++];
     rd_kafka_message_t* first = rd_kafka_consumer_poll(c_, timeout_ms);
     if (!first) return nullptr;
+    // The queue holds this batch now: its fill before the batch is taken is what the fetcher
+    // saw (a batch may take all of a queue of large records).
+    if (fill() >= 0.75) near_full_ = true;
     const auto got = rd_kafka_consume_batch_queue(q_, 0, buf_.data(), buf_.size());
     at_ = 0;
     end_ = got > 0 ? static_cast<std::size_t>(got) : 0;
+    ++seen_;
+    seen_bytes_ += first->len;
+    for (std::size_t i = 0; i < end_; ++i) seen_bytes_ += buf_[i]->len;
+    seen_ += end_;
+    if (near_full_ && fill() < 0.5) {
+      near_full_ = false;
+      wake_fetcher();
+    }
     return first;
   }
 
  private:
+  // The queue's fill against the tighter of its two bounds; bytes are estimated from the mean
+  // size of the records taken so far (librdkafka does not expose the queued bytes).
+  double fill() const {
+    const auto len = static_cast<double>(rd_kafka_queue_length(q_));
+    const double mean = seen_ > 0 ? static_cast<double>(seen_bytes_) / seen_ : 0;
+    return std::max(len / reader_queued_min_messages,
+                    len * mean / (reader_queued_max_kbytes * 1024.0));
+  }
+  void wake_fetcher() {
+    // Only the request matters: the call times out at once by design (__TIMED_OUT), and any
+    // other failure (a broker that is gone) is the read's stall timeout's business.
+    for (int i = 0; i < leaders_->cnt; ++i) leaders_->elems[i].offset = RD_KAFKA_OFFSET_END;
+    (void)rd_kafka_offsets_for_times(c_, leaders_, 0);
+  }
+
   rd_kafka_t* c_;
   rd_kafka_queue_t* q_;
+  rd_kafka_topic_partition_list_t* leaders_;  // the partitions read, offsets for times
   std::array<rd_kafka_message_t*, 1024> buf_{};
   std::size_t at_ = 0;
   std::size_t end_ = 0;
+  std::uint64_t seen_ = 0;
+  std::uint64_t seen_bytes_ = 0;
+  bool near_full_ = false;
 };
 
 // What the merge read needs of a record, from one aligned view: its event sequence (the
@@ -319,19 +377,20 @@ struct kafka_log::impl {
   std::mutex errors_mu;
   std::string last_client_error;
 
-  // Reader consumers, reused across reads.
+  // Reader consumers, reused across reads; one pool per fetch_use.
   std::mutex pool_mu;
-  std::vector<rd_kafka_t*> pool;
+  std::array<std::vector<rd_kafka_t*>, 2> pools;
 
   // Group committers by group id.
   std::mutex groups_mu;
   std::vector<std::pair<std::string, handle_ptr>> groups;
 
   ~impl() {
-    for (auto* c : pool) {
-      rd_kafka_consumer_close(c);
-      rd_kafka_destroy(c);
-    }
+    for (auto& pool : pools)
+      for (auto* c : pool) {
+        rd_kafka_consumer_close(c);
+        rd_kafka_destroy(c);
+      }
     for (auto& [g, h] : groups) rd_kafka_consumer_close(h.get());
   }
 
@@ -537,21 +596,35 @@ struct kafka_log::impl {
     return w->second;
   }
 
-  result<rd_kafka_t*> new_consumer(const std::string& group) {
-    auto c = base_conf(addr, {
-                                 {"group.id", group},
-                                 {"enable.auto.commit", "false"},
-                                 {"enable.auto.offset.store", "false"},
-                                 {"enable.partition.eof", "false"},
-                                 // Never jump to another position silently.
-                                 {"auto.offset.reset", "error"},
-                                 {"isolation.level", "read_uncommitted"},
-                                 {"fetch.wait.max.ms", "100"},
-                                 {"fetch.error.backoff.ms", "50"},
-                                 {"max.partition.fetch.bytes", "8388608"},
-                                 {"queued.max.messages.kbytes", "32768"},
-                                 {"receive.message.max.bytes", "100000000"},
-                             });
+  // What a reader consumer is for; it decides how long the broker may hold a fetch that finds
+  // nothing new (fetch.wait.max.ms). librdkafka keeps one fetch per broker in flight and a
+  // consumer's next fetch (after unassign and assign) waits for the previous one, so the fetch
+  // a read leaves long-polling at its end delayed the next read on that consumer by up to the
+  // whole wait: 100 ms before the first record, measured, at every read but the first.
+  //   bulk:   reads of records that exist (read, the merge read, the last records):
+  //           the broker answers at once while there are records, so a short wait only
+  //           bounds that tail.
+  //   follow: waits for records to arrive (follow, wait_for): a longer wait means fewer
+  //           empty fetches while idle; the broker still answers as soon as a record lands.
+  enum class fetch_use : std::size_t { bulk = 0, follow = 1 };
+
+  result<rd_kafka_t*> new_consumer(const std::string& group, fetch_use use = fetch_use::follow) {
+    auto c = base_conf(addr,
+                       {
+                           {"group.id", group},
+                           {"enable.auto.commit", "false"},
+                           {"enable.auto.offset.store", "false"},
+                           {"enable.partition.eof", "false"},
+                           // Never jump to another position silently.
+                           {"auto.offset.reset", "error"},
+                           {"isolation.level", "read_uncommitted"},
+                           {"fetch.wait.max.ms", use == fetch_use::bulk ? "5" : "100"},
+                           {"fetch.error.backoff.ms", "50"},
+                           {"max.partition.fetch.bytes", "8388608"},
+                           {"queued.min.messages", std::to_string(reader_queued_min_messages)},
+                           {"queued.max.messages.kbytes", std::to_string(reader_queued_max_kbytes)},
+                           {"receive.message.max.bytes", "100000000"},
+                       });
     if (!c) return tl::unexpected(c.error());
     rd_kafka_conf_set_error_cb(c->get(), &impl::on_error);
     rd_kafka_conf_set_opaque(c->get(), this);
@@ -563,22 +636,30 @@ struct kafka_log::impl {
     return rk;
   }
 
-  result<rd_kafka_t*> acquire() {
+  result<rd_kafka_t*> acquire(fetch_use use) {
     {
       std::lock_guard<std::mutex> lk(pool_mu);
+      auto& pool = pools[static_cast<std::size_t>(use)];
       if (!pool.empty()) {
         auto* c = pool.back();
         pool.pop_back();
         return c;
       }
     }
-    return new_consumer("colony-reader");
+    return new_consumer("colony-reader", use);
   }
-  void release(rd_kafka_t* c) {
+  // A pooled reader consumer, given back when it goes out of scope.
+  struct lease {
+    impl& im;
+    rd_kafka_t* c;
+    fetch_use use;
+    ~lease() { im.release(c, use); }
+  };
+  void release(rd_kafka_t* c, fetch_use use) {
     // Unassign: an idle pooled consumer must not keep prefetching the topic.
     rd_kafka_assign(c, nullptr);
     std::lock_guard<std::mutex> lk(pool_mu);
-    pool.push_back(c);
+    pools[static_cast<std::size_t>(use)].push_back(c);
   }
 
   result<void> assign(rd_kafka_t* c, log_offset from) {
@@ -645,13 +726,9 @@ struct kafka_log::impl {
         ++want;
       }
     if (want == 0) return log_offset{0};
-    auto c = acquire();
+    auto c = acquire(fetch_use::bulk);
     if (!c) return tl::unexpected(c.error());
-    struct releaser {
-      impl& im;
-      rd_kafka_t* c;
-      ~releaser() { im.release(c); }
-    } rel{*this, *c};
+    lease rel{*this, *c, fetch_use::bulk};
     if (auto e = rd_kafka_assign(*c, l.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
       return fail(code_of(e), "assign the last records: " + err_text(e), name);
     std::vector<bool> seen(static_cast<std::size_t>(addr.partitions), false);
@@ -882,17 +959,16 @@ struct kafka_log::impl {
     const auto np = static_cast<std::size_t>(addr.partitions);
     tpl_ptr l(rd_kafka_topic_partition_list_new(addr.partitions));
     std::vector<log_offset> pos(np, 0);
+    std::vector<std::int32_t> assigned;
     for (std::int32_t p = 0; p < addr.partitions; ++p)
-      if ((*ends)[static_cast<std::size_t>(p)] > 0)
+      if ((*ends)[static_cast<std::size_t>(p)] > 0) {
         rd_kafka_topic_partition_list_add(l.get(), addr.topic.c_str(), p)->offset = 0;
+        assigned.push_back(p);
+      }
     if (l->cnt == 0) return std::uint64_t{0};
-    auto c = acquire();
+    auto c = acquire(fetch_use::bulk);
     if (!c) return tl::unexpected(c.error());
-    struct releaser {
-      impl& im;
-      rd_kafka_t* c;
-      ~releaser() { im.release(c); }
-    } rel{*this, *c};
+    lease rel{*this, *c, fetch_use::bulk};
     if (auto e = rd_kafka_assign(*c, l.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
       return fail(code_of(e), "assign: " + err_text(e), name);
     // Queued records per partition, with their event sequence (read once, when queued).
@@ -908,6 +984,7 @@ struct kafka_log::impl {
     auto last_progress = clock_type::now();
     auto done = [&](std::size_t p) { return pos[p] >= (*ends)[p]; };
     messages::byte_buffer payload_scratch;
+    message_batches batches(*c, addr.topic, assigned);
     for (;;) {
       // Deliver while every partition either has a head or is finished.
       for (;;) {
@@ -938,7 +1015,7 @@ struct kafka_log::impl {
         ++n;
         if (!sink(seq, payload_of(m.get(), payload_scratch))) return n;
       }
-      message_ptr m(rd_kafka_consumer_poll(*c, 100));
+      message_ptr m(batches.next(100));
       if (!m) {
         if (clock_type::now() - last_progress > stall)
           return fail(errc::unavailable,
@@ -1263,13 +1340,9 @@ result<std::uint64_t> kafka_log::read(log_offset from, log_offset to, const reco
   if (!hw) return tl::unexpected(hw.error());
   const log_offset stop = std::min(to, *hw);
   if (from >= stop) return std::uint64_t{0};
-  auto c = im.acquire();
+  auto c = im.acquire(impl::fetch_use::bulk);
   if (!c) return tl::unexpected(c.error());
-  struct releaser {
-    impl& im;
-    rd_kafka_t* c;
-    ~releaser() { im.release(c); }
-  } rel{im, *c};
+  impl::lease rel{im, *c, impl::fetch_use::bulk};
   if (auto a = im.assign(*c, from); !a) return tl::unexpected(a.error());
   std::uint64_t n = 0;
   log_offset expect = from;
@@ -1278,7 +1351,8 @@ result<std::uint64_t> kafka_log::read(log_offset from, log_offset to, const reco
   auto last_progress = clock_type::now();
   messages::byte_buffer payload_scratch;
   bytes_view view;
-  message_batches batches(*c);
+  const std::int32_t read_partitions[] = {partition};
+  message_batches batches(*c, im.addr.topic, read_partitions);
   bool progressed = false;  // since last_progress was taken (no clock read per record)
   while (expect < stop) {
     message_ptr m(batches.next(100));
@@ -1320,13 +1394,9 @@ result<log_offset> kafka_log::wait_for(log_offset offset, std::chrono::milliseco
   }
   auto hw = im.high_watermark();
   if (!hw || *hw > offset) return hw;
-  auto c = im.acquire();
+  auto c = im.acquire(impl::fetch_use::follow);
   if (!c) return tl::unexpected(c.error());
-  struct releaser {
-    impl& im;
-    rd_kafka_t* c;
-    ~releaser() { im.release(c); }
-  } rel{im, *c};
+  impl::lease rel{im, *c, impl::fetch_use::follow};
   // Long-poll from the current end: the first record to arrive means the log grew.
   if (auto a = im.assign(*c, *hw); !a) return tl::unexpected(a.error());
   while (ms_left(deadline) > 0) {
@@ -1347,13 +1417,9 @@ result<std::uint64_t> kafka_log::follow(log_offset from, const record_sink& sink
                 "follow() reads one ordering partition; a partitioned topic is consumed per "
                 "partition (colony consume --group, docs/cluster.md)",
                 im.name);
-  auto c = im.acquire();
+  auto c = im.acquire(impl::fetch_use::follow);
   if (!c) return tl::unexpected(c.error());
-  struct releaser {
-    impl& im;
-    rd_kafka_t* c;
-    ~releaser() { im.release(c); }
-  } rel{im, *c};
+  impl::lease rel{im, *c, impl::fetch_use::follow};
   auto hw = im.high_watermark();
   if (!hw) return tl::unexpected(hw.error());
   if (from > *hw) from = *hw;  // following from the future = following from the end
@@ -1362,7 +1428,8 @@ result<std::uint64_t> kafka_log::follow(log_offset from, const record_sink& sink
   log_offset expect = from;
   messages::byte_buffer payload_scratch;
   bytes_view view;
-  message_batches batches(*c);
+  const std::int32_t read_partitions[] = {partition};
+  message_batches batches(*c, im.addr.topic, read_partitions);
   while (keep_going()) {
     message_ptr m(batches.next(100));
     if (!m) continue;
