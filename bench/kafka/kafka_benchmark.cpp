@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <random>
 #include <thread>
 #include <vector>
@@ -255,8 +256,16 @@ COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, delive
   if (!log) return;
   std::uint64_t states = 0;
   bool ok = true;
+  // Wall and process CPU seconds of each pass (CPU: this thread, librdkafka's threads, the
+  // actors): CPU well below wall means the pass waited (it did, on the fetcher, until the
+  // reader woke it: docs/subscribing.md).
+  auto report_times = [&](const std::string& what, double wall, std::clock_t cpu0) {
+    ctx.report(what + ".wall_s", wall, "s");
+    ctx.report(what + ".cpu_s", static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC, "s");
+  };
   // The consumer alone (fetch + verify), without state.
   std::uint64_t bytes = 0;
+  auto cpu0 = std::clock();
   const double rs = seconds_of([&] {
     auto r = log->read(0, no_offset, [&](log_offset, messages::bytes_view v) {
       bytes += v.size();
@@ -266,7 +275,9 @@ COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, delive
   });
   if (!ok) return;
   ctx.report("kafka.read.events_per_s", static_cast<double>(n) / rs, "events/s");
+  report_times("kafka.read", rs, cpu0);
   // Into the world fold (one thread, no actors).
+  cpu0 = std::clock();
   const double ws = seconds_of([&] {
     entities::world w;
     auto r = log->read(0, no_offset, [&](log_offset, messages::bytes_view v) {
@@ -278,6 +289,8 @@ COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, delive
   });
   if (!ok) return;
   ctx.report("kafka.replay_world.events_per_s", static_cast<double>(n) / ws, "events/s");
+  report_times("kafka.replay_world", ws, cpu0);
+  cpu0 = std::clock();
   const double s = seconds_of([&] {
     entities::actor_host host;
     auto batch = std::make_shared<entities::record_batch>();
@@ -300,6 +313,7 @@ COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, delive
   }
   do_not_optimize(states);
   ctx.report("kafka.replay_actors.events_per_s", static_cast<double>(n) / s, "events/s");
+  report_times("kafka.replay_actors", s, cpu0);
   ctx.report("kafka.replay_actors.entities", static_cast<double>(states), "actors");
 }
 
