@@ -15,6 +15,7 @@
 
 #include "actors/entities/entity_actors.hpp"
 #include "actors/entities/world.hpp"
+#include "bench/bind_events.hpp"
 #include "bench/registry.hpp"
 #include "messages/codec.hpp"
 
@@ -120,27 +121,7 @@ std::vector<messages::byte_buffer> make_bind_stream(std::uint64_t n, std::uint64
   messages::event_builder b;
   std::vector<messages::byte_buffer> v;
   v.reserve(n);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    resource_list req;
-    req.cpu_milli = 100 + static_cast<std::int64_t>(i % 4000);
-    req.memory_bytes = 256 * mib;
-    req.pods = 1;
-    auto pod = "default/bench-pod-" + std::to_string(i % pods);
-    auto node = "node-" + std::to_string(i % 5000);
-    auto& f = b.fbb();
-    auto p = f.CreateString(pod);
-    auto nd = f.CreateString(node);
-    auto r = b.resources(req);
-    auto s = f.CreateString("bench");
-    wire::PodScheduledBuilder sb(f);
-    sb.add_pod(p);
-    sb.add_node(nd);
-    sb.add_requests(r);
-    sb.add_scheduler(s);
-    v.push_back(b.finish(
-        {event_time{static_cast<std::int64_t>(i)}, wire::EntityKind::Node, node, -1, "bench"},
-        sb.Finish()));
-  }
+  for (std::uint64_t i = 0; i < n; ++i) v.push_back(colony::bench::pod_scheduled_200(b, i, pods));
   return v;
 }
 

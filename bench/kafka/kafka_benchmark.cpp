@@ -18,6 +18,7 @@
 
 #include "actors/entities/entity_actors.hpp"
 #include "actors/entities/world.hpp"
+#include "bench/bind_events.hpp"
 #include "bench/registry.hpp"
 #include "stores/kafka_log.hpp"
 
@@ -56,30 +57,9 @@ std::unique_ptr<stores::kafka_log> open(const std::string& name, bool sync,
   return std::move(*l);
 }
 
-// ~200-byte event: a pod scheduled on a node, keyed by the node. Pods are reused every
-// `pods` events, so a long stream has a steady entity population (5000 nodes + `pods` pods)
-// instead of one new actor per event.
-messages::byte_buffer event_200(messages::event_builder& b, std::uint64_t i,
-                                std::uint64_t pods = 50000) {
-  resource_list req;
-  req.cpu_milli = 100 + static_cast<std::int64_t>(i % 4000);
-  req.memory_bytes = 256 * mib;
-  req.pods = 1;
-  auto pod = "default/bench-pod-" + std::to_string(i % pods);
-  auto node = "node-" + std::to_string(i % 5000);
-  auto& f = b.fbb();
-  auto p = f.CreateString(pod);
-  auto n = f.CreateString(node);
-  auto r = b.resources(req);
-  auto s = f.CreateString("bench");
-  wire::PodScheduledBuilder sb(f);
-  sb.add_pod(p);
-  sb.add_node(n);
-  sb.add_requests(r);
-  sb.add_scheduler(s);
-  return b.finish(
-      {event_time{static_cast<std::int64_t>(i)}, wire::EntityKind::Node, node, -1, "bench"},
-      sb.Finish());
+// ~200-byte events (bench/bind_events.hpp).
+messages::byte_buffer event_200(messages::event_builder& b, std::uint64_t i) {
+  return colony::bench::pod_scheduled_200(b, i);
 }
 
 // Appends events [0, n) in batches; returns seconds, or a negative value on error.
