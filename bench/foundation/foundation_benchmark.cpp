@@ -2,10 +2,12 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "actors/entities/entity_actors.hpp"
 #include "actors/entities/world.hpp"
+#include "bench/bind_events.hpp"
 #include "bench/registry.hpp"
 #include "stores/event_log.hpp"
 #include "stores/snapshot_store.hpp"
@@ -28,27 +30,9 @@ struct scratch_dir {
   }
 };
 
-// ~200-byte event: a pod scheduled with requests.
+// ~200-byte event: a pod scheduled with requests, every pod a new one (bench/bind_events.hpp).
 messages::byte_buffer event_200(messages::event_builder& b, std::uint64_t i) {
-  resource_list req;
-  req.cpu_milli = 100 + static_cast<std::int64_t>(i % 4000);
-  req.memory_bytes = 256 * mib;
-  req.pods = 1;
-  auto pod = "default/bench-pod-" + std::to_string(i);
-  auto node = "node-" + std::to_string(i % 5000);
-  auto& f = b.fbb();
-  auto p = f.CreateString(pod);
-  auto n = f.CreateString(node);
-  auto r = b.resources(req);
-  auto s = f.CreateString("bench");
-  wire::PodScheduledBuilder sb(f);
-  sb.add_pod(p);
-  sb.add_node(n);
-  sb.add_requests(r);
-  sb.add_scheduler(s);
-  return b.finish(
-      {event_time{static_cast<std::int64_t>(i)}, wire::EntityKind::Node, node, -1, "bench"},
-      sb.Finish());
+  return pod_scheduled_200(b, i, std::numeric_limits<std::uint64_t>::max());
 }
 
 std::int64_t rss_bytes() {
