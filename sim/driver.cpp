@@ -716,8 +716,9 @@ class simulator {
   double sched_wall_ = 0, tick_wall_ = 0, admission_wall_ = 0;
   std::vector<metrics_row> rows_;
   double gpu_frag_sum_ = 0, gpu_alloc_ratio_sum_ = 0, gpu_frag_idle_sum_ = 0;
-  std::vector<double> frag_;     // per node, as of the last sample
-  std::vector<char> frag_mark_;  // per node: in frag_dirty_
+  std::vector<std::uint32_t> metric_dirty_;  // nodes whose metric_dirty is set
+  std::vector<double> frag_;                 // per node, as of the last sample
+  std::vector<char> frag_mark_;              // per node: in frag_dirty_
   std::vector<std::uint32_t> frag_dirty_;
   std::size_t samples_ = 0;
 };
@@ -1654,7 +1655,10 @@ void simulator::koordlet_tick(std::int64_t t) {
     nr.last_mem_used = o.mem;
     nr.last_pod_usage.clear();
     for (const auto& [pi, u] : o.pod_usage) nr.last_pod_usage.push_back({pi, {u.cpu, u.mem}});
-    nr.metric_dirty = true;
+    if (!nr.metric_dirty) {
+      nr.metric_dirty = true;
+      metric_dirty_.push_back(static_cast<std::uint32_t>(i));
+    }
     nr.metric_time_ms = t;
     if (o.batch_sync) apply_batch(t, i, o, metric);
     if (o.suppress) {
@@ -1708,9 +1712,11 @@ void simulator::koordlet_tick(std::int64_t t) {
 
 // The scheduler reads the latest NodeMetric of each node at its next cycle (LoadAwareScheduling).
 void simulator::refresh_scheduler_metrics() {
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+  // Only the nodes that reported since the last pass (a node_rec is several KB, so scanning
+  // every node's flag before every scheduling pass cost more than the updates themselves).
+  std::sort(metric_dirty_.begin(), metric_dirty_.end());
+  for (const std::uint32_t i : metric_dirty_) {
     auto& nr = nodes_[i];
-    if (!nr.metric_dirty) continue;
     nr.metric_dirty = false;
     auto& sn = snodes_[i];
     if (!sn.metric) sn.metric.emplace();
@@ -1732,6 +1738,7 @@ void simulator::refresh_scheduler_metrics() {
     }
     ++sn.generation;
   }
+  metric_dirty_.clear();
 }
 
 double simulator::node_frag(std::uint32_t n) {
