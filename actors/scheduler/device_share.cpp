@@ -354,11 +354,12 @@ status device_share::filter(cycle_state& st, const pod_info& pod, const node_inf
   if (node.gpus.empty()) return status::unresolvable(err_insufficient_gpu);
   // allocate() takes every device that fits (in score order) until it has req.count, so it
   // succeeds exactly when at least req.count devices fit: count them without allocating.
+  // Stops at the req.count-th fitting device (count >= 1 by construction; guarded anyway).
+  if (s.req.count <= 0) return {};
   std::int64_t fitting = 0;
   for (const auto& g : node.gpus)
-    if (fits(s.req, free_of(g))) ++fitting;
-  if (fitting < s.req.count) return status::unschedulable(err_insufficient_gpu);
-  return {};
+    if (fits(s.req, free_of(g)) && ++fitting >= s.req.count) return {};
+  return status::unschedulable(err_insufficient_gpu);
 }
 
 std::int64_t device_share::score(cycle_state& st, const pod_info& pod, const node_info& node,
