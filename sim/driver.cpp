@@ -416,6 +416,15 @@ class gpu_model_affinity final : public scheduler::plugin {
   const std::vector<std::string>* models_ = nullptr;
 };
 
+// CPU of every kind (cpu + batch-cpu + mid-cpu, milli-cores) and memory likewise (bytes): one
+// scale for prod pods (cpu) and BE pods (batch-cpu) in allocation totals and quota rows.
+std::int64_t all_cpu(const resource_list& r) {
+  return r.cpu_milli + r.batch_cpu_milli + r.mid_cpu_milli;
+}
+std::int64_t all_memory(const resource_list& r) {
+  return r.memory_bytes + r.batch_memory_bytes + r.mid_memory_bytes;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Entities of the driver.
 // ---------------------------------------------------------------------------------------------
@@ -444,12 +453,8 @@ struct pod_rec {
   std::vector<scheduler::gpu_allocation> gpus;
   std::int64_t last_attempt_offset = -1;
   [[nodiscard]] bool batch() const { return pclass == wire::PriorityClass::Batch; }
-  [[nodiscard]] std::int64_t cpu_req() const {
-    return requests.cpu_milli + requests.batch_cpu_milli + requests.mid_cpu_milli;
-  }
-  [[nodiscard]] std::int64_t mem_req() const {
-    return requests.memory_bytes + requests.batch_memory_bytes + requests.mid_memory_bytes;
-  }
+  [[nodiscard]] std::int64_t cpu_req() const { return all_cpu(requests); }
+  [[nodiscard]] std::int64_t mem_req() const { return all_memory(requests); }
 };
 
 struct node_rec {
@@ -483,6 +488,17 @@ struct node_rec {
   // place, byte for byte what building them again gives (tested).
   std::vector<std::uint8_t> idle_metric_tpl, idle_batch_tpl;
 };
+
+// The slo-controller's view of a node: name, capacity and kubelet allocatable from its fold.
+slo_controller::node_input slo_input_of(const node_rec& nr) {
+  slo_controller::node_input ni;
+  ni.name = nr.st.name;
+  ni.capacity.cpu_milli = nr.st.capacity.cpu_milli;
+  ni.capacity.memory_bytes = nr.st.capacity.memory_bytes;
+  ni.allocatable.cpu_milli = nr.st.allocatable.cpu_milli;
+  ni.allocatable.memory_bytes = nr.st.allocatable.memory_bytes;
+  return ni;
+}
 
 struct usage_pt {
   std::int64_t cpu = 0, mem = 0;
@@ -1333,12 +1349,7 @@ void simulator::slo_for_node(std::int64_t t, std::uint32_t n,
     out.idle_cached = out.batch_sync;
     return;
   }
-  slo_controller::node_input ni;
-  ni.name = nr.st.name;
-  ni.capacity.cpu_milli = nr.st.capacity.cpu_milli;
-  ni.capacity.memory_bytes = nr.st.capacity.memory_bytes;
-  ni.allocatable.cpu_milli = nr.st.allocatable.cpu_milli;
-  ni.allocatable.memory_bytes = nr.st.allocatable.memory_bytes;
+  const slo_controller::node_input ni = slo_input_of(nr);
   // The hot/cold split inputs (node_resource.hpp): the sim's pod index + 1 is the pod's key id,
   // one id per namespace/name as pod_key_interner would give, for pods and metrics alike.
   thread_local std::vector<slo_controller::pod_sample> pods;
@@ -1405,12 +1416,7 @@ void simulator::publish_slo(std::int64_t t, std::uint32_t n,
 
 void simulator::cache_idle_slo(std::int64_t t, std::uint32_t n) {
   auto& nr = nodes_[n];
-  slo_controller::node_input ni;
-  ni.name = nr.st.name;
-  ni.capacity.cpu_milli = nr.st.capacity.cpu_milli;
-  ni.capacity.memory_bytes = nr.st.capacity.memory_bytes;
-  ni.allocatable.cpu_milli = nr.st.allocatable.cpu_milli;
-  ni.allocatable.memory_bytes = nr.st.allocatable.memory_bytes;
+  const slo_controller::node_input ni = slo_input_of(nr);
   slo_controller::node_metric_input m;
   m.update_time = event_time{t};
   slo_controller::calculator_scratch scratch;
@@ -1843,23 +1849,13 @@ void simulator::sample_quotas(std::int64_t t) {
   quota_->flush();
   auto& tree = *quota_->tree();
   for (const auto& st : tree.refresh()) {
-    auto& f = b_.fbb();
-    auto n = f.CreateString(st.name);
-    auto rt = b_.resources(quota::masked(st.runtime, st.runtime_keys));
-    auto used = b_.resources(st.used);
-    auto req = b_.resources(st.request);
-    auto npu = b_.resources(st.non_preemptible_used);
     emit(hdr(t, wire::EntityKind::ElasticQuota, st.name, -1, "quota-controller"),
-         wire::CreateQuotaRuntimeUpdated(f, n, rt, used, req, npu, st.runtime_keys));
+         quota::quota_runtime_updated(b_, st));
   }
-  // "CPU" of a quota row: cpu + batch-cpu + mid-cpu, so a quota of BE pods (in batch-cpu) and
-  // one of prod pods (in cpu) read on one scale.
-  auto cpu = [](const resource_list& r) {
-    return r.cpu_milli + r.batch_cpu_milli + r.mid_cpu_milli;
-  };
-  auto mem = [](const resource_list& r) {
-    return r.memory_bytes + r.batch_memory_bytes + r.mid_memory_bytes;
-  };
+  // A quota row's CPU and memory are all_cpu / all_memory, so a quota of BE pods (batch-cpu)
+  // and one of prod pods (cpu) read on one scale.
+  const auto cpu = all_cpu;
+  const auto mem = all_memory;
   for (const auto& q : cfg_.quotas) {
     const auto* st = tree.status(q.name);
     if (st == nullptr) continue;
@@ -1904,8 +1900,8 @@ nlohmann::ordered_json simulator::quota_summary() const {
     const auto* spec = quota_->tree()->spec(name);
     if (spec != nullptr) {
       q["parent"] = spec->parent.empty() ? "koordinator-root-quota" : spec->parent;
-      q["min_cpu"] = spec->min.cpu_milli + spec->min.batch_cpu_milli + spec->min.mid_cpu_milli;
-      q["max_cpu"] = spec->max.cpu_milli + spec->max.batch_cpu_milli + spec->max.mid_cpu_milli;
+      q["min_cpu"] = all_cpu(spec->min);
+      q["max_cpu"] = all_cpu(spec->max);
     }
     const auto* st = quota_->tree()->status(name);
     q["used_cpu_avg"] = std::llround(s.used_cpu_sum / n);
@@ -1913,7 +1909,7 @@ nlohmann::ordered_json simulator::quota_summary() const {
     q["runtime_cpu_avg"] = std::llround(s.runtime_cpu_sum / n);
     if (st != nullptr) {
       const resource_list rt = quota::masked(st->runtime, st->runtime_keys);
-      q["runtime_cpu_at_end"] = rt.cpu_milli + rt.batch_cpu_milli + rt.mid_cpu_milli;
+      q["runtime_cpu_at_end"] = all_cpu(rt);
     }
     q["request_cpu_peak"] = s.request_cpu_peak;
     q["used_memory_avg"] = std::llround(s.used_mem_sum / n);

@@ -27,13 +27,7 @@ void quota_component::on_batch_end(std::vector<messages::byte_buffer>& out) {
   book_.flush();
   auto& tree = *book_.tree();
   for (const auto& st : tree.refresh()) {
-    auto& f = b_.fbb();
-    auto n = f.CreateString(st.name);
-    auto rt = b_.resources(masked(st.runtime, st.runtime_keys));
-    auto used = b_.resources(st.used);
-    auto req = b_.resources(st.request);
-    auto npu = b_.resources(st.non_preemptible_used);
-    auto p = wire::CreateQuotaRuntimeUpdated(f, n, rt, used, req, npu, st.runtime_keys);
+    const auto p = quota_runtime_updated(b_, st);
     out.push_back(b_.finish(
         messages::header{now_, wire::EntityKind::ElasticQuota, st.name, cause_, opts_.name}, p));
   }

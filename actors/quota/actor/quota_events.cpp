@@ -109,6 +109,17 @@ flatbuffers::Offset<wire::QuotaUpserted> quota_upserted(messages::event_builder&
   return qb.Finish();
 }
 
+flatbuffers::Offset<wire::QuotaRuntimeUpdated> quota_runtime_updated(messages::event_builder& b,
+                                                                     const quota_status& st) {
+  auto& f = b.fbb();
+  const auto n = f.CreateString(st.name);
+  const auto rt = b.resources(masked(st.runtime, st.runtime_keys));
+  const auto used = b.resources(st.used);
+  const auto req = b.resources(st.request);
+  const auto npu = b.resources(st.non_preemptible_used);
+  return wire::CreateQuotaRuntimeUpdated(f, n, rt, used, req, npu, st.runtime_keys);
+}
+
 quota_book::quota_book(std::shared_ptr<quota_tree> tree) : tree_(std::move(tree)) {}
 
 bool quota_book::wants(wire::Payload type) {

@@ -43,6 +43,11 @@ using key_value_list = flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>;
 [[nodiscard]] flatbuffers::Offset<wire::QuotaUpserted> quota_upserted(messages::event_builder& b,
                                                                       const quota_spec& spec);
 
+// The quota controller's status decision for one quota (runtime masked to its keys), built on
+// b.fbb(); the quota component and the sim publish the same record.
+[[nodiscard]] flatbuffers::Offset<wire::QuotaRuntimeUpdated> quota_runtime_updated(
+    messages::event_builder& b, const quota_status& st);
+
 // Label quota.scheduling.koordinator.sh/preemptible == "false".
 [[nodiscard]] bool non_preemptible_of(const key_value_list* labels);
 
