@@ -504,33 +504,11 @@ status load_aware_scheduling::filter(cycle_state& st, const pod_info& pod, const
   return {};
 }
 
-std::int64_t load_aware_scheduling::score_vec(const vec& used, const vec& alloc) const {
-  // loadAwareSchedulingScorer: weighted least-used plus the dominant (minimum) score over
-  // every vector resource, weight 0 included.
-  const std::int64_t dw = args_.dominant_resource_weight;
-  std::int64_t node_score = 0, dominant = 0, weight_sum = 0;
-  if (dw != 0) {
-    dominant = max_node_score;
-    weight_sum = dw;
-  }
-  for (auto [k, r] : idx_) {
-    const auto i = k;
-    const std::int64_t w = score_weights_[i];
-    std::int64_t s = 0;
-    if (alloc[i] != 0 && used[i] <= alloc[i]) s = (alloc[i] - used[i]) * max_node_score / alloc[i];
-    node_score += s * w;
-    weight_sum += w;
-    if (dominant > s) dominant = s;
-  }
-  node_score += dominant * dw;
-  if (weight_sum <= 0) return 0;
-  return node_score / weight_sum;
-}
-
 std::int64_t load_aware_scheduling::score_sum(const std::int64_t* existing,
                                               const std::int64_t* estimate,
                                               const std::int64_t* alloc) const {
-  // score_vec with used = existing + estimate (positions 0..n-1 in resource order).
+  // loadAwareSchedulingScorer: weighted least-used plus the dominant (minimum) score over
+  // every vector resource, weight 0 included; used = existing + estimate (resource order).
   const std::int64_t dw = args_.dominant_resource_weight;
   std::int64_t node_score = 0, dominant = 0, weight_sum = 0;
   if (dw != 0) {

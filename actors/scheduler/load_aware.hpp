@@ -187,8 +187,7 @@ class load_aware_scheduling final : public plugin {
   [[nodiscard]] bool expired_at(const cache_entry& e, event_time now) const;
   [[nodiscard]] const filter_profile& profile_for(const node_info& node,
                                                   filter_profile& scratch) const;
-  [[nodiscard]] std::int64_t score_vec(const vec& used, const vec& alloc) const;
-  // score_vec(existing + estimate, alloc) without building the vectors.
+  // The node score for used = existing + estimate over alloc (resource order).
   [[nodiscard]] std::int64_t score_sum(const std::int64_t* existing, const std::int64_t* estimate,
                                        const std::int64_t* alloc) const;
   [[nodiscard]] std::int64_t score_entry(const incoming& in, const node_info& node, event_time now);
