@@ -270,20 +270,26 @@ COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, delive
   if (!ok) return;
   ctx.report("kafka.replay_world.events_per_s", static_cast<double>(n) / ws, "events/s");
   report_times("kafka.replay_world", ws, cpu0);
+  // Into the entity actors: from the first read to every entity's state in hand (collect).
+  // Starting the actor system before and stopping it after (destroying ~55k actors) are not
+  // replay; they are reported on their own.
+  auto host = std::make_unique<entities::actor_host>();
+  double delivered_s = 0;
   cpu0 = std::clock();
+  const auto t0 = std::chrono::steady_clock::now();
   const double s = seconds_of([&] {
-    entities::actor_host host;
     auto batch = std::make_shared<entities::record_batch>();
     auto r = log->read(0, no_offset, [&](log_offset, messages::bytes_view v) {
       batch->add(v);
       if (batch->size() >= 4096) {
-        host.deliver(std::move(batch));
+        host->deliver(std::move(batch));
         batch = std::make_shared<entities::record_batch>();
       }
       return true;
     });
-    if (batch->size() > 0) host.deliver(std::move(batch));
-    auto c = host.collect();
+    if (batch->size() > 0) host->deliver(std::move(batch));
+    delivered_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto c = host->collect();
     ok = r && *r == n && c;
     if (c) states = c->size();
   });
@@ -294,7 +300,90 @@ COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, delive
   do_not_optimize(states);
   ctx.report("kafka.replay_actors.events_per_s", static_cast<double>(n) / s, "events/s");
   report_times("kafka.replay_actors", s, cpu0);
+  // When the reader had handed its last batch over; the rest of the wall is the actors
+  // catching up and the state round.
+  ctx.report("kafka.replay_actors.delivered_s", delivered_s, "s");
+  ctx.report("kafka.replay_actors.shutdown_s", seconds_of([&] { host.reset(); }), "s");
   ctx.report("kafka.replay_actors.entities", static_cast<double>(states), "actors");
+}
+
+}  // namespace
+}  // namespace colony::bench
+
+namespace colony::bench {
+namespace {
+
+// kafka.group_consume: one consumer-group member (kafka_log::consume_group, what `colony
+// consume --group` runs) reads a 6-partition topic of 1M events (plus the mirrors the
+// partitioned append writes) into a handler that only counts and checks order: the records/s
+// from the first record to the last (the group join before it is reported on its own). Best
+// of two members, each in a fresh group.
+COLONY_BENCH("kafka.group_consume", "Kafka consumer group: one member, 6 partitions, 1M events") {
+  const auto b = bootstrap();
+  if (b.empty()) return;
+  const std::string name = "kafka://" + b + "/" + topic_name("group") + "?partitions=6";
+  const std::uint64_t n = ctx.quick() ? 100000 : 1000000;
+  {
+    auto w = open(name, false);
+    if (!w || produce(*w, n, 5000, nullptr) <= 0) return;
+  }
+  auto log = open(name, false, true);
+  if (!log) return;
+  auto ends = log->partition_ends();
+  if (!ends) {
+    std::fprintf(stderr, "bench: %s\n", ends.error().describe().c_str());
+    return;
+  }
+  std::uint64_t total = 0;
+  for (auto e : *ends) total += e;
+  struct counting_member final : stores::group_handler {
+    std::vector<log_offset> next = std::vector<log_offset>(6, 0);
+    std::uint64_t seen = 0;
+    std::uint64_t bytes = 0;
+    bool in_order = true;
+    clock_type::time_point first{}, last{};
+    result<log_offset> assigned(std::int32_t p) override {
+      next.at(static_cast<std::size_t>(p)) = 0;
+      return log_offset{0};
+    }
+    result<void> revoked(std::int32_t, bool) override { return {}; }
+    result<void> record(std::int32_t p, log_offset off, messages::bytes_view v) override {
+      auto& x = next[static_cast<std::size_t>(p)];
+      in_order = in_order && off == x;
+      x = off + 1;
+      bytes += v.size();
+      if (seen++ == 0) first = clock_type::now();
+      if (seen == total) last = clock_type::now();
+      return {};
+    }
+    result<void> tick() override { return {}; }
+    std::uint64_t total = 0;
+  };
+  double best = 0, join_s = 0;
+  for (int run = 0; run < 2; ++run) {
+    counting_member m;
+    m.total = total;
+    const auto t0 = clock_type::now();
+    const auto deadline = t0 + std::chrono::seconds(300);
+    auto r = log->consume_group(topic_name("group-g"), m, [&] {
+      return m.seen < total && clock_type::now() < deadline;
+    });
+    if (!r || m.seen != total || !m.in_order) {
+      std::fprintf(stderr, "bench: group consume: %s (%llu of %llu records%s)\n",
+                   r ? "stopped" : r.error().describe().c_str(),
+                   static_cast<unsigned long long>(m.seen), static_cast<unsigned long long>(total),
+                   m.in_order ? "" : ", out of order");
+      return;
+    }
+    const double s = std::chrono::duration<double>(m.last - m.first).count();
+    if (static_cast<double>(total) / s > best) {
+      best = static_cast<double>(total) / s;
+      join_s = std::chrono::duration<double>(m.first - t0).count();
+    }
+  }
+  ctx.report("kafka.group_consume.records_per_s", best, "records/s");
+  ctx.report("kafka.group_consume.records", static_cast<double>(total), "records");
+  ctx.report("kafka.group_consume.join_s", join_s, "s");
 }
 
 }  // namespace
