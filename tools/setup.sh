@@ -10,7 +10,7 @@ packages=(
   cmake ninja-build pkg-config g++ ccache
   libcaf-dev librdkafka-dev libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
   librocksdb-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libexpected-dev libxxhash-dev
+  libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libexpected-dev libxxhash-dev libmimalloc-dev
   gnuplot-nox clang-14 libclang-rt-14-dev clang-format clang-tidy
   openjdk-17-jre-headless maven kcat python3-kafka python3-flatbuffers
 )
