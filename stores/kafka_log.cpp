@@ -43,9 +43,10 @@ result<messages::decoded> verify(bytes_view bytes, const Where& where) {
 constexpr int reader_queued_min_messages = 100000;  // Default: 100000 (librdkafka)
 constexpr int reader_queued_max_kbytes = 32768;     // Default: 65536 (librdkafka 2.0)
 
-// A reader consumer's messages in batches: waits up to the timeout for the first one, then
-// takes what else is already queued without waiting, so a busy read pays one queue lock per
-// batch instead of one per message, and a follower still gets a lone message at once.
+// A consumer's messages in batches (readers, and the consumer-group member of consume_group):
+// waits up to the timeout for the first one, then takes what else is already queued without
+// waiting, so a busy read pays one queue lock per batch instead of one per message, and a
+// follower still gets a lone message at once.
 //
 // It also wakes the fetcher when a slow sink has let the queue fill. librdkafka stops fetching
 // a partition while its local queue holds queued.min.messages or queued.max.messages.kbytes,
@@ -1519,25 +1520,28 @@ result<void> kafka_log::consume_group(const std::string& group, group_handler& h
                                       const std::function<bool()>& keep_going) {
   auto& im = *impl_;
   if (im.member) return fail(errc::failed_precondition, "already in a consumer group", im.name);
-  auto c = base_conf(im.addr, {
-                                  {"group.id", group},
-                                  {"enable.auto.commit", "false"},
-                                  {"enable.auto.offset.store", "false"},
-                                  {"enable.partition.eof", "false"},
-                                  {"auto.offset.reset", "error"},
-                                  // Only moved partitions are revoked (KIP-429).
-                                  {"partition.assignment.strategy", "cooperative-sticky"},
-                                  // A dead member's partitions move after this long (the
-                                  // broker's group.min.session.timeout.ms is 6000).
-                                  {"session.timeout.ms", "6000"},
-                                  {"heartbeat.interval.ms", "1000"},
-                                  {"max.poll.interval.ms", "300000"},
-                                  {"fetch.wait.max.ms", "100"},
-                                  {"fetch.error.backoff.ms", "50"},
-                                  {"max.partition.fetch.bytes", "8388608"},
-                                  {"queued.max.messages.kbytes", "32768"},
-                                  {"receive.message.max.bytes", "100000000"},
-                              });
+  auto c = base_conf(im.addr,
+                     {
+                         {"group.id", group},
+                         {"enable.auto.commit", "false"},
+                         {"enable.auto.offset.store", "false"},
+                         {"enable.partition.eof", "false"},
+                         {"auto.offset.reset", "error"},
+                         // Only moved partitions are revoked (KIP-429).
+                         {"partition.assignment.strategy", "cooperative-sticky"},
+                         // A dead member's partitions move after this long (the
+                         // broker's group.min.session.timeout.ms is 6000).
+                         {"session.timeout.ms", "6000"},
+                         {"heartbeat.interval.ms", "1000"},
+                         {"max.poll.interval.ms", "300000"},
+                         {"fetch.wait.max.ms", "100"},
+                         {"fetch.error.backoff.ms", "50"},
+                         {"max.partition.fetch.bytes", "8388608"},
+                         // The bounds message_batches wakes the fetcher against.
+                         {"queued.min.messages", std::to_string(reader_queued_min_messages)},
+                         {"queued.max.messages.kbytes", std::to_string(reader_queued_max_kbytes)},
+                         {"receive.message.max.bytes", "100000000"},
+                     });
   if (!c) return tl::unexpected(c.error());
   rd_kafka_conf_set_error_cb(c->get(), &impl::on_error);
   rd_kafka_conf_set_rebalance_cb(c->get(), &impl::on_rebalance);
@@ -1551,7 +1555,8 @@ result<void> kafka_log::consume_group(const std::string& group, group_handler& h
   im.member = rk;
   im.handler = &handler;
   im.member_err = error{};
-  std::fill(im.member_expect.begin(), im.member_expect.end(), no_offset);
+  // Sized here, not at open: a one-partition topic can be consumed by a group too.
+  im.member_expect.assign(static_cast<std::size_t>(std::max(im.addr.partitions, 1)), no_offset);
   struct leave {
     impl& im;
     ~leave() {
@@ -1566,13 +1571,28 @@ result<void> kafka_log::consume_group(const std::string& group, group_handler& h
   error loop_err;
   auto last_tick = clock_type::now();
   messages::byte_buffer payload_scratch;
+  // Records in batches with the fetcher wake-up, as the readers (message_batches). A batch
+  // starts with rd_kafka_consumer_poll, which serves rebalances, and takes what else is queued
+  // with rd_kafka_consume_batch_queue(timeout 0) on the same consumer queue, which serves a
+  // rebalance queued among the records too, from inside the call (librdkafka 2.0.2
+  // rd_kafka_q_serve_rkmessages: the rebalance callback runs in order, the batch goes on).
+  // So a batch may hold records of a partition revoked while it was taken; they are handed
+  // out after revoked() ran, find member_expect at no_offset and are dropped: the handler's
+  // state and commit are at the last record it got, where the next owner starts. A partition
+  // cannot be revoked and assigned again within one call: the new assignment needs the
+  // revoke served first and then a group round trip, while the call only takes what is
+  // queued already. Records of a partition assigned during the call come after its assign.
+  std::vector<std::int32_t> all_partitions;
+  for (std::int32_t p = 0; p < std::max(im.addr.partitions, 1); ++p) all_partitions.push_back(p);
+  std::optional<message_batches> batches(std::in_place, rk, im.addr.topic, all_partitions);
   while (keep_going() && im.member_err.message.empty() && loop_err.message.empty()) {
-    message_ptr m(rd_kafka_consumer_poll(rk, 100));
+    message_ptr m(batches->next(100));
     if (m) {
       if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         if (code_of(m->err) != errc::unavailable)
           loop_err = error{code_of(m->err), "consume: " + err_text(m->err), im.name};
-      } else if (m->partition >= 0 && m->partition < im.addr.partitions) {
+      } else if (m->partition >= 0 &&
+                 static_cast<std::size_t>(m->partition) < im.member_expect.size()) {
         auto& expect = im.member_expect[static_cast<std::size_t>(m->partition)];
         if (expect != no_offset) {
           auto ok = im.check_part(m.get(), expect, payload_scratch);
@@ -1592,6 +1612,9 @@ result<void> kafka_log::consume_group(const std::string& group, group_handler& h
       if (auto t = handler.tick(); !t) loop_err = t.error();
     }
   }
+  // Records taken but not handed out are dropped before leaving (they hold the consumer's
+  // partitions; the handler's position is the last record it got).
+  batches.reset();
   // Leaving the group revokes what we own: the handler makes it durable and commits.
   rd_kafka_consumer_close(rk);
   if (!loop_err.message.empty()) return tl::unexpected(loop_err);
