@@ -7,82 +7,16 @@
 
 namespace colony::admission {
 
-std::string_view to_string(priority_class p) noexcept {
-  switch (p) {
-    case priority_class::prod:
-      return "koord-prod";
-    case priority_class::mid:
-      return "koord-mid";
-    case priority_class::batch:
-      return "koord-batch";
-    case priority_class::free:
-      return "koord-free";
-    case priority_class::none:
-      return "";
-  }
-  return "";
-}
-
-priority_class priority_class_from_string(std::string_view name) noexcept {
-  if (name == "koord-prod") return priority_class::prod;
-  if (name == "koord-mid") return priority_class::mid;
-  if (name == "koord-batch") return priority_class::batch;
-  if (name == "koord-free") return priority_class::free;
-  return priority_class::none;
-}
-
-priority_class get_priority_class_by_priority(std::optional<std::int32_t> priority) noexcept {
-  if (!priority) return priority_class::none;
-  const std::int32_t p = *priority;
-  auto in = [p](const priority_band& b) { return p >= b.min && p <= b.max; };
-  if (in(priority_prod_band)) return priority_class::prod;
-  if (in(priority_mid_band)) return priority_class::mid;
-  if (in(priority_batch_band)) return priority_class::batch;
-  if (in(priority_free_band)) return priority_class::free;
-  return default_priority_class;
-}
-
 priority_class get_pod_priority_class_raw(const pod_spec& pod) noexcept {
   if (const std::string* v = find_value(pod.labels, names::label_priority_class))
-    return priority_class_from_string(*v);
+    return get_pod_priority_class_by_name(*v);
   return get_priority_class_by_priority(pod.priority);
-}
-
-priority_class get_pod_priority_class_with_qos(qos_class q) noexcept {
-  switch (q) {
-    case qos_class::system:
-    case qos_class::lse:
-    case qos_class::lsr:
-    case qos_class::ls:
-      return priority_class::prod;
-    case qos_class::be:
-      return priority_class::batch;
-    case qos_class::none:
-      break;
-  }
-  return default_priority_class;
 }
 
 priority_class get_pod_priority_class_with_default(const pod_spec& pod) noexcept {
   const priority_class raw = get_pod_priority_class_raw(pod);
   if (raw != priority_class::none) return raw;
   return get_pod_priority_class_with_qos(get_pod_qos_class_with_default(pod));
-}
-
-std::int32_t get_default_priority_by_priority_class(priority_class p) noexcept {
-  switch (p) {
-    case priority_class::prod:
-      return priority_prod_band.default_value;
-    case priority_class::mid:
-      return priority_mid_band.default_value;
-    case priority_class::batch:
-      return priority_batch_band.default_value;
-    case priority_class::free:
-      return priority_free_band.default_value;
-    case priority_class::none:
-      break;
-  }
-  return priority_none_value_default;
 }
 
 std::int32_t get_pod_priority_value_with_default(const pod_spec* pod) noexcept {

@@ -12,50 +12,34 @@
 
 #include "actors/admission/pod_spec.hpp"
 #include "actors/admission/qos.hpp"
+#include "messages/priority.hpp"
 #include "messages/result.hpp"
 
 namespace colony::admission {
 
-// Numbering matches colony.wire::PriorityClass.
-enum class priority_class : std::uint8_t { none = 0, prod = 1, mid = 2, batch = 3, free = 4 };
-
-// "koord-prod", "koord-mid", "koord-batch", "koord-free"; none is "".
-[[nodiscard]] std::string_view to_string(priority_class p) noexcept;
-
-// GetPodPriorityClassByName: one of the four names, else none.
-[[nodiscard]] priority_class priority_class_from_string(std::string_view name) noexcept;
-
-// Inclusive bands of spec.priority (package variables in Go; fixed here).
-struct priority_band {
-  std::int32_t min;
-  std::int32_t max;
-  std::int32_t default_value;
-};
-inline constexpr priority_band priority_prod_band{9000, 9999, 9500};
-inline constexpr priority_band priority_mid_band{7000, 7999, 7500};
-inline constexpr priority_band priority_batch_band{5000, 5999, 5500};
-inline constexpr priority_band priority_free_band{3000, 3999, 3500};
-inline constexpr std::int32_t priority_none_value_default = 0;
-
-// DefaultPriorityClass: what an out-of-band priority or an unknown QoS maps to.
-inline constexpr priority_class default_priority_class = priority_class::none;
-
-// getPriorityClassByPriority: the band containing the value; none when absent or outside.
-[[nodiscard]] priority_class get_priority_class_by_priority(
-    std::optional<std::int32_t> priority) noexcept;
+// The priority classes, their names, the spec.priority bands, GetDefaultPriorityByPriorityClass
+// and GetPodPriorityClassWithQoS live in messages/priority.hpp (one definition for every
+// module); named here so admission code reads them unqualified.
+using colony::default_priority_class;
+using colony::get_default_priority_by_priority_class;
+using colony::get_pod_priority_class_by_name;
+using colony::get_pod_priority_class_with_qos;
+using colony::get_priority_class_by_priority;
+using colony::priority_band;
+using colony::priority_batch_band;
+using colony::priority_class;
+using colony::priority_free_band;
+using colony::priority_mid_band;
+using colony::priority_none_value_default;
+using colony::priority_prod_band;
+using colony::to_string;  // again: a using-declaration names the overloads seen so far
 
 // GetPodPriorityClassRaw: the koordinator.sh/priority-class label if present (an unknown name
 // gives none; it does not fall back to spec.priority), else the band of spec.priority.
 [[nodiscard]] priority_class get_pod_priority_class_raw(const pod_spec& pod) noexcept;
 
-// GetPodPriorityClassWithQoS: SYSTEM/LSE/LSR/LS -> prod, BE -> batch, none -> none.
-[[nodiscard]] priority_class get_pod_priority_class_with_qos(qos_class q) noexcept;
-
 // GetPodPriorityClassWithDefault: raw class, else derived from the QoS with default.
 [[nodiscard]] priority_class get_pod_priority_class_with_default(const pod_spec& pod) noexcept;
-
-// GetDefaultPriorityByPriorityClass.
-[[nodiscard]] std::int32_t get_default_priority_by_priority_class(priority_class p) noexcept;
 
 // GetPodPriorityValueWithDefault: a nil pod gives 0; a set, non-zero spec.priority is returned
 // as is; otherwise the default value of the class with default.

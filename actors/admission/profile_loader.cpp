@@ -432,7 +432,7 @@ result<cluster_colocation_profile> read_profile(const json& obj, const path& p,
       auto s = read_string(v, fp, loc);
       if (!s) return tl::unexpected(s.error());
       if (s->empty()) continue;  // omitempty: not set
-      out.qos = qos_class_from_string(*s);
+      out.qos = get_pod_qos_class_by_name(*s);
       if (out.qos == qos_class::none)
         return bad(loc, fp,
                    "Unsupported value: " + dquote(*s) +

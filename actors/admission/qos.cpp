@@ -4,33 +4,6 @@
 
 namespace colony::admission {
 
-std::string_view to_string(qos_class q) noexcept {
-  switch (q) {
-    case qos_class::system:
-      return "SYSTEM";
-    case qos_class::lse:
-      return "LSE";
-    case qos_class::lsr:
-      return "LSR";
-    case qos_class::ls:
-      return "LS";
-    case qos_class::be:
-      return "BE";
-    case qos_class::none:
-      return "";
-  }
-  return "";
-}
-
-qos_class qos_class_from_string(std::string_view name) noexcept {
-  if (name == "SYSTEM") return qos_class::system;
-  if (name == "LSE") return qos_class::lse;
-  if (name == "LSR") return qos_class::lsr;
-  if (name == "LS") return qos_class::ls;
-  if (name == "BE") return qos_class::be;
-  return qos_class::none;
-}
-
 std::string_view to_string(kube_qos_class q) noexcept {
   switch (q) {
     case kube_qos_class::guaranteed:
@@ -47,7 +20,7 @@ std::string_view to_string(kube_qos_class q) noexcept {
 
 qos_class get_qos_class_by_attrs(const string_map& labels) noexcept {
   if (const std::string* v = find_value(labels, names::label_qos_class))
-    return qos_class_from_string(*v);
+    return get_pod_qos_class_by_name(*v);
   return qos_class::none;
 }
 

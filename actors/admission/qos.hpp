@@ -10,23 +10,19 @@
 #include <string_view>
 
 #include "actors/admission/pod_spec.hpp"
+#include "messages/qos.hpp"
 
 namespace colony::admission {
 
-// Values of label koordinator.sh/qosClass. Numbering matches colony.wire::QoSClass.
-enum class qos_class : std::uint8_t { none = 0, system = 1, lse = 2, lsr = 3, ls = 4, be = 5 };
-
-// "SYSTEM", "LSE", "LSR", "LS", "BE"; none is "".
-[[nodiscard]] std::string_view to_string(qos_class q) noexcept;
-
-// GetPodQoSClassByName: a known name gives its class, anything else (including "") none.
-[[nodiscard]] qos_class qos_class_from_string(std::string_view name) noexcept;
+// The QoS classes, their names and QoSClassForGuaranteed live in messages/qos.hpp (one
+// definition for every module); named here so admission code reads them unqualified.
+using colony::get_pod_qos_class_by_name;
+using colony::qos_class;
+using colony::qos_class_for_guaranteed;
+using colony::to_string;
 
 // "Guaranteed", "Burstable", "BestEffort"; unset is "".
 [[nodiscard]] std::string_view to_string(kube_qos_class q) noexcept;
-
-// QoSClassForGuaranteed: a Guaranteed pod without a koordinator QoS counts as LSR, not LS.
-inline constexpr qos_class qos_class_for_guaranteed = qos_class::lsr;
 
 // GetQoSClassByAttrs: the label value if it is one of the five names, else none.
 [[nodiscard]] qos_class get_qos_class_by_attrs(const string_map& labels) noexcept;

@@ -5,40 +5,6 @@
 
 namespace colony::koordlet {
 
-std::string_view to_string(qos_class q) noexcept {
-  switch (q) {
-    case qos_class::system:
-      return "SYSTEM";
-    case qos_class::lse:
-      return "LSE";
-    case qos_class::lsr:
-      return "LSR";
-    case qos_class::ls:
-      return "LS";
-    case qos_class::be:
-      return "BE";
-    case qos_class::none:
-      break;
-  }
-  return "";
-}
-
-std::string_view to_string(priority_class p) noexcept {
-  switch (p) {
-    case priority_class::prod:
-      return "koord-prod";
-    case priority_class::mid:
-      return "koord-mid";
-    case priority_class::batch:
-      return "koord-batch";
-    case priority_class::free:
-      return "koord-free";
-    case priority_class::none:
-      break;
-  }
-  return "";
-}
-
 std::string_view to_string(kube_qos q) noexcept {
   switch (q) {
     case kube_qos::guaranteed:
@@ -71,20 +37,10 @@ std::string_view to_string(evict_feature f) noexcept {
   return "";
 }
 
-// apis/extension/priority.go: inclusive ranges.
-priority_class priority_class_of_value(std::int32_t v) noexcept {
-  if (v >= 9000 && v <= 9999) return priority_class::prod;
-  if (v >= 7000 && v <= 7999) return priority_class::mid;
-  if (v >= 5000 && v <= 5999) return priority_class::batch;
-  if (v >= 3000 && v <= 3999) return priority_class::free;
-  return priority_class::none;
-}
-
 // GetPodPriorityClassRaw: the label wins and never falls back to spec.priority.
 priority_class pod_priority_class_raw(const pod_info& p) noexcept {
   if (p.priority_class_label) return *p.priority_class_label;
-  if (!p.priority) return priority_class::none;
-  return priority_class_of_value(*p.priority);
+  return get_priority_class_by_priority(p.priority);
 }
 
 // GetPodQoSClassWithDefault: Guaranteed maps to LSR (QoSClassForGuaranteed), not LS.
@@ -92,7 +48,7 @@ qos_class pod_qos_with_default(const pod_info& p) noexcept {
   if (p.qos != qos_class::none) return p.qos;
   switch (p.kube_qos_class) {
     case kube_qos::guaranteed:
-      return qos_class::lsr;
+      return colony::qos_class_for_guaranteed;
     case kube_qos::burstable:
       return qos_class::ls;
     case kube_qos::best_effort:
@@ -106,40 +62,13 @@ qos_class pod_qos_with_default(const pod_info& p) noexcept {
 priority_class pod_priority_class_with_default(const pod_info& p) noexcept {
   auto raw = pod_priority_class_raw(p);
   if (raw != priority_class::none) return raw;
-  switch (pod_qos_with_default(p)) {
-    case qos_class::system:
-    case qos_class::lse:
-    case qos_class::lsr:
-    case qos_class::ls:
-      return priority_class::prod;
-    case qos_class::be:
-      return priority_class::batch;
-    case qos_class::none:
-      break;
-  }
-  return priority_class::none;
-}
-
-std::int32_t default_priority_value(priority_class c) noexcept {
-  switch (c) {
-    case priority_class::prod:
-      return 9500;
-    case priority_class::mid:
-      return 7500;
-    case priority_class::batch:
-      return 5500;
-    case priority_class::free:
-      return 3500;
-    case priority_class::none:
-      break;
-  }
-  return 0;
+  return get_pod_priority_class_with_qos(pod_qos_with_default(p));
 }
 
 // GetPodPriorityValueWithDefault: spec.priority when set and non-zero, else the class default.
 std::int32_t pod_priority_value_with_default(const pod_info& p) noexcept {
   if (p.priority && *p.priority != 0) return *p.priority;
-  return default_priority_value(pod_priority_class_with_default(p));
+  return get_default_priority_by_priority_class(pod_priority_class_with_default(p));
 }
 
 std::string format_cpuset(std::vector<std::int32_t> ids) {

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "messages/priority.hpp"
+#include "messages/qos.hpp"
 #include "messages/resources.hpp"
 #include "messages/result.hpp"
 #include "messages/units.hpp"
@@ -21,15 +23,19 @@ namespace colony::koordlet {
 // ---------------------------------------------------------------------------------------------
 // QoS and priority (apis/extension/qos.go, priority.go, qos_utils.go, priority_utils.go).
 
-// Koordinator QoS (label koordinator.sh/qosClass). none = "" (no or unknown label).
-enum class qos_class : std::uint8_t { none, system, lse, lsr, ls, be };
+// Koordinator QoS (label koordinator.sh/qosClass) and priority classes, with their names and
+// priority bands: one definition in messages/qos.hpp, messages/priority.hpp, named here.
+using colony::get_default_priority_by_priority_class;
+using colony::get_pod_priority_class_with_qos;
+using colony::get_priority_class_by_priority;
+using colony::priority_class;
+using colony::qos_class;
+using colony::to_string;
+
 // Kubernetes QoS (pod.status.qosClass, or computed by the usual rules when empty).
 enum class kube_qos : std::uint8_t { none, guaranteed, burstable, best_effort };
-enum class priority_class : std::uint8_t { none, prod, mid, batch, free };
 
-[[nodiscard]] std::string_view to_string(qos_class q) noexcept;       // "LSR", "" for none
-[[nodiscard]] std::string_view to_string(priority_class p) noexcept;  // "koord-prod", ""
-[[nodiscard]] std::string_view to_string(kube_qos q) noexcept;        // "Guaranteed", ...
+[[nodiscard]] std::string_view to_string(kube_qos q) noexcept;  // "Guaranteed", ...
 
 // Pod phase as far as koordlet cares (util.IsPodInactive: only Pending and Running are active).
 enum class pod_phase : std::uint8_t { pending, running, succeeded, failed, unknown };
@@ -93,11 +99,9 @@ struct pod_info {
 };
 
 // Derivations of apis/extension (A.1, A.2 of the reference).
-[[nodiscard]] priority_class priority_class_of_value(std::int32_t v) noexcept;
 [[nodiscard]] priority_class pod_priority_class_raw(const pod_info& p) noexcept;
 [[nodiscard]] qos_class pod_qos_with_default(const pod_info& p) noexcept;
 [[nodiscard]] priority_class pod_priority_class_with_default(const pod_info& p) noexcept;
-[[nodiscard]] std::int32_t default_priority_value(priority_class c) noexcept;
 [[nodiscard]] std::int32_t pod_priority_value_with_default(const pod_info& p) noexcept;
 [[nodiscard]] inline bool pod_is_active(const pod_info& p) noexcept {
   return p.phase == pod_phase::pending || p.phase == pod_phase::running;

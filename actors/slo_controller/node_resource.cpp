@@ -14,30 +14,6 @@
 
 namespace colony::slo_controller {
 
-std::string_view to_string(priority_class p) noexcept {
-  switch (p) {
-    case priority_class::prod:
-      return "koord-prod";
-    case priority_class::mid:
-      return "koord-mid";
-    case priority_class::batch:
-      return "koord-batch";
-    case priority_class::free:
-      return "koord-free";
-    case priority_class::none:
-      return "";
-  }
-  return "";
-}
-
-priority_class priority_class_from(std::string_view s) noexcept {
-  if (s == "koord-prod") return priority_class::prod;
-  if (s == "koord-mid") return priority_class::mid;
-  if (s == "koord-batch") return priority_class::batch;
-  if (s == "koord-free") return priority_class::free;
-  return priority_class::none;
-}
-
 namespace {
 
 // Slot of a 64-bit value in a power-of-two table: the top bits of value * 2^64/phi (Fibonacci
@@ -497,7 +473,9 @@ cm annotation_reserved(const node_input& n) {
 cm host_app_hp_used(const node_metric_input& m, priority_class res_priority) {
   cm sum;
   for (const auto& h : m.host_app_metrics) {
-    if (default_priority(h.priority) <= default_priority(res_priority)) continue;
+    if (get_default_priority_by_priority_class(h.priority) <=
+        get_default_priority_by_priority_class(res_priority))
+      continue;
     sum += of(h.usage);
   }
   return sum;
@@ -1418,7 +1396,7 @@ result<std::vector<third_party_allocation>> parse_third_party_allocations(
     if (auto ok = internal::read_string(a, "priority", w, prio); !ok)
       return tl::unexpected(ok.error());
     t.name = name.value_or("");
-    t.priority = priority_class_from(prio.value_or(""));
+    t.priority = get_pod_priority_class_by_name(prio.value_or(""));
     if (const auto* res = internal::find_field(a, "resources"); res != nullptr && !res->is_null()) {
       if (!res->is_object()) return internal::invalid(w, "resources", *res, "want an object");
       for (auto it = res->begin(); it != res->end(); ++it) {

@@ -34,6 +34,8 @@
 #include <vector>
 
 #include "actors/slo_controller/colocation_strategy.hpp"
+#include "messages/priority.hpp"
+#include "messages/qos.hpp"
 #include "messages/resources.hpp"
 #include "messages/result.hpp"
 #include "messages/units.hpp"
@@ -42,32 +44,17 @@ namespace colony::slo_controller {
 
 // --- vocabulary (apis/extension/priority.go, qos.go) ---
 
-// Koordinator priority classes. Pods carry their class-with-default
-// (GetPodPriorityClassWithDefault, reference A.1) already derived by the caller (admission owns the
-// derivation).
-enum class priority_class : std::uint8_t { none, prod, mid, batch, free };
-// Koordinator QoS classes; pods carry their QoS-with-default (GetPodQoSClassWithDefault, A.2).
-enum class qos_class : std::uint8_t { none, system, lse, lsr, ls, be };
-enum class pod_phase : std::uint8_t { pending, running, succeeded, failed, unknown };
+// Koordinator priority and QoS classes, their names and GetDefaultPriorityByPriorityClass: one
+// definition in messages/priority.hpp, messages/qos.hpp, named here. Pods carry their
+// class-with-default (GetPodPriorityClassWithDefault, reference A.1) and QoS-with-default
+// (GetPodQoSClassWithDefault, A.2) already derived by the caller (admission owns the derivation).
+using colony::get_default_priority_by_priority_class;
+using colony::get_pod_priority_class_by_name;
+using colony::priority_class;
+using colony::qos_class;
+using colony::to_string;
 
-// GetDefaultPriorityByPriorityClass: 9500 / 7500 / 5500 / 3500 / 0.
-[[nodiscard]] constexpr std::int32_t default_priority(priority_class p) noexcept {
-  switch (p) {
-    case priority_class::prod:
-      return 9500;
-    case priority_class::mid:
-      return 7500;
-    case priority_class::batch:
-      return 5500;
-    case priority_class::free:
-      return 3500;
-    case priority_class::none:
-      return 0;
-  }
-  return 0;
-}
-[[nodiscard]] std::string_view to_string(priority_class p) noexcept;  // "koord-prod", ..., ""
-[[nodiscard]] priority_class priority_class_from(std::string_view s) noexcept;
+enum class pod_phase : std::uint8_t { pending, running, succeeded, failed, unknown };
 
 // --- inputs ---
 

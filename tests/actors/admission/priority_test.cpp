@@ -102,8 +102,8 @@ TEST(PriorityBands, EdgesAreInclusiveAndGapsAreNone) {
 TEST(PriorityClassNames, RoundTrip) {
   for (auto p : {priority_class::prod, priority_class::mid, priority_class::batch,
                  priority_class::free, priority_class::none})
-    EXPECT_EQ(priority_class_from_string(to_string(p)), p);
-  EXPECT_EQ(priority_class_from_string("Koord-Prod"), priority_class::none);
+    EXPECT_EQ(get_pod_priority_class_by_name(to_string(p)), p);
+  EXPECT_EQ(get_pod_priority_class_by_name("Koord-Prod"), priority_class::none);
 }
 
 TEST(PriorityClassWithQoS, MapsEveryQoS) {

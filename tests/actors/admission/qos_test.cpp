@@ -44,7 +44,7 @@ TEST(TestGetQoSClassByAttrs, GoldenRows) {
 TEST(QoSClassNames, RoundTripAndUnknownIsNone) {
   for (auto q : {qos_class::system, qos_class::lse, qos_class::lsr, qos_class::ls, qos_class::be,
                  qos_class::none})
-    EXPECT_EQ(qos_class_from_string(to_string(q)), q);
+    EXPECT_EQ(get_pod_qos_class_by_name(to_string(q)), q);
   EXPECT_EQ(get_pod_qos_class_raw(pod_with({{qos_label, "be"}}, std::nullopt)), qos_class::none);
   EXPECT_EQ(get_pod_qos_class_raw(pod_with({{qos_label, "GOLD"}}, std::nullopt)), qos_class::none);
 }
