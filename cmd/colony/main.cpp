@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add_bench_command(app);
   add_kafka_commands(app);
   add_explain_command(app);
+  add_elect_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
