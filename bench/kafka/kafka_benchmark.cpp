@@ -317,7 +317,9 @@ namespace {
 // consume --group` runs) reads a 6-partition topic of 1M events (plus the mirrors the
 // partitioned append writes) into a handler that only counts and checks order: the records/s
 // from the first record to the last (the group join before it is reported on its own). Best
-// of two members, each in a fresh group.
+// of two members, each in a fresh group. Then one member whose handler spends 2 us a record
+// (a slow sink: the local queue fills, and librdkafka's fetcher stops and sleeps): its
+// records/s and its longest wait between two records.
 COLONY_BENCH("kafka.group_consume", "Kafka consumer group: one member, 6 partitions, 1M events") {
   const auto b = bootstrap();
   if (b.empty()) return;
@@ -336,54 +338,77 @@ COLONY_BENCH("kafka.group_consume", "Kafka consumer group: one member, 6 partiti
   }
   std::uint64_t total = 0;
   for (auto e : *ends) total += e;
-  struct counting_member final : stores::group_handler {
+  struct member final : stores::group_handler {
     std::vector<log_offset> next = std::vector<log_offset>(6, 0);
+    std::uint64_t total = 0;
+    std::chrono::nanoseconds spin{0};
     std::uint64_t seen = 0;
-    std::uint64_t bytes = 0;
     bool in_order = true;
     clock_type::time_point first{}, last{};
+    clock_type::duration longest{};
     result<log_offset> assigned(std::int32_t p) override {
       next.at(static_cast<std::size_t>(p)) = 0;
       return log_offset{0};
     }
     result<void> revoked(std::int32_t, bool) override { return {}; }
     result<void> record(std::int32_t p, log_offset off, messages::bytes_view v) override {
+      const auto now = clock_type::now();
       auto& x = next[static_cast<std::size_t>(p)];
-      in_order = in_order && off == x;
+      in_order = in_order && off == x && !v.empty();
       x = off + 1;
-      bytes += v.size();
-      if (seen++ == 0) first = clock_type::now();
-      if (seen == total) last = clock_type::now();
+      if (seen++ == 0)
+        first = now;
+      else
+        longest = std::max(longest, now - last);
+      if (spin.count() > 0)
+        while (clock_type::now() - now < spin) {
+        }
+      last = spin.count() > 0 ? clock_type::now() : now;
       return {};
     }
     result<void> tick() override { return {}; }
-    std::uint64_t total = 0;
   };
-  double best = 0, join_s = 0;
-  for (int run = 0; run < 2; ++run) {
-    counting_member m;
+  struct outcome {
+    double rate = -1;  // records/s; < 0: failed
+    double join_s = 0;
+    double longest_s = 0;
+  };
+  auto run = [&](std::chrono::nanoseconds spin) -> outcome {
+    member m;
     m.total = total;
+    m.spin = spin;
     const auto t0 = clock_type::now();
     const auto deadline = t0 + std::chrono::seconds(300);
-    auto r = log->consume_group(topic_name("group-g"), m, [&] {
-      return m.seen < total && clock_type::now() < deadline;
-    });
+    auto r = log->consume_group(topic_name("group-g"), m,
+                                [&] { return m.seen < total && clock_type::now() < deadline; });
     if (!r || m.seen != total || !m.in_order) {
       std::fprintf(stderr, "bench: group consume: %s (%llu of %llu records%s)\n",
                    r ? "stopped" : r.error().describe().c_str(),
                    static_cast<unsigned long long>(m.seen), static_cast<unsigned long long>(total),
                    m.in_order ? "" : ", out of order");
-      return;
+      return {};
     }
-    const double s = std::chrono::duration<double>(m.last - m.first).count();
-    if (static_cast<double>(total) / s > best) {
-      best = static_cast<double>(total) / s;
-      join_s = std::chrono::duration<double>(m.first - t0).count();
+    return outcome{
+        static_cast<double>(total) / std::chrono::duration<double>(m.last - m.first).count(),
+        std::chrono::duration<double>(m.first - t0).count(),
+        std::chrono::duration<double>(m.longest).count()};
+  };
+  double best = 0, join_s = 0;
+  for (int i = 0; i < 2; ++i) {
+    const auto o = run(std::chrono::nanoseconds(0));
+    if (o.rate < 0) return;
+    if (o.rate > best) {
+      best = o.rate;
+      join_s = o.join_s;
     }
   }
   ctx.report("kafka.group_consume.records_per_s", best, "records/s");
   ctx.report("kafka.group_consume.records", static_cast<double>(total), "records");
   ctx.report("kafka.group_consume.join_s", join_s, "s");
+  const auto slow = run(std::chrono::nanoseconds(2000));
+  if (slow.rate < 0) return;
+  ctx.report("kafka.group_consume_slow.records_per_s", slow.rate, "records/s");
+  ctx.report("kafka.group_consume_slow.longest_wait_ms", slow.longest_s * 1000, "ms");
 }
 
 }  // namespace
