@@ -283,6 +283,14 @@ struct kafka_leader_elector::impl {
           std::string("init_transactions (raising the fence): ") + rd_kafka_error_string(e.get()),
           name);
     }
+    // Learn the decision partition's leader now, not in the term's first append.
+    if (auto* t = rd_kafka_topic_new(p, decisions.c_str(), nullptr)) {
+      const rd_kafka_metadata_t* md = nullptr;
+      if (rd_kafka_metadata(p, 0, t, &md, std::max(ms_left(deadline), 1)) ==
+          RD_KAFKA_RESP_ERR_NO_ERROR)
+        rd_kafka_metadata_destroy(md);
+      rd_kafka_topic_destroy(t);
+    }
     std::lock_guard<std::mutex> lk(append_mu);
     producer = std::move(h);
     fenced = false;

@@ -306,6 +306,10 @@ TEST_F(LeaderElection, SigkilledLeaderIsReplacedWithinTheSessionTimeout) {
          clock_type::now() < deadline)
     std::this_thread::sleep_for(milliseconds(20));
   const auto end = clock_type::now();
+  if (auto first = c_[static_cast<std::size_t>(s)]->first("elect: decision ", killed))
+    std::printf(
+        "[ measure ] SIGKILL to the successor's first decision: %lld ms\n",
+        static_cast<long long>(std::chrono::duration_cast<milliseconds>(*first - killed).count()));
   // The victim's interval ends at its kill, by the test's clock.
   for (auto& iv : victim.intervals(end)) EXPECT_LE(iv.from, killed);
   std::vector<std::pair<std::string, candidate::interval>> ivs;
