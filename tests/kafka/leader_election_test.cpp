@@ -406,5 +406,63 @@ TEST_F(LeaderElection, SigtermedLeaderHandsOverWithoutSessionWait) {
   expect_no_overlap(clock_type::now(), false);
 }
 
+// In process: why decisions have their own topic (each transaction's commit marker takes a
+// Kafka offset), and a term that was handed over cleanly writes nothing more.
+TEST_F(LeaderElection, CommitMarkersTakeOffsetsAndAClosedTermWritesNothing) {
+  std::optional<stores::leader_term> elected;
+  std::vector<bool> revoked;
+  stores::leader_callbacks cbs;
+  cbs.on_elected = [&](const stores::leader_term& t) { elected = t; };
+  cbs.on_revoked = [&](const stores::leader_term&, bool lost) { revoked.push_back(lost); };
+  stores::leader_options o;
+  o.id = "solo";
+  auto el = stores::kafka_leader_elector::open(log_, "scheduler", o, cbs);
+  ASSERT_TRUE(el) << el.error().describe();
+  EXPECT_EQ((*el)->control_topic(), log_.substr(log_.rfind('/') + 1) + ".leader.scheduler");
+  const auto deadline = clock_type::now() + seconds(30);
+  while (!elected && clock_type::now() < deadline) ASSERT_TRUE((*el)->poll(milliseconds(100)));
+  ASSERT_TRUE(elected);
+  EXPECT_TRUE((*el)->leading());
+  EXPECT_EQ(elected->id, "solo");
+  EXPECT_EQ(elected->term, 1u);
+  EXPECT_GE(elected->generation, 1);
+
+  messages::event_builder b;
+  auto event = [&](int i) {
+    messages::header h;
+    h.kind = wire::EntityKind::Cluster;
+    h.source = "scheduler";
+    const std::string spec =
+        R"({"holderIdentity":"solo","generation":0,"seq":)" + std::to_string(i) + "}";
+    return b.finish(h,
+                    wire::CreateConfigUpdatedDirect(b.fbb(), "Lease", "scheduler", spec.c_str()));
+  };
+  std::vector<log_offset> firsts;
+  for (std::size_t batch : {1u, 1u, 3u, 1u}) {
+    std::vector<messages::byte_buffer> bufs;
+    std::vector<messages::bytes_view> views;
+    for (std::size_t i = 0; i < batch; ++i) bufs.push_back(event(static_cast<int>(firsts.size())));
+    for (const auto& x : bufs) views.emplace_back(x);
+    auto r = (*el)->append_fenced(elected->term, views);
+    ASSERT_TRUE(r) << r.error().describe();
+    firsts.push_back(*r);
+  }
+  // One record + its commit marker per transaction; three records + one marker.
+  EXPECT_EQ(firsts, (std::vector<log_offset>{0, 2, 4, 8}));
+  EXPECT_EQ(read_all(log_, true).size(), 6u);
+
+  (*el)->leave();
+  EXPECT_EQ(revoked, std::vector<bool>{false});
+  EXPECT_FALSE((*el)->leading());
+  auto one = event(99);
+  const messages::bytes_view v(one);
+  auto late = (*el)->append_fenced(elected->term, std::span<const messages::bytes_view>(&v, 1));
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().code, errc::failed_precondition);
+  EXPECT_NE(late.error().message.find("not the leader of scheduler"), std::string::npos)
+      << late.error().describe();
+  EXPECT_EQ(read_all(log_, false).size(), 6u);
+}
+
 }  // namespace
 }  // namespace colony::testing
