@@ -11,16 +11,17 @@
 //   elect: fenced NAME id=ID generation=G term=T: MESSAGE   a newer leader fenced this term
 //   elect: left NAME id=ID                        SIGINT/SIGTERM: left the group
 // While leader with --emit-every-ms N, it appends a heartbeat decision every N ms through the
-// fenced producer: a ConfigUpdated of kind "Lease" (Kubernetes' coordination.k8s.io Lease,
-// what client-go's leader election renews), spec {"holderIdentity", "generation", "term",
-// "seq", "renewTimeMs"}. A decision made as leader is written even if the session was lost
-// meanwhile (once; then the candidate stops emitting): the fence, not the local belief,
-// decides whether it lands.
+// fenced producer: a ConfigUpdated of kind "Lease", name NAME, whose spec is a Kubernetes
+// coordination.k8s.io Lease spec (what client-go's leader election renews: holderIdentity,
+// leaseDurationSeconds, acquireTime, renewTime) plus "generation", "term" and "seq". A decision
+// made as leader is written even if the session was lost meanwhile (once; then the candidate stops
+// emitting): the fence, not the local belief, decides whether it lands.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -56,13 +57,30 @@ void line(const std::string& s) {
   std::fflush(stdout);  // tests and supervisors read transitions line by line
 }
 
+// Kubernetes MicroTime: RFC 3339 in UTC with microseconds ("2026-01-01T00:00:08.000000Z").
+std::string micro_time(std::int64_t unix_ms) {
+  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];  // ample for any int fields (-Wformat-truncation)
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>((unix_ms % 1000 + 1000) % 1000) * 1000);
+  return buf;
+}
+
+// The heartbeat decision: a Lease spec in Kubernetes' shape (coordination.k8s.io/v1:
+// holderIdentity, leaseDurationSeconds, acquireTime, renewTime) plus Colony's term facts.
 messages::byte_buffer lease_event(messages::event_builder& b, const stores::leader_term& t,
-                                  std::uint64_t seq, std::int64_t now_ms) {
+                                  std::uint64_t seq, std::int64_t acquired_ms,
+                                  std::int64_t now_ms) {
   nlohmann::json spec{{"holderIdentity", t.id},
+                      {"leaseDurationSeconds", 6},  // session.timeout.ms of the group
+                      {"acquireTime", micro_time(acquired_ms)},
+                      {"renewTime", micro_time(now_ms)},
                       {"generation", t.generation},
                       {"term", t.term},
-                      {"seq", seq},
-                      {"renewTimeMs", now_ms}};
+                      {"seq", seq}};
   auto p = wire::CreateConfigUpdatedDirect(b.fbb(), "Lease", t.name.c_str(), spec.dump().c_str());
   messages::header h;
   h.time = event_time{now_ms};
@@ -98,6 +116,7 @@ int run_elect(const elect_args& a) {
   stores::leader_term cur;    // cur.term == 0: no decision to make
   bool last_in_hand = false;  // the session was lost: submit the decision in hand, then stop
   std::uint64_t seq = 0;
+  std::int64_t acquired_ms = 0;
   auto due = clock_type::now();
   std::string id = a.id;
   auto tag = [&](const stores::leader_term& t) {
@@ -108,6 +127,7 @@ int run_elect(const elect_args& a) {
   cbs.on_elected = [&](const stores::leader_term& t) {
     line("elect: leader " + tag(t));
     cur = t;
+    acquired_ms = wall_ms();
     last_in_hand = false;
     seq = 0;
     due = clock_type::now();
@@ -129,7 +149,7 @@ int run_elect(const elect_args& a) {
   int rc = exit_ok;
   while (!elect_stop) {
     if (a.emit_every_ms > 0 && cur.term != 0 && clock_type::now() >= due) {
-      auto ev = lease_event(b, cur, seq, wall_ms());
+      auto ev = lease_event(b, cur, seq, acquired_ms, wall_ms());
       const messages::bytes_view one(ev);
       const auto t0 = clock_type::now();
       auto r = (*el)->append_fenced(cur.term, std::span<const messages::bytes_view>(&one, 1));
