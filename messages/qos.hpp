@@ -1,5 +1,6 @@
-// Koordinator's QoS classes (apis/extension/qos.go QoSClass), their label values and the
-// name <-> class mapping, defined once for every module (admission, koordlet, scheduler,
+// Koordinator's QoS classes (apis/extension/qos.go QoSClass), their label values, the
+// name <-> class mapping and the Kubernetes-QoS fallback (qos_utils.go
+// GetPodQoSClassWithKubeQoS), defined once for every module (admission, koordlet, scheduler,
 // slo-controller). Deriving a pod's class (GetPodQoSClassRaw / WithDefault) reads each module's
 // own pod struct and stays there.
 //
@@ -49,5 +50,46 @@ inline constexpr std::array<qos_class, 5> known_qos_classes = {
 
 // QoSClassForGuaranteed: a Guaranteed pod without a Koordinator QoS counts as LSR, not LS.
 inline constexpr qos_class qos_class_for_guaranteed = qos_class::lsr;
+
+// Kubernetes pod QoS class (corev1.PodQOSClass, pod.status.qosClass), the fallback of
+// GetPodQoSClassWithDefault. unset = "" (not set; each module computes it by GetPodQOS over
+// the pod view it holds). Numbering matches colony.wire::KubeQoSClass.
+enum class kube_qos_class : std::uint8_t {
+  unset = 0,
+  guaranteed = 1,
+  burstable = 2,
+  best_effort = 3
+};
+
+// "Guaranteed", "Burstable", "BestEffort"; unset is "".
+[[nodiscard]] constexpr std::string_view to_string(kube_qos_class q) noexcept {
+  switch (q) {
+    case kube_qos_class::guaranteed:
+      return "Guaranteed";
+    case kube_qos_class::burstable:
+      return "Burstable";
+    case kube_qos_class::best_effort:
+      return "BestEffort";
+    case kube_qos_class::unset:
+      break;
+  }
+  return "";
+}
+
+// GetPodQoSClassWithKubeQoS: Guaranteed -> LSR (QoSClassForGuaranteed), Burstable -> LS,
+// BestEffort -> BE, unset -> none.
+[[nodiscard]] constexpr qos_class get_pod_qos_class_with_kube_qos(kube_qos_class q) noexcept {
+  switch (q) {
+    case kube_qos_class::guaranteed:
+      return qos_class_for_guaranteed;
+    case kube_qos_class::burstable:
+      return qos_class::ls;
+    case kube_qos_class::best_effort:
+      return qos_class::be;
+    case kube_qos_class::unset:
+      break;
+  }
+  return qos_class::none;
+}
 
 }  // namespace colony

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/qos.hpp"
 #include "messages/resources.hpp"
 
 namespace colony::admission {
@@ -39,13 +40,9 @@ namespace colony::admission {
 // deterministic, unlike Go's maps.
 using string_map = std::map<std::string, std::string, std::less<>>;
 
-// Kubernetes pod QoS class (pod.status.qosClass, k8s.io/api/core/v1 PodQOSClass).
-enum class kube_qos_class : std::uint8_t {
-  unset = 0,
-  guaranteed = 1,
-  burstable = 2,
-  best_effort = 3
-};
+// Kubernetes pod QoS class (pod.status.qosClass, k8s.io/api/core/v1 PodQOSClass): one
+// definition in messages/qos.hpp.
+using colony::kube_qos_class;
 
 // Kubernetes pod phase (status.phase); the background profile controller only touches Pending pods.
 enum class pod_phase : std::uint8_t {

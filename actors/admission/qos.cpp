@@ -4,20 +4,6 @@
 
 namespace colony::admission {
 
-std::string_view to_string(kube_qos_class q) noexcept {
-  switch (q) {
-    case kube_qos_class::guaranteed:
-      return "Guaranteed";
-    case kube_qos_class::burstable:
-      return "Burstable";
-    case kube_qos_class::best_effort:
-      return "BestEffort";
-    case kube_qos_class::unset:
-      return "";
-  }
-  return "";
-}
-
 qos_class get_qos_class_by_attrs(const string_map& labels) noexcept {
   if (const std::string* v = find_value(labels, names::label_qos_class))
     return get_pod_qos_class_by_name(*v);
@@ -61,20 +47,6 @@ kube_qos_class compute_kube_qos_class(const pod_spec& pod) noexcept {
 kube_qos_class get_kube_qos_class(const pod_spec& pod) noexcept {
   if (pod.status_qos_class != kube_qos_class::unset) return pod.status_qos_class;
   return compute_kube_qos_class(pod);
-}
-
-qos_class get_pod_qos_class_with_kube_qos(kube_qos_class q) noexcept {
-  switch (q) {
-    case kube_qos_class::guaranteed:
-      return qos_class_for_guaranteed;
-    case kube_qos_class::burstable:
-      return qos_class::ls;
-    case kube_qos_class::best_effort:
-      return qos_class::be;
-    case kube_qos_class::unset:
-      return qos_class::none;
-  }
-  return qos_class::none;
 }
 
 qos_class get_pod_qos_class_with_default(const pod_spec& pod) noexcept {

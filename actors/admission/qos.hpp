@@ -14,15 +14,14 @@
 
 namespace colony::admission {
 
-// The QoS classes, their names and QoSClassForGuaranteed live in messages/qos.hpp (one
-// definition for every module); named here so admission code reads them unqualified.
+// The QoS classes, their names, QoSClassForGuaranteed, the Kubernetes QoS names and
+// GetPodQoSClassWithKubeQoS live in messages/qos.hpp (one definition for every module); named
+// here so admission code reads them unqualified.
 using colony::get_pod_qos_class_by_name;
+using colony::get_pod_qos_class_with_kube_qos;
 using colony::qos_class;
 using colony::qos_class_for_guaranteed;
 using colony::to_string;
-
-// "Guaranteed", "Burstable", "BestEffort"; unset is "".
-[[nodiscard]] std::string_view to_string(kube_qos_class q) noexcept;
 
 // GetQoSClassByAttrs: the label value if it is one of the five names, else none.
 [[nodiscard]] qos_class get_qos_class_by_attrs(const string_map& labels) noexcept;
@@ -38,9 +37,6 @@ using colony::to_string;
 
 // GetKubeQosClass: status.qosClass if set, otherwise computed.
 [[nodiscard]] kube_qos_class get_kube_qos_class(const pod_spec& pod) noexcept;
-
-// GetPodQoSClassWithKubeQoS: Guaranteed -> LSR, Burstable -> LS, BestEffort -> BE.
-[[nodiscard]] qos_class get_pod_qos_class_with_kube_qos(kube_qos_class q) noexcept;
 
 // GetPodQoSClassWithDefault.
 [[nodiscard]] qos_class get_pod_qos_class_with_default(const pod_spec& pod) noexcept;

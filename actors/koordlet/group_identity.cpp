@@ -40,7 +40,7 @@ std::int64_t pod_bvt_value(const bvt_rule& r, qos_class raw, kube_qos kq) noexce
       return r.pod_burstable;
     case kube_qos::best_effort:
       return r.pod_besteffort;
-    case kube_qos::none:
+    case kube_qos::unset:
       break;
   }
   return 0;
@@ -54,7 +54,7 @@ std::int64_t kube_qos_dir_bvt_value(const bvt_rule& r, kube_qos kq) noexcept {
       return r.dir_burstable;
     case kube_qos::best_effort:
       return r.dir_besteffort;
-    case kube_qos::none:
+    case kube_qos::unset:
       break;
   }
   return 0;

@@ -5,20 +5,6 @@
 
 namespace colony::koordlet {
 
-std::string_view to_string(kube_qos q) noexcept {
-  switch (q) {
-    case kube_qos::guaranteed:
-      return "Guaranteed";
-    case kube_qos::burstable:
-      return "Burstable";
-    case kube_qos::best_effort:
-      return "BestEffort";
-    case kube_qos::none:
-      break;
-  }
-  return "";
-}
-
 std::string_view to_string(evict_feature f) noexcept {
   switch (f) {
     case evict_feature::be_memory_evict:
@@ -46,17 +32,7 @@ priority_class pod_priority_class_raw(const pod_info& p) noexcept {
 // GetPodQoSClassWithDefault: Guaranteed maps to LSR (QoSClassForGuaranteed), not LS.
 qos_class pod_qos_with_default(const pod_info& p) noexcept {
   if (p.qos != qos_class::none) return p.qos;
-  switch (p.kube_qos_class) {
-    case kube_qos::guaranteed:
-      return colony::qos_class_for_guaranteed;
-    case kube_qos::burstable:
-      return qos_class::ls;
-    case kube_qos::best_effort:
-      return qos_class::be;
-    case kube_qos::none:
-      break;
-  }
-  return qos_class::none;
+  return get_pod_qos_class_with_kube_qos(p.kube_qos_class);
 }
 
 priority_class pod_priority_class_with_default(const pod_info& p) noexcept {

@@ -24,18 +24,17 @@ namespace colony::koordlet {
 // QoS and priority (apis/extension/qos.go, priority.go, qos_utils.go, priority_utils.go).
 
 // Koordinator QoS (label koordinator.sh/qosClass) and priority classes, with their names and
-// priority bands: one definition in messages/qos.hpp, messages/priority.hpp, named here.
+// priority bands, and the Kubernetes QoS (pod.status.qosClass, or computed by the usual rules
+// when empty; unset = neither): one definition in messages/qos.hpp, messages/priority.hpp,
+// named here.
 using colony::get_default_priority_by_priority_class;
 using colony::get_pod_priority_class_with_qos;
+using colony::get_pod_qos_class_with_kube_qos;
 using colony::get_priority_class_by_priority;
 using colony::priority_class;
 using colony::qos_class;
 using colony::to_string;
-
-// Kubernetes QoS (pod.status.qosClass, or computed by the usual rules when empty).
-enum class kube_qos : std::uint8_t { none, guaranteed, burstable, best_effort };
-
-[[nodiscard]] std::string_view to_string(kube_qos q) noexcept;  // "Guaranteed", ...
+using kube_qos = colony::kube_qos_class;
 
 // Pod phase as far as koordlet cares (util.IsPodInactive: only Pending and Running are active).
 enum class pod_phase : std::uint8_t { pending, running, succeeded, failed, unknown };
@@ -68,9 +67,9 @@ struct pod_info {
   std::string ns;  // metadata.namespace
   std::string name;
   std::string uid;
-  qos_class qos = qos_class::none;           // Raw QoS (label), GetPodQoSClassRaw
-  kube_qos kube_qos_class = kube_qos::none;  // Kubernetes QoS (status.qosClass or computed)
-  std::optional<std::int32_t> priority;      // spec.priority (absent = nil)
+  qos_class qos = qos_class::none;            // Raw QoS (label), GetPodQoSClassRaw
+  kube_qos kube_qos_class = kube_qos::unset;  // Kubernetes QoS (status.qosClass or computed)
+  std::optional<std::int32_t> priority;       // spec.priority (absent = nil)
   // Label koordinator.sh/priority-class when present (overrides spec.priority); nullopt if absent.
   // An unknown label value is priority_class::none (GetPodPriorityClassRaw does not fall back).
   std::optional<priority_class> priority_class_label;

@@ -17,6 +17,7 @@ namespace colony::scheduler {
 // PriorityClass, QoSClass, their names and the spec.priority bands (PriorityProdValueMax, ...):
 // one definition in messages/priority.hpp, messages/qos.hpp, named here.
 using colony::get_pod_priority_class_with_qos;
+using colony::get_pod_qos_class_with_kube_qos;
 using colony::get_priority_class_by_priority;
 using colony::priority_batch_value_max;
 using colony::priority_batch_value_min;
@@ -30,8 +31,10 @@ using colony::priority_prod_value_min;
 using colony::qos_class;
 using colony::to_string;
 
-// Kubernetes pod QoS (v1.PodQOSClass), used when the Koordinator QoS label is absent.
-enum class kube_qos : std::uint8_t { guaranteed, burstable, best_effort };
+// Kubernetes pod QoS (v1.PodQOSClass), used when the Koordinator QoS label is absent: one
+// definition in messages/qos.hpp. The scheduler never holds unset (pod_info keeps an optional
+// and computes GetPodQOS when it is absent).
+using kube_qos = colony::kube_qos_class;
 
 // GetPodPriorityClassRaw: the label wins, else spec.priority.
 [[nodiscard]] constexpr priority_class priority_class_raw(priority_class label,
@@ -39,19 +42,10 @@ enum class kube_qos : std::uint8_t { guaranteed, burstable, best_effort };
   return label != priority_class::none ? label : get_priority_class_by_priority(priority);
 }
 
-// GetPodQoSClassWithDefault: the Koordinator label, else Guaranteed -> LSR, Burstable -> LS,
-// BestEffort -> BE.
+// GetPodQoSClassWithDefault: the Koordinator label, else GetPodQoSClassWithKubeQoS
+// (Guaranteed -> LSR, Burstable -> LS, BestEffort -> BE).
 [[nodiscard]] constexpr qos_class qos_with_default(qos_class label, kube_qos k) noexcept {
-  if (label != qos_class::none) return label;
-  switch (k) {
-    case kube_qos::guaranteed:
-      return colony::qos_class_for_guaranteed;
-    case kube_qos::burstable:
-      return qos_class::ls;
-    case kube_qos::best_effort:
-      return qos_class::be;
-  }
-  return qos_class::none;
+  return label != qos_class::none ? label : get_pod_qos_class_with_kube_qos(k);
 }
 
 // GetPodPriorityClassWithDefault: raw class, else from QoS (SYSTEM/LSE/LSR/LS -> prod,

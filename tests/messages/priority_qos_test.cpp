@@ -35,6 +35,17 @@ static_assert(static_cast<int>(priority_class::free) ==
               static_cast<int>(wire::PriorityClass::Free));
 static_assert(static_cast<int>(priority_class::free) == static_cast<int>(wire::PriorityClass::MAX));
 
+static_assert(static_cast<int>(kube_qos_class::unset) ==
+              static_cast<int>(wire::KubeQoSClass::Unset));
+static_assert(static_cast<int>(kube_qos_class::guaranteed) ==
+              static_cast<int>(wire::KubeQoSClass::Guaranteed));
+static_assert(static_cast<int>(kube_qos_class::burstable) ==
+              static_cast<int>(wire::KubeQoSClass::Burstable));
+static_assert(static_cast<int>(kube_qos_class::best_effort) ==
+              static_cast<int>(wire::KubeQoSClass::BestEffort));
+static_assert(static_cast<int>(kube_qos_class::best_effort) ==
+              static_cast<int>(wire::KubeQoSClass::MAX));
+
 // The mappings are constexpr: usable in other modules' static_asserts and constexpr code.
 static_assert(get_pod_priority_class_by_name("koord-batch") == priority_class::batch);
 static_assert(get_priority_class_by_priority(9999) == priority_class::prod);
@@ -61,6 +72,23 @@ TEST(QoSClassNames, UnknownOrMiscasedNameIsNone) {
   for (std::string_view s : {"be", "Ls", "GOLD", "LS ", " BE", "NONE", "None"}) {
     SCOPED_TRACE(s);
     EXPECT_EQ(get_pod_qos_class_by_name(s), qos_class::none);
+  }
+}
+
+// corev1.PodQOSClass names and qos_utils.go GetPodQoSClassWithKubeQoS.
+TEST(KubeQoSClass, NamesAndKoordinatorQoS) {
+  struct row {
+    kube_qos_class k;
+    std::string_view name;
+    qos_class koord;
+  };
+  for (const row& r : {row{kube_qos_class::guaranteed, "Guaranteed", qos_class::lsr},
+                       row{kube_qos_class::burstable, "Burstable", qos_class::ls},
+                       row{kube_qos_class::best_effort, "BestEffort", qos_class::be},
+                       row{kube_qos_class::unset, "", qos_class::none}}) {
+    SCOPED_TRACE(r.name);
+    EXPECT_EQ(to_string(r.k), r.name);
+    EXPECT_EQ(get_pod_qos_class_with_kube_qos(r.k), r.koord);
   }
 }
 

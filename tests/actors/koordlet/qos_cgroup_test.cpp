@@ -35,7 +35,7 @@ TEST(KoordletGroupIdentity, BvtPluginParseRule) {
     auto r = parse_bvt_rule(s);
     EXPECT_FALSE(r.enable);
     for (auto q : {qos_class::lse, qos_class::lsr, qos_class::ls, qos_class::be})
-      EXPECT_EQ(pod_bvt_value(r, q, kube_qos::none), 0);
+      EXPECT_EQ(pod_bvt_value(r, q, kube_qos::unset), 0);
     for (auto k : {kube_qos::guaranteed, kube_qos::burstable, kube_qos::best_effort}) {
       EXPECT_EQ(kube_qos_dir_bvt_value(r, k), 0);
       EXPECT_EQ(pod_bvt_value(r, qos_class::none, k), 0);
