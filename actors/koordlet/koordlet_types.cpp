@@ -43,7 +43,7 @@ priority_class pod_priority_class_with_default(const pod_info& p) noexcept {
 
 // GetPodPriorityValueWithDefault: spec.priority when set and non-zero, else the class default.
 std::int32_t pod_priority_value_with_default(const pod_info& p) noexcept {
-  if (p.priority && *p.priority != 0) return *p.priority;
+  if (p.priority && *p.priority != colony::priority_none_value_default) return *p.priority;
   return get_default_priority_by_priority_class(pod_priority_class_with_default(p));
 }
 

@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "actors/slo_controller/internal/json_fields.hpp"
+#include "messages/priority.hpp"
+#include "messages/qos.hpp"
 
 namespace colony::slo_controller {
 
@@ -485,14 +487,12 @@ result<void> check_host_applications(const json& s, const std::string& where) {
       return fail(errc::invalid_input, "invalid value \"\" (name is required)",
                   internal::path(w, "name"));
     if (auto ok = internal::read_string(a, "priority", w, prio); !ok) return ok;
-    if (prio && !prio->empty() && *prio != "koord-prod" && *prio != "koord-mid" &&
-        *prio != "koord-batch" && *prio != "koord-free") {
+    if (prio && !prio->empty() && get_pod_priority_class_by_name(*prio) == priority_class::none) {
       return internal::invalid(w, "priority", *internal::find_field(a, "priority"),
                                "must be koord-prod, koord-mid, koord-batch or koord-free");
     }
     if (auto ok = internal::read_string(a, "qos", w, qos); !ok) return ok;
-    if (qos && !qos->empty() && *qos != "SYSTEM" && *qos != "LSE" && *qos != "LSR" &&
-        *qos != "LS" && *qos != "BE") {
+    if (qos && !qos->empty() && get_pod_qos_class_by_name(*qos) == qos_class::none) {
       return internal::invalid(w, "qos", *internal::find_field(a, "qos"),
                                "must be SYSTEM, LSE, LSR, LS or BE");
     }

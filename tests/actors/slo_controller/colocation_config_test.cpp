@@ -593,6 +593,31 @@ TEST(SloControllerConfig, OtherKeysParseWithDefaultsAndRanges) {
   EXPECT_FALSE(parse_host_application_config(R"({"applications":[{"name":"nginx","qos":"XX"}]})"));
 }
 
+// HostApplicationSpec priority / qos take Koordinator's class names exactly (apis/extension
+// priority.go, qos.go); "" is allowed (unset), anything else is an error naming the field.
+TEST(SloControllerConfig, HostApplicationClassNames) {
+  auto app = [](std::string_view field, std::string_view value) {
+    return parse_host_application_config(R"({"applications":[{"name":"nginx",")" +
+                                         std::string(field) + R"(":")" + std::string(value) +
+                                         R"("}]})");
+  };
+  for (std::string_view p : {"koord-prod", "koord-mid", "koord-batch", "koord-free", ""})
+    EXPECT_TRUE(app("priority", p)) << p;
+  for (std::string_view q : {"SYSTEM", "LSE", "LSR", "LS", "BE", ""})
+    EXPECT_TRUE(app("qos", q)) << q;
+  for (std::string_view p : {"Koord-Prod", "koord-none", "prod", "koord-prod "}) {
+    auto r = app("priority", p);
+    ASSERT_FALSE(r) << p;
+    EXPECT_NE(r.error().where.find("applications[0].priority"), std::string::npos)
+        << r.error().where;
+  }
+  for (std::string_view q : {"be", "NONE", "LS "}) {
+    auto r = app("qos", q);
+    ASSERT_FALSE(r) << q;
+    EXPECT_NE(r.error().where.find("applications[0].qos"), std::string::npos) << r.error().where;
+  }
+}
+
 TEST(SloControllerConfig, UpdateKeepsEachKeyIndependently) {
   nlohmann::json cm{{"colocation-config", R"({"enable":true})"},
                     {"cpu-burst-config", R"({"clusterStrategy":{"cpuBurstPercent":0}})"}};
