@@ -1,8 +1,9 @@
-// Koordinator priority classes, QoS classes and the translation of cpu/memory into the
-// co-location resource names (batch-*, mid-*), as the scheduler plugins read them.
+// Koordinator priority and QoS classes as the scheduler plugins read them: the classes, names
+// and bands come from messages/priority.hpp, messages/qos.hpp; here is the derivation over the
+// scheduler's plain values (label, spec.priority, Kubernetes QoS).
 //
 // Pure functions over plain values; no state, thread-safe.
-// Koordinator: apis/extension/{priority.go, priority_utils.go, qos_utils.go, resource.go}.
+// Koordinator: apis/extension/{priority.go, priority_utils.go, qos_utils.go}.
 #pragma once
 
 #include <cstdint>
