@@ -62,10 +62,22 @@ constexpr int reader_queued_max_kbytes = 32768;     // Default: 65536 (librdkafk
 // late answer (its callback is told the caller has gone), so the reader never waits for the
 // broker (a blocking query cost ~12 ms per wake-up on a loaded box). Nothing else about the
 // consumer changes: no pause, no seek, same records in the same order.
+//
+// A consumer-group member takes one message per poll instead (take::one_by_one, same wake-up):
+// librdkafka 2.0.2's rd_kafka_consume_batch_queue moves a partition's application position
+// past each message as it takes it, and when a version barrier (a pause: every rebalance of a
+// subscribed consumer pauses the whole assignment first) arrives within the same call, it
+// drops that partition's messages from the batch without moving the position back, so after
+// the resume the partition continues past records the application never saw (fixed in 2.1.0,
+// "consume_batch_queue intermittently skipping offsets when pause or resume was being used").
+// Readers assign and never pause, so they take batches.
 class message_batches {
  public:
-  message_batches(rd_kafka_t* c, const std::string& topic, std::span<const std::int32_t> partitions)
+  enum class take { batches, one_by_one };
+  message_batches(rd_kafka_t* c, const std::string& topic, std::span<const std::int32_t> partitions,
+                  take how = take::batches)
       : c_(c),
+        how_(how),
         q_(rd_kafka_queue_get_consumer(c)),
         leaders_(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()))) {
     for (auto p : partitions)
@@ -83,6 +95,21 @@ class message_batches {
     if (at_ < end_) return buf_[at_++];
     rd_kafka_message_t* first = rd_kafka_consumer_poll(c_, timeout_ms);
     if (!first) return nullptr;
+    if (how_ == take::one_by_one) {
+      // The queue is looked at (one lock) every 256 messages.
+      ++seen_;
+      seen_bytes_ += first->len;
+      if (seen_ % 256 == 0) {
+        const double f = fill();
+        if (f >= 0.75)
+          near_full_ = true;
+        else if (near_full_ && f < 0.5) {
+          near_full_ = false;
+          wake_fetcher();
+        }
+      }
+      return first;
+    }
     // The queue holds this batch now: its fill before the batch is taken is what the fetcher
     // saw (a batch may take all of a queue of large records).
     if (fill() >= 0.75) near_full_ = true;
@@ -117,6 +144,7 @@ class message_batches {
   }
 
   rd_kafka_t* c_;
+  take how_;
   rd_kafka_queue_t* q_;
   rd_kafka_topic_partition_list_t* leaders_;  // the partitions read, offsets for times
   std::array<rd_kafka_message_t*, 1024> buf_{};
@@ -1571,20 +1599,16 @@ result<void> kafka_log::consume_group(const std::string& group, group_handler& h
   error loop_err;
   auto last_tick = clock_type::now();
   messages::byte_buffer payload_scratch;
-  // Records in batches with the fetcher wake-up, as the readers (message_batches). A batch
-  // starts with rd_kafka_consumer_poll, which serves rebalances, and takes what else is queued
-  // with rd_kafka_consume_batch_queue(timeout 0) on the same consumer queue, which serves a
-  // rebalance queued among the records too, from inside the call (librdkafka 2.0.2
-  // rd_kafka_q_serve_rkmessages: the rebalance callback runs in order, the batch goes on).
-  // So a batch may hold records of a partition revoked while it was taken; they are handed
-  // out after revoked() ran, find member_expect at no_offset and are dropped: the handler's
-  // state and commit are at the last record it got, where the next owner starts. A partition
-  // cannot be revoked and assigned again within one call: the new assignment needs the
-  // revoke served first and then a group round trip, while the call only takes what is
-  // queued already. Records of a partition assigned during the call come after its assign.
+  // One record per poll, with the readers' fetcher wake-up (message_batches says why not
+  // batches here). Before librdkafka queues a rebalance it pauses the assignment: records
+  // still queued then are stale and rd_kafka_consumer_poll skips them, and fetching resumes
+  // after the last record the poll returned. So no record of a revoked partition reaches the
+  // handler after revoked(); should one, member_expect is no_offset and it is dropped (the
+  // next owner starts at the snapshot).
   std::vector<std::int32_t> all_partitions;
   for (std::int32_t p = 0; p < std::max(im.addr.partitions, 1); ++p) all_partitions.push_back(p);
-  std::optional<message_batches> batches(std::in_place, rk, im.addr.topic, all_partitions);
+  std::optional<message_batches> batches(std::in_place, rk, im.addr.topic, all_partitions,
+                                         message_batches::take::one_by_one);
   while (keep_going() && im.member_err.message.empty() && loop_err.message.empty()) {
     message_ptr m(batches->next(100));
     if (m) {
@@ -1612,8 +1636,7 @@ result<void> kafka_log::consume_group(const std::string& group, group_handler& h
       if (auto t = handler.tick(); !t) loop_err = t.error();
     }
   }
-  // Records taken but not handed out are dropped before leaving (they hold the consumer's
-  // partitions; the handler's position is the last record it got).
+  // Its consumer queue reference goes before the consumer.
   batches.reset();
   // Leaving the group revokes what we own: the handler makes it durable and commits.
   rd_kafka_consumer_close(rk);

@@ -8,8 +8,12 @@
 //     the partition states has the digest of one uninterrupted consumer of the same stream
 //     on a one-partition topic;
 //   - a slow group member is not left waiting for librdkafka's fetcher (the one-partition
-//     reader's KafkaBroker.SlowSinkIsNotLeftWaitingForTheFetcher, for consume_group).
+//     reader's KafkaBroker.SlowSinkIsNotLeftWaitingForTheFetcher, for consume_group);
+//   - a member joining mid-stream takes partitions over from a busy member, and every record
+//     is made durable exactly once (records a batch held past a revoke are dropped by the old
+//     owner and read by the new one).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -372,6 +376,116 @@ TEST_F(GroupConsume, SlowMemberIsNotLeftWaitingForTheFetcher) {
   const double pause = std::chrono::duration<double>(member.longest).count();
   std::fprintf(stderr, "longest pause between records: %.3f s\n", pause);
   EXPECT_LT(pause, 0.2) << "the member waited " << pause << " s for a record";
+}
+
+// Two in-process members with slow handlers; the second joins mid-stream, so the first has
+// partitions revoked while it holds batches of their records. Each member "makes durable" a
+// partition on revoke (and on leaving) by adding the offsets it applied since it got the
+// partition; the next owner starts there. Every Kafka offset of every partition must end up
+// applied exactly once, each member's records of a partition in order from where it started.
+TEST_F(GroupConsume, MemberJoiningMidStreamTakesOverAndEveryRecordIsDurableOnce) {
+  constexpr int partitions = 6;
+  const std::string log = "kafka://" + bootstrap_ + "/" + fresh_topic("handover") + "?partitions=6";
+  {
+    auto [rc, out] = run_colony(
+        {"log", "generate", "--log", log, "--count", "150000", "--seed", "9", "--batch", "10000"});
+    ASSERT_EQ(rc, 0) << out;
+  }
+  stores::log_options ro;
+  ro.read_only = true;
+  ro.create_if_missing = false;
+  std::unique_ptr<stores::kafka_log> logs[2];
+  for (auto& l : logs) {
+    auto o = stores::kafka_log::open(log, ro);
+    ASSERT_TRUE(o) << o.error().describe();
+    l = std::move(*o);
+  }
+  auto ends = logs[0]->partition_ends();
+  ASSERT_TRUE(ends) << ends.error().describe();
+
+  struct shared_state {
+    std::mutex mu;
+    std::vector<log_offset> durable = std::vector<log_offset>(partitions, 0);
+    std::vector<std::vector<std::uint8_t>> applied;  // per partition, per offset: times durable
+    std::atomic<std::uint64_t> progress{0};          // records applied, all members
+    std::atomic<bool> done{false};
+  } shared;
+  for (auto e : *ends) shared.applied.emplace_back(e, 0);
+
+  struct member final : stores::group_handler {
+    shared_state& sh;
+    const std::vector<log_offset>& ends;
+    std::map<std::int32_t, std::pair<log_offset, log_offset>> owned;  // p -> (start, next)
+    std::uint64_t revokes = 0;
+    std::string failure;
+    member(shared_state& s, const std::vector<log_offset>& e) : sh(s), ends(e) {}
+    void make_durable(std::int32_t p) {
+      auto [start, next] = owned.at(p);
+      std::lock_guard<std::mutex> lk(sh.mu);
+      if (start != sh.durable[static_cast<std::size_t>(p)] && failure.empty())
+        failure = "partition " + std::to_string(p) + " moved under its owner";
+      for (auto off = start; off < next; ++off) ++sh.applied[static_cast<std::size_t>(p)][off];
+      sh.durable[static_cast<std::size_t>(p)] = next;
+      bool all = true;
+      for (std::size_t q = 0; q < ends.size(); ++q) all = all && sh.durable[q] == ends[q];
+      if (all) sh.done = true;
+    }
+    result<log_offset> assigned(std::int32_t p) override {
+      std::lock_guard<std::mutex> lk(sh.mu);
+      const auto at = sh.durable.at(static_cast<std::size_t>(p));
+      owned[p] = {at, at};
+      return at;
+    }
+    result<void> revoked(std::int32_t p, bool lost) override {
+      ++revokes;
+      if (!lost) make_durable(p);
+      owned.erase(p);
+      return {};
+    }
+    result<void> record(std::int32_t p, log_offset off, messages::bytes_view) override {
+      auto it = owned.find(p);
+      if (it == owned.end()) {
+        if (failure.empty()) failure = "record of partition " + std::to_string(p) + ", not owned";
+        return {};
+      }
+      auto& [start, next] = it->second;
+      if (off != next && failure.empty())
+        failure = "partition " + std::to_string(p) + ": record " + std::to_string(off) + " after " +
+                  std::to_string(next);
+      next = off + 1;
+      ++sh.progress;
+      // A partition at its end is made durable at once, so the run can finish.
+      if (next == ends[static_cast<std::size_t>(p)]) make_durable(p), start = next;
+      const auto s0 = clock_type::now();
+      while (clock_type::now() - s0 < std::chrono::nanoseconds(5000)) {
+      }
+      return {};
+    }
+    result<void> tick() override { return {}; }
+  };
+  member a(shared, *ends), b(shared, *ends);
+  const auto deadline = clock_type::now() + seconds(120);
+  auto go = [&] { return !shared.done && clock_type::now() < deadline; };
+  const std::string group = fresh_topic("handover-g");
+  result<void> ra, rb;
+  std::thread ta([&] { ra = logs[0]->consume_group(group, a, go); });
+  // The second member joins once the first is busy.
+  while (shared.progress < 20000 && clock_type::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread tb([&] { rb = logs[1]->consume_group(group, b, go); });
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(ra) << ra.error().describe();
+  ASSERT_TRUE(rb) << rb.error().describe();
+  EXPECT_EQ(a.failure, "");
+  EXPECT_EQ(b.failure, "");
+  ASSERT_TRUE(shared.done) << "the members did not reach the partitions' ends";
+  EXPECT_GT(a.revokes, 0u) << "the first member never gave a partition away";
+  for (int p = 0; p < partitions; ++p) {
+    const auto& v = shared.applied[static_cast<std::size_t>(p)];
+    const auto once = std::count(v.begin(), v.end(), std::uint8_t{1});
+    EXPECT_EQ(static_cast<std::size_t>(once), v.size()) << "partition " << p;
+  }
 }
 
 }  // namespace
