@@ -10,8 +10,7 @@
 //   - a slow group member is not left waiting for librdkafka's fetcher (the one-partition
 //     reader's KafkaBroker.SlowSinkIsNotLeftWaitingForTheFetcher, for consume_group);
 //   - a member joining mid-stream takes partitions over from a busy member, and every record
-//     is made durable exactly once (records a batch held past a revoke are dropped by the old
-//     owner and read by the new one).
+//     is made durable exactly once.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -318,7 +317,7 @@ TEST_F(GroupConsume, SigkilledMemberIsTakenOverAndEveryEventIsAppliedOnce) {
 // A member whose handler is slower than the fetch (a cold actor host, a snapshot) must not
 // wait out librdkafka 2.0.2's fetcher sleep: the fetcher stops once the local queue holds
 // queued.min.messages (100k) and then sleeps up to 1 s, and draining the queue does not wake
-// it (stores/kafka_log.cpp, message_batches). The member reads in batches and wakes it.
+// it (stores/kafka_log.cpp, message_batches). The member wakes it.
 TEST_F(GroupConsume, SlowMemberIsNotLeftWaitingForTheFetcher) {
   const std::string log = "kafka://" + bootstrap_ + "/" + fresh_topic("slow") + "?partitions=6";
   {
@@ -372,7 +371,7 @@ TEST_F(GroupConsume, SlowMemberIsNotLeftWaitingForTheFetcher) {
   EXPECT_TRUE(member.in_order);
   for (std::size_t p = 0; p < ends->size(); ++p) EXPECT_EQ(member.next[p], (*ends)[p]) << p;
   // Measured on the 2-core dev box: 0.33-0.36 s polling one record at a time without the
-  // wake-up (the rest of the fetcher's 1 s sleep), 7-18 ms in batches with it.
+  // wake-up (the rest of the fetcher's 1 s sleep), 5-7 ms with it.
   const double pause = std::chrono::duration<double>(member.longest).count();
   std::fprintf(stderr, "longest pause between records: %.3f s\n", pause);
   EXPECT_LT(pause, 0.2) << "the member waited " << pause << " s for a record";
