@@ -14,109 +14,15 @@
 #include <librdkafka/rdkafka.h>
 
 #include "messages/aligned.hpp"
+#include "stores/kafka_client.hpp"
 #include "stores/kafka_log.hpp"
 
 namespace colony::stores {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using namespace kafka_client;  // handles, settings, error mapping (stores/kafka_client.hpp)
 using std::chrono::milliseconds;
-
-// The librdkafka plumbing below repeats a little of kafka_log.cpp (its helpers are private to
-// that file): the same loopback-friendly client settings and the same error mapping.
-
-void log_cb(const rd_kafka_t*, int level, const char* fac, const char* buf) {
-  static const bool on = std::getenv("COLONY_KAFKA_DEBUG") != nullptr;
-  if (on) std::fprintf(stderr, "rdkafka %d %s: %s\n", level, fac, buf);
-}
-
-struct conf_deleter {
-  void operator()(rd_kafka_conf_t* c) const { rd_kafka_conf_destroy(c); }
-};
-using conf_ptr = std::unique_ptr<rd_kafka_conf_t, conf_deleter>;
-struct handle_deleter {
-  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
-};
-using handle_ptr = std::unique_ptr<rd_kafka_t, handle_deleter>;
-struct tpl_deleter {
-  void operator()(rd_kafka_topic_partition_list_t* l) const {
-    rd_kafka_topic_partition_list_destroy(l);
-  }
-};
-using tpl_ptr = std::unique_ptr<rd_kafka_topic_partition_list_t, tpl_deleter>;
-struct message_deleter {
-  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
-};
-using message_ptr = std::unique_ptr<rd_kafka_message_t, message_deleter>;
-struct error_deleter {
-  void operator()(rd_kafka_error_t* e) const { rd_kafka_error_destroy(e); }
-};
-using error_ptr = std::unique_ptr<rd_kafka_error_t, error_deleter>;
-struct event_deleter {
-  void operator()(rd_kafka_event_t* e) const { rd_kafka_event_destroy(e); }
-};
-using event_ptr = std::unique_ptr<rd_kafka_event_t, event_deleter>;
-struct queue_deleter {
-  void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
-};
-using queue_ptr = std::unique_ptr<rd_kafka_queue_t, queue_deleter>;
-struct admin_options_deleter {
-  void operator()(rd_kafka_AdminOptions_t* o) const { rd_kafka_AdminOptions_destroy(o); }
-};
-
-std::string err_text(rd_kafka_resp_err_t e) {
-  return std::string(rd_kafka_err2name(e)) + ": " + rd_kafka_err2str(e);
-}
-
-bool is_fenced(rd_kafka_resp_err_t e) {
-  return e == RD_KAFKA_RESP_ERR__FENCED || e == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
-         e == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
-}
-
-errc code_of(rd_kafka_resp_err_t e) {
-  if (is_fenced(e)) return errc::failed_precondition;
-  switch (e) {
-    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
-    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
-    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
-      return errc::not_found;
-    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
-    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
-    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
-      return errc::failed_precondition;
-    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
-    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
-      return errc::invalid_input;
-    default:
-      return errc::unavailable;
-  }
-}
-
-result<conf_ptr> make_conf(const kafka_address& a,
-                           std::initializer_list<std::pair<const char*, std::string>> extra) {
-  conf_ptr c(rd_kafka_conf_new());
-  std::initializer_list<std::pair<const char*, std::string>> common = {
-      {"bootstrap.servers", a.bootstrap},
-      {"reconnect.backoff.ms", "50"},
-      {"reconnect.backoff.max.ms", "1000"},
-      {"socket.nagle.disable", "true"},  // small latency-bound requests (kafka_log.cpp)
-  };
-  char err[512];
-  for (const auto& [k, v] : common)
-    if (rd_kafka_conf_set(c.get(), k, v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK)
-      return fail(errc::internal, std::string("librdkafka config ") + k + "=" + v + ": " + err);
-  for (const auto& [k, v] : extra)
-    if (rd_kafka_conf_set(c.get(), k, v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK)
-      return fail(errc::internal, std::string("librdkafka config ") + k + "=" + v + ": " + err);
-  rd_kafka_conf_set_log_cb(c.get(), log_cb);
-  return c;
-}
-
-int ms_left(clock_type::time_point deadline) {
-  auto left = std::chrono::duration_cast<milliseconds>(deadline - clock_type::now()).count();
-  return left < 0 ? 0 : static_cast<int>(left);
-}
 
 // Creates a one-partition topic with the explicit configuration kafka_log gives a log topic
 // (nothing deleted or compacted), if missing, and waits until partition 0 has a leader.
@@ -149,36 +55,10 @@ result<void> ensure_topic(rd_kafka_t* rk, const kafka_address& a, const std::str
                   where);
     if (exists && leader) return {};
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR && !exists && !created) {
-      char err[512];
-      rd_kafka_NewTopic_t* nt =
-          rd_kafka_NewTopic_new(topic.c_str(), 1, a.replication, err, sizeof(err));
-      if (!nt) return fail(errc::invalid_input, std::string("new topic: ") + err, where);
-      const std::pair<const char*, const char*> cfg[] = {
-          {"cleanup.policy", "delete"},
-          {"retention.ms", "-1"},
-          {"retention.bytes", "-1"},
-          {"min.insync.replicas", a.replication > 1 ? "2" : "1"},
-          {"unclean.leader.election.enable", "false"},
-      };
-      for (const auto& [k, v] : cfg) (void)rd_kafka_NewTopic_set_config(nt, k, v);
-      std::unique_ptr<rd_kafka_AdminOptions_t, admin_options_deleter> ao(
-          rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS));
-      const int to = std::max(ms_left(deadline), 5000);
-      rd_kafka_AdminOptions_set_operation_timeout(ao.get(), to, err, sizeof(err));
-      rd_kafka_AdminOptions_set_request_timeout(ao.get(), to, err, sizeof(err));
-      queue_ptr q(rd_kafka_queue_new(rk));
-      rd_kafka_CreateTopics(rk, &nt, 1, ao.get(), q.get());
-      rd_kafka_NewTopic_destroy(nt);
-      event_ptr ev(rd_kafka_queue_poll(q.get(), to + 2000));
-      if (!ev) return fail(errc::unavailable, "create topic " + topic + ": timed out", where);
-      const auto* res = rd_kafka_event_CreateTopics_result(ev.get());
-      std::size_t n = 0;
-      const auto** topics = res ? rd_kafka_CreateTopics_result_topics(res, &n) : nullptr;
-      for (std::size_t i = 0; i < n; ++i) {
-        auto te = rd_kafka_topic_result_error(topics[i]);
-        if (te != RD_KAFKA_RESP_ERR_NO_ERROR && te != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
-          return fail(code_of(te), "create topic " + topic + ": " + err_text(te), where);
-      }
+      if (auto c = create_topic(rk, topic, 1, a.replication, {}, std::max(ms_left(deadline), 5000),
+                                where);
+          !c)
+        return c;
       created = true;
     }
     if (ms_left(deadline) == 0)
@@ -252,7 +132,7 @@ struct kafka_leader_elector::impl {
   // Raises the fence for a new term: a new transactional producer and init_transactions,
   // which bumps the epoch of transactional.id `control` and so fences every older producer.
   result<void> open_term() {
-    auto c = make_conf(
+    auto c = base_conf(
         addr, {
                   {"client.id", opts.id},
                   {"transactional.id", control},
@@ -374,7 +254,7 @@ result<std::unique_ptr<kafka_leader_elector>> kafka_leader_elector::open(std::st
   im->decisions = a->topic + ".decisions." + sname;
   im->name = "kafka://" + a->bootstrap + "/" + a->topic + " leader " + sname;
   {
-    auto c = make_conf(*a, {{"client.id", im->opts.id}});
+    auto c = base_conf(*a, {{"client.id", im->opts.id}});
     if (!c) return tl::unexpected(c.error());
     char err[512];
     handle_ptr admin(rd_kafka_new(RD_KAFKA_PRODUCER, c->get(), err, sizeof(err)));
@@ -384,7 +264,7 @@ result<std::unique_ptr<kafka_leader_elector>> kafka_leader_elector::open(std::st
       if (auto r = ensure_topic(admin.get(), *a, *t, im->name); !r)
         return tl::unexpected(r.error());
   }
-  auto c = make_conf(
+  auto c = base_conf(
       *a, {
               {"client.id", im->opts.id},
               {"group.id", im->control},
@@ -510,7 +390,7 @@ result<std::uint64_t> read_decisions(
   const std::string topic = a->topic + ".decisions." + std::string(singleton);
   const std::string where = "kafka " + topic + "/0";
   auto c =
-      make_conf(*a, {
+      base_conf(*a, {
                         {"group.id", "colony-reader"},
                         {"enable.auto.commit", "false"},
                         {"enable.partition.eof", "true"},

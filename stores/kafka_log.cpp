@@ -16,6 +16,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "messages/aligned.hpp"
+#include "stores/kafka_client.hpp"
 
 namespace colony::stores {
 
@@ -170,137 +171,11 @@ record_facts facts_of(const rd_kafka_message_t* m, messages::byte_buffer& scratc
   return {env->offset(), ek != mk};
 }
 
-using clock_type = std::chrono::steady_clock;
+using namespace kafka_client;  // handles, settings, error mapping (stores/kafka_client.hpp)
 using std::chrono::milliseconds;
 
 constexpr std::int32_t partition = 0;                  // the ordering partition
 constexpr const char* max_message_bytes = "67108864";  // > kafka_max_batch_bytes + overhead
-
-int ms_left(clock_type::time_point deadline) {
-  auto left = std::chrono::duration_cast<milliseconds>(deadline - clock_type::now()).count();
-  return left < 0 ? 0 : static_cast<int>(left);
-}
-
-// librdkafka logs reconnect attempts at error level; they are expected during broker
-// outages, and failures reach callers as values, so logs go to stderr only on request.
-void log_cb(const rd_kafka_t*, int level, const char* fac, const char* buf) {
-  static const bool on = std::getenv("COLONY_KAFKA_DEBUG") != nullptr;
-  if (on) std::fprintf(stderr, "rdkafka %d %s: %s\n", level, fac, buf);
-}
-
-struct conf_deleter {
-  void operator()(rd_kafka_conf_t* c) const { rd_kafka_conf_destroy(c); }
-};
-using conf_ptr = std::unique_ptr<rd_kafka_conf_t, conf_deleter>;
-
-result<void> set(rd_kafka_conf_t* c, const char* k, const std::string& v) {
-  char err[512];
-  if (rd_kafka_conf_set(c, k, v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK)
-    return fail(errc::internal, std::string("librdkafka config ") + k + "=" + v + ": " + err);
-  return {};
-}
-
-result<conf_ptr> base_conf(const kafka_address& a,
-                           std::initializer_list<std::pair<const char*, std::string>> extra) {
-  conf_ptr c(rd_kafka_conf_new());
-  std::initializer_list<std::pair<const char*, std::string>> common = {
-      {"bootstrap.servers", a.bootstrap},
-      {"client.id", "colony"},
-      // Come back quickly after a broker restart (defaults back off to 10 s).
-      {"reconnect.backoff.ms", "50"},
-      {"reconnect.backoff.max.ms", "1000"},
-      {"topic.metadata.refresh.interval.ms", "10000"},
-      // Requests are small and latency-bound (one append, one fetch at a time); with Nagle on,
-      // a request written while the previous segment awaits its delayed ACK waits up to 40 ms
-      // on Linux. Measured: kafka.e2e_latency max 26-74 ms with Nagle, 15 ms without.
-      {"socket.nagle.disable", "true"},
-  };
-  for (const auto& [k, v] : common)
-    if (auto s = set(c.get(), k, v); !s) return tl::unexpected(s.error());
-  for (const auto& [k, v] : extra)
-    if (auto s = set(c.get(), k, v); !s) return tl::unexpected(s.error());
-  rd_kafka_conf_set_log_cb(c.get(), log_cb);
-  return c;
-}
-
-errc code_of(rd_kafka_resp_err_t e) {
-  switch (e) {
-    case RD_KAFKA_RESP_ERR__TRANSPORT:
-    case RD_KAFKA_RESP_ERR__TIMED_OUT:
-    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
-    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
-    case RD_KAFKA_RESP_ERR__RESOLVE:
-    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
-    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
-    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
-    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
-    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case RD_KAFKA_RESP_ERR__WAIT_COORD:
-    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
-    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
-    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
-      return errc::unavailable;
-    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
-    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
-    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
-      return errc::not_found;
-    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
-    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
-    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
-    case RD_KAFKA_RESP_ERR_INVALID_MSG:
-      return errc::invalid_input;
-    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
-      return errc::out_of_range;
-    case RD_KAFKA_RESP_ERR__FENCED:
-    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
-    case RD_KAFKA_RESP_ERR_PRODUCER_FENCED:
-    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
-    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
-      return errc::failed_precondition;
-    default:
-      return errc::unavailable;
-  }
-}
-
-std::string err_text(rd_kafka_resp_err_t e) {
-  return std::string(rd_kafka_err2name(e)) + ": " + rd_kafka_err2str(e);
-}
-
-struct handle_deleter {
-  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
-};
-using handle_ptr = std::unique_ptr<rd_kafka_t, handle_deleter>;
-
-struct topic_deleter {
-  void operator()(rd_kafka_topic_t* t) const { rd_kafka_topic_destroy(t); }
-};
-using topic_ptr = std::unique_ptr<rd_kafka_topic_t, topic_deleter>;
-
-struct event_deleter {
-  void operator()(rd_kafka_event_t* e) const { rd_kafka_event_destroy(e); }
-};
-using event_ptr = std::unique_ptr<rd_kafka_event_t, event_deleter>;
-
-struct queue_deleter {
-  void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
-};
-using queue_ptr = std::unique_ptr<rd_kafka_queue_t, queue_deleter>;
-
-struct tpl_deleter {
-  void operator()(rd_kafka_topic_partition_list_t* l) const {
-    rd_kafka_topic_partition_list_destroy(l);
-  }
-};
-using tpl_ptr = std::unique_ptr<rd_kafka_topic_partition_list_t, tpl_deleter>;
-
-struct message_deleter {
-  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
-};
-using message_ptr = std::unique_ptr<rd_kafka_message_t, message_deleter>;
-
-struct admin_options_deleter {
-  void operator()(rd_kafka_AdminOptions_t* o) const { rd_kafka_AdminOptions_destroy(o); }
-};
 
 result<std::uint64_t> parse_u64(std::string_view s, std::string_view what) {
   std::uint64_t v = 0;
@@ -505,58 +380,22 @@ struct kafka_log::impl {
   }
 
   result<void> create_topic(int timeout_ms) {
-    char err[512];
-    rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(addr.topic.c_str(), addr.partitions,
-                                                    addr.replication, err, sizeof(err));
-    if (!nt) return fail(errc::invalid_input, std::string("new topic: ") + err, name);
-    const std::string min_isr = addr.replication > 1 ? "2" : "1";
-    std::vector<std::pair<const char*, std::string>> cfg = {
-        {"cleanup.policy", "delete"},
-        {"retention.ms", "-1"},
-        {"retention.bytes", "-1"},
-        {"min.insync.replicas", min_isr},
-        {"unclean.leader.election.enable", "false"},
+    std::vector<std::pair<const char*, std::string>> extra = {
         {"max.message.bytes", max_message_bytes},
         {"message.timestamp.type", "CreateTime"},
     };
     // An acknowledged append reaches the disk before the acknowledgement, as the embedded
     // log's synced WAL does: with one replica, replication cannot stand in for fsync.
-    if (opts.sync) cfg.emplace_back("flush.messages", "1");
-    for (const auto& [k, v] : cfg) {
-      if (auto e = rd_kafka_NewTopic_set_config(nt, k, v.c_str());
-          e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        rd_kafka_NewTopic_destroy(nt);
-        return fail(errc::internal, std::string("topic config ") + k + ": " + err_text(e), name);
-      }
-    }
-    std::unique_ptr<rd_kafka_AdminOptions_t, admin_options_deleter> ao(
-        rd_kafka_AdminOptions_new(control.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS));
-    rd_kafka_AdminOptions_set_operation_timeout(ao.get(), timeout_ms, err, sizeof(err));
-    rd_kafka_AdminOptions_set_request_timeout(ao.get(), timeout_ms, err, sizeof(err));
-    queue_ptr q(rd_kafka_queue_new(control.get()));
-    rd_kafka_CreateTopics(control.get(), &nt, 1, ao.get(), q.get());
-    rd_kafka_NewTopic_destroy(nt);
-    event_ptr ev;
-    if (auto w = admin_wait(q.get(), ev, timeout_ms); !w) return w;
-    const auto* res = rd_kafka_event_CreateTopics_result(ev.get());
-    std::size_t n = 0;
-    const auto** topics = rd_kafka_CreateTopics_result_topics(res, &n);
-    for (std::size_t i = 0; i < n; ++i) {
-      auto e = rd_kafka_topic_result_error(topics[i]);
-      if (e == RD_KAFKA_RESP_ERR_NO_ERROR || e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) continue;
-      const char* msg = rd_kafka_topic_result_error_string(topics[i]);
-      return fail(code_of(e),
-                  "cannot create the topic: " + err_text(e) + (msg ? std::string(" ") + msg : ""),
-                  name);
-    }
-    return {};
+    if (opts.sync) extra.emplace_back("flush.messages", "1");
+    return kafka_client::create_topic(control.get(), addr.topic, addr.partitions, addr.replication,
+                                      extra, timeout_ms, name);
   }
 
   // The topic settings the contract relies on: nothing is ever deleted or compacted away.
   result<void> check_config(int timeout_ms) {
     char err[512];
     auto* res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, addr.topic.c_str());
-    std::unique_ptr<rd_kafka_AdminOptions_t, admin_options_deleter> ao(
+    admin_options_ptr ao(
         rd_kafka_AdminOptions_new(control.get(), RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS));
     rd_kafka_AdminOptions_set_request_timeout(ao.get(), timeout_ms, err, sizeof(err));
     queue_ptr q(rd_kafka_queue_new(control.get()));
