@@ -6,9 +6,9 @@
 // record_batches; the router routes each event to the actors routes() names and sends each
 // actor ONE message per flush with its records in log order, so every actor applies its events
 // in log order (CAF keeps per sender-receiver order). Live mode flushes every batch; replay
-// mode keeps routing while more batches are queued (up to a bound), so a replayed log costs
+// mode holds routed records until there are about eight per actor, so a replayed log costs
 // about one message per actor per flush instead of one per event. Every other router message
-// (proposal, collect, sync, load, count) flushes first.
+// (proposal, collect, sync, load, count) flushes first, so holding is never observable.
 //
 // Live mode (a host constructed with a decision_sink) also runs the binding protocol and
 // components:
