@@ -143,4 +143,30 @@ result<void> create_topic(rd_kafka_t* rk, const std::string& topic, int partitio
   return {};
 }
 
+result<void> delete_topic(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
+                          const std::string& where) {
+  char err[512];
+  rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(topic.c_str());
+  admin_options_ptr ao(rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS));
+  rd_kafka_AdminOptions_set_operation_timeout(ao.get(), timeout_ms, err, sizeof(err));
+  rd_kafka_AdminOptions_set_request_timeout(ao.get(), timeout_ms, err, sizeof(err));
+  queue_ptr q(rd_kafka_queue_new(rk));
+  rd_kafka_DeleteTopics(rk, &dt, 1, ao.get(), q.get());
+  rd_kafka_DeleteTopic_destroy(dt);
+  event_ptr ev(rd_kafka_queue_poll(q.get(), timeout_ms + 2000));
+  if (!ev) return fail(errc::unavailable, "delete topic " + topic + ": timed out", where);
+  if (auto e = rd_kafka_event_error(ev.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return fail(code_of(e), "delete topic " + topic + ": " + rd_kafka_event_error_string(ev.get()),
+                where);
+  const auto* res = rd_kafka_event_DeleteTopics_result(ev.get());
+  std::size_t n = 0;
+  const auto** topics = res ? rd_kafka_DeleteTopics_result_topics(res, &n) : nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto e = rd_kafka_topic_result_error(topics[i]);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR || e == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) continue;
+    return fail(code_of(e), "cannot delete topic " + topic + ": " + err_text(e), where);
+  }
+  return {};
+}
+
 }  // namespace colony::stores::kafka_client

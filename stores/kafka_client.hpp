@@ -76,4 +76,8 @@ using settings = std::initializer_list<std::pair<const char*, std::string>>;
     const std::vector<std::pair<const char*, std::string>>& extra, int timeout_ms,
     const std::string& where);
 
+// Deletes `topic` through the admin API of `rk`; a missing topic is not an error.
+[[nodiscard]] result<void> delete_topic(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
+                                        const std::string& where);
+
 }  // namespace colony::stores::kafka_client

@@ -1359,6 +1359,19 @@ result<std::optional<log_offset>> kafka_log::committed(const std::string& group)
 
 namespace colony::stores {
 
+result<void> delete_kafka_topic(std::string_view name) {
+  auto a = parse_kafka_name(name);
+  if (!a) return tl::unexpected(a.error());
+  auto c = base_conf(*a, {});
+  if (!c) return tl::unexpected(c.error());
+  char err[512];
+  handle_ptr rk(rd_kafka_new(RD_KAFKA_PRODUCER, c->get(), err, sizeof(err)));
+  if (!rk) return fail(errc::internal, std::string("librdkafka: ") + err, std::string(name));
+  (void)c->release();  // owned by rk now
+  const int timeout_ms = static_cast<int>(std::max<std::int64_t>(a->connect_timeout.count(), 1000));
+  return delete_topic(rk.get(), a->topic, timeout_ms, std::string(name));
+}
+
 std::int32_t kafka_partition_of(std::string_view key, std::int32_t partitions) {
   if (key.empty() || partitions <= 1) return 0;
   // librdkafka's own murmur2 partitioner (Java-compatible); it does not use the topic handle.

@@ -6,6 +6,8 @@
 //   kafka.replay       topic -> verified read, -> world fold, -> entity actors (deliver, collect);
 //                      1M events over 5000 nodes and 50 000 pods (steady population)
 // Figures measured here: docs/subscribing.md.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -42,6 +44,19 @@ std::string topic_name(const char* what) {
   std::random_device rd;
   return std::string("bench-") + what + "-" + std::to_string(rd() % 100000000);
 }
+
+// Deletes the benchmark's topic when it goes out of scope (declared before the logs that use
+// it): a broker that kept every run's topics ran the same replay ~30% slower after ~50 of them.
+struct dropped_topic {
+  std::string name;
+  explicit dropped_topic(std::string n) : name(std::move(n)) {}
+  dropped_topic(const dropped_topic&) = delete;
+  dropped_topic& operator=(const dropped_topic&) = delete;
+  ~dropped_topic() {
+    if (auto r = stores::delete_kafka_topic(name); !r)
+      std::fprintf(stderr, "bench: %s\n", r.error().describe().c_str());
+  }
+};
 
 std::unique_ptr<stores::kafka_log> open(const std::string& name, bool sync,
                                         bool read_only = false) {
@@ -96,7 +111,8 @@ COLONY_BENCH("kafka.produce", "Kafka append of ~200-byte events, idempotent acks
   if (b.empty()) return;
   const std::uint64_t n = ctx.quick() ? 20000 : 300000;
   for (bool sync : {true, false}) {
-    auto log = open("kafka://" + b + "/" + topic_name("produce"), sync);
+    const dropped_topic topic("kafka://" + b + "/" + topic_name("produce"));
+    auto log = open(topic.name, sync);
     if (!log) return;
     std::size_t bytes = 0;
     const double s = produce(*log, n, 1000, &bytes);
@@ -111,6 +127,7 @@ COLONY_BENCH("kafka.produce", "Kafka append of ~200-byte events, idempotent acks
 // Latency of one paced run on a fresh topic (fsync per append when sync).
 void e2e_latency(context& ctx, const std::string& b, bool sync) {
   const std::string name = "kafka://" + b + "/" + topic_name("latency");
+  const dropped_topic topic(name);
   auto writer = open(name, sync);
   auto reader = open(name, sync, true);
   if (!writer || !reader) return;
@@ -190,17 +207,24 @@ COLONY_BENCH("kafka.e2e_latency", "Kafka append -> follow latency at a paced 10k
   e2e_latency(ctx, b, true);  // flush.messages=1: the broker fsyncs every append
 }
 
+// The broker's ~250 MB of a freshly written topic sit in the page cache as dirty pages, and the
+// kernel writes them back in bursts of ~260 MB that land inside the timed read (vmstat showed
+// them with 5-7 % steal). Writing them back first measures the read, not the disk.
+void settle_writeback() { ::sync(); }
+
 // The consumer alone: topic -> verified records (fetch + decode), no state. Best of three
 // reads of the same topic, so a stall of the shared machine in one read does not decide it.
 COLONY_BENCH("kafka.read", "Kafka topic -> verified records (fetch + decode), one consumer") {
   const auto b = bootstrap();
   if (b.empty()) return;
   const std::string name = "kafka://" + b + "/" + topic_name("read");
+  const dropped_topic topic(name);
   const std::uint64_t n = ctx.quick() ? 100000 : 1000000;
   {
     auto w = open(name, false);
     if (!w || produce(*w, n, 5000, nullptr) <= 0) return;
   }
+  settle_writeback();
   auto log = open(name, false, true);
   if (!log) return;
   double best = 0;
@@ -227,11 +251,13 @@ COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, delive
   const auto b = bootstrap();
   if (b.empty()) return;
   const std::string name = "kafka://" + b + "/" + topic_name("replay");
+  const dropped_topic topic(name);
   const std::uint64_t n = ctx.quick() ? 100000 : 1000000;
   {
     auto w = open(name, false);
     if (!w || produce(*w, n, 5000, nullptr) <= 0) return;
   }
+  settle_writeback();
   auto log = open(name, false, true);
   if (!log) return;
   std::uint64_t states = 0;
@@ -272,38 +298,56 @@ COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, delive
   report_times("kafka.replay_world", ws, cpu0);
   // Into the entity actors: from the first read to every entity's state in hand (collect).
   // Starting the actor system before and stopping it after (destroying ~55k actors) are not
-  // replay; they are reported on their own.
-  auto host = std::make_unique<entities::actor_host>();
-  double delivered_s = 0;
-  cpu0 = std::clock();
-  const auto t0 = std::chrono::steady_clock::now();
-  const double s = seconds_of([&] {
-    auto batch = std::make_shared<entities::record_batch>();
-    auto r = log->read(0, no_offset, [&](log_offset, messages::bytes_view v) {
-      batch->add(v);
-      if (batch->size() >= 4096) {
-        host->deliver(std::move(batch));
-        batch = std::make_shared<entities::record_batch>();
-      }
-      return true;
+  // replay; they are reported on their own. Three passes over the same topic, each into a new
+  // actor system: the median is the figure, with the slowest and fastest beside it (on the
+  // shared 2-core box the broker and the machine move single passes by +-20%).
+  struct pass {
+    double s, cpu, delivered, shutdown;
+  };
+  std::vector<pass> passes;
+  for (int k = 0; k < (ctx.quick() ? 1 : 3); ++k) {
+    auto host = std::make_unique<entities::actor_host>(
+        std::getenv("TMP_T") ? std::atoi(std::getenv("TMP_T")) : 0);
+    pass p{};
+    const auto c0 = std::clock();
+    const auto t0 = std::chrono::steady_clock::now();
+    p.s = seconds_of([&] {
+      auto batch = std::make_shared<entities::record_batch>();
+      auto r = log->read(0, no_offset, [&](log_offset, messages::bytes_view v) {
+        batch->add(v);
+        if (batch->size() >= 4096) {
+          host->deliver(std::move(batch));
+          batch = std::make_shared<entities::record_batch>();
+        }
+        return true;
+      });
+      if (batch->size() > 0) host->deliver(std::move(batch));
+      p.delivered = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      auto c = host->collect();
+      ok = r && *r == n && c;
+      if (c) states = c->size();
     });
-    if (batch->size() > 0) host->deliver(std::move(batch));
-    delivered_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    auto c = host->collect();
-    ok = r && *r == n && c;
-    if (c) states = c->size();
-  });
-  if (!ok) {
-    std::fprintf(stderr, "bench: replay failed\n");
-    return;
+    p.cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    if (!ok) {
+      std::fprintf(stderr, "bench: replay failed\n");
+      return;
+    }
+    p.shutdown = seconds_of([&] { host.reset(); });
+    passes.push_back(p);
   }
   do_not_optimize(states);
-  ctx.report("kafka.replay_actors.events_per_s", static_cast<double>(n) / s, "events/s");
-  report_times("kafka.replay_actors", s, cpu0);
+  std::sort(passes.begin(), passes.end(), [](const pass& a, const pass& b) { return a.s < b.s; });
+  const pass& med = passes[passes.size() / 2];
+  const double nd = static_cast<double>(n);
+  ctx.report("kafka.replay_actors.events_per_s", nd / med.s, "events/s");
+  ctx.report("kafka.replay_actors.slowest_events_per_s", nd / passes.back().s, "events/s");
+  ctx.report("kafka.replay_actors.fastest_events_per_s", nd / passes.front().s, "events/s");
+  ctx.report("kafka.replay_actors.wall_s", med.s, "s");
+  ctx.report("kafka.replay_actors.cpu_s", med.cpu, "s");
   // When the reader had handed its last batch over; the rest of the wall is the actors
   // catching up and the state round.
-  ctx.report("kafka.replay_actors.delivered_s", delivered_s, "s");
-  ctx.report("kafka.replay_actors.shutdown_s", seconds_of([&] { host.reset(); }), "s");
+  ctx.report("kafka.replay_actors.delivered_s", med.delivered, "s");
+  ctx.report("kafka.replay_actors.shutdown_s", med.shutdown, "s");
   ctx.report("kafka.replay_actors.entities", static_cast<double>(states), "actors");
 }
 
@@ -324,11 +368,13 @@ COLONY_BENCH("kafka.group_consume", "Kafka consumer group: one member, 6 partiti
   const auto b = bootstrap();
   if (b.empty()) return;
   const std::string name = "kafka://" + b + "/" + topic_name("group") + "?partitions=6";
+  const dropped_topic topic(name);
   const std::uint64_t n = ctx.quick() ? 100000 : 1000000;
   {
     auto w = open(name, false);
     if (!w || produce(*w, n, 5000, nullptr) <= 0) return;
   }
+  settle_writeback();
   auto log = open(name, false, true);
   if (!log) return;
   auto ends = log->partition_ends();
