@@ -153,6 +153,26 @@ TEST_F(KafkaBroker, MissingTopicIsNotFoundForReaders) {
   EXPECT_EQ(l.error().code, errc::not_found) << l.error().describe();
 }
 
+TEST_F(KafkaBroker, DeletedTopicIsGoneAndDeletingAgainIsNotAnError) {
+  {
+    auto w = open();
+    ASSERT_NE(w, nullptr);
+    fill(*w, 5);
+  }
+  auto d = stores::delete_kafka_topic(name_);
+  ASSERT_TRUE(d) << d.error().describe();
+  // The broker drops the topic's metadata asynchronously: readers find it gone within seconds.
+  errc code = errc::internal;
+  for (int i = 0; i < 100 && code != errc::not_found; ++i) {
+    auto l = stores::kafka_log::open(name_, stores::log_options{false, true, true});
+    if (!l) code = l.error().code;
+    if (code != errc::not_found) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(code, errc::not_found);
+  auto again = stores::delete_kafka_topic(name_);
+  EXPECT_TRUE(again) << again.error().describe();
+}
+
 TEST_F(KafkaBroker, ReadOnlyOpenSeesEverythingAndRefusesAppends) {
   {
     auto w = open();
