@@ -1016,8 +1016,8 @@ result<void> simulator::on_pod_submit(std::int64_t t, std::uint32_t pi) {
   auto& info = p.info;
   info.key = p.key;
   info.priority = p.priority;
-  info.priority_class_label = static_cast<scheduler::priority_class>(m->koord_priority_class);
-  info.qos_label = static_cast<scheduler::qos_class>(m->koord_qos);
+  info.priority_class_label = m->koord_priority_class;
+  info.qos_label = m->koord_qos;
   switch (m->pod.status_qos_class) {
     case admission::kube_qos_class::guaranteed:
       info.kube_qos_class = scheduler::kube_qos::guaranteed;
