@@ -13,10 +13,12 @@
 #include <gtest/gtest.h>
 
 #include "actors/admission/profile_loader.hpp"
+#include "tests/support/component_feed.hpp"
 
 namespace colony::admission_actor {
 namespace {
 
+using colony::testing::feed;
 using messages::byte_buffer;
 using messages::to_string_view;
 
@@ -137,18 +139,6 @@ colocation_profile_component make_component(std::uint64_t seed = 7) {
   EXPECT_TRUE(pcs.has_value()) << pcs.error().describe();
   opt.priority_classes = *pcs;
   return colocation_profile_component(std::move(*set), std::move(opt));
-}
-
-// Feeds [from, end) of the log to the component and returns what it emitted.
-std::vector<byte_buffer> feed(colocation_profile_component& c, const test_log& log,
-                              std::uint64_t from = 0) {
-  std::vector<byte_buffer> out;
-  for (auto i = from; i < log.records.size(); ++i) {
-    const auto& env = log.at(i);
-    if (c.wants(env.payload_type())) c.on_event(env, out);
-  }
-  c.on_batch_end(out);
-  return out;
 }
 
 const wire::Envelope& decoded(const byte_buffer& b) {

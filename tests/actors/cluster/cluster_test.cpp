@@ -39,6 +39,7 @@
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
 #include "stores/event_log.hpp"
 #include "tests/actors/slo_controller_actor/event_log.hpp"
+#include "tests/support/wire_terms.hpp"
 
 namespace colony {
 namespace {
@@ -46,6 +47,7 @@ namespace {
 using messages::byte_buffer;
 using messages::to_string_view;
 using testing::gib;
+using testing::terms_of;
 
 constexpr std::int64_t period_ms = 60000;
 constexpr int nodes = 4, ls_pods = 8, be_pods = 8, periods = 10;
@@ -365,14 +367,6 @@ run_result run_cluster(const run_options& ro) {
 }
 
 // ---- the audit: the final log folded in order -----------------------------------------------
-
-std::map<std::string, std::int64_t> terms_of(
-    const flatbuffers::Vector<flatbuffers::Offset<wire::Term>>* v) {
-  std::map<std::string, std::int64_t> m;
-  if (v != nullptr)
-    for (const auto* t : *v) m[std::string(to_string_view(t->name()))] = t->value();
-  return m;
-}
 
 struct eviction {
   std::uint64_t offset;

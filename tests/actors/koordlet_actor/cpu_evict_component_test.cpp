@@ -9,33 +9,25 @@
 
 #include "actors/koordlet/actor/koordlet_component.hpp"
 #include "tests/actors/slo_controller_actor/event_log.hpp"
+#include "tests/support/batch_resources.hpp"
+#include "tests/support/component_feed.hpp"
+#include "tests/support/wire_terms.hpp"
 
 namespace colony::koordlet_actor {
 namespace {
 
+using colony::testing::batch_req;
 using colony::testing::cpu_mem;
 using colony::testing::decoded;
 using colony::testing::event_log;
+using colony::testing::feed;
 using colony::testing::gib;
+using colony::testing::terms_of;
 using messages::byte_buffer;
 using messages::to_string_view;
 namespace kl = koordlet;
 
 constexpr std::int64_t interval_ms = 10000;
-
-resource_list batch_req(std::int64_t cpu, std::int64_t mem) {
-  resource_list r;
-  r.batch_cpu_milli = cpu;
-  r.batch_memory_bytes = mem;
-  return r;
-}
-
-std::map<std::string, std::int64_t> terms_of(
-    const flatbuffers::Vector<flatbuffers::Offset<wire::Term>>* v) {
-  std::map<std::string, std::int64_t> m;
-  for (const auto* t : *v) m[std::string(to_string_view(t->name()))] = t->value();
-  return m;
-}
 
 koordlet_options options() {
   koordlet_options o;
@@ -86,12 +78,7 @@ std::vector<evicted> run(koordlet_component& c, event_log& log, std::int64_t unt
       if (p.qos == kl::qos_class::be && !p.evicted)
         pods.push_back({p.ns + "/" + p.name, 1900 / be, 2 * gib});
     const auto m = log.metric(t, "n1", 12000 + (be > 0 ? 1900 : 0), 20 * gib, pods);
-    std::vector<byte_buffer> out;
-    for (auto i = from; i < log.records.size(); ++i) {
-      const auto& env = log.at(i);
-      if (c.wants(env.payload_type())) c.on_event(env, out);
-    }
-    c.on_batch_end(out);
+    auto out = feed(c, log, from);
     from = log.records.size();
     for (auto& b : out) {
       const auto& env = decoded(b);

@@ -9,42 +9,23 @@
 #include <gtest/gtest.h>
 
 #include "tests/actors/slo_controller_actor/event_log.hpp"
+#include "tests/support/batch_resources.hpp"
+#include "tests/support/component_feed.hpp"
+#include "tests/support/wire_terms.hpp"
 
 namespace colony::koordlet_actor {
 namespace {
 
+using colony::testing::batch_req;
 using colony::testing::cpu_mem;
 using colony::testing::decoded;
 using colony::testing::event_log;
+using colony::testing::feed;
 using colony::testing::gib;
+using colony::testing::terms_of;
 using messages::byte_buffer;
 using messages::to_string_view;
 namespace kl = koordlet;
-
-std::vector<byte_buffer> feed(koordlet_component& c, const event_log& log, std::uint64_t from = 0,
-                              std::uint64_t to = ~0ull) {
-  std::vector<byte_buffer> out;
-  for (auto i = from; i < log.records.size() && i < to; ++i) {
-    const auto& env = log.at(i);
-    if (c.wants(env.payload_type())) c.on_event(env, out);
-  }
-  c.on_batch_end(out);
-  return out;
-}
-
-resource_list batch_req(std::int64_t cpu, std::int64_t mem) {
-  resource_list r;
-  r.batch_cpu_milli = cpu;
-  r.batch_memory_bytes = mem;
-  return r;
-}
-
-std::map<std::string, std::int64_t> terms_of(
-    const flatbuffers::Vector<flatbuffers::Offset<wire::Term>>* v) {
-  std::map<std::string, std::int64_t> m;
-  for (const auto* t : *v) m[std::string(to_string_view(t->name()))] = t->value();
-  return m;
-}
 
 // Node n1: 16 cores, 64 GiB; a prod LS pod and two BE pods placed on it; another node's pod
 // admitted but placed elsewhere.

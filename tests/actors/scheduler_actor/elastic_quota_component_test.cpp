@@ -9,6 +9,7 @@
 #include "actors/scheduler/elastic_quota.hpp"
 #include "tests/actors/quota_actor/quota_test_events.hpp"
 #include "tests/actors/scheduler_actor/test_events.hpp"
+#include "tests/support/component_feed.hpp"
 
 namespace colony {
 namespace {
@@ -33,14 +34,7 @@ struct quota_rig {
     s = std::move(*c);
   }
   std::vector<messages::byte_buffer> batch(std::vector<messages::byte_buffer> recs) {
-    std::vector<messages::byte_buffer> out;
-    for (auto& r : recs) {
-      kept.push_back(stamp(std::move(r)));
-      const auto& env = testing::env_of(kept.back());
-      if (s->wants(env.payload_type())) s->on_event(env, out);
-    }
-    s->on_batch_end(out);
-    return out;
+    return testing::feed_batch(*s, stamp, kept, std::move(recs));
   }
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/actors/scheduler_actor/test_events.hpp"
+#include "tests/support/component_feed.hpp"
 
 namespace colony {
 namespace {
@@ -26,14 +27,7 @@ struct rig {
   }
   // One delivered batch; returns what the component emitted.
   std::vector<messages::byte_buffer> batch(std::vector<messages::byte_buffer> recs) {
-    std::vector<messages::byte_buffer> out;
-    for (auto& r : recs) {
-      kept.push_back(stamp(std::move(r)));
-      const auto& env = testing::env_of(kept.back());
-      if (s->wants(env.payload_type())) s->on_event(env, out);
-    }
-    s->on_batch_end(out);
-    return out;
+    return testing::feed_batch(*s, stamp, kept, std::move(recs));
   }
 };
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/actors/slo_controller_actor/event_log.hpp"
+#include "tests/support/component_feed.hpp"
 
 namespace colony::slo_controller_actor {
 namespace {
@@ -15,6 +16,7 @@ namespace {
 using colony::testing::cpu_mem;
 using colony::testing::decoded;
 using colony::testing::event_log;
+using colony::testing::feed;
 using colony::testing::gib;
 using messages::byte_buffer;
 using messages::to_string_view;
@@ -22,17 +24,6 @@ namespace sc = slo_controller;
 
 constexpr std::string_view enabled_config =
     R"({"colocation-config": "{\"enable\": true, \"cpuReclaimThresholdPercent\": 60, \"memoryReclaimThresholdPercent\": 65}"})";
-
-std::vector<byte_buffer> feed(slo_controller_component& c, const event_log& log,
-                              std::uint64_t from = 0) {
-  std::vector<byte_buffer> out;
-  for (auto i = from; i < log.records.size(); ++i) {
-    const auto& env = log.at(i);
-    if (c.wants(env.payload_type())) c.on_event(env, out);
-  }
-  c.on_batch_end(out);
-  return out;
-}
 
 // Recomputes the policy over the component's inputs for `node` at `now`.
 struct expected {
