@@ -14,6 +14,7 @@
 
 #include "actors/admission/profile_loader.hpp"
 #include "tests/support/component_feed.hpp"
+#include "tests/support/priority_classes.hpp"
 
 namespace colony::admission_actor {
 namespace {
@@ -49,18 +50,9 @@ spec:
   schedulerName: koord-scheduler
 )";
 
-constexpr std::string_view priority_classes_yaml = R"(apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata:
-  name: koord-batch
-value: 5500
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata:
-  name: koord-prod
-value: 9500
----
+// koord-batch and koord-prod, then koord-mid.
+const std::string priority_classes_yaml =
+    std::string(colony::testing::koord_batch_prod_priority_classes_yaml) + R"(---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata:

@@ -39,6 +39,7 @@
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
 #include "stores/event_log.hpp"
 #include "tests/actors/slo_controller_actor/event_log.hpp"
+#include "tests/support/priority_classes.hpp"
 #include "tests/support/wire_terms.hpp"
 
 namespace colony {
@@ -83,18 +84,7 @@ spec:
   schedulerName: koord-scheduler
 )";
 
-constexpr std::string_view priority_classes_yaml = R"(apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata:
-  name: koord-batch
-value: 5500
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata:
-  name: koord-prod
-value: 9500
-)";
+constexpr std::string_view priority_classes_yaml = testing::koord_batch_prod_priority_classes_yaml;
 
 // slo-controller-config as the ConfigMap's data: co-location on; koordlet thresholds (the
 // NodeSLO the slo-controller renders) with BE CPU satisfaction eviction configured.
