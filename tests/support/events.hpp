@@ -4,16 +4,14 @@
 #include <string>
 
 #include "messages/codec.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony::testing {
 
 inline messages::byte_buffer node_registered(messages::event_builder& b, const std::string& name,
                                              std::int64_t cpu_milli, std::int64_t mem_bytes,
                                              std::int64_t t_ms = 0) {
-  resource_list cap;
-  cap.cpu_milli = cpu_milli;
-  cap.memory_bytes = mem_bytes;
-  cap.pods = 110;
+  const auto cap = cpu_mem(cpu_milli, mem_bytes, 110);
   auto& f = b.fbb();
   auto n = f.CreateString(name);
   auto c = b.resources(cap);
@@ -28,10 +26,7 @@ inline messages::byte_buffer node_registered(messages::event_builder& b, const s
 inline messages::byte_buffer pod_submitted(messages::event_builder& b, const std::string& pod,
                                            std::int64_t cpu_milli, std::int64_t mem_bytes,
                                            std::int64_t t_ms = 0) {
-  resource_list req;
-  req.cpu_milli = cpu_milli;
-  req.memory_bytes = mem_bytes;
-  req.pods = 1;
+  const auto req = cpu_mem(cpu_milli, mem_bytes, 1);
   auto& f = b.fbb();
   auto n = f.CreateString(pod);
   auto r = b.resources(req);
@@ -44,10 +39,7 @@ inline messages::byte_buffer pod_submitted(messages::event_builder& b, const std
 inline messages::byte_buffer pod_scheduled(messages::event_builder& b, const std::string& pod,
                                            const std::string& node, std::int64_t cpu_milli,
                                            std::int64_t mem_bytes, std::int64_t t_ms = 0) {
-  resource_list req;
-  req.cpu_milli = cpu_milli;
-  req.memory_bytes = mem_bytes;
-  req.pods = 1;
+  const auto req = cpu_mem(cpu_milli, mem_bytes, 1);
   auto& f = b.fbb();
   auto p = f.CreateString(pod);
   auto n = f.CreateString(node);

@@ -9,28 +9,18 @@
 
 #include "actors/admission/pod_spec.hpp"
 #include "messages/units.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony::admission::testing {
 
-inline resource_list cpu_mem(std::int64_t cpu_milli, std::int64_t memory_bytes) {
-  resource_list r;
-  r.cpu_milli = cpu_milli;
-  r.memory_bytes = memory_bytes;
-  return r;
-}
+using colony::testing::cpu_mem;
 
 inline resource_list batch(std::int64_t cpu_milli, std::int64_t memory_bytes) {
-  resource_list r;
-  r.batch_cpu_milli = cpu_milli;
-  r.batch_memory_bytes = memory_bytes;
-  return r;
+  return colony::testing::batch_req(cpu_milli, memory_bytes);
 }
 
 inline resource_list mid(std::int64_t cpu_milli, std::int64_t memory_bytes) {
-  resource_list r;
-  r.mid_cpu_milli = cpu_milli;
-  r.mid_memory_bytes = memory_bytes;
-  return r;
+  return colony::testing::mid_req(cpu_milli, memory_bytes);
 }
 
 inline container_spec container(std::string name, resource_list requests, resource_list limits) {

@@ -15,10 +15,12 @@
 #include "actors/admission/profile_loader.hpp"
 #include "tests/support/component_feed.hpp"
 #include "tests/support/priority_classes.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony::admission_actor {
 namespace {
 
+using colony::testing::cpu_mem;
 using colony::testing::feed;
 using messages::byte_buffer;
 using messages::to_string_view;
@@ -110,13 +112,6 @@ struct test_log {
                   wire::CreateConfigUpdated(fbb, k, n, s, deleted));
   }
 };
-
-resource_list cpu_mem(std::int64_t cpu, std::int64_t mem) {
-  resource_list r;
-  r.cpu_milli = cpu;
-  r.memory_bytes = mem;
-  return r;
-}
 
 constexpr std::int64_t gib = 1024LL * 1024 * 1024;
 

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/actors/slo_controller_actor/event_log.hpp"
-#include "tests/support/batch_resources.hpp"
 #include "tests/support/component_feed.hpp"
+#include "tests/support/resources.hpp"
 #include "tests/support/wire_terms.hpp"
 
 namespace colony::koordlet_actor {

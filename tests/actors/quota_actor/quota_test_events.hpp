@@ -11,6 +11,7 @@
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
 #include "tests/actors/scheduler_actor/test_events.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony::testing {
 
@@ -58,12 +59,5 @@ struct quota_event_factory {
     return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, pod, -1, "test"}, p);
   }
 };
-
-inline resource_list cpu_mem(std::int64_t cpu, std::int64_t mem) {
-  resource_list r;
-  r.cpu_milli = cpu;
-  r.memory_bytes = mem;
-  return r;
-}
 
 }  // namespace colony::testing

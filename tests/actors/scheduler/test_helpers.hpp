@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "actors/scheduler/framework.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony::scheduler::testing {
 
@@ -14,12 +15,7 @@ inline constexpr event_time kNow{1'700'000'000'000};  // an arbitrary event time
 
 inline event_time seconds_before(std::int64_t s) { return event_time{kNow.value - s * 1000}; }
 
-inline resource_list cpu_mem(std::int64_t milli, std::int64_t bytes) {
-  resource_list r;
-  r.cpu_milli = milli;
-  r.memory_bytes = bytes;
-  return r;
-}
+using colony::testing::cpu_mem;
 
 inline pod_info make_pod(std::string key, resource_list req = {}, resource_list lim = {}) {
   pod_info p;

@@ -9,6 +9,7 @@
 
 #include "colony_generated.h"
 #include "messages/codec.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony::testing {
 
@@ -19,10 +20,7 @@ struct event_factory {
 
   messages::byte_buffer node(std::int64_t t, const std::string& name, std::int64_t cpu,
                              std::int64_t mem, std::int64_t pods = 110) {
-    resource_list cap;
-    cap.cpu_milli = cpu;
-    cap.memory_bytes = mem;
-    cap.pods = pods;
+    const auto cap = cpu_mem(cpu, mem, pods);
     auto& f = b.fbb();
     auto rc = b.resources(cap);
     auto ra = b.resources(cap);
@@ -32,9 +30,7 @@ struct event_factory {
   messages::byte_buffer pod(std::int64_t t, const std::string& name, std::int64_t cpu,
                             std::int64_t mem, const std::string& scheduler = "koord-scheduler",
                             const std::vector<std::pair<std::string, std::string>>& labels = {}) {
-    resource_list req;
-    req.cpu_milli = cpu;
-    req.memory_bytes = mem;
+    const auto req = cpu_mem(cpu, mem);
     auto& f = b.fbb();
     auto n = f.CreateString(name);
     auto uid = f.CreateString(name);
@@ -79,10 +75,7 @@ struct event_factory {
   messages::byte_buffer scheduled(std::int64_t t, const std::string& pod, const std::string& node,
                                   std::int64_t cpu, std::int64_t mem, std::int64_t proposal,
                                   const std::string& scheduler) {
-    resource_list req;
-    req.cpu_milli = cpu;
-    req.memory_bytes = mem;
-    req.pods = 1;
+    const auto req = cpu_mem(cpu, mem, 1);
     auto& f = b.fbb();
     auto pn = f.CreateString(pod);
     auto nn = f.CreateString(node);
@@ -94,10 +87,7 @@ struct event_factory {
   }
   messages::byte_buffer proposal(std::int64_t t, const std::string& pod, const std::string& node,
                                  std::int64_t cpu, std::int64_t mem, const std::string& scheduler) {
-    resource_list req;
-    req.cpu_milli = cpu;
-    req.memory_bytes = mem;
-    req.pods = 1;
+    const auto req = cpu_mem(cpu, mem, 1);
     auto& f = b.fbb();
     auto pn = f.CreateString(pod);
     auto nn = f.CreateString(node);

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "messages/codec.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony::testing {
 
@@ -123,12 +124,6 @@ struct event_log {
   }
 };
 
-inline resource_list cpu_mem(std::int64_t cpu, std::int64_t mem) {
-  resource_list r;
-  r.cpu_milli = cpu;
-  r.memory_bytes = mem;
-  return r;
-}
 inline constexpr std::int64_t gib = 1024LL * 1024 * 1024;
 
 inline const wire::Envelope& decoded(const messages::byte_buffer& b) {
