@@ -13,6 +13,8 @@
 #include "cmd/colony/synthetic.hpp"
 #include "stores/event_log.hpp"
 #include "tests/cli/process.hpp"
+#include "tests/support/log_options.hpp"
+#include "tests/support/synthetic_log.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace colony::testing {
@@ -80,9 +82,7 @@ TEST(Recovery, SigkillAtRandomMomentsLosesNothingAcknowledged) {
 
   // Every acknowledged offset is present; offsets are contiguous; each record is exactly the
   // event the stream defines for its offset (so nothing was written twice or skipped).
-  stores::log_options ro;
-  ro.read_only = true;
-  ro.create_if_missing = false;
+  const auto ro = read_only_log_options();
   auto l = stores::open_log(log, ro);
   ASSERT_TRUE(l) << l.error().describe();
   auto end = (*l)->end_offset();
@@ -105,8 +105,7 @@ TEST(Recovery, SigkillAtRandomMomentsLosesNothingAcknowledged) {
 
   // The digest equals that of an uninterrupted writer.
   const auto clean_log = dir.sub("clean");
-  auto [rc, out] = run_colony({"log", "generate", "--log", clean_log, "--count",
-                               std::to_string(count), "--seed", "7", "--batch", "1000"});
+  auto [rc, out] = generate_log(clean_log, count, 7, 1000);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_EQ(digest_of_replay(log), digest_of_replay(clean_log));
   // And replaying from the surviving snapshot gives the same digest as a full replay.

@@ -15,6 +15,7 @@
 #include "stores/kafka_log.hpp"
 #include "tests/cli/process.hpp"
 #include "tests/kafka/kafka_env.hpp"
+#include "tests/support/log_options.hpp"
 
 namespace colony::testing {
 namespace {
@@ -96,9 +97,7 @@ TEST_F(BrokerFaults, WriterSurvivesCrashAndGracefulRestartWithoutLossOrDuplicate
   ASSERT_EQ(gen.wait(), 0) << rest;
   EXPECT_EQ(max_acked, count - 1);
 
-  stores::log_options ro;
-  ro.read_only = true;
-  ro.create_if_missing = false;
+  const auto ro = read_only_log_options();
   auto l = stores::kafka_log::open(log, ro);
   ASSERT_TRUE(l) << l.error().describe();
   auto end = (*l)->end_offset();

@@ -13,38 +13,23 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <xxhash.h>
 #include <nlohmann/json.hpp>
 
 #include "stores/kafka_log.hpp"
 #include "tests/cli/process.hpp"
 #include "tests/kafka/kafka_env.hpp"
+#include "tests/support/last_json.hpp"
+#include "tests/support/log_options.hpp"
+#include "tests/support/synthetic_log.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace colony::testing {
 namespace {
 
-std::uint64_t ledger_chain(std::uint64_t n) {
-  std::uint64_t chain = 0;
-  for (std::uint64_t off = 0; off < n; ++off) {
-    std::uint8_t le[8];
-    for (int i = 0; i < 8; ++i) le[i] = static_cast<std::uint8_t>(off >> (8 * i));
-    chain = XXH3_64bits_withSeed(le, sizeof(le), chain);
-  }
-  return chain;
-}
-
 std::string fmt_hex(std::uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
   return buf;
-}
-
-nlohmann::json last_json(const std::string& out) {
-  auto p = out.rfind("\n{");
-  auto line = out.substr(p == std::string::npos ? 0 : p + 1);
-  line = line.substr(0, line.find('\n'));
-  return nlohmann::json::parse(line, nullptr, false);
 }
 
 class ConsumeRecovery : public ::testing::Test {
@@ -53,8 +38,7 @@ class ConsumeRecovery : public ::testing::Test {
     bootstrap_ = kafka_bootstrap();
     ASSERT_FALSE(bootstrap_.empty()) << kafka_missing_message();
     log_ = "kafka://" + bootstrap_ + "/" + fresh_topic("consume");
-    auto [rc, out] = run_colony({"log", "generate", "--log", log_, "--count",
-                                 std::to_string(count_), "--seed", "5", "--batch", "1000"});
+    auto [rc, out] = generate_log(log_, count_, 5, 1000);
     ASSERT_EQ(rc, 0) << out;
   }
   std::string bootstrap_, log_;
@@ -122,9 +106,7 @@ TEST_F(ConsumeRecovery, SigkillAtRandomMomentsAppliesEveryEventExactlyOnce) {
   EXPECT_EQ(final["digest"].get<std::string>(), rout.substr(0, rout.find('\n')));
 
   // Kafka's view of the group: at the end, and committed only after the snapshot.
-  stores::log_options ro;
-  ro.read_only = true;
-  ro.create_if_missing = false;
+  const auto ro = read_only_log_options();
   auto l = stores::kafka_log::open(log_, ro);
   ASSERT_TRUE(l) << l.error().describe();
   auto committed = (*l)->committed(group);

@@ -21,7 +21,6 @@
 #include <tuple>
 
 #include <gtest/gtest.h>
-#include <xxhash.h>
 #include <nlohmann/json.hpp>
 
 #include "actors/entities/entities.hpp"
@@ -29,6 +28,9 @@
 #include "stores/snapshot_store.hpp"
 #include "tests/cli/process.hpp"
 #include "tests/kafka/kafka_env.hpp"
+#include "tests/support/last_json.hpp"
+#include "tests/support/log_options.hpp"
+#include "tests/support/synthetic_log.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace colony::testing {
@@ -36,16 +38,6 @@ namespace {
 
 using std::chrono::seconds;
 using clock_type = std::chrono::steady_clock;
-
-std::uint64_t ledger_chain(std::uint64_t n) {
-  std::uint64_t chain = 0;
-  for (std::uint64_t off = 0; off < n; ++off) {
-    std::uint8_t le[8];
-    for (int i = 0; i < 8; ++i) le[i] = static_cast<std::uint8_t>(off >> (8 * i));
-    chain = XXH3_64bits_withSeed(le, sizeof(le), chain);
-  }
-  return chain;
-}
 
 // Java's Utils.toPositive(Utils.murmur2(key)) % n, computed with kafka-python's
 // kafka.partitioner.default.murmur2 (a port of the Java client's).
@@ -136,13 +128,6 @@ class watched {
   bool reaped_ = false;
 };
 
-nlohmann::json last_json(const std::string& out) {
-  auto p = out.rfind("\n{");
-  auto line = out.substr(p == std::string::npos ? 0 : p + 1);
-  line = line.substr(0, line.find('\n'));
-  return nlohmann::json::parse(line, nullptr, false);
-}
-
 class GroupConsume : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -159,8 +144,7 @@ TEST_F(GroupConsume, PartitionedTopicReadsBackInAppendOrder) {
   const std::string one = "kafka://" + bootstrap_ + "/" + fresh_topic("p1");
   const std::string four = "kafka://" + bootstrap_ + "/" + fresh_topic("p4") + "?partitions=4";
   for (const auto& l : {one, four}) {
-    auto [rc, out] = run_colony(
-        {"log", "generate", "--log", l, "--count", "3000", "--seed", "3", "--batch", "250"});
+    auto [rc, out] = generate_log(l, 3000, 3, 250);
     ASSERT_EQ(rc, 0) << out;
   }
   auto [r1, d1] = run_colony({"replay", "--log", one, "--digest"});
@@ -187,10 +171,7 @@ TEST_F(GroupConsume, SigkilledMemberIsTakenOverAndEveryEventIsAppliedOnce) {
   const std::string log = "kafka://" + bootstrap_ + "/" + topic + "?partitions=6";
   const std::string group = fresh_topic("g");
   const auto snaps = dir_.sub("snaps");
-  auto gen = [&](std::uint64_t n) {
-    return run_colony({"log", "generate", "--log", log, "--count", std::to_string(n), "--seed",
-                       "11", "--batch", "200"});
-  };
+  auto gen = [&](std::uint64_t n) { return generate_log(log, n, 11, 200); };
   {
     auto [rc, out] = gen(first);
     ASSERT_EQ(rc, 0) << out;
@@ -228,9 +209,7 @@ TEST_F(GroupConsume, SigkilledMemberIsTakenOverAndEveryEventIsAppliedOnce) {
     ASSERT_EQ(rc, 0) << out;
   }
 
-  stores::log_options ro;
-  ro.read_only = true;
-  ro.create_if_missing = false;
+  const auto ro = read_only_log_options();
   auto kl = stores::kafka_log::open(log, ro);
   ASSERT_TRUE(kl) << kl.error().describe();
   auto ends = (*kl)->partition_ends();
@@ -303,8 +282,7 @@ TEST_F(GroupConsume, SigkilledMemberIsTakenOverAndEveryEventIsAppliedOnce) {
 
   // One uninterrupted consumer of the same stream on a one-partition topic.
   const std::string one = "kafka://" + bootstrap_ + "/" + fresh_topic("group-ref");
-  auto [grc, gout] = run_colony({"log", "generate", "--log", one, "--count", std::to_string(total),
-                                 "--seed", "11", "--batch", "1000"});
+  auto [grc, gout] = generate_log(one, total, 11, 1000);
   ASSERT_EQ(grc, 0) << gout;
   auto [crc, cout] = run_colony(
       {"consume", "--log", one, "--snapshots", dir_.sub("ref"), "--until", std::to_string(total)});
@@ -321,13 +299,10 @@ TEST_F(GroupConsume, SigkilledMemberIsTakenOverAndEveryEventIsAppliedOnce) {
 TEST_F(GroupConsume, SlowMemberIsNotLeftWaitingForTheFetcher) {
   const std::string log = "kafka://" + bootstrap_ + "/" + fresh_topic("slow") + "?partitions=6";
   {
-    auto [rc, out] = run_colony(
-        {"log", "generate", "--log", log, "--count", "400000", "--seed", "5", "--batch", "10000"});
+    auto [rc, out] = generate_log(log, 400000, 5, 10000);
     ASSERT_EQ(rc, 0) << out;
   }
-  stores::log_options ro;
-  ro.read_only = true;
-  ro.create_if_missing = false;
+  const auto ro = read_only_log_options();
   auto kl = stores::kafka_log::open(log, ro);
   ASSERT_TRUE(kl) << kl.error().describe();
   auto ends = (*kl)->partition_ends();
@@ -386,13 +361,10 @@ TEST_F(GroupConsume, MemberJoiningMidStreamTakesOverAndEveryRecordIsDurableOnce)
   constexpr int partitions = 6;
   const std::string log = "kafka://" + bootstrap_ + "/" + fresh_topic("handover") + "?partitions=6";
   {
-    auto [rc, out] = run_colony(
-        {"log", "generate", "--log", log, "--count", "150000", "--seed", "9", "--batch", "10000"});
+    auto [rc, out] = generate_log(log, 150000, 9, 10000);
     ASSERT_EQ(rc, 0) << out;
   }
-  stores::log_options ro;
-  ro.read_only = true;
-  ro.create_if_missing = false;
+  const auto ro = read_only_log_options();
   std::unique_ptr<stores::kafka_log> logs[2];
   for (auto& l : logs) {
     auto o = stores::kafka_log::open(log, ro);
