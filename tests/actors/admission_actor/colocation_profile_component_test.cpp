@@ -113,8 +113,6 @@ struct test_log {
   }
 };
 
-constexpr std::int64_t gib = 1024LL * 1024 * 1024;
-
 colocation_profile_component make_component(std::uint64_t seed = 7) {
   auto ps = admission::parse_profiles_yaml(profiles_yaml, "profiles.yaml");
   EXPECT_TRUE(ps.has_value()) << ps.error().describe();

@@ -9,11 +9,12 @@
 
 #include "colony_generated.h"
 #include "messages/codec.hpp"
+#include "messages/units.hpp"
 #include "tests/support/resources.hpp"
 
 namespace colony::testing {
 
-inline constexpr std::int64_t gib = 1024LL * 1024 * 1024;
+using colony::gib;  // messages/units.hpp
 
 struct event_factory {
   messages::event_builder b;

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "messages/codec.hpp"
+#include "messages/units.hpp"
 #include "tests/support/resources.hpp"
 
 namespace colony::testing {
@@ -124,7 +125,7 @@ struct event_log {
   }
 };
 
-inline constexpr std::int64_t gib = 1024LL * 1024 * 1024;
+using colony::gib;  // messages/units.hpp
 
 inline const wire::Envelope& decoded(const messages::byte_buffer& b) {
   auto d = messages::decode(b, "emitted");
