@@ -10,6 +10,7 @@
 
 #include "actors/quota/quota_tree.hpp"
 #include "messages/units.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony {
 // gtest printer: "cpu:1,memory:2" instead of raw bytes.
@@ -24,17 +25,11 @@ inline constexpr std::int64_t GigaByte = colony::gib;
 
 // createResourceList(cpu cores, memory bytes).
 inline resource_list res(std::int64_t cpu_cores, std::int64_t mem) {
-  resource_list r;
-  r.cpu_milli = cpu_cores * 1000;
-  r.memory_bytes = mem;
-  return r;
+  return colony::testing::cpu_mem(cpu_cores * 1000, mem);
 }
 // createResourceList2(cpu milli, memory bytes).
 inline resource_list res2(std::int64_t cpu_milli, std::int64_t mem) {
-  resource_list r;
-  r.cpu_milli = cpu_milli;
-  r.memory_bytes = mem;
-  return r;
+  return colony::testing::cpu_mem(cpu_milli, mem);
 }
 
 // group_quota_manager_test.go CreateQuota/AddQuotaToManager: max and min over cpu and memory,

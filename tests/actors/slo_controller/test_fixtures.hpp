@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actors/slo_controller/node_resource.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony::slo_controller::testing {
 
@@ -17,10 +18,7 @@ inline constexpr std::int64_t Gi = 1024LL * 1024 * 1024;
 inline constexpr std::int64_t minute_ms = 60 * 1000;
 
 inline resource_list rl(std::int64_t cpu_milli, std::int64_t mem_bytes) {
-  resource_list r;
-  r.cpu_milli = cpu_milli;
-  r.memory_bytes = mem_bytes;
-  return r;
+  return colony::testing::cpu_mem(cpu_milli, mem_bytes);
 }
 
 // makeNodeStat / makeNodeStatWithKubeletReserved.
