@@ -16,13 +16,7 @@
 namespace colony::koordlet_actor {
 namespace {
 
-using colony::testing::batch_req;
-using colony::testing::cpu_mem;
-using colony::testing::decoded;
-using colony::testing::event_log;
-using colony::testing::feed;
-using colony::testing::gib;
-using colony::testing::terms_of;
+using namespace colony::testing;  // event_log, cpu_mem, feed, decoded, ...
 using messages::byte_buffer;
 using messages::to_string_view;
 namespace kl = koordlet;

@@ -19,10 +19,7 @@
 namespace colony::slo_controller_actor {
 namespace {
 
-using colony::testing::cpu_mem;
-using colony::testing::decoded;
-using colony::testing::event_log;
-using colony::testing::gib;
+using namespace colony::testing;  // event_log, cpu_mem, feed, decoded, ...
 using messages::byte_buffer;
 using messages::to_string_view;
 namespace sc = slo_controller;
