@@ -5,6 +5,7 @@
 #include <string>
 
 #include "actors/koordlet/koordlet_types.hpp"
+#include "tests/support/resources.hpp"
 
 namespace colony::koordlet::test {
 
@@ -25,8 +26,7 @@ inline pod_info make_pod(std::string name, qos_class q,
 inline node_info make_node(std::int64_t cpu_milli, std::int64_t memory_bytes) {
   node_info n;
   n.name = "test-node";
-  n.capacity.cpu_milli = cpu_milli;
-  n.capacity.memory_bytes = memory_bytes;
+  n.capacity = colony::testing::cpu_mem(cpu_milli, memory_bytes);
   n.allocatable = n.capacity;
   return n;
 }
