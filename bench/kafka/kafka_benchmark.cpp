@@ -212,6 +212,17 @@ COLONY_BENCH("kafka.e2e_latency", "Kafka append -> follow latency at a paced 10k
 // them with 5-7 % steal). Writing them back first measures the read, not the disk.
 void settle_writeback() { ::sync(); }
 
+// Writes n events to the topic `name` in appends of 5000, writes the broker's dirty pages back,
+// and opens the topic for reading; null (the failure printed) if any step fails.
+std::unique_ptr<stores::kafka_log> filled_topic(const std::string& name, std::uint64_t n) {
+  {
+    auto w = open(name, false);
+    if (!w || produce(*w, n, 5000, nullptr) <= 0) return nullptr;
+  }
+  settle_writeback();
+  return open(name, false, true);
+}
+
 // The consumer alone: topic -> verified records (fetch + decode), no state. Best of three
 // reads of the same topic, so a stall of the shared machine in one read does not decide it.
 COLONY_BENCH("kafka.read", "Kafka topic -> verified records (fetch + decode), one consumer") {
@@ -220,12 +231,7 @@ COLONY_BENCH("kafka.read", "Kafka topic -> verified records (fetch + decode), on
   const std::string name = "kafka://" + b + "/" + topic_name("read");
   const dropped_topic topic(name);
   const std::uint64_t n = ctx.quick() ? 100000 : 1000000;
-  {
-    auto w = open(name, false);
-    if (!w || produce(*w, n, 5000, nullptr) <= 0) return;
-  }
-  settle_writeback();
-  auto log = open(name, false, true);
+  auto log = filled_topic(name, n);
   if (!log) return;
   double best = 0;
   std::uint64_t bytes = 0;
@@ -253,12 +259,7 @@ COLONY_BENCH("kafka.replay", "Kafka topic -> entity actors (read, verify, delive
   const std::string name = "kafka://" + b + "/" + topic_name("replay");
   const dropped_topic topic(name);
   const std::uint64_t n = ctx.quick() ? 100000 : 1000000;
-  {
-    auto w = open(name, false);
-    if (!w || produce(*w, n, 5000, nullptr) <= 0) return;
-  }
-  settle_writeback();
-  auto log = open(name, false, true);
+  auto log = filled_topic(name, n);
   if (!log) return;
   std::uint64_t states = 0;
   bool ok = true;
@@ -370,12 +371,7 @@ COLONY_BENCH("kafka.group_consume", "Kafka consumer group: one member, 6 partiti
   const std::string name = "kafka://" + b + "/" + topic_name("group") + "?partitions=6";
   const dropped_topic topic(name);
   const std::uint64_t n = ctx.quick() ? 100000 : 1000000;
-  {
-    auto w = open(name, false);
-    if (!w || produce(*w, n, 5000, nullptr) <= 0) return;
-  }
-  settle_writeback();
-  auto log = open(name, false, true);
+  auto log = filled_topic(name, n);
   if (!log) return;
   auto ends = log->partition_ends();
   if (!ends) {
