@@ -96,6 +96,43 @@ errc code_of(rd_kafka_resp_err_t e) {
   }
 }
 
+admin_call admin_begin(rd_kafka_t* rk, rd_kafka_admin_op_t op, int timeout_ms) {
+  admin_call c{admin_options_ptr(rd_kafka_AdminOptions_new(rk, op)),
+               queue_ptr(rd_kafka_queue_new(rk))};
+  char err[512];
+  rd_kafka_AdminOptions_set_request_timeout(c.options.get(), timeout_ms, err, sizeof(err));
+  // Refused (and without effect) for requests that have no broker-side operation.
+  (void)rd_kafka_AdminOptions_set_operation_timeout(c.options.get(), timeout_ms, err, sizeof(err));
+  return c;
+}
+
+result<event_ptr> admin_wait(const admin_call& call, int timeout_ms, const std::string& what,
+                             const std::string& where) {
+  event_ptr ev(rd_kafka_queue_poll(call.queue.get(), timeout_ms + 2000));
+  if (!ev) return fail(errc::unavailable, what + ": timed out", where);
+  if (auto e = rd_kafka_event_error(ev.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return fail(code_of(e), what + ": " + rd_kafka_event_error_string(ev.get()), where);
+  return ev;
+}
+
+namespace {
+// The per-topic results of a CreateTopics/DeleteTopics answer; `accepted` counts as success.
+result<void> topic_results(const rd_kafka_topic_result_t** topics, std::size_t n,
+                           rd_kafka_resp_err_t accepted, const char* verb, const std::string& topic,
+                           const std::string& where) {
+  for (std::size_t i = 0; i < n; ++i) {
+    auto e = rd_kafka_topic_result_error(topics[i]);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR || e == accepted) continue;
+    const char* msg = rd_kafka_topic_result_error_string(topics[i]);
+    return fail(code_of(e),
+                std::string("cannot ") + verb + " topic " + topic + ": " + err_text(e) +
+                    (msg ? std::string(" ") + msg : ""),
+                where);
+  }
+  return {};
+}
+}  // namespace
+
 result<void> create_topic(rd_kafka_t* rk, const std::string& topic, int partitions, int replication,
                           const std::vector<std::pair<const char*, std::string>>& extra,
                           int timeout_ms, const std::string& where) {
@@ -117,56 +154,30 @@ result<void> create_topic(rd_kafka_t* rk, const std::string& topic, int partitio
       return fail(errc::internal, std::string("topic config ") + k + ": " + err_text(e), where);
     }
   }
-  admin_options_ptr ao(rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS));
-  rd_kafka_AdminOptions_set_operation_timeout(ao.get(), timeout_ms, err, sizeof(err));
-  rd_kafka_AdminOptions_set_request_timeout(ao.get(), timeout_ms, err, sizeof(err));
-  queue_ptr q(rd_kafka_queue_new(rk));
-  rd_kafka_CreateTopics(rk, &nt, 1, ao.get(), q.get());
+  auto call = admin_begin(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeout_ms);
+  rd_kafka_CreateTopics(rk, &nt, 1, call.options.get(), call.queue.get());
   rd_kafka_NewTopic_destroy(nt);
-  event_ptr ev(rd_kafka_queue_poll(q.get(), timeout_ms + 2000));
-  if (!ev) return fail(errc::unavailable, "create topic " + topic + ": timed out", where);
-  if (auto e = rd_kafka_event_error(ev.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
-    return fail(code_of(e), "create topic " + topic + ": " + rd_kafka_event_error_string(ev.get()),
-                where);
-  const auto* res = rd_kafka_event_CreateTopics_result(ev.get());
+  auto ev = admin_wait(call, timeout_ms, "create topic " + topic, where);
+  if (!ev) return tl::unexpected(ev.error());
   std::size_t n = 0;
+  const auto* res = rd_kafka_event_CreateTopics_result(ev->get());
   const auto** topics = res ? rd_kafka_CreateTopics_result_topics(res, &n) : nullptr;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto e = rd_kafka_topic_result_error(topics[i]);
-    if (e == RD_KAFKA_RESP_ERR_NO_ERROR || e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) continue;
-    const char* msg = rd_kafka_topic_result_error_string(topics[i]);
-    return fail(
-        code_of(e),
-        "cannot create topic " + topic + ": " + err_text(e) + (msg ? std::string(" ") + msg : ""),
-        where);
-  }
-  return {};
+  return topic_results(topics, n, RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS, "create", topic, where);
 }
 
 result<void> delete_topic(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
                           const std::string& where) {
   char err[512];
   rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(topic.c_str());
-  admin_options_ptr ao(rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS));
-  rd_kafka_AdminOptions_set_operation_timeout(ao.get(), timeout_ms, err, sizeof(err));
-  rd_kafka_AdminOptions_set_request_timeout(ao.get(), timeout_ms, err, sizeof(err));
-  queue_ptr q(rd_kafka_queue_new(rk));
-  rd_kafka_DeleteTopics(rk, &dt, 1, ao.get(), q.get());
+  auto call = admin_begin(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS, timeout_ms);
+  rd_kafka_DeleteTopics(rk, &dt, 1, call.options.get(), call.queue.get());
   rd_kafka_DeleteTopic_destroy(dt);
-  event_ptr ev(rd_kafka_queue_poll(q.get(), timeout_ms + 2000));
-  if (!ev) return fail(errc::unavailable, "delete topic " + topic + ": timed out", where);
-  if (auto e = rd_kafka_event_error(ev.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
-    return fail(code_of(e), "delete topic " + topic + ": " + rd_kafka_event_error_string(ev.get()),
-                where);
-  const auto* res = rd_kafka_event_DeleteTopics_result(ev.get());
+  auto ev = admin_wait(call, timeout_ms, "delete topic " + topic, where);
+  if (!ev) return tl::unexpected(ev.error());
   std::size_t n = 0;
+  const auto* res = rd_kafka_event_DeleteTopics_result(ev->get());
   const auto** topics = res ? rd_kafka_DeleteTopics_result_topics(res, &n) : nullptr;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto e = rd_kafka_topic_result_error(topics[i]);
-    if (e == RD_KAFKA_RESP_ERR_NO_ERROR || e == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) continue;
-    return fail(code_of(e), "cannot delete topic " + topic + ": " + err_text(e), where);
-  }
-  return {};
+  return topic_results(topics, n, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, "delete", topic, where);
 }
 
 }  // namespace colony::stores::kafka_client

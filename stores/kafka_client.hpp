@@ -67,6 +67,17 @@ using settings = std::initializer_list<std::pair<const char*, std::string>>;
 // are `unavailable` (retry); a fence or a refused authorisation `failed_precondition`.
 [[nodiscard]] errc code_of(rd_kafka_resp_err_t e);
 
+// One admin request: its options (request and operation timeout) and its answer queue.
+struct admin_call {
+  admin_options_ptr options;
+  queue_ptr queue;
+};
+[[nodiscard]] admin_call admin_begin(rd_kafka_t* rk, rd_kafka_admin_op_t op, int timeout_ms);
+// The answer of the request submitted on call.queue; unavailable when none came within
+// timeout_ms (+2 s), the request's own error otherwise. Errors read "WHAT: ..." and name where.
+[[nodiscard]] result<event_ptr> admin_wait(const admin_call& call, int timeout_ms,
+                                           const std::string& what, const std::string& where);
+
 // Creates `topic` through the admin API of `rk` with the configuration the log contract needs
 // (nothing deleted or compacted: cleanup.policy=delete, retention.ms/bytes=-1,
 // min.insync.replicas, unclean.leader.election.enable=false) plus `extra`. A topic that

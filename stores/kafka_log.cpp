@@ -370,15 +370,6 @@ struct kafka_log::impl {
     }
   }
 
-  result<void> admin_wait(rd_kafka_queue_t* q, event_ptr& ev, int timeout_ms) {
-    ev.reset(rd_kafka_queue_poll(q, timeout_ms + 2000));
-    if (!ev) return fail(errc::unavailable, "admin request timed out", name);
-    if (auto e = rd_kafka_event_error(ev.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
-      return fail(code_of(e),
-                  std::string("admin request: ") + rd_kafka_event_error_string(ev.get()), name);
-    return {};
-  }
-
   result<void> create_topic(int timeout_ms) {
     std::vector<std::pair<const char*, std::string>> extra = {
         {"max.message.bytes", max_message_bytes},
@@ -393,17 +384,13 @@ struct kafka_log::impl {
 
   // The topic settings the contract relies on: nothing is ever deleted or compacted away.
   result<void> check_config(int timeout_ms) {
-    char err[512];
     auto* res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, addr.topic.c_str());
-    admin_options_ptr ao(
-        rd_kafka_AdminOptions_new(control.get(), RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS));
-    rd_kafka_AdminOptions_set_request_timeout(ao.get(), timeout_ms, err, sizeof(err));
-    queue_ptr q(rd_kafka_queue_new(control.get()));
-    rd_kafka_DescribeConfigs(control.get(), &res, 1, ao.get(), q.get());
+    auto call = admin_begin(control.get(), RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, timeout_ms);
+    rd_kafka_DescribeConfigs(control.get(), &res, 1, call.options.get(), call.queue.get());
     rd_kafka_ConfigResource_destroy(res);
-    event_ptr ev;
-    if (auto w = admin_wait(q.get(), ev, timeout_ms); !w) return w;
-    const auto* dres = rd_kafka_event_DescribeConfigs_result(ev.get());
+    auto ev = admin_wait(call, timeout_ms, "admin request", name);
+    if (!ev) return tl::unexpected(ev.error());
+    const auto* dres = rd_kafka_event_DescribeConfigs_result(ev->get());
     std::size_t nres = 0;
     const auto** rs = rd_kafka_DescribeConfigs_result_resources(dres, &nres);
     for (std::size_t i = 0; i < nres; ++i) {
