@@ -55,6 +55,21 @@ class event_log {
 
   // "rocksdb:PATH" or "kafka://host:port/topic", for messages.
   [[nodiscard]] virtual std::string describe() const = 0;
+
+  // The bulk path of an in-process writer whose records event_builder made in this process a
+  // moment ago (the sim). A backend may skip re-verifying them and, with relaxed durability,
+  // defer durability to flush() (what survives a crash before it is a prefix). Default: append().
+  // REQUIRES: as append(), and records made in this process (never bytes from outside).
+  struct bulk_options {
+    bool relaxed_durability = false;
+  };
+  [[nodiscard]] virtual result<log_offset> append_bulk(std::span<const bytes_view> records,
+                                                       const bulk_options& /*opts*/) {
+    return append(records);
+  }
+  // Makes everything appended so far durable (after append_bulk with relaxed durability).
+  // Default: nothing to do (append is durable per its log_options).
+  [[nodiscard]] virtual result<void> flush() { return {}; }
 };
 
 struct log_options {

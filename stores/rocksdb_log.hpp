@@ -52,6 +52,12 @@ class rocksdb_log final : public event_log {
   [[nodiscard]] result<log_offset> wait_for(log_offset offset,
                                             std::chrono::milliseconds timeout) override;
   [[nodiscard]] std::string describe() const override { return "rocksdb:" + path_; }
+  // The trusted path below; relaxed durability skips the write-ahead log.
+  [[nodiscard]] result<log_offset> append_bulk(std::span<const bytes_view> records,
+                                               const bulk_options& opts) override {
+    return append_trusted(records, opts.relaxed_durability);
+  }
+  [[nodiscard]] result<void> flush() override { return flush_to_disk(); }
 
   // The trusted bulk path (see the top of this file). With skip_wal, the records live only in
   // RocksDB's memtables (readers in this process see them) until a memtable flush or

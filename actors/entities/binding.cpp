@@ -137,13 +137,13 @@ void run_component(component& c, const record_batch& b, std::vector<buffer>& out
   c.on_batch_end(out);
 }
 
+std::optional<std::int64_t> component_wakeup(const component& c) { return c.next_wakeup_ms(); }
+
+void wake_component(component& c, std::int64_t t, std::vector<buffer>& out) {
+  const auto w = c.next_wakeup_ms();
+  if (w && *w <= t) c.on_wakeup(t, out);
+}
+
 void delete_component(component* c) { delete c; }
 
 }  // namespace colony::entities::binding
-
-namespace colony::entities {
-
-// Here, not in entity_actors.cpp: destroying a unique_ptr<component> needs component.hpp.
-void actor_host::add_component(std::unique_ptr<component> c) { add_component_raw(c.release()); }
-
-}  // namespace colony::entities

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -49,6 +50,11 @@ void node_after_apply(node_live& x, const wire::Envelope& env);
 
 // One delivered batch through a component: on_event for each wanted record, then on_batch_end.
 void run_component(component& c, const record_batch& b, std::vector<buffer>& out);
+
+// A component's wake-up (component::next_wakeup_ms), and the wake-up itself if it is due at t
+// (on_wakeup, its output appended to out). For the CAF host, where component is incomplete.
+[[nodiscard]] std::optional<std::int64_t> component_wakeup(const component& c);
+void wake_component(component& c, std::int64_t t, std::vector<buffer>& out);
 
 // Deleter of components owned by the host (component is complete only in binding.cpp).
 void delete_component(component* c);

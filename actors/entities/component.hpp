@@ -12,6 +12,8 @@
 // same order it emits the same bytes.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +21,11 @@
 #include "messages/codec.hpp"
 
 namespace colony::entities {
+
+// Where a component runs. A cluster-scoped component sees every event it wants; a node-scoped
+// one (a koordlet, one node's shard of the slo-controller) sees only what concerns its node:
+// see step_host.hpp "Routing" for the exact rule both hosts follow.
+enum class component_scope : std::uint8_t { cluster, node };
 
 class component {
  public:
@@ -39,6 +46,20 @@ class component {
   // Called after the last event of a delivered batch: a component that decides in rounds
   // (a scheduler draining its queue) emits here.
   virtual void on_batch_end(std::vector<messages::byte_buffer>& /*out*/) {}
+
+  // Scope (see component_scope). Default: cluster.
+  [[nodiscard]] virtual component_scope scope() const { return component_scope::cluster; }
+  // The node of a node-scoped component ("" for cluster scope).
+  [[nodiscard]] virtual std::string_view scope_node() const { return {}; }
+
+  // The earliest event time at which the component wants to run although no event arrives
+  // (a backoff that ends, a periodic loop, a TTL); nullopt = none. Asked after every batch and
+  // wake-up; a host calls on_wakeup() once event time reaches it. Time is still event time:
+  // the host drives it (virtual clock in the sim, the log's time in a cluster).
+  [[nodiscard]] virtual std::optional<std::int64_t> next_wakeup_ms() const { return std::nullopt; }
+  // Event time reached `now_ms` (>= next_wakeup_ms()) with no event for this component:
+  // decide as at the end of a batch.
+  virtual void on_wakeup(std::int64_t /*now_ms*/, std::vector<messages::byte_buffer>& /*out*/) {}
 };
 
 }  // namespace colony::entities

@@ -57,6 +57,7 @@ using emit_atom = caf::atom_constant<caf::atom("emit")>;
 using ping_atom = caf::atom_constant<caf::atom("ping")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
 using component_atom = caf::atom_constant<caf::atom("component")>;
+using wake_atom = caf::atom_constant<caf::atom("wake")>;
 
 // What every actor of one host shares. Owned by actor_host::impl, declared before the actor
 // system there, so it outlives every actor.
@@ -371,6 +372,11 @@ caf::behavior router(caf::stateful_actor<router_state>* self, host_ctx* ctx) {
         flush(self);
         self->state.components.push_back(c);
       },
+      // Event time reached t: every component whose wake-up is due runs on_wakeup.
+      [=](wake_atom, std::int64_t t) {
+        flush(self);
+        for (const auto& c : self->state.components) self->send(c, wake_atom::value, t);
+      },
       [=](load_atom, std::uint8_t kind, const std::string& key,
           const std::string& bytes) -> caf::result<bool> {
         flush(self);
@@ -456,6 +462,14 @@ caf::behavior component_actor(caf::stateful_actor<component_holder>* self, compo
       [=](batch_atom, const batch_ptr& b) {
         auto& out = self->state.out;
         binding::run_component(*comp, *b, out);
+        if (out.empty()) return;
+        auto v = std::make_shared<std::vector<binding::buffer>>(std::move(out));
+        out.clear();
+        self->send(ctx->writer, emit_atom::value, std::move(v));
+      },
+      [=](wake_atom, std::int64_t t) {
+        auto& out = self->state.out;
+        binding::wake_component(*comp, t, out);
         if (out.empty()) return;
         auto v = std::make_shared<std::vector<binding::buffer>>(std::move(out));
         out.clear();
@@ -581,6 +595,19 @@ result<void> actor_host::sync() {
   if (auto r = impl_->round(false); !r)
     return fail(errc::internal, "sync failed: " + r.error().message);
   return impl_->settle();
+}
+
+void actor_host::wake(std::int64_t t_ms) {
+  impl_->self->send(impl_->router_, wake_atom::value, t_ms);
+}
+
+std::optional<std::int64_t> actor_host::next_wakeup_ms() const {
+  std::optional<std::int64_t> best;
+  for (const auto& c : impl_->components) {
+    const auto w = binding::component_wakeup(*c);
+    if (w && (!best || *w < *best)) best = w;
+  }
+  return best;
 }
 
 result<std::uint64_t> actor_host::actor_count() {

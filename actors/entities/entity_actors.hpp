@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -123,6 +124,12 @@ class actor_host {
   // forwarded proposal has been arbitrated and the sink has been called with every decision
   // so far (a barrier).
   [[nodiscard]] result<void> sync();
+  // Event time reached t_ms: every component whose next_wakeup_ms() is due runs on_wakeup
+  // (asynchronous, ordered after earlier deliveries; sync() waits for it).
+  void wake(std::int64_t t_ms);
+  // The earliest wake-up any component asks for (nullopt = none). REQUIRES: called after
+  // sync() or collect() with nothing delivered since (the components are idle then).
+  [[nodiscard]] std::optional<std::int64_t> next_wakeup_ms() const;
   // Number of entity actors alive.
   [[nodiscard]] result<std::uint64_t> actor_count();
 

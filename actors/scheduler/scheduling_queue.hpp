@@ -78,6 +78,12 @@ class scheduling_queue {
   void move_all_to_active_or_backoff(event_time now);
 
   [[nodiscard]] duration_ms backoff_duration(std::int32_t attempts) const noexcept;
+  // When the first backoffQ pod's backoff ends (ms of event time); nullopt = backoffQ empty.
+  // A host wakes the scheduler then (kube's flushBackoffQCompleted runs every second instead).
+  [[nodiscard]] std::optional<std::int64_t> next_backoff_expiry_ms() const noexcept {
+    if (backoff_.empty()) return std::nullopt;
+    return backoff_.begin()->first;
+  }
   [[nodiscard]] std::size_t active_size() const noexcept { return active_.size(); }
   [[nodiscard]] std::size_t backoff_size() const noexcept { return backoff_.size(); }
   [[nodiscard]] std::size_t unschedulable_size() const noexcept { return unschedulable_.size(); }

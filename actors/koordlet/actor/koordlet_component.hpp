@@ -71,6 +71,11 @@ class koordlet_component final : public entities::component {
 
   [[nodiscard]] std::string_view name() const override { return name_; }
   [[nodiscard]] bool wants(wire::Payload type) const override;
+  // One koordlet per node (a DaemonSet): a host delivers only its node's records.
+  [[nodiscard]] entities::component_scope scope() const override {
+    return entities::component_scope::node;
+  }
+  [[nodiscard]] std::string_view scope_node() const override { return opt_.node; }
   void on_event(const wire::Envelope& env, std::vector<messages::byte_buffer>& out) override;
 
   // The policy inputs as the component holds them (tests recompute the policies from these).

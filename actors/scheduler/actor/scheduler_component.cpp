@@ -97,6 +97,7 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   if (!built) return tl::unexpected(built.error());
   std::unique_ptr<scheduler_component> c(new scheduler_component(std::move(opts)));
   c->fwk_ = std::move(built->fwk);
+  c->skipped_plugins_ = std::move(built->skipped_plugins);
   c->unsched_ = std::make_shared<node_unschedulable>();
   c->fwk_->add(c->unsched_, 1, ep_filter);
   if (c->opts_.elastic_quota) {
@@ -386,6 +387,17 @@ void scheduler_component::on_batch_end(std::vector<messages::byte_buffer>& out) 
     cluster_event_ = false;
   }
   while (auto qp = queue_->pop(now_)) schedule_one(std::move(*qp), out);
+}
+
+std::optional<std::int64_t> scheduler_component::next_wakeup_ms() const {
+  const auto t = queue_->next_backoff_expiry_ms();
+  if (!t) return std::nullopt;
+  return std::max(*t, now_.value);
+}
+
+void scheduler_component::on_wakeup(std::int64_t now_ms, std::vector<messages::byte_buffer>& out) {
+  now_ = event_time{std::max(now_.value, now_ms)};
+  on_batch_end(out);
 }
 
 void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte_buffer>& out) {

@@ -90,12 +90,17 @@ class scheduler_component final : public entities::component {
   [[nodiscard]] bool wants(wire::Payload type) const override;
   void on_event(const wire::Envelope& env, std::vector<messages::byte_buffer>& out) override;
   void on_batch_end(std::vector<messages::byte_buffer>& out) override;
+  // Wakes when a backoff ends, so a pod in backoff is retried then even if no event comes.
+  [[nodiscard]] std::optional<std::int64_t> next_wakeup_ms() const override;
+  void on_wakeup(std::int64_t now_ms, std::vector<messages::byte_buffer>& out) override;
 
   // Inspection (tests, explain).
   [[nodiscard]] std::size_t queued() const { return queue_->size(); }
   [[nodiscard]] std::size_t proposed() const;  // proposals without an answer yet
   [[nodiscard]] const node_info* node(std::string_view name) const;
   [[nodiscard]] event_time now() const { return now_; }
+  // Plugins the profile names that Colony does not implement (skipped), sorted.
+  [[nodiscard]] const std::vector<std::string>& skipped_plugins() const { return skipped_plugins_; }
   // The ElasticQuota tree; nullptr unless options.elastic_quota.
   [[nodiscard]] const quota::quota_tree* quota_tree() const {
     return quota_ ? quota_->tree().get() : nullptr;
@@ -129,6 +134,7 @@ class scheduler_component final : public entities::component {
   scheduler_component_options opts_;
   std::string name_;
   std::unique_ptr<framework> fwk_;
+  std::vector<std::string> skipped_plugins_;
   std::shared_ptr<node_unschedulable> unsched_;
   std::unique_ptr<quota::quota_book> quota_;  // with options.elastic_quota
   std::map<std::string, std::int64_t, std::less<>> weights_;

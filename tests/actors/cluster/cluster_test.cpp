@@ -33,6 +33,7 @@
 
 #include "actors/admission/actor/colocation_profile_component.hpp"
 #include "actors/entities/entity_actors.hpp"
+#include "actors/entities/step_host.hpp"
 #include "actors/entities/world.hpp"
 #include "actors/koordlet/actor/koordlet_component.hpp"
 #include "actors/scheduler/actor/scheduler_component.hpp"
@@ -146,6 +147,13 @@ struct run_options {
   // Stable-sort each round's output by (source, proposal answered) before appending
   // (see the Determinism tests).
   bool canonical_rounds = false;
+  // Run the same components in the deterministic step_host (colony sim's host) instead of the
+  // live actor_host; threads = its node-scoped workers.
+  bool step_host = false;
+  // actor_host only: order each round's output as step_host merges it (arbitration answers by
+  // proposal, then components in the order added, koordlets by node), so the two hosts' logs
+  // can be compared byte for byte.
+  bool step_order = false;
 };
 
 struct run_result {
@@ -184,8 +192,18 @@ run_result run_cluster(const run_options& ro) {
   EXPECT_TRUE(opened.has_value()) << (opened ? "" : opened.error().message);
   if (!opened) return res;
   auto& log = **opened;
+  std::optional<entities::step_host> stepped;
+  std::int64_t observed_at = -1;  // step_host: the time of the observations not yet run
+
   auto append = [&](const std::vector<byte_buffer>& recs) {
     if (recs.empty()) return;
+    if (stepped) {
+      for (const auto& r : recs) {
+        stepped->observe(r);
+        observed_at = wire::GetEnvelope(r.data())->event_time_ms();
+      }
+      return;
+    }
     std::vector<messages::bytes_view> views(recs.begin(), recs.end());
     auto r = log.append(views);
     EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
@@ -193,10 +211,29 @@ run_result run_cluster(const run_options& ro) {
 
   std::mutex m;
   std::vector<byte_buffer> got;
-  entities::actor_host host(ro.threads, [&](std::vector<byte_buffer> v) {
-    std::lock_guard lk(m);
-    for (auto& r : v) got.push_back(std::move(r));
-  });
+  std::optional<entities::actor_host> live;
+  if (ro.step_host) {
+    entities::step_host_options so;
+    so.threads = ro.threads;
+    stepped.emplace(so, [&](const entities::record_batch& round) -> result<void> {
+      std::vector<messages::bytes_view> views;
+      for (std::size_t i = 0; i < round.size(); ++i) views.push_back(round.record(i));
+      auto r = log.append(views);
+      if (!r) return tl::unexpected(r.error());
+      return {};
+    });
+  } else {
+    live.emplace(ro.threads, [&](std::vector<byte_buffer> v) {
+      std::lock_guard lk(m);
+      for (auto& r : v) got.push_back(std::move(r));
+    });
+  }
+  auto add_component = [&](std::unique_ptr<entities::component> c) {
+    if (stepped)
+      stepped->add_component(std::move(c));
+    else
+      live->add_component(std::move(c));
+  };
 
   // The webhook, from YAML files in the CRD's shape.
   const auto profiles = write_file(dir.path / "profiles.yaml", profiles_yaml);
@@ -206,9 +243,9 @@ run_result run_cluster(const run_options& ro) {
   EXPECT_TRUE(webhook.has_value()) << (webhook ? "" : webhook.error().describe());
   if (!webhook) return res;
   EXPECT_EQ(webhook->profiles().profiles().size(), 2u);
-  host.add_component(
+  add_component(
       std::make_unique<admission_actor::colocation_profile_component>(std::move(*webhook)));
-  host.add_component(std::make_unique<slo_controller_actor::slo_controller_component>(
+  add_component(std::make_unique<slo_controller_actor::slo_controller_component>(
       slo_controller_actor::slo_controller_options{}));
   scheduler::scheduler_component_options so;
   so.id = "0";
@@ -216,15 +253,39 @@ run_result run_cluster(const run_options& ro) {
   auto sched = scheduler::scheduler_component::create(std::move(so));
   EXPECT_TRUE(sched.has_value());
   if (!sched) return res;
-  host.add_component(std::move(*sched));
+  add_component(std::move(*sched));
 
-  entities::world w;  // the driver's own fold: where pods are, what the koordlets allowed
+  entities::world own;  // the driver's own fold: where pods are, what the koordlets allowed
+  const entities::world& w = stepped ? stepped->state() : own;
+  auto make_koordlet = [](std::string_view node) {
+    koordlet_actor::koordlet_options ko;
+    ko.node = std::string(node);
+    ko.gates.be_memory_evict = true;
+    ko.gates.be_cpu_evict = true;
+    // One report per period: the BE CPU window holds one sample per report.
+    ko.timing.collect_res_used_interval = duration_ms{period_ms};
+    return std::make_unique<koordlet_actor::koordlet_component>(std::move(ko));
+  };
+  if (stepped)
+    stepped->on_new_node([&](std::string_view node) {
+      std::vector<std::unique_ptr<entities::component>> v;
+      v.push_back(make_koordlet(node));
+      return v;
+    });
   std::set<std::string> koordlets;
   log_offset next = 0;
 
   // Rounds until one emits nothing. Koordlets are created here, on a node's NodeRegistered,
   // before the batch that carries it is delivered (the host has no hook to do it).
   auto pump = [&] {
+    if (stepped) {
+      if (observed_at < 0) return;
+      auto r = stepped->run_instant(observed_at);
+      EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().describe());
+      observed_at = -1;
+      return;
+    }
+    auto& host = *live;
     for (int round = 0; round < 200; ++round) {
       auto batch = std::make_shared<entities::record_batch>();
       auto rd = log.read(next, no_offset, [&](log_offset, messages::bytes_view b) {
@@ -235,17 +296,11 @@ run_result run_cluster(const run_options& ro) {
       next += batch->size();
       for (std::size_t i = 0; i < batch->size(); ++i) {
         const auto& env = batch->envelope(i);
-        w.apply(env);
+        own.apply(env);
         if (env.payload_type() != wire::Payload::NodeRegistered) continue;
         std::string node(to_string_view(env.payload_as_NodeRegistered()->name()));
         if (!koordlets.insert(node).second) continue;
-        koordlet_actor::koordlet_options ko;
-        ko.node = node;
-        ko.gates.be_memory_evict = true;
-        ko.gates.be_cpu_evict = true;
-        // One report per period: the BE CPU window holds one sample per report.
-        ko.timing.collect_res_used_interval = duration_ms{period_ms};
-        host.add_component(std::make_unique<koordlet_actor::koordlet_component>(std::move(ko)));
+        host.add_component(make_koordlet(node));
       }
       if (batch->size() > 0) host.deliver(batch);
       EXPECT_TRUE(host.sync().has_value());
@@ -255,7 +310,23 @@ run_result run_cluster(const run_options& ro) {
         out.swap(got);
       }
       if (out.empty() && batch->size() == 0) return;
-      if (ro.canonical_rounds) {
+      if (ro.step_order) {
+        // step_host's merge order: arbitration answers by the proposal they answer, then the
+        // components in the order added (webhook, slo-controller, scheduler), then koordlets by
+        // node name; each component's own order kept.
+        auto key = [](const byte_buffer& b) {
+          const auto& env = *wire::GetEnvelope(b.data());
+          const auto src = to_string_view(env.source());
+          if (src == "node" || src == "pod")
+            return std::tuple(0, std::string_view{}, env.causation());
+          if (src == "admission") return std::tuple(1, std::string_view{}, std::int64_t{0});
+          if (src == "slo-controller") return std::tuple(2, std::string_view{}, std::int64_t{0});
+          if (src.starts_with("koord-scheduler")) return std::tuple(3, src, std::int64_t{0});
+          return std::tuple(4, src, std::int64_t{0});  // koordlet/<node>
+        };
+        std::stable_sort(out.begin(), out.end(),
+                         [&](const auto& a, const auto& b) { return key(a) < key(b); });
+      } else if (ro.canonical_rounds) {
         // Components: by source, each one's own order kept. Arbitration answers (source
         // "node" / "pod", one step per proposal, steps of one actor in arrival order): by the
         // proposal they answer.
@@ -710,6 +781,53 @@ TEST(ClusterDeterminism, RawFourThreadRunsReachTheSameEndState) {
     ASSERT_EQ(four.log.size(), one.log.size());
     EXPECT_EQ(final_digest(four.log), want) << "run " << i;
   }
+}
+
+// ---- The two hosts ---------------------------------------------------------------------------
+// step_host (colony sim's deterministic host) runs the same components over the same
+// observations as the live actor_host, and must decide the same things in the same order.
+
+TEST(StepHost, RunsTheWholeScenario) {
+  const auto run = run_cluster({.threads = 1, .step_host = true});
+  ASSERT_TRUE(run.quiescent);
+  expect_scenario(run);
+}
+
+TEST(StepHost, LogIsByteIdenticalAtOneTwoFourAndEightThreads) {
+  const auto one = run_cluster({.threads = 1, .step_host = true});
+  ASSERT_GT(one.log.size(), 100u);
+  for (const std::size_t threads : {2, 4, 8}) {
+    const auto again = run_cluster({.threads = threads, .step_host = true});
+    ASSERT_EQ(again.log.size(), one.log.size()) << threads << " threads";
+    EXPECT_TRUE(again.log == one.log) << threads << " threads: the log differs";
+  }
+}
+
+// The differential test of the hosts: the live actor_host (one CAF thread, each round's output
+// in step_host's merge order) and step_host write the same log, byte for byte: every decision,
+// its source, causation, offset and payload.
+TEST(StepHost, WritesTheSameLogAsTheActorHost) {
+  const auto actors = run_cluster({.threads = 1, .step_order = true});
+  const auto stepped = run_cluster({.threads = 2, .step_host = true});
+  ASSERT_TRUE(actors.quiescent);
+  ASSERT_TRUE(stepped.quiescent);
+  std::size_t decisions = 0;
+  const std::size_t n = std::min(actors.log.size(), stepped.log.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& a = *wire::GetEnvelope(actors.log[i].data());
+    const auto& b = *wire::GetEnvelope(stepped.log[i].data());
+    ASSERT_EQ(a.payload_type(), b.payload_type())
+        << "offset " << i << ": " << wire::EnumNamePayload(a.payload_type()) << " from "
+        << to_string_view(a.source()) << " vs " << wire::EnumNamePayload(b.payload_type())
+        << " from " << to_string_view(b.source());
+    ASSERT_EQ(to_string_view(a.entity_key()), to_string_view(b.entity_key())) << "offset " << i;
+    ASSERT_EQ(to_string_view(a.source()), to_string_view(b.source())) << "offset " << i;
+    ASSERT_TRUE(actors.log[i] == stepped.log[i]) << "offset " << i << ": payload differs";
+    if (!is_observation(to_string_view(a.source()))) ++decisions;
+  }
+  EXPECT_EQ(actors.log.size(), stepped.log.size());
+  // What the comparison covered: every kind of decision of the scenario.
+  EXPECT_GT(decisions, 60u);
 }
 
 }  // namespace

@@ -1,0 +1,304 @@
+#include "actors/entities/step_host.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "messages/codec.hpp"
+
+namespace colony::entities {
+
+using messages::to_string_view;
+
+step_host::step_host(step_host_options opts, step_sink sink)
+    : opts_(opts),
+      sink_(std::move(sink)),
+      pool_(std::max<std::size_t>(1, opts.threads)),
+      next_(opts.first_offset) {}
+
+step_host::~step_host() = default;
+
+void step_host::add_component(std::unique_ptr<component> c) { add_slot(std::move(c)); }
+
+void step_host::add_slot(std::unique_ptr<component> c) {
+  const std::size_t i = comps_.size();
+  slot s;
+  s.node_scoped = c->scope() == component_scope::node;
+  s.node = std::string(c->scope_node());
+  s.c = std::move(c);
+  comps_.push_back(std::move(s));
+  auto& sl = comps_.back();
+  if (sl.node_scoped) {
+    by_node_[sl.node].push_back(i);
+    // Keep node_order_ sorted by (node, index): components of one node in the order added.
+    const auto pos = std::upper_bound(node_order_.begin(), node_order_.end(), i,
+                                      [&](std::size_t a, std::size_t b) {
+                                        const auto& na = comps_[a].node;
+                                        const auto& nb = comps_[b].node;
+                                        return na != nb ? na < nb : a < b;
+                                      });
+    node_order_.insert(pos, i);
+  } else {
+    cluster_order_.push_back(i);
+  }
+  refresh_wake(i);
+}
+
+void step_host::refresh_wake(std::size_t i) {
+  auto& s = comps_[i];
+  const auto w = s.c->next_wakeup_ms();
+  if (w == s.wake) return;
+  if (s.wake) wakeups_.erase({*s.wake, i});
+  s.wake = w;
+  if (w) wakeups_.insert({*w, i});
+}
+
+std::optional<std::int64_t> step_host::next_wakeup_ms() const {
+  if (wakeups_.empty()) return std::nullopt;
+  return wakeups_.begin()->first;
+}
+
+void step_host::number_and_fold(record_batch& round, std::vector<messages::byte_buffer>& answers) {
+  for (std::size_t i = 0; i < round.size(); ++i) {
+    const log_offset off = next_++;
+    (void)messages::patch_offset(round.record(i), off);
+    const auto& env = round.envelope(i);
+    const auto type = env.payload_type();
+    if (type == wire::Payload::NodeRegistered && factory_) {
+      const auto name = to_string_view(env.payload_as_NodeRegistered()->name());
+      if (by_node_.find(name) == by_node_.end()) {
+        by_node_.emplace(std::string(name), std::vector<std::size_t>{});
+        for (auto& c : factory_(name)) add_slot(std::move(c));
+      }
+    }
+    world_.apply(env);
+    // The binding protocol (binding.hpp), in log order: the pod stage, then the node stage.
+    if (type == wire::Payload::PodBindProposed) {
+      const auto pod = to_string_view(env.entity_key());
+      auto pit = world_.pods.find(pod);
+      auto& live = pod_live_[std::string(pod)];
+      const pod_state empty_pod;
+      const bool arbitrate = off >= opts_.arbitrate_from;
+      if (binding::pod_after_apply(pit == world_.pods.end() ? empty_pod : pit->second, live, env,
+                                   arbitrate, &answers)) {
+        // Forwarded to its node, which arbitrates once it has folded the whole round (as a
+        // node actor gets the forwarded proposal after the round's records): answers[k] is a
+        // placeholder until then, so answers stay in proposal order.
+        forwarded_.emplace_back(answers.size(), &env);
+        answers.emplace_back();
+      }
+      continue;
+    }
+    if (type == wire::Payload::PodScheduled || type == wire::Payload::PodBindRejected) {
+      const auto pod = type == wire::Payload::PodScheduled
+                           ? to_string_view(env.payload_as_PodScheduled()->pod())
+                           : to_string_view(env.payload_as_PodBindRejected()->pod());
+      if (auto it = pod_live_.find(pod); it != pod_live_.end()) {
+        auto pit = world_.pods.find(pod);
+        if (pit != world_.pods.end())
+          (void)binding::pod_after_apply(pit->second, it->second, env, false, nullptr);
+        if (it->second.claim < 0) pod_live_.erase(it);
+      }
+      if (type == wire::Payload::PodScheduled) {
+        const auto node = to_string_view(env.payload_as_PodScheduled()->node());
+        if (auto it = node_live_.find(node); it != node_live_.end()) {
+          binding::node_after_apply(it->second, env);
+          if (it->second.reserved.empty()) node_live_.erase(it);
+        }
+      }
+    }
+  }
+  // The node stage of every proposal its pod accepted, in proposal order.
+  for (const auto& [slot_index, env] : forwarded_) {
+    const auto node = binding::proposed_node(*env);
+    auto nit = world_.nodes.find(node);
+    const node_state empty_node;
+    auto& nlive = node_live_[std::string(node)];
+    answers[slot_index] =
+        binding::node_arbitrate(nit == world_.nodes.end() ? empty_node : nit->second, nlive, *env);
+    ++stats_.proposals_arbitrated;
+  }
+  forwarded_.clear();
+}
+
+void step_host::to_node(std::string_view node, const wire::Envelope& env) {
+  const auto it = by_node_.find(node);
+  if (it == by_node_.end()) return;
+  for (const std::size_t i : it->second) {
+    auto& s = comps_[i];
+    if (!s.c->wants(env.payload_type())) continue;
+    if (s.inbox.empty() && !s.woken) active_.push_back(i);
+    s.inbox.push_back(&env);
+  }
+}
+
+// Node-scoped delivery (see "Routing" in step_host.hpp). Runs after the whole round was folded,
+// so "the pod is bound to N" reads the fold at the end of the round: a record keyed by a pod
+// that the same round binds or frees is routed by the round's last word on that pod. Records
+// of one round are one decision step, so this is the same for every thread count.
+void step_host::route(const wire::Envelope& env) {
+  using P = wire::Payload;
+  const auto type = env.payload_type();
+  if (env.entity_kind() == wire::EntityKind::Cluster) {
+    for (const std::size_t i : node_order_) {
+      auto& s = comps_[i];
+      if (!s.c->wants(type)) continue;
+      if (s.inbox.empty() && !s.woken) active_.push_back(i);
+      s.inbox.push_back(&env);
+    }
+    return;
+  }
+  const auto rl = routes(env);
+  bool to_a_node = false;
+  for (std::uint8_t k = 0; k < rl.size; ++k) {
+    if (rl.refs[k].kind != wire::EntityKind::Node) continue;
+    to_a_node = true;
+    if (type == P::PodScheduled) {
+      // The pod's spec first, as its new node learns it.
+      const auto pod = to_string_view(env.payload_as_PodScheduled()->pod());
+      if (auto it = mutated_.find(pod); it != mutated_.end()) {
+        taken_.push_back(std::move(it->second));
+        mutated_.erase(it);
+        to_node(rl.refs[k].key, *wire::GetEnvelope(taken_.back().data()));
+      }
+    }
+    to_node(rl.refs[k].key, env);
+  }
+  if (to_a_node || env.entity_kind() != wire::EntityKind::Pod) return;
+  const auto pod = to_string_view(env.entity_key());
+  const auto pit = world_.pods.find(pod);
+  const bool bound =
+      pit != world_.pods.end() && !pit->second.node.empty() && !is_terminal(pit->second.phase);
+  if (type == P::PodMutated && !bound) return;  // kept for its PodScheduled (run_components)
+  if (type == P::PodRejected || type == P::PodFinished || type == P::PodEvicted) {
+    // Never placed (rejected, or deleted while pending): its spec will not be needed.
+    if (auto it = mutated_.find(pod); it != mutated_.end()) mutated_.erase(it);
+    return;
+  }
+  if (bound) to_node(pit->second.node, env);
+}
+
+void step_host::run_components(const record_batch& round, std::int64_t t, bool first_round) {
+  // Wake-ups due now (first round of the instant only).
+  if (first_round) {
+    while (!wakeups_.empty() && wakeups_.begin()->first <= t) {
+      const std::size_t i = wakeups_.begin()->second;
+      wakeups_.erase(wakeups_.begin());
+      auto& s = comps_[i];
+      s.wake.reset();
+      s.woken = true;
+      if (s.node_scoped) active_.push_back(i);
+    }
+  }
+  // Node-scoped inboxes.
+  if (!node_order_.empty()) {
+    for (std::size_t r = 0; r < round.size(); ++r) {
+      const auto& env = round.envelope(r);
+      route(env);
+      // Unbound pods' PodMutated: kept for the PodScheduled that places them.
+      if (env.payload_type() == wire::Payload::PodMutated) {
+        const auto pod = to_string_view(env.entity_key());
+        const auto pit = world_.pods.find(pod);
+        const bool bound = pit != world_.pods.end() && !pit->second.node.empty() &&
+                           !is_terminal(pit->second.phase);
+        if (!bound) {
+          const auto rec = round.record(r);
+          mutated_.insert_or_assign(std::string(pod),
+                                    messages::byte_buffer(rec.begin(), rec.end()));
+        }
+      }
+    }
+  }
+  // Cluster-scoped components, one after another, in the order added.
+  for (const std::size_t i : cluster_order_) {
+    auto& s = comps_[i];
+    // A round of wake-ups only (no record) runs just the components that are due.
+    if (round.size() == 0 && !s.woken) continue;
+    bool any = false;
+    for (std::size_t r = 0; r < round.size(); ++r) {
+      const auto& env = round.envelope(r);
+      if (!s.c->wants(env.payload_type())) continue;
+      s.c->on_event(env, s.out);
+      any = true;
+      ++stats_.deliveries;
+    }
+    if (s.woken && !any) {
+      s.c->on_wakeup(t, s.out);
+      ++stats_.wakeups;
+    } else {
+      s.c->on_batch_end(s.out);
+    }
+    s.woken = false;
+    refresh_wake(i);
+  }
+  // Node-scoped components with work, in parallel; each writes only its own slot.
+  std::sort(active_.begin(), active_.end());
+  active_.erase(std::unique(active_.begin(), active_.end()), active_.end());
+  std::uint64_t delivered = 0, woken = 0;
+  for (const std::size_t i : active_) {
+    delivered += comps_[i].inbox.size();
+    woken += comps_[i].inbox.empty() ? 1 : 0;
+  }
+  pool_.run(active_.size(), [&](std::size_t k) {
+    auto& s = comps_[active_[k]];
+    if (s.inbox.empty()) {
+      s.c->on_wakeup(t, s.out);
+    } else {
+      for (const auto* env : s.inbox) s.c->on_event(*env, s.out);
+      s.c->on_batch_end(s.out);
+    }
+  });
+  stats_.deliveries += delivered;
+  stats_.wakeups += woken;
+  for (const std::size_t i : active_) {
+    auto& s = comps_[i];
+    s.inbox.clear();
+    s.woken = false;
+    refresh_wake(i);
+  }
+  active_.clear();
+  taken_.clear();
+}
+
+result<void> step_host::run_instant(std::int64_t t_ms) {
+  ++stats_.instants;
+  record_batch round;
+  std::swap(round, pending_);
+  std::vector<messages::byte_buffer> next;
+  bool first = true;
+  for (std::size_t r = 0;; ++r) {
+    if (round.size() == 0 && !(first && next_wakeup_ms() && *next_wakeup_ms() <= t_ms)) break;
+    if (r >= opts_.max_rounds)
+      return fail(errc::internal,
+                  fmt::format("instant {} ms did not quiesce after {} rounds (components keep "
+                              "answering each other)",
+                              t_ms, r),
+                  "step_host");
+    ++stats_.rounds;
+    stats_.max_rounds_per_instant = std::max(stats_.max_rounds_per_instant, r + 1);
+    stats_.records += round.size();
+    next.clear();
+    number_and_fold(round, next);
+    if (round.size() > 0 && sink_) {
+      if (auto s = sink_(round); !s) return s;
+    }
+    run_components(round, t_ms, first);
+    first = false;
+    // The next round: answers, cluster components (order added), node components (by node).
+    record_batch following;
+    for (auto& b : next) following.add(b);
+    for (const std::size_t i : cluster_order_) {
+      for (auto& b : comps_[i].out) following.add(b);
+      comps_[i].out.clear();
+    }
+    for (const std::size_t i : node_order_) {
+      for (auto& b : comps_[i].out) following.add(b);
+      comps_[i].out.clear();
+    }
+    round = std::move(following);
+  }
+  return {};
+}
+
+}  // namespace colony::entities

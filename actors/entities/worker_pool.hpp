@@ -1,0 +1,53 @@
+// worker_pool: a small fixed pool. run(n, fn) calls fn(i) for i in [0, n) on the workers and
+// the caller, and returns when every call is done. Which thread runs which i does not matter:
+// fn writes only to slot i, so results never depend on the thread count.
+//
+// Jobs come often and are short (one virtual instant's node-scoped component steps, a
+// scheduling cycle's Filter fan-out), so the hand-off avoids sleeping where it can: a job is
+// one atomic ticket (generation, task count, next index) that threads claim tasks from by
+// compare-and-swap; idle workers spin briefly (~50 us) before they sleep; the caller works too
+// and then waits only for tasks already claimed, never for a worker that has not woken up. A
+// claim names the generation, so a worker late from an earlier job never takes a task of the
+// next one.
+//
+// Thread-safety: run() is called by one thread at a time (the owner).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace colony::entities {
+
+class worker_pool {
+ public:
+  // threads: total threads including the caller (1 = no worker: run() is a plain loop).
+  explicit worker_pool(std::size_t threads);
+  ~worker_pool();
+  worker_pool(const worker_pool&) = delete;
+  worker_pool& operator=(const worker_pool&) = delete;
+
+  void run(std::size_t n, const std::function<void(std::size_t)>& fn);
+  [[nodiscard]] std::size_t threads() const { return workers_.size() + 1; }
+
+ private:
+  void work(std::uint64_t gen);
+  void loop();
+
+  std::vector<std::thread> workers_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::size_t sleepers_ = 0;  // guarded by m_
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> ticket_{0};
+  std::atomic<std::size_t> done_{0};
+  const std::function<void(std::size_t)>* fn_ = nullptr;
+  std::uint64_t gen_ = 0;  // the caller's
+};
+
+}  // namespace colony::entities
