@@ -3,23 +3,19 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <thread>
 
-#include <pthread.h>
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <xxhash.h>
 
 #include "actors/admission/colocation_profile.hpp"
 #include "actors/admission/qos.hpp"
 #include "actors/entities/entity_actors.hpp"
+#include "actors/entities/worker_pool.hpp"
 #include "actors/koordlet/cpu_suppress.hpp"
 #include "actors/koordlet/memory_evict.hpp"
 #include "actors/quota/actor/quota_events.hpp"
@@ -33,8 +29,9 @@
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/host_driver.hpp"
+#include "sim/log_sink.hpp"
 #include "stores/event_log.hpp"
-#include "stores/rocksdb_log.hpp"
 
 namespace colony::sim {
 
@@ -48,340 +45,10 @@ using messages::byte_buffer;
 constexpr std::int64_t pods_per_node = 110;
 constexpr std::string_view pod_namespace = "default";
 constexpr std::string_view trace_qos_label = "colony.sim/trace-qos";
-constexpr std::size_t flush_records = 8192;
 
 double seconds_since(steady::time_point t0) {
   return std::chrono::duration<double>(steady::now() - t0).count();
 }
-
-// ---------------------------------------------------------------------------------------------
-// The log sink: records in order, offsets patched, appended in batches, folded by the actors.
-//
-// Appending runs on a thread of its own, one batch behind the main loop: flush() hands the full
-// batch to the actors and to the appender and goes on building the next one. The appender takes
-// batches in flush order, so the log, its byte digest and the actors' fold see the same records
-// in the same order as a synchronous append would (the log is byte-identical). At most
-// max_queued batches wait, which bounds memory when the disk is slower than the simulation. An
-// append error stops the appender; the next flush() or finish() returns it, and nothing after the
-// failed batch is appended (the log stays a prefix of what was emitted).
-// ---------------------------------------------------------------------------------------------
-class log_sink {
- public:
-  log_sink(stores::event_log* log, entities::actor_host* host)
-      : log_(log), rocks_(dynamic_cast<stores::rocksdb_log*>(log)), host_(host) {
-    xxh_ = XXH3_createState();
-    XXH3_64bits_reset(xxh_);
-    batch_ = std::make_shared<entities::record_batch>();
-    appender_ = std::thread([this] {
-      pthread_setname_np(pthread_self(), "colony-append");  // for top/perf
-      append_loop();
-    });
-  }
-  ~log_sink() {
-    stop_appender();
-    XXH3_freeState(xxh_);
-  }
-  log_sink(const log_sink&) = delete;
-  log_sink& operator=(const log_sink&) = delete;
-
-  // Appends one record (offset patched in); returns its offset. The envelope stays readable
-  // through last() until the next emit. Records go straight into the batch the actors fold.
-  log_offset emit(byte_buffer&& b, wire::Payload type) {
-    const log_offset off = next_;
-    (void)messages::patch_offset(b, off);
-    batch_->add(b);
-    ++next_;
-    ++by_type_[static_cast<std::size_t>(type)];
-    return off;
-  }
-  [[nodiscard]] const wire::Envelope& last() const {
-    return *wire::GetEnvelope(batch_->data.data() + batch_->starts.back());
-  }
-  // The bytes of the last record (valid until the next emit).
-  [[nodiscard]] std::span<const std::uint8_t> last_bytes() const {
-    return batch_->record(batch_->size() - 1);
-  }
-  // A copy of an earlier record (a template) as the next record: begin_copy appends it and
-  // returns it for the caller to rewrite scalar fields in place; commit_copy numbers it (offset
-  // patched) and abort_copy drops it (a field to rewrite was absent in the template).
-  wire::Envelope* begin_copy(std::span<const std::uint8_t> tpl) {
-    batch_->add(tpl);
-    return wire::GetMutableEnvelope(batch_->data.data() + batch_->starts.back());
-  }
-  log_offset commit_copy(wire::Payload type) {
-    const log_offset off = next_;
-    (void)messages::patch_offset(batch_->record(batch_->size() - 1), off);
-    ++next_;
-    ++by_type_[static_cast<std::size_t>(type)];
-    return off;
-  }
-  void abort_copy() { batch_->pop_back(); }
-  [[nodiscard]] bool should_flush() const { return batch_->size() >= flush_records; }
-
-  // Hands the current batch to the actors and the appender; returns an earlier append's error.
-  [[nodiscard]] result<void> flush() {
-    if (batch_->size() > 0) {
-      const std::size_t cap = batch_->data.size();
-      std::shared_ptr<const entities::record_batch> full = batch_;
-      if (host_ != nullptr) host_->deliver(full);
-      {
-        std::unique_lock lk(mu_);
-        space_.wait(lk, [&] { return queue_.size() < max_queued; });
-        queue_.push_back(full);
-      }
-      work_.notify_one();
-      full.reset();
-      // Reuse a batch that the actors and the appender are done with (its memory is warm);
-      // else a new one.
-      spare_.push_back(std::move(batch_));
-      batch_.reset();
-      for (auto& b : spare_) {
-        if (b.use_count() == 1) {
-          // Pairs with the release in the other threads' last shared_ptr release: their reads
-          // of the batch happen before we write to it.
-          std::atomic_thread_fence(std::memory_order_acquire);
-          batch_ = std::move(b);
-          break;
-        }
-      }
-      std::erase(spare_, nullptr);
-      if (spare_.size() > max_queued + 4) spare_.erase(spare_.begin());
-      if (!batch_) batch_ = std::make_shared<entities::record_batch>();
-      batch_->clear();
-      batch_->data.reserve(cap + cap / 8);
-      batch_->starts.reserve(flush_records + 64);
-      batch_->ends.reserve(flush_records + 64);
-    }
-    std::lock_guard lk(mu_);
-    if (error_) return tl::unexpected(*error_);
-    return {};
-  }
-  // Flushes the last batch, waits for the appender and makes the log durable (the sim log skips
-  // the write-ahead log: it is not crash-safe until this returns, and is reproducible from its
-  // inputs anyway).
-  [[nodiscard]] result<void> finish() {
-    auto f = flush();
-    stop_appender();
-    if (!f) return f;
-    if (error_) return tl::unexpected(*error_);
-    if (rocks_ != nullptr) {
-      const auto t0 = steady::now();
-      if (auto d = rocks_->flush_to_disk(); !d) return d;
-      append_seconds_ += seconds_since(t0);
-    }
-    return {};
-  }
-  [[nodiscard]] log_offset next_offset() const { return next_; }
-  // These three are final once finish() has returned.
-  [[nodiscard]] std::uint64_t byte_digest() const { return XXH3_64bits_digest(xxh_); }
-  [[nodiscard]] std::uint64_t log_bytes() const { return log_bytes_; }
-  [[nodiscard]] double append_seconds() const { return append_seconds_; }
-  [[nodiscard]] const std::array<std::uint64_t, 32>& by_type() const { return by_type_; }
-
- private:
-  static constexpr std::size_t max_queued = 3;
-
-  void stop_appender() {
-    {
-      std::lock_guard lk(mu_);
-      if (!appender_.joinable()) return;
-      stopping_ = true;
-    }
-    work_.notify_one();
-    appender_.join();
-  }
-
-  // The appender thread: digest and append each batch in flush order.
-  void append_loop() {
-    std::vector<messages::bytes_view> views;
-    for (;;) {
-      std::shared_ptr<const entities::record_batch> b;
-      {
-        std::unique_lock lk(mu_);
-        work_.wait(lk, [&] { return !queue_.empty() || stopping_; });
-        if (queue_.empty()) return;  // stopping, nothing left
-        b = queue_.front();
-      }
-      const bool failed = [&] {
-        std::lock_guard lk(mu_);
-        return error_.has_value();
-      }();
-      if (!failed) {
-        const auto t0 = steady::now();
-        auto r = append_one(*b, views);
-        append_seconds_ += seconds_since(t0);
-        if (!r) {
-          std::lock_guard lk(mu_);
-          error_ = r.error();
-        }
-      }
-      b.reset();
-      {
-        std::lock_guard lk(mu_);
-        queue_.pop_front();  // after our reference is gone, so use_count() == 1 means free
-      }
-      space_.notify_one();
-    }
-  }
-
-  result<void> append_one(const entities::record_batch& b,
-                          std::vector<messages::bytes_view>& views) {
-    views.clear();
-    const std::size_t n = b.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto rec = b.record(i);
-      views.emplace_back(rec);
-      const std::uint64_t len = rec.size();
-      XXH3_64bits_update(xxh_, &len, sizeof len);
-      XXH3_64bits_update(xxh_, rec.data(), rec.size());
-      log_bytes_ += rec.size();
-    }
-    if (rocks_ != nullptr) {
-      // The sim's own records, built by event_builder a moment ago: the trusted bulk path
-      // (no re-verification, no write-ahead log; finish() makes the log durable at the end).
-      auto a = rocks_->append_trusted(views, true);
-      if (!a) return tl::unexpected(a.error());
-    } else if (log_ != nullptr) {
-      auto a = log_->append(views);
-      if (!a) return tl::unexpected(a.error());
-    }
-    return {};
-  }
-
-  stores::event_log* log_;
-  stores::rocksdb_log* rocks_;
-  entities::actor_host* host_;
-  std::shared_ptr<entities::record_batch> batch_;
-  std::vector<std::shared_ptr<entities::record_batch>> spare_;  // handed on, maybe still in use
-  log_offset next_ = 0;
-  std::array<std::uint64_t, 32> by_type_{};
-  // Appender state: the queue, the first error and the stop flag are guarded by mu_; the digest,
-  // byte count and append time belong to the appender thread until it is joined.
-  std::mutex mu_;
-  std::condition_variable work_;   // a batch was queued, or stop
-  std::condition_variable space_;  // a batch was appended
-  std::deque<std::shared_ptr<const entities::record_batch>> queue_;
-  std::optional<error> error_;
-  bool stopping_ = false;
-  XXH3_state_t* xxh_;
-  std::uint64_t log_bytes_ = 0;
-  double append_seconds_ = 0;
-  std::thread appender_;  // last: started after every member it uses is constructed
-};
-
-// ---------------------------------------------------------------------------------------------
-// A small fixed pool: run(n, fn) calls fn(i) for i in [0, n) on the workers and the caller.
-// Which thread runs which i does not matter: fn writes only to slot i.
-//
-// Jobs come often and are short (a scheduling cycle's Filter fans out every ~50 us), so the hand-
-// off avoids sleeping where it can: a job is one atomic ticket (generation, task count, next
-// index) that threads claim tasks from by compare-and-swap; idle workers spin briefly before they
-// sleep; the caller works too and then waits only for tasks already claimed, never for a worker
-// that has not woken up. A claim names the generation, so a worker late from an earlier job can
-// never take a task of the next one.
-// ---------------------------------------------------------------------------------------------
-class worker_pool {
- public:
-  explicit worker_pool(std::size_t threads) {
-    for (std::size_t i = 1; i < threads; ++i)
-      workers_.emplace_back([this] {
-        pthread_setname_np(pthread_self(), "colony-worker");  // for top/perf
-        loop();
-      });
-  }
-  ~worker_pool() {
-    stop_.store(true);
-    {
-      std::lock_guard lk(m_);
-      cv_.notify_all();
-    }
-    for (auto& t : workers_) t.join();
-  }
-  worker_pool(const worker_pool&) = delete;
-  worker_pool& operator=(const worker_pool&) = delete;
-
-  void run(std::size_t n, const std::function<void(std::size_t)>& fn) {
-    if (workers_.empty() || n < 2 || n > max_tasks) {
-      for (std::size_t i = 0; i < n; ++i) fn(i);
-      return;
-    }
-    fn_ = &fn;  // stays valid until every task of this job is done
-    done_.store(0, std::memory_order_relaxed);
-    gen_ = (gen_ + 1) & gen_mask;
-    if (gen_ == 0) gen_ = 1;  // 0 = "no job yet" for the workers
-    ticket_.store(make_ticket(gen_, n, 0), std::memory_order_release);
-    {
-      std::lock_guard lk(m_);
-      if (sleepers_ > 0) cv_.notify_all();
-    }
-    work(gen_);
-    for (unsigned spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
-      if (spins < 4096)
-        pause();
-      else
-        std::this_thread::yield();
-    }
-  }
-
- private:
-  static constexpr std::uint64_t gen_mask = (1ull << 24) - 1;
-  static constexpr std::uint64_t max_tasks = (1ull << 20) - 1;
-  static std::uint64_t make_ticket(std::uint64_t gen, std::uint64_t n, std::uint64_t next) {
-    return (gen << 40) | (n << 20) | next;
-  }
-  static void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-  // Claims and runs tasks of job `gen` until none is left.
-  void work(std::uint64_t gen) {
-    for (;;) {
-      std::uint64_t t = ticket_.load(std::memory_order_acquire);
-      if ((t >> 40) != gen) return;
-      const std::uint64_t n = (t >> 20) & max_tasks, i = t & max_tasks;
-      if (i >= n) return;
-      if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel)) continue;
-      (*fn_)(static_cast<std::size_t>(i));
-      done_.fetch_add(1, std::memory_order_release);
-    }
-  }
-  void loop() {
-    std::uint64_t seen = 0;
-    for (;;) {
-      std::uint64_t gen = seen;
-      // Spin about 50 us for the next job, then sleep.
-      const auto until = steady::now() + std::chrono::microseconds(50);
-      for (unsigned k = 0; gen == seen; ++k) {
-        if (stop_.load(std::memory_order_relaxed)) return;
-        gen = ticket_.load(std::memory_order_acquire) >> 40;
-        if (gen != seen) break;
-        pause();
-        if ((k & 63) == 63 && steady::now() > until) {
-          std::unique_lock lk(m_);
-          ++sleepers_;
-          cv_.wait(lk, [&] {
-            return stop_.load() || (ticket_.load(std::memory_order_acquire) >> 40) != seen;
-          });
-          --sleepers_;
-          if (stop_.load()) return;
-          gen = ticket_.load(std::memory_order_acquire) >> 40;
-        }
-      }
-      seen = gen;
-      work(gen);
-    }
-  }
-  std::vector<std::thread> workers_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::size_t sleepers_ = 0;  // guarded by m_
-  std::atomic<bool> stop_{false};
-  std::atomic<std::uint64_t> ticket_{0};
-  std::atomic<std::size_t> done_{0};
-  const std::function<void(std::size_t)>* fn_ = nullptr;
-  std::uint64_t gen_ = 0;  // the caller's
-};
 
 // ---------------------------------------------------------------------------------------------
 // A sim-local filter: openb's gpu_spec restricts a GPU pod to nodes of the listed GPU models
@@ -662,7 +329,7 @@ class simulator {
   run_options opt_;
   usage_model model_ = usage_model::v2018_curves;
   pod_lifetime lifetime_ = pod_lifetime::trace;
-  worker_pool pool_;
+  entities::worker_pool pool_;
 
   std::unique_ptr<stores::event_log> log_;
   std::unique_ptr<entities::actor_host> host_;
@@ -2234,6 +1901,7 @@ nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest,
 
 result<run_result> run_simulation(const trace::trace_set& trace, const sim_config& cfg,
                                   const run_options& opt) {
+  if (opt.components_host) return run_on_components(trace, cfg, opt);
   auto s = std::make_unique<simulator>(trace, cfg, opt);
   return s->run();
 }

@@ -42,6 +42,14 @@ struct run_options {
   // docs/sim.md "Performance"). false recomputes every round: the log must be the same either
   // way (tested). Default: true.
   bool cache_idle_nodes = true;
+  // Run the control plane's components in the deterministic step host (sim/host_driver.hpp)
+  // instead of the legacy driver's own glue around the policies. Default: false (until the
+  // component host meets the legacy driver's speed; docs/results.md).
+  bool components_host = false;
+  // With components_host: run them in the live actor_host (colony run's host), stepped as the
+  // step host is, instead of the step host: the differential test of the two hosts. Default:
+  // false.
+  bool actor_host_reference = false;
 };
 
 // One row of metrics.csv (cluster totals at one instant).

@@ -16,6 +16,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "messages/aligned.hpp"
+#include "messages/routes.hpp"
 #include "stores/kafka_client.hpp"
 
 namespace colony::stores {
@@ -192,8 +193,6 @@ struct topic_info {
   int partitions = 0;
   bool leader_known = false;  // every partition has a leader
 };
-
-kafka_touched_keys_fn touched_keys = nullptr;
 
 }  // namespace
 
@@ -678,11 +677,6 @@ struct kafka_log::impl {
   // key's partition and, as a mirror, to the partition of every other entity it touches.
   // One produce_batch per partition, so each partition's share is one record batch.
   result<log_offset> append_partitioned(std::span<const bytes_view> records) {
-    if (!touched_keys)
-      return fail(errc::failed_precondition,
-                  "appending to a partitioned topic needs the entity router "
-                  "(set_kafka_touched_keys; the colony binary registers it)",
-                  name);
     if (!next_known) {
       // After a failed append any partition's share may or may not have landed: ask.
       auto ends = all_ends();
@@ -716,7 +710,9 @@ struct kafka_log::impl {
       keys.clear();
       used.clear();
       keys.push_back(own);
-      touched_keys(*env, keys);
+      // Every other entity it touches (messages/routes.hpp) gets a mirror.
+      const auto rl = messages::routes(*env);
+      for (std::uint8_t r = 0; r < rl.size; ++r) keys.push_back(rl.refs[r].key);
       for (auto key : keys) {
         const auto p = kafka_partition_of(key, addr.partitions);
         if (std::find(used.begin(), used.end(), p) != used.end()) continue;
@@ -1365,8 +1361,6 @@ std::int32_t kafka_partition_of(std::string_view key, std::int32_t partitions) {
   return rd_kafka_msg_partitioner_murmur2(nullptr, key.data(), key.size(), partitions, nullptr,
                                           nullptr);
 }
-
-void set_kafka_touched_keys(kafka_touched_keys_fn fn) { touched_keys = fn; }
 
 result<std::vector<log_offset>> kafka_log::partition_ends() { return impl_->all_ends(); }
 

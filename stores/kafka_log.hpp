@@ -94,13 +94,6 @@ struct kafka_address {
 // keys (cluster-scoped events) map to partition 0.
 [[nodiscard]] std::int32_t kafka_partition_of(std::string_view key, std::int32_t partitions);
 
-// Keys of every entity an event touches, own entity first (entities::routes). The store layer
-// cannot link colony::entities, so the colony binary registers this at start-up; appends to a
-// partitioned topic fail with failed_precondition while none is registered.
-using kafka_touched_keys_fn = void (*)(const wire::Envelope& env,
-                                       std::vector<std::string_view>& out);
-void set_kafka_touched_keys(kafka_touched_keys_fn fn);
-
 // What a consumer-group member does with its partitions (kafka_log::consume_group). Every call
 // comes from the thread running consume_group.
 class group_handler {

@@ -404,51 +404,6 @@ void apply(job_state& s, const wire::Envelope& env) {
   }
 }
 
-void route_list::push(wire::EntityKind k, std::string_view key) {
-  entity_ref r{k, key};
-  for (std::uint8_t i = 0; i < size; ++i)
-    if (refs[i] == r) return;
-  if (size < 2) refs[size++] = r;
-}
-
-route_list routes(const wire::Envelope& env) {
-  using P = wire::Payload;
-  using K = wire::EntityKind;
-  route_list out;
-  const auto kind = env.entity_kind();
-  if (kind == K::Node || kind == K::Pod || kind == K::ElasticQuota || kind == K::PodMigrationJob)
-    out.push(kind, to_string_view(env.entity_key()));
-  auto both = [&](const flatbuffers::String* pod, const flatbuffers::String* node) {
-    if (pod && pod->size()) out.push(K::Pod, to_string_view(pod));
-    if (node && node->size()) out.push(K::Node, to_string_view(node));
-  };
-  switch (env.payload_type()) {
-    case P::PodScheduled: {
-      const auto* e = env.payload_as_PodScheduled();
-      both(e->pod(), e->node());
-      break;
-    }
-    case P::PodBindRejected: {
-      const auto* e = env.payload_as_PodBindRejected();
-      both(e->pod(), e->node());
-      break;
-    }
-    case P::PodEvicted: {
-      const auto* e = env.payload_as_PodEvicted();
-      both(e->pod(), e->node());
-      break;
-    }
-    case P::PodFinished: {
-      const auto* e = env.payload_as_PodFinished();
-      both(e->pod(), e->node());
-      break;
-    }
-    default:
-      break;
-  }
-  return out;
-}
-
 // ---- canonical encoding ----------------------------------------------------------
 
 namespace {

@@ -23,6 +23,7 @@
 #include "colony_generated.h"
 #include "messages/resources.hpp"
 #include "messages/result.hpp"
+#include "messages/routes.hpp"
 
 namespace colony::entities {
 
@@ -143,21 +144,11 @@ void apply(pod_state& s, const wire::Envelope& env);
 void apply(quota_state& s, const wire::Envelope& env);
 void apply(job_state& s, const wire::Envelope& env);
 
-// An entity an event is delivered to.
-struct entity_ref {
-  wire::EntityKind kind = wire::EntityKind::Unknown;
-  std::string_view key;
-  bool operator==(const entity_ref&) const = default;
-};
-
-// The entities an event touches, own entity first; at most 2. Cluster-scoped events
-// (configuration, clock ticks) touch no entity state.
-struct route_list {
-  entity_ref refs[2];
-  std::uint8_t size = 0;
-  void push(wire::EntityKind k, std::string_view key);
-};
-[[nodiscard]] route_list routes(const wire::Envelope& env);
+// routes() and its types live beside the schema (messages/routes.hpp): the Kafka store needs
+// them too.
+using messages::entity_ref;
+using messages::route_list;
+using messages::routes;
 
 // Canonical bytes of a state, and back. decode_* verify the bytes.
 [[nodiscard]] std::string encode(const node_state& s);

@@ -492,11 +492,6 @@ int run_consume(const consume_args& a) {
 }  // namespace
 
 void add_kafka_commands(CLI::App& app) {
-  // Appends to a partitioned topic write an event into every touched entity's partition.
-  stores::set_kafka_touched_keys([](const wire::Envelope& env, std::vector<std::string_view>& out) {
-    const auto rl = entities::routes(env);
-    for (std::uint8_t i = 0; i < rl.size; ++i) out.push_back(rl.refs[i].key);
-  });
   // `log tail` joins the `log` group made by add_log_commands.
   CLI::App* log = nullptr;
   try {

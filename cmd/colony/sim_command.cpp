@@ -33,6 +33,11 @@ void add_sim_command(CLI::App& app) {
   cmd->add_option("--from-days", a->from_days,
                   "Start the virtual clock at this day (earlier pods are submitted then)");
   cmd->add_option("--until-days", a->until_days, "Stop the virtual clock after this many days");
+  cmd->add_option("--host", a->host,
+                  "Control plane host: components (the components colony run hosts, in the "
+                  "deterministic step host) or legacy (the old hand-made sim glue, until removed)")
+      ->check(CLI::IsMember({"components", "legacy"}))
+      ->capture_default_str();
   cmd->add_flag("--quiet", a->quiet, "Do not print the summary");
   cmd->callback([a] {
     auto r = sim::run_sim_command(*a);

@@ -536,3 +536,130 @@ TEST(Sim, FullBundledTraceUsageNone) {
   EXPECT_EQ(r->summary["pods"]["submitted"].get<std::uint64_t>(), 8152u);
   EXPECT_GT(r->summary["gpu"]["avg_gpu_allocation_pct"].get<double>(), 0.0);
 }
+
+// ---- One control plane: colony sim hosts the components ---------------------------------------
+// The component host runs the same components as `colony run` (docs/architecture.md "One control
+// plane, two hosts"): here on the cut, with co-location, ElasticQuota and BE memory evictions
+// switched on together, through the deterministic step host at several thread counts and through
+// the live actor_host.
+
+namespace {
+
+// elastic-quota.yaml with the v2018-curves usage model, pods that stay and BEMemoryEvict at a
+// low threshold, so one run has co-location, quota refusals and evictions.
+sim::sim_config busy_config() {
+  auto c = shipped("elastic-quota");
+  c.usage = sim::usage_model::v2018_curves;
+  c.lifetime = sim::pod_lifetime::running_stays;
+  c.gates.be_memory_evict = true;
+  if (c.slo.resource_threshold) {
+    // openb nodes have far more memory than their pods use: a low threshold makes it bind.
+    c.slo.resource_threshold->cluster.memory_evict_threshold_percent = 3;
+    c.slo.resource_threshold->cluster.memory_evict_lower_percent = 2;
+  }
+  return c;
+}
+
+struct component_run {
+  sim::run_result result;
+  std::vector<messages::byte_buffer> log;
+};
+
+component_run run_components(const trace::trace_set& t, const sim::sim_config& c,
+                             std::size_t threads, bool actor_host, std::int64_t until_ms) {
+  component_run out;
+  const auto dir = fixture().root /
+                   ("components-" + std::to_string(threads) + (actor_host ? "-actors" : "-step"));
+  sim::run_options o;
+  o.threads = threads;
+  o.log_path = (dir / "log").string();
+  o.components_host = true;
+  o.actor_host_reference = actor_host;
+  o.until_ms = until_ms;
+  auto r = sim::run_simulation(t, c, o);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().describe());
+  if (!r) return out;
+  out.result = std::move(*r);
+  stores::log_options lo;
+  lo.create_if_missing = false;
+  lo.read_only = true;
+  auto log = stores::open_log(o.log_path, lo);
+  EXPECT_TRUE(log.has_value());
+  if (!log) return out;
+  auto rd = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+    out.log.emplace_back(b.begin(), b.end());
+    return true;
+  });
+  EXPECT_TRUE(rd.has_value());
+  return out;
+}
+
+std::map<wire::Payload, std::size_t> count_types(const std::vector<messages::byte_buffer>& log) {
+  std::map<wire::Payload, std::size_t> n;
+  for (const auto& r : log) ++n[wire::GetEnvelope(r.data())->payload_type()];
+  return n;
+}
+
+constexpr std::int64_t busy_until_ms = -1;  // the whole cut
+
+}  // namespace
+
+TEST(SimComponents, CutRunsEveryComponentAndKeepsInvariants) {
+  const auto t = load_cut();
+  const auto run = run_components(t, busy_config(), 2, false, busy_until_ms);
+  ASSERT_FALSE(run.log.empty());
+  expect_invariants(run.result.summary);
+  auto n = count_types(run.log);
+  // What the run exercised: every component decided something.
+  EXPECT_GT(n.count(wire::Payload::PodMutated) ? n.at(wire::Payload::PodMutated) : 0, 100u);
+  EXPECT_GT(n.count(wire::Payload::PodScheduled) ? n.at(wire::Payload::PodScheduled) : 0, 100u);
+  EXPECT_GT(n.count(wire::Payload::PodUnschedulable) ? n.at(wire::Payload::PodUnschedulable) : 0,
+            0u);
+  EXPECT_GT(n.count(wire::Payload::NodeBatchResourceUpdated)
+                ? n.at(wire::Payload::NodeBatchResourceUpdated)
+                : 0,
+            10u);
+  EXPECT_GT(
+      n.count(wire::Payload::QuotaRuntimeUpdated) ? n.at(wire::Payload::QuotaRuntimeUpdated) : 0,
+      0u);
+  EXPECT_GT(n.count(wire::Payload::PodEvicted) ? n.at(wire::Payload::PodEvicted) : 0, 0u);
+  std::printf("components cut: %zu records, %zu bound, %zu evicted, %zu batch updates\n",
+              run.log.size(), n[wire::Payload::PodScheduled], n[wire::Payload::PodEvicted],
+              n[wire::Payload::NodeBatchResourceUpdated]);
+}
+
+TEST(SimComponents, LogAndSummaryAreByteIdenticalAtOneTwoFourAndEightThreads) {
+  const auto t = load_cut();
+  const auto one = run_components(t, busy_config(), 1, false, busy_until_ms);
+  ASSERT_GT(one.log.size(), 1000u);
+  for (const std::size_t threads : {2, 4, 8}) {
+    const auto again = run_components(t, busy_config(), threads, false, busy_until_ms);
+    ASSERT_EQ(again.log.size(), one.log.size()) << threads << " threads";
+    EXPECT_TRUE(again.log == one.log) << threads << " threads: the log differs";
+    EXPECT_EQ(again.result.summary.dump(), one.result.summary.dump()) << threads << " threads";
+  }
+}
+
+// The differential test of the two hosts on the trace: the step host and the live actor_host
+// (each round's output in the step host's merge order) write the same log, byte for byte.
+TEST(SimComponents, StepHostAndActorHostWriteTheSameLog) {
+  const auto t = load_cut();
+  const auto stepped = run_components(t, busy_config(), 2, false, busy_until_ms);
+  const auto actors = run_components(t, busy_config(), 2, true, busy_until_ms);
+  ASSERT_GT(stepped.log.size(), 1000u);
+  const std::size_t n = std::min(stepped.log.size(), actors.log.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (stepped.log[i] == actors.log[i]) continue;
+    const auto& a = *wire::GetEnvelope(stepped.log[i].data());
+    const auto& b = *wire::GetEnvelope(actors.log[i].data());
+    FAIL() << "offset " << i << ": step host " << wire::EnumNamePayload(a.payload_type()) << " "
+           << messages::to_string_view(a.entity_key()) << " from "
+           << messages::to_string_view(a.source()) << ", actor host "
+           << wire::EnumNamePayload(b.payload_type()) << " "
+           << messages::to_string_view(b.entity_key()) << " from "
+           << messages::to_string_view(b.source());
+  }
+  EXPECT_EQ(stepped.log.size(), actors.log.size());
+  const auto types = count_types(stepped.log);
+  EXPECT_GT(types.count(wire::Payload::PodEvicted) ? types.at(wire::Payload::PodEvicted) : 0, 0u);
+}

@@ -1,0 +1,178 @@
+#include "sim/log_sink.hpp"
+
+#include <atomic>
+#include <chrono>
+
+#include <pthread.h>
+
+namespace colony::sim {
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+double seconds_since(steady::time_point t0) {
+  return std::chrono::duration<double>(steady::now() - t0).count();
+}
+
+}  // namespace
+
+log_sink::log_sink(stores::event_log* log, entities::actor_host* fold) : log_(log), fold_(fold) {
+  xxh_ = XXH3_createState();
+  XXH3_64bits_reset(xxh_);
+  batch_ = std::make_shared<entities::record_batch>();
+  appender_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "colony-append");  // for top/perf
+    append_loop();
+  });
+}
+
+log_sink::~log_sink() {
+  stop_appender();
+  XXH3_freeState(xxh_);
+}
+
+void log_sink::add_numbered(std::span<const std::uint8_t> rec, wire::Payload type) {
+  batch_->add(rec);
+  ++next_;
+  ++by_type_[static_cast<std::size_t>(type)];
+}
+
+log_offset log_sink::emit(messages::byte_buffer&& b, wire::Payload type) {
+  const log_offset off = next_;
+  (void)messages::patch_offset(b, off);
+  batch_->add(b);
+  ++next_;
+  ++by_type_[static_cast<std::size_t>(type)];
+  return off;
+}
+
+wire::Envelope* log_sink::begin_copy(std::span<const std::uint8_t> tpl) {
+  batch_->add(tpl);
+  return wire::GetMutableEnvelope(batch_->data.data() + batch_->starts.back());
+}
+
+log_offset log_sink::commit_copy(wire::Payload type) {
+  const log_offset off = next_;
+  (void)messages::patch_offset(batch_->record(batch_->size() - 1), off);
+  ++next_;
+  ++by_type_[static_cast<std::size_t>(type)];
+  return off;
+}
+
+result<void> log_sink::flush() {
+  if (batch_->size() > 0) {
+    const std::size_t cap = batch_->data.size();
+    std::shared_ptr<const entities::record_batch> full = batch_;
+    if (fold_ != nullptr) fold_->deliver(full);
+    {
+      std::unique_lock lk(mu_);
+      space_.wait(lk, [&] { return queue_.size() < max_queued; });
+      queue_.push_back(full);
+    }
+    work_.notify_one();
+    full.reset();
+    // Reuse a batch that the fold and the appender are done with (its memory is warm); else a
+    // new one.
+    spare_.push_back(std::move(batch_));
+    batch_.reset();
+    for (auto& b : spare_) {
+      if (b.use_count() == 1) {
+        // Pairs with the release in the other threads' last shared_ptr release: their reads of
+        // the batch happen before we write to it.
+        std::atomic_thread_fence(std::memory_order_acquire);
+        batch_ = std::move(b);
+        break;
+      }
+    }
+    std::erase(spare_, nullptr);
+    if (spare_.size() > max_queued + 4) spare_.erase(spare_.begin());
+    if (!batch_) batch_ = std::make_shared<entities::record_batch>();
+    batch_->clear();
+    batch_->data.reserve(cap + cap / 8);
+    batch_->starts.reserve(flush_records + 64);
+    batch_->ends.reserve(flush_records + 64);
+  }
+  std::lock_guard lk(mu_);
+  if (error_) return tl::unexpected(*error_);
+  return {};
+}
+
+result<void> log_sink::finish() {
+  auto f = flush();
+  stop_appender();
+  if (!f) return f;
+  if (error_) return tl::unexpected(*error_);
+  if (log_ != nullptr) {
+    const auto t0 = steady::now();
+    if (auto d = log_->flush(); !d) return d;
+    append_seconds_ += seconds_since(t0);
+  }
+  return {};
+}
+
+void log_sink::stop_appender() {
+  {
+    std::lock_guard lk(mu_);
+    if (!appender_.joinable()) return;
+    stopping_ = true;
+  }
+  work_.notify_one();
+  appender_.join();
+}
+
+// The appender thread: digest and append each batch in flush order.
+void log_sink::append_loop() {
+  std::vector<messages::bytes_view> views;
+  for (;;) {
+    std::shared_ptr<const entities::record_batch> b;
+    {
+      std::unique_lock lk(mu_);
+      work_.wait(lk, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping, nothing left
+      b = queue_.front();
+    }
+    const bool failed = [&] {
+      std::lock_guard lk(mu_);
+      return error_.has_value();
+    }();
+    if (!failed) {
+      const auto t0 = steady::now();
+      auto r = append_one(*b, views);
+      append_seconds_ += seconds_since(t0);
+      if (!r) {
+        std::lock_guard lk(mu_);
+        error_ = r.error();
+      }
+    }
+    b.reset();
+    {
+      std::lock_guard lk(mu_);
+      queue_.pop_front();  // after our reference is gone, so use_count() == 1 means free
+    }
+    space_.notify_one();
+  }
+}
+
+result<void> log_sink::append_one(const entities::record_batch& b,
+                                  std::vector<messages::bytes_view>& views) {
+  views.clear();
+  const std::size_t n = b.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto rec = b.record(i);
+    views.emplace_back(rec);
+    const std::uint64_t len = rec.size();
+    XXH3_64bits_update(xxh_, &len, sizeof len);
+    XXH3_64bits_update(xxh_, rec.data(), rec.size());
+    log_bytes_ += rec.size();
+  }
+  if (log_ != nullptr && n > 0) {
+    stores::event_log::bulk_options bo;
+    bo.relaxed_durability = true;
+    auto a = log_->append_bulk(views, bo);
+    if (!a) return tl::unexpected(a.error());
+  }
+  return {};
+}
+
+}  // namespace colony::sim

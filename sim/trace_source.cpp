@@ -1,0 +1,138 @@
+#include "sim/trace_source.hpp"
+
+#include <algorithm>
+
+#include "actors/admission/qos.hpp"
+#include "actors/quota/actor/quota_events.hpp"
+#include "messages/names.hpp"
+
+namespace colony::sim {
+
+namespace fb = flatbuffers;
+
+namespace {
+
+messages::header hdr(std::int64_t t, wire::EntityKind k, std::string_view key,
+                     std::string_view source) {
+  messages::header h;
+  h.time = event_time{t};
+  h.kind = k;
+  h.key = key;
+  h.causation = -1;
+  h.source = source;
+  return h;
+}
+
+// messages/qos.hpp numbers kube_qos_class as the wire enum.
+wire::KubeQoSClass to_wire(kube_qos_class k) { return static_cast<wire::KubeQoSClass>(k); }
+
+}  // namespace
+
+std::string trace_source::pod_key(std::uint32_t p) const {
+  std::string k(trace_pod_namespace);
+  k += '/';
+  k += trace_.openb_pods->rows[p].name;
+  return k;
+}
+
+std::vector<messages::byte_buffer> trace_source::configuration(std::int64_t t) {
+  std::vector<messages::byte_buffer> out;
+  auto& fbb = b_.fbb();
+  auto config = [&](std::string_view key, const char* kind, const std::string& name,
+                    const std::string& spec) {
+    auto k = fbb.CreateString(kind);
+    auto n = fbb.CreateString(name);
+    auto s = fbb.CreateString(spec);
+    auto payload = wire::CreateConfigUpdated(fbb, k, n, s, false);
+    out.push_back(b_.finish(hdr(t, wire::EntityKind::Cluster, key, "sim"), payload));
+  };
+  config("slo-controller", "slo-controller-config", "koordinator-system/slo-controller-config",
+         cfg_.slo_configmap_json);
+  config("admission", "ClusterColocationProfile", cfg_.name, cfg_.profiles_yaml);
+  config("scheduler", "KubeSchedulerConfiguration", cfg_.name, cfg_.scheduler_yaml);
+  std::vector<const quota::quota_spec*> qs;
+  for (const auto& q : cfg_.quotas) qs.push_back(&q);
+  std::sort(qs.begin(), qs.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  for (const auto* q : qs) {
+    auto payload = quota::quota_upserted(b_, *q);
+    out.push_back(b_.finish(hdr(t, wire::EntityKind::ElasticQuota, q->name, "sim"), payload));
+  }
+  return out;
+}
+
+messages::byte_buffer trace_source::node_registered(std::int64_t t, std::uint32_t n) {
+  const auto& r = trace_.openb_nodes->rows[n];
+  resource_list cap = r.capacity();
+  cap.pods = trace_pods_per_node;
+  auto& fbb = b_.fbb();
+  auto name = fbb.CreateString(r.name);
+  auto rc = b_.resources(cap);
+  auto ra = b_.resources(cap);
+  std::vector<std::pair<std::string, std::string>> labels;
+  if (!r.gpu_model.empty()) labels.emplace_back(names::label_gpu_model, r.gpu_model);
+  auto lab = b_.key_values(labels);
+  fb::Offset<fb::Vector<fb::Offset<wire::GpuDevice>>> gpus;
+  if (r.gpu > 0) {
+    std::vector<fb::Offset<wire::GpuDevice>> devs;
+    for (std::int32_t g = 0; g < r.gpu; ++g) {
+      auto model = fbb.CreateString(r.gpu_model);
+      devs.push_back(wire::CreateGpuDevice(fbb, g, model, 100, 0, true));
+    }
+    gpus = fbb.CreateVector(devs);
+  }
+  auto payload = wire::CreateNodeRegistered(fbb, name, rc, ra, lab, 0, gpus, false);
+  return b_.finish(hdr(t, wire::EntityKind::Node, r.name, "trace"), payload);
+}
+
+messages::byte_buffer trace_source::pod_submitted(std::int64_t t, std::uint32_t p,
+                                                  std::int64_t expected_duration_ms) {
+  const auto& r = trace_.openb_pods->rows[p];
+  const std::string key = pod_key(p);
+  admission::pod_spec spec;
+  admission::container_spec c;
+  c.name = "main";
+  c.requests = r.requests();
+  if (r.qos == trace::openb_qos::guaranteed) c.limits = c.requests;
+  spec.containers.push_back(c);
+  const auto kube_qos = admission::get_kube_qos_class(spec);
+  auto& fbb = b_.fbb();
+  auto name = fbb.CreateString(key);
+  auto uid = fbb.CreateString(r.name);
+  auto req = b_.resources(c.requests);
+  auto lim = b_.resources(c.limits);
+  auto lab = b_.key_values({{std::string(trace_qos_label), std::string(trace::to_string(r.qos))}});
+  auto sched = fbb.CreateString("default-scheduler");
+  fb::Offset<fb::Vector<fb::Offset<fb::String>>> models;
+  if (!r.gpu_spec.empty()) {
+    std::vector<fb::Offset<fb::String>> m;
+    for (const auto& s : r.gpu_spec) m.push_back(fbb.CreateString(s));
+    models = fbb.CreateVector(m);
+  }
+  auto payload = wire::CreatePodSubmitted(fbb, name, uid, req, lim, 0, false, 0, lab, 0, sched,
+                                          to_wire(kube_qos), models, 0, expected_duration_ms);
+  return b_.finish(hdr(t, wire::EntityKind::Pod, key, "trace"), payload);
+}
+
+messages::byte_buffer trace_source::pod_finished(std::int64_t t, std::uint32_t p,
+                                                 std::string_view node) {
+  const auto& row = trace_.openb_pods->rows[p];
+  wire::PodPhase phase = wire::PodPhase::Deleted;
+  if (!node.empty() && row.phase == trace::openb_phase::succeeded)
+    phase = wire::PodPhase::Succeeded;
+  if (!node.empty() && row.phase == trace::openb_phase::failed) phase = wire::PodPhase::Failed;
+  const std::string key = pod_key(p);
+  auto& fbb = b_.fbb();
+  auto pod = fbb.CreateString(key);
+  auto nd = fbb.CreateString(node);
+  auto payload = wire::CreatePodFinished(fbb, pod, nd, phase);
+  return b_.finish(hdr(t, wire::EntityKind::Pod, key, "trace"), payload);
+}
+
+messages::byte_buffer trace_source::end_of_trace(std::int64_t t) {
+  auto& fbb = b_.fbb();
+  auto why = fbb.CreateString("end of trace");
+  auto payload = wire::CreateClockTicked(fbb, why);
+  return b_.finish(hdr(t, wire::EntityKind::Cluster, "sim", "sim"), payload);
+}
+
+}  // namespace colony::sim

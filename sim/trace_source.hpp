@@ -1,0 +1,60 @@
+// trace_source: an openb trace (node list + pod list) as observation events, the source that
+// feeds `colony sim`'s components. It builds the events a cluster's API server would show:
+// NodeRegistered for each node, PodSubmitted when a pod is created, PodFinished when its run
+// time is over (or when the trace deletes it before it was placed), and the configuration in
+// force (ConfigUpdated, QuotaUpserted). It decides nothing: admission, scheduling, binding and
+// evictions come from the components over these events.
+//
+// Records are built with their source ("trace", or "sim" for configuration), entity kind and
+// key and event time; the host numbers them.
+// Thread-safety: none (one owner).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bridges/trace/trace_set.hpp"
+#include "messages/codec.hpp"
+#include "sim/sim_config.hpp"
+
+namespace colony::sim {
+
+// Kubelet's default maxPods (openb nodes publish no pod capacity).
+inline constexpr std::int64_t trace_pods_per_node = 110;
+// The namespace of every trace pod, and the label that keeps the trace's qos column (profiles
+// select on it).
+inline constexpr std::string_view trace_pod_namespace = "default";
+inline constexpr std::string_view trace_qos_label = "colony.sim/trace-qos";
+
+class trace_source {
+ public:
+  trace_source(const trace::trace_set& t, const sim_config& cfg) : trace_(t), cfg_(cfg) {}
+
+  // The configuration in force at time t: the slo-controller-config ConfigMap, the
+  // ClusterColocationProfiles, the KubeSchedulerConfiguration, the ElasticQuotas (by name).
+  [[nodiscard]] std::vector<messages::byte_buffer> configuration(std::int64_t t);
+  // Node n of the node list registers (capacity = allocatable; pods 110; its GPUs; label
+  // node.koordinator.sh/gpu-model).
+  [[nodiscard]] messages::byte_buffer node_registered(std::int64_t t, std::uint32_t n);
+  // Pod row p is created: one container with the row's requests (Guaranteed rows also get
+  // limits = requests), the trace's qos as a label, its GPU models, the expected run time.
+  [[nodiscard]] messages::byte_buffer pod_submitted(std::int64_t t, std::uint32_t p,
+                                                    std::int64_t expected_duration_ms);
+  // Pod row p ends: its trace phase when it ran on `node`, Deleted when node is "" (the trace
+  // deleted it before it was placed).
+  [[nodiscard]] messages::byte_buffer pod_finished(std::int64_t t, std::uint32_t p,
+                                                   std::string_view node);
+  // The end of the run.
+  [[nodiscard]] messages::byte_buffer end_of_trace(std::int64_t t);
+
+  // "default/<name>" of pod row p.
+  [[nodiscard]] std::string pod_key(std::uint32_t p) const;
+
+ private:
+  const trace::trace_set& trace_;
+  const sim_config& cfg_;
+  messages::event_builder b_;
+};
+
+}  // namespace colony::sim
