@@ -42,6 +42,11 @@ struct run_options {
   // docs/sim.md "Performance"). false recomputes every round: the log must be the same either
   // way (tested). Default: true.
   bool cache_idle_nodes = true;
+  // Called at the end of each metrics sample with its virtual time and the offset the next event
+  // will get: the sample (metrics row, quota rows) reflects exactly the events before that
+  // offset. The log records no sample points, so a log observer (sim/metrics_observer.hpp) needs
+  // this to sample where the driver did.
+  std::function<void(std::int64_t, std::uint64_t)> on_sample;
 };
 
 // One row of metrics.csv (cluster totals at one instant).
