@@ -1507,6 +1507,7 @@ void simulator::sample_metrics(std::int64_t t) {
     if (idle > 0) gpu_frag_idle_sum_ += frag * 100.0 / idle;
   }
   ++samples_;
+  if (opt_.on_sample) opt_.on_sample(t, sink_->next_offset());
 }
 
 // The quota controller's view at a metrics sample: statuses that changed since the last sample

@@ -50,6 +50,11 @@ struct run_options {
   // step host is, instead of the step host: the differential test of the two hosts. Default:
   // false.
   bool actor_host_reference = false;
+  // Called at the end of each metrics sample with its virtual time and the offset the next event
+  // will get: the sample (metrics row, quota rows) reflects exactly the events before that
+  // offset. The log records no sample points, so a log observer (sim/metrics_observer.hpp) needs
+  // this to sample where the driver did.
+  std::function<void(std::int64_t, std::uint64_t)> on_sample;
 };
 
 // One row of metrics.csv (cluster totals at one instant).

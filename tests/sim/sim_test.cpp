@@ -15,7 +15,6 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/entities/world.hpp"
-#include "actors/quota/webhook.hpp"
 #include "bridges/trace/trace_set.hpp"
 #include "messages/codec.hpp"
 #include "sim/cli.hpp"
@@ -23,97 +22,13 @@
 #include "sim/report.hpp"
 #include "sim/sim_config.hpp"
 #include "stores/event_log.hpp"
+#include "tests/sim/sim_fixture.hpp"
 
 namespace fs = std::filesystem;
 using namespace colony;
+using namespace colony::sim_fixture;
 
 namespace {
-
-std::string repo_root() { return fs::path(COLONY_TEST_SOURCE_DIR).string(); }
-std::string traces_dir() { return repo_root() + "/traces"; }
-
-std::vector<std::string> lines_of(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> out;
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> f;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-  if (!s.empty() && s.back() == ',') f.emplace_back();
-  return f;
-}
-
-// Writes the cut trace (see the file comment) into dir.
-void write_cut_trace(const fs::path& dir) {
-  fs::create_directories(dir);
-  const auto nodes =
-      lines_of(traces_dir() + "/alibaba-gpu-v2023-openb/openb_node_list_all_node.csv");
-  {
-    std::ofstream o(dir / "openb_node_list_all_node.csv");
-    o << nodes[0] << "\n";
-    for (std::size_t i = 1; i < nodes.size(); i += 15) o << nodes[i] << "\n";
-  }
-  const auto pods = lines_of(traces_dir() + "/alibaba-gpu-v2023-openb/openb_pod_list_default.csv");
-  {
-    std::ofstream o(dir / "openb_pod_list_default.csv");
-    o << pods[0] << "\n";
-    const long base = 115L * 86400, stop = 117L * 86400, clip = 86400;
-    for (std::size_t i = 1; i < pods.size(); ++i) {
-      auto f = split(pods[i]);
-      const long c = std::stol(f[8]);
-      if (c < base || c >= stop) continue;
-      long d = std::stol(f[9]);
-      const long nc = c - base;
-      long nd = std::min(d - base, nc + clip);
-      f[8] = std::to_string(nc);
-      f[9] = std::to_string(nd);
-      if (!f[10].empty()) {
-        long s = std::stol(f[10]) - base;
-        if (s > nd) s = nd;
-        f[10] = std::to_string(s);
-      }
-      for (std::size_t k = 0; k < f.size(); ++k) o << (k ? "," : "") << f[k];
-      o << "\n";
-    }
-  }
-  const auto usage = lines_of(traces_dir() + "/alibaba-v2018-machine/machine_usage.csv");
-  std::ofstream o(dir / "machine_usage.csv");
-  for (std::size_t i = 0; i < usage.size() && i < 8000; ++i) o << usage[i] << "\n";
-}
-
-struct fixture_dir {
-  fs::path root;
-  fixture_dir() {
-    root = fs::temp_directory_path() / ("colony-sim-test-" + std::to_string(::getpid()));
-    fs::remove_all(root);
-    write_cut_trace(root / "trace");
-  }
-  ~fixture_dir() {
-    std::error_code ec;
-    fs::remove_all(root, ec);
-  }
-};
-
-const fixture_dir& fixture() {
-  static fixture_dir f;
-  return f;
-}
-
-trace::trace_set load_cut() {
-  auto t = trace::load_trace_set((fixture().root / "trace").string());
-  EXPECT_TRUE(t.has_value()) << (t ? "" : t.error().describe());
-  return *t;
-}
-
-sim::sim_config shipped(const std::string& name) {
-  auto c = sim::load_sim_config(repo_root() + "/sim/configs/" + name + ".yaml");
-  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().describe());
-  return *c;
-}
 
 sim::run_result run(const trace::trace_set& t, const sim::sim_config& c, std::size_t threads,
                     const std::string& log = {}) {
@@ -266,40 +181,6 @@ TEST(Sim, CutTraceEveryShippedConfigKeepsInvariants) {
     SCOPED_TRACE(n);
     expect_invariants(r.summary);
   }
-}
-
-// The shipped elastic-quota config with limits scaled to the cut trace (~100 nodes, two busy
-// days): online pods may hold at most 60 cores, batch pods 10 batch cores.
-sim::sim_config small_quotas() {
-  auto c = shipped("elastic-quota");
-  constexpr std::string_view yaml = R"(kind: ElasticQuota
-metadata:
-  name: tenants
-  labels: {quota.scheduling.koordinator.sh/is-parent: "true"}
-spec:
-  min: {cpu: "60", memory: 1Ti, kubernetes.io/batch-cpu: "10000", kubernetes.io/batch-memory: 256Gi}
-  max: {cpu: "60", memory: 1Ti, kubernetes.io/batch-cpu: "10000", kubernetes.io/batch-memory: 256Gi}
----
-kind: ElasticQuota
-metadata:
-  name: online
-  labels: {quota.scheduling.koordinator.sh/parent: tenants}
-spec:
-  min: {cpu: "40", memory: 512Gi}
-  max: {cpu: "60", memory: 1Ti}
----
-kind: ElasticQuota
-metadata:
-  name: batch
-  labels: {quota.scheduling.koordinator.sh/parent: tenants}
-spec:
-  min: {kubernetes.io/batch-cpu: "5000", kubernetes.io/batch-memory: 128Gi}
-  max: {kubernetes.io/batch-cpu: "10000", kubernetes.io/batch-memory: 256Gi}
-)";
-  auto q = quota::load_elastic_quotas_yaml(yaml, "small-quotas.yaml");
-  EXPECT_TRUE(q.has_value()) << (q ? "" : q.error().describe());
-  c.quotas = q->quotas;
-  return c;
 }
 
 TEST(Sim, ElasticQuotaCapsUsedAtMaxAndRefusesTheRest) {

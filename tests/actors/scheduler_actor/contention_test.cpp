@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <set>
 
+#include "actors/entities/audit.hpp"
 #include "actors/entities/entity_actors.hpp"
 #include "actors/entities/world.hpp"
 #include "actors/scheduler/actor/scheduler_component.hpp"
@@ -40,81 +40,16 @@ struct temp_dir {
   }
 };
 
-// What the final log says, folded in order.
-struct audit {
-  std::vector<std::string> violations;
-  std::size_t proposals = 0, scheduled = 0, rejections = 0, capacity_rejections = 0,
-              pod_stage_rejections = 0, unschedulable = 0;
-  std::set<std::string> pods, bound, explained;
+// The shared log audit (actors/entities/audit.hpp) over the final log, and its end state.
+struct audited {
+  entities::audit_report report;
   entities::world final_world;
 };
 
-// Over-commit check of one node after an event: every resource within the effective allocatable,
-// every GPU within its device.
-void check_node(const entities::node_state& n, std::uint64_t offset, audit& a) {
-  const resource_list cap = n.effective_allocatable();
-  const auto& u = n.allocated;
-  const bool over = u.cpu_milli > cap.cpu_milli || u.memory_bytes > cap.memory_bytes ||
-                    u.pods > cap.pods || u.batch_cpu_milli > cap.batch_cpu_milli ||
-                    u.batch_memory_bytes > cap.batch_memory_bytes || u.gpu > cap.gpu;
-  if (over)
-    a.violations.push_back("node " + n.name + " over-committed at offset " +
-                           std::to_string(offset) + ": cpu " + std::to_string(u.cpu_milli) + "/" +
-                           std::to_string(cap.cpu_milli));
-  for (const auto& g : n.gpus)
-    if (g.core_used > g.core)
-      a.violations.push_back("node " + n.name + " GPU over-committed at " + std::to_string(offset));
-}
-
-audit audit_log(const std::vector<messages::byte_buffer>& log) {
-  audit a;
-  auto& w = a.final_world;
-  std::map<std::int64_t, int> answers;  // proposal offset -> answers seen
-  std::map<std::string, int> binds;
-  for (const auto& rec : log) {
-    const auto& env = testing::env_of(rec);
-    w.apply(env);
-    const auto rl = entities::routes(env);
-    for (std::uint8_t i = 0; i < rl.size; ++i)
-      if (rl.refs[i].kind == wire::EntityKind::Node)
-        check_node(w.nodes.find(rl.refs[i].key)->second, env.offset(), a);
-    switch (env.payload_type()) {
-      case wire::Payload::PodSubmitted:
-        a.pods.insert(std::string(to_string_view(env.payload_as_PodSubmitted()->name())));
-        break;
-      case wire::Payload::PodBindProposed:
-        ++a.proposals;
-        answers[static_cast<std::int64_t>(env.offset())];
-        break;
-      case wire::Payload::PodScheduled: {
-        const auto* e = env.payload_as_PodScheduled();
-        ++a.scheduled;
-        ++answers[e->proposal_offset()];
-        const std::string pod(to_string_view(e->pod()));
-        if (++binds[pod] > 1) a.violations.push_back("pod " + pod + " bound twice");
-        a.bound.insert(pod);
-        break;
-      }
-      case wire::Payload::PodBindRejected: {
-        const auto* e = env.payload_as_PodBindRejected();
-        ++a.rejections;
-        ++answers[e->proposal_offset()];
-        if (to_string_view(e->reason()).substr(0, 12) == "Insufficient") ++a.capacity_rejections;
-        if (to_string_view(env.source()) == "pod") ++a.pod_stage_rejections;
-        break;
-      }
-      case wire::Payload::PodUnschedulable:
-        ++a.unschedulable;
-        a.explained.insert(std::string(to_string_view(env.payload_as_PodUnschedulable()->pod())));
-        break;
-      default:
-        break;
-    }
-  }
-  for (const auto& [off, n] : answers)
-    if (n != 1)
-      a.violations.push_back("proposal " + std::to_string(off) + " answered " + std::to_string(n) +
-                             " times");
+audited audit_log(const std::vector<messages::byte_buffer>& log) {
+  audited a;
+  a.report = entities::audit_log(log);
+  for (const auto& rec : log) a.final_world.apply(testing::env_of(rec));
   return a;
 }
 
@@ -214,17 +149,19 @@ void expect_safe_and_live(std::size_t threads) {
   const auto run = run_contention(threads);
   ASSERT_TRUE(run.quiescent) << "no quiescence after " << run.rounds << " rounds";
   const auto a = audit_log(run.log);
-  for (const auto& v : a.violations) ADD_FAILURE() << v;
-  EXPECT_EQ(a.pods.size(), 60u);
+  const auto& r = a.report;
+  EXPECT_TRUE(r.clean()) << r.describe();
+  EXPECT_EQ(r.pods, 60u);
   // Contention was exercised at both stages.
-  EXPECT_GT(a.capacity_rejections, 0u) << "no node-level race happened";
-  EXPECT_GT(a.pod_stage_rejections, 0u) << "no pod-level race happened";
-  EXPECT_EQ(a.proposals, a.scheduled + a.rejections);
-  // Every pod is bound or explained; an unbound pod fits no node's free room at the end.
-  for (const auto& pod : a.pods) {
-    if (a.bound.count(pod) != 0) continue;
-    EXPECT_EQ(a.explained.count(pod), 1u) << pod << " neither bound nor explained";
-    const auto& ps = a.final_world.pods.find(pod)->second;
+  EXPECT_GT(r.capacity_rejections, 0u) << "no node-level race happened";
+  EXPECT_GT(r.pod_stage_rejections, 0u) << "no pod-level race happened";
+  EXPECT_EQ(r.proposals, r.scheduled + r.bind_rejections);
+  // Every pod is bound or explained (its last attempt was refused; none left unattempted); an
+  // unbound pod fits no node's free room at the end.
+  EXPECT_EQ(r.pending_not_attempted, 0u);
+  EXPECT_EQ(r.pending_at_end, r.pending_unschedulable + r.pending_bind_rejected);
+  for (const auto& [pod, ps] : a.final_world.pods) {
+    if (ps.phase != entities::pod_phase::pending) continue;
     for (const auto& [name, n] : a.final_world.nodes) {
       const auto cap = n.effective_allocatable();
       const bool fits = ps.requests.cpu_milli <= cap.cpu_milli - n.allocated.cpu_milli &&
@@ -240,8 +177,10 @@ void expect_safe_and_live(std::size_t threads) {
   std::printf(
       "threads %zu: %d rounds, %zu records, %zu proposals, %zu bound, %zu rejected "
       "(%zu capacity, %zu pod-stage), %zu unschedulable events\n",
-      threads, run.rounds, run.log.size(), a.proposals, a.scheduled, a.rejections,
-      a.capacity_rejections, a.pod_stage_rejections, a.unschedulable);
+      threads, run.rounds, run.log.size(), static_cast<std::size_t>(r.proposals),
+      static_cast<std::size_t>(r.scheduled), static_cast<std::size_t>(r.bind_rejections),
+      static_cast<std::size_t>(r.capacity_rejections),
+      static_cast<std::size_t>(r.pod_stage_rejections), static_cast<std::size_t>(r.unschedulable));
 }
 
 TEST(SchedulerActorContention, TwoSchedulersNeverOverCommitOneThread) { expect_safe_and_live(1); }
@@ -273,10 +212,8 @@ TEST(SchedulerActorContention, BypassingArbitrationIsCaught) {
     }
     forged.push_back(rec);
   }
-  const auto a = audit_log(forged);
-  bool over = false;
-  for (const auto& v : a.violations) over = over || v.find("over-committed") != std::string::npos;
-  EXPECT_TRUE(over);
+  const auto a = entities::audit_log(forged);
+  EXPECT_GT(a.count(entities::audit_check::over_allocatable), 0u) << a.describe();
 }
 
 }  // namespace
