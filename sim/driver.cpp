@@ -574,11 +574,12 @@ void simulator::on_node_register(std::int64_t t, std::uint32_t n) {
     gpus.push_back(wire::CreateGpuDeviceDirect(fbb, g, r.gpu_model.c_str(), 100, 0, true));
   std::vector<std::pair<std::string, std::string>> labels;
   if (!r.gpu_model.empty()) labels.emplace_back("node.koordinator.sh/gpu-model", r.gpu_model);
-  auto lab = b_.key_values(labels);
+  auto name = fbb.CreateString(r.name);
   auto rc = b_.resources(cap);
   auto ra = b_.resources(cap);
-  auto payload = wire::CreateNodeRegistered(fbb, fbb.CreateString(r.name), rc, ra, lab, 0,
-                                            gpus.empty() ? 0 : fbb.CreateVector(gpus), false);
+  auto lab = b_.key_values(labels);
+  auto gv = gpus.empty() ? 0 : fbb.CreateVector(gpus);
+  auto payload = wire::CreateNodeRegistered(fbb, name, rc, ra, lab, 0, gv, false);
   emit(hdr(t, wire::EntityKind::Node, r.name, -1, "trace"), payload);
   apply_node(n);
   auto& sn = snodes_[n];
@@ -627,15 +628,17 @@ result<void> simulator::on_pod_submit(std::int64_t t, std::uint32_t pi) {
 
   auto& fbb = b_.fbb();
   {
+    std::vector<fb::Offset<fb::String>> models;
+    for (const auto& m : r.gpu_spec) models.push_back(fbb.CreateString(m));
+    auto name = fbb.CreateString(p.key);
+    auto uid = fbb.CreateString(spec.uid);
     auto req = b_.resources(c.requests);
     auto lim = b_.resources(limits);
     auto lab = b_.key_values({{std::string(trace_qos_label), std::string(qos)}});
-    std::vector<fb::Offset<fb::String>> models;
-    for (const auto& m : r.gpu_spec) models.push_back(fbb.CreateString(m));
-    auto payload = wire::CreatePodSubmitted(
-        fbb, fbb.CreateString(p.key), fbb.CreateString(spec.uid), req, lim, 0, false, 0, lab, 0,
-        fbb.CreateString("default-scheduler"), to_wire(spec.status_qos_class),
-        models.empty() ? 0 : fbb.CreateVector(models), 0, p.duration_ms);
+    auto sched = fbb.CreateString("default-scheduler");
+    auto mv = models.empty() ? 0 : fbb.CreateVector(models);
+    auto payload = wire::CreatePodSubmitted(fbb, name, uid, req, lim, 0, false, 0, lab, 0, sched,
+                                            to_wire(spec.status_qos_class), mv, 0, p.duration_ms);
     emit(hdr(t, wire::EntityKind::Pod, p.key, -1, "trace"), payload);
   }
   const log_offset submitted_at = sink_->next_offset() - 1;
@@ -666,16 +669,18 @@ result<void> simulator::on_pod_submit(std::int64_t t, std::uint32_t pi) {
                                                             m->pod.labels.end());
     std::vector<std::pair<std::string, std::string>> annos(m->pod.annotations.begin(),
                                                            m->pod.annotations.end());
+    std::vector<fb::Offset<fb::String>> profs;
+    for (const auto& s : m->applied_profiles) profs.push_back(fbb.CreateString(s));
+    auto name = fbb.CreateString(p.key);
+    auto pv = fbb.CreateVector(profs);
+    auto pcn = fbb.CreateString(m->pod.priority_class_name);
+    auto sn = fbb.CreateString(m->pod.scheduler_name);
     auto req = b_.resources(m->requests);
     auto lim = b_.resources(m->limits);
     auto lab = b_.key_values(labels);
     auto ann = b_.key_values(annos);
-    std::vector<fb::Offset<fb::String>> profs;
-    for (const auto& s : m->applied_profiles) profs.push_back(fbb.CreateString(s));
-    auto payload =
-        wire::CreatePodMutated(fbb, fbb.CreateString(p.key), fbb.CreateVector(profs), p.qos,
-                               p.pclass, p.priority, fbb.CreateString(m->pod.priority_class_name),
-                               fbb.CreateString(m->pod.scheduler_name), req, lim, lab, ann);
+    auto payload = wire::CreatePodMutated(fbb, name, pv, p.qos, p.pclass, p.priority, pcn, sn, req,
+                                          lim, lab, ann);
     emit(hdr(t, wire::EntityKind::Pod, p.key, static_cast<std::int64_t>(submitted_at), "admission"),
          payload);
   }
@@ -811,12 +816,17 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
       devs.push_back(wire::CreateDeviceAllocation(fbb, g.minor, g.core, g.memory_bytes));
     resource_list req = p.requests;
     req.pods = 1;
+    auto pod = fbb.CreateString(p.key);
+    auto node = fbb.CreateString(d.node);
+    auto sched = fbb.CreateString(scheduler_name_);
+    auto sv = fbb.CreateVector(scores);
+    auto av = fbb.CreateVector(alts);
     auto rq = b_.resources(req);
+    auto dv = fbb.CreateVector(devs);
+    auto quota =
+        qp.pod.quota_name.empty() ? fb::Offset<fb::String>{} : fbb.CreateString(qp.pod.quota_name);
     auto payload = wire::CreatePodBindProposed(
-        fbb, fbb.CreateString(p.key), fbb.CreateString(d.node), fbb.CreateString(scheduler_name_),
-        p.attempts, d.total_score, fbb.CreateVector(scores), fbb.CreateVector(alts), rq,
-        fbb.CreateVector(devs),
-        qp.pod.quota_name.empty() ? fb::Offset<fb::String>{} : fbb.CreateString(qp.pod.quota_name),
+        fbb, pod, node, sched, p.attempts, d.total_score, sv, av, rq, dv, quota,
         static_cast<std::int32_t>(d.feasible_nodes), static_cast<std::int32_t>(d.evaluated_nodes));
     const log_offset proposal =
         emit(hdr(t, wire::EntityKind::Pod, p.key, -1, "scheduler"), payload);
@@ -843,14 +853,16 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
       return;
     }
     {
-      auto rq2 = b_.resources(req);
       std::vector<fb::Offset<wire::DeviceAllocation>> devs2;
       for (const auto& g : d.gpu_allocations)
         devs2.push_back(wire::CreateDeviceAllocation(fbb, g.minor, g.core, g.memory_bytes));
-      auto ok =
-          wire::CreatePodScheduled(fbb, fbb.CreateString(p.key), fbb.CreateString(d.node),
-                                   static_cast<std::int64_t>(proposal), rq2,
-                                   fbb.CreateVector(devs2), fbb.CreateString(scheduler_name_));
+      auto pod = fbb.CreateString(p.key);
+      auto node = fbb.CreateString(d.node);
+      auto rq2 = b_.resources(req);
+      auto dv2 = fbb.CreateVector(devs2);
+      auto sched = fbb.CreateString(scheduler_name_);
+      auto ok = wire::CreatePodScheduled(fbb, pod, node, static_cast<std::int64_t>(proposal), rq2,
+                                         dv2, sched);
       const log_offset bound = emit(
           hdr(t, wire::EntityKind::Node, d.node, static_cast<std::int64_t>(proposal), "node"), ok);
       apply_node(n);
@@ -910,9 +922,10 @@ void simulator::schedule_one(std::int64_t t, scheduler::queued_pod qp) {
     ++unsched_reasons_[msg];
     first = msg;
   }
-  auto payload =
-      wire::CreatePodUnschedulable(fbb, fbb.CreateString(p.key), p.attempts,
-                                   fbb.CreateVector(reasons), fbb.CreateString(scheduler_name_));
+  auto pod = fbb.CreateString(p.key);
+  auto rv = fbb.CreateVector(reasons);
+  auto sched = fbb.CreateString(scheduler_name_);
+  auto payload = wire::CreatePodUnschedulable(fbb, pod, p.attempts, rv, sched);
   emit(hdr(t, wire::EntityKind::Pod, p.key, -1, "scheduler"), payload);
   ++unschedulable_events_;
   last_reason_[pi] = first;
@@ -1118,10 +1131,12 @@ void simulator::emit_batch_record(std::int64_t t, std::uint32_t n, const tick_ou
         x.unit.empty() ? fbb.CreateString(x.text.data(), x.text.size()) : fb::Offset<fb::String>{};
     terms.push_back(wire::CreateTerm(fbb, n, x.value, u, tx));
   }
-  auto payload = wire::CreateNodeBatchResourceUpdated(
-      fbb, fbb.CreateString(nr.st.name), o.batch_cpu, o.batch_mem, o.mid_cpu, o.mid_mem,
-      fbb.CreateString(std::string(o.cpu_policy)), fbb.CreateString(std::string(o.mem_policy)),
-      o.degraded, fbb.CreateVector(terms));
+  auto node = fbb.CreateString(nr.st.name);
+  auto cp = fbb.CreateString(o.cpu_policy.data(), o.cpu_policy.size());
+  auto mp = fbb.CreateString(o.mem_policy.data(), o.mem_policy.size());
+  auto tv = fbb.CreateVector(terms);
+  auto payload = wire::CreateNodeBatchResourceUpdated(fbb, node, o.batch_cpu, o.batch_mem,
+                                                      o.mid_cpu, o.mid_mem, cp, mp, o.degraded, tv);
   emit(hdr(t, wire::EntityKind::Node, nr.st.name,
            cause == no_offset ? -1 : static_cast<std::int64_t>(cause), "slo-controller"),
        payload);
@@ -1274,11 +1289,12 @@ log_offset simulator::emit_metric_record(std::int64_t t, std::uint32_t i, const 
   resource_list nu;
   nu.cpu_milli = o.cpu;
   nu.memory_bytes = o.mem;
+  auto node = fbb.CreateString(nr.st.name);
   auto nuo = b_.resources(nu);
   auto suo = b_.resources(resource_list{});
+  auto pv = fbb.CreateVector(pms);
   auto payload =
-      wire::CreateNodeMetricReported(fbb, fbb.CreateString(nr.st.name), t, 300000, interval_ms, nuo,
-                                     suo, 0, 0, fbb.CreateVector(pms), 0);
+      wire::CreateNodeMetricReported(fbb, node, t, 300000, interval_ms, nuo, suo, 0, 0, pv, 0);
   return emit(hdr(t, wire::EntityKind::Node, nr.st.name, -1, "koordlet"), payload);
 }
 
@@ -1343,8 +1359,10 @@ void simulator::koordlet_tick(std::int64_t t) {
       const char* pol = kcfg_.cpu_suppress_policy == koordlet::cpu_suppress_policy_type::cfs_quota
                             ? "cfsQuota"
                             : "cpuset";
-      auto bs = wire::CreateBeSuppressed(fbb, fbb.CreateString(nr.st.name), fbb.CreateString(pol),
-                                         o.be_cpu_limit, 0, fbb.CreateVector(terms));
+      auto node = fbb.CreateString(nr.st.name);
+      auto policy = fbb.CreateString(pol);
+      auto iv = fbb.CreateVector(terms);
+      auto bs = wire::CreateBeSuppressed(fbb, node, policy, o.be_cpu_limit, 0, iv);
       emit(
           hdr(t, wire::EntityKind::Node, nr.st.name, static_cast<std::int64_t>(metric), "koordlet"),
           bs);
@@ -1366,10 +1384,12 @@ void simulator::koordlet_tick(std::int64_t t) {
                                              v.threshold_percent, "percent", ""));
       terms.push_back(wire::CreateTermDirect(fbb, "podMemoryUsed", v.released_mem, "bytes", ""));
       resource_list rel = p.requests;
+      auto pod = fbb.CreateString(p.key);
+      auto node = fbb.CreateString(nr.st.name);
+      auto message = fbb.CreateString(msg);
+      auto iv = fbb.CreateVector(terms);
       auto relo = b_.resources(rel);
-      auto ev =
-          wire::CreatePodEvicted(fbb, fbb.CreateString(p.key), fbb.CreateString(nr.st.name), reason,
-                                 fbb.CreateString(msg), fbb.CreateVector(terms), relo);
+      auto ev = wire::CreatePodEvicted(fbb, pod, node, reason, message, iv, relo);
       emit(hdr(t, wire::EntityKind::Pod, p.key, static_cast<std::int64_t>(metric), "koordlet"), ev);
       apply_node(i);
       if (msg.empty()) ++evictions_without_reason_;

@@ -38,9 +38,11 @@ buffer rejection(const wire::Envelope& env, std::string_view reason, wire::Entit
   auto& b = tl_builder();
   auto& fbb = b.fbb();
   const auto off = static_cast<std::int64_t>(env.offset());
-  auto payload = wire::CreatePodBindRejected(
-      fbb, fbb.CreateString(to_string_view(p->pod())), fbb.CreateString(to_string_view(p->node())),
-      off, fbb.CreateString(reason), fbb.CreateString(to_string_view(p->scheduler())));
+  auto pod = fbb.CreateString(to_string_view(p->pod()));
+  auto node = fbb.CreateString(to_string_view(p->node()));
+  auto why = fbb.CreateString(reason);
+  auto sched = fbb.CreateString(to_string_view(p->scheduler()));
+  auto payload = wire::CreatePodBindRejected(fbb, pod, node, off, why, sched);
   return b.finish(messages::header{event_time{env.event_time_ms()}, kind, key, off, source},
                   payload);
 }

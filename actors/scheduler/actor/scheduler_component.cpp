@@ -451,9 +451,10 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
     const std::string msg = d.message.empty() ? std::string(to_string(d.result)) : d.message;
     reasons.push_back(wire::CreatePluginReasonDirect(fbb, "", msg.c_str(), 0));
   }
+  auto pod = fbb.CreateString(qp.pod.key);
   auto rv = fbb.CreateVector(reasons);
-  auto payload = wire::CreatePodUnschedulable(fbb, fbb.CreateString(qp.pod.key), qp.attempts, rv,
-                                              fbb.CreateString(name_));
+  auto sched = fbb.CreateString(name_);
+  auto payload = wire::CreatePodUnschedulable(fbb, pod, qp.attempts, rv, sched);
   out.push_back(b_.finish(h, payload));
   const bool error = d.result != outcome::unschedulable;
   queue_->requeue(std::move(qp), now_, error);
