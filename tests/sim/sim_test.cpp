@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "actors/entities/audit.hpp"
 #include "actors/entities/world.hpp"
 #include "bridges/trace/trace_set.hpp"
 #include "messages/codec.hpp"
@@ -504,6 +505,12 @@ TEST(SimComponents, CutRunsEveryComponentAndKeepsInvariants) {
       n.count(wire::Payload::QuotaRuntimeUpdated) ? n.at(wire::Payload::QuotaRuntimeUpdated) : 0,
       0u);
   EXPECT_GT(n.count(wire::Payload::PodEvicted) ? n.at(wire::Payload::PodEvicted) : 0, 0u);
+  // The shared audit (actors/entities/audit.hpp) over the written log: every decision has an
+  // earlier cause, no node over its allocatable at any prefix, no pod bound twice, every
+  // eviction with a reason, every pod pending at the end explained.
+  const auto audit = entities::audit_log(run.log);
+  EXPECT_TRUE(audit.clean()) << audit.describe();
+  EXPECT_GT(audit.evictions, 0u);
   std::printf("components cut: %zu records, %zu bound, %zu evicted, %zu batch updates\n",
               run.log.size(), n[wire::Payload::PodScheduled], n[wire::Payload::PodEvicted],
               n[wire::Payload::NodeBatchResourceUpdated]);

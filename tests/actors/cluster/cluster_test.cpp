@@ -776,7 +776,7 @@ TEST(StepHost, WritesTheSameLogAsTheActorHost) {
     ASSERT_EQ(to_string_view(a.entity_key()), to_string_view(b.entity_key())) << "offset " << i;
     ASSERT_EQ(to_string_view(a.source()), to_string_view(b.source())) << "offset " << i;
     ASSERT_TRUE(actors.log[i] == stepped.log[i]) << "offset " << i << ": payload differs";
-    if (!is_observation(to_string_view(a.source()))) ++decisions;
+    if (entities::is_decision(a.payload_type())) ++decisions;
   }
   EXPECT_EQ(actors.log.size(), stepped.log.size());
   // What the comparison covered: every kind of decision of the scenario.
