@@ -198,5 +198,105 @@ TEST(SchedulerComponent, RejectsAProfileThatDoesNotExist) {
   EXPECT_EQ(c.error().code, errc::invalid_input);
 }
 
+// --- QueueingHints ----------------------------------------------------------------------------
+
+// Counts what a batch emitted: every scheduling cycle emits exactly one PodBindProposed or
+// PodUnschedulable.
+struct cycles {
+  std::size_t proposed = 0, unschedulable = 0;
+  std::vector<std::pair<std::string, std::string>> bound;  // (pod, node) proposals in order
+  void add(const std::vector<messages::byte_buffer>& out) {
+    for (const auto& b : out) {
+      const auto& env = testing::env_of(b);
+      if (const auto* p = env.payload_as_PodBindProposed()) {
+        ++proposed;
+        bound.emplace_back(to_string_view(p->pod()), to_string_view(p->node()));
+      } else if (env.payload_as_PodUnschedulable() != nullptr) {
+        ++unschedulable;
+      }
+    }
+  }
+  [[nodiscard]] std::size_t total() const { return proposed + unschedulable; }
+};
+
+// The scripted scenario: 3 nodes of 4000m filled by six 2000m pods, then four 3000m pods that
+// fit nowhere; then, 20 s apart (past every backoff): batch resources grow on a full node, one
+// 2000m pod finishes, a second pod on the same node finishes (4000m free there), a node of
+// 8000m registers. Returns the cycles per step.
+std::vector<cycles> scripted(bool hints) {
+  scheduler::scheduler_component_options o;
+  o.queueing_hints = hints;
+  rig r(std::move(o));
+  std::vector<cycles> steps(6);
+  std::vector<messages::byte_buffer> recs;
+  for (int n = 1; n <= 3; ++n) recs.push_back(r.f.node(0, "n" + std::to_string(n), 4000, 16 * gib));
+  for (int p = 1; p <= 6; ++p) recs.push_back(r.f.pod(0, "ns/a" + std::to_string(p), 2000, gib));
+  steps[0].add(r.batch(std::move(recs)));
+  recs.clear();
+  for (int p = 1; p <= 4; ++p)
+    recs.push_back(r.f.pod(1000, "ns/big" + std::to_string(p), 3000, gib));
+  steps[1].add(r.batch(std::move(recs)));
+  // Two small pods on one node (LeastAllocated spread them two per node).
+  std::string node;
+  std::vector<std::string> there;
+  for (const auto& [pod, n] : steps[0].bound) {
+    if (node.empty()) node = n;
+    if (n == node) there.push_back(pod);
+  }
+  EXPECT_EQ(there.size(), 2u);
+  std::string other = node == "n1" ? "n2" : "n1";
+  steps[2].add(r.batch({r.f.batch(20'000, other, 8000, 8 * gib)}));  // no cpu: unrelated
+  steps[3].add(r.batch({r.f.finished(40'000, there[0], node)}));     // 2000m free: too little
+  steps[4].add(r.batch({r.f.finished(60'000, there[1], node)}));     // 4000m free: one big fits
+  steps[5].add(r.batch({r.f.node(80'000, "n4", 8000, 16 * gib)}));   // two more fit
+  EXPECT_EQ(steps[4].proposed, 1u);
+  if (steps[4].proposed == 1u) {
+    EXPECT_EQ(steps[4].bound[0].second, node);
+  }
+  EXPECT_EQ(steps[5].proposed, 2u);
+  for (const auto& [pod, n] : steps[5].bound) EXPECT_EQ(n, "n4");
+  return steps;
+}
+
+TEST(SchedulerComponent, HintsRetryOnlyWhenANodeCouldNowFitThePod) {
+  const auto s = scripted(true);
+  const std::vector<std::size_t> want = {6, 4, 0, 0, 4, 3};
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    EXPECT_EQ(s[i].total(), want[i]) << "step " << i;
+    total += s[i].total();
+  }
+  EXPECT_EQ(total, 17u);
+}
+
+TEST(SchedulerComponent, WithoutHintsEveryNodeEventRetriesEveryPod) {
+  const auto s = scripted(false);
+  const std::vector<std::size_t> want = {6, 4, 4, 4, 4, 3};
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    EXPECT_EQ(s[i].total(), want[i]) << "step " << i;
+    total += s[i].total();
+  }
+  EXPECT_EQ(total, 25u);
+}
+
+TEST(SchedulerComponent, UnschedulablePodsAreFlushedAfterFiveMinutesWithoutAnEvent) {
+  rig r;
+  auto out = r.batch({r.f.node(0, "n1", 1000, 4 * gib), r.f.pod(0, "ns/big", 3000, gib)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(r.batch({r.f.tick(299'000)}).empty());
+  EXPECT_TRUE(r.batch({r.f.tick(300'000)}).empty());  // exactly 5 min: not yet
+  out = r.batch({r.f.tick(300'001)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(testing::env_of(out[0]).payload_as_PodUnschedulable(), nullptr);
+  // 0 = never: the pod waits for an event.
+  scheduler::scheduler_component_options o;
+  o.pod_max_in_unschedulable_pods_duration = duration_ms{0};
+  rig never(std::move(o));
+  out = never.batch({never.f.node(0, "n1", 1000, 4 * gib), never.f.pod(0, "ns/big", 3000, gib)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(never.batch({never.f.tick(24 * 3600 * 1000)}).empty());
+}
+
 }  // namespace
 }  // namespace colony

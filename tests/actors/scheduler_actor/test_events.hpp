@@ -28,6 +28,24 @@ struct event_factory {
     auto p = wire::CreateNodeRegistered(f, f.CreateString(name), rc, ra);
     return b.finish(messages::header{event_time{t}, wire::EntityKind::Node, name, -1, "test"}, p);
   }
+  messages::byte_buffer finished(std::int64_t t, const std::string& pod, const std::string& node) {
+    auto p = wire::CreatePodFinishedDirect(b.fbb(), pod.c_str(), node.c_str(),
+                                           wire::PodPhase::Succeeded);
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, pod, -1, "test"}, p);
+  }
+  // The slo-controller's batch/mid allocatable for a node.
+  messages::byte_buffer batch(std::int64_t t, const std::string& node, std::int64_t batch_cpu,
+                              std::int64_t batch_mem) {
+    auto& f = b.fbb();
+    auto n = f.CreateString(node);
+    wire::NodeBatchResourceUpdatedBuilder pb(f);
+    pb.add_node(n);
+    pb.add_batch_cpu_milli(batch_cpu);
+    pb.add_batch_memory_bytes(batch_mem);
+    auto p = pb.Finish();
+    return b.finish(
+        messages::header{event_time{t}, wire::EntityKind::Node, node, -1, "slo-controller"}, p);
+  }
   messages::byte_buffer pod(std::int64_t t, const std::string& name, std::int64_t cpu,
                             std::int64_t mem, const std::string& scheduler = "koord-scheduler",
                             const std::vector<std::pair<std::string, std::string>>& labels = {}) {
