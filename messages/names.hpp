@@ -25,6 +25,9 @@ inline constexpr std::string_view koord_gpu = "koordinator.sh/gpu";
 inline constexpr std::string_view gpu_core = "koordinator.sh/gpu-core";
 inline constexpr std::string_view gpu_memory = "koordinator.sh/gpu-memory";
 inline constexpr std::string_view gpu_memory_ratio = "koordinator.sh/gpu-memory-ratio";
+// The GPU model a node's device plugin reports (pkg/apis/extension/device_share.go
+// LabelGPUModel).
+inline constexpr std::string_view label_gpu_model = "node.koordinator.sh/gpu-model";
 
 // apis/extension/constants.go, priority.go, qos.go: labels.
 inline constexpr std::string_view label_qos_class = "koordinator.sh/qosClass";

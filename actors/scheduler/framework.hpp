@@ -257,6 +257,9 @@ struct pod_info {
   // Label quota.scheduling.koordinator.sh/preemptible == "false" (ElasticQuota: limited to
   // min, never a victim).
   bool non_preemptible = false;
+  // GPU models the pod may run on (PodSubmitted.gpu_models: openb's gpu_spec); empty = any.
+  // Read by GPUModelAffinity, only for a pod that requests a GPU (requests_gpu).
+  std::vector<std::string> gpu_models;
 
   [[nodiscard]] std::string_view namespace_name() const noexcept;
   [[nodiscard]] kube_qos effective_kube_qos() const noexcept;
@@ -279,6 +282,8 @@ struct node_info {
   std::optional<node_metric> metric;
   std::optional<custom_usage_thresholds>
       custom_thresholds;  // scheduling.koordinator.sh/usage-thresholds
+  // Label node.koordinator.sh/gpu-model ("" = none); read by GPUModelAffinity.
+  std::string gpu_model;
 };
 
 // kube-scheduler's non-zero request defaults (schedutil.DefaultMilliCPURequest / MemoryRequest),

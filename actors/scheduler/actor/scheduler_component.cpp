@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "actors/scheduler/elastic_quota.hpp"
+#include "actors/scheduler/gpu_model_affinity.hpp"
 #include "messages/names.hpp"
 
 namespace colony::scheduler {
@@ -87,6 +88,18 @@ void set_quota_labels(pod_info& info, const quota::key_value_list* labels) {
   info.non_preemptible = quota::non_preemptible_of(labels);
 }
 
+// Whether a profile disables a plugin by name at Filter or multiPoint (kube's
+// plugins.<point>.disabled; "*" only disables kube's default plugins, which this is not).
+bool profile_disables(const profile_config& pc, std::string_view plugin) {
+  for (const char* point : {"filter", "multiPoint"}) {
+    auto it = pc.plugins.find(point);
+    if (it == pc.plugins.end()) continue;
+    for (const auto& d : it->second.disabled)
+      if (d == plugin) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 result<std::unique_ptr<scheduler_component>> scheduler_component::create(
@@ -105,6 +118,10 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   if (!built) return tl::unexpected(built.error());
   std::unique_ptr<scheduler_component> c(new scheduler_component(std::move(opts)));
   c->fwk_ = std::move(built->fwk);
+  if (c->opts_.gpu_model_affinity && c->fwk_->find(gpu_model_affinity::plugin_name) == nullptr &&
+      !profile_disables(c->opts_.config->profiles[c->opts_.profile],
+                        gpu_model_affinity::plugin_name))
+    c->fwk_->add(std::make_shared<gpu_model_affinity>(), 1, ep_filter);
   c->unsched_ = std::make_shared<node_unschedulable>();
   c->fwk_->add(c->unsched_, 1, ep_filter);
   if (c->opts_.elastic_quota) {
@@ -255,6 +272,8 @@ void scheduler_component::on_event(const wire::Envelope& env,
                   [](const gpu_device& a, const gpu_device& b) { return a.minor < b.minor; });
         n.gpus = std::move(gpus);
       }
+      // The label set is the node's whole set: a model label that went away clears it.
+      n.gpu_model = std::string(quota::find_key(e->labels(), names::label_gpu_model).value_or(""));
       ++n.generation;
       const bool added = !flags_[i].registered;
       flags_[i] = node_flags{true, e->unschedulable(), false, true};
@@ -315,6 +334,8 @@ void scheduler_component::on_event(const wire::Envelope& env,
       set_requests(r.info, req);
       r.info.priority = e->priority();
       set_quota_labels(r.info, e->labels());
+      if (e->gpu_models())
+        for (const auto* m : *e->gpu_models()) r.info.gpu_models.emplace_back(to_string_view(m));
       r.ours = opts_.scheduler_names.empty() ||
                opts_.scheduler_names.count(to_string_view(e->scheduler_name())) != 0;
       r.admitted = !opts_.await_admission;

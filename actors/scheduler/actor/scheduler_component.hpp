@@ -25,6 +25,10 @@
 // actors arbitrate, so a stale view costs a rejection, never an over-commit (docs/architecture.md
 // "Binding").
 //
+// GPU models: NodeRegistered's label node.koordinator.sh/gpu-model is the node's model and
+// PodSubmitted.gpu_models the pod's allowed ones; GPUModelAffinity (options.gpu_model_affinity)
+// filters on them.
+//
 // Which pods: those whose schedulerName (PodSubmitted, or PodMutated when admission set one)
 // is in options.scheduler_names; empty = every pod (several schedulers then race for the
 // same pods, which the pod actor arbitrates).
@@ -80,10 +84,18 @@ struct scheduler_component_options {
   bool elastic_quota = false;
   // ElasticQuotaArgs of that tree. Default: Koordinator's defaults (quota_tree.hpp).
   quota::elastic_quota_args elastic_quota_args;
+  // Colony's GPUModelAffinity filter (actors/scheduler/gpu_model_affinity.hpp): a pod that
+  // requests a GPU and lists PodSubmitted.gpu_models runs only on nodes whose label
+  // node.koordinator.sh/gpu-model is one of them. A profile that names the plugin gets it where
+  // it names it; otherwise, with this option, the component adds it at Filter after the
+  // profile's plugins, so Koordinator's shipped profile stays as shipped (it cannot name a
+  // plugin Koordinator does not have). A profile that disables it (filter or multiPoint) wins.
+  // It changes nothing for pods without gpu_models. Default: true.
+  bool gpu_model_affinity = true;
   // kube's QueueingHints: a pod rejected by Filter on every node is retried (after its
   // backoff) only when a node event makes it possibly fit that node by the Filter plugins' own
   // arithmetic (framework::filter_hint: NodeResourcesFit's fitsRequest incl. batch/mid and the
-  // pod count, DeviceShare's free devices, NodeUnschedulable's flags). Node
+  // pod count, DeviceShare's free devices, GPUModelAffinity, NodeUnschedulable's flags). Node
   // events: NodeRegistered (add/update), NodeConditionChanged, NodeBatchResourceUpdated, and a
   // pod leaving a node (PodFinished, PodEvicted, a rejected proposal, a binding elsewhere).
   // Pods refused at PreFilter/Reserve/Permit (ElasticQuota, Coscheduling) move on every node

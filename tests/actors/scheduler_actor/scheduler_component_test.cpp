@@ -198,6 +198,87 @@ TEST(SchedulerComponent, RejectsAProfileThatDoesNotExist) {
   EXPECT_EQ(c.error().code, errc::invalid_input);
 }
 
+// --- GPUModelAffinity -------------------------------------------------------------------------
+
+// Where a pod lands on {n-t4: T4, n-v100: V100, n-cpu: no GPU}, or "" when unschedulable.
+std::string gpu_placement(scheduler::scheduler_component_options o, std::int64_t gpu,
+                          const std::vector<std::string>& models) {
+  rig r(std::move(o));
+  // n-t4 is the roomiest, so LeastAllocated prefers it whenever it is allowed.
+  auto out = r.batch({r.f.gpu_node(0, "n-t4", 32000, 128 * gib, "T4", 2),
+                      r.f.gpu_node(0, "n-v100", 8000, 32 * gib, "V100", 2),
+                      r.f.gpu_node(0, "n-cpu", 64000, 256 * gib, "", 0),
+                      r.f.gpu_pod(1, "ns/p", 1000, gib, gpu, models)});
+  EXPECT_EQ(out.size(), 1u);
+  if (out.size() != 1u || proposal(out[0]) == nullptr) return "";
+  return std::string(to_string_view(proposal(out[0])->node()));
+}
+
+TEST(SchedulerComponent, GpuModelAffinityTable) {
+  struct row {
+    const char* name;
+    bool option;
+    std::int64_t gpu;
+    std::vector<std::string> models;
+    std::string want;
+  };
+  const std::vector<row> rows = {
+      {"V100 only", true, 100, {"V100"}, "n-v100"},
+      {"T4 or V100: the roomier T4 node", true, 100, {"V100", "T4"}, "n-t4"},
+      {"any model", true, 100, {}, "n-t4"},
+      {"a model no node has", true, 100, {"A100"}, ""},
+      {"a shared GPU (50 %) is restricted too", true, 50, {"V100"}, "n-v100"},
+      {"no GPU request: models are not read", true, 0, {"V100"}, "n-cpu"},
+      {"option off: the model list is ignored", false, 100, {"V100"}, "n-t4"},
+  };
+  for (const auto& r : rows) {
+    scheduler::scheduler_component_options o;
+    o.gpu_model_affinity = r.option;
+    EXPECT_EQ(gpu_placement(std::move(o), r.gpu, r.models), r.want) << r.name;
+  }
+}
+
+TEST(SchedulerComponent, GpuModelAffinityNamesItsReasonAndAProfileMayDisableIt) {
+  {
+    rig r;
+    auto out = r.batch({r.f.gpu_node(0, "n-t4", 32000, 128 * gib, "T4", 2),
+                        r.f.gpu_pod(1, "ns/p", 1000, gib, 100, {"V100"})});
+    ASSERT_EQ(out.size(), 1u);
+    const auto* u = testing::env_of(out[0]).payload_as_PodUnschedulable();
+    ASSERT_NE(u, nullptr);
+    EXPECT_EQ(to_string_view(u->reasons()->Get(0)->plugin()), "GPUModelAffinity");
+    EXPECT_EQ(to_string_view(u->reasons()->Get(0)->reason()),
+              "node(s) didn't match the pod's GPU model (gpu_spec)");
+  }
+  // A profile with DeviceShare; the component adds GPUModelAffinity unless the profile
+  // disables it.
+  auto placement = [](bool disable) {
+    const std::string yaml = std::string(R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: koord-scheduler
+    plugins:
+      preFilter:
+        enabled:
+          - name: DeviceShare
+      filter:
+        enabled:
+          - name: DeviceShare
+)") + (disable ? "        disabled:\n          - name: GPUModelAffinity\n" : "") +
+                             R"(      reserve:
+        enabled:
+          - name: DeviceShare
+)";
+    auto cfg = scheduler::parse_scheduler_config(yaml);
+    EXPECT_TRUE(cfg) << cfg.error().message;
+    scheduler::scheduler_component_options o;
+    o.config = std::move(*cfg);
+    return gpu_placement(std::move(o), 100, {"V100"});
+  };
+  EXPECT_EQ(placement(false), "n-v100");
+  EXPECT_EQ(placement(true), "n-t4");
+}
+
 // --- QueueingHints ----------------------------------------------------------------------------
 
 // Counts what a batch emitted: every scheduling cycle emits exactly one PodBindProposed or
