@@ -150,6 +150,12 @@ result<void> component_sim::setup() {
   so.seed = opt_.seed;
   so.elastic_quota = !cfg_.quotas.empty();
   so.await_admission = true;
+  // No leftover flush (kube's 5-min flushUnschedulablePodsLeftover): with the queueing hints, a
+  // parked pod moves when a node event could make it fit, and a retry with unchanged inputs gives
+  // the same answer (every filter of the shipped profile has a hint; LoadAwareScheduling's usage
+  // filter, off there, has none). Over openb's 149 days the flush would retry each never-bound
+  // pod ~43,000 times.
+  so.pod_max_in_unschedulable_pods_duration = duration_ms{0};
   auto sched = scheduler::scheduler_component::create(std::move(so));
   if (!sched) return tl::unexpected(sched.error());
   skipped_plugins_ = (*sched)->skipped_plugins();

@@ -181,6 +181,7 @@ struct resource_threshold_strategy {
   std::optional<std::int32_t> evict_enabled_priority_threshold;
   // Default: unset, must be <= 7999 (PriorityMidValueMax)
   std::optional<std::int32_t> allocatable_evict_priority_threshold;
+  bool operator==(const resource_threshold_strategy&) const = default;
 };
 
 // Koordlet feature gates (pkg/features/koordlet_features.go).

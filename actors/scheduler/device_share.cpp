@@ -362,6 +362,16 @@ status device_share::filter(cycle_state& st, const pod_info& pod, const node_inf
   return status::unschedulable(err_insufficient_gpu);
 }
 
+queueing_hint device_share::filter_hint(const pod_info& pod, const cluster_event& ev) const {
+  if (ev.node == nullptr) return queueing_hint::queue;
+  auto r = requirements_of(pod);
+  if (!r || !*r || (*r)->count <= 0) return queueing_hint::queue;
+  std::int64_t fitting = 0;
+  for (const auto& g : ev.node->gpus)
+    if (fits(**r, free_of(g)) && ++fitting >= (*r)->count) return queueing_hint::queue;
+  return queueing_hint::skip;
+}
+
 std::int64_t device_share::score(cycle_state& st, const pod_info& pod, const node_info& node,
                                  event_time) {
   auto& s = state_of(st, pod);

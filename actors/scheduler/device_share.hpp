@@ -125,6 +125,10 @@ class device_share final : public plugin {
   status pre_filter(cycle_state& st, const pod_info& pod, std::span<const node_info>,
                     event_time) override;
   status filter(cycle_state& st, const pod_info& pod, const node_info& node, event_time) override;
+  // Queue when ev.node has enough devices with room for the pod's per-GPU request (the Filter's
+  // count); a pod without a device request, or an invalid one (PreFilter's business), queues.
+  [[nodiscard]] queueing_hint filter_hint(const pod_info& pod,
+                                          const cluster_event& ev) const override;
   std::int64_t score(cycle_state& st, const pod_info& pod, const node_info& node,
                      event_time) override;
   bool normalize_score(cycle_state&, const pod_info&, std::span<std::int64_t> scores) override;

@@ -218,6 +218,14 @@ plugin* framework::find(std::string_view name) const noexcept {
   return nullptr;
 }
 
+queueing_hint framework::filter_hint(const pod_info& pod, const cluster_event& ev) const {
+  if (ev.type == cluster_event_type::wildcard || ev.node == nullptr) return queueing_hint::queue;
+  for (const auto& e : plugins_)
+    if ((e.enabled & ep_filter) && e.impl->filter_hint(pod, ev) == queueing_hint::skip)
+      return queueing_hint::skip;
+  return queueing_hint::queue;
+}
+
 status framework::run_pre_enqueue(const pod_info& pod, event_time now) {
   for (auto& e : plugins_) {
     if (!(e.enabled & ep_pre_enqueue)) continue;
@@ -300,6 +308,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
       d.result = s.code == status_code::error ? outcome::error : outcome::unschedulable;
       d.message = std::string(e.impl->name()) + ": " + s.message();
       d.failures.push_back({std::string(e.impl->name()), s.message(), nodes.size()});
+      d.failed_at = ep_pre_filter;
       if (d.result == outcome::unschedulable) run_post_filter();
       return d;
     }
@@ -449,6 +458,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
         d.failures.begin(), d.failures.end(),
         [](const failure_reason& a, const failure_reason& b) { return a.nodes > b.nodes; });
     d.result = outcome::unschedulable;
+    d.failed_at = ep_filter;
     d.message = fit_error_message(n, d.failures);
     run_post_filter();
     return d;
@@ -545,6 +555,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
       st.rejected_pods.clear();
       d.result = s.code == status_code::error ? outcome::error : outcome::unschedulable;
       d.message = std::string(e.impl->name()) + ": " + s.message();
+      d.failed_at = ep_reserve;
       return d;
     }
   }
@@ -566,6 +577,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
       st.rejected_pods.clear();
       d.result = outcome::unschedulable;
       d.message = std::string(e.impl->name()) + ": " + r.st.message();
+      d.failed_at = ep_permit;
       return d;
     }
   }

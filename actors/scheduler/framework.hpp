@@ -257,6 +257,9 @@ struct pod_info {
   // Label quota.scheduling.koordinator.sh/preemptible == "false" (ElasticQuota: limited to
   // min, never a victim).
   bool non_preemptible = false;
+  // GPU models the pod may run on (PodSubmitted.gpu_models: openb's gpu_spec); empty = any.
+  // Read by GPUModelAffinity, only for a pod that requests a GPU (requests_gpu).
+  std::vector<std::string> gpu_models;
 
   [[nodiscard]] std::string_view namespace_name() const noexcept;
   [[nodiscard]] kube_qos effective_kube_qos() const noexcept;
@@ -279,6 +282,8 @@ struct node_info {
   std::optional<node_metric> metric;
   std::optional<custom_usage_thresholds>
       custom_thresholds;  // scheduling.koordinator.sh/usage-thresholds
+  // Label node.koordinator.sh/gpu-model ("" = none); read by GPUModelAffinity.
+  std::string gpu_model;
 };
 
 // kube-scheduler's non-zero request defaults (schedutil.DefaultMilliCPURequest / MemoryRequest),
@@ -372,6 +377,29 @@ struct post_filter_result {
   std::vector<std::string> rejected_pods;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Queueing hints (kube's QueueingHint, SchedulerQueueingHints; see scheduling_queue.hpp)
+// ---------------------------------------------------------------------------------------------
+
+// fwk.QueueingHint (k8s pkg/scheduler/framework/types.go, now staging/src/k8s.io/kube-scheduler/
+// framework): QueueSkip = the event cannot make the rejected pod schedulable; Queue = it may.
+enum class queueing_hint : std::uint8_t { skip, queue };
+
+// fwk.ClusterEvent, reduced to what Colony's components see: what changed, on which node.
+enum class cluster_event_type : std::uint8_t {
+  node_add,             // NodeAdd: a node registered
+  node_update,          // NodeUpdate: allocatable (incl. batch/mid), labels, GPUs, conditions
+  assigned_pod_delete,  // AssignedPodDelete: a pod left the node (finished, evicted, unassumed)
+  wildcard,             // WildCardEvent: anything; every rejected pod moves
+};
+struct cluster_event {
+  cluster_event_type type = cluster_event_type::wildcard;
+  // The node the event changed, in its state after the event, and its index in the node list
+  // the cycles run over. nullptr for a wildcard event.
+  const node_info* node = nullptr;
+  std::size_t node_index = 0;
+};
+
 // Bit flags of the extension points a plugin implements.
 enum extension_point : std::uint32_t {
   ep_pre_filter = 1u << 0,
@@ -431,6 +459,14 @@ class plugin {
     return {};
   }
   virtual post_filter_result post_filter(cycle_state&, const pod_info&, event_time) { return {}; }
+
+  // QueueingHintFn for node events, in Colony's node-local form: after `ev` changed ev.node,
+  // could the pod now pass this plugin's Filter on that node? Answer skip only when it certainly
+  // cannot. Called outside a cycle: it must be cheap and may not read PreFilter state. Default:
+  // queue (no hint, as a kube plugin that registers no QueueingHintFn for the event).
+  [[nodiscard]] virtual queueing_hint filter_hint(const pod_info&, const cluster_event&) const {
+    return queueing_hint::queue;
+  }
 
   // True when Filter and score_nodes may run concurrently on different nodes of one cycle, once
   // PreFilter has returned (on the cycle's thread): they then read the pod, the node, PreFilter's
@@ -515,6 +551,10 @@ struct decision {
   std::vector<node_candidate> alternatives;  // up to top_n runners-up, best first
   // Unschedulable: reasons with the number of nodes that gave each, most frequent first.
   std::vector<failure_reason> failures;
+  // The extension point that refused the pod (ep_pre_filter, ep_filter = kube's FitError: every
+  // node evaluated and rejected, ep_reserve, ep_permit); 0 when nothing refused it or there
+  // were no nodes.
+  std::uint32_t failed_at = 0;
   std::string message;  // PreFilter / Reserve / Permit message, or kube's FitError summary
   std::size_t evaluated_nodes = 0;  // nodes filtered in this cycle
   std::size_t feasible_nodes = 0;   // nodes that passed every filter (the scored sample)
@@ -564,6 +604,15 @@ class framework {
 
   // Runs every enabled PreEnqueue plugin (the queue's gate).
   [[nodiscard]] status run_pre_enqueue(const pod_info& pod, event_time now);
+
+  // The node-local QueueingHint of the whole profile for a pod that Filter rejected on every
+  // node (a FitError): skip as soon as one enabled Filter plugin's filter_hint says the pod
+  // cannot pass it on ev.node, else queue. Sound because a node event changes only ev.node, and
+  // the pod can become schedulable there only by passing every Filter there. Stricter than
+  // kube, which asks only the rejecting plugins (a pod rejected for cpu on one node and for GPUs
+  // on another is not retried when cpu alone frees up on the GPU-less one). Wildcard events and
+  // a null node: queue.
+  [[nodiscard]] queueing_hint filter_hint(const pod_info& pod, const cluster_event& ev) const;
 
   // Undoes Reserve for a pod that was waiting at Permit and got rejected or timed out.
   void run_unreserve(cycle_state& st, const pod_info& pod, const node_info& node, event_time now);

@@ -79,6 +79,11 @@ status node_resources_fit::fits_request(const pod_info& pod, const node_info& no
   return {};
 }
 
+queueing_hint node_resources_fit::filter_hint(const pod_info& pod, const cluster_event& ev) const {
+  if (ev.node == nullptr) return queueing_hint::queue;
+  return fits_request(pod, *ev.node).ok() ? queueing_hint::queue : queueing_hint::skip;
+}
+
 status node_resources_fit::filter(cycle_state&, const pod_info& pod, const node_info& node,
                                   event_time) {
   return fits_request(pod, node);

@@ -68,6 +68,10 @@ class node_resources_fit final : public plugin {
                    std::span<const std::uint32_t> indices, std::span<std::int64_t> out,
                    event_time) override;
 
+  // Queue when the pod's requests fit what ev.node has free (fitsRequest, the Filter itself),
+  // as kube's isSchedulableAfterNodeChange / isSchedulableAfterPodEvent (fit.go) check.
+  [[nodiscard]] queueing_hint filter_hint(const pod_info& pod,
+                                          const cluster_event& ev) const override;
   // Fit check alone (fitsRequest), for callers outside a cycle.
   [[nodiscard]] status fits_request(const pod_info& pod, const node_info& node) const;
   [[nodiscard]] std::int64_t score_node(const pod_info& pod, const node_info& node) const;

@@ -6,6 +6,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "actors/scheduler/gpu_model_affinity.hpp"
+
 namespace colony::scheduler {
 
 namespace {
@@ -694,6 +696,12 @@ plugin_registry plugin_registry::with_builtin() {
   r.add(std::string(device_share::plugin_name),
         [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
           return std::make_shared<device_share>(p.device_share);
+        });
+  // Colony's stand-in for a required node affinity on node.koordinator.sh/gpu-model (see
+  // gpu_model_affinity.hpp); a profile may name it at filter (or multiPoint).
+  r.add(std::string(gpu_model_affinity::plugin_name),
+        [](const profile_config&) -> result<std::shared_ptr<plugin>> {
+          return std::make_shared<gpu_model_affinity>();
         });
   return r;
 }

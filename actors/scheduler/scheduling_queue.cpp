@@ -35,6 +35,7 @@ void scheduling_queue::detach(entry& e) {
       break;
     case where::unschedulable:
       unschedulable_.erase(e.qp.pod.key);
+      unschedulable_since_.erase({e.qp.unschedulable_since.value, e.qp.pod.key});
       break;
   }
 }
@@ -54,6 +55,7 @@ void scheduling_queue::to_unschedulable(entry& e, event_time now) {
   e.at = where::unschedulable;
   e.qp.unschedulable_since = now;
   unschedulable_.insert(e.qp.pod.key);
+  unschedulable_since_.insert({now.value, e.qp.pod.key});
 }
 
 bool scheduling_queue::gate(entry& e, event_time now) {
@@ -104,9 +106,7 @@ void scheduling_queue::add(pod_info pod, event_time now) {
   auto [it, ok] = pods_.emplace(key, std::move(e));
   (void)ok;
   entry& ref = it->second;
-  ref.at = where::unschedulable;
-  unschedulable_.insert(key);
-  ref.qp.unschedulable_since = now;
+  to_unschedulable(ref, now);
   if (gate(ref, now)) release(ref, now, true);
 }
 
@@ -148,8 +148,21 @@ void scheduling_queue::flush_backoff_completed(event_time now) {
   }
 }
 
+std::optional<std::int64_t> scheduling_queue::next_unschedulable_flush_ms() const noexcept {
+  if (opts_.unschedulable_timeout.value <= 0 || unschedulable_since_.empty()) return std::nullopt;
+  return unschedulable_since_.begin()->first + opts_.unschedulable_timeout.value + 1;
+}
+
 void scheduling_queue::flush_unschedulable_leftover(event_time now) {
-  std::vector<std::string> keys(unschedulable_.begin(), unschedulable_.end());
+  if (opts_.unschedulable_timeout.value <= 0) return;  // 0 = never
+  // The pods that waited longer than the timeout, visited in key order as before the index.
+  std::vector<std::string> keys;
+  for (const auto& [since, key] : unschedulable_since_) {
+    if (now.value - since <= opts_.unschedulable_timeout.value) break;
+    keys.push_back(key);
+  }
+  if (keys.empty()) return;
+  std::sort(keys.begin(), keys.end());
   for (const auto& k : keys) {
     auto it = pods_.find(k);
     if (it == pods_.end() || it->second.at != where::unschedulable) continue;  // moved with a group
@@ -178,6 +191,46 @@ void scheduling_queue::move_all_to_active_or_backoff(event_time now) {
   }
 }
 
+bool scheduling_queue::worth_requeuing(const entry& e, const cluster_event& ev) const {
+  // isPodWorthRequeuing: wildcard events and pods without rejector plugins always move; Colony
+  // asks the node-local hint only about FitErrors (see the header).
+  if (!opts_.hint || ev.type == cluster_event_type::wildcard || ev.node == nullptr) return true;
+  if (e.qp.unschedulable_plugins.empty() || !e.qp.fit_error) return true;
+  return opts_.hint(e.qp, ev) == queueing_hint::queue;
+}
+
+void scheduling_queue::move_all_to_active_or_backoff(event_time now,
+                                                     std::span<const cluster_event> events) {
+  if (!opts_.hint) {
+    if (!events.empty()) move_all_to_active_or_backoff(now);
+    return;
+  }
+  if (events.empty()) return;
+  any_move_request_ = true;
+  move_request_cycle_ = cycle_;
+  std::vector<std::string> keys(unschedulable_.begin(), unschedulable_.end());
+  for (const auto& k : keys) {
+    auto it = pods_.find(k);
+    if (it == pods_.end() || it->second.at != where::unschedulable) continue;
+    entry& e = it->second;
+    if (e.qp.gated) {
+      // A gated pod waits for its gate (PreEnqueue), not for room: re-check the gate as the
+      // wildcard move does.
+      if (!gate(e, now)) continue;
+    } else {
+      bool worth = false;
+      for (const auto& ev : events) {
+        if (worth_requeuing(e, ev)) {
+          worth = true;
+          break;
+        }
+      }
+      if (!worth) continue;
+    }
+    release(e, now, false);
+  }
+}
+
 std::optional<queued_pod> scheduling_queue::pop(event_time now) {
   flush(now);
   if (active_.empty()) return std::nullopt;
@@ -188,6 +241,17 @@ std::optional<queued_pod> scheduling_queue::pop(event_time now) {
   qp.attempts += 1;
   qp.cycle = ++cycle_;
   return qp;
+}
+
+void set_rejection(queued_pod& qp, const decision& d) {
+  qp.unschedulable_plugins.clear();
+  for (const auto& f : d.failures)
+    if (!f.plugin.empty()) qp.unschedulable_plugins.push_back(f.plugin);
+  std::sort(qp.unschedulable_plugins.begin(), qp.unschedulable_plugins.end());
+  qp.unschedulable_plugins.erase(
+      std::unique(qp.unschedulable_plugins.begin(), qp.unschedulable_plugins.end()),
+      qp.unschedulable_plugins.end());
+  qp.fit_error = d.result == outcome::unschedulable && d.failed_at == ep_filter;
 }
 
 void scheduling_queue::requeue(queued_pod qp, event_time now, bool error) {

@@ -9,6 +9,9 @@
 //                  so every node writes);
 //   .metric_round  one NodeMetricReported per node (the next koordlet report): decode the metric,
 //                  match its pod keys, reconcile the node (writes only past the thresholds).
+//   .idle_metric_round  the same number of nodes with no pod, each reporting a NodeMetric with
+//                  no pod and zero usage (the sim's empty nodes): answered from the idle-node
+//                  cache; .idle_metric_round_nocache is the same with cache_idle_nodes = false.
 // Figures: median wall ms, median thread-CPU ms (".cpu"), and events written per round.
 #include <algorithm>
 #include <cstdint>
@@ -231,5 +234,46 @@ COLONY_BENCH("slo_controller.component_round",
         ++next_report;
       },
       "slo_controller.component_round_" + size + ".metric_round");
+
+  // Idle rounds: every node empty, every report the same but for its time (the idle-node
+  // cache's case), with and without the cache; update-time threshold crossed every other round
+  // so about half the rounds write.
+  for (const bool cache : {true, false}) {
+    slo_controller_actor::slo_controller_component idle(
+        {.configmap_json = config_json(60), .cache_idle_nodes = cache});
+    event_source isrc;
+    for (int n = 0; n < nodes; ++n) {
+      const std::string name = "node-" + std::to_string(n);
+      ok = ok && deliver(idle,
+                         isrc.node(name, cpu_mem(96000, 384 * gib), cpu_mem(94000, 370 * gib),
+                                   {{"kubernetes.io/hostname", name}}),
+                         out);
+    }
+    std::int64_t it = 60'000;
+    auto idle_reports = [&] {
+      std::vector<byte_buffer> round;
+      round.reserve(static_cast<std::size_t>(nodes));
+      for (int n = 0; n < nodes; ++n)
+        round.push_back(
+            isrc.metric(it, "node-" + std::to_string(n), cpu_mem(0, 0), {}, cpu_mem(0, 0)));
+      return round;
+    };
+    for (const auto& m : idle_reports()) ok = ok && deliver(idle, m, out);
+    out.clear();
+    std::vector<std::vector<byte_buffer>> idle_rounds;
+    for (int k = 0; k < (ctx.quick() ? 3 : 7); ++k) {
+      it += 180'000;
+      idle_rounds.push_back(idle_reports());
+    }
+    std::size_t next_idle = 0;
+    measure(
+        [&] {
+          for (const auto& m : idle_rounds[next_idle]) ok = ok && deliver(idle, m, out);
+          ++next_idle;
+        },
+        "slo_controller.component_round_" + size + ".idle_metric_round" +
+            (cache ? "" : "_nocache"));
+    if (cache) ok = ok && idle.idle_cache_hits() > 0;
+  }
   ctx.report("slo_controller.component_round.ok", ok ? 1 : 0, "bool");
 }

@@ -70,14 +70,22 @@ std::int64_t term_amount(kl::evict_feature f, const resource_list& r) {
 }  // namespace
 
 kl::resource_threshold_strategy to_koordlet(const slo_controller::resource_threshold_strategy& s) {
+  // The NodeSLO koordlet reads is the strategy merged over DefaultResourceThresholdStrategy
+  // (pkg/util/sloconfig/nodeslo_config.go, merged by nodeslo/resource_strategy.go), so a field
+  // the strategy leaves unset takes that default here: parsed configs are merged already, a
+  // hand-built strategy gets the same answer.
+  const auto d = slo_controller::resource_threshold_strategy::defaults();
   kl::resource_threshold_strategy k;
-  k.enable = s.enable.value_or(false);
-  k.cpu_suppress_threshold_percent = s.cpu_suppress_threshold_percent.value_or(65);
+  k.enable = s.enable.value_or(*d.enable);
+  k.cpu_suppress_threshold_percent =
+      s.cpu_suppress_threshold_percent.value_or(*d.cpu_suppress_threshold_percent);
   k.cpu_suppress_min_percent = s.cpu_suppress_min_percent;
-  k.cpu_suppress_policy = s.cpu_suppress_policy.value_or("cpuset") == "cfsQuota"
+  k.cpu_suppress_policy = s.cpu_suppress_policy.value_or(*d.cpu_suppress_policy) == "cfsQuota"
                               ? kl::cpu_suppress_policy_type::cfs_quota
                               : kl::cpu_suppress_policy_type::cpuset;
-  k.memory_evict_threshold_percent = s.memory_evict_threshold_percent;
+  k.memory_evict_threshold_percent = s.memory_evict_threshold_percent
+                                         ? s.memory_evict_threshold_percent
+                                         : d.memory_evict_threshold_percent;
   k.memory_evict_lower_percent = s.memory_evict_lower_percent;
   k.memory_allocatable_evict_threshold_percent = s.memory_allocatable_evict_threshold_percent;
   k.memory_allocatable_evict_lower_percent = s.memory_allocatable_evict_lower_percent;
@@ -89,7 +97,7 @@ kl::resource_threshold_strategy to_koordlet(const slo_controller::resource_thres
   k.cpu_evict_lower_percent = s.cpu_evict_lower_percent;
   k.cpu_allocatable_evict_threshold_percent = s.cpu_allocatable_evict_threshold_percent;
   k.cpu_allocatable_evict_lower_percent = s.cpu_allocatable_evict_lower_percent;
-  k.cpu_evict_policy = s.cpu_evict_policy.value_or("") == "evictByAllocatable"
+  k.cpu_evict_policy = s.cpu_evict_policy.value_or(*d.cpu_evict_policy) == "evictByAllocatable"
                            ? kl::cpu_evict_policy_type::evict_by_allocatable
                            : kl::cpu_evict_policy_type::evict_by_real_limit;
   if (s.evict_enabled_priority_threshold)

@@ -60,7 +60,11 @@ struct koordlet_options {
   bool follow_slo_config = true;
 };
 
-// slo-controller-config's ResourceThresholdStrategy (merged over defaults) as koordlet reads it.
+// slo-controller-config's ResourceThresholdStrategy as koordlet reads it in its NodeSLO: every
+// field, with DefaultResourceThresholdStrategy's value where the strategy leaves one unset (the
+// NodeSLO is merged over the defaults). The one translation of the strategy: the sim's hand
+// translation (cpu suppress threshold/min/policy, memory evict threshold/lower, evict-enabled
+// priority threshold) is a subset of it.
 [[nodiscard]] koordlet::resource_threshold_strategy to_koordlet(
     const slo_controller::resource_threshold_strategy& s);
 [[nodiscard]] koordlet::cpu_burst_strategy to_koordlet(const slo_controller::cpu_burst_strategy& s);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "actors/scheduler/elastic_quota.hpp"
+#include "actors/scheduler/gpu_model_affinity.hpp"
 #include "messages/names.hpp"
 
 namespace colony::scheduler {
@@ -20,12 +21,12 @@ class scheduler_component::node_unschedulable final : public plugin {
   [[nodiscard]] std::string_view name() const noexcept override { return plugin_name; }
   [[nodiscard]] std::uint32_t points() const noexcept override { return ep_filter; }
   status filter(cycle_state&, const pod_info&, const node_info& node, event_time) override {
-    const auto i = static_cast<std::size_t>(&node - base_);
-    if (flags_ == nullptr || i >= flags_->size()) return {};
-    const auto& f = (*flags_)[i];
-    if (f.removed || !f.ready) return status::unresolvable(not_ready_);
-    if (f.unschedulable) return status::unresolvable(unschedulable_);
-    return {};
+    return check(static_cast<std::size_t>(&node - base_));
+  }
+  // Queue when the changed node is ready and schedulable now (the Filter itself).
+  [[nodiscard]] queueing_hint filter_hint(const pod_info&, const cluster_event& ev) const override {
+    return ev.node == nullptr || check(ev.node_index).ok() ? queueing_hint::queue
+                                                           : queueing_hint::skip;
   }
   void prepare(const node_info* base, const std::vector<node_flags>* flags) {
     base_ = base;
@@ -40,6 +41,14 @@ class scheduler_component::node_unschedulable final : public plugin {
       "node(s) had untolerated taint {node.kubernetes.io/not-ready: }";
   const node_info* base_ = nullptr;
   const std::vector<node_flags>* flags_ = nullptr;
+
+  [[nodiscard]] status check(std::size_t i) const {
+    if (flags_ == nullptr || i >= flags_->size()) return {};
+    const auto& f = (*flags_)[i];
+    if (f.removed || !f.ready) return status::unresolvable(not_ready_);
+    if (f.unschedulable) return status::unresolvable(unschedulable_);
+    return {};
+  }
 };
 
 namespace {
@@ -79,6 +88,18 @@ void set_quota_labels(pod_info& info, const quota::key_value_list* labels) {
   info.non_preemptible = quota::non_preemptible_of(labels);
 }
 
+// Whether a profile disables a plugin by name at Filter or multiPoint (kube's
+// plugins.<point>.disabled; "*" only disables kube's default plugins, which this is not).
+bool profile_disables(const profile_config& pc, std::string_view plugin) {
+  for (const char* point : {"filter", "multiPoint"}) {
+    auto it = pc.plugins.find(point);
+    if (it == pc.plugins.end()) continue;
+    for (const auto& d : it->second.disabled)
+      if (d == plugin) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 result<std::unique_ptr<scheduler_component>> scheduler_component::create(
@@ -98,6 +119,10 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   std::unique_ptr<scheduler_component> c(new scheduler_component(std::move(opts)));
   c->fwk_ = std::move(built->fwk);
   c->skipped_plugins_ = std::move(built->skipped_plugins);
+  if (c->opts_.gpu_model_affinity && c->fwk_->find(gpu_model_affinity::plugin_name) == nullptr &&
+      !profile_disables(c->opts_.config->profiles[c->opts_.profile],
+                        gpu_model_affinity::plugin_name))
+    c->fwk_->add(std::make_shared<gpu_model_affinity>(), 1, ep_filter);
   c->unsched_ = std::make_shared<node_unschedulable>();
   c->fwk_->add(c->unsched_, 1, ep_filter);
   if (c->opts_.elastic_quota) {
@@ -110,6 +135,13 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   queue_options qo;
   qo.initial_backoff = duration_ms{c->opts_.config->pod_initial_backoff_seconds * 1000};
   qo.max_backoff = duration_ms{c->opts_.config->pod_max_backoff_seconds * 1000};
+  qo.unschedulable_timeout = c->opts_.pod_max_in_unschedulable_pods_duration;
+  if (c->opts_.queueing_hints) {
+    const framework* fwk = c->fwk_.get();
+    qo.hint = [fwk](const queued_pod& qp, const cluster_event& ev) {
+      return fwk->filter_hint(qp.pod, ev);
+    };
+  }
   c->queue_ = std::make_unique<scheduling_queue>(std::move(qo));
   return c;
 }
@@ -167,7 +199,8 @@ std::size_t scheduler_component::node_slot(std::string_view name) {
 void scheduler_component::unassume(pod_rec& p) {
   if (p.node.empty()) return;
   if (auto it = node_index_.find(p.node); it != node_index_.end())
-    if (forget_pod(nodes_[it->second], p.info.key)) cluster_event_ = true;
+    if (forget_pod(nodes_[it->second], p.info.key))
+      node_event(it->second, cluster_event_type::assigned_pod_delete);
   p.node.clear();
 }
 
@@ -240,9 +273,12 @@ void scheduler_component::on_event(const wire::Envelope& env,
                   [](const gpu_device& a, const gpu_device& b) { return a.minor < b.minor; });
         n.gpus = std::move(gpus);
       }
+      // The label set is the node's whole set: a model label that went away clears it.
+      n.gpu_model = std::string(quota::find_key(e->labels(), names::label_gpu_model).value_or(""));
       ++n.generation;
-      flags_[i] = node_flags{true, e->unschedulable(), false};
-      cluster_event_ = true;
+      const bool added = !flags_[i].registered;
+      flags_[i] = node_flags{true, e->unschedulable(), false, true};
+      node_event(i, added ? cluster_event_type::node_add : cluster_event_type::node_update);
       break;
     }
     case P::NodeConditionChanged: {
@@ -250,7 +286,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
       const std::size_t i = node_slot(to_string_view(e->name()));
       flags_[i].ready = e->ready();
       flags_[i].unschedulable = e->unschedulable();
-      cluster_event_ = true;
+      node_event(i, cluster_event_type::node_update);
       break;
     }
     case P::NodeRemoved: {
@@ -277,13 +313,14 @@ void scheduler_component::on_event(const wire::Envelope& env,
     }
     case P::NodeBatchResourceUpdated: {
       const auto* e = env.payload_as_NodeBatchResourceUpdated();
-      auto& n = nodes_[node_slot(to_string_view(e->node()))];
+      const std::size_t i = node_slot(to_string_view(e->node()));
+      auto& n = nodes_[i];
       n.allocatable.batch_cpu_milli = e->batch_cpu_milli();
       n.allocatable.batch_memory_bytes = e->batch_memory_bytes();
       n.allocatable.mid_cpu_milli = e->mid_cpu_milli();
       n.allocatable.mid_memory_bytes = e->mid_memory_bytes();
       ++n.generation;
-      cluster_event_ = true;
+      node_event(i, cluster_event_type::node_update);
       break;
     }
     case P::PodSubmitted: {
@@ -298,6 +335,8 @@ void scheduler_component::on_event(const wire::Envelope& env,
       set_requests(r.info, req);
       r.info.priority = e->priority();
       set_quota_labels(r.info, e->labels());
+      if (e->gpu_models())
+        for (const auto* m : *e->gpu_models()) r.info.gpu_models.emplace_back(to_string_view(m));
       r.ours = opts_.scheduler_names.empty() ||
                opts_.scheduler_names.count(to_string_view(e->scheduler_name())) != 0;
       r.admitted = !opts_.await_admission;
@@ -357,6 +396,8 @@ void scheduler_component::on_event(const wire::Envelope& env,
       // Our Reserve marked it used in the quota tree; the binding did not happen.
       if (quota_) (void)quota_->tree()->update_pod_is_assigned(p.info.key, false);
       p.phase = pod_phase::queued;
+      p.qp->unschedulable_plugins.clear();  // no plugin refused it: a failed bind
+      p.qp->fit_error = false;
       queue_->requeue(std::move(*p.qp), now_, true);  // backoff, as after a failed bind
       p.qp.reset();
       break;
@@ -382,15 +423,23 @@ void scheduler_component::on_event(const wire::Envelope& env,
 
 void scheduler_component::on_batch_end(std::vector<messages::byte_buffer>& out) {
   if (quota_) quota_->flush();  // cluster total and pod association before the cycles
-  if (cluster_event_) {
-    queue_->move_all_to_active_or_backoff(now_);
-    cluster_event_ = false;
+  if (!events_.empty()) {
+    // In node order; the hints read the nodes (and NodeUnschedulable's flags) as they are now.
+    unsched_->prepare(nodes_.data(), &flags_);
+    std::vector<cluster_event> evs;
+    evs.reserve(events_.size());
+    for (const auto& [i, type] : events_) evs.push_back({type, &nodes_[i], i});
+    queue_->move_all_to_active_or_backoff(now_, evs);
+    events_.clear();
   }
   while (auto qp = queue_->pop(now_)) schedule_one(std::move(*qp), out);
 }
 
+// When a backoff ends or the oldest unschedulable pod is due for the leftover flush
+// (flushUnschedulablePodsLeftover), whichever is first.
 std::optional<std::int64_t> scheduler_component::next_wakeup_ms() const {
-  const auto t = queue_->next_backoff_expiry_ms();
+  auto t = queue_->next_backoff_expiry_ms();
+  if (const auto f = queue_->next_unschedulable_flush_ms(); f && (!t || *f < *t)) t = f;
   if (!t) return std::nullopt;
   return std::max(*t, now_.value);
 }
@@ -457,6 +506,7 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
   auto payload = wire::CreatePodUnschedulable(fbb, pod, qp.attempts, rv, sched);
   out.push_back(b_.finish(h, payload));
   const bool error = d.result != outcome::unschedulable;
+  set_rejection(qp, d);
   queue_->requeue(std::move(qp), now_, error);
 }
 

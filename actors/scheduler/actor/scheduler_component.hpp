@@ -16,8 +16,18 @@
 // AssumePod). PodScheduled confirms it (or moves it to the node another scheduler bound it to);
 // PodBindRejected of its own proposal forgets it and requeues the pod with backoff
 // (scheduling_queue, error path), and frees capacity for unschedulable pods as kube's
-// AssignedPodDelete event does. The node actors arbitrate, so a stale view costs a rejection,
-// never an over-commit (docs/architecture.md "Binding").
+// AssignedPodDelete event does.
+//
+// Retries (options.queueing_hints, pod_max_in_unschedulable_pods_duration): node events of a
+// batch are collected per node and, at the batch's end, offered to the queue with the
+// profile's node-local QueueingHint (scheduling_queue.hpp); an unschedulable pod moves only
+// when one of those nodes could now pass every Filter for it, or after 5 min without one. The node
+// actors arbitrate, so a stale view costs a rejection, never an over-commit (docs/architecture.md
+// "Binding").
+//
+// GPU models: NodeRegistered's label node.koordinator.sh/gpu-model is the node's model and
+// PodSubmitted.gpu_models the pod's allowed ones; GPUModelAffinity (options.gpu_model_affinity)
+// filters on them.
 //
 // Which pods: those whose schedulerName (PodSubmitted, or PodMutated when admission set one)
 // is in options.scheduler_names; empty = every pod (several schedulers then race for the
@@ -74,6 +84,30 @@ struct scheduler_component_options {
   bool elastic_quota = false;
   // ElasticQuotaArgs of that tree. Default: Koordinator's defaults (quota_tree.hpp).
   quota::elastic_quota_args elastic_quota_args;
+  // Colony's GPUModelAffinity filter (actors/scheduler/gpu_model_affinity.hpp): a pod that
+  // requests a GPU and lists PodSubmitted.gpu_models runs only on nodes whose label
+  // node.koordinator.sh/gpu-model is one of them. A profile that names the plugin gets it where
+  // it names it; otherwise, with this option, the component adds it at Filter after the
+  // profile's plugins, so Koordinator's shipped profile stays as shipped (it cannot name a
+  // plugin Koordinator does not have). A profile that disables it (filter or multiPoint) wins.
+  // It changes nothing for pods without gpu_models. Default: true.
+  bool gpu_model_affinity = true;
+  // kube's QueueingHints: a pod rejected by Filter on every node is retried (after its
+  // backoff) only when a node event makes it possibly fit that node by the Filter plugins' own
+  // arithmetic (framework::filter_hint: NodeResourcesFit's fitsRequest incl. batch/mid and the
+  // pod count, DeviceShare's free devices, GPUModelAffinity, NodeUnschedulable's flags). Node
+  // events: NodeRegistered (add/update), NodeConditionChanged, NodeBatchResourceUpdated, and a
+  // pod leaving a node (PodFinished, PodEvicted, a rejected proposal, a binding elsewhere).
+  // Pods refused at PreFilter/Reserve/Permit (ElasticQuota, Coscheduling) move on every node
+  // event, as without hints. false = every node event moves every unschedulable pod (kube with
+  // SchedulerQueueingHints off). Default: true.
+  bool queueing_hints = true;
+  // podMaxInUnschedulablePodsDuration: an unschedulable pod is retried after this long even
+  // without an event (flushUnschedulablePodsLeftover, kube's safety net for what no event
+  // signals: LoadAwareScheduling's usage, which NodeMetricReported changes without an event
+  // here, and estimates that age). 0 = never. Default: 5 min (kube 1.34's
+  // DefaultPodMaxInUnschedulablePodsDuration; k8s pkg/scheduler/backend/queue/scheduling_queue.go).
+  duration_ms pod_max_in_unschedulable_pods_duration{300000};
   // Waits for admission: a submitted pod is queued only when its PodMutated arrives (and
   // dropped on PodRejected), as in Kubernetes, where the webhook mutates a pod before any
   // scheduler sees it. Set it when an admission component writes to the same log; without
@@ -120,12 +154,14 @@ class scheduler_component final : public entities::component {
     bool ready = false;
     bool unschedulable = false;
     bool removed = false;
+    bool registered = false;  // a NodeRegistered was seen (the next one is an update)
   };
   class node_unschedulable;
 
   explicit scheduler_component(scheduler_component_options opts);
 
   std::size_t node_slot(std::string_view name);
+  void node_event(std::size_t i, cluster_event_type type) { events_.try_emplace(i, type); }
   void schedule_one(queued_pod qp, std::vector<messages::byte_buffer>& out);
   void unassume(pod_rec& p);
   void on_bound(std::string_view pod, std::string_view node, const resource_list& requests,
@@ -146,7 +182,9 @@ class scheduler_component final : public entities::component {
   std::map<std::string, pod_rec, std::less<>> pods_;
   event_time now_{0};
   std::int64_t last_offset_ = -1;
-  bool cluster_event_ = false;
+  // Cluster events of the current batch, by node index (ordered: deterministic move order);
+  // the value is the first event's type. Moved on at the batch's end.
+  std::map<std::size_t, cluster_event_type> events_;
   messages::event_builder b_;
 };
 

@@ -292,6 +292,7 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       auto& n = nodes_[std::string(to_string_view(e->name()))];
       n.registered = true;
       n.input = node_from_event(*e);
+      n.idle.reset();
       reconcile(n.input.name, n, env, out);
       break;
     }
@@ -395,6 +396,7 @@ void slo_controller_component::on_config(const wire::Envelope& env, const wire::
   }
   // Koordinator enqueues every node when the colocation config changes.
   if (cfg_.colocation == before) return;
+  ++config_generation_;
   for (auto& [name, n] : nodes_)
     if (n.registered) reconcile(name, n, env, out);
 }
@@ -403,16 +405,64 @@ void slo_controller_component::reconcile(const std::string& node, node_rec& n,
                                          const wire::Envelope& cause,
                                          std::vector<messages::byte_buffer>& out) {
   if (!cfg_.colocation) return;  // colocation-config unavailable: Koordinator does not reconcile
-  const auto& cc = *cfg_.colocation;
   const event_time now{cause.event_time_ms()};
-  const auto r = sc::reconcile_node_resource(
-      cc, n.input, n.samples, n.metric ? &*n.metric : nullptr, n.metric_samples, now, scratch_);
+  if (const auto* c = idle_result_of(n, now)) {
+    publish(node, n, cause, c->strategy, c->r, c->prepared, out);
+    return;
+  }
+  const auto strategy = strategy_of(n);
+  const auto r =
+      sc::reconcile_node_resource(*cfg_.colocation, n.input, n.samples,
+                                  n.metric ? &*n.metric : nullptr, n.metric_samples, now, scratch_);
+  publish(node, n, cause, strategy, r, sc::prepare_node_resource(r, n.input), out);
+}
+
+sc::colocation_strategy slo_controller_component::strategy_of(const node_rec& n) const {
   sc::node_strategy_inputs si;
   si.labels = &n.input.labels;
   if (n.input.colocation_strategy_annotation)
     si.colocation_strategy_annotation = *n.input.colocation_strategy_annotation;
-  const auto strategy = sc::node_colocation_strategy(cc, si);
-  const auto prepared = sc::prepare_node_resource(r, n.input);
+  return sc::node_colocation_strategy(*cfg_.colocation, si);
+}
+
+const slo_controller_component::node_rec::idle_result* slo_controller_component::idle_result_of(
+    node_rec& n, event_time now) {
+  if (!opt_.cache_idle_nodes || !n.samples.empty() || !n.metric_samples.empty() || !n.metric ||
+      !n.metric->host_app_metrics.empty())
+    return nullptr;
+  // The node's strategy depends on the config and the node only: kept with the entry.
+  if (n.idle && n.idle->config_generation != config_generation_) n.idle.reset();
+  if (!n.idle) {
+    n.idle = std::make_unique<node_rec::idle_result>();
+    n.idle->config_generation = config_generation_;
+    n.idle->strategy = strategy_of(n);
+  }
+  auto& c = *n.idle;
+  const auto& m = *n.metric;
+  if (sc::is_degrade_needed(c.strategy, &m, now)) return nullptr;
+  if (c.computed && c.node_usage.cpu_milli == m.node_usage.cpu_milli &&
+      c.node_usage.memory_bytes == m.node_usage.memory_bytes && c.system_usage == m.system_usage &&
+      c.prod_reclaimable == m.prod_reclaimable) {
+    ++idle_hits_;
+    return &c;
+  }
+  c.node_usage = m.node_usage;
+  c.system_usage = m.system_usage;
+  c.prod_reclaimable = m.prod_reclaimable;
+  c.r = sc::reconcile_node_resource(*cfg_.colocation, n.input, n.samples, &m, n.metric_samples, now,
+                                    scratch_);
+  c.prepared = sc::prepare_node_resource(c.r, n.input);
+  c.computed = true;
+  return &c;
+}
+
+void slo_controller_component::publish(const std::string& node, node_rec& n,
+                                       const wire::Envelope& cause,
+                                       const sc::colocation_strategy& strategy,
+                                       const sc::node_resource_result& r,
+                                       const sc::prepared_node_resources& prepared,
+                                       std::vector<messages::byte_buffer>& out) {
+  const event_time now{cause.event_time_ms()};
   const auto sync = sc::need_sync(strategy, n.published, prepared.allocatable, n.last_sync, now);
   if (!sync.need_sync) {
     ++skipped_writes_;

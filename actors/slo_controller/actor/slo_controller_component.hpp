@@ -34,10 +34,24 @@
 // the keys of live pod records and current pod metrics. Ids follow pod_key_interner's rule (never
 // reused); they are only compared for equality, so what the component emits does not depend on
 // them. A pod is bound to one node: a PodScheduled naming another node moves it there.
+//
+// Idle-node cache (options.cache_idle_nodes): a node that hosts no pod and whose NodeMetric
+// lists no pod is reconciled on every NodeMetric with the same inputs but the metric's update
+// time (the sim's case: thousands of empty nodes reporting every minute). While the NodeMetric
+// is fresh (not degraded: update time and `now` enter the formulas only through the degraded
+// reset's terms), the result (batch/mid formulas and prepare) depends only on the config, the
+// node (capacity, allocatable, labels, annotations), the pods (none) and the metric's usage
+// fields (node usage, system usage, prod reclaimable, host applications; pod metrics none).
+// The component keeps the result last computed for such a node (and the node's strategy),
+// with those metric fields and the config generation, and reuses it while the node is idle and
+// they are equal; NodeRegistered drops it. A NodeMetric with other usage, a bound pod or a listed
+// pod metric computes again. need_sync and the record are evaluated every time, as without the
+// cache.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +71,10 @@ struct slo_controller_options {
   std::string name = "slo-controller";
   // The ConfigMap's data as JSON ({"colocation-config": "{...}", ...}); "" = no ConfigMap.
   std::string configmap_json;
+  // Reuses a node's last computed result while the node is idle and its inputs are those the
+  // result was computed from (see "Idle-node cache" above). What the component emits is byte
+  // for byte the same either way (tested); false computes every time. Default: true.
+  bool cache_idle_nodes = true;
 };
 
 class slo_controller_component final : public entities::component {
@@ -75,6 +93,8 @@ class slo_controller_component final : public entities::component {
       std::string_view node) const;
   // Reconciles that computed values but did not write them (under the write thresholds).
   [[nodiscard]] std::uint64_t skipped_writes() const { return skipped_writes_; }
+  // Reconciles answered from the idle-node cache.
+  [[nodiscard]] std::uint64_t idle_cache_hits() const { return idle_hits_; }
   // Pod keys interned now (live pod records and current pod metrics; bounded by them).
   [[nodiscard]] std::size_t interned_keys() const { return keys_.size(); }
 
@@ -113,6 +133,21 @@ class slo_controller_component final : public entities::component {
     std::vector<slo_controller::pod_metric_sample> metric_samples;
     slo_controller::node_extended_resources published;
     std::optional<event_time> last_sync;
+    // The idle-node cache: a result computed while the node was idle and its metric fresh, with
+    // the config generation and metric fields it was computed from; reset by NodeRegistered.
+    struct idle_result {
+      std::uint64_t config_generation = 0;
+      slo_controller::colocation_strategy strategy;  // the node's, for this config
+      bool computed = false;                         // r and prepared hold a result
+      slo_controller::usage_pair node_usage;
+      resource_list system_usage;
+      std::optional<resource_list> prod_reclaimable;
+      slo_controller::node_resource_result r;
+      slo_controller::prepared_node_resources prepared;
+    };
+    // Out of line: ~5 KB that most nodes never use would otherwise sit in every record a
+    // round walks (measured: +6 % on the config round).
+    std::unique_ptr<idle_result> idle;
   };
 
   void on_config(const wire::Envelope& env, const wire::ConfigUpdated& c,
@@ -120,6 +155,17 @@ class slo_controller_component final : public entities::component {
   void on_metric(node_rec& n, const wire::NodeMetricReported& e);
   void reconcile(const std::string& node, node_rec& n, const wire::Envelope& cause,
                  std::vector<messages::byte_buffer>& out);
+  // The node's colocation strategy (nodeConfigs, annotation, ratio labels) under the config.
+  [[nodiscard]] slo_controller::colocation_strategy strategy_of(const node_rec& n) const;
+  // The idle-node cache's result for n now (computed on a miss), or nullptr when n is not idle
+  // or its metric is degraded.
+  const node_rec::idle_result* idle_result_of(node_rec& n, event_time now);
+  // need_sync and the NodeBatchResourceUpdated record for a computed (or cached) result.
+  void publish(const std::string& node, node_rec& n, const wire::Envelope& cause,
+               const slo_controller::colocation_strategy& strategy,
+               const slo_controller::node_resource_result& r,
+               const slo_controller::prepared_node_resources& prepared,
+               std::vector<messages::byte_buffer>& out);
   pod_rec& pod(std::string_view key);
   void bind(pod_rec& p, node_rec& n);
   void unlink(pod_rec& p);
@@ -141,6 +187,8 @@ class slo_controller_component final : public entities::component {
   slo_controller::calculator_scratch scratch_;
   messages::event_builder b_;
   std::uint64_t skipped_writes_ = 0;
+  std::uint64_t config_generation_ = 0;  // + 1 whenever the colocation config changes
+  std::uint64_t idle_hits_ = 0;
 };
 
 }  // namespace colony::slo_controller_actor

@@ -159,5 +159,187 @@ TEST(SchedulingQueue, GangMembersInBackoffMoveWithTheGroup) {
   EXPECT_EQ(second->pod.key, "ns/b");
 }
 
+// --- QueueingHints (scheduling_queue.go isPodWorthRequeuing) ----------------------------------
+
+// A queue whose hint is the node-local fit of the pod's cpu on the changed node (what
+// framework::filter_hint gives for NodeResourcesFit), counting the hint's calls.
+struct hinted {
+  int calls = 0;
+  scheduling_queue q;
+  explicit hinted(duration_ms timeout = duration_ms{0}) : q(make_opts(this, timeout)) {}
+  static queue_options make_opts(hinted* self, duration_ms timeout) {
+    queue_options o;
+    o.unschedulable_timeout = timeout;
+    o.hint = [self](const queued_pod& qp, const cluster_event& ev) {
+      ++self->calls;
+      const auto free = ev.node->allocatable.cpu_milli - ev.node->requested.cpu_milli;
+      return qp.pod.requests.cpu_milli <= free ? queueing_hint::queue : queueing_hint::skip;
+    };
+    return o;
+  }
+  // Pops the pod and requeues it as a FitError from NodeResourcesFit.
+  void fail(const std::string& key, event_time t) {
+    auto p = q.pop(t);
+    ASSERT_TRUE(p);
+    ASSERT_EQ(p->pod.key, key);
+    decision d;
+    d.result = outcome::unschedulable;
+    d.failed_at = ep_filter;
+    d.failures = {{"NodeResourcesFit", "Insufficient cpu", 2}};
+    set_rejection(*p, d);
+    q.requeue(std::move(*p), t);
+  }
+};
+
+TEST(SchedulingQueueHints, SetRejectionRecordsRejectorsAndFitError) {
+  struct row {
+    const char* name;
+    outcome result;
+    std::uint32_t failed_at;
+    std::vector<failure_reason> failures;
+    std::vector<std::string> plugins;
+    bool fit_error;
+  };
+  const std::vector<row> rows = {
+      {"FitError",
+       outcome::unschedulable,
+       ep_filter,
+       {{"NodeResourcesFit", "Insufficient cpu", 3},
+        {"DeviceShare", "Insufficient gpu devices", 1},
+        {"NodeResourcesFit", "Insufficient memory", 1}},
+       {"DeviceShare", "NodeResourcesFit"},
+       true},
+      {"PreFilter refusal",
+       outcome::unschedulable,
+       ep_pre_filter,
+       {{"ElasticQuota", "over runtime", 4}},
+       {"ElasticQuota"},
+       false},
+      {"Permit refusal (no failure listed)", outcome::unschedulable, ep_permit, {}, {}, false},
+      {"error", outcome::error, 0, {}, {}, false},
+  };
+  for (const auto& r : rows) {
+    queued_pod qp;
+    qp.unschedulable_plugins = {"stale"};
+    decision d;
+    d.result = r.result;
+    d.failed_at = r.failed_at;
+    d.failures = r.failures;
+    set_rejection(qp, d);
+    EXPECT_EQ(qp.unschedulable_plugins, r.plugins) << r.name;
+    EXPECT_EQ(qp.fit_error, r.fit_error) << r.name;
+  }
+}
+
+TEST(SchedulingQueueHints, UnrelatedNodeEventDoesNotMoveAPodShortOfCpu) {
+  hinted h;
+  h.q.add(make_pod("ns/big", cpu_mem(3000, Gi)), at(0));
+  h.fail("ns/big", at(0));
+  ASSERT_EQ(h.q.unschedulable_size(), 1u);
+  // Another node's pod finished, freeing 1000m: the pod still cannot fit there.
+  node_info n1 = make_node("n1", 4000, 8 * Gi);
+  n1.requested.cpu_milli = 3000;
+  const cluster_event small{cluster_event_type::assigned_pod_delete, &n1, 0};
+  h.q.move_all_to_active_or_backoff(at(5000), std::span(&small, 1));
+  EXPECT_EQ(h.calls, 1);
+  EXPECT_EQ(h.q.unschedulable_size(), 1u);
+  EXPECT_FALSE(h.q.pop(at(6000)));
+  // Without a flush timeout (0 = never) it stays, however long.
+  EXPECT_FALSE(h.q.pop(at(24 * 3600 * 1000)));
+  EXPECT_EQ(h.q.unschedulable_size(), 1u);
+}
+
+TEST(SchedulingQueueHints, NodeThatFreedEnoughMovesThePodAfterItsBackoff) {
+  hinted h;
+  h.q.add(make_pod("ns/big", cpu_mem(3000, Gi)), at(0));
+  h.fail("ns/big", at(0));  // attempts 1: backoff 1 s from t=0
+  node_info n1 = make_node("n1", 4000, 8 * Gi);
+  n1.requested.cpu_milli = 3000;
+  node_info n2 = make_node("n2", 4000, 8 * Gi);
+  n2.requested.cpu_milli = 1000;
+  const std::vector<cluster_event> evs = {{cluster_event_type::assigned_pod_delete, &n1, 0},
+                                          {cluster_event_type::assigned_pod_delete, &n2, 1}};
+  h.q.move_all_to_active_or_backoff(at(500), evs);
+  EXPECT_EQ(h.calls, 2);  // n1 said skip, n2 said queue
+  EXPECT_EQ(h.q.unschedulable_size(), 0u);
+  EXPECT_EQ(h.q.backoff_size(), 1u);  // still backing off at 500 ms
+  EXPECT_FALSE(h.q.pop(at(999)));
+  auto p = h.q.pop(at(1000));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->attempts, 2);
+}
+
+TEST(SchedulingQueueHints, WildcardsPodsWithoutRejectorsAndNonFitErrorsAlwaysMove) {
+  node_info full = make_node("n1", 1000, Gi);
+  full.requested.cpu_milli = 1000;
+  const cluster_event ev{cluster_event_type::node_update, &full, 0};
+  {  // a wildcard event: the hint is not asked
+    hinted h;
+    h.q.add(make_pod("ns/p", cpu_mem(3000, Gi)), at(0));
+    h.fail("ns/p", at(0));
+    const cluster_event wild{};
+    h.q.move_all_to_active_or_backoff(at(5000), std::span(&wild, 1));
+    EXPECT_EQ(h.calls, 0);
+    EXPECT_EQ(h.q.active_size(), 1u);
+  }
+  {  // no rejector recorded (a plain requeue)
+    hinted h;
+    h.q.add(make_pod("ns/p", cpu_mem(3000, Gi)), at(0));
+    auto p = h.q.pop(at(0));
+    h.q.requeue(std::move(*p), at(0));
+    h.q.move_all_to_active_or_backoff(at(5000), std::span(&ev, 1));
+    EXPECT_EQ(h.calls, 0);
+    EXPECT_EQ(h.q.active_size(), 1u);
+  }
+  {  // refused at PreFilter (not node-local): moves on any node event
+    hinted h;
+    h.q.add(make_pod("ns/p", cpu_mem(3000, Gi)), at(0));
+    auto p = h.q.pop(at(0));
+    decision d;
+    d.result = outcome::unschedulable;
+    d.failed_at = ep_pre_filter;
+    d.failures = {{"ElasticQuota", "over runtime", 1}};
+    set_rejection(*p, d);
+    h.q.requeue(std::move(*p), at(0));
+    h.q.move_all_to_active_or_backoff(at(5000), std::span(&ev, 1));
+    EXPECT_EQ(h.calls, 0);
+    EXPECT_EQ(h.q.active_size(), 1u);
+  }
+  {  // the wildcard overload moves everything even with a hint set
+    hinted h;
+    h.q.add(make_pod("ns/p", cpu_mem(3000, Gi)), at(0));
+    h.fail("ns/p", at(0));
+    h.q.move_all_to_active_or_backoff(at(5000));
+    EXPECT_EQ(h.calls, 0);
+    EXPECT_EQ(h.q.active_size(), 1u);
+  }
+}
+
+TEST(SchedulingQueueHints, LeftoverFlushIgnoresHintsAndZeroDisablesIt) {
+  hinted h(duration_ms{300'000});  // kube 1.34's podMaxInUnschedulablePodsDuration
+  h.q.add(make_pod("ns/p", cpu_mem(3000, Gi)), at(0));
+  h.fail("ns/p", at(0));
+  EXPECT_FALSE(h.q.pop(at(300'000)));  // exactly 5 min: not yet
+  auto p = h.q.pop(at(300'001));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(h.calls, 0);
+}
+
+TEST(SchedulingQueueHints, WithoutAHintEveryEventMovesEveryPod) {
+  scheduling_queue q;  // no hint: kube with SchedulerQueueingHints off
+  q.add(make_pod("ns/p", cpu_mem(3000, Gi)), at(0));
+  auto p = q.pop(at(0));
+  decision d;
+  d.result = outcome::unschedulable;
+  d.failed_at = ep_filter;
+  d.failures = {{"NodeResourcesFit", "Insufficient cpu", 1}};
+  set_rejection(*p, d);
+  q.requeue(std::move(*p), at(0));
+  node_info full = make_node("n1", 1000, Gi);
+  const cluster_event ev{cluster_event_type::node_update, &full, 0};
+  q.move_all_to_active_or_backoff(at(5000), std::span(&ev, 1));
+  EXPECT_EQ(q.active_size(), 1u);
+}
+
 }  // namespace
 }  // namespace colony::scheduler

@@ -28,6 +28,74 @@ struct event_factory {
     auto p = wire::CreateNodeRegistered(f, f.CreateString(name), rc, ra);
     return b.finish(messages::header{event_time{t}, wire::EntityKind::Node, name, -1, "test"}, p);
   }
+  // A GPU node: `gpus` whole devices and the label node.koordinator.sh/gpu-model = model
+  // (no label when model is empty).
+  messages::byte_buffer gpu_node(std::int64_t t, const std::string& name, std::int64_t cpu,
+                                 std::int64_t mem, const std::string& model, std::int32_t gpus) {
+    auto cap = cpu_mem(cpu, mem, 110);
+    cap.gpu = 100 * gpus;
+    auto& f = b.fbb();
+    std::vector<flatbuffers::Offset<wire::GpuDevice>> devs;
+    for (std::int32_t g = 0; g < gpus; ++g) {
+      auto m = f.CreateString(model);
+      devs.push_back(wire::CreateGpuDevice(f, g, m, 100, 16 * gib, true));
+    }
+    auto dv = f.CreateVector(devs);
+    std::vector<std::pair<std::string, std::string>> labels;
+    if (!model.empty()) labels.emplace_back("node.koordinator.sh/gpu-model", model);
+    auto lv = b.key_values(labels);
+    auto rc = b.resources(cap);
+    auto ra = b.resources(cap);
+    auto n = f.CreateString(name);
+    auto p = wire::CreateNodeRegistered(f, n, rc, ra, lv, 0, dv, false);
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Node, name, -1, "test"}, p);
+  }
+  // A pod asking for `gpu` percent of koordinator.sh/gpu (100 = a whole device) on the models
+  // listed (empty = any).
+  messages::byte_buffer gpu_pod(std::int64_t t, const std::string& name, std::int64_t cpu,
+                                std::int64_t mem, std::int64_t gpu,
+                                const std::vector<std::string>& models) {
+    auto req = cpu_mem(cpu, mem);
+    req.gpu = gpu;
+    auto& f = b.fbb();
+    std::vector<flatbuffers::Offset<flatbuffers::String>> ms;
+    for (const auto& m : models) ms.push_back(f.CreateString(m));
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> mv;
+    if (!ms.empty()) mv = f.CreateVector(ms);
+    auto n = f.CreateString(name);
+    auto uid = f.CreateString(name);
+    auto rq = b.resources(req);
+    auto lim = b.resources(req);
+    auto sn = f.CreateString("koord-scheduler");
+    wire::PodSubmittedBuilder pb(f);
+    pb.add_name(n);
+    pb.add_uid(uid);
+    pb.add_requests(rq);
+    pb.add_limits(lim);
+    pb.add_scheduler_name(sn);
+    pb.add_kube_qos(wire::KubeQoSClass::Guaranteed);
+    if (!ms.empty()) pb.add_gpu_models(mv);
+    auto p = pb.Finish();
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, name, -1, "test"}, p);
+  }
+  messages::byte_buffer finished(std::int64_t t, const std::string& pod, const std::string& node) {
+    auto p = wire::CreatePodFinishedDirect(b.fbb(), pod.c_str(), node.c_str(),
+                                           wire::PodPhase::Succeeded);
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, pod, -1, "test"}, p);
+  }
+  // The slo-controller's batch/mid allocatable for a node.
+  messages::byte_buffer batch(std::int64_t t, const std::string& node, std::int64_t batch_cpu,
+                              std::int64_t batch_mem) {
+    auto& f = b.fbb();
+    auto n = f.CreateString(node);
+    wire::NodeBatchResourceUpdatedBuilder pb(f);
+    pb.add_node(n);
+    pb.add_batch_cpu_milli(batch_cpu);
+    pb.add_batch_memory_bytes(batch_mem);
+    auto p = pb.Finish();
+    return b.finish(
+        messages::header{event_time{t}, wire::EntityKind::Node, node, -1, "slo-controller"}, p);
+  }
   messages::byte_buffer pod(std::int64_t t, const std::string& name, std::int64_t cpu,
                             std::int64_t mem, const std::string& scheduler = "koord-scheduler",
                             const std::vector<std::pair<std::string, std::string>>& labels = {}) {
