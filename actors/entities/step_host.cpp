@@ -257,6 +257,14 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
     s.woken = false;
     refresh_wake(i);
   }
+  // The node components that ran, in merge order (node, then order added): only they can have
+  // output, and a round usually touches few of thousands.
+  std::sort(active_.begin(), active_.end(), [&](std::size_t a, std::size_t b) {
+    const auto& na = comps_[a].node;
+    const auto& nb = comps_[b].node;
+    return na != nb ? na < nb : a < b;
+  });
+  ran_.swap(active_);
   active_.clear();
   taken_.clear();
 }
@@ -292,10 +300,11 @@ result<void> step_host::run_instant(std::int64_t t_ms) {
       for (auto& b : comps_[i].out) following.add(b);
       comps_[i].out.clear();
     }
-    for (const std::size_t i : node_order_) {
+    for (const std::size_t i : ran_) {
       for (auto& b : comps_[i].out) following.add(b);
       comps_[i].out.clear();
     }
+    ran_.clear();
     round = std::move(following);
   }
   return {};

@@ -191,6 +191,7 @@ class step_host {
   std::unordered_map<std::string, messages::byte_buffer, string_hash, std::equal_to<>> mutated_;
   std::vector<messages::byte_buffer> taken_;
   std::vector<std::size_t> active_;  // node components with work this round
+  std::vector<std::size_t> ran_;     // the ones that ran last, in merge order
   std::vector<std::pair<std::size_t, const wire::Envelope*>> forwarded_;  // (answer slot, proposal)
   step_host_stats stats_;
 };
