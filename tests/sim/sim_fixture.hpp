@@ -50,6 +50,8 @@ inline std::vector<std::string> split(const std::string& s) {
 struct cut_spec {
   std::size_t node_step = 15;
   long first_day = 115, stop_day = 117;
+  // The openb pod list variant read (written as the cut's "default" list).
+  std::string pod_list = "default";
 };
 
 // Writes a cut trace (see the file comment) into dir.
@@ -62,7 +64,8 @@ inline void write_cut_trace(const fs::path& dir, const cut_spec& cut = {}) {
     o << nodes[0] << "\n";
     for (std::size_t i = 1; i < nodes.size(); i += cut.node_step) o << nodes[i] << "\n";
   }
-  const auto pods = lines_of(traces_dir() + "/alibaba-gpu-v2023-openb/openb_pod_list_default.csv");
+  const auto pods =
+      lines_of(traces_dir() + "/alibaba-gpu-v2023-openb/openb_pod_list_" + cut.pod_list + ".csv");
   {
     std::ofstream o(dir / "openb_pod_list_default.csv");
     o << pods[0] << "\n";

@@ -18,6 +18,7 @@
 #include "actors/entities/world.hpp"
 #include "bridges/trace/trace_set.hpp"
 #include "messages/codec.hpp"
+#include "messages/names.hpp"
 #include "sim/cli.hpp"
 #include "sim/driver.hpp"
 #include "sim/report.hpp"
@@ -550,4 +551,155 @@ TEST(SimComponents, StepHostAndActorHostWriteTheSameLog) {
   EXPECT_EQ(stepped.log.size(), actors.log.size());
   const auto types = count_types(stepped.log);
   EXPECT_GT(types.count(wire::Payload::PodEvicted) ? types.at(wire::Payload::PodEvicted) : 0, 0u);
+}
+
+// Where the legacy driver diverged from the components (issue 12's list), the checks below read
+// the component host's log and must find the components' behaviour; run on the legacy driver's
+// log, the same checks find the divergences (so they can fail). What each check looks at:
+//   - weights: every PluginScore carries its plugin's configured weight (one value per plugin,
+//     never 0); the legacy driver divided weighted by normalized scores, 0 for a 0 score;
+//   - binding: no PodStarted (the cluster path writes none); bindings come from the node stage;
+//   - GPU models: every bound pod with gpu_models sits on a node of one of its models
+//     (GPUModelAffinity is now the scheduler's plugin);
+//   - BE suppression: the cpuset policy writes a cpuset (the legacy driver wrote none);
+//   - evictions: every PodEvicted carries the koordlet's full inputs (victimOrder, toRelease,
+//     ...), not the legacy driver's four terms;
+//   - causes: every decision names an earlier event as its cause.
+namespace {
+
+struct divergences {
+  std::size_t proposals = 0, bad_weights = 0, pod_started = 0, gpu_pods = 0, gpu_misplaced = 0;
+  std::size_t suppressions = 0, suppressions_without_cpuset = 0, evictions = 0;
+  std::size_t evictions_without_order = 0, decisions = 0, decisions_without_cause = 0;
+};
+
+divergences find_divergences(const std::vector<messages::byte_buffer>& log) {
+  using messages::to_string_view;
+  divergences d;
+  std::map<std::string, std::int64_t> weight_of;
+  std::map<std::string, std::string> model_of;                // node -> GPU model
+  std::map<std::string, std::vector<std::string>> models_of;  // pod -> allowed models
+  for (const auto& rec : log) {
+    const auto& env = *wire::GetEnvelope(rec.data());
+    if (entities::is_decision(env.payload_type())) {
+      ++d.decisions;
+      if (env.causation() < 0) ++d.decisions_without_cause;
+    }
+    switch (env.payload_type()) {
+      case wire::Payload::NodeRegistered: {
+        const auto* e = env.payload_as_NodeRegistered();
+        if (e->labels())
+          for (const auto* kv : *e->labels())
+            if (to_string_view(kv->key()) == names::label_gpu_model)
+              model_of[std::string(to_string_view(e->name()))] = to_string_view(kv->value());
+        break;
+      }
+      case wire::Payload::PodSubmitted: {
+        const auto* e = env.payload_as_PodSubmitted();
+        if (e->gpu_models() && e->requests() && e->requests()->gpu() > 0) {
+          auto& v = models_of[std::string(to_string_view(e->name()))];
+          for (const auto* m : *e->gpu_models()) v.emplace_back(to_string_view(m));
+        }
+        break;
+      }
+      case wire::Payload::PodBindProposed: {
+        ++d.proposals;
+        const auto* e = env.payload_as_PodBindProposed();
+        if (e->scores())
+          for (const auto* sc : *e->scores()) {
+            const std::string plugin(to_string_view(sc->plugin()));
+            const auto [it, fresh] = weight_of.emplace(plugin, sc->weight());
+            if (sc->weight() <= 0 || (!fresh && it->second != sc->weight())) ++d.bad_weights;
+          }
+        break;
+      }
+      case wire::Payload::PodScheduled: {
+        const auto* e = env.payload_as_PodScheduled();
+        const auto it = models_of.find(std::string(to_string_view(e->pod())));
+        if (it == models_of.end()) break;
+        ++d.gpu_pods;
+        const auto m = model_of[std::string(to_string_view(e->node()))];
+        if (std::find(it->second.begin(), it->second.end(), m) == it->second.end())
+          ++d.gpu_misplaced;
+        break;
+      }
+      case wire::Payload::PodStarted:
+        ++d.pod_started;
+        break;
+      case wire::Payload::BeSuppressed: {
+        const auto* e = env.payload_as_BeSuppressed();
+        if (to_string_view(e->policy()) != "cpuset") break;
+        ++d.suppressions;
+        if (to_string_view(e->cpuset()).empty() && e->be_cpu_milli() >= 0)
+          ++d.suppressions_without_cpuset;
+        break;
+      }
+      case wire::Payload::PodEvicted: {
+        ++d.evictions;
+        bool order = false;
+        if (const auto* in = env.payload_as_PodEvicted()->inputs())
+          for (const auto* t : *in) order = order || to_string_view(t->name()) == "victimOrder";
+        if (!order) ++d.evictions_without_order;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST(SimComponents, TheLegacyDriversDivergencesAreGone) {
+  // The cut from the gpuspec33 pod list, where a third of the GPU pods name their GPU models.
+  const auto dir = fixture().root / "gpuspec-cut";
+  cut_spec spec;
+  spec.pod_list = "gpuspec33";
+  write_cut_trace(dir, spec);
+  auto loaded = trace::load_trace_set(dir.string());
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().describe();
+  const auto& t = *loaded;
+  const auto comp = run_components(t, busy_config(), 2, false, busy_until_ms);
+  const auto d = find_divergences(comp.log);
+  // What the run exercised.
+  EXPECT_GT(d.proposals, 100u);
+  EXPECT_GT(d.gpu_pods, 0u);
+  EXPECT_GT(d.suppressions, 0u);
+  EXPECT_GT(d.evictions, 0u);
+  // The components' behaviour.
+  EXPECT_EQ(d.bad_weights, 0u);
+  EXPECT_EQ(d.pod_started, 0u);
+  EXPECT_EQ(d.gpu_misplaced, 0u);
+  EXPECT_EQ(d.suppressions_without_cpuset, 0u);
+  EXPECT_EQ(d.evictions_without_order, 0u);
+  EXPECT_EQ(d.decisions_without_cause, 0u);
+  // The legacy driver on the same cut and config: the same checks find its divergences.
+  const auto path = (fixture().root / "legacy-divergences").string();
+  run(t, busy_config(), 2, path);
+  stores::log_options lo;
+  lo.create_if_missing = false;
+  lo.read_only = true;
+  auto log = stores::open_log(path, lo);
+  ASSERT_TRUE(log.has_value());
+  std::vector<messages::byte_buffer> legacy;
+  ASSERT_TRUE((*log)
+                  ->read(0, no_offset,
+                         [&](log_offset, messages::bytes_view b) {
+                           legacy.emplace_back(b.begin(), b.end());
+                           return true;
+                         })
+                  .has_value());
+  const auto l = find_divergences(legacy);
+  EXPECT_GT(l.pod_started, 0u);
+  EXPECT_GT(l.decisions_without_cause, 0u);
+  if (l.evictions > 0) EXPECT_GT(l.evictions_without_order, 0u);
+  if (l.suppressions > 0) EXPECT_GT(l.suppressions_without_cpuset, 0u);
+  std::printf(
+      "components: %zu proposals, %zu GPU pods, %zu suppressions, %zu evictions; legacy: %zu "
+      "PodStarted, %zu bad weights, %zu uncaused decisions, %zu/%zu evictions without order, "
+      "%zu/%zu suppressions without cpuset\n",
+      d.proposals, d.gpu_pods, d.suppressions, d.evictions, l.pod_started, l.bad_weights,
+      l.decisions_without_cause, l.evictions_without_order, l.evictions,
+      l.suppressions_without_cpuset, l.suppressions);
 }
