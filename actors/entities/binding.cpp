@@ -146,6 +146,11 @@ void wake_component(component& c, std::int64_t t, std::vector<buffer>& out) {
   if (w && *w <= t) c.on_wakeup(t, out);
 }
 
+std::optional<std::string> component_node(const component& c) {
+  if (c.scope() != component_scope::node) return std::nullopt;
+  return std::string(c.scope_node());
+}
+
 void delete_component(component* c) { delete c; }
 
 }  // namespace colony::entities::binding

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +56,9 @@ void run_component(component& c, const record_batch& b, std::vector<buffer>& out
 // (on_wakeup, its output appended to out). For the CAF host, where component is incomplete.
 [[nodiscard]] std::optional<std::int64_t> component_wakeup(const component& c);
 void wake_component(component& c, std::int64_t t, std::vector<buffer>& out);
+
+// The node of a node-scoped component; nullopt for a cluster-scoped one.
+[[nodiscard]] std::optional<std::string> component_node(const component& c);
 
 // Deleter of components owned by the host (component is complete only in binding.cpp).
 void delete_component(component* c);

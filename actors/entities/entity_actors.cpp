@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 
 #include "actors/entities/binding.hpp"
+#include "actors/entities/component_routing.hpp"
 
 namespace colony::entities {
 using batch_ptr = std::shared_ptr<const record_batch>;
@@ -233,7 +234,13 @@ struct router_state {
   // Every entity actor by slot, with its kind and key; collect answers in (kind, key) order.
   entity_index index;
   std::vector<caf::actor> actors;
-  std::vector<caf::actor> components;  // in add order
+  std::vector<caf::actor> components;  // every component, in add order (barriers, wake, stop)
+  std::vector<caf::actor> cluster_components;  // get every batch
+  // Node-scoped components by node; they get what node_routing sends to their node
+  // (component_routing.hpp), as in step_host.
+  std::unordered_map<std::string, std::vector<std::uint32_t>> node_components;  // -> index
+  std::vector<caf::actor> node_actors;                                          // by index
+  node_routing routing;
   host_ctx* ctx = nullptr;
   // Routed but not yet sent: (slot, batch, record) in log order, and the batches they name.
   struct pending_item {
@@ -342,6 +349,35 @@ void flush(caf::stateful_actor<router_state>* self) {
   st.pending.clear();
 }
 
+// A batch's records for each node-scoped component (node_routing), one message per component
+// that got any, in log order.
+void route_to_nodes(router_state& st, caf::event_based_actor* self, const batch_ptr& b) {
+  std::vector<std::shared_ptr<record_batch>> per(st.node_actors.size());
+  std::vector<std::uint32_t> touched;
+  auto give = [&](std::uint32_t i, std::span<const std::uint8_t> bytes) {
+    if (!per[i]) {
+      per[i] = std::make_shared<record_batch>();
+      touched.push_back(i);
+    }
+    per[i]->add(bytes);
+  };
+  for (std::uint32_t r = 0; r < b->size(); ++r) {
+    st.routing.route(
+        b->envelope(r), b->record(r),
+        [&](std::string_view node, const wire::Envelope&, std::span<const std::uint8_t> bytes) {
+          const auto it = st.node_components.find(std::string(node));
+          if (it == st.node_components.end()) return;
+          for (const auto i : it->second) give(i, bytes);
+        },
+        [&](const wire::Envelope&) {
+          for (std::uint32_t i = 0; i < st.node_actors.size(); ++i) give(i, b->record(r));
+        });
+  }
+  st.routing.end_round();
+  for (const auto i : touched)
+    self->send(st.node_actors[i], batch_atom::value, batch_ptr(std::move(per[i])));
+}
+
 caf::behavior router(caf::stateful_actor<router_state>* self, host_ctx* ctx) {
   self->state.ctx = ctx;
   return {
@@ -356,7 +392,8 @@ caf::behavior router(caf::stateful_actor<router_state>* self, host_ctx* ctx) {
           for (std::uint8_t r = 0; r < rl.size; ++r)
             st.pending.push_back({entity_of(self, rl.refs[r].kind, rl.refs[r].key), {bi, i}});
         }
-        for (const auto& c : st.components) self->send(c, batch_atom::value, b);
+        for (const auto& c : st.cluster_components) self->send(c, batch_atom::value, b);
+        if (!st.node_actors.empty()) route_to_nodes(st, self, b);
         // Live mode sends every batch at once (arbitration waits on it); replay holds records
         // until there are enough per actor (replay_flush_at).
         if (st.ctx->live || st.pending.size() >= replay_flush_at(st.actors.size())) flush(self);
@@ -368,9 +405,16 @@ caf::behavior router(caf::stateful_actor<router_state>* self, host_ctx* ctx) {
         self->send(self->state.actors[entity_of(self, wire::EntityKind::Node, node)],
                    propose_atom::value, b, i);
       },
-      [=](component_atom, const caf::actor& c) {
+      [=](component_atom, const caf::actor& c, const std::string& node) {
         flush(self);
-        self->state.components.push_back(c);
+        auto& st = self->state;
+        st.components.push_back(c);
+        if (node.empty()) {
+          st.cluster_components.push_back(c);
+        } else {
+          st.node_components[node].push_back(static_cast<std::uint32_t>(st.node_actors.size()));
+          st.node_actors.push_back(c);
+        }
       },
       // Event time reached t: every component whose wake-up is due runs on_wakeup.
       [=](wake_atom, std::int64_t t) {
@@ -568,8 +612,9 @@ void actor_host::arbitrate_from(log_offset first) {
 // actor_host::add_component is in binding.cpp (it needs component.hpp).
 void actor_host::add_component_raw(component* c) {
   impl_->components.emplace_back(c, &binding::delete_component);
+  const std::string node = binding::component_node(*c).value_or(std::string{});
   auto a = impl_->sys.spawn(component_actor, component_ref{c}, &impl_->ctx);
-  impl_->self->send(impl_->router_, component_atom::value, std::move(a));
+  impl_->self->send(impl_->router_, component_atom::value, std::move(a), node);
 }
 
 void actor_host::deliver(std::shared_ptr<const record_batch> batch) {

@@ -133,52 +133,6 @@ void step_host::to_node(std::string_view node, const wire::Envelope& env) {
   }
 }
 
-// Node-scoped delivery (see "Routing" in step_host.hpp). Runs after the whole round was folded,
-// so "the pod is bound to N" reads the fold at the end of the round: a record keyed by a pod
-// that the same round binds or frees is routed by the round's last word on that pod. Records
-// of one round are one decision step, so this is the same for every thread count.
-void step_host::route(const wire::Envelope& env) {
-  using P = wire::Payload;
-  const auto type = env.payload_type();
-  if (env.entity_kind() == wire::EntityKind::Cluster) {
-    for (const std::size_t i : node_order_) {
-      auto& s = comps_[i];
-      if (!s.c->wants(type)) continue;
-      if (s.inbox.empty() && !s.woken) active_.push_back(i);
-      s.inbox.push_back(&env);
-    }
-    return;
-  }
-  const auto rl = routes(env);
-  bool to_a_node = false;
-  for (std::uint8_t k = 0; k < rl.size; ++k) {
-    if (rl.refs[k].kind != wire::EntityKind::Node) continue;
-    to_a_node = true;
-    if (type == P::PodScheduled) {
-      // The pod's spec first, as its new node learns it.
-      const auto pod = to_string_view(env.payload_as_PodScheduled()->pod());
-      if (auto it = mutated_.find(pod); it != mutated_.end()) {
-        taken_.push_back(std::move(it->second));
-        mutated_.erase(it);
-        to_node(rl.refs[k].key, *wire::GetEnvelope(taken_.back().data()));
-      }
-    }
-    to_node(rl.refs[k].key, env);
-  }
-  if (to_a_node || env.entity_kind() != wire::EntityKind::Pod) return;
-  const auto pod = to_string_view(env.entity_key());
-  const auto pit = world_.pods.find(pod);
-  const bool bound =
-      pit != world_.pods.end() && !pit->second.node.empty() && !is_terminal(pit->second.phase);
-  if (type == P::PodMutated && !bound) return;  // kept for its PodScheduled (run_components)
-  if (type == P::PodRejected || type == P::PodFinished || type == P::PodEvicted) {
-    // Never placed (rejected, or deleted while pending): its spec will not be needed.
-    if (auto it = mutated_.find(pod); it != mutated_.end()) mutated_.erase(it);
-    return;
-  }
-  if (bound) to_node(pit->second.node, env);
-}
-
 void step_host::run_components(const record_batch& round, std::int64_t t, bool first_round) {
   // Wake-ups due now (first round of the instant only).
   if (first_round) {
@@ -191,23 +145,22 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
       if (s.node_scoped) active_.push_back(i);
     }
   }
-  // Node-scoped inboxes.
+  // Node-scoped inboxes (node_routing: the rule both hosts follow).
   if (!node_order_.empty()) {
     for (std::size_t r = 0; r < round.size(); ++r) {
-      const auto& env = round.envelope(r);
-      route(env);
-      // Unbound pods' PodMutated: kept for the PodScheduled that places them.
-      if (env.payload_type() == wire::Payload::PodMutated) {
-        const auto pod = to_string_view(env.entity_key());
-        const auto pit = world_.pods.find(pod);
-        const bool bound = pit != world_.pods.end() && !pit->second.node.empty() &&
-                           !is_terminal(pit->second.phase);
-        if (!bound) {
-          const auto rec = round.record(r);
-          mutated_.insert_or_assign(std::string(pod),
-                                    messages::byte_buffer(rec.begin(), rec.end()));
-        }
-      }
+      routing_.route(
+          round.envelope(r), round.record(r),
+          [&](std::string_view node, const wire::Envelope& env, std::span<const std::uint8_t>) {
+            to_node(node, env);
+          },
+          [&](const wire::Envelope& env) {
+            for (const std::size_t i : node_order_) {
+              auto& s = comps_[i];
+              if (!s.c->wants(env.payload_type())) continue;
+              if (s.inbox.empty() && !s.woken) active_.push_back(i);
+              s.inbox.push_back(&env);
+            }
+          });
     }
   }
   // Cluster-scoped components, one after another, in the order added.
@@ -266,7 +219,7 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
   });
   ran_.swap(active_);
   active_.clear();
-  taken_.clear();
+  routing_.end_round();
 }
 
 result<void> step_host::run_instant(std::int64_t t_ms) {

@@ -25,17 +25,9 @@
 //      order kept, are the next round. A round with no output ends the instant.
 // So the log is byte-identical at any thread count: which thread ran a component never shows.
 //
-// Routing (what a node-scoped component for node N is delivered; a cluster-scoped one gets
-// every record it wants):
-//   - every record whose routes() name node N (NodeRegistered, NodeMetricReported,
-//     NodeBatchResourceUpdated, BeSuppressed, ... of N; PodScheduled, PodBindRejected,
-//     PodEvicted, PodFinished naming N);
-//   - a record keyed by a pod that is bound to N in the fold when it is delivered
-//     (PodUsageSampled, CgroupUpdated, a PodMutated of a running pod, ...);
-//   - right before a PodScheduled naming N: the pod's latest PodMutated (its spec after
-//     admission, as a kubelet learns a pod's spec when the pod is bound to it), re-delivered as
-//     logged (same offset and time);
-//   - records of kind Cluster (ConfigUpdated, ClockTicked).
+// Routing: a cluster-scoped component gets every record it wants; a node-scoped one the
+// records node_routing (component_routing.hpp) sends to its node, the rule actor_host's router
+// follows too.
 // A component only sees records of payload types it wants().
 //
 // New nodes: a factory set with on_new_node() is called with a node's name when the host
@@ -61,6 +53,7 @@
 
 #include "actors/entities/binding.hpp"
 #include "actors/entities/component.hpp"
+#include "actors/entities/component_routing.hpp"
 #include "actors/entities/entity_actors.hpp"
 #include "actors/entities/worker_pool.hpp"
 #include "actors/entities/world.hpp"
@@ -165,7 +158,6 @@ class step_host {
 
   void add_slot(std::unique_ptr<component> c);
   void number_and_fold(record_batch& round, std::vector<messages::byte_buffer>& answers);
-  void route(const wire::Envelope& env);
   void to_node(std::string_view node, const wire::Envelope& env);
   void run_components(const record_batch& round, std::int64_t t, bool first_round);
   void refresh_wake(std::size_t i);
@@ -186,10 +178,7 @@ class step_host {
   // Binding protocol state (binding.hpp), per pod and per node.
   std::unordered_map<std::string, binding::pod_live, string_hash, std::equal_to<>> pod_live_;
   std::unordered_map<std::string, binding::node_live, string_hash, std::equal_to<>> node_live_;
-  // The latest PodMutated of each pod not bound yet (re-delivered to its node's components with
-  // its PodScheduled), and the ones taken this round (alive until the round is delivered).
-  std::unordered_map<std::string, messages::byte_buffer, string_hash, std::equal_to<>> mutated_;
-  std::vector<messages::byte_buffer> taken_;
+  node_routing routing_;  // which records node-scoped components get (component_routing.hpp)
   std::vector<std::size_t> active_;  // node components with work this round
   std::vector<std::size_t> ran_;     // the ones that ran last, in merge order
   std::vector<std::pair<std::size_t, const wire::Envelope*>> forwarded_;  // (answer slot, proposal)
