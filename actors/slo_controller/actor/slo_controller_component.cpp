@@ -401,13 +401,28 @@ void slo_controller_component::on_config(const wire::Envelope& env, const wire::
     if (n.registered) reconcile(name, n, env, out);
 }
 
+namespace {
+
+bool same_terms(const std::vector<sc::term>& a, const sc::term_list& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& x = a[i];
+    const auto& y = b[i];
+    if (x.name != y.name || x.value != y.value || x.unit != y.unit || x.text != y.text)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void slo_controller_component::reconcile(const std::string& node, node_rec& n,
                                          const wire::Envelope& cause,
                                          std::vector<messages::byte_buffer>& out) {
   if (!cfg_.colocation) return;  // colocation-config unavailable: Koordinator does not reconcile
   const event_time now{cause.event_time_ms()};
-  if (const auto* c = idle_result_of(n, now)) {
-    publish(node, n, cause, c->strategy, c->r, c->prepared, out);
+  if (auto* c = idle_result_of(n, now)) {
+    publish(node, n, cause, c->strategy, c->r, c->prepared, out, c);
     return;
   }
   const auto strategy = strategy_of(n);
@@ -425,7 +440,7 @@ sc::colocation_strategy slo_controller_component::strategy_of(const node_rec& n)
   return sc::node_colocation_strategy(*cfg_.colocation, si);
 }
 
-const slo_controller_component::node_rec::idle_result* slo_controller_component::idle_result_of(
+slo_controller_component::node_rec::idle_result* slo_controller_component::idle_result_of(
     node_rec& n, event_time now) {
   if (!opt_.cache_idle_nodes || !n.samples.empty() || !n.metric_samples.empty() || !n.metric ||
       !n.metric->host_app_metrics.empty())
@@ -453,6 +468,7 @@ const slo_controller_component::node_rec::idle_result* slo_controller_component:
                                     scratch_);
   c.prepared = sc::prepare_node_resource(c.r, n.input);
   c.computed = true;
+  c.record.clear();  // written from the previous result
   return &c;
 }
 
@@ -461,12 +477,29 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
                                        const sc::colocation_strategy& strategy,
                                        const sc::node_resource_result& r,
                                        const sc::prepared_node_resources& prepared,
-                                       std::vector<messages::byte_buffer>& out) {
+                                       std::vector<messages::byte_buffer>& out,
+                                       node_rec::idle_result* idle) {
   const event_time now{cause.event_time_ms()};
   const auto sync = sc::need_sync(strategy, n.published, prepared.allocatable, n.last_sync, now);
   if (!sync.need_sync) {
     ++skipped_writes_;
     return;
+  }
+  const auto& a = prepared.allocatable;
+  if (idle != nullptr && !idle->record.empty() && idle->sync_reason == sync.reason &&
+      same_terms(idle->sync_terms, sync.terms)) {
+    // Fields at their default are absent from a FlatBuffer, so a rewrite can fail (time 0):
+    // then the record is built as usual.
+    auto rec = idle->record;
+    auto* env = wire::GetMutableEnvelope(rec.data());
+    if (env->mutate_event_time_ms(now.value) &&
+        env->mutate_causation(static_cast<std::int64_t>(cause.offset()))) {
+      out.push_back(std::move(rec));
+      n.published = a;
+      n.last_sync = now;
+      ++record_reuses_;
+      return;
+    }
   }
   auto& fbb = b_.fbb();
   std::vector<fb::Offset<wire::Term>> terms;
@@ -493,7 +526,6 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
   const auto nn = fbb.CreateString(node);
   const auto cp = fbb.CreateString(r.batch_cpu.formula);
   const auto mp = fbb.CreateString(r.batch_memory.formula);
-  const auto& a = prepared.allocatable;
   const auto payload = wire::CreateNodeBatchResourceUpdated(
       fbb, nn, a.batch_cpu.value_or(0), a.batch_memory.value_or(0), a.mid_cpu.value_or(0),
       a.mid_memory.value_or(0), cp, mp, r.degraded, term_vec);
@@ -506,6 +538,11 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
   out.push_back(b_.finish(h, payload));
   n.published = a;
   n.last_sync = now;
+  if (idle != nullptr) {
+    idle->record = out.back();
+    idle->sync_reason = sync.reason;
+    idle->sync_terms.assign(sync.terms.begin(), sync.terms.end());
+  }
 }
 
 }  // namespace colony::slo_controller_actor

@@ -95,6 +95,8 @@ class slo_controller_component final : public entities::component {
   [[nodiscard]] std::uint64_t skipped_writes() const { return skipped_writes_; }
   // Reconciles answered from the idle-node cache.
   [[nodiscard]] std::uint64_t idle_cache_hits() const { return idle_hits_; }
+  // Writes of an idle node that reused its last record (time and causation rewritten).
+  [[nodiscard]] std::uint64_t record_reuses() const { return record_reuses_; }
   // Pod keys interned now (live pod records and current pod metrics; bounded by them).
   [[nodiscard]] std::size_t interned_keys() const { return keys_.size(); }
 
@@ -144,6 +146,12 @@ class slo_controller_component final : public entities::component {
       std::optional<resource_list> prod_reclaimable;
       slo_controller::node_resource_result r;
       slo_controller::prepared_node_resources prepared;
+      // The last NodeBatchResourceUpdated written from this result, and the write decision's
+      // reason and terms then: a later write with the same decision differs only in event time
+      // and causation, so it is this record with those two fields rewritten in place.
+      messages::byte_buffer record;
+      std::string_view sync_reason;
+      std::vector<slo_controller::term> sync_terms;
     };
     // Out of line: ~5 KB that most nodes never use would otherwise sit in every record a
     // round walks (measured: +6 % on the config round).
@@ -159,13 +167,14 @@ class slo_controller_component final : public entities::component {
   [[nodiscard]] slo_controller::colocation_strategy strategy_of(const node_rec& n) const;
   // The idle-node cache's result for n now (computed on a miss), or nullptr when n is not idle
   // or its metric is degraded.
-  const node_rec::idle_result* idle_result_of(node_rec& n, event_time now);
+  node_rec::idle_result* idle_result_of(node_rec& n, event_time now);
   // need_sync and the NodeBatchResourceUpdated record for a computed (or cached) result.
+  // idle: the cached result r and prepared come from (nullptr: computed this round).
   void publish(const std::string& node, node_rec& n, const wire::Envelope& cause,
                const slo_controller::colocation_strategy& strategy,
                const slo_controller::node_resource_result& r,
                const slo_controller::prepared_node_resources& prepared,
-               std::vector<messages::byte_buffer>& out);
+               std::vector<messages::byte_buffer>& out, node_rec::idle_result* idle = nullptr);
   pod_rec& pod(std::string_view key);
   void bind(pod_rec& p, node_rec& n);
   void unlink(pod_rec& p);
@@ -189,6 +198,7 @@ class slo_controller_component final : public entities::component {
   std::uint64_t skipped_writes_ = 0;
   std::uint64_t config_generation_ = 0;  // + 1 whenever the colocation config changes
   std::uint64_t idle_hits_ = 0;
+  std::uint64_t record_reuses_ = 0;
 };
 
 }  // namespace colony::slo_controller_actor

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
 #include "tests/actors/slo_controller_actor/event_log.hpp"
 
@@ -327,6 +329,13 @@ TEST(SloControllerComponentChurn, IdleNodeCacheGivesTheSameBytes) {
   // With this seed: 995 of the reconciles come from the cache.
   EXPECT_GT(writes, 500u);
   EXPECT_GT(cached.idle_cache_hits(), 900u);
+  // Some of the cached writes reused their node's last record (time and causation rewritten),
+  // and were still byte for byte what the uncached component built.
+  EXPECT_GT(cached.record_reuses(), 0u);
+  EXPECT_EQ(plain.record_reuses(), 0u);
+  std::printf("idle cache hits %llu, record reuses %llu\n",
+              static_cast<unsigned long long>(cached.idle_cache_hits()),
+              static_cast<unsigned long long>(cached.record_reuses()));
 
   EXPECT_EQ(plain.idle_cache_hits(), 0u);
 }
