@@ -45,16 +45,15 @@
 #include "actors/admission/pod_spec.hpp"
 #include "actors/admission/priority.hpp"
 #include "actors/admission/qos.hpp"
+#include "messages/names.hpp"
 #include "messages/resources.hpp"
 #include "messages/result.hpp"
 
 namespace colony::admission {
 
-// apis/extension/cluster_colocation_profile.go.
-inline constexpr std::string_view annotation_skip_update_resource =
-    "config.koordinator.sh/skip-update-resources";
-inline constexpr std::string_view label_controller_managed =
-    "config.koordinator.sh/controller-managed";
+// apis/extension/cluster_colocation_profile.go, defined once in messages/names.hpp.
+using names::annotation_skip_update_resource;
+using names::label_controller_managed;
 
 struct cluster_colocation_profile {
   // metadata

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/admission/quantity.hpp"
 #include "messages/names.hpp"
+#include "messages/quantity.hpp"
 
 namespace colony::admission {
 
@@ -63,7 +63,7 @@ bool append_batch_list(std::string& out, const resource_list& r) {
     out += '"';
     out += names::batch_cpu;  // constant names need no escaping
     out += "\":\"";
-    append_decimal_si(out, r.batch_cpu_milli);  // quantity strings need no escaping
+    k8s::append_decimal_si(out, r.batch_cpu_milli);  // quantity strings need no escaping
     out += '"';
   }
   if (r.batch_memory_bytes != 0) {
@@ -71,7 +71,7 @@ bool append_batch_list(std::string& out, const resource_list& r) {
     out += '"';
     out += names::batch_memory;
     out += "\":\"";
-    append_memory(out, r.batch_memory_bytes);
+    k8s::append_memory(out, r.batch_memory_bytes);
     out += '"';
   }
   out += '}';

@@ -6,7 +6,8 @@
 // for koordlet to size BE cgroups:
 //   {"containers":{"<name>":{"limits":{"kubernetes.io/batch-cpu":"1k",...},"requests":{...}}}}
 // Keys are sorted and empty parts omitted, as Go's encoding/json writes them; no batch
-// resources at all gives "{}". Quantities use Kubernetes' canonical strings (quantity.hpp):
+// resources at all gives "{}". Quantities use Kubernetes' canonical strings
+// (messages/quantity.hpp):
 // batch-cpu is a DecimalSI count of milli-cores ("500", "1k"), batch-memory keeps whichever of
 // BinarySI/DecimalSI is shorter, since Colony does not keep the pod's original format.
 #pragma once

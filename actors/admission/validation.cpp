@@ -4,8 +4,8 @@
 
 #include "actors/admission/priority.hpp"
 #include "actors/admission/qos.hpp"
-#include "actors/admission/quantity.hpp"
 #include "messages/names.hpp"
+#include "messages/quantity.hpp"
 
 namespace colony::admission {
 
@@ -114,7 +114,7 @@ validation_result validate_cluster_colocation_profile_pod(admission_operation op
       errs.push_back(
           {field_error_type::required, field, "", "LSR Pod must declare the requested CPUs"});
     } else if (request.cpu_milli % 1000 != 0) {
-      errs.push_back({field_error_type::invalid, field, format_milli_cpu(request.cpu_milli),
+      errs.push_back({field_error_type::invalid, field, k8s::format_milli(request.cpu_milli),
                       "the requested CPUs of LSR Pod must be integer"});
     }
   }

@@ -7,22 +7,26 @@
 
 #include <nlohmann/json.hpp>
 
+#include "messages/names.hpp"
+#include "messages/quantity.hpp"
+
 namespace colony::quota {
 
 namespace {
 
+// Field i's Kubernetes name (nvidia.com/gpu is how Koordinator's quota names the gpu field).
 constexpr std::array<std::string_view, resource_count> kNames = {
-    "cpu",
-    "memory",
-    "kubernetes.io/batch-cpu",
-    "kubernetes.io/batch-memory",
-    "kubernetes.io/mid-cpu",
-    "kubernetes.io/mid-memory",
-    "nvidia.com/gpu",
-    "koordinator.sh/gpu-core",
-    "koordinator.sh/gpu-memory",
-    "koordinator.sh/gpu-memory-ratio",
-    "pods",
+    names::cpu,               // 0
+    names::memory,            // 1
+    names::batch_cpu,         // 2
+    names::batch_memory,      // 3
+    names::mid_cpu,           // 4
+    names::mid_memory,        // 5
+    names::nvidia_gpu,        // 6
+    names::gpu_core,          // 7
+    names::gpu_memory,        // 8
+    names::gpu_memory_ratio,  // 9
+    names::pods,              // 10
 };
 
 // Field indices sorted by Kubernetes name, computed once.
@@ -35,9 +39,6 @@ const std::array<int, resource_count>& name_order() {
   }();
   return order;
 }
-
-using u128 = unsigned __int128;
-constexpr u128 kInt64Max = static_cast<u128>(std::numeric_limits<std::int64_t>::max());
 
 }  // namespace
 
@@ -83,130 +84,23 @@ std::vector<int> indices_by_name(resource_keys keys) {
 }
 
 std::optional<resource_name_info> lookup_resource(std::string_view name) {
-  if (name == "cpu") return resource_name_info{0, 1, true};
-  if (name == "memory") return resource_name_info{1, 1, false};
-  if (name == "kubernetes.io/batch-cpu") return resource_name_info{2, 1, false};
-  if (name == "kubernetes.io/batch-memory") return resource_name_info{3, 1, false};
-  if (name == "kubernetes.io/mid-cpu") return resource_name_info{4, 1, false};
-  if (name == "kubernetes.io/mid-memory") return resource_name_info{5, 1, false};
-  if (name == "nvidia.com/gpu") return resource_name_info{6, 100, false};
-  if (name == "koordinator.sh/gpu") return resource_name_info{6, 1, false};
-  if (name == "koordinator.sh/gpu-core") return resource_name_info{7, 1, false};
-  if (name == "koordinator.sh/gpu-memory") return resource_name_info{8, 1, false};
-  if (name == "koordinator.sh/gpu-memory-ratio") return resource_name_info{9, 1, false};
-  if (name == "pods") return resource_name_info{10, 1, false};
+  if (name == names::cpu) return resource_name_info{0, 1, true};
+  if (name == names::memory) return resource_name_info{1, 1, false};
+  if (name == names::batch_cpu) return resource_name_info{2, 1, false};
+  if (name == names::batch_memory) return resource_name_info{3, 1, false};
+  if (name == names::mid_cpu) return resource_name_info{4, 1, false};
+  if (name == names::mid_memory) return resource_name_info{5, 1, false};
+  if (name == names::nvidia_gpu) return resource_name_info{6, 100, false};
+  if (name == names::koord_gpu) return resource_name_info{6, 1, false};
+  if (name == names::gpu_core) return resource_name_info{7, 1, false};
+  if (name == names::gpu_memory) return resource_name_info{8, 1, false};
+  if (name == names::gpu_memory_ratio) return resource_name_info{9, 1, false};
+  if (name == names::pods) return resource_name_info{10, 1, false};
   return std::nullopt;
 }
 
 result<std::int64_t> parse_quantity(std::string_view text, bool milli) {
-  const std::string where = "quantity \"" + std::string(text) + "\"";
-  std::size_t i = 0;
-  bool negative = false;
-  if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
-    negative = text[i] == '-';
-    ++i;
-  }
-  u128 mantissa = 0;
-  int significant = 0;
-  int frac_digits = 0;
-  bool any_digit = false;
-  bool seen_dot = false;
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '.' && !seen_dot) {
-      seen_dot = true;
-      continue;
-    }
-    if (c < '0' || c > '9') break;
-    any_digit = true;
-    if (mantissa == 0 && c == '0') {
-      if (seen_dot) ++frac_digits;
-      continue;
-    }
-    if (++significant > 36) return fail(errc::invalid_input, "too many digits", where);
-    mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
-    if (seen_dot) ++frac_digits;
-  }
-  if (!any_digit) return fail(errc::invalid_input, "not a Kubernetes quantity", where);
-
-  int exp10 = 0;
-  int exp2 = 0;
-  std::string_view suffix = text.substr(i);
-  if (suffix.empty()) {
-  } else if (suffix == "Ki") {
-    exp2 = 10;
-  } else if (suffix == "Mi") {
-    exp2 = 20;
-  } else if (suffix == "Gi") {
-    exp2 = 30;
-  } else if (suffix == "Ti") {
-    exp2 = 40;
-  } else if (suffix == "Pi") {
-    exp2 = 50;
-  } else if (suffix == "Ei") {
-    exp2 = 60;
-  } else if (suffix == "n") {
-    exp10 = -9;
-  } else if (suffix == "u") {
-    exp10 = -6;
-  } else if (suffix == "m") {
-    exp10 = -3;
-  } else if (suffix == "k") {
-    exp10 = 3;
-  } else if (suffix == "M") {
-    exp10 = 6;
-  } else if (suffix == "G") {
-    exp10 = 9;
-  } else if (suffix == "T") {
-    exp10 = 12;
-  } else if (suffix == "P") {
-    exp10 = 15;
-  } else if (suffix == "E") {
-    exp10 = 18;
-  } else if (suffix[0] == 'e' || suffix[0] == 'E') {
-    std::string_view e = suffix.substr(1);
-    bool eneg = false;
-    if (!e.empty() && (e[0] == '+' || e[0] == '-')) {
-      eneg = e[0] == '-';
-      e.remove_prefix(1);
-    }
-    if (e.empty() || e.size() > 3) return fail(errc::invalid_input, "bad exponent", where);
-    int v = 0;
-    for (char c : e) {
-      if (c < '0' || c > '9') return fail(errc::invalid_input, "bad exponent", where);
-      v = v * 10 + (c - '0');
-    }
-    exp10 = eneg ? -v : v;
-  } else {
-    return fail(errc::invalid_input, "unknown suffix \"" + std::string(suffix) + "\"", where);
-  }
-
-  exp10 += (milli ? 3 : 0) - frac_digits;
-  u128 value = mantissa;
-  if (value != 0) {
-    if (exp2 > 0) {
-      if (value > ((~u128{0}) >> 1) >> exp2)
-        return fail(errc::out_of_range, "quantity too large", where);
-      value <<= exp2;
-    }
-    if (exp10 >= 0) {
-      for (int k = 0; k < exp10; ++k) {
-        value *= 10;
-        if (value > kInt64Max) return fail(errc::out_of_range, "quantity too large", where);
-      }
-    } else if (-exp10 > 38) {
-      value = 1;  // a positive value smaller than one unit rounds up to one
-    } else {
-      u128 div = 1;
-      for (int k = 0; k < -exp10; ++k) div *= 10;
-      u128 q = value / div;
-      if (value % div != 0) ++q;  // round away from zero, as resource.Quantity does
-      value = q;
-    }
-  }
-  if (value > kInt64Max) return fail(errc::out_of_range, "quantity too large", where);
-  auto v = static_cast<std::int64_t>(value);
-  return negative ? -v : v;
+  return milli ? k8s::parse_quantity_milli(text) : k8s::parse_quantity_value(text);
 }
 
 result<std::int64_t> parse_named_quantity(const resource_name_info& info, std::string_view text) {
@@ -224,19 +118,10 @@ result<std::int64_t> parse_named_quantity(const resource_name_info& info, std::s
 }
 
 std::string format_quantity(int i, std::int64_t v) {
-  if (i == 0) {  // cpu, milli-cores
-    if (v % 1000 == 0) return std::to_string(v / 1000);
-    return std::to_string(v) + "m";
-  }
-  if (i == 6) {  // gpu: koordinator.sh/gpu units, 100 = one device
-    if (v % 100 == 0) return std::to_string(v / 100);
-    std::string s = std::to_string(v / 100) + ".";
-    std::int64_t frac = (v < 0 ? -v : v) % 100;
-    s += std::to_string(frac / 10);
-    if (frac % 10 != 0) s += std::to_string(frac % 10);
-    return s;
-  }
-  return std::to_string(v);
+  if (i == 0) return k8s::format_milli(v);  // cpu, milli-cores
+  if (i == 6)
+    return k8s::format_decimal_si(v, -2);  // gpu: koordinator.sh/gpu units, 100 = one device
+  return k8s::format_decimal_si(v);
 }
 
 std::string print_resource_list(const resource_list& r, resource_keys keys) {

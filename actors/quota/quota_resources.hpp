@@ -1,7 +1,8 @@
 // Resource-key helpers for ElasticQuota: which fields of a colony::resource_list are "present"
 // (a Kubernetes ResourceList distinguishes "cpu: 0" from "no cpu key", and Koordinator's quota
-// code masks and compares by key), Kubernetes names of the fields, Kubernetes quantity parsing
-// and printing, and the JSON ResourceList form used by quota annotations (shared-weight, ...).
+// code masks and compares by key), Kubernetes names of the fields, resource-aware quantity parsing
+// and printing over messages/quantity.hpp, and the JSON ResourceList form used by quota
+// annotations (shared-weight, ...).
 //
 // resource_keys is a bitmask: bit i = field i of resource_list in declaration order
 // (cpu, memory, batch-cpu, batch-memory, mid-cpu, mid-memory, gpu, gpu-core, gpu-memory,
@@ -96,14 +97,16 @@ struct resource_name_info {
 [[nodiscard]] std::optional<resource_name_info> lookup_resource(std::string_view name);
 
 // Parses a Kubernetes quantity ("500m", "1.5", "10Gi", "1e3") into Value() (milli=false) or
-// MilliValue() (milli=true), rounding away from zero like resource.Quantity.
+// MilliValue() (milli=true), rounding away from zero like resource.Quantity
+// (k8s::parse_quantity_value / k8s::parse_quantity_milli).
 [[nodiscard]] result<std::int64_t> parse_quantity(std::string_view text, bool milli);
 // Parses one named quantity into its field value (applies milli and scale).
 [[nodiscard]] result<std::int64_t> parse_named_quantity(const resource_name_info& info,
                                                         std::string_view text);
 
-// Kubernetes-like canonical text of field i's value: cpu "2" / "500m", gpu in devices,
-// everything else the plain integer (memory printed in bytes, as DecimalSI prints it).
+// Kubernetes' canonical DecimalSI text of field i's value (Colony keeps no original format):
+// cpu from milli-cores ("2", "500m"), gpu from 1/100 devices ("1", "1500m"), everything else
+// the integer ("20", "1k"; memory in bytes).
 [[nodiscard]] std::string format_quantity(int i, std::int64_t v);
 // printResourceList (plugin_helper.go): "cpu:1,memory:2", keys sorted by name; "<empty>".
 [[nodiscard]] std::string print_resource_list(const resource_list& r, resource_keys keys);

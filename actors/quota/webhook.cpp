@@ -564,7 +564,7 @@ result<quota_spec> reconcile_quota_profile(const elastic_quota_profile& profile,
   decorate(total);
   decorate(unschedulable);
 
-  std::vector<std::string> keys{"cpu", "memory"};
+  std::vector<std::string> keys{std::string(names::cpu), std::string(names::memory)};
   if (auto it = profile.annotations.find(quota_names::annotation_resource_keys);
       it != profile.annotations.end()) {
     if (auto parsed = parse_string_list_json(it->second, ""); parsed) keys = std::move(*parsed);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 
+#include "messages/names.hpp"
+
 namespace colony::scheduler {
 
 namespace {
@@ -54,25 +56,19 @@ std::uint32_t flags_of(const device_request& r) {
 }
 
 std::string names_of(std::uint32_t f) {
-  static constexpr std::array<std::string_view, 13> names{"nvidia.com/gpu",
-                                                          "amd.com/gpu",
-                                                          "dcu.com/gpu",
-                                                          "koordinator.sh/gpu",
-                                                          "koordinator.sh/gpu.shared",
-                                                          "koordinator.sh/gpu-core",
-                                                          "koordinator.sh/gpu-memory",
-                                                          "koordinator.sh/gpu-memory-ratio",
-                                                          "huawei.com/npu-core",
-                                                          "huawei.com/npu-cpu",
-                                                          "huawei.com/npu-dvpp",
-                                                          "koordinator.sh/fpga",
-                                                          "koordinator.sh/rdma"};
+  // Bit i of f (dev_nvidia_gpu = bit 0, ...).
+  static constexpr std::array<std::string_view, 13> bit_names{
+      names::nvidia_gpu,     names::amd_gpu,          names::hygon_dcu,
+      names::koord_gpu,      names::gpu_shared,       names::gpu_core,
+      names::gpu_memory,     names::gpu_memory_ratio, names::huawei_npu_core,
+      names::huawei_npu_cpu, names::huawei_npu_dvpp,  names::koord_fpga,
+      names::koord_rdma};
   std::string s = "[";
   bool first = true;
-  for (std::size_t i = 0; i < names.size(); ++i) {
+  for (std::size_t i = 0; i < bit_names.size(); ++i) {
     if (!(f & (1u << i))) continue;
     if (!first) s += " ";
-    s += names[i];
+    s += bit_names[i];
     first = false;
   }
   return s + "]";
@@ -195,15 +191,15 @@ std::int64_t memory_bytes_to_ratio(std::int64_t bytes, std::int64_t total) noexc
 std::string_view to_string(device_resource r) noexcept {
   switch (r) {
     case device_resource::gpu_core:
-      return "koordinator.sh/gpu-core";
+      return names::gpu_core;
     case device_resource::gpu_memory:
-      return "koordinator.sh/gpu-memory";
+      return names::gpu_memory;
     case device_resource::gpu_memory_ratio:
-      return "koordinator.sh/gpu-memory-ratio";
+      return names::gpu_memory_ratio;
     case device_resource::rdma:
-      return "koordinator.sh/rdma";
+      return names::koord_rdma;
     case device_resource::fpga:
-      return "koordinator.sh/fpga";
+      return names::koord_fpga;
   }
   return "";
 }

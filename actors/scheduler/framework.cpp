@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "messages/names.hpp"
+
 namespace colony::scheduler {
 
 namespace {
@@ -19,18 +21,17 @@ struct resource_row {
 
 // gpu maps onto resource_list::gpu ("nvidia.com/gpu | koordinator.sh/gpu, x100").
 constexpr std::array<resource_row, resource_name_count> resource_rows{{
-    {resource_name::cpu, "cpu", &resource_list::cpu_milli},
-    {resource_name::gpu, "koordinator.sh/gpu", &resource_list::gpu},
-    {resource_name::gpu_core, "koordinator.sh/gpu-core", &resource_list::gpu_core},
-    {resource_name::gpu_memory, "koordinator.sh/gpu-memory", &resource_list::gpu_memory_bytes},
-    {resource_name::gpu_memory_ratio, "koordinator.sh/gpu-memory-ratio",
-     &resource_list::gpu_memory_ratio},
-    {resource_name::batch_cpu, "kubernetes.io/batch-cpu", &resource_list::batch_cpu_milli},
-    {resource_name::batch_memory, "kubernetes.io/batch-memory", &resource_list::batch_memory_bytes},
-    {resource_name::mid_cpu, "kubernetes.io/mid-cpu", &resource_list::mid_cpu_milli},
-    {resource_name::mid_memory, "kubernetes.io/mid-memory", &resource_list::mid_memory_bytes},
-    {resource_name::memory, "memory", &resource_list::memory_bytes},
-    {resource_name::pods, "pods", &resource_list::pods},
+    {resource_name::cpu, names::cpu, &resource_list::cpu_milli},
+    {resource_name::gpu, names::koord_gpu, &resource_list::gpu},
+    {resource_name::gpu_core, names::gpu_core, &resource_list::gpu_core},
+    {resource_name::gpu_memory, names::gpu_memory, &resource_list::gpu_memory_bytes},
+    {resource_name::gpu_memory_ratio, names::gpu_memory_ratio, &resource_list::gpu_memory_ratio},
+    {resource_name::batch_cpu, names::batch_cpu, &resource_list::batch_cpu_milli},
+    {resource_name::batch_memory, names::batch_memory, &resource_list::batch_memory_bytes},
+    {resource_name::mid_cpu, names::mid_cpu, &resource_list::mid_cpu_milli},
+    {resource_name::mid_memory, names::mid_memory, &resource_list::mid_memory_bytes},
+    {resource_name::memory, names::memory, &resource_list::memory_bytes},
+    {resource_name::pods, names::pods, &resource_list::pods},
 }};
 
 }  // namespace

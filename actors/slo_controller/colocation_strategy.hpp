@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "messages/names.hpp"
 #include "messages/result.hpp"
 
 namespace colony::slo_controller {
@@ -116,18 +117,13 @@ struct node_strategy_inputs {
   std::optional<std::string_view> colocation_strategy_annotation;
 };
 
-// Koordinator's node label names read by UpdateColocationStrategyForNode
-// (apis/extension/constants.go). Local constants until messages/names.hpp has them (see the
-// report).
-inline constexpr std::string_view label_cpu_reclaim_ratio = "node.koordinator.sh/cpu-reclaim-ratio";
-inline constexpr std::string_view label_memory_reclaim_ratio =
-    "node.koordinator.sh/memory-reclaim-ratio";
-inline constexpr std::string_view label_mid_static_cpu_reserved_ratio =
-    "node.koordinator.sh/mid-static-cpu-reserved-ratio";
-inline constexpr std::string_view label_mid_static_memory_reserved_ratio =
-    "node.koordinator.sh/mid-static-memory-reserved-ratio";
-inline constexpr std::string_view annotation_node_colocation_strategy =
-    "node.koordinator.sh/colocation-strategy";
+// Koordinator's node label and annotation names read by UpdateColocationStrategyForNode
+// (apis/extension/node_colocation.go), defined once in messages/names.hpp.
+using names::annotation_node_colocation_strategy;
+using names::label_cpu_reclaim_ratio;
+using names::label_memory_reclaim_ratio;
+using names::label_mid_static_cpu_reserved_ratio;
+using names::label_mid_static_memory_reserved_ratio;
 
 // GetNodeColocationStrategy: cluster strategy, overlaid by the FIRST matching nodeConfigs entry,
 // then by the node annotation, then by the four ratio labels (int64(v*100), negative/unparsable

@@ -576,7 +576,7 @@ void calculate_batch(const colocation_strategy& strategy, const node_input& node
       {"systemUsage", system_usage_only.cpu, u_cpu, "NodeMetric status.nodeMetric.systemUsage"});
   ec.terms.push_back({"hostAppHPUsed", host_hp.cpu, u_cpu, "usage of Prod/Mid host applications"});
   ec.terms.push_back({"kubeletReserved", kubelet.cpu, u_cpu, "max(capacity - allocatable, 0)"});
-  ec.terms.push_back({"annotationReserved", anno.cpu, u_cpu, "node.koordinator.sh/reservation"});
+  ec.terms.push_back({"annotationReserved", anno.cpu, u_cpu, names::annotation_node_reservation});
   ec.terms.push_back(
       {"nodeReserved", node_reserved.cpu, u_cpu, "max(kubeletReserved, annotationReserved)"});
   ec.terms.push_back({"systemUsageOrNodeReserved", sys_or_reserved.cpu, u_cpu,
@@ -622,7 +622,7 @@ void calculate_batch(const colocation_strategy& strategy, const node_input& node
         {"hostAppHPUsed", host_hp.mem, u_mem, "usage of Prod/Mid host applications"});
   }
   em.terms.push_back({"kubeletReserved", kubelet.mem, u_mem, "max(capacity - allocatable, 0)"});
-  em.terms.push_back({"annotationReserved", anno.mem, u_mem, "node.koordinator.sh/reservation"});
+  em.terms.push_back({"annotationReserved", anno.mem, u_mem, names::annotation_node_reservation});
   em.terms.push_back(
       {"nodeReserved", node_reserved.mem, u_mem, "max(kubeletReserved, annotationReserved)"});
   if (mem_req) {
@@ -763,7 +763,7 @@ void calculate_mid(const colocation_strategy& strategy, const node_input& node,
     e.terms.push_back({"systemUsage", sys, unit, "NodeMetric status.nodeMetric.systemUsage"});
     e.terms.push_back({"hostAppHPUsed", host, unit, "usage of Prod host applications"});
     e.terms.push_back({"kubeletReserved", kub, unit, "max(capacity - allocatable, 0)"});
-    e.terms.push_back({"annotationReserved", an, unit, "node.koordinator.sh/reservation"});
+    e.terms.push_back({"annotationReserved", an, unit, names::annotation_node_reservation});
     e.terms.push_back({"nodeReserved", reserved, unit,
                        "max(systemUsage + hostAppHPUsed, kubeletReserved, annotationReserved)"});
     e.terms.push_back(
@@ -1170,124 +1170,6 @@ sync_decision need_sync(const colocation_strategy& strategy,
 
 // --- Kubernetes strings ---
 
-namespace {
-
-// Parses a resource.Quantity into (negative, digits, decimal exponent, binary exponent).
-struct parsed_quantity {
-  bool negative = false;
-  unsigned __int128 digits = 0;
-  int exp10 = 0;
-  int exp2 = 0;
-};
-
-result<parsed_quantity> parse_quantity(std::string_view text) {
-  parsed_quantity q;
-  std::string_view s = text;
-  auto bad = [&](std::string_view why) {
-    return fail(errc::invalid_input, "invalid quantity \"" + std::string(text.substr(0, 64)) +
-                                         "\" (" + std::string(why) + ")");
-  };
-  if (s.empty()) return bad("empty");
-  if (s[0] == '+' || s[0] == '-') {
-    q.negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  std::size_t i = 0;
-  std::size_t ndigits = 0;
-  bool seen_dot = false;
-  int frac = 0;
-  while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || (s[i] == '.' && !seen_dot))) {
-    if (s[i] == '.') {
-      seen_dot = true;
-    } else {
-      if (q.digits == 0 && s[i] == '0') {
-        // leading zeros carry no precision
-      } else {
-        if (++ndigits > 30) return bad("too many digits");
-        q.digits = q.digits * 10 + static_cast<unsigned>(s[i] - '0');
-      }
-      if (seen_dot) ++frac;
-    }
-    ++i;
-  }
-  if (i == 0 || (seen_dot && i == 1)) return bad("no digits");
-  std::string_view suffix = s.substr(i);
-  q.exp10 = -frac;
-  static constexpr std::pair<std::string_view, int> bin[] = {{"Ki", 10}, {"Mi", 20}, {"Gi", 30},
-                                                             {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
-  static constexpr std::pair<std::string_view, int> dec[] = {
-      {"n", -9}, {"u", -6}, {"m", -3}, {"", 0},   {"k", 3},
-      {"M", 6},  {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
-  for (const auto& [sfx, e] : bin) {
-    if (suffix == sfx) {
-      q.exp2 = e;
-      return q;
-    }
-  }
-  for (const auto& [sfx, e] : dec) {
-    if (suffix == sfx) {
-      q.exp10 += e;
-      return q;
-    }
-  }
-  if (suffix.size() >= 2 && (suffix[0] == 'e' || suffix[0] == 'E')) {
-    int e = 0;
-    auto [p, ec] = std::from_chars(suffix.data() + 1 + (suffix[1] == '+' ? 1 : 0),
-                                   suffix.data() + suffix.size(), e);
-    if (ec == std::errc{} && p == suffix.data() + suffix.size() && e > -100 && e < 100) {
-      q.exp10 += e;
-      return q;
-    }
-  }
-  return bad("unknown suffix");
-}
-
-// value * 10^scale10 rounded away from zero (Quantity rounding), as int64.
-result<std::int64_t> quantity_scaled(std::string_view text, int extra_exp10) {
-  auto q = parse_quantity(text);
-  if (!q) return tl::unexpected(q.error());
-  unsigned __int128 v = q->digits;
-  const unsigned __int128 lim =
-      static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max());
-  auto overflow = [&]() {
-    return fail(errc::invalid_input,
-                "quantity \"" + std::string(text.substr(0, 64)) + "\" out of int64 range");
-  };
-  for (int k = 0; k < q->exp2; ++k) {
-    v <<= 1;
-    if (v > lim) return overflow();
-  }
-  int e = q->exp10 + extra_exp10;
-  for (; e > 0; --e) {
-    v *= 10;
-    if (v > lim) return overflow();
-  }
-  if (e < 0) {
-    unsigned __int128 div = 1;
-    for (; e < 0; ++e) {
-      div *= 10;
-      if (div > lim * 1000) {  // anything this small rounds to 1 (or 0)
-        v = v == 0 ? 0 : 1;
-        div = 1;
-        break;
-      }
-    }
-    v = (v + div - 1) / div;  // round away from zero
-  }
-  if (v > lim) return overflow();
-  auto out = static_cast<std::int64_t>(v);
-  return q->negative ? -out : out;
-}
-
-}  // namespace
-
-result<std::int64_t> parse_quantity_milli(std::string_view text) {
-  return quantity_scaled(text, 3);
-}
-result<std::int64_t> parse_quantity_value(std::string_view text) {
-  return quantity_scaled(text, 0);
-}
-
 result<std::int64_t> cpuset_size(std::string_view text) {
   // k8s.io/utils/cpuset Parse: comma-separated CPUs or ranges "a-b" (a <= b); empty = no CPUs.
   std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
@@ -1349,7 +1231,7 @@ result<std::int64_t> quantity_json(const internal::json& v, bool milli, std::str
 }  // namespace
 
 result<node_reservation> parse_node_reservation(std::string_view json_text) {
-  constexpr std::string_view where = "node.koordinator.sh/reservation";
+  constexpr std::string_view where = names::annotation_node_reservation;
   auto doc = internal::parse_json(json_text, where);
   if (!doc) return tl::unexpected(doc.error());
   if (!doc->is_object()) return internal::invalid(where, "", *doc, "want an object");
@@ -1358,11 +1240,11 @@ result<node_reservation> parse_node_reservation(std::string_view json_text) {
       res != nullptr && !res->is_null()) {
     if (!res->is_object()) return internal::invalid(where, "resources", *res, "want an object");
     for (auto it = res->begin(); it != res->end(); ++it) {
-      if (it.key() == "cpu") {
+      if (it.key() == names::cpu) {
         auto v = quantity_json(*it, true, std::string(where) + ".resources.cpu");
         if (!v) return tl::unexpected(v.error());
         r.cpu_milli = *v;
-      } else if (it.key() == "memory") {
+      } else if (it.key() == names::memory) {
         auto v = quantity_json(*it, false, std::string(where) + ".resources.memory");
         if (!v) return tl::unexpected(v.error());
         r.memory_bytes = *v;
@@ -1378,7 +1260,7 @@ result<node_reservation> parse_node_reservation(std::string_view json_text) {
 
 result<std::vector<third_party_allocation>> parse_third_party_allocations(
     std::string_view json_text) {
-  constexpr std::string_view where = "node.koordinator.sh/thirdPartyAllocations";
+  constexpr std::string_view where = names::annotation_third_party_allocations;
   auto doc = internal::parse_json(json_text, where);
   if (!doc) return tl::unexpected(doc.error());
   if (!doc->is_object()) return internal::invalid(where, "", *doc, "want an object");

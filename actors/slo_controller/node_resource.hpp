@@ -36,6 +36,7 @@
 #include "actors/slo_controller/colocation_strategy.hpp"
 #include "messages/priority.hpp"
 #include "messages/qos.hpp"
+#include "messages/quantity.hpp"
 #include "messages/resources.hpp"
 #include "messages/result.hpp"
 #include "messages/units.hpp"
@@ -424,10 +425,10 @@ struct sync_decision {
 // --- annotation parsers (inputs come from Kubernetes strings) ---
 
 // Kubernetes resource.Quantity string -> value in milli units (so "1" -> 1000, "100m" -> 100,
-// "1Gi" -> 1073741824000). Rounds up to milli like Quantity.MilliValue. Error names the text.
-[[nodiscard]] result<std::int64_t> parse_quantity_milli(std::string_view text);
-// Quantity.Value(): rounds up to an integer.
-[[nodiscard]] result<std::int64_t> parse_quantity_value(std::string_view text);
+// "1Gi" -> 1073741824000), and Quantity.Value(): messages/quantity.hpp's, rounding away from
+// zero like MilliValue / Value. Errors name the text.
+using k8s::parse_quantity_milli;
+using k8s::parse_quantity_value;
 // cpuset.Parse(...).Size(): "0-3,8" -> 5. Error for malformed lists.
 [[nodiscard]] result<std::int64_t> cpuset_size(std::string_view text);
 // GetNodeReservationFromAnnotation: JSON {"resources": {...}, "reservedCPUs": "..."}.
