@@ -15,6 +15,7 @@
 #include "actors/scheduler/actor/scheduler_component.hpp"
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
 #include "messages/codec.hpp"
+#include "messages/string_map.hpp"
 #include "sim/component_host.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/log_sink.hpp"
@@ -35,13 +36,6 @@ double seconds_since(steady::time_point t0) {
 }
 
 constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
-
-struct string_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-template <class V>
-using string_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
 
 enum class pod_status : std::uint8_t { future, pending, bound, done };
 

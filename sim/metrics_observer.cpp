@@ -16,6 +16,7 @@
 #include "actors/scheduler/elastic_quota.hpp"
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
+#include "messages/string_map.hpp"
 
 namespace colony::sim {
 
@@ -37,16 +38,6 @@ std::int64_t percentile(std::vector<std::int64_t>& v, double p) {
   const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
   return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
-
-// Lookup by string_view without building a std::string (heterogeneous unordered lookup).
-struct string_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept {
-    return std::hash<std::string_view>{}(s);
-  }
-};
-template <class V>
-using string_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
 
 // Counts by a string key: hashed while folding, ordered for output.
 class counter_map {

@@ -4,21 +4,14 @@
 #include <functional>
 #include <unordered_map>
 
+#include "messages/string_map.hpp"
+
 namespace colony::entities {
 
 namespace {
 
 using messages::to_resource_list;
 using messages::to_string_view;
-
-struct string_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept {
-    return std::hash<std::string_view>{}(s);
-  }
-};
-template <class V>
-using string_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
 
 constexpr std::uint32_t no_pod = ~0u;
 

@@ -26,6 +26,7 @@
 #include "colony_generated.h"
 #include "messages/codec.hpp"
 #include "messages/routes.hpp"
+#include "messages/string_map.hpp"
 
 namespace colony::entities {
 
@@ -44,13 +45,6 @@ class node_routing {
   [[nodiscard]] std::size_t waiting_specs() const { return mutated_.size(); }
 
  private:
-  struct string_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  template <class V>
-  using string_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
-
   string_map<std::string> bound_;              // pod -> node (lookup only)
   string_map<messages::byte_buffer> mutated_;  // pod -> latest PodMutated, while unbound
   std::vector<messages::byte_buffer> taken_;   // re-delivered this round

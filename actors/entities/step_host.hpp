@@ -58,6 +58,7 @@
 #include "actors/entities/worker_pool.hpp"
 #include "actors/entities/world.hpp"
 #include "messages/result.hpp"
+#include "messages/string_map.hpp"
 
 namespace colony::entities {
 
@@ -151,10 +152,6 @@ class step_host {
     std::optional<std::int64_t> wake;  // as last read from the component
     bool woken = false;                // on_wakeup due in this round
   };
-  struct string_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
 
   void add_slot(std::unique_ptr<component> c);
   void number_and_fold(record_batch& round, std::vector<messages::byte_buffer>& answers);
@@ -170,14 +167,13 @@ class step_host {
   record_batch pending_;
   log_offset next_ = 0;
   std::vector<slot> comps_;
-  std::vector<std::size_t> cluster_order_;  // indices, order added
-  std::vector<std::size_t> node_order_;     // indices, by (node, order added)
-  std::unordered_map<std::string, std::vector<std::size_t>, string_hash, std::equal_to<>>
-      by_node_;  // lookup only, never iterated for output
+  std::vector<std::size_t> cluster_order_;        // indices, order added
+  std::vector<std::size_t> node_order_;           // indices, by (node, order added)
+  string_map<std::vector<std::size_t>> by_node_;  // lookup only, never iterated for output
   std::set<std::pair<std::int64_t, std::size_t>> wakeups_;  // (time, component index)
   // Binding protocol state (binding.hpp), per pod and per node.
-  std::unordered_map<std::string, binding::pod_live, string_hash, std::equal_to<>> pod_live_;
-  std::unordered_map<std::string, binding::node_live, string_hash, std::equal_to<>> node_live_;
+  string_map<binding::pod_live> pod_live_;
+  string_map<binding::node_live> node_live_;
   node_routing routing_;  // which records node-scoped components get (component_routing.hpp)
   std::vector<std::size_t> active_;  // node components with work this round
   std::vector<std::size_t> ran_;     // the ones that ran last, in merge order
