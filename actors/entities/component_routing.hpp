@@ -12,6 +12,9 @@
 //     logged (same offset and time);
 //   - records of kind Cluster (ConfigUpdated, ClockTicked).
 // "Bound" follows the log: PodScheduled binds, PodFinished and PodEvicted unbind.
+// Header-only on purpose, without messages/codec.hpp: actor_host's CAF translation unit includes
+// it, and codec.hpp's messages::header would collide with caf::header there (clang-tidy's
+// bugprone-forward-declaration-namespace).
 // Thread-safety: none (one owner: the host's routing thread).
 #pragma once
 
@@ -24,7 +27,6 @@
 #include <vector>
 
 #include "colony_generated.h"
-#include "messages/codec.hpp"
 #include "messages/routes.hpp"
 #include "messages/string_map.hpp"
 
@@ -45,16 +47,18 @@ class node_routing {
   [[nodiscard]] std::size_t waiting_specs() const { return mutated_.size(); }
 
  private:
-  string_map<std::string> bound_;              // pod -> node (lookup only)
-  string_map<messages::byte_buffer> mutated_;  // pod -> latest PodMutated, while unbound
-  std::vector<messages::byte_buffer> taken_;   // re-delivered this round
+  string_map<std::string> bound_;                  // pod -> node (lookup only)
+  string_map<std::vector<std::uint8_t>> mutated_;  // pod -> latest PodMutated, while unbound
+  std::vector<std::vector<std::uint8_t>> taken_;   // re-delivered this round
 };
 
 template <class ToNode, class ToAll>
 void node_routing::route(const wire::Envelope& env, std::span<const std::uint8_t> bytes,
                          ToNode&& to_node, ToAll&& to_all) {
   using P = wire::Payload;
-  using messages::to_string_view;
+  const auto to_string_view = [](const flatbuffers::String* s) {
+    return s == nullptr ? std::string_view{} : std::string_view(s->c_str(), s->size());
+  };
   const auto type = env.payload_type();
   if (env.entity_kind() == wire::EntityKind::Cluster) {
     to_all(env);
@@ -109,7 +113,8 @@ void node_routing::route(const wire::Envelope& env, std::span<const std::uint8_t
     return;
   }
   if (type == P::PodMutated)
-    mutated_.insert_or_assign(std::string(pod), messages::byte_buffer(bytes.begin(), bytes.end()));
+    mutated_.insert_or_assign(std::string(pod),
+                              std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
 }
 
 }  // namespace colony::entities

@@ -693,8 +693,12 @@ TEST(SimComponents, TheLegacyDriversDivergencesAreGone) {
   const auto l = find_divergences(legacy);
   EXPECT_GT(l.pod_started, 0u);
   EXPECT_GT(l.decisions_without_cause, 0u);
-  if (l.evictions > 0) EXPECT_GT(l.evictions_without_order, 0u);
-  if (l.suppressions > 0) EXPECT_GT(l.suppressions_without_cpuset, 0u);
+  if (l.evictions > 0) {
+    EXPECT_GT(l.evictions_without_order, 0u);
+  }
+  if (l.suppressions > 0) {
+    EXPECT_GT(l.suppressions_without_cpuset, 0u);
+  }
   std::printf(
       "components: %zu proposals, %zu GPU pods, %zu suppressions, %zu evictions; legacy: %zu "
       "PodStarted, %zu bad weights, %zu uncaused decisions, %zu/%zu evictions without order, "
