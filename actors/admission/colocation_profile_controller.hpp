@@ -1,5 +1,5 @@
-// The background ClusterColocationProfile controller (reference B.4;
-// pkg/controller/colocationprofile/colocationprofile_controller.go, colocationprofile_util.go),
+// The background ClusterColocationProfile controller
+// (pkg/controller/colocationprofile/colocationprofile_controller.go, colocationprofile_util.go),
 // behind Koordinator's feature gate ColocationProfileController.
 //
 // Every reconcile_interval, for each profile that is controller-managed (label

@@ -3,7 +3,7 @@
 //
 // Koordinator: pkg/koordlet/runtimehooks/hooks/batchresource/batch_resource.go (SetPodCPUShares,
 // SetPodCFSQuota, SetPodMemoryLimit), pkg/koordlet/util/system/cgroup.go (MilliCPUToShares,
-// MilliCPUToQuota). Reference E.8. Pure; thread-safety: none needed.
+// MilliCPUToQuota). Pure; thread-safety: none needed.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,10 @@
 // CPU burst: static cpu.cfs_burst_us per container, and dynamic cfs-quota burst driven by
 // throttling, the node's share-pool load and a per-container token-bucket limiter.
 //
-// Koordinator: pkg/koordlet/qosmanager/plugins/cpuburst/cpu_burst.go (reference slo-koordlet.md
-// E.4). The limiter is a value; `burst_limiter_allow` is a pure step (state in, state out).
-// Its initial fill is random in Koordinator: here it comes from caller-supplied raw bits
-// (e.g. std::mt19937_64 output), so runs are reproducible. Thread-safety: none needed.
+// Koordinator: pkg/koordlet/qosmanager/plugins/cpuburst/cpu_burst.go. The limiter is a value;
+// `burst_limiter_allow` is a pure step (state in, state out). Its initial fill is random in
+// Koordinator: here it comes from caller-supplied raw bits (e.g. std::mt19937_64 output), so runs
+// are reproducible. Thread-safety: none needed.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,9 @@
 // CPU eviction: BECPUEvict (BE CPU satisfaction), CPUAllocatableEvict and CPUEvict tasks.
 //
-// Koordinator: pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go (reference slo-koordlet.md
-// E.3). The BE series (usage, request, real limit in milli-cores, one sample per collect interval)
-// come from the caller, summarised over the window with summarize_be_cpu. Pure; time is an
-// argument. Thread-safety: none needed.
+// Koordinator: pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go. The BE series (usage,
+// request, real limit in milli-cores, one sample per collect interval) come from the caller,
+// summarised over the window with summarize_be_cpu. Pure; time is an argument. Thread-safety: none
+// needed.
 #pragma once
 
 #include <optional>

@@ -2,7 +2,7 @@
 // either as a BE cpuset or as a cfs quota on the besteffort QoS cgroup.
 //
 // Koordinator: pkg/koordlet/qosmanager/plugins/cpusuppress/cpu_suppress.go and
-// pkg/koordlet/qosmanager/helpers/calculator.go (reference slo-koordlet.md E.1).
+// pkg/koordlet/qosmanager/helpers/calculator.go.
 // Pure functions over plain structs; the caller runs them every cpu_suppress_interval and turns
 // the decision into cgroup writes (cgroup_writer.hpp). Thread-safety: none needed.
 #pragma once

@@ -1,7 +1,7 @@
 // Eviction tasks and their execution: the part memory and CPU eviction share.
 //
 // Koordinator: pkg/koordlet/qosmanager/plugins/util/evict.go (KillAndEvictPods, EvictTaskCheck,
-// IsEvictionPolicyAllowed, GetRequestTypeAndValueFromPod). Reference slo-koordlet.md E.2/E.3.
+// IsEvictionPolicyAllowed, GetRequestTypeAndValueFromPod).
 //
 // A task says how much to release (per resource, for one release target: pod usage or pod
 // request), lists candidate victims in order, and knows how much each pod would release

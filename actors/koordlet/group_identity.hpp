@@ -1,7 +1,7 @@
 // Group identity (bvt): the cpu.bvt_warp_ns value per QoS class, pod and kube QoS cgroup dir.
 //
 // Koordinator: pkg/koordlet/runtimehooks/hooks/groupidentity/rule.go (parseRule, getPodBvtValue,
-// getKubeQOSDirBvtValue), defaults in pkg/util/sloconfig/nodeslo_config.go (reference E.5).
+// getKubeQOSDirBvtValue), defaults in pkg/util/sloconfig/nodeslo_config.go.
 // Pure; thread-safety: none needed.
 #pragma once
 

@@ -1,9 +1,9 @@
 // Memory eviction: BEMemoryEvict, MemoryAllocatableEvict and MemoryEvict tasks of one round.
 //
-// Koordinator: pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go (reference
-// slo-koordlet.md E.2). Pure: the caller passes the node, the pods with their last memory usage,
-// the node's last memory usage, the evictor's state and the time; the decision lists victims in
-// eviction order with their reason and inputs. Thread-safety: none needed.
+// Koordinator: pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go. Pure: the caller passes
+// the node, the pods with their last memory usage, the node's last memory usage, the evictor's
+// state and the time; the decision lists victims in eviction order with their reason and inputs.
+// Thread-safety: none needed.
 #pragma once
 
 #include <optional>
@@ -18,7 +18,7 @@ inline constexpr std::int64_t memory_release_buffer_percent = 2;  // memoryRelea
 
 struct memory_evict_options {
   // Koordinator's MemoryEvict stores pod usage as int64(bytes * 1000), so the first victim nearly
-  // always covers the target. Off by default in Colony (reference G: looks like a bug).
+  // always covers the target. Off by default in Colony.
   // Default: false (Colony; Koordinator behaves as true)
   bool usage_x1000_compat = false;
 };

@@ -3,7 +3,7 @@
 //
 // Koordinator: pkg/koordlet/statesinformer/impl/states_nodemetric.go (collectMetric,
 // queryNodeMetric, metricsInColdStart), pkg/koordlet/metriccache/util.go (avg, percentile),
-// apis/slo/v1alpha1/nodemetric_types.go (reference slo-koordlet.md D).
+// apis/slo/v1alpha1/nodemetric_types.go.
 //
 // The caller appends samples (time is an argument, never read from a clock) and calls
 // build_node_metric_status at report time. Ownership: sample_window owns its samples.

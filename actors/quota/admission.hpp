@@ -1,4 +1,4 @@
-// ElasticQuota admission, preemption and revocation (reference b.8, b.9):
+// ElasticQuota admission, preemption and revocation:
 //  - pre_filter: plugin.go PreFilter + plugin_helper.go checkQuotaRecursive;
 //  - can_preempt / select_victims_on_node: preempt.go (victims only from the preemptor's own
 //    quota, reprieved while the pod still fits the node and used + request <= runtime);
@@ -53,7 +53,7 @@ struct admission_result {
   }
 };
 
-// PreFilter for a pod of chain[0] (b.8). chain = the pod's quota then its ancestors up to,
+// PreFilter for a pod of chain[0]. chain = the pod's quota then its ancestors up to,
 // excluding, koordinator-root-quota (only read when enable_check_parent_quota).
 // pod_request: pod-level requests; it is masked to chain[0]'s max keys.
 [[nodiscard]] admission_result pre_filter(std::span<const quota_view> chain,

@@ -310,7 +310,7 @@ bool quota_tree::update_pod_is_assigned(std::string_view pod_name, bool assigned
   pod.assigned = assigned;
   book(pod, +1);
   // What refresh() would now compute for used: the pod masked to its quota's max keys, added
-  // unchanged to every ancestor (b.4). Request is untouched, so runtimes stay valid unless
+  // unchanged to every ancestor. Request is untouched, so runtimes stay valid unless
   // the pod is in the system/default quota (their used shrinks the default tree's total).
   const int i = find_index(pod.quota);
   if (i < 0 || topology_dirty_) {
@@ -465,7 +465,7 @@ void quota_tree::refresh_runtime() {
   if (topology_dirty_) rebuild_topology();
   needs_refresh_ = false;
 
-  // Own pods, masked to the quota's max keys (b.4).
+  // Own pods, masked to the quota's max keys.
   for (auto& n : nodes_) {
     n.status.child_request = n.self.request;
     n.status.used = n.self.used;

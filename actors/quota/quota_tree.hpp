@@ -8,13 +8,13 @@
 //
 // What refresh() computes, for every quota, as ONE deterministic fixed point:
 //   bottom-up  request / child-request / limited request / used / non-preemptible used
-//              (b.4: pod amounts masked to the quota's max keys; Request = ChildRequest,
+//              (pod amounts masked to the quota's max keys; Request = ChildRequest,
 //              max(ChildRequest, min) when allow-lent-resource=false; the parent receives
 //              min(Request, max) per key of max);
 //   top-down   per parent, per resource: min scaling when Σ children's min > parent total
-//              (b.6), then the weighted Hamilton redistribution (b.5); a child's runtime is
+//             , then the weighted Hamilton redistribution; a child's runtime is
 //              the total of its own children.
-// Difference from Koordinator (b.7, (h) 2): Koordinator refreshes lazily, one quota at a
+// Difference from Koordinator: Koordinator refreshes lazily, one quota at a
 // time along the path root → quota, so a sibling's scaled min is only updated when that
 // sibling itself is refreshed and results can depend on refresh order. Colony scales every
 // sibling with the same parent total before dividing, which is what Koordinator converges
@@ -26,7 +26,7 @@
 // Other documented choices:
 //  - System and default quotas are outside the calculation; their used is subtracted from
 //    the default tree's total; their runtime is their max (RefreshRuntime returns max), so
-//    admission against them is effectively unlimited ((h) 1).
+//    admission against them is effectively unlimited.
 //  - A quota whose parent does not exist (or that sits in a parent cycle) is an orphan:
 //    no runtime (0) and excluded from its would-be parent's division until the parent appears.
 //  - Parent totals are computed over every resource field; Koordinator skips min scaling
@@ -96,7 +96,7 @@ struct elastic_quota_args {
 };
 
 // One ElasticQuota as the quota code reads it: spec plus the decoded koordinator labels and
-// annotations (b.1). The raw labels/annotations stay for the webhook and for round trips.
+// annotations. The raw labels/annotations stay for the webhook and for round trips.
 struct quota_spec {
   std::string name;
   std::string namespace_name;
@@ -115,7 +115,7 @@ struct quota_spec {
   resource_keys shared_weight_keys = keys_from_values;
   resource_list used;  // status.used (the webhook's strict max >= used check)
   resource_keys used_keys = keys_from_values;
-  resource_list total_resource;  // annotation total-resource (tree roots, b.10)
+  resource_list total_resource;  // annotation total-resource (tree roots)
   resource_keys total_resource_keys = no_keys;
   std::vector<std::string> namespaces;  // annotation namespaces (JSON list)
   string_map labels;
@@ -123,7 +123,7 @@ struct quota_spec {
 };
 
 // Builds a quota_spec from an object's metadata and spec, decoding every label/annotation of
-// b.1 the way apis/extension/elastic_quota.go does (lenient: an unparsable shared-weight
+// the way apis/extension/elastic_quota.go does (lenient: an unparsable shared-weight
 // falls back to max, an unparsable namespaces list reads as none).
 [[nodiscard]] quota_spec decode_quota(std::string name, std::string namespace_name,
                                       string_map labels, string_map annotations,
@@ -144,7 +144,7 @@ struct quota_pod {
   std::string node;
 };
 
-// A quota's computed state (the annotations the scheduler writes back, b.1).
+// A quota's computed state (the annotations the scheduler writes back).
 struct quota_status {
   std::string name;
   std::string parent;  // resolved parent (koordinator-root-quota at the top)
@@ -158,7 +158,7 @@ struct quota_status {
   resource_list non_preemptible_request;
   resource_list child_request;
   resource_list limited_request;  // min(request, max) per max key: what the parent sees
-  resource_list auto_scale_min;   // min after b.6 scaling
+  resource_list auto_scale_min;   // min after ScaleMinQuotaManager scaling
   bool operator==(const quota_status&) const = default;
 };
 
@@ -184,13 +184,13 @@ struct redistribution_scratch {
   std::vector<remainder_entry> remainders;
 };
 
-// quotaTree.redistribution + iterationForRedistribution + computeHamiltonDeltas (b.5):
+// quotaTree.redistribution + iterationForRedistribution + computeHamiltonDeltas:
 // divides total among nodes; ties of the largest-remainder step go to the smaller name.
 void redistribution(std::int64_t total, std::span<runtime_node> nodes,
                     redistribution_scratch& scratch);
 void redistribution(std::int64_t total, std::span<runtime_node> nodes);
 
-// ScaleMinQuotaManager.getScaledMinQuota for one resource (b.6): the scaled min of a child
+// ScaleMinQuotaManager.getScaledMinQuota for one resource: the scaled min of a child
 // whose original min is child_min when the children's mins sum to sum_min over total.
 [[nodiscard]] std::int64_t scaled_min(std::int64_t total, std::int64_t child_min,
                                       std::int64_t sum_min);
@@ -243,7 +243,7 @@ class quota_tree {
   [[nodiscard]] const resource_list& cluster_total() const { return cluster_total_; }
   [[nodiscard]] const elastic_quota_args& args() const { return args_; }
 
-  // GetQuotaName + getPodAssociateQuotaNameAndTreeID (b.3): label, else a quota named like
+  // GetQuotaName + getPodAssociateQuotaNameAndTreeID: label, else a quota named like
   // the namespace in that namespace, else the quota whose namespaces annotation lists it
   // (first by name), else the default quota ("" with DisableDefaultQuota).
   [[nodiscard]] std::string get_quota_name(std::string_view pod_namespace,

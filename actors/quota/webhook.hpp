@@ -1,6 +1,6 @@
-// ElasticQuota webhook rules (reference b.11; pkg/webhook/elasticquota/quota_topology.go,
-// quota_topology_check.go), the ElasticQuotaProfile → tree-root quota mapping (b.10;
-// pkg/quota-controller/profile/profile_controller.go), and loading both CRDs from YAML.
+// ElasticQuota webhook rules (pkg/webhook/elasticquota/quota_topology.go,
+// quota_topology_check.go), the ElasticQuotaProfile → tree-root quota mapping
+// (pkg/quota-controller/profile/profile_controller.go), and loading both CRDs from YAML.
 //
 // Every check returns Koordinator's first error as a colony::error: code invalid_input (the
 // object is malformed) or failed_precondition (valid, refused by the current topology),
@@ -71,7 +71,7 @@ class quota_topology {
   [[nodiscard]] result<void> check_sub_and_parent_group_quota_key(const quota_spec& quota) const;
   [[nodiscard]] result<void> check_min_quota_validate(const quota_spec& quota) const;
 
-  // Pod webhook (b.11): a pod may not use a parent quota; the preemptible label is immutable.
+  // Pod webhook: a pod may not use a parent quota; the preemptible label is immutable.
   [[nodiscard]] result<void> validate_pod(std::string_view quota_name,
                                           const std::string* old_preemptible_label,
                                           const std::string* new_preemptible_label) const;

@@ -143,7 +143,7 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
     node_pods.clear();
     for (const auto& p : node.pods) {
       if (p.terminated) continue;
-      // Pods whose label names no quota belong to the namespace's quota (b.3).
+      // Pods whose label names no quota belong to the namespace's quota.
       node_pods.push_back(preemption_pod_of(p, p.quota_name.empty() ? quota_of(p) : p.quota_name));
     }
     auto r = quota::select_victims_on_node(preemptor, node.name, node_pods, node.allocatable, view,

@@ -5,11 +5,11 @@
 // What it defines: elastic_quota, a plugin over a quota_tree shared with its owner (the quota
 // actor books quotas and pending pods into the tree; the plugin books assignments):
 //   - PreFilter: refreshes runtime when the tree changed (RefreshRuntime), then admission
-//     (reference b.8): used + request <= runtime (max when enableRuntimeQuota is off), and
+//     used + request <= runtime (max when enableRuntimeQuota is off), and
 //     non-preemptible used + request <= min for non-preemptible pods; Koordinator's message.
 //   - Reserve / Unreserve: the pod's used is added to / removed from its quota and ancestors
 //     (updatePodIsAssigned), without recomputing runtimes (request does not change).
-//   - PostFilter: preemption of lower-priority preemptible pods of the SAME quota (b.9) on
+//   - PostFilter: preemption of lower-priority preemptible pods of the SAME quota on
 //     each node, via quota::select_victims_on_node; the candidate node is picked as kube's
 //     pickOneNodeForPreemption does (fewest PDB violations, lowest highest-victim priority,
 //     lowest sum of victim priorities, fewest victims), then the first in node order.
@@ -50,7 +50,7 @@ class elastic_quota final : public plugin {
   }
   [[nodiscard]] const std::shared_ptr<quota::quota_tree>& tree() const noexcept { return tree_; }
 
-  // GetQuotaName: the quota label, else the namespace rules of b.3 ("" = none).
+  // GetQuotaName: the quota label, else the namespace rules of GetQuotaName ("" = none).
   [[nodiscard]] std::string quota_of(const pod_info& pod) const;
   // The quota_pod the plugin books for a scheduler pod.
   [[nodiscard]] quota::quota_pod to_quota_pod(const pod_info& pod, std::string quota) const;

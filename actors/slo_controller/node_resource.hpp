@@ -47,7 +47,7 @@ namespace colony::slo_controller {
 
 // Koordinator priority and QoS classes, their names and GetDefaultPriorityByPriorityClass: one
 // definition in messages/priority.hpp, messages/qos.hpp, named here. Pods carry their
-// class-with-default (GetPodPriorityClassWithDefault, reference A.1) and QoS-with-default
+// class-with-default (GetPodPriorityClassWithDefault) and QoS-with-default
 // (GetPodQoSClassWithDefault, A.2) already derived by the caller (admission owns the derivation).
 using colony::get_default_priority_by_priority_class;
 using colony::get_pod_priority_class_by_name;

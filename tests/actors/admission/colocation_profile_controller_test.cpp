@@ -1,4 +1,4 @@
-// The background ClusterColocationProfile controller (reference B.4): rows of
+// The background ClusterColocationProfile controller: rows of
 // pkg/controller/colocationprofile/colocationprofile_util_test.go (Test_listPodsForProfile,
 // Test_updatePodByClusterColocationProfile) and the Reconcile loop's cache and rate limit.
 #include "actors/admission/colocation_profile_controller.hpp"

@@ -1,4 +1,4 @@
-// ClusterColocationProfile mutation (reference B.2, golden cases GC-CCP-*): every row of
+// ClusterColocationProfile mutation: every row of
 // pkg/webhook/pod/mutating/cluster_colocation_profile_test.go
 // TestClusterColocationProfileMutatingPod, then Colony's own checks of the subtle cases.
 #include "actors/admission/colocation_profile.hpp"

@@ -1,4 +1,4 @@
-// QoS derivation (reference A.2): apis/extension/qos_utils_test.go and Kubernetes' GetPodQOS.
+// QoS derivation: apis/extension/qos_utils_test.go and Kubernetes' GetPodQOS.
 #include "actors/admission/qos.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The validating webhook (reference A.3, golden cases GC-VAL-*): every row of
+// The validating webhook: every row of
 // pkg/webhook/pod/validating/cluster_colocation_profile_test.go
 // TestClusterColocationProfileValidatingPod, with Koordinator's exact reason strings.
 #include "actors/admission/validation.hpp"

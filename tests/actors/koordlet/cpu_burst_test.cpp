@@ -1,4 +1,4 @@
-// Golden cases of reference slo-koordlet.md E.4, from Koordinator's
+// Golden cases from Koordinator's
 // pkg/koordlet/qosmanager/plugins/cpuburst/cpu_burst_test.go.
 #include <gtest/gtest.h>
 

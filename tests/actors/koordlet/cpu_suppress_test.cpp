@@ -1,4 +1,4 @@
-// Golden cases of reference slo-koordlet.md E.1, from Koordinator's
+// Golden cases from Koordinator's
 // pkg/koordlet/qosmanager/plugins/cpusuppress/cpu_suppress_test.go.
 #include <gtest/gtest.h>
 

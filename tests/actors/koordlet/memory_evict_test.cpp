@@ -1,4 +1,4 @@
-// Golden cases of reference slo-koordlet.md E.2, from Koordinator's
+// Golden cases from Koordinator's
 // pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict_test.go.
 #include <gtest/gtest.h>
 

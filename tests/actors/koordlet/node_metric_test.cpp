@@ -1,4 +1,4 @@
-// Reference slo-koordlet.md D: NodeMetric report building.
+// NodeMetric report building (pkg/koordlet/statesinformer/impl/states_nodemetric.go).
 #include <gtest/gtest.h>
 
 #include "actors/koordlet/node_metric.hpp"

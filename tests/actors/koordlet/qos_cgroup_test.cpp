@@ -1,4 +1,4 @@
-// Golden cases of reference slo-koordlet.md E.5 (group identity) and E.8 (BE cgroups).
+// Golden cases of group identity and the BE cgroups, from Koordinator's tests.
 #include <gtest/gtest.h>
 
 #include "actors/koordlet/be_cgroup.hpp"

@@ -1,5 +1,6 @@
-// Golden cases of reference b.8/b.9: Koordinator's pkg/scheduler/plugins/elasticquota/
-// plugin_test.go (PreFilter), quota_overuse_revoke_test.go, and preempt.go's canPreempt rule.
+// Golden cases of ElasticQuota admission and preemption: Koordinator's
+// pkg/scheduler/plugins/elasticquota/ plugin_test.go (PreFilter), quota_overuse_revoke_test.go, and
+// preempt.go's canPreempt rule.
 #include <ostream>
 #include <string>
 #include <vector>
@@ -187,7 +188,7 @@ TEST(PluginPreFilter, SkipWithoutQuotaAndErrorForUnknownQuota) {
   t.refresh();
   EXPECT_EQ(pre_filter(t, "", res(1, 1), false).code, admission_code::skip);
   EXPECT_EQ(pre_filter(t, "missing", res(1, 1), false).code, admission_code::error);
-  // The default quota's runtime is its max: effectively unlimited ((h) 1).
+  // The default quota's runtime is its max: effectively unlimited.
   EXPECT_TRUE(pre_filter(t, kDefault, res(1'000'000, 1'000'000 * GigaByte), false).admitted());
 }
 

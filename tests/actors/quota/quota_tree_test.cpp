@@ -1,4 +1,4 @@
-// Golden cases of reference b.12 (runtime): Koordinator's
+// Golden cases of the runtime computation: Koordinator's
 // pkg/scheduler/plugins/elasticquota/core/runtime_quota_calculator_test.go and
 // group_quota_manager_test.go, replayed on colony::quota.
 #include <algorithm>
@@ -545,7 +545,7 @@ TEST(QuotaTree, SpecialQuotasCannotBeDeletedAndRootIsVirtual) {
   EXPECT_EQ(t.upsert_quota(root).error().code, errc::invalid_input);
 }
 
-// b.3 GetQuotaName: label, namespace-named quota, namespaces annotation, default.
+// GetQuotaName: label, namespace-named quota, namespaces annotation, default.
 TEST(QuotaTree, GetQuotaName) {
   quota_tree t;
   auto q = make_quota("team-a", kRoot, 10, 10, 0, 0, true, false);
@@ -566,7 +566,7 @@ TEST(QuotaTree, GetQuotaName) {
   EXPECT_EQ(strict.get_quota_name("other", "unknown"), "");
 }
 
-// b.10: a tree root's total-resource is its tree's total and leaves the default tree.
+// A tree root's total-resource is its tree's total and leaves the default tree.
 TEST(QuotaTree, MultiTreeTotals) {
   quota_tree t;
   t.set_cluster_total(res(100, 100));

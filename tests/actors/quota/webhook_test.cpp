@@ -1,4 +1,4 @@
-// Golden cases of reference b.10/b.11: Koordinator's pkg/webhook/elasticquota/
+// Golden cases of the ElasticQuota webhook: Koordinator's pkg/webhook/elasticquota/
 // quota_topology_test.go, plus ElasticQuotaProfile mapping and CRD YAML loading.
 #include <ostream>
 #include <string>

@@ -1,4 +1,4 @@
-// Golden cases of Coscheduling (reference scheduler.md (c)), from Koordinator's
+// Golden cases of Coscheduling, from Koordinator's
 // pkg/scheduler/plugins/coscheduling/core/{core_test.go, gang_cache_test.go}.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Golden cases of DeviceShare (reference scheduler.md (f)), from Koordinator's
+// Golden cases of DeviceShare, from Koordinator's
 // pkg/scheduler/plugins/deviceshare/{utils_test.go, devicehandler_gpu_test.go, scoring_test.go}.
 #include <gtest/gtest.h>
 

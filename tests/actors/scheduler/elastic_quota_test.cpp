@@ -1,6 +1,6 @@
 // ElasticQuota plugin: Koordinator's plugin_test.go PreFilter golden cases run through the
-// plugin (reference b.8), Reserve/Unreserve bookkeeping, PostFilter same-quota preemption
-// (b.9), and a framework with NodeResourcesFit + ElasticQuota over a small quota tree.
+// plugin, Reserve/Unreserve bookkeeping, PostFilter same-quota preemption
+//, and a framework with NodeResourcesFit + ElasticQuota over a small quota tree.
 // Also: the batched/chunked scoring and DeviceShare's counting filter equal the per-node
 // paths on seeded random inputs.
 #include <memory>
@@ -212,8 +212,8 @@ TEST(ElasticQuotaFramework, UnreserveRestoresUsed) {
   EXPECT_EQ(t.tree->pod("ns/u"), nullptr);  // the plugin's own booking is gone
 }
 
-// b.9: a high-priority pod of quota a over its runtime preempts a's low-priority pods, never
-// b's; the node with the lowest-priority victims is nominated.
+// Same-quota preemption: a high-priority pod of quota a over its runtime preempts a's low-priority
+// pods, never b's; the node with the lowest-priority victims is nominated.
 TEST(ElasticQuotaPostFilter, PreemptsOnlySameQuotaLowerPriority) {
   small_tree t;
   // Both nodes full: n1 holds a's priority-10 pods, n2 holds a's priority-5 and b's pods.

@@ -1,4 +1,4 @@
-// Golden cases of LoadAwareScheduling (reference scheduler.md (a)), from Koordinator's
+// Golden cases of LoadAwareScheduling, from Koordinator's
 // pkg/scheduler/plugins/loadaware/{load_aware_test.go, estimator/default_estimator_test.go}.
 #include <gtest/gtest.h>
 

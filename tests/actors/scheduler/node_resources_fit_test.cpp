@@ -1,6 +1,6 @@
-// NodeResourcesFit with co-location resources (reference scheduler.md (g) and section 0):
-// kube's fit.go / least_allocated.go semantics over batch-*/mid-*, plus Koordinator's priority
-// class and resource-name translation (apis/extension/{priority_utils.go, resource.go}).
+// NodeResourcesFit with co-location resources (pkg/scheduler/plugins/noderesources, Kubernetes
+// fit.go): kube's fit.go / least_allocated.go semantics over batch-*/mid-*, plus Koordinator's
+// priority class and resource-name translation (apis/extension/{priority_utils.go, resource.go}).
 #include <gtest/gtest.h>
 
 #include "actors/scheduler/node_resources_fit.hpp"

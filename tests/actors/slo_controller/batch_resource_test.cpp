@@ -2,7 +2,7 @@
 // pkg/slo-controller/noderesource/plugins/batchresource/plugin_test.go (TestPluginCalculate,
 // TestPlugin_isDegradeNeeded, TestPrepare, TestPrepareWithThirdParty) and
 // pkg/slo-controller/noderesource/resource_calculator_test.go (Test_calculateNodeResource).
-// Reference: ../shared/reference/slo-koordlet.md C.9 (GC-BATCH-1..14). Each row carries the Go case
+// Golden cases GC-BATCH-1..14. Each row carries the Go case
 // name and Koordinator's expected message, which koordinator_message() must reproduce byte for
 // byte.
 #include <functional>
@@ -486,7 +486,7 @@ TEST(TestPrepare, UpdateBatchResourcesWithCpuNormalizationRatio) {
   EXPECT_EQ(prepare_node_resource(r, node).allocatable.batch_cpu, 4);
 }
 
-// Go's order of operations: percent -> ratio first, then multiply, then truncate (reference G).
+// Go's order of operations: percent -> ratio first, then multiply, then truncate.
 TEST(GoArithmetic, ThresholdPercentTruncatesAfterMultiplying) {
   colocation_strategy s = merge(colocation_strategy::defaults(), make_strategy(65, 65));
   s.batch_cpu_threshold_percent = 29;  // 100000 * 0.29 = 28999.999999999996 -> 28999

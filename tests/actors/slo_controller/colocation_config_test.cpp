@@ -2,7 +2,7 @@
 // pkg/util/sloconfig/colocation_config_test.go (Test_GetNodeColocationStrategy,
 // Test_IsColocationStrategyValid), pkg/slo-controller/config/colocation_cm_event_handler_test.go
 // (Test_syncColocationConfigIfChanged), pkg/slo-controller/noderesource/resource_calculator_test.go
-// (Test_isColocationCfgDisabled). Reference: slo-koordlet.md C.7 and F.
+// (Test_isColocationCfgDisabled).
 #include <random>
 #include <string>
 #include <vector>

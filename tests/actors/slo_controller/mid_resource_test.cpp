@@ -1,7 +1,7 @@
 // Golden cases for mid resources and the write decision: Koordinator's
 // pkg/slo-controller/noderesource/plugins/midresource/plugin_test.go (TestPluginCalculate,
 // TestPlugin_isDegradeNeeded) and pkg/slo-controller/noderesource/resource_calculator_test.go
-// (Test_isNodeResourceSyncNeeded). Reference: slo-koordlet.md C.10 (GC-MID-1..5, GC-SYNC-1..4).
+// (Test_isNodeResourceSyncNeeded); golden cases GC-MID-1..5, GC-SYNC-1..4.
 #include <functional>
 #include <string>
 #include <vector>

@@ -105,7 +105,7 @@ TEST(SloControllerComponent, MetricDrivesBatchFromUsage) {
   const auto& u = *decoded(out[1]).payload_as_NodeBatchResourceUpdated();
   EXPECT_FALSE(u.degraded());
   EXPECT_EQ(to_string_view(u.cpu_policy()), "usage");
-  // usage policy: 32000 * 60% - system 1000 - prod usage 5000 = 13200 (reference C.1 formula).
+  // usage policy: 32000 * 60% - system 1000 - prod usage 5000 = 13200.
   EXPECT_EQ(u.batch_cpu_milli(), 32000 * 60 / 100 - 1000 - 5000);
   const auto terms = numeric_terms(u);
   EXPECT_EQ(terms.at("batch-cpu.result"), u.batch_cpu_milli());
