@@ -31,6 +31,7 @@
 #include "sim/event_queue.hpp"
 #include "sim/host_driver.hpp"
 #include "sim/log_sink.hpp"
+#include "sim/metrics_observer.hpp"
 #include "stores/event_log.hpp"
 
 namespace colony::sim {
@@ -1753,26 +1754,7 @@ nlohmann::ordered_json simulator::summarize(std::uint64_t state_digest,
                  {"koordlet_qos", qos_on_},
                  {"scheduler_plugins_skipped", skipped_plugins_},
                  {"seed", opt_.seed}};
-  nlohmann::ordered_json tr;
-  tr["dir"] = trace_.dir;
-  tr["synthetic"] = trace_.synthetic;
-  tr["files"] = trace_.files;
-  tr["nodes"] = nodes_.size();
-  tr["pods"] = pods_.size();
-  tr["usage_curves"] = curves_.size();
-  std::vector<std::string> warns;
-  auto add_w = [&](const auto& tbl) {
-    if (!tbl) return;
-    for (const auto& w : tbl->warnings)
-      if (warns.size() < 50) warns.push_back(w.where + ": " + w.message);
-  };
-  add_w(trace_.openb_nodes);
-  add_w(trace_.openb_pods);
-  add_w(trace_.machine_usage);
-  add_w(trace_.machine_meta);
-  tr["bad_rows_skipped"] = trace_.warning_count();
-  tr["bad_row_warnings"] = warns;
-  j["trace"] = tr;
+  j["trace"] = trace_section(trace_, nodes_.size(), pods_.size(), curves_.size());
   j["virtual_seconds"] = static_cast<double>(end_ms_ - start_ms_) / 1000.0;
   j["start_seconds"] = static_cast<double>(start_ms_) / 1000.0;
 

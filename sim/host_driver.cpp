@@ -339,11 +339,11 @@ void component_sim::report_nodes(std::int64_t t, const std::vector<std::uint32_t
     // with the times rewritten in place, byte for byte what building it again gives (fields at
     // their default are absent, hence t != 0).
     if (scratch_.empty() && t != 0 && !idle_report_[n].empty()) {
-      auto rec = idle_report_[n];
+      auto& rec = idle_report_[n];
       auto* env = wire::GetMutableEnvelope(rec.data());
       auto* m = static_cast<wire::NodeMetricReported*>(env->mutable_payload());
       if (env->mutate_event_time_ms(t) && m->mutate_update_time_ms(t)) {
-        observe(rec);
+        observe(rec);  // the host copies it
         continue;
       }
     }
@@ -384,26 +384,7 @@ summary_header component_sim::summary_header_of() const {
               {"scheduler_plugins_skipped", skipped_plugins_},
               {"host", "components"},
               {"seed", opt_.seed}};
-  nlohmann::ordered_json tr;
-  tr["dir"] = trace_.dir;
-  tr["synthetic"] = trace_.synthetic;
-  tr["files"] = trace_.files;
-  tr["nodes"] = node_names_.size();
-  tr["pods"] = pods_.size();
-  tr["usage_curves"] = usage_->curve_count();
-  std::vector<std::string> warns;
-  auto add_w = [&](const auto& tbl) {
-    if (!tbl) return;
-    for (const auto& w : tbl->warnings)
-      if (warns.size() < 50) warns.push_back(w.where + ": " + w.message);
-  };
-  add_w(trace_.openb_nodes);
-  add_w(trace_.openb_pods);
-  add_w(trace_.machine_usage);
-  add_w(trace_.machine_meta);
-  tr["bad_rows_skipped"] = trace_.warning_count();
-  tr["bad_row_warnings"] = warns;
-  h.trace = std::move(tr);
+  h.trace = trace_section(trace_, node_names_.size(), pods_.size(), usage_->curve_count());
   h.state_digest = host_->state().digest();
   h.entities = host_->state().entity_count();
   return h;

@@ -854,4 +854,28 @@ nlohmann::ordered_json metrics_observer::summary(const summary_header& h) const 
 
 std::uint64_t metrics_observer::events() const { return d_->events; }
 
+nlohmann::ordered_json trace_section(const trace::trace_set& t, std::size_t nodes, std::size_t pods,
+                                     std::size_t usage_curves) {
+  nlohmann::ordered_json tr;
+  tr["dir"] = t.dir;
+  tr["synthetic"] = t.synthetic;
+  tr["files"] = t.files;
+  tr["nodes"] = nodes;
+  tr["pods"] = pods;
+  tr["usage_curves"] = usage_curves;
+  std::vector<std::string> warns;
+  auto add = [&](const auto& tbl) {
+    if (!tbl) return;
+    for (const auto& w : tbl->warnings)
+      if (warns.size() < 50) warns.push_back(w.where + ": " + w.message);
+  };
+  add(t.openb_nodes);
+  add(t.openb_pods);
+  add(t.machine_usage);
+  add(t.machine_meta);
+  tr["bad_rows_skipped"] = t.warning_count();
+  tr["bad_row_warnings"] = warns;
+  return tr;
+}
+
 }  // namespace colony::sim

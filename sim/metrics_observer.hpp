@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bridges/trace/openb.hpp"
+#include "bridges/trace/trace_set.hpp"
 #include "colony_generated.h"
 #include "sim/driver.hpp"
 
@@ -46,6 +47,11 @@ struct observer_options {
 };
 
 // What summary.json says that is not in the log: the run's inputs and the entity fold.
+// summary.json's "trace" section: the trace's files, sizes and the bad rows skipped (at most 50
+// warnings listed), with the run's node, pod and usage-curve counts.
+[[nodiscard]] nlohmann::ordered_json trace_section(const trace::trace_set& t, std::size_t nodes,
+                                                   std::size_t pods, std::size_t usage_curves);
+
 struct summary_header {
   nlohmann::ordered_json config;  // summary "config"
   nlohmann::ordered_json trace;   // summary "trace"

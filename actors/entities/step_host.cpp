@@ -122,15 +122,17 @@ void step_host::number_and_fold(record_batch& round, std::vector<messages::byte_
   forwarded_.clear();
 }
 
+void step_host::deliver_to(std::size_t i, const wire::Envelope& env) {
+  auto& s = comps_[i];
+  if (!s.c->wants(env.payload_type())) return;
+  if (s.inbox.empty() && !s.woken) active_.push_back(i);
+  s.inbox.push_back(&env);
+}
+
 void step_host::to_node(std::string_view node, const wire::Envelope& env) {
   const auto it = by_node_.find(node);
   if (it == by_node_.end()) return;
-  for (const std::size_t i : it->second) {
-    auto& s = comps_[i];
-    if (!s.c->wants(env.payload_type())) continue;
-    if (s.inbox.empty() && !s.woken) active_.push_back(i);
-    s.inbox.push_back(&env);
-  }
+  for (const std::size_t i : it->second) deliver_to(i, env);
 }
 
 void step_host::run_components(const record_batch& round, std::int64_t t, bool first_round) {
@@ -154,12 +156,7 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
             to_node(node, env);
           },
           [&](const wire::Envelope& env) {
-            for (const std::size_t i : node_order_) {
-              auto& s = comps_[i];
-              if (!s.c->wants(env.payload_type())) continue;
-              if (s.inbox.empty() && !s.woken) active_.push_back(i);
-              s.inbox.push_back(&env);
-            }
+            for (const std::size_t i : node_order_) deliver_to(i, env);
           });
     }
   }

@@ -155,6 +155,7 @@ class step_host {
 
   void add_slot(std::unique_ptr<component> c);
   void number_and_fold(record_batch& round, std::vector<messages::byte_buffer>& answers);
+  void deliver_to(std::size_t i, const wire::Envelope& env);  // a node component's inbox
   void to_node(std::string_view node, const wire::Envelope& env);
   void run_components(const record_batch& round, std::int64_t t, bool first_round);
   void refresh_wake(std::size_t i);

@@ -178,17 +178,10 @@ void scheduling_queue::flush(event_time now) {
   flush_unschedulable_leftover(now);
 }
 
+// A wildcard event: every unschedulable pod moves (gated ones if their gate now passes).
 void scheduling_queue::move_all_to_active_or_backoff(event_time now) {
-  any_move_request_ = true;
-  move_request_cycle_ = cycle_;
-  std::vector<std::string> keys(unschedulable_.begin(), unschedulable_.end());
-  for (const auto& k : keys) {
-    auto it = pods_.find(k);
-    if (it == pods_.end() || it->second.at != where::unschedulable) continue;
-    entry& e = it->second;
-    if (e.qp.gated && !gate(e, now)) continue;
-    release(e, now, false);
-  }
+  const cluster_event wildcard{cluster_event_type::wildcard, nullptr, 0};
+  move_all_to_active_or_backoff(now, std::span<const cluster_event>(&wildcard, 1));
 }
 
 bool scheduling_queue::worth_requeuing(const entry& e, const cluster_event& ev) const {
@@ -201,10 +194,6 @@ bool scheduling_queue::worth_requeuing(const entry& e, const cluster_event& ev) 
 
 void scheduling_queue::move_all_to_active_or_backoff(event_time now,
                                                      std::span<const cluster_event> events) {
-  if (!opts_.hint) {
-    if (!events.empty()) move_all_to_active_or_backoff(now);
-    return;
-  }
   if (events.empty()) return;
   any_move_request_ = true;
   move_request_cycle_ = cycle_;
