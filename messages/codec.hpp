@@ -24,8 +24,8 @@ namespace colony::messages {
 // The schema version this code writes, and the oldest reader version able to read what it
 // writes. Bump schema_version on every released schema change; bump compat_version only
 // when old readers must refuse new records (docs/events.md).
-inline constexpr std::uint16_t schema_version = 1;
-inline constexpr std::uint16_t compat_version = 1;
+inline constexpr std::uint16_t schema_version = 2;
+inline constexpr std::uint16_t compat_version = 2;
 
 // Largest record accepted (a NodeMetric of a 110-pod node is ~10 KiB).
 inline constexpr std::size_t max_record_bytes = 16 * 1024 * 1024;

@@ -38,7 +38,9 @@ void step_host::add_slot(std::unique_ptr<component> c) {
                                         const auto& nb = comps_[b].node;
                                         return na != nb ? na < nb : a < b;
                                       });
-    node_order_.insert(pos, i);
+    const auto at = node_order_.insert(pos, i);
+    for (auto k = at; k != node_order_.end(); ++k)
+      comps_[*k].rank = static_cast<std::size_t>(k - node_order_.begin());
   } else {
     cluster_order_.push_back(i);
   }
@@ -209,11 +211,8 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
   }
   // The node components that ran, in merge order (node, then order added): only they can have
   // output, and a round usually touches few of thousands.
-  std::sort(active_.begin(), active_.end(), [&](std::size_t a, std::size_t b) {
-    const auto& na = comps_[a].node;
-    const auto& nb = comps_[b].node;
-    return na != nb ? na < nb : a < b;
-  });
+  std::sort(active_.begin(), active_.end(),
+            [&](std::size_t a, std::size_t b) { return comps_[a].rank < comps_[b].rank; });
   ran_.swap(active_);
   active_.clear();
   routing_.end_round();

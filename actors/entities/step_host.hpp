@@ -147,6 +147,7 @@ class step_host {
     std::unique_ptr<component> c;
     bool node_scoped = false;
     std::string node;
+    std::size_t rank = 0;  // node scope: position in node_order_ (merge order)
     std::vector<const wire::Envelope*> inbox;  // this round's records (node scope)
     std::vector<messages::byte_buffer> out;
     std::optional<std::int64_t> wake;  // as last read from the component

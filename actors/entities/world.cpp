@@ -2,6 +2,15 @@
 
 namespace colony::entities {
 
+template <class V>
+V& world::indexed(std::map<std::string, V, std::less<>>& m, key_index<V>& idx,
+                         std::string_view key) {
+  if (const auto it = idx.at.find(key); it != idx.at.end()) return *it->second;
+  V& v = entities::find_or_create(m, key);
+  idx.at.emplace(std::string(key), &v);
+  return v;
+}
+
 void world::apply(const wire::Envelope& env) {
   ++applied;
   auto rl = routes(env);
@@ -9,10 +18,10 @@ void world::apply(const wire::Envelope& env) {
     const auto& r = rl.refs[i];
     switch (r.kind) {
       case wire::EntityKind::Node:
-        entities::apply(find_or_create(nodes, r.key), env);
+        entities::apply(indexed(nodes, node_index_, r.key), env);
         break;
       case wire::EntityKind::Pod:
-        entities::apply(find_or_create(pods, r.key), env);
+        entities::apply(indexed(pods, pod_index_, r.key), env);
         break;
       case wire::EntityKind::ElasticQuota:
         entities::apply(find_or_create(quotas, r.key), env);

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "actors/entities/entities.hpp"
+#include "messages/string_map.hpp"
 
 namespace colony::entities {
 
@@ -37,6 +38,30 @@ class world {
   std::map<std::string, quota_state, std::less<>> quotas;
   std::map<std::string, job_state, std::less<>> jobs;
   std::uint64_t applied = 0;  // events applied (not deliveries)
+
+ private:
+  // Hashed lookups into the ordered maps above (apply() finds an entity per event; the maps
+  // stay ordered for digests and snapshots). Entries point at map nodes, which stay put while
+  // the map lives and moves; a copied world starts with an empty index. An entity missing
+  // from the index (put into a map from outside) is found in the map and indexed then.
+  template <class V>
+  struct key_index {
+    string_map<V*> at;
+    key_index() = default;
+    key_index(const key_index&) {}
+    key_index(key_index&&) noexcept = default;
+    key_index& operator=(const key_index& o) {
+      if (this != &o) at.clear();
+      return *this;
+    }
+    key_index& operator=(key_index&&) noexcept = default;
+    ~key_index() = default;
+  };
+  template <class V>
+  static V& indexed(std::map<std::string, V, std::less<>>& m, key_index<V>& idx,
+                           std::string_view key);
+  key_index<node_state> node_index_;
+  key_index<pod_state> pod_index_;
 };
 
 template <class Map>

@@ -9,6 +9,7 @@
 #include "actors/entities/entities.hpp"
 #include "cmd/colony/commands.hpp"
 #include "cmd/colony/exit_codes.hpp"
+#include "messages/terms.hpp"
 #include "stores/event_log.hpp"
 
 namespace colony::cli {
@@ -53,7 +54,7 @@ std::string terms(const flatbuffers::Vector<flatbuffers::Offset<wire::Term>>* ts
   if (ts == nullptr) return s;
   for (const auto* t : *ts) {
     s += indent;
-    s += std::string(to_string_view(t->name()));
+    s += messages::term_name(*t);
     if (t->text() && t->text()->size()) {
       s += " = " + std::string(to_string_view(t->text()));
       if (t->value() != 0) s += fmt::format(" ({})", t->value());

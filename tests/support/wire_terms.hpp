@@ -1,5 +1,6 @@
 // The Term list of an event (eviction/suppression inputs) as a name -> value map, so tests can
-// look terms up by name; a missing list reads as empty.
+// look terms up by name (vocabulary terms by their composed name); a missing list reads as
+// empty.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "colony_generated.h"
 #include "messages/codec.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::testing {
 
@@ -15,7 +17,7 @@ inline std::map<std::string, std::int64_t> terms_of(
     const flatbuffers::Vector<flatbuffers::Offset<wire::Term>>* v) {
   std::map<std::string, std::int64_t> m;
   if (v != nullptr)
-    for (const auto* t : *v) m[std::string(messages::to_string_view(t->name()))] = t->value();
+    for (const auto* t : *v) m[messages::term_name(*t)] = t->value();
   return m;
 }
 

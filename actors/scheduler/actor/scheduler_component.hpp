@@ -63,6 +63,7 @@
 #include "actors/scheduler/scheduler_config.hpp"
 #include "actors/scheduler/scheduling_queue.hpp"
 #include "messages/result.hpp"
+#include "messages/string_map.hpp"
 
 namespace colony::scheduler {
 
@@ -178,7 +179,7 @@ class scheduler_component final : public entities::component {
   std::unique_ptr<scheduling_queue> queue_;
   std::vector<node_info> nodes_;  // in registration order (framework node order)
   std::vector<node_flags> flags_;
-  std::map<std::string, std::size_t, std::less<>> node_index_;
+  string_map<std::size_t> node_index_;  // lookup only, never iterated
   std::map<std::string, pod_rec, std::less<>> pods_;
   event_time now_{0};
   std::int64_t last_offset_ = -1;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "messages/names.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::slo_controller_actor {
 
@@ -355,9 +356,15 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       const auto it = nodes_.find(to_string_view(e->node()));
       if (it == nodes_.end()) break;
       bool mid_reset = false;
-      if (e->terms() != nullptr)
-        for (const auto* t : *e->terms())
-          mid_reset = mid_reset || to_string_view(t->name()) == "mid.resetReason";
+      // The reset reasons are the last terms (publish): scan from the end while they last.
+      if (const auto* ts = e->terms(); ts != nullptr)
+        for (auto k = ts->size(); k > 0 && !mid_reset; --k) {
+          const auto& t = *ts->Get(k - 1);
+          if (!messages::term_named(t, "batch.resetReason") &&
+              !messages::term_named(t, "mid.resetReason"))
+            break;
+          mid_reset = messages::term_named(t, "mid.resetReason");
+        }
       const bool batch_reset = to_string_view(e->cpu_policy()) == "reset";
       auto opt = [](bool reset, std::int64_t v) {
         return reset ? std::nullopt : std::optional<std::int64_t>(v);
@@ -504,24 +511,44 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
   auto& fbb = b_.fbb();
   std::vector<fb::Offset<wire::Term>> terms;
   std::string name;
-  auto add = [&](std::string_view prefix, const sc::term& x) {
-    name.assign(prefix);
-    name += '.';
-    name += x.name;
-    const auto nm = fbb.CreateString(name);
+  // Vocabulary terms go by number (schema v2, messages/terms.hpp); others by name.
+  auto add = [&](std::string_view prefix, wire::TermGroup group, const sc::term& x) {
+    const auto key = group == wire::TermGroup::none ? messages::term_key{}
+                                                    : messages::term_key{group, messages::known_term(x.name)};
+    fb::Offset<fb::String> nm;
+    if (!key.by_vocabulary()) {
+      name.assign(prefix);
+      name += '.';
+      name += x.name;
+      nm = fbb.CreateString(name);
+    }
     const auto u = x.unit.empty() ? fb::Offset<fb::String>{}
                                   : fbb.CreateSharedString(x.unit.data(), x.unit.size());
-    const auto tx =
-        x.unit.empty() ? fbb.CreateString(x.text.data(), x.text.size()) : fb::Offset<fb::String>{};
-    terms.push_back(wire::CreateTerm(fbb, nm, x.value, u, tx));
+    const auto tx = x.unit.empty() ? fbb.CreateSharedString(x.text.data(), x.text.size())
+                                   : fb::Offset<fb::String>{};
+    wire::TermBuilder tb(fbb);
+    tb.add_value(x.value);
+    if (!nm.IsNull()) tb.add_name(nm);
+    if (!u.IsNull()) tb.add_unit(u);
+    if (!tx.IsNull()) tb.add_text(tx);
+    if (key.by_vocabulary()) {
+      tb.add_known(key.known);
+      tb.add_group(key.group);
+    }
+    terms.push_back(tb.Finish());
   };
-  for (const auto* e : {&r.batch_cpu, &r.batch_memory, &r.mid_cpu, &r.mid_memory})
-    for (const auto& x : e->terms) add(short_resource(e->resource), x);
-  for (const auto& x : prepared.terms) add("prepare", x);
-  for (const auto& x : sync.terms) add("sync", x);
-  add("sync", sc::term{"reason", 0, "", sync.reason});
-  if (!r.batch_reason.empty()) add("batch", sc::term{"resetReason", 0, "", r.batch_reason});
-  if (!r.mid_reason.empty()) add("mid", sc::term{"resetReason", 0, "", r.mid_reason});
+  for (const auto* e : {&r.batch_cpu, &r.batch_memory, &r.mid_cpu, &r.mid_memory}) {
+    const auto prefix = short_resource(e->resource);
+    const auto group = messages::term_group(prefix);
+    for (const auto& x : e->terms) add(prefix, group, x);
+  }
+  for (const auto& x : prepared.terms) add("prepare", wire::TermGroup::prepare, x);
+  for (const auto& x : sync.terms) add("sync", wire::TermGroup::sync, x);
+  add("sync", wire::TermGroup::sync, sc::term{"reason", 0, "", sync.reason});
+  if (!r.batch_reason.empty())
+    add("batch", wire::TermGroup::batch, sc::term{"resetReason", 0, "", r.batch_reason});
+  if (!r.mid_reason.empty())
+    add("mid", wire::TermGroup::mid, sc::term{"resetReason", 0, "", r.mid_reason});
   const auto term_vec = fbb.CreateVector(terms);
   const auto nn = fbb.CreateString(node);
   const auto cp = fbb.CreateString(r.batch_cpu.formula);

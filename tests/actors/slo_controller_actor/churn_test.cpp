@@ -17,6 +17,7 @@
 
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
 #include "tests/actors/slo_controller_actor/event_log.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::slo_controller_actor {
 namespace {
@@ -76,7 +77,7 @@ void expect_write_equals_records_path(const slo_controller_component& c, const b
   }
   ASSERT_GE(u.terms()->size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
-    EXPECT_EQ(to_string_view(u.terms()->Get(static_cast<flatbuffers::uoffset_t>(i))->name()),
+    EXPECT_EQ(messages::term_name(*u.terms()->Get(static_cast<flatbuffers::uoffset_t>(i))),
               want[i].first);
     EXPECT_EQ(u.terms()->Get(static_cast<flatbuffers::uoffset_t>(i))->value(), want[i].second)
         << want[i].first;

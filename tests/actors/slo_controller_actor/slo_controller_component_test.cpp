@@ -9,6 +9,7 @@
 
 #include "tests/actors/slo_controller_actor/event_log.hpp"
 #include "tests/support/component_feed.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::slo_controller_actor {
 namespace {
@@ -39,7 +40,7 @@ expected policy(const slo_controller_component& c, std::string_view node, std::i
 
 std::map<std::string, std::int64_t> numeric_terms(const wire::NodeBatchResourceUpdated& u) {
   std::map<std::string, std::int64_t> m;
-  for (const auto* t : *u.terms()) m[std::string(to_string_view(t->name()))] = t->value();
+  for (const auto* t : *u.terms()) m[messages::term_name(*t)] = t->value();
   return m;
 }
 
@@ -73,6 +74,20 @@ void expect_update_matches(const slo_controller_component& c, const byte_buffer&
     }
   }
   EXPECT_TRUE(terms.count("sync.reason"));
+  // Every term goes by vocabulary (schema v2: no name string), except a sync diff term, named
+  // by the resource that changed ("sync.kubernetes.io/batch-cpu").
+  std::size_t by_name = 0, by_vocabulary = 0;
+  for (const auto* t : *u.terms()) {
+    const auto name = messages::term_name(*t);
+    if (t->name() == nullptr) {
+      ++by_vocabulary;
+      continue;
+    }
+    ++by_name;
+    EXPECT_EQ(name.rfind("sync.kubernetes.io/", 0), 0u) << name;
+  }
+  EXPECT_GE(by_vocabulary, 15u);
+  EXPECT_LE(by_name, 4u);
 }
 
 TEST(SloControllerComponent, RegisteredNodeWithoutMetricIsWrittenDegraded) {
@@ -201,7 +216,7 @@ TEST(SloControllerComponent, ValidConfigChangeReconcilesEveryNode) {
   EXPECT_EQ(u.batch_cpu_milli(), 0);
   bool has_reason = false;
   for (const auto* t : *u.terms())
-    if (to_string_view(t->name()) == "batch.resetReason")
+    if (messages::term_name(*t) == "batch.resetReason")
       has_reason = !to_string_view(t->text()).empty();
   EXPECT_TRUE(has_reason);
 }
