@@ -127,6 +127,9 @@ result<void> component_sim::setup() {
     log_ = std::move(*l);
   }
   sink_ = std::make_unique<log_sink>(log_.get(), nullptr);
+  // The report folds the log on the appender thread (observer_ is made below, before the first
+  // record).
+  sink_->set_tap([this](std::span<const std::uint8_t> rec) { observer_->on_record(rec); });
   auto sink = [this](const entities::record_batch& round) { return on_round(round); };
   const std::size_t threads = std::max<std::size_t>(1, opt_.threads);
   host_ =
@@ -244,7 +247,6 @@ result<void> component_sim::on_round(const entities::record_batch& round) {
   for (std::size_t i = 0; i < round.size(); ++i) {
     const auto& env = round.envelope(i);
     sink_->add_numbered(round.record(i), env.payload_type());
-    observer_->on_record(round.record(i));
     track(env);
   }
   if (sink_->should_flush()) return sink_->flush();
@@ -456,7 +458,7 @@ result<run_result> component_sim::run() {
     for (const auto n : changed_) changed_mark_[n] = 0;
     changed_.clear();
     host_wall_ += seconds_since(th);
-    if (sample) observer_->sample(t);
+    if (sample) sink_->mark([this, t] { observer_->sample(t); });
     if (opt_.progress && steady::now() - last_progress > std::chrono::milliseconds(200)) {
       last_progress = steady::now();
       opt_.progress(t - start_ms_, end_ms_ - start_ms_);

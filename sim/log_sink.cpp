@@ -61,15 +61,16 @@ log_offset log_sink::commit_copy(wire::Payload type) {
 }
 
 result<void> log_sink::flush() {
-  if (batch_->size() > 0) {
+  if (batch_->size() > 0 || !marks_.empty()) {
     const std::size_t cap = batch_->data.size();
     std::shared_ptr<const entities::record_batch> full = batch_;
     if (fold_ != nullptr) fold_->deliver(full);
     {
       std::unique_lock lk(mu_);
       space_.wait(lk, [&] { return queue_.size() < max_queued; });
-      queue_.push_back(full);
+      queue_.push_back({full, std::move(marks_)});
     }
+    marks_.clear();
     work_.notify_one();
     full.reset();
     // Reuse a batch that the fold and the appender are done with (its memory is warm); else a
@@ -126,11 +127,13 @@ void log_sink::append_loop() {
   std::vector<messages::bytes_view> views;
   for (;;) {
     std::shared_ptr<const entities::record_batch> b;
+    const queued* q = nullptr;
     {
       std::unique_lock lk(mu_);
       work_.wait(lk, [&] { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;  // stopping, nothing left
-      b = queue_.front();
+      b = queue_.front().batch;
+      q = &queue_.front();  // a deque's front stays put while others are pushed behind it
     }
     const bool failed = [&] {
       std::lock_guard lk(mu_);
@@ -140,6 +143,7 @@ void log_sink::append_loop() {
       const auto t0 = steady::now();
       auto r = append_one(*b, views);
       append_seconds_ += seconds_since(t0);
+      if (r) run_tap(*q);
       if (!r) {
         std::lock_guard lk(mu_);
         error_ = r.error();
@@ -151,6 +155,15 @@ void log_sink::append_loop() {
       queue_.pop_front();  // after our reference is gone, so use_count() == 1 means free
     }
     space_.notify_one();
+  }
+}
+
+void log_sink::run_tap(const queued& q) {
+  const auto& b = *q.batch;
+  auto m = q.marks.begin();
+  for (std::size_t i = 0; i <= b.size(); ++i) {
+    for (; m != q.marks.end() && m->first == i; ++m) m->second();
+    if (i < b.size() && tap_) tap_(b.record(i));
   }
 }
 

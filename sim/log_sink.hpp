@@ -10,6 +10,11 @@
 // returns it, and nothing after the failed batch is appended (the log stays a prefix of what
 // was emitted).
 //
+// A tap (set_tap) reads every record on the appender thread, in log order, off the producer's
+// critical path (the sim's metrics observer); mark() queues a call at the current position of
+// the stream (a metrics sample: it then sees exactly the records before it). Both run on the
+// appender thread, so what they touch belongs to it until finish() returns.
+//
 // Records go through event_log::append_bulk with relaxed durability: the sim's records were
 // made in this process a moment ago, and a sim log is reproducible from its inputs, so it is
 // not crash-safe until finish() (which flushes the log) returns.
@@ -20,6 +25,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,6 +69,11 @@ class log_sink {
   void abort_copy() { batch_->pop_back(); }
   [[nodiscard]] bool should_flush() const { return batch_->size() >= flush_records; }
 
+  // Called on the appender thread with every record, in log order (set before the first record).
+  void set_tap(std::function<void(std::span<const std::uint8_t>)> tap) { tap_ = std::move(tap); }
+  // Calls fn on the appender thread once the tap has read every record added so far.
+  void mark(std::function<void()> fn) { marks_.emplace_back(batch_->size(), std::move(fn)); }
+
   // Hands the current batch to the fold and the appender; returns an earlier append's error.
   [[nodiscard]] result<void> flush();
   // Flushes the last batch, waits for the appender and makes the log durable.
@@ -80,10 +91,17 @@ class log_sink {
  private:
   static constexpr std::size_t max_queued = 3;
 
+  using mark_list = std::vector<std::pair<std::size_t, std::function<void()>>>;
+  struct queued {
+    std::shared_ptr<const entities::record_batch> batch;
+    mark_list marks;  // (records of the batch before it, call)
+  };
+
   void stop_appender();
   void append_loop();
   result<void> append_one(const entities::record_batch& b,
                           std::vector<messages::bytes_view>& views);
+  void run_tap(const queued& q);
 
   stores::event_log* log_;
   entities::actor_host* fold_;
@@ -96,7 +114,9 @@ class log_sink {
   std::mutex mu_;
   std::condition_variable work_;   // a batch was queued, or stop
   std::condition_variable space_;  // a batch was appended
-  std::deque<std::shared_ptr<const entities::record_batch>> queue_;
+  std::deque<queued> queue_;
+  std::function<void(std::span<const std::uint8_t>)> tap_;
+  mark_list marks_;  // of the batch being built
   std::optional<error> error_;
   bool stopping_ = false;
   XXH3_state_t* xxh_;

@@ -220,9 +220,12 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
 
 result<void> step_host::run_instant(std::int64_t t_ms) {
   ++stats_.instants;
-  record_batch round;
-  std::swap(round, pending_);
-  std::vector<messages::byte_buffer> next;
+  // Two batches take turns as this round and the next (their memory stays warm).
+  record_batch round = std::move(pending_);
+  pending_ = std::move(spare_);
+  pending_.clear();
+  record_batch following = std::move(spare2_);
+  std::vector<messages::byte_buffer>& next = answers_;
   bool first = true;
   for (std::size_t r = 0;; ++r) {
     if (round.size() == 0 && !(first && next_wakeup_ms() && *next_wakeup_ms() <= t_ms)) break;
@@ -243,7 +246,7 @@ result<void> step_host::run_instant(std::int64_t t_ms) {
     run_components(round, t_ms, first);
     first = false;
     // The next round: answers, cluster components (order added), node components (by node).
-    record_batch following;
+    following.clear();
     for (auto& b : next) following.add(b);
     for (const std::size_t i : cluster_order_) {
       for (auto& b : comps_[i].out) following.add(b);
@@ -254,8 +257,10 @@ result<void> step_host::run_instant(std::int64_t t_ms) {
       comps_[i].out.clear();
     }
     ran_.clear();
-    round = std::move(following);
+    std::swap(round, following);
   }
+  spare_ = std::move(round);
+  spare2_ = std::move(following);
   return {};
 }
 

@@ -167,6 +167,8 @@ class step_host {
   worker_pool pool_;
   world world_;
   record_batch pending_;
+  record_batch spare_, spare2_;                   // batches reused by run_instant
+  std::vector<messages::byte_buffer> answers_;  // the round's arbitration answers
   log_offset next_ = 0;
   std::vector<slot> comps_;
   std::vector<std::size_t> cluster_order_;        // indices, order added

@@ -41,7 +41,7 @@ worker_pool::~worker_pool() {
 }
 
 void worker_pool::run(std::size_t n, const std::function<void(std::size_t)>& fn) {
-  if (workers_.empty() || n < 2 || n > max_tasks) {
+  if (workers_.empty() || n < inline_below || n > max_tasks) {
     for (std::size_t i = 0; i < n; ++i) fn(i);
     return;
   }

@@ -33,6 +33,8 @@ class worker_pool {
   worker_pool& operator=(const worker_pool&) = delete;
 
   void run(std::size_t n, const std::function<void(std::size_t)>& fn);
+  // Jobs of fewer tasks run on the caller alone: waking a worker costs more than a few tasks.
+  static constexpr std::size_t inline_below = 8;
   [[nodiscard]] std::size_t threads() const { return workers_.size() + 1; }
 
  private:

@@ -511,6 +511,16 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
   auto& fbb = b_.fbb();
   std::vector<fb::Offset<wire::Term>> terms;
   std::string name;
+  // Units and texts repeat within a record (a handful of distinct ones): each is written once.
+  // A short list beats FlatBuffers' CreateSharedString (an ordered set over the buffer).
+  std::vector<std::pair<std::string_view, fb::Offset<fb::String>>> pool;
+  auto shared = [&](std::string_view v) {
+    for (const auto& [k, off] : pool)
+      if (k == v) return off;
+    const auto off = fbb.CreateString(v.data(), v.size());
+    pool.emplace_back(v, off);
+    return off;
+  };
   // Vocabulary terms go by number (schema v2, messages/terms.hpp); others by name.
   auto add = [&](std::string_view prefix, wire::TermGroup group, const sc::term& x) {
     const auto key = group == wire::TermGroup::none ? messages::term_key{}
@@ -522,10 +532,8 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
       name += x.name;
       nm = fbb.CreateString(name);
     }
-    const auto u = x.unit.empty() ? fb::Offset<fb::String>{}
-                                  : fbb.CreateSharedString(x.unit.data(), x.unit.size());
-    const auto tx = x.unit.empty() ? fbb.CreateSharedString(x.text.data(), x.text.size())
-                                   : fb::Offset<fb::String>{};
+    const auto u = x.unit.empty() ? fb::Offset<fb::String>{} : shared(x.unit);
+    const auto tx = x.unit.empty() ? shared(x.text) : fb::Offset<fb::String>{};
     wire::TermBuilder tb(fbb);
     tb.add_value(x.value);
     if (!nm.IsNull()) tb.add_name(nm);
