@@ -500,6 +500,11 @@ struct metrics_observer::impl {
       cpu_requested -= all_cpu(p->requests);
       mem_requested -= all_memory(p->requests);
       p->status = pod_status::done;
+    } else if (p->status == pod_status::submitted) {
+      // Deleted by the trace in the instant it was submitted, before the webhook answered: the
+      // webhook's PodMutated comes later in the log and must not bring the pod back as pending.
+      ++withdrawn;
+      p->status = pod_status::done;
     }
   }
 
