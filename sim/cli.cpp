@@ -123,7 +123,6 @@ result<void> run_sim_command(const sim_args& a) {
     fs::create_directories(out, ec);
     run_options ro;
     ro.threads = a.threads;
-    ro.components_host = a.host == "components";
     ro.seed = a.seed;
     ro.usage_override = um;
     ro.lifetime_override = lt;

@@ -31,10 +31,9 @@ struct sim_args {
   std::string lifetime;                         // empty = each config's own (trace | running-stays)
   bool skip_bad_rows = false;
   std::uint64_t seed = 1;
-  double until_days = -1;       // stop the clock early (-1 = trace end)
-  double from_days = 0;         // start the clock later (earlier pods submitted at the start)
-  bool quiet = false;           // no summary on stdout
-  std::string host = "legacy";  // components | legacy (run_options::components_host)
+  double until_days = -1;  // stop the clock early (-1 = trace end)
+  double from_days = 0;    // start the clock later (earlier pods submitted at the start)
+  bool quiet = false;      // no summary on stdout
 };
 
 // Where the default trace is: $COLONY_TRACES, else ./traces, else <binary dir>/../../traces,

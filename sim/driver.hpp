@@ -1,14 +1,12 @@
-// The sim driver: a trace replayed on a virtual clock through Colony's policies, every
-// observation and decision appended to an event log, with a deterministic summary.
+// The sim driver: a trace replayed on a virtual clock through Colony's control plane, every
+// observation and decision appended to an event log, with a deterministic report.
 //
-// Clock: a priority queue of pending actions ordered by (virtual time ms, sequence number);
-// the sequence number is the order in which actions were scheduled, so the order is total and
-// a pure function of the inputs. Everything at one instant runs in that order, then the
-// scheduler drains its activeQ at that instant (scheduling takes no virtual time).
-// The main loop is single-threaded; `threads` parallelises only the pure per-node work of a
-// koordlet tick (usage, slo-controller, koordlet QoS decisions), merged in node order, and
-// sets the CAF threads of the actor_host that folds the log into entity actors.
-// See docs/sim.md ("Driver") for the full list of rules.
+// One run = a trace source (sim/trace_source.hpp) and a usage model standing in for each node's
+// collectors (sim/usage_model.hpp) feeding observation events, on a virtual clock, to the
+// deterministic step host (actors/entities/step_host.hpp), which runs the components `colony run`
+// hosts; the report is folded from the written log (sim/metrics_observer.hpp). Nothing in sim/
+// decides: every decision in the log is a component's. The implementation is sim/host_driver.cpp;
+// docs/sim.md ("Driver") has the rules.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +24,8 @@
 namespace colony::sim {
 
 struct run_options {
-  std::string log_path;  // embedded log; created (an existing one is removed first)
-  std::size_t threads = 1;
+  std::string log_path;     // embedded log; created (an existing one is removed first)
+  std::size_t threads = 1;  // node-scoped components in parallel; the log is the same at any count
   std::uint64_t seed = 1;
   std::optional<usage_model> usage_override;      // --usage-model
   std::optional<pod_lifetime> lifetime_override;  // --lifetime
@@ -38,23 +36,15 @@ struct run_options {
   // Start the clock here (ms, rounded down to a report interval): pods created earlier are
   // submitted at the start, koordlet reports and metrics begin there. 0 = the trace start.
   std::int64_t from_ms = 0;
-  // Reuse a node's slo-controller result while it hosts no pod (its inputs are then constant;
-  // docs/sim.md "Performance"). false recomputes every round: the log must be the same either
-  // way (tested). Default: true.
+  // The idle-node economies (docs/sim.md "Performance economies"): the slo-controller's cache
+  // (slo_controller_options::cache_idle_nodes: a node that hosts no pod reuses its result, its
+  // inputs being constant) and the reuse of an idle node's NodeMetric report as a template.
+  // false computes and builds everything every round: the log must be the same either way
+  // (tested). Default: true.
   bool cache_idle_nodes = true;
-  // Run the control plane's components in the deterministic step host (sim/host_driver.hpp)
-  // instead of the legacy driver's own glue around the policies. Default: false (until the
-  // component host meets the legacy driver's speed; docs/results.md).
-  bool components_host = false;
-  // With components_host: run them in the live actor_host (colony run's host), stepped as the
-  // step host is, instead of the step host: the differential test of the two hosts. Default:
-  // false.
+  // Run the components in the live actor_host (colony run's host), stepped as the step host is,
+  // instead of the step host: the differential test of the two hosts. Default: false.
   bool actor_host_reference = false;
-  // Called at the end of each metrics sample with its virtual time and the offset the next event
-  // will get: the sample (metrics row, quota rows) reflects exactly the events before that
-  // offset. The log records no sample points, so a log observer (sim/metrics_observer.hpp) needs
-  // this to sample where the driver did.
-  std::function<void(std::int64_t, std::uint64_t)> on_sample;
 };
 
 // One row of metrics.csv (cluster totals at one instant).

@@ -12,18 +12,16 @@ namespace colony::sim {
 enum class action : std::uint8_t {
   node_register,
   pod_submit,
-  pod_complete,  // a bound pod's run time is over (trace run time)
-  pod_withdraw,  // the trace deletes a pod; only acts if it is still pending
-  pod_retry,     // a parked pod whose hint fired re-enters the scheduling queue
-  scheduler_wakeup,
-  koordlet_tick,  // every node reports NodeMetric; slo-controller and koordlet QoS react
+  pod_complete,   // a bound pod's run time is over (trace run time)
+  pod_withdraw,   // the trace deletes a pod; only acts if it is still pending
+  koordlet_tick,  // the nodes' collectors report NodeMetric (usage model v2018-curves)
   metrics_sample,
 };
 
 struct timed_action {
   std::int64_t time_ms = 0;
   std::uint64_t seq = 0;
-  action what = action::scheduler_wakeup;
+  action what = action::node_register;
   std::uint32_t index = 0;  // node or pod index; generation for pod_complete is in `tag`
   std::uint32_t tag = 0;
   bool operator>(const timed_action& o) const {

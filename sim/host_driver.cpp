@@ -1,4 +1,22 @@
-#include "sim/host_driver.hpp"
+// The sim driver (run_simulation, sim/driver.hpp): `colony sim` as one control plane. A trace
+// source (sim/trace_source.hpp) and a usage model standing in for each node's collectors
+// (sim/usage_model.hpp) feed observation events, on a virtual clock, to the deterministic
+// step_host (actors/entities/step_host.hpp), which runs the same components `colony run` hosts:
+// the ClusterColocationProfile webhook, the koord-scheduler, the ElasticQuota controller, the
+// slo-controller (one shard per node) and a koordlet per node. Nothing here calls a policy:
+// every decision in the log is a component's.
+//
+// The clock: pending source actions ordered by (virtual ms, sequence); the next instant is the
+// earlier of the next action and the earliest component wake-up (a scheduler backoff). At an
+// instant the source's observations go in first, then the host runs rounds until quiet.
+//   - usage model v2018-curves: every node's collector reports NodeMetric every
+//     nodeMetricReportIntervalSeconds (a node without pods every idleNodeReportIntervalSeconds
+//     once it has reported empty).
+//   - usage model none (pods use what they request): a node's collector reports when the pods on
+//     it change, at that instant, so the slo-controller sees every change of the node's pods.
+// Pods leave when their trace run time is over (counted from their binding), or are deleted by
+// the trace while still pending.
+#include "sim/driver.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -126,7 +144,7 @@ result<void> component_sim::setup() {
     if (!l) return tl::unexpected(l.error());
     log_ = std::move(*l);
   }
-  sink_ = std::make_unique<log_sink>(log_.get(), nullptr);
+  sink_ = std::make_unique<log_sink>(log_.get());
   // The report folds the log on the appender thread (observer_ is made below, before the first
   // record).
   sink_->set_tap([this](std::span<const std::uint8_t> rec) { observer_->on_record(rec); });
@@ -162,6 +180,7 @@ result<void> component_sim::setup() {
     // A host that gives every component every record runs one slo-controller for all nodes.
     slo_controller_actor::slo_controller_options sl;
     sl.configmap_json = cfg_.slo_configmap_json;
+    sl.cache_idle_nodes = opt_.cache_idle_nodes;
     host_->add_component(std::make_unique<slo_controller_actor::slo_controller_component>(sl));
   }
   host_->on_new_node([this](std::string_view node) { return node_components(node); });
@@ -227,6 +246,7 @@ std::vector<std::unique_ptr<entities::component>> component_sim::node_components
   if (host_->routes_by_node()) {
     slo_controller_actor::slo_controller_options sl;
     sl.configmap_json = cfg_.slo_configmap_json;
+    sl.cache_idle_nodes = opt_.cache_idle_nodes;
     v.push_back(std::make_unique<entities::node_shard>(
         std::make_unique<slo_controller_actor::slo_controller_component>(std::move(sl)),
         std::string(node)));
@@ -246,7 +266,7 @@ std::vector<std::unique_ptr<entities::component>> component_sim::node_components
 result<void> component_sim::on_round(const entities::record_batch& round) {
   for (std::size_t i = 0; i < round.size(); ++i) {
     const auto& env = round.envelope(i);
-    sink_->add_numbered(round.record(i), env.payload_type());
+    sink_->add_numbered(round.record(i));
     track(env);
   }
   if (sink_->should_flush()) return sink_->flush();
@@ -339,8 +359,9 @@ void component_sim::report_nodes(std::int64_t t, const std::vector<std::uint32_t
     reported_empty_[n] = scratch_.empty() ? 1 : 0;
     // A node without pods reports "usage 0, no pods" every time: its report is its first one
     // with the times rewritten in place, byte for byte what building it again gives (fields at
-    // their default are absent, hence t != 0).
-    if (scratch_.empty() && t != 0 && !idle_report_[n].empty()) {
+    // their default are absent, hence t != 0). cache_idle_nodes = false builds every report, so
+    // a test can compare the two.
+    if (opt_.cache_idle_nodes && scratch_.empty() && t != 0 && !idle_report_[n].empty()) {
       auto& rec = idle_report_[n];
       auto* env = wire::GetMutableEnvelope(rec.data());
       auto* m = static_cast<wire::NodeMetricReported*>(env->mutable_payload());
@@ -501,8 +522,8 @@ result<run_result> component_sim::run() {
 
 }  // namespace
 
-result<run_result> run_on_components(const trace::trace_set& trace, const sim_config& cfg,
-                                     const run_options& opt) {
+result<run_result> run_simulation(const trace::trace_set& trace, const sim_config& cfg,
+                                  const run_options& opt) {
   auto s = std::make_unique<component_sim>(trace, cfg, opt);
   return s->run();
 }

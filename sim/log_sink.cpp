@@ -17,9 +17,7 @@ double seconds_since(steady::time_point t0) {
 
 }  // namespace
 
-log_sink::log_sink(stores::event_log* log, entities::actor_host* fold) : log_(log), fold_(fold) {
-  xxh_ = XXH3_createState();
-  XXH3_64bits_reset(xxh_);
+log_sink::log_sink(stores::event_log* log) : log_(log) {
   batch_ = std::make_shared<entities::record_batch>();
   appender_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "colony-append");  // for top/perf
@@ -27,44 +25,17 @@ log_sink::log_sink(stores::event_log* log, entities::actor_host* fold) : log_(lo
   });
 }
 
-log_sink::~log_sink() {
-  stop_appender();
-  XXH3_freeState(xxh_);
-}
+log_sink::~log_sink() { stop_appender(); }
 
-void log_sink::add_numbered(std::span<const std::uint8_t> rec, wire::Payload type) {
+void log_sink::add_numbered(std::span<const std::uint8_t> rec) {
   batch_->add(rec);
   ++next_;
-  ++by_type_[static_cast<std::size_t>(type)];
-}
-
-log_offset log_sink::emit(messages::byte_buffer&& b, wire::Payload type) {
-  const log_offset off = next_;
-  (void)messages::patch_offset(b, off);
-  batch_->add(b);
-  ++next_;
-  ++by_type_[static_cast<std::size_t>(type)];
-  return off;
-}
-
-wire::Envelope* log_sink::begin_copy(std::span<const std::uint8_t> tpl) {
-  batch_->add(tpl);
-  return wire::GetMutableEnvelope(batch_->data.data() + batch_->starts.back());
-}
-
-log_offset log_sink::commit_copy(wire::Payload type) {
-  const log_offset off = next_;
-  (void)messages::patch_offset(batch_->record(batch_->size() - 1), off);
-  ++next_;
-  ++by_type_[static_cast<std::size_t>(type)];
-  return off;
 }
 
 result<void> log_sink::flush() {
   if (batch_->size() > 0 || !marks_.empty()) {
     const std::size_t cap = batch_->data.size();
     std::shared_ptr<const entities::record_batch> full = batch_;
-    if (fold_ != nullptr) fold_->deliver(full);
     {
       std::unique_lock lk(mu_);
       space_.wait(lk, [&] { return queue_.size() < max_queued; });
@@ -73,13 +44,13 @@ result<void> log_sink::flush() {
     marks_.clear();
     work_.notify_one();
     full.reset();
-    // Reuse a batch that the fold and the appender are done with (its memory is warm); else a
+    // Reuse a batch that the appender is done with (its memory is warm); else a
     // new one.
     spare_.push_back(std::move(batch_));
     batch_.reset();
     for (auto& b : spare_) {
       if (b.use_count() == 1) {
-        // Pairs with the release in the other threads' last shared_ptr release: their reads of
+        // Pairs with the release in the appender's last shared_ptr release: its reads of
         // the batch happen before we write to it.
         std::atomic_thread_fence(std::memory_order_acquire);
         batch_ = std::move(b);
@@ -122,7 +93,7 @@ void log_sink::stop_appender() {
   appender_.join();
 }
 
-// The appender thread: digest and append each batch in flush order.
+// The appender thread: append each batch in flush order, then let the tap read it.
 void log_sink::append_loop() {
   std::vector<messages::bytes_view> views;
   for (;;) {
@@ -171,14 +142,7 @@ result<void> log_sink::append_one(const entities::record_batch& b,
                                   std::vector<messages::bytes_view>& views) {
   views.clear();
   const std::size_t n = b.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto rec = b.record(i);
-    views.emplace_back(rec);
-    const std::uint64_t len = rec.size();
-    XXH3_64bits_update(xxh_, &len, sizeof len);
-    XXH3_64bits_update(xxh_, rec.data(), rec.size());
-    log_bytes_ += rec.size();
-  }
+  for (std::size_t i = 0; i < n; ++i) views.emplace_back(b.record(i));
   if (log_ != nullptr && n > 0) {
     stores::event_log::bulk_options bo;
     bo.relaxed_durability = true;

@@ -1,14 +1,12 @@
 // log_sink: where the sim's numbered records go. Records collect in a batch; a full batch is
-// handed to an appender thread (and, for the legacy driver, to an actor_host that folds it),
-// and the next batch is built meanwhile.
+// handed to an appender thread, and the next batch is built meanwhile.
 //
 // Appending runs one batch behind the producer: flush() hands the full batch to the appender
-// and goes on. The appender takes batches in flush order, so the log, its byte digest and any
-// fold see the same records in the same order as a synchronous append would (the log is
-// byte-identical). At most three batches wait, which bounds memory when the disk is slower
-// than the simulation. An append error stops the appender; the next flush() or finish()
-// returns it, and nothing after the failed batch is appended (the log stays a prefix of what
-// was emitted).
+// and goes on. The appender takes batches in flush order, so the log and the tap see the same
+// records in the same order as a synchronous append would (the log is byte-identical). At most
+// three batches wait, which bounds memory when the disk is slower than the simulation. An append
+// error stops the appender; the next flush() or finish() returns it, and nothing after the failed
+// batch is appended (the log stays a prefix of what was emitted).
 //
 // A tap (set_tap) reads every record on the appender thread, in log order, off the producer's
 // critical path (the sim's metrics observer); mark() queues a call at the current position of
@@ -21,7 +19,6 @@
 // Thread-safety: one producer thread calls every method.
 #pragma once
 
-#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -33,8 +30,6 @@
 #include <thread>
 #include <vector>
 
-#include <xxhash.h>
-
 #include "actors/entities/entity_actors.hpp"
 #include "messages/codec.hpp"
 #include "stores/event_log.hpp"
@@ -43,30 +38,14 @@ namespace colony::sim {
 
 class log_sink {
  public:
-  // log: nullptr = no log (the digest and counts are still kept). fold: nullptr = none.
-  log_sink(stores::event_log* log, entities::actor_host* fold);
+  // log: nullptr = no log (the tap still reads every record).
+  explicit log_sink(stores::event_log* log);
   ~log_sink();
   log_sink(const log_sink&) = delete;
   log_sink& operator=(const log_sink&) = delete;
 
   // A record already numbered by the caller (its envelope carries its offset).
-  void add_numbered(std::span<const std::uint8_t> rec, wire::Payload type);
-  // Appends one record (offset patched in); returns its offset. The envelope stays readable
-  // through last() until the next emit.
-  log_offset emit(messages::byte_buffer&& b, wire::Payload type);
-  [[nodiscard]] const wire::Envelope& last() const {
-    return *wire::GetEnvelope(batch_->data.data() + batch_->starts.back());
-  }
-  // The bytes of the last record (valid until the next emit).
-  [[nodiscard]] std::span<const std::uint8_t> last_bytes() const {
-    return batch_->record(batch_->size() - 1);
-  }
-  // A copy of an earlier record (a template) as the next record: begin_copy appends it and
-  // returns it for the caller to rewrite scalar fields in place; commit_copy numbers it (offset
-  // patched) and abort_copy drops it (a field to rewrite was absent in the template).
-  wire::Envelope* begin_copy(std::span<const std::uint8_t> tpl);
-  log_offset commit_copy(wire::Payload type);
-  void abort_copy() { batch_->pop_back(); }
+  void add_numbered(std::span<const std::uint8_t> rec);
   [[nodiscard]] bool should_flush() const { return batch_->size() >= flush_records; }
 
   // Called on the appender thread with every record, in log order (set before the first record).
@@ -74,17 +53,14 @@ class log_sink {
   // Calls fn on the appender thread once the tap has read every record added so far.
   void mark(std::function<void()> fn) { marks_.emplace_back(batch_->size(), std::move(fn)); }
 
-  // Hands the current batch to the fold and the appender; returns an earlier append's error.
+  // Hands the current batch to the appender; returns an earlier append's error.
   [[nodiscard]] result<void> flush();
   // Flushes the last batch, waits for the appender and makes the log durable.
   [[nodiscard]] result<void> finish();
 
   [[nodiscard]] log_offset next_offset() const { return next_; }
-  // These three are final once finish() has returned.
-  [[nodiscard]] std::uint64_t byte_digest() const { return XXH3_64bits_digest(xxh_); }
-  [[nodiscard]] std::uint64_t log_bytes() const { return log_bytes_; }
+  // Final once finish() has returned.
   [[nodiscard]] double append_seconds() const { return append_seconds_; }
-  [[nodiscard]] const std::array<std::uint64_t, 32>& by_type() const { return by_type_; }
 
   static constexpr std::size_t flush_records = 8192;
 
@@ -104,13 +80,11 @@ class log_sink {
   void run_tap(const queued& q);
 
   stores::event_log* log_;
-  entities::actor_host* fold_;
   std::shared_ptr<entities::record_batch> batch_;
   std::vector<std::shared_ptr<entities::record_batch>> spare_;  // handed on, maybe still in use
   log_offset next_ = 0;
-  std::array<std::uint64_t, 32> by_type_{};
-  // Appender state: the queue, the first error and the stop flag are guarded by mu_; the digest,
-  // byte count and append time belong to the appender thread until it is joined.
+  // Appender state: the queue, the first error and the stop flag are guarded by mu_; the append
+  // time belongs to the appender thread until it is joined.
   std::mutex mu_;
   std::condition_variable work_;   // a batch was queued, or stop
   std::condition_variable space_;  // a batch was appended
@@ -119,8 +93,6 @@ class log_sink {
   mark_list marks_;  // of the batch being built
   std::optional<error> error_;
   bool stopping_ = false;
-  XXH3_state_t* xxh_;
-  std::uint64_t log_bytes_ = 0;
   double append_seconds_ = 0;
   std::thread appender_;  // last: started after every member it uses is constructed
 };

@@ -25,7 +25,7 @@ namespace {
 using messages::to_resource_list;
 using messages::to_string_view;
 
-// CPU of every kind and memory likewise, as the driver totals them (driver.cpp all_cpu).
+// CPU of every kind and memory likewise, as the usage model totals a pod's requests.
 std::int64_t all_cpu(const resource_list& r) {
   return r.cpu_milli + r.batch_cpu_milli + r.mid_cpu_milli;
 }
@@ -100,7 +100,7 @@ struct metrics_observer::impl {
       return nullptr;
     }
   };
-  // A pod's place in the driver's life cycle: submitted (not yet admitted), pending (admitted,
+  // A pod's place in the report's life cycle: submitted (not yet admitted), pending (admitted,
   // waiting), bound, done (rejected, withdrawn, completed or evicted).
   enum class pod_status : std::uint8_t { submitted, pending, bound, done };
   struct pod_rec {
@@ -111,7 +111,7 @@ struct metrics_observer::impl {
         no_index;                    // interned: the first reason of its last PodUnschedulable
     std::uint32_t quota = no_index;  // interned: label quota.scheduling.koordinator.sh/name
     pod_status status = pod_status::submitted;
-    bool batch = false;  // priority class Batch (the driver's pod_rec::batch())
+    bool batch = false;  // priority class Batch (latency class "batch")
     std::vector<std::pair<std::int32_t, std::int64_t>> devices;  // (minor, core) as bound
   };
   struct quota_rec {
@@ -128,7 +128,7 @@ struct metrics_observer::impl {
   };
 
   observer_options opt;
-  std::vector<node_rec> nodes;  // in registration order (the driver's node index order)
+  std::vector<node_rec> nodes;  // in registration order (the trace's node-list order)
   string_map<std::uint32_t> node_index;
   std::vector<pod_rec> pods;
   string_map<std::uint32_t> pod_index;
@@ -138,7 +138,7 @@ struct metrics_observer::impl {
   bool quotas_on = false;
   std::string key;  // scratch for composed reason keys
 
-  // Running totals (the driver's).
+  // Running totals.
   std::int64_t cpu_capacity = 0, mem_capacity = 0, gpu_total = 0;
   std::int64_t cpu_requested = 0, mem_requested = 0, cpu_allocated = 0, mem_allocated = 0;
   std::int64_t batch_cpu_alloc = 0, batch_mem_alloc = 0, gpu_allocated = 0;
@@ -325,7 +325,7 @@ struct metrics_observer::impl {
   }
 
   // Cluster usage is the sum of each node's latest report: a node the koordlet skips (idle
-  // between its idle reports) last reported nothing running, as the driver's per-tick sum has it.
+  // between its idle reports) last reported nothing running.
   void metric_reported(const wire::NodeMetricReported& e) {
     ++metric_reports;
     const std::uint32_t n = node_of(to_string_view(e.node()));
@@ -386,7 +386,7 @@ struct metrics_observer::impl {
   }
 
   // "plugin: reason", or the message alone when the scheduler named no plugin (an error, or a
-  // result without per-plugin failures: the driver writes those with an empty plugin).
+  // result without per-plugin failures: written with an empty plugin).
   void reason_key(const wire::PluginReason& r) {
     const auto plugin = to_string_view(r.plugin());
     key.clear();
@@ -455,7 +455,7 @@ struct metrics_observer::impl {
       }
     }
     mark_frag(n);
-    // The driver's check_capacity after a bind.
+    // A bind must leave the node within its allocatable (summary invariants).
     const auto& a = nr.allocatable;
     const auto& u = nr.allocated;
     bool over = u.cpu_milli > a.cpu_milli || u.memory_bytes > a.memory_bytes || u.gpu > a.gpu ||
@@ -508,7 +508,7 @@ struct metrics_observer::impl {
     }
   }
 
-  // Keyed "<reason> (<koordlet feature>)" as the driver keys it. The event has no feature field:
+  // Keyed "<reason> (<koordlet feature>)". The event has no feature field:
   // the feature is the tail of Koordinator's message "trigger by koordlet feature <feature>".
   void pod_evicted(const wire::PodEvicted& e) {
     constexpr std::string_view prefix = "trigger by koordlet feature ";
@@ -597,7 +597,7 @@ struct metrics_observer::impl {
       nodes[n].frag_dirty = false;
     }
     frag_dirty.clear();
-    // Summed over every node in registration order, as the driver sums its node array.
+    // Summed over every node in registration order (a fixed order: the same double every run).
     double frag = 0;
     for (const auto& nr : nodes) frag += nr.frag;
     r.gpu_frag = frag;

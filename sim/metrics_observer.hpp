@@ -1,13 +1,13 @@
 // The sim's report folded from the written log: a metrics observer.
 //
 // Fed every event of a log in offset order, and told when a metrics instant comes, it produces
-// what the sim's driver reports (metrics.csv rows, quota.csv rows and every section of
-// summary.json that describes the run) from the events alone, with the driver's definitions:
-// counters by payload, cluster totals folded from bindings, releases, NodeMetric reports and
-// batch allocatable updates, FGD fragmentation from the nodes' GPUs and requests, quota rows from
-// QuotaRuntimeUpdated and the specs of QuotaUpserted. What the log cannot say is an input:
-// the usage model's "used = allocated" rule, the trace's FGD task classes and pod count, and the
-// descriptions of the config and trace (summary_header). Nothing reads a clock.
+// the sim's report (metrics.csv rows, quota.csv rows and every section of summary.json that
+// describes the run) from the events alone: counters by payload, cluster totals folded from
+// bindings, releases, NodeMetric reports and batch allocatable updates, FGD fragmentation from the
+// nodes' GPUs and requests, quota rows from QuotaRuntimeUpdated and the specs of QuotaUpserted.
+// What the log cannot say is an input: the usage model's "used = allocated" rule, the trace's FGD
+// task classes and pod count, and the descriptions of the config and trace (summary_header).
+// Nothing reads a clock.
 //
 // Cost: per event, a switch on the payload type and, for pod and node events, one hash lookup
 // by key (no allocation once a pod or node is known); per pod ~150 bytes, per node its GPUs.
@@ -35,7 +35,7 @@ struct fgd_task_class {
   std::int64_t cpu = 0, mem = 0;
   double weight = 0;
 };
-// The classes of a pod list, ordered by (num_gpu, gpu_milli) (the driver's build_task_classes).
+// The classes of a pod list, ordered by (num_gpu, gpu_milli).
 [[nodiscard]] std::vector<fgd_task_class> fgd_task_classes(std::span<const trace::openb_pod> pods);
 
 struct observer_options {

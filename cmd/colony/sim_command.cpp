@@ -21,7 +21,8 @@ void add_sim_command(CLI::App& app) {
                   "Sim config YAML (repeat to compare configs side by side)");
   cmd->add_option("--out", a->out, "Output directory")->capture_default_str();
   cmd->add_option("--log", a->log, "Event log path (default: OUT/log)");
-  cmd->add_option("--threads", a->threads, "Worker threads (per-node work, actor fold)")
+  cmd->add_option("--threads", a->threads,
+                  "Worker threads (node-scoped components; the log is the same at any count)")
       ->capture_default_str();
   cmd->add_option("--usage-model", a->usage_model,
                   "Override the configs' usage model: none|v2018-curves|trace");
@@ -33,11 +34,6 @@ void add_sim_command(CLI::App& app) {
   cmd->add_option("--from-days", a->from_days,
                   "Start the virtual clock at this day (earlier pods are submitted then)");
   cmd->add_option("--until-days", a->until_days, "Stop the virtual clock after this many days");
-  cmd->add_option("--host", a->host,
-                  "Control plane host: components (the components colony run hosts, in the "
-                  "deterministic step host) or legacy (the old hand-made sim glue, until removed)")
-      ->check(CLI::IsMember({"components", "legacy"}))
-      ->capture_default_str();
   cmd->add_flag("--quiet", a->quiet, "Do not print the summary");
   cmd->callback([a] {
     auto r = sim::run_sim_command(*a);

@@ -1,13 +1,17 @@
-// The sim's report folded from its log (sim/metrics_observer.hpp) equals the report the driver
-// keeps beside the log, field by field; and the shared log audit (actors/entities/audit.hpp)
-// finds the sim's log clean and flags forged variants of it.
+// The sim's report is a fold of the log it wrote: a fresh metrics observer
+// (sim/metrics_observer.hpp) fed the written log offline gives the same report, field by field;
+// and the shared log audit (actors/entities/audit.hpp) finds the sim's log clean and flags forged
+// variants of it.
 //
 // Each run writes its log to disk; the test reads it back (stores::open_log + read, which
-// verifies every record), feeds every record in offset order to a metrics_observer, samples it
-// where the driver sampled (run_options::on_sample: the log records no sample points), and
-// compares metrics rows, quota rows and summary.json. The runs are chosen so that what the
-// report counts actually happens: evictions, BE suppression, unschedulable pods, bind
-// rejections are asserted non-zero where the run exercises them.
+// verifies every record), feeds every record in offset order to a new metrics_observer, samples
+// it at the metrics instants, and compares metrics rows, quota rows and summary.json with what
+// the sim wrote. The log records no sample points, but they are found from it: the sim samples
+// every metricsIntervalSeconds from the start of its clock to the run's end (the event time of
+// the log's last record), and a sample at virtual time t sees exactly the records with event time
+// <= t (an instant's records all carry its time, and instants only move forward). The runs are
+// chosen so that what the report counts actually happens: evictions, BE suppression,
+// unschedulable pods are asserted non-zero where the run exercises them.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -38,8 +42,8 @@ using messages::byte_buffer;
 using messages::to_string_view;
 
 struct observed {
-  sim::run_result driver;
-  std::vector<std::pair<std::int64_t, std::uint64_t>> samples;  // (time, next offset)
+  sim::run_result driver;             // what the sim reported
+  std::vector<std::int64_t> samples;  // the metrics instants of the offline fold
   std::vector<byte_buffer> log;
   std::vector<sim::metrics_row> rows;
   std::vector<sim::quota_row> quota_rows;
@@ -59,9 +63,6 @@ observed run_and_observe(const trace::trace_set& t, const sim::sim_config& c, si
                          const std::string& name, bool keep_log = true) {
   observed out;
   o.log_path = (fixture().root / ("observer-" + name)).string();
-  o.on_sample = [&](std::int64_t time, std::uint64_t next) {
-    out.samples.emplace_back(time, next);
-  };
   auto r = sim::run_simulation(t, c, o);
   EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().describe());
   if (!r) return out;
@@ -73,10 +74,8 @@ observed run_and_observe(const trace::trace_set& t, const sim::sim_config& c, si
   oo.task_classes = sim::fgd_task_classes(t.openb_pods->rows);
   oo.pods_in_trace = t.openb_pods->rows.size();
   sim::metrics_observer obs(std::move(oo));
-  entities::audit_options ao;
-  // The current driver writes proposals, unschedulable verdicts, quota statuses and
-  // request-based batch updates without a cause (counted in the report, not flagged).
-  ao.decisions_need_causation = false;
+  // Every decision of the components names its cause, so the audit requires one.
+  const entities::audit_options ao;
   entities::log_audit audit(ao);
   entities::world w;
 
@@ -86,22 +85,38 @@ observed run_and_observe(const trace::trace_set& t, const sim::sim_config& c, si
   auto log = stores::open_log(o.log_path, lo);
   EXPECT_TRUE(log.has_value()) << (log ? "" : log.error().describe());
   if (!log) return out;
+  // The metrics instants: from the start of the clock (rounded down to a report interval, as the
+  // sim rounds --from-days) every metricsIntervalSeconds up to the end of the run, which is the
+  // event time of the log's last record (the closing ClockTicked).
+  const auto count = (*log)->end_offset();
+  EXPECT_TRUE(count.has_value() && *count > 0);
+  if (!count || *count == 0) return out;
+  std::int64_t end_ms = -1;
+  const auto tail = (*log)->read(*count - 1, no_offset, [&](log_offset, messages::bytes_view b) {
+    end_ms = wire::GetEnvelope(b.data())->event_time_ms();
+    return true;
+  });
+  EXPECT_TRUE(tail.has_value() && end_ms >= 0);
+  const std::int64_t report_ms = c.node_metric_report_interval_s * 1000;
+  const std::int64_t step_ms = c.metrics_interval_s * 1000;
+  for (std::int64_t s = std::max<std::int64_t>(0, o.from_ms) / report_ms * report_ms; s <= end_ms;
+       s += step_ms)
+    out.samples.push_back(s);
   std::size_t next_sample = 0;
-  auto rd = (*log)->read(0, no_offset, [&](log_offset off, messages::bytes_view b) {
-    // A sample saw exactly the events before its offset.
-    for (; next_sample < out.samples.size() && out.samples[next_sample].second <= off;
-         ++next_sample)
-      obs.sample(out.samples[next_sample].first);
-    obs.on_record(b);  // read() verified the record
+  auto rd = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
     const auto& env = *wire::GetEnvelope(b.data());
+    // A sample at t saw exactly the records with event time <= t.
+    for (; next_sample < out.samples.size() && out.samples[next_sample] < env.event_time_ms();
+         ++next_sample)
+      obs.sample(out.samples[next_sample]);
+    obs.on_record(b);  // read() verified the record
     audit.on_event(env);
     w.apply(env);
     if (keep_log) out.log.emplace_back(b.begin(), b.end());
     return true;
   });
   EXPECT_TRUE(rd.has_value()) << (rd ? "" : rd.error().describe());
-  for (; next_sample < out.samples.size(); ++next_sample)
-    obs.sample(out.samples[next_sample].first);
+  for (; next_sample < out.samples.size(); ++next_sample) obs.sample(out.samples[next_sample]);
   out.rows = obs.rows();
   out.quota_rows = obs.quota_rows();
   sim::summary_header h;
@@ -337,9 +352,7 @@ TEST(SimObserver, FullBundledTraceReadmeRunEqualsTheDriversReport) {
 namespace {
 
 entities::audit_report audit_of(const std::vector<byte_buffer>& log) {
-  entities::audit_options ao;
-  ao.decisions_need_causation = false;
-  return entities::audit_log(log, ao);
+  return entities::audit_log(log, entities::audit_options{});
 }
 
 // The index of the first record of a type satisfying pred.
@@ -367,11 +380,10 @@ TEST(SimAudit, CurrentSimLogIsClean) {
   // The same through audit_log over the records (decoded there).
   const auto again = audit_of(o.log);
   EXPECT_TRUE(again.clean()) << again.describe();
-  // Requiring a cause of every decision flags what the current driver writes without one.
-  const auto strict = entities::audit_log(o.log);
-  EXPECT_EQ(strict.count(entities::audit_check::decision_without_causation),
-            o.audit.decisions_without_causation);
-  EXPECT_GT(strict.count(entities::audit_check::decision_without_causation), 0u);
+  // The audit requires a cause of every decision, and every component decision names one.
+  EXPECT_GT(o.audit.decisions, 0u);
+  EXPECT_EQ(o.audit.decisions_without_causation, 0u);
+  EXPECT_EQ(again.count(entities::audit_check::decision_without_causation), 0u);
 }
 
 TEST(SimAudit, ForgedSimLogsAreFlagged) {
@@ -412,6 +424,14 @@ TEST(SimAudit, ForgedSimLogsAreFlagged) {
     ASSERT_TRUE(ev->mutate_reason(wire::EvictionReason::Unknown));
     const auto a = audit_of(log);
     EXPECT_EQ(a.count(audit_check::eviction_without_reason), 1u) << a.describe();
+  }
+  {  // A decision without a cause.
+    auto log = base;
+    const auto i = find_record(log, wire::Payload::PodBindProposed, [](auto&) { return true; });
+    ASSERT_LT(i, log.size());
+    ASSERT_TRUE(wire::GetMutableEnvelope(log[i].data())->mutate_causation(-1));
+    const auto a = audit_of(log);
+    EXPECT_EQ(a.count(audit_check::decision_without_causation), 1u) << a.describe();
   }
   {  // A decision whose cause comes after it.
     auto log = base;

@@ -42,6 +42,23 @@ sim::run_result run(const trace::trace_set& t, const sim::sim_config& c, std::si
   return *r;
 }
 
+// Every record of a log the sim wrote, in offset order.
+std::vector<messages::byte_buffer> read_log(const std::string& path) {
+  std::vector<messages::byte_buffer> out;
+  stores::log_options lo;
+  lo.create_if_missing = false;
+  lo.read_only = true;
+  auto log = stores::open_log(path, lo);
+  EXPECT_TRUE(log.has_value()) << (log ? "" : log.error().describe());
+  if (!log) return out;
+  auto rd = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+    out.emplace_back(b.begin(), b.end());
+    return true;
+  });
+  EXPECT_TRUE(rd.has_value()) << (rd ? "" : rd.error().describe());
+  return out;
+}
+
 void expect_invariants(const nlohmann::ordered_json& s) {
   const auto& p = s["pods"];
   EXPECT_TRUE(p["conservation_ok"].get<bool>());
@@ -230,16 +247,74 @@ TEST(Sim, ElasticQuotaRunIsDeterministicAcrossThreadCounts) {
   EXPECT_EQ(sim::quota_csv(a.quota_rows), sim::quota_csv(b.quota_rows));
 }
 
-TEST(Sim, UsageModelNoneSchedulesWithoutNodeMetrics) {
+// Usage model none: pods use exactly what they request, and a node's collector reports only when
+// the node registers or its pods change (no periodic reports), so the slo-controller sees every
+// change of the node's requests.
+TEST(Sim, UsageModelNoneReportsRequestsWhenPodsChange) {
   const auto t = load_cut();
   auto c = shipped("koordinator-defaults");
   sim::run_options o;
   o.usage_override = sim::usage_model::none;
+  o.log_path = (fixture().root / "usage-none").string();
   auto r = sim::run_simulation(t, c, o);
   ASSERT_TRUE(r.has_value()) << r.error().describe();
   expect_invariants(r->summary);
-  EXPECT_EQ(r->summary["events"]["node_metric_reports"].get<std::uint64_t>(), 0u);
   EXPECT_GT(r->summary["pods"]["scheduled"].get<std::uint64_t>(), 100u);
+  const auto log = read_log(o.log_path);
+  ASSERT_FALSE(log.empty());
+  auto all_cpu = [](const resource_list& x) {
+    return x.cpu_milli + x.batch_cpu_milli + x.mid_cpu_milli;
+  };
+  auto all_memory = [](const resource_list& x) {
+    return x.memory_bytes + x.batch_memory_bytes + x.mid_memory_bytes;
+  };
+  std::map<std::string, resource_list, std::less<>> requests;  // pod -> after admission
+  std::size_t changes = 0, reports = 0, pod_metrics = 0;
+  for (const auto& rec : log) {
+    const auto& env = *wire::GetEnvelope(rec.data());
+    switch (env.payload_type()) {
+      case wire::Payload::PodMutated: {
+        const auto* e = env.payload_as_PodMutated();
+        requests[std::string(messages::to_string_view(e->name()))] =
+            messages::to_resource_list(e->requests());
+        break;
+      }
+      case wire::Payload::NodeRegistered:
+      case wire::Payload::PodScheduled:
+      case wire::Payload::PodEvicted:
+        ++changes;
+        break;
+      case wire::Payload::PodFinished:
+        if (!messages::to_string_view(env.payload_as_PodFinished()->node()).empty()) ++changes;
+        break;
+      case wire::Payload::NodeMetricReported: {
+        ++reports;
+        const auto* e = env.payload_as_NodeMetricReported();
+        std::int64_t memory = 0;
+        if (e->pods() != nullptr)
+          for (const auto* pm : *e->pods()) {
+            const auto it = requests.find(messages::to_string_view(pm->pod()));
+            ASSERT_NE(it, requests.end()) << messages::to_string_view(pm->pod());
+            const auto used = messages::to_resource_list(pm->usage());
+            EXPECT_EQ(used.memory_bytes, all_memory(it->second)) << it->first;
+            // CPU is the request unless BE suppression caps the node's BE pods.
+            EXPECT_LE(used.cpu_milli, all_cpu(it->second)) << it->first;
+            memory += used.memory_bytes;
+            ++pod_metrics;
+          }
+        EXPECT_EQ(messages::to_resource_list(e->node_usage()).memory_bytes, memory);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  std::printf("usage none: %zu NodeMetric reports for %zu node or pod changes, %zu pod metrics\n",
+              reports, changes, pod_metrics);
+  EXPECT_GT(pod_metrics, 100u);
+  EXPECT_GT(reports, 0u);
+  EXPECT_LE(reports, changes);  // never a report without a change
+  EXPECT_EQ(reports, r->summary["events"]["node_metric_reports"].get<std::uint64_t>());
 }
 
 TEST(Sim, DeterministicAcrossThreadCounts) {
@@ -279,8 +354,7 @@ TEST(Sim, SummaryCarriesEveryReportedFigure) {
     EXPECT_TRUE(s["gpu"].contains(k)) << k;
   for (const char* k : {"count", "log_byte_digest", "state_digest"})
     EXPECT_TRUE(s["events"].contains(k)) << k;
-  for (const char* k :
-       {"wall_seconds", "time_compression", "wall_us_per_scheduling_decision", "events"})
+  for (const char* k : {"wall_seconds", "time_compression", "host_us_per_event", "events"})
     EXPECT_TRUE(r.timing.contains(k)) << k;
   EXPECT_EQ(r.timing["events"].get<std::uint64_t>(), s["events"]["count"].get<std::uint64_t>());
   // metrics.csv is the over-time view of the same figures.
@@ -456,24 +530,13 @@ component_run run_components(const trace::trace_set& t, const sim::sim_config& c
   sim::run_options o;
   o.threads = threads;
   o.log_path = (dir / "log").string();
-  o.components_host = true;
   o.actor_host_reference = actor_host;
   o.until_ms = until_ms;
   auto r = sim::run_simulation(t, c, o);
   EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().describe());
   if (!r) return out;
   out.result = std::move(*r);
-  stores::log_options lo;
-  lo.create_if_missing = false;
-  lo.read_only = true;
-  auto log = stores::open_log(o.log_path, lo);
-  EXPECT_TRUE(log.has_value());
-  if (!log) return out;
-  auto rd = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
-    out.log.emplace_back(b.begin(), b.end());
-    return true;
-  });
-  EXPECT_TRUE(rd.has_value());
+  out.log = read_log(o.log_path);
   return out;
 }
 
@@ -553,17 +616,17 @@ TEST(SimComponents, StepHostAndActorHostWriteTheSameLog) {
   EXPECT_GT(types.count(wire::Payload::PodEvicted) ? types.at(wire::Payload::PodEvicted) : 0, 0u);
 }
 
-// Where the legacy driver diverged from the components (issue 12's list), the checks below read
-// the component host's log and must find the components' behaviour; run on the legacy driver's
-// log, the same checks find the divergences (so they can fail). What each check looks at:
+// What the components decide, read from the sim's log (issue 12's list, where the sim's old
+// hand-made driver diverged from them). Each check is asserted on a run that exercises it, and
+// flags a forged variant of the log where a field can be forged in place (so it can fail):
 //   - weights: every PluginScore carries its plugin's configured weight (one value per plugin,
-//     never 0); the legacy driver divided weighted by normalized scores, 0 for a 0 score;
+//     never 0);
 //   - binding: no PodStarted (the cluster path writes none); bindings come from the node stage;
 //   - GPU models: every bound pod with gpu_models sits on a node of one of its models
-//     (GPUModelAffinity is now the scheduler's plugin);
-//   - BE suppression: the cpuset policy writes a cpuset (the legacy driver wrote none);
+//     (GPUModelAffinity is the scheduler's plugin);
+//   - BE suppression: the cpuset policy writes a cpuset;
 //   - evictions: every PodEvicted carries the koordlet's full inputs (victimOrder, toRelease,
-//     ...), not the legacy driver's four terms;
+//     ...);
 //   - causes: every decision names an earlier event as its cause.
 namespace {
 
@@ -651,7 +714,7 @@ divergences find_divergences(const std::vector<messages::byte_buffer>& log) {
 
 }  // namespace
 
-TEST(SimComponents, TheLegacyDriversDivergencesAreGone) {
+TEST(SimComponents, DecisionsFollowTheComponentsRules) {
   // The cut from the gpuspec33 pod list, where a third of the GPU pods name their GPU models.
   const auto dir = fixture().root / "gpuspec-cut";
   cut_spec spec;
@@ -667,6 +730,7 @@ TEST(SimComponents, TheLegacyDriversDivergencesAreGone) {
   EXPECT_GT(d.gpu_pods, 0u);
   EXPECT_GT(d.suppressions, 0u);
   EXPECT_GT(d.evictions, 0u);
+  EXPECT_GT(d.decisions, 0u);
   // The components' behaviour.
   EXPECT_EQ(d.bad_weights, 0u);
   EXPECT_EQ(d.pod_started, 0u);
@@ -674,36 +738,34 @@ TEST(SimComponents, TheLegacyDriversDivergencesAreGone) {
   EXPECT_EQ(d.suppressions_without_cpuset, 0u);
   EXPECT_EQ(d.evictions_without_order, 0u);
   EXPECT_EQ(d.decisions_without_cause, 0u);
-  // The legacy driver on the same cut and config: the same checks find its divergences.
-  const auto path = (fixture().root / "legacy-divergences").string();
-  run(t, busy_config(), 2, path);
-  stores::log_options lo;
-  lo.create_if_missing = false;
-  lo.read_only = true;
-  auto log = stores::open_log(path, lo);
-  ASSERT_TRUE(log.has_value());
-  std::vector<messages::byte_buffer> legacy;
-  ASSERT_TRUE((*log)
-                  ->read(0, no_offset,
-                         [&](log_offset, messages::bytes_view b) {
-                           legacy.emplace_back(b.begin(), b.end());
-                           return true;
-                         })
-                  .has_value());
-  const auto l = find_divergences(legacy);
-  EXPECT_GT(l.pod_started, 0u);
-  EXPECT_GT(l.decisions_without_cause, 0u);
-  if (l.evictions > 0) {
-    EXPECT_GT(l.evictions_without_order, 0u);
+  std::printf("components: %zu proposals, %zu GPU pods, %zu suppressions, %zu evictions\n",
+              d.proposals, d.gpu_pods, d.suppressions, d.evictions);
+
+  // The checks flag forged logs: a plugin score with weight 0, a decision without a cause.
+  auto find = [&](wire::Payload type, auto pred) {
+    for (std::size_t i = 0; i < comp.log.size(); ++i) {
+      const auto& env = *wire::GetEnvelope(comp.log[i].data());
+      if (env.payload_type() == type && pred(env)) return i;
+    }
+    return comp.log.size();
+  };
+  {
+    auto log = comp.log;
+    const auto i = find(wire::Payload::PodBindProposed, [](const wire::Envelope& env) {
+      const auto* sc = env.payload_as_PodBindProposed()->scores();
+      return sc != nullptr && sc->size() > 0;
+    });
+    ASSERT_LT(i, log.size());
+    auto* p = static_cast<wire::PodBindProposed*>(
+        wire::GetMutableEnvelope(log[i].data())->mutable_payload());
+    ASSERT_TRUE(p->mutable_scores()->GetMutableObject(0)->mutate_weight(0));
+    EXPECT_GT(find_divergences(log).bad_weights, 0u);
   }
-  if (l.suppressions > 0) {
-    EXPECT_GT(l.suppressions_without_cpuset, 0u);
+  {
+    auto log = comp.log;
+    const auto i = find(wire::Payload::PodEvicted, [](const wire::Envelope&) { return true; });
+    ASSERT_LT(i, log.size());
+    ASSERT_TRUE(wire::GetMutableEnvelope(log[i].data())->mutate_causation(-1));
+    EXPECT_EQ(find_divergences(log).decisions_without_cause, 1u);
   }
-  std::printf(
-      "components: %zu proposals, %zu GPU pods, %zu suppressions, %zu evictions; legacy: %zu "
-      "PodStarted, %zu bad weights, %zu uncaused decisions, %zu/%zu evictions without order, "
-      "%zu/%zu suppressions without cpuset\n",
-      d.proposals, d.gpu_pods, d.suppressions, d.evictions, l.pod_started, l.bad_weights,
-      l.decisions_without_cause, l.evictions_without_order, l.evictions,
-      l.suppressions_without_cpuset, l.suppressions);
 }
