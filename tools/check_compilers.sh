@@ -44,15 +44,11 @@ digest() { sed -n 's/.*"log_byte_digest": "\([0-9a-f]*\)".*/\1/p' "$1/summary.js
 
 status=0
 # name|sim arguments: the README command (scheduling only), the elastic-quota config, and a
-# short window of the plain default (usage model: NodeMetricReported, koordlet BeSuppressed),
-# each through the legacy driver and through the component host (--host components).
+# short window of the plain default (usage model: NodeMetricReported, koordlet BeSuppressed).
 cases=(
   "readme|--usage-model none --lifetime running-stays"
   "elastic-quota|--config sim/configs/elastic-quota.yaml"
-  "koordlet-day-114|--lifetime running-stays --from-days 114 --until-days 114.2"
-  "components-readme|--host components --usage-model none --lifetime running-stays"
-  "components-elastic-quota|--host components --config sim/configs/elastic-quota.yaml"
-  "components-day-114|--host components --lifetime running-stays --from-days 114 --until-days 114.2"
+  "day-114|--lifetime running-stays --from-days 114 --until-days 114.2"
 )
 for c in "${cases[@]}"; do
   name="${c%%|*}"
