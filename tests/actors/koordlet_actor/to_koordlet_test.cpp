@@ -1,8 +1,8 @@
 // to_koordlet: slo-controller-config's ResourceThresholdStrategy as the koordlet reads it in its
 // NodeSLO. Table-driven over parsed configs (merged over the defaults, as the ConfigMap path
 // gives them) and hand-built strategies (fields unset), each checked field by field against
-// the expected koordlet settings, and against the sim's hand translation (sim/driver.cpp
-// setup(), copied below) on every field that translation sets.
+// the expected koordlet settings, and against the hand translation of the sim's old driver
+// (sim/driver.cpp setup(), since removed; copied below) on every field that translation set.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -17,7 +17,8 @@ namespace {
 namespace kl = koordlet;
 namespace sc = slo_controller;
 
-// The sim's translation (sim/driver.cpp setup(), kcfg_), starting from koordlet's defaults.
+// The old sim driver's translation (sim/driver.cpp setup(), kcfg_; removed), starting from
+// koordlet's defaults.
 kl::resource_threshold_strategy sim_translation(const sc::resource_threshold_strategy& s) {
   kl::resource_threshold_strategy k;
   k.enable = s.enable.value_or(false);
