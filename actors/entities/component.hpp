@@ -35,7 +35,8 @@ class component {
   // "slo-controller", "koordlet/node-7", ...).
   [[nodiscard]] virtual std::string_view name() const = 0;
 
-  // Whether the component wants events of this payload type (the shell skips the others).
+  // Whether the component wants events of this payload type (the shell skips the others). A
+  // function of the type alone, constant over the component's life: hosts may ask once.
   [[nodiscard]] virtual bool wants(wire::Payload /*type*/) const { return true; }
 
   // One event in log order. REQUIRES: env passed messages::decode() and carries its log

@@ -11,6 +11,15 @@ namespace colony::entities {
 
 using messages::to_string_view;
 
+namespace {
+
+template <class Slot>
+bool wanted(const Slot& s, wire::Payload t) {
+  return ((s.wants >> static_cast<std::size_t>(t)) & 1u) != 0;
+}
+
+}  // namespace
+
 step_host::step_host(step_host_options opts, step_sink sink)
     : opts_(opts),
       sink_(std::move(sink)),
@@ -26,6 +35,9 @@ void step_host::add_slot(std::unique_ptr<component> c) {
   slot s;
   s.node_scoped = c->scope() == component_scope::node;
   s.node = std::string(c->scope_node());
+  static_assert(static_cast<std::size_t>(wire::Payload::MAX) < 64, "wants mask is 64 bits");
+  for (std::size_t t = 0; t <= static_cast<std::size_t>(wire::Payload::MAX); ++t)
+    if (c->wants(static_cast<wire::Payload>(t))) s.wants |= 1ull << t;
   s.c = std::move(c);
   comps_.push_back(std::move(s));
   auto& sl = comps_.back();
@@ -126,7 +138,7 @@ void step_host::number_and_fold(record_batch& round, std::vector<messages::byte_
 
 void step_host::deliver_to(std::size_t i, const wire::Envelope& env) {
   auto& s = comps_[i];
-  if (!s.c->wants(env.payload_type())) return;
+  if (!wanted(s, env.payload_type())) return;
   if (s.inbox.empty() && !s.woken) active_.push_back(i);
   s.inbox.push_back(&env);
 }
@@ -170,7 +182,7 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
     bool any = false;
     for (std::size_t r = 0; r < round.size(); ++r) {
       const auto& env = round.envelope(r);
-      if (!s.c->wants(env.payload_type())) continue;
+      if (!wanted(s, env.payload_type())) continue;
       s.c->on_event(env, s.out);
       any = true;
       ++stats_.deliveries;

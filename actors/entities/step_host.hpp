@@ -147,7 +147,8 @@ class step_host {
     std::unique_ptr<component> c;
     bool node_scoped = false;
     std::string node;
-    std::size_t rank = 0;  // node scope: position in node_order_ (merge order)
+    std::size_t rank = 0;                      // node scope: position in node_order_ (merge order)
+    std::uint64_t wants = 0;                   // bit t: wants(Payload t), read once (component.hpp)
     std::vector<const wire::Envelope*> inbox;  // this round's records (node scope)
     std::vector<messages::byte_buffer> out;
     std::optional<std::int64_t> wake;  // as last read from the component
@@ -167,7 +168,7 @@ class step_host {
   worker_pool pool_;
   world world_;
   record_batch pending_;
-  record_batch spare_, spare2_;                   // batches reused by run_instant
+  record_batch spare_, spare2_;                 // batches reused by run_instant
   std::vector<messages::byte_buffer> answers_;  // the round's arbitration answers
   log_offset next_ = 0;
   std::vector<slot> comps_;

@@ -149,19 +149,44 @@ bool koordlet_component::wants(wire::Payload type) const {
 }
 
 std::vector<kl::pod_info> koordlet_component::pods() const {
-  std::vector<kl::pod_info> v;
-  v.reserve(pods_.size());
-  for (const auto& [k, p] : pods_) v.push_back(p);
-  return v;
+  const auto all = pods_.all();
+  return {all.begin(), all.end()};
 }
 
-std::vector<kl::processor_info> koordlet_component::processors() const {
+kl::pod_info* koordlet_component::pod_table::find(std::string_view key) {
+  const auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
+  if (it == keys_.end() || *it != key) return nullptr;
+  return &pods_[static_cast<std::size_t>(it - keys_.begin())];
+}
+
+void koordlet_component::pod_table::upsert(std::string_view key, kl::pod_info p) {
+  const auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
+  const auto i = it - keys_.begin();
+  if (it != keys_.end() && *it == key) {
+    pods_[static_cast<std::size_t>(i)] = std::move(p);
+    return;
+  }
+  keys_.insert(it, std::string(key));
+  pods_.insert(pods_.begin() + i, std::move(p));
+}
+
+void koordlet_component::pod_table::erase(std::string_view key) {
+  const auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
+  if (it == keys_.end() || *it != key) return;
+  const auto i = it - keys_.begin();
+  keys_.erase(it);
+  pods_.erase(pods_.begin() + i);
+}
+
+const std::vector<kl::processor_info>& koordlet_component::processors() const {
   std::int32_t n = opt_.processors;
   if (n <= 0) n = static_cast<std::int32_t>(node_.capacity.cpu_milli / 1000);
-  std::vector<kl::processor_info> v;
-  v.reserve(static_cast<std::size_t>(std::max(n, 0)));
-  for (std::int32_t i = 0; i < n; ++i) v.push_back({i, i / 2, 0, 0});
-  return v;
+  n = std::max(n, 0);
+  if (processors_.size() != static_cast<std::size_t>(n)) {
+    processors_.clear();
+    for (std::int32_t i = 0; i < n; ++i) processors_.push_back({i, i / 2, 0, 0});
+  }
+  return processors_;
 }
 
 kl::pod_info koordlet_component::pod_from_event(const wire::PodMutated& e, event_time created) {
@@ -254,11 +279,11 @@ void koordlet_component::on_event(const wire::Envelope& env,
       const auto* e = env.payload_as_PodMutated();
       const auto key = to_string_view(e->name());
       auto p = pod_from_event(*e, event_time{env.event_time_ms()});
-      if (const auto it = pods_.find(key); it != pods_.end()) {
-        p.phase = it->second.phase;
-        p.cpu_used_cores = it->second.cpu_used_cores;
-        p.memory_used_bytes = it->second.memory_used_bytes;
-        it->second = std::move(p);
+      if (auto* q = pods_.find(key); q != nullptr) {
+        p.phase = q->phase;
+        p.cpu_used_cores = q->cpu_used_cores;
+        p.memory_used_bytes = q->memory_used_bytes;
+        *q = std::move(p);
       } else {
         pending_.insert_or_assign(std::string(key), std::move(p));
       }
@@ -286,7 +311,7 @@ void koordlet_component::on_event(const wire::Envelope& env,
           p.creation_time = event_time{env.event_time_ms()};
         }
         p.phase = kl::pod_phase::running;
-        pods_.insert_or_assign(std::string(key), std::move(p));
+        pods_.upsert(key, std::move(p));
       }
       if (it != pending_.end()) pending_.erase(it);
       break;
@@ -296,7 +321,7 @@ void koordlet_component::on_event(const wire::Envelope& env,
       const auto key = env.payload_type() == wire::Payload::PodEvicted
                            ? to_string_view(env.payload_as_PodEvicted()->pod())
                            : to_string_view(env.payload_as_PodFinished()->pod());
-      if (const auto it = pods_.find(key); it != pods_.end()) pods_.erase(it);
+      pods_.erase(key);
       if (const auto it = pending_.find(key); it != pending_.end()) pending_.erase(it);
       if (const auto it = burst_written_.find(key); it != burst_written_.end())
         burst_written_.erase(it);
@@ -305,10 +330,10 @@ void koordlet_component::on_event(const wire::Envelope& env,
     case wire::Payload::PodUsageSampled: {
       const auto* e = env.payload_as_PodUsageSampled();
       if (to_string_view(e->node()) != me) break;
-      if (const auto it = pods_.find(to_string_view(e->pod())); it != pods_.end()) {
+      if (auto* q = pods_.find(to_string_view(e->pod())); q != nullptr) {
         const auto u = messages::to_resource_list(e->usage());
-        it->second.cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
-        it->second.memory_used_bytes = static_cast<double>(u.memory_bytes);
+        q->cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
+        q->memory_used_bytes = static_cast<double>(u.memory_bytes);
       }
       break;
     }
@@ -350,12 +375,12 @@ void koordlet_component::on_metric(const wire::Envelope& env, const wire::NodeMe
   if (e.pods() != nullptr) {
     for (const auto* pm : *e.pods()) {
       const auto u = messages::to_resource_list(pm->usage());
-      const auto it = pods_.find(to_string_view(pm->pod()));
-      if (it == pods_.end()) {
+      auto* q = pods_.find(to_string_view(pm->pod()));
+      if (q == nullptr) {
         orphan_cpu_.push_back(static_cast<double>(u.cpu_milli) / 1000.0);
         continue;
       }
-      auto& p = it->second;
+      auto& p = *q;
       p.cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
       p.memory_used_bytes = static_cast<double>(u.memory_bytes);
       if (p.qos == kl::qos_class::none) p.qos = static_cast<kl::qos_class>(pm->qos_class());
@@ -364,7 +389,7 @@ void koordlet_component::on_metric(const wire::Envelope& env, const wire::NodeMe
     }
   }
   if (!cpu_evictor_) cpu_evictor_ = kl::evictor_state{now};
-  const auto pods = this->pods();
+  const auto pods = pods_.all();
 
   // BE CPU window sample (beresource collector): BE usage, BE batch-cpu requests, real limit.
   {
@@ -437,7 +462,7 @@ void koordlet_component::on_metric(const wire::Envelope& env, const wire::NodeMe
 void koordlet_component::suppress_round(const wire::Envelope& env,
                                         std::span<const kl::pod_info> pods,
                                         std::vector<messages::byte_buffer>& out) {
-  const auto procs = processors();
+  const auto& procs = processors();
   kl::cpu_suppress_input in;
   in.node = &node_;
   in.pods = pods;
@@ -566,7 +591,7 @@ void koordlet_component::evict(const wire::Envelope& env, std::span<const kl::po
     out.push_back(b_.finish(header(env, wire::EntityKind::Pod, key),
                             wire::CreatePodEvicted(fbb, pn, nn, reason, msg, tv, rel)));
     // Evicted until the pod is gone (Evictor.IsPodEvicted): later rounds count, not repeat it.
-    if (const auto it = pods_.find(key); it != pods_.end()) it->second.evicted = true;
+    if (auto* q = pods_.find(key); q != nullptr) q->evicted = true;
   }
 }
 

@@ -92,7 +92,7 @@ class koordlet_component final : public entities::component {
   [[nodiscard]] const koordlet::evictor_state& memory_evictor() const { return mem_evictor_; }
   [[nodiscard]] std::optional<double> node_cpu_used_cores() const { return node_cpu_cores_; }
   [[nodiscard]] std::optional<double> node_memory_used_bytes() const { return node_mem_bytes_; }
-  [[nodiscard]] std::vector<koordlet::processor_info> processors() const;
+  [[nodiscard]] const std::vector<koordlet::processor_info>& processors() const;
   [[nodiscard]] const std::vector<error>& config_errors() const { return config_errors_; }
 
   // A pod as the koordlet sees it, from its PodMutated.
@@ -119,7 +119,25 @@ class koordlet_component final : public entities::component {
   koordlet::node_info node_;
   std::map<std::string, std::string, std::less<>> node_labels_;
   std::map<std::string, koordlet::pod_info, std::less<>> pending_;  // admitted, not placed
-  std::map<std::string, koordlet::pod_info, std::less<>> pods_;     // on this node
+  // The pods on this node, ascending by key, contiguous: every report hands them to the
+  // strategies as one span (a map would be copied into a vector each time).
+  class pod_table {
+   public:
+    [[nodiscard]] koordlet::pod_info* find(std::string_view key);
+    void upsert(std::string_view key, koordlet::pod_info p);
+    void erase(std::string_view key);
+    void clear() {
+      keys_.clear();
+      pods_.clear();
+    }
+    [[nodiscard]] std::span<const koordlet::pod_info> all() const { return pods_; }
+
+   private:
+    std::vector<std::string> keys_;
+    std::vector<koordlet::pod_info> pods_;  // pods_[i] is the pod of keys_[i]
+  };
+  pod_table pods_;
+  mutable std::vector<koordlet::processor_info> processors_;  // cache of processors()
   std::optional<double> node_cpu_cores_, node_mem_bytes_;
   std::vector<double> orphan_cpu_;
   // Suppression in force.

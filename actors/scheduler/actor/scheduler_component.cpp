@@ -298,16 +298,26 @@ void scheduler_component::on_event(const wire::Envelope& env,
     case P::NodeMetricReported: {
       const auto* e = env.payload_as_NodeMetricReported();
       auto& n = nodes_[node_slot(to_string_view(e->node()))];
-      auto& m = n.metric.emplace();
+      // The new report replaces the old one; its storage is reused (a node reports every minute).
+      if (!n.metric) n.metric.emplace();
+      auto& m = *n.metric;
       m.update_time = event_time{e->update_time_ms()};
-      if (e->report_interval_ms() > 0) m.report_interval_seconds = e->report_interval_ms() / 1000;
+      m.report_interval_seconds = e->report_interval_ms() > 0
+                                      ? e->report_interval_ms() / 1000
+                                      : node_metric{}.report_interval_seconds;
+      m.has_node_metric = true;
       m.node_usage = to_resource_list(e->node_usage());
       m.system_usage = to_resource_list(e->system_usage());
-      if (e->pods())
-        for (const auto* pm : *e->pods())
-          m.pods.push_back(pod_metric{std::string(to_string_view(pm->pod())),
-                                      static_cast<priority_class>(pm->priority_class()),
-                                      to_resource_list(pm->usage())});
+      m.aggregated.clear();
+      const std::size_t np = e->pods() ? e->pods()->size() : 0;
+      m.pods.resize(np);
+      for (std::size_t k = 0; k < np; ++k) {
+        const auto* pm = e->pods()->Get(static_cast<flatbuffers::uoffset_t>(k));
+        auto& x = m.pods[k];
+        x.key.assign(to_string_view(pm->pod()));
+        x.priority = static_cast<priority_class>(pm->priority_class());
+        x.usage = to_resource_list(pm->usage());
+      }
       ++n.generation;
       break;
     }
