@@ -153,6 +153,16 @@ sc::node_metric_input slo_controller_component::metric_from_event(
   return m;
 }
 
+slo_controller_component::node_iter slo_controller_component::find_node(std::string_view name) {
+  if (last_node_ != nodes_.end() && last_node_name_ == name) return last_node_;
+  const auto it = nodes_.find(name);
+  if (it != nodes_.end()) {
+    last_node_ = it;
+    last_node_name_.assign(name);
+  }
+  return it;
+}
+
 void slo_controller_component::on_metric(node_rec& n, const wire::NodeMetricReported& e) {
   n.metric = metric_header(e);
   // The new list holds one key reference per entry, as the old one did. A report mostly lists the
@@ -303,6 +313,7 @@ void slo_controller_component::on_event(const wire::Envelope& env,
         // Its pods stay (a PodFinished / PodEvicted may still come) but are bound nowhere.
         for (auto* p : it->second.owners) p->bound = nullptr;
         for (const auto& m : it->second.metric_samples) keys_.release(m.key_id);
+        if (it == last_node_) last_node_ = nodes_.end();
         nodes_.erase(it);
       }
       break;
@@ -342,7 +353,7 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       break;
     case wire::Payload::NodeMetricReported: {
       const auto* e = env.payload_as_NodeMetricReported();
-      const auto it = nodes_.find(to_string_view(e->node()));
+      const auto it = find_node(to_string_view(e->node()));
       if (it == nodes_.end() || !it->second.registered) break;
       on_metric(it->second, *e);
       reconcile(it->first, it->second, env, out);
@@ -353,7 +364,7 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       // restart replaying the log learns the last write. Reset resources are absent: batch when
       // its policy is "reset", mid when the record names a mid reset reason.
       const auto* e = env.payload_as_NodeBatchResourceUpdated();
-      const auto it = nodes_.find(to_string_view(e->node()));
+      const auto it = find_node(to_string_view(e->node()));
       if (it == nodes_.end()) break;
       bool mid_reset = false;
       // The reset reasons are the last terms (publish): scan from the end while they last.
@@ -523,8 +534,9 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
   };
   // Vocabulary terms go by number (schema v2, messages/terms.hpp); others by name.
   auto add = [&](std::string_view prefix, wire::TermGroup group, const sc::term& x) {
-    const auto key = group == wire::TermGroup::none ? messages::term_key{}
-                                                    : messages::term_key{group, messages::known_term(x.name)};
+    const auto key = group == wire::TermGroup::none
+                         ? messages::term_key{}
+                         : messages::term_key{group, messages::known_term(x.name)};
     fb::Offset<fb::String> nm;
     if (!key.by_vocabulary()) {
       name.assign(prefix);

@@ -80,6 +80,9 @@ struct slo_controller_options {
 class slo_controller_component final : public entities::component {
  public:
   explicit slo_controller_component(slo_controller_options opt);
+  // Not copyable: last_node_ points into its own nodes_.
+  slo_controller_component(const slo_controller_component&) = delete;
+  slo_controller_component& operator=(const slo_controller_component&) = delete;
 
   [[nodiscard]] std::string_view name() const override { return opt_.name; }
   [[nodiscard]] bool wants(wire::Payload type) const override;
@@ -186,6 +189,12 @@ class slo_controller_component final : public entities::component {
   slo_controller::slo_controller_config cfg_;
   std::vector<error> config_errors_;
   std::map<std::string, node_rec, std::less<>> nodes_;
+  // The node looked up last (a node shard has one): its reports skip the map walk, whose nodes
+  // are cold by the next report. Map iterators stay valid until that node is erased.
+  using node_iter = std::map<std::string, node_rec, std::less<>>::iterator;
+  [[nodiscard]] node_iter find_node(std::string_view name);
+  std::string last_node_name_;
+  node_iter last_node_ = nodes_.end();
   std::map<std::string, pod_rec, std::less<>> pods_;
   slo_controller::pod_key_interner keys_;
   // on_metric's buffers (reused): the new samples, ids to take and to give back a reference.
