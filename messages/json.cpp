@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <memory>
-#include <string_view>
 #include <mutex>
+#include <string_view>
 
 #include <flatbuffers/idl.h>
 #include <nlohmann/json.hpp>

@@ -21,7 +21,8 @@ struct vocabulary {
   std::array<std::string, static_cast<std::size_t>(wire::TermGroup::MAX) + 1> groups;
   std::unordered_map<std::string_view, wire::TermName, string_hash, std::equal_to<>> names;
   vocabulary() {
-    for (const auto g : wire::EnumValuesTermGroup()) groups[static_cast<std::size_t>(g)] = shown_group(g);
+    for (const auto g : wire::EnumValuesTermGroup())
+      groups[static_cast<std::size_t>(g)] = shown_group(g);
     for (const auto n : wire::EnumValuesTermName())
       if (n != wire::TermName::unnamed) names.emplace(wire::EnumNameTermName(n), n);
   }
@@ -45,7 +46,8 @@ std::string term_name(const wire::Term& t) {
     s += '.';
   }
   const char* known = wire::EnumNameTermName(t.known());
-  if (*known == '\0') return s + "#" + std::to_string(static_cast<unsigned>(t.known()));  // newer vocabulary
+  if (*known == '\0')
+    return s + "#" + std::to_string(static_cast<unsigned>(t.known()));  // newer vocabulary
   s += known;
   return s;
 }

@@ -4,7 +4,7 @@ namespace colony::entities {
 
 template <class V>
 V& world::indexed(std::map<std::string, V, std::less<>>& m, key_index<V>& idx,
-                         std::string_view key) {
+                  std::string_view key) {
   if (const auto it = idx.at.find(key); it != idx.at.end()) return *it->second;
   V& v = entities::find_or_create(m, key);
   idx.at.emplace(std::string(key), &v);

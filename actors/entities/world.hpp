@@ -59,7 +59,7 @@ class world {
   };
   template <class V>
   static V& indexed(std::map<std::string, V, std::less<>>& m, key_index<V>& idx,
-                           std::string_view key);
+                    std::string_view key);
   key_index<node_state> node_index_;
   key_index<pod_state> pod_index_;
 };

@@ -40,8 +40,8 @@ messages::byte_buffer record_with(
   nb.add_node(node);
   nb.add_terms(vec);
   const auto payload = nb.Finish();
-  auto rec = b.finish({event_time{1000}, wire::EntityKind::Node, "node-a", 0, "slo-controller"},
-                      payload);
+  auto rec =
+      b.finish({event_time{1000}, wire::EntityKind::Node, "node-a", 0, "slo-controller"}, payload);
   EXPECT_TRUE(messages::patch_offset(rec, 7));
   return rec;
 }

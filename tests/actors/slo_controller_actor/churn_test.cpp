@@ -16,8 +16,8 @@
 #include <cstdio>
 
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
-#include "tests/actors/slo_controller_actor/event_log.hpp"
 #include "messages/terms.hpp"
+#include "tests/actors/slo_controller_actor/event_log.hpp"
 
 namespace colony::slo_controller_actor {
 namespace {

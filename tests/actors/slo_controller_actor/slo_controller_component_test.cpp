@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "messages/terms.hpp"
 #include "tests/actors/slo_controller_actor/event_log.hpp"
 #include "tests/support/component_feed.hpp"
-#include "messages/terms.hpp"
 
 namespace colony::slo_controller_actor {
 namespace {
