@@ -174,6 +174,27 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
           });
     }
   }
+  // Node-scoped components with work, in parallel; each writes only its own slot.
+  std::sort(active_.begin(), active_.end());
+  active_.erase(std::unique(active_.begin(), active_.end()), active_.end());
+  std::uint64_t delivered = 0, woken = 0;
+  for (const std::size_t i : active_) {
+    delivered += comps_[i].inbox.size();
+    woken += comps_[i].inbox.empty() ? 1 : 0;
+  }
+  // They start on the workers while this thread runs the cluster-scoped components: the two
+  // share nothing but the round's records (read-only), and the merge order does not depend on
+  // which finishes first.
+  const std::function<void(std::size_t)> step_node = [&](std::size_t k) {
+    auto& s = comps_[active_[k]];
+    if (s.inbox.empty()) {
+      s.c->on_wakeup(t, s.out);
+    } else {
+      for (const auto* env : s.inbox) s.c->on_event(*env, s.out);
+      s.c->on_batch_end(s.out);
+    }
+  };
+  pool_.start(active_.size(), step_node);
   // Cluster-scoped components, one after another, in the order added.
   for (const std::size_t i : cluster_order_) {
     auto& s = comps_[i];
@@ -196,23 +217,7 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
     s.woken = false;
     refresh_wake(i);
   }
-  // Node-scoped components with work, in parallel; each writes only its own slot.
-  std::sort(active_.begin(), active_.end());
-  active_.erase(std::unique(active_.begin(), active_.end()), active_.end());
-  std::uint64_t delivered = 0, woken = 0;
-  for (const std::size_t i : active_) {
-    delivered += comps_[i].inbox.size();
-    woken += comps_[i].inbox.empty() ? 1 : 0;
-  }
-  pool_.run(active_.size(), [&](std::size_t k) {
-    auto& s = comps_[active_[k]];
-    if (s.inbox.empty()) {
-      s.c->on_wakeup(t, s.out);
-    } else {
-      for (const auto* env : s.inbox) s.c->on_event(*env, s.out);
-      s.c->on_batch_end(s.out);
-    }
-  });
+  pool_.wait();
   stats_.deliveries += delivered;
   stats_.wakeups += woken;
   for (const std::size_t i : active_) {

@@ -41,26 +41,43 @@ worker_pool::~worker_pool() {
 }
 
 void worker_pool::run(std::size_t n, const std::function<void(std::size_t)>& fn) {
+  start(n, fn);
+  wait();
+}
+
+void worker_pool::start(std::size_t n, const std::function<void(std::size_t)>& fn) {
+  pending_n_ = n;
+  pending_fn_ = &fn;
   if (workers_.empty() || n < inline_below || n > max_tasks) {
-    for (std::size_t i = 0; i < n; ++i) fn(i);
+    started_ = false;  // wait() runs it on the caller
     return;
   }
+  started_ = true;
   fn_ = &fn;  // stays valid until every task of this job is done
   done_.store(0, std::memory_order_relaxed);
   gen_ = (gen_ + 1) & gen_mask;
   if (gen_ == 0) gen_ = 1;  // 0 = "no job yet" for the workers
   ticket_.store(make_ticket(gen_, n, 0), std::memory_order_release);
-  {
-    std::lock_guard lk(m_);
-    if (sleepers_ > 0) cv_.notify_all();
+  std::lock_guard lk(m_);
+  if (sleepers_ > 0) cv_.notify_all();
+}
+
+void worker_pool::wait() {
+  const std::size_t n = pending_n_;
+  if (!started_) {
+    for (std::size_t i = 0; i < n; ++i) (*pending_fn_)(i);
+  } else {
+    work(gen_);
+    for (unsigned spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
+      if (spins < 4096)
+        pause();
+      else
+        std::this_thread::yield();
+    }
   }
-  work(gen_);
-  for (unsigned spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
-    if (spins < 4096)
-      pause();
-    else
-      std::this_thread::yield();
-  }
+  pending_n_ = 0;
+  pending_fn_ = nullptr;
+  started_ = false;
 }
 
 // Claims and runs tasks of job `gen` until none is left.

@@ -10,7 +10,7 @@
 // claim names the generation, so a worker late from an earlier job never takes a task of the
 // next one.
 //
-// Thread-safety: run() is called by one thread at a time (the owner).
+// Thread-safety: run(), start() and wait() are called by one thread (the owner).
 #pragma once
 
 #include <atomic>
@@ -33,6 +33,13 @@ class worker_pool {
   worker_pool& operator=(const worker_pool&) = delete;
 
   void run(std::size_t n, const std::function<void(std::size_t)>& fn);
+  // run() in two halves, so the caller can do other work while the workers start on the job:
+  // start() hands the job to the workers (fn must stay valid until wait() returns), wait() has
+  // the caller work on what is left and returns when every call is done. Without workers,
+  // or for a job under inline_below tasks, wait() runs the whole job. Every start() is
+  // followed by one wait() before the next job.
+  void start(std::size_t n, const std::function<void(std::size_t)>& fn);
+  void wait();
   // Jobs of fewer tasks run on the caller alone: waking a worker costs more than a few tasks.
   static constexpr std::size_t inline_below = 8;
   [[nodiscard]] std::size_t threads() const { return workers_.size() + 1; }
@@ -41,6 +48,9 @@ class worker_pool {
   void work(std::uint64_t gen);
   void loop();
 
+  std::size_t pending_n_ = 0;  // the job between start() and wait()
+  const std::function<void(std::size_t)>* pending_fn_ = nullptr;
+  bool started_ = false;  // handed to the workers (else wait() runs it)
   std::vector<std::thread> workers_;
   std::mutex m_;
   std::condition_variable cv_;
