@@ -111,6 +111,9 @@ class component_sim {
   std::vector<pod_rec> pods_;
   string_map<std::uint32_t> pod_index_;  // lookup only
   std::vector<std::string> node_names_;
+  // Each node's state in the host's world, found once (the world never erases a node, and its
+  // ordered map keeps a node's address): a report then skips the map walk.
+  std::vector<const entities::node_state*> node_states_;
   string_map<std::uint32_t> node_index_;               // lookup only
   std::vector<std::vector<std::uint32_t>> node_pods_;  // ascending pod row
   std::vector<char> reported_empty_;
@@ -341,9 +344,15 @@ void component_sim::track(const wire::Envelope& env) {
 // NodeMetricReported of the given nodes at t (in the given order).
 void component_sim::report_nodes(std::int64_t t, const std::vector<std::uint32_t>& nodes) {
   const auto& world = host_->state();
+  if (node_states_.size() < node_names_.size()) node_states_.resize(node_names_.size(), nullptr);
   for (const std::uint32_t n : nodes) {
-    const auto nit = world.nodes.find(node_names_[n]);
-    if (nit == world.nodes.end() || !nit->second.ready || nit->second.removed) continue;
+    if (node_states_[n] == nullptr) {
+      const auto nit = world.nodes.find(node_names_[n]);
+      if (nit == world.nodes.end()) continue;
+      node_states_[n] = &nit->second;
+    }
+    const auto& ns = *node_states_[n];
+    if (!ns.ready || ns.removed) continue;
     scratch_.clear();
     for (const std::uint32_t pi : node_pods_[n]) {
       const auto& p = pods_[pi];
@@ -370,7 +379,7 @@ void component_sim::report_nodes(std::int64_t t, const std::vector<std::uint32_t
         continue;
       }
     }
-    const auto total = usage_->measure(scratch_, t, nit->second.be_cpu_milli);
+    const auto total = usage_->measure(scratch_, t, ns.be_cpu_milli);
     auto rec = usage_->node_metric(b_, t, node_names_[n], scratch_, total);
     if (scratch_.empty() && t != 0) idle_report_[n] = rec;
     observe(rec);
