@@ -232,6 +232,8 @@ messages::header koordlet_component::header(const wire::Envelope& env, wire::Ent
 void koordlet_component::on_event(const wire::Envelope& env,
                                   std::vector<messages::byte_buffer>& out) {
   const std::string_view me = opt_.node;
+  // Anything but a report may change what the suppression policy reads (node, config, pods).
+  if (env.payload_type() != wire::Payload::NodeMetricReported) ++inputs_gen_;
   switch (env.payload_type()) {
     case wire::Payload::NodeRegistered: {
       const auto* e = env.payload_as_NodeRegistered();
@@ -462,16 +464,37 @@ void koordlet_component::on_metric(const wire::Envelope& env, const wire::NodeMe
 void koordlet_component::suppress_round(const wire::Envelope& env,
                                         std::span<const kl::pod_info> pods,
                                         std::vector<messages::byte_buffer>& out) {
-  const auto& procs = processors();
-  kl::cpu_suppress_input in;
-  in.node = &node_;
-  in.pods = pods;
-  in.orphan_pod_cpu_cores = orphan_cpu_;
-  in.node_cpu_used_cores = node_cpu_cores_;
-  in.cpuset.processors = procs;
-  in.cpuset.old_be_cpuset = be_cpuset_;
-  in.current_be_cfs_quota_us = be_cfs_quota_us_;
-  const auto d = kl::suppress_be_cpu(in, opt_.threshold, opt_.gates, suppress_state_);
+  // A node without pods whose inputs are those of the last round gets the last decision (the
+  // policy is a pure function of them): an idle node reports every minute.
+  const bool memo_able = pods.empty() && orphan_cpu_.empty();
+  const bool hit = memo_able && suppress_memo_ && suppress_memo_->inputs_gen == inputs_gen_ &&
+                   suppress_memo_->node_cpu_cores == node_cpu_cores_ &&
+                   suppress_memo_->be_cpuset == be_cpuset_ &&
+                   suppress_memo_->be_cfs_quota_us == be_cfs_quota_us_ &&
+                   suppress_memo_->state.cfs_quota == suppress_state_.cfs_quota &&
+                   suppress_memo_->state.cpuset == suppress_state_.cpuset;
+  if (!hit) {
+    const auto& procs = processors();
+    kl::cpu_suppress_input in;
+    in.node = &node_;
+    in.pods = pods;
+    in.orphan_pod_cpu_cores = orphan_cpu_;
+    in.node_cpu_used_cores = node_cpu_cores_;
+    in.cpuset.processors = procs;
+    in.cpuset.old_be_cpuset = be_cpuset_;
+    in.current_be_cfs_quota_us = be_cfs_quota_us_;
+    auto fresh = kl::suppress_be_cpu(in, opt_.threshold, opt_.gates, suppress_state_);
+    if (!memo_able) suppress_memo_.reset();
+    if (!suppress_memo_) suppress_memo_.emplace();
+    auto& m = *suppress_memo_;
+    m.inputs_gen = memo_able ? inputs_gen_ : ~std::uint64_t{0};
+    m.node_cpu_cores = node_cpu_cores_;
+    m.be_cpuset = be_cpuset_;
+    m.be_cfs_quota_us = be_cfs_quota_us_;
+    m.state = suppress_state_;
+    m.d = std::move(fresh);
+  }
+  const auto& d = suppress_memo_->d;
   suppress_state_ = d.next_state;
   std::string policy, cpuset, key;
   std::int64_t be_milli = -1;

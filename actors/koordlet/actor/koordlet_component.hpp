@@ -138,6 +138,19 @@ class koordlet_component final : public entities::component {
   };
   pod_table pods_;
   mutable std::vector<koordlet::processor_info> processors_;  // cache of processors()
+  // The last suppression decision of a node without pods, with the inputs it was taken on
+  // (suppress_round); inputs_gen_ counts the events that may change the others (all but
+  // reports).
+  struct suppress_memo {
+    std::uint64_t inputs_gen = 0;
+    std::optional<double> node_cpu_cores;
+    std::vector<std::int32_t> be_cpuset;
+    std::int64_t be_cfs_quota_us = 0;
+    koordlet::cpu_suppress_state state;
+    koordlet::cpu_suppress_decision d;
+  };
+  std::optional<suppress_memo> suppress_memo_;
+  std::uint64_t inputs_gen_ = 0;
   std::optional<double> node_cpu_cores_, node_mem_bytes_;
   std::vector<double> orphan_cpu_;
   // Suppression in force.
