@@ -63,6 +63,7 @@ struct pod_rec {
   pod_status status = pod_status::future;
   std::int32_t node = -1;
   std::int64_t bind_ms = -1, duration_ms = 0;
+  std::int64_t submit_ms = -1;
   std::uint32_t complete_tag = 0;
   bool stays = false;
   resource_list requests;  // after admission (PodMutated), else as submitted
@@ -114,6 +115,7 @@ class component_sim {
   // Each node's state in the host's world, found once (the world never erases a node, and its
   // ordered map keeps a node's address): a report then skips the map walk.
   std::vector<const entities::node_state*> node_states_;
+  std::vector<std::uint32_t> late_withdrawals_;        // pods created and deleted at this instant
   string_map<std::uint32_t> node_index_;               // lookup only
   std::vector<std::vector<std::uint32_t>> node_pods_;  // ascending pod row
   std::vector<char> reported_empty_;
@@ -451,14 +453,21 @@ result<run_result> component_sim::run() {
         case action::pod_submit:
           observe(src_.pod_submitted(t, a.index, p.duration_ms));
           p.status = pod_status::pending;
+          p.submit_ms = t;
           break;
         case action::pod_complete:
           if (p.status == pod_status::bound && a.tag == p.complete_tag)
             observe(src_.pod_finished(t, a.index, node_names_[static_cast<std::size_t>(p.node)]));
           break;
         case action::pod_withdraw:
-          // The trace deleted the pod before it was placed.
-          if (p.status == pod_status::pending) observe(src_.pod_finished(t, a.index, ""));
+          // The trace deleted the pod before it was placed. A pod created at this very instant
+          // is deleted once the instant's first rounds are done: in Kubernetes admission runs
+          // inside the create request, so no deletion can come before it.
+          if (p.status != pod_status::pending) break;
+          if (p.submit_ms == t)
+            late_withdrawals_.push_back(a.index);
+          else
+            observe(src_.pod_finished(t, a.index, ""));
           break;
         case action::koordlet_tick:
           tick = true;
@@ -476,6 +485,12 @@ result<run_result> component_sim::run() {
     source_wall_ += seconds_since(ts);
     const auto th = steady::now();
     if (auto r = host_->run_instant(t); !r) return tl::unexpected(r.error());
+    if (!late_withdrawals_.empty()) {
+      for (const auto i : late_withdrawals_)
+        if (pods_[i].status == pod_status::pending) observe(src_.pod_finished(t, i, ""));
+      late_withdrawals_.clear();
+      if (auto r = host_->run_instant(t); !r) return tl::unexpected(r.error());
+    }
     // Usage model none: the collectors of nodes whose pods changed report now.
     while (model_ == usage_model::none && cfg_.colocation && !changed_.empty()) {
       std::vector<std::uint32_t> nodes;

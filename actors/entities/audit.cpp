@@ -49,6 +49,8 @@ std::string_view to_string(audit_check c) {
       return "decision_without_causation";
     case audit_check::negative_colocation:
       return "negative_colocation";
+    case audit_check::admitted_after_end:
+      return "admitted_after_end";
     case audit_check::pending_unexplained:
       return "pending_unexplained";
   }
@@ -238,8 +240,18 @@ struct log_audit::impl {
       }
       case P::PodRejected: {
         auto& p = pods[pod_id(to_string_view(env.payload_as_PodRejected()->name()))];
+        if (p.state == life::terminal)
+          violate(audit_check::admitted_after_end, off, wire::EntityKind::Pod,
+                  to_string_view(env.payload_as_PodRejected()->name()), "rejected after its end");
         p.state = life::terminal;
         p.last_offset = off;
+        break;
+      }
+      case P::PodMutated: {
+        auto& p = pods[pod_id(to_string_view(env.payload_as_PodMutated()->name()))];
+        if (p.state == life::terminal)
+          violate(audit_check::admitted_after_end, off, wire::EntityKind::Pod,
+                  to_string_view(env.payload_as_PodMutated()->name()), "mutated after its end");
         break;
       }
       case P::PodBindProposed: {

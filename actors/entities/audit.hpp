@@ -8,6 +8,8 @@
 //   - no binding takes batch/mid resources beyond the node's batch/mid allocatable at bind time
 //     (the slo-controller may lower them later: that is eviction's business, counted only);
 //   - no pod is bound twice, and only a submitted, non-terminal pod is bound;
+//   - admission (PodMutated, PodRejected) never comes after the pod's end (in Kubernetes the
+//     webhooks run inside the create request, before any deletion);
 //   - every proposal is answered at most once, by an answer for the same pod naming an earlier
 //     PodBindProposed;
 //   - every eviction has a reason and a message, and evicts a pod bound to that node;
@@ -52,8 +54,9 @@ enum class audit_check : std::uint8_t {
   decision_without_causation,  // a decision with causation -1 (audit_options)
   negative_colocation,         // NodeBatchResourceUpdated with a negative batch/mid value
   pending_unexplained,         // at rest: a pod pending at the end with a proposal in flight
+  admitted_after_end,          // PodMutated / PodRejected of a pod already finished or removed
 };
-inline constexpr std::size_t audit_check_count = 16;
+inline constexpr std::size_t audit_check_count = 17;
 [[nodiscard]] std::string_view to_string(audit_check c);
 
 // Decisions by payload type (the schema's "Decision" tables): what a policy or an arbitrating

@@ -433,6 +433,22 @@ TEST(SimAudit, ForgedSimLogsAreFlagged) {
     const auto a = audit_of(log);
     EXPECT_EQ(a.count(audit_check::decision_without_causation), 1u) << a.describe();
   }
+  {  // Admission of a pod after its end (a copy of its PodMutated appended after PodFinished).
+    auto log = base;
+    const auto f = find_record(log, wire::Payload::PodFinished, [](auto&) { return true; });
+    ASSERT_LT(f, log.size());
+    const std::string pod(messages::to_string_view(
+        wire::GetEnvelope(log[f].data())->payload_as_PodFinished()->pod()));
+    const auto m = find_record(log, wire::Payload::PodMutated, [&](const wire::Envelope& env) {
+      return messages::to_string_view(env.payload_as_PodMutated()->name()) == pod;
+    });
+    ASSERT_LT(m, f);
+    auto late = log[m];
+    ASSERT_TRUE(messages::patch_offset(late, log_offset{log.size()}));
+    log.push_back(std::move(late));
+    const auto a = audit_of(log);
+    EXPECT_EQ(a.count(audit_check::admitted_after_end), 1u) << a.describe();
+  }
   {  // A decision whose cause comes after it.
     auto log = base;
     const auto i = find_record(log, wire::Payload::PodEvicted, [](auto&) { return true; });
