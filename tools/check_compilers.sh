@@ -30,10 +30,19 @@ if [[ "$(compiler_id "$gcc_dir")" != GNU ]]; then
   echo "check_compilers: $gcc_dir is not a GCC build ($(compiler "$gcc_dir"))" >&2
   exit 2
 fi
-cmake --build "$gcc_dir" -j"$jobs" --target colony >/dev/null
-cmake -S . -B "$clang_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DCOLONY_BUILD_BENCH=OFF >/dev/null
-cmake --build "$clang_dir" -j"$jobs" --target colony >/dev/null
+# Quiet builds; a failing one shows its last lines (Ninja prints compile errors on stdout).
+quiet() {
+  local out
+  if ! out=$("$@" 2>&1); then
+    echo "check_compilers: failed: $*" >&2
+    tail -n 40 <<<"$out" >&2
+    exit 2
+  fi
+}
+quiet cmake --build "$gcc_dir" -j"$jobs" --target colony
+quiet cmake -S . -B "$clang_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DCOLONY_BUILD_BENCH=OFF
+quiet cmake --build "$clang_dir" -j"$jobs" --target colony
 gcc_cxx=$(compiler "$gcc_dir")
 clang_cxx=$(compiler "$clang_dir")
 

@@ -69,6 +69,18 @@ struct koordlet_options {
     const slo_controller::resource_threshold_strategy& s);
 [[nodiscard]] koordlet::cpu_burst_strategy to_koordlet(const slo_controller::cpu_burst_strategy& s);
 
+// The inputs of a koordlet's last BE suppression decision and the decision
+// (koordlet_component::suppress_round). At namespace scope: Clang 14 cannot default-construct a
+// nested struct with member initializers inside an optional member of its enclosing class.
+struct koordlet_suppress_memo {
+  std::uint64_t inputs_gen = 0;
+  std::optional<double> node_cpu_cores;
+  std::vector<std::int32_t> be_cpuset;
+  std::int64_t be_cfs_quota_us = 0;
+  koordlet::cpu_suppress_state state;
+  koordlet::cpu_suppress_decision d;
+};
+
 class koordlet_component final : public entities::component {
  public:
   explicit koordlet_component(koordlet_options opt);
@@ -138,18 +150,9 @@ class koordlet_component final : public entities::component {
   };
   pod_table pods_;
   mutable std::vector<koordlet::processor_info> processors_;  // cache of processors()
-  // The last suppression decision of a node without pods, with the inputs it was taken on
-  // (suppress_round); inputs_gen_ counts the events that may change the others (all but
-  // reports).
-  struct suppress_memo {
-    std::uint64_t inputs_gen = 0;
-    std::optional<double> node_cpu_cores;
-    std::vector<std::int32_t> be_cpuset;
-    std::int64_t be_cfs_quota_us = 0;
-    koordlet::cpu_suppress_state state;
-    koordlet::cpu_suppress_decision d;
-  };
-  std::optional<suppress_memo> suppress_memo_;
+  // The last suppression decision of a node without pods (suppress_round); inputs_gen_ counts
+  // the events that may change the inputs it does not keep (all but reports).
+  std::optional<koordlet_suppress_memo> suppress_memo_;
   std::uint64_t inputs_gen_ = 0;
   std::optional<double> node_cpu_cores_, node_mem_bytes_;
   std::vector<double> orphan_cpu_;
