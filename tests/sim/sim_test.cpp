@@ -330,8 +330,8 @@ TEST(Sim, DeterministicAcrossThreadCounts) {
   EXPECT_EQ(a.summary["events"]["log_byte_digest"], d.summary["events"]["log_byte_digest"]);
 }
 
-// Issue 6 item 5: every figure the report must carry is in summary.json (deterministic) or
-// timing.json (wall clock), under the names docs/sim.md documents.
+// Every figure the report must carry is in summary.json (deterministic) or timing.json (wall
+// clock), under the names docs/sim.md ("Report (OUT/)") documents.
 TEST(Sim, SummaryCarriesEveryReportedFigure) {
   const auto t = load_cut();
   const auto r = run(t, shipped("koordinator-defaults"), 1);
@@ -616,9 +616,10 @@ TEST(SimComponents, StepHostAndActorHostWriteTheSameLog) {
   EXPECT_GT(types.count(wire::Payload::PodEvicted) ? types.at(wire::Payload::PodEvicted) : 0, 0u);
 }
 
-// What the components decide, read from the sim's log (issue 12's list, where the sim's old
-// hand-made driver diverged from them). Each check is asserted on a run that exercises it, and
-// flags a forged variant of the log where a field can be forged in place (so it can fail):
+// What the components decide, read from the sim's log (the points where the sim's old hand-made
+// driver diverged from them; docs/results.md "2026-11-26"). Each check is asserted on a run that
+// exercises it, and flags a forged variant of the log where a field can be forged in place (so
+// it can fail):
 //   - weights: every PluginScore carries its plugin's configured weight (one value per plugin,
 //     never 0);
 //   - binding: no PodStarted (the cluster path writes none); bindings come from the node stage;

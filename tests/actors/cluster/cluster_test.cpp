@@ -1,4 +1,5 @@
-// The whole co-location control plane as thin actors over one RocksDB log (issues 4 and 5):
+// The whole co-location control plane as thin actors over one RocksDB log (docs/architecture.md
+// "One control plane, two hosts"):
 // the ClusterColocationProfile webhook, the slo-controller, one koordlet per node and the
 // koord-scheduler run as components in a live actor_host, whose node and pod actors arbitrate
 // the scheduler's proposals.
