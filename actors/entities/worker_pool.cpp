@@ -47,13 +47,9 @@ void worker_pool::run(std::size_t n, const std::function<void(std::size_t)>& fn)
 
 void worker_pool::start(std::size_t n, const std::function<void(std::size_t)>& fn) {
   pending_n_ = n;
-  pending_fn_ = &fn;
-  if (workers_.empty() || n < inline_below || n > max_tasks) {
-    started_ = false;  // wait() runs it on the caller
-    return;
-  }
-  started_ = true;
-  fn_ = &fn;  // stays valid until every task of this job is done
+  fn_ = &fn;  // stays valid until wait() returns
+  started_ = !workers_.empty() && n >= inline_below && n <= max_tasks;
+  if (!started_) return;  // wait() runs it on the caller
   done_.store(0, std::memory_order_relaxed);
   gen_ = (gen_ + 1) & gen_mask;
   if (gen_ == 0) gen_ = 1;  // 0 = "no job yet" for the workers
@@ -65,7 +61,7 @@ void worker_pool::start(std::size_t n, const std::function<void(std::size_t)>& f
 void worker_pool::wait() {
   const std::size_t n = pending_n_;
   if (!started_) {
-    for (std::size_t i = 0; i < n; ++i) (*pending_fn_)(i);
+    for (std::size_t i = 0; i < n; ++i) (*fn_)(i);
   } else {
     work(gen_);
     for (unsigned spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
@@ -76,7 +72,6 @@ void worker_pool::wait() {
     }
   }
   pending_n_ = 0;
-  pending_fn_ = nullptr;
   started_ = false;
 }
 

@@ -48,9 +48,8 @@ class worker_pool {
   void work(std::uint64_t gen);
   void loop();
 
-  std::size_t pending_n_ = 0;  // the job between start() and wait()
-  const std::function<void(std::size_t)>* pending_fn_ = nullptr;
-  bool started_ = false;  // handed to the workers (else wait() runs it)
+  std::size_t pending_n_ = 0;  // the job between start() and wait() (its fn is fn_)
+  bool started_ = false;       // handed to the workers (else wait() runs it)
   std::vector<std::thread> workers_;
   std::mutex m_;
   std::condition_variable cv_;

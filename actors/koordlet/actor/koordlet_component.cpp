@@ -467,12 +467,11 @@ void koordlet_component::suppress_round(const wire::Envelope& env,
   // A node without pods whose inputs are those of the last round gets the last decision (the
   // policy is a pure function of them): an idle node reports every minute.
   const bool memo_able = pods.empty() && orphan_cpu_.empty();
-  const bool hit = memo_able && suppress_memo_ && suppress_memo_->inputs_gen == inputs_gen_ &&
-                   suppress_memo_->node_cpu_cores == node_cpu_cores_ &&
-                   suppress_memo_->be_cpuset == be_cpuset_ &&
-                   suppress_memo_->be_cfs_quota_us == be_cfs_quota_us_ &&
-                   suppress_memo_->state.cfs_quota == suppress_state_.cfs_quota &&
-                   suppress_memo_->state.cpuset == suppress_state_.cpuset;
+  auto& m = suppress_memo_;
+  const bool hit =
+      memo_able && m.valid && m.inputs_gen == inputs_gen_ && m.node_cpu_cores == node_cpu_cores_ &&
+      m.be_cpuset == be_cpuset_ && m.be_cfs_quota_us == be_cfs_quota_us_ &&
+      m.state.cfs_quota == suppress_state_.cfs_quota && m.state.cpuset == suppress_state_.cpuset;
   if (!hit) {
     const auto& procs = processors();
     kl::cpu_suppress_input in;
@@ -483,18 +482,17 @@ void koordlet_component::suppress_round(const wire::Envelope& env,
     in.cpuset.processors = procs;
     in.cpuset.old_be_cpuset = be_cpuset_;
     in.current_be_cfs_quota_us = be_cfs_quota_us_;
-    auto fresh = kl::suppress_be_cpu(in, opt_.threshold, opt_.gates, suppress_state_);
-    if (!memo_able) suppress_memo_.reset();
-    if (!suppress_memo_) suppress_memo_.emplace();
-    auto& m = *suppress_memo_;
-    m.inputs_gen = memo_able ? inputs_gen_ : ~std::uint64_t{0};
-    m.node_cpu_cores = node_cpu_cores_;
-    m.be_cpuset = be_cpuset_;
-    m.be_cfs_quota_us = be_cfs_quota_us_;
-    m.state = suppress_state_;
-    m.d = std::move(fresh);
+    m.d = kl::suppress_be_cpu(in, opt_.threshold, opt_.gates, suppress_state_);
+    m.valid = memo_able;
+    if (memo_able) {  // the inputs the decision is reused for
+      m.inputs_gen = inputs_gen_;
+      m.node_cpu_cores = node_cpu_cores_;
+      m.be_cpuset = be_cpuset_;
+      m.be_cfs_quota_us = be_cfs_quota_us_;
+      m.state = suppress_state_;
+    }
   }
-  const auto& d = suppress_memo_->d;
+  const auto& d = m.d;
   suppress_state_ = d.next_state;
   std::string policy, cpuset, key;
   std::int64_t be_milli = -1;

@@ -70,9 +70,9 @@ struct koordlet_options {
 [[nodiscard]] koordlet::cpu_burst_strategy to_koordlet(const slo_controller::cpu_burst_strategy& s);
 
 // The inputs of a koordlet's last BE suppression decision and the decision
-// (koordlet_component::suppress_round). At namespace scope: Clang 14 cannot default-construct a
-// nested struct with member initializers inside an optional member of its enclosing class.
+// (koordlet_component::suppress_round).
 struct koordlet_suppress_memo {
+  bool valid = false;  // the inputs below are those of d (only kept for a node without pods)
   std::uint64_t inputs_gen = 0;
   std::optional<double> node_cpu_cores;
   std::vector<std::int32_t> be_cpuset;
@@ -152,7 +152,7 @@ class koordlet_component final : public entities::component {
   mutable std::vector<koordlet::processor_info> processors_;  // cache of processors()
   // The last suppression decision of a node without pods (suppress_round); inputs_gen_ counts
   // the events that may change the inputs it does not keep (all but reports).
-  std::optional<koordlet_suppress_memo> suppress_memo_;
+  koordlet_suppress_memo suppress_memo_;
   std::uint64_t inputs_gen_ = 0;
   std::optional<double> node_cpu_cores_, node_mem_bytes_;
   std::vector<double> orphan_cpu_;

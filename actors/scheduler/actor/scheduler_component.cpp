@@ -302,9 +302,9 @@ void scheduler_component::on_event(const wire::Envelope& env,
       if (!n.metric) n.metric.emplace();
       auto& m = *n.metric;
       m.update_time = event_time{e->update_time_ms()};
-      m.report_interval_seconds = e->report_interval_ms() > 0
-                                      ? e->report_interval_ms() / 1000
-                                      : node_metric{}.report_interval_seconds;
+      static const std::int64_t default_interval_s = node_metric{}.report_interval_seconds;
+      m.report_interval_seconds =
+          e->report_interval_ms() > 0 ? e->report_interval_ms() / 1000 : default_interval_s;
       m.has_node_metric = true;
       m.node_usage = to_resource_list(e->node_usage());
       m.system_usage = to_resource_list(e->system_usage());

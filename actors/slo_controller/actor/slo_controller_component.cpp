@@ -371,10 +371,8 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       if (const auto* ts = e->terms(); ts != nullptr)
         for (auto k = ts->size(); k > 0 && !mid_reset; --k) {
           const auto& t = *ts->Get(k - 1);
-          if (!messages::term_named(t, "batch.resetReason") &&
-              !messages::term_named(t, "mid.resetReason"))
-            break;
           mid_reset = messages::term_named(t, "mid.resetReason");
+          if (!mid_reset && !messages::term_named(t, "batch.resetReason")) break;
         }
       const bool batch_reset = to_string_view(e->cpu_policy()) == "reset";
       auto opt = [](bool reset, std::int64_t v) {
