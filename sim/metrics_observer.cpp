@@ -501,8 +501,9 @@ struct metrics_observer::impl {
       mem_requested -= all_memory(p->requests);
       p->status = pod_status::done;
     } else if (p->status == pod_status::submitted) {
-      // Deleted by the trace in the instant it was submitted, before the webhook answered: the
-      // webhook's PodMutated comes later in the log and must not bring the pod back as pending.
+      // Finished before admission answered: withdrawn while pending. The sim's source no longer
+      // writes this order (the log audit flags admission after a pod's end), but a log from
+      // elsewhere may; a later PodMutated must not bring the pod back as pending.
       ++withdrawn;
       p->status = pod_status::done;
     }
