@@ -40,6 +40,7 @@ class stepped final : public component_host {
   bool routes_by_node() const override { return true; }
   entities::step_host_stats stats() const override { return host_.stats(); }
   std::size_t component_count() const override { return host_.component_count(); }
+  entities::parallelizer parallelizer() override { return host_.cluster_parallelizer(); }
 
  private:
   entities::step_host host_;

@@ -35,6 +35,9 @@ class component_host {
   [[nodiscard]] virtual bool routes_by_node() const = 0;
   [[nodiscard]] virtual entities::step_host_stats stats() const = 0;
   [[nodiscard]] virtual std::size_t component_count() const = 0;
+  // Threads a cluster-scoped component may fan its own work out on (step_host's pool); empty =
+  // run that work on the component's thread.
+  [[nodiscard]] virtual entities::parallelizer parallelizer() { return {}; }
 };
 
 // The deterministic host (colony sim's). threads: node-scoped components in parallel.

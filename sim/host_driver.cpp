@@ -123,6 +123,20 @@ class component_sim {
   std::vector<char> changed_mark_;
   std::vector<std::uint32_t> changed_;  // nodes whose pods changed this instant
   std::vector<pod_on_node_usage> scratch_;
+  // report_nodes: the nodes reporting this tick (node, reuses its idle report), the reports
+  // built for them, and one builder and scratch per chunk of nodes built in parallel.
+  struct reporting_node {
+    std::uint32_t node;
+    bool reuse;
+  };
+  struct report_scratch {
+    messages::event_builder b;
+    std::vector<pod_on_node_usage> pods;
+  };
+  std::vector<reporting_node> reporting_;
+  std::vector<messages::byte_buffer> built_;
+  std::vector<report_scratch> report_scratch_;
+  entities::parallelizer parallel_;  // the host's threads (empty: this thread)
   double host_wall_ = 0, source_wall_ = 0;
   std::vector<std::string> skipped_plugins_;
 };
@@ -176,6 +190,8 @@ result<void> component_sim::setup() {
   // filter, off there, has none). Over openb's 149 days the flush would retry each never-bound
   // pod ~43,000 times.
   so.pod_max_in_unschedulable_pods_duration = duration_ms{0};
+  parallel_ = host_->parallelizer();
+  so.parallelizer = parallel_;
   auto sched = scheduler::scheduler_component::create(std::move(so));
   if (!sched) return tl::unexpected(sched.error());
   skipped_plugins_ = (*sched)->skipped_plugins();
@@ -347,6 +363,12 @@ void component_sim::track(const wire::Envelope& env) {
 void component_sim::report_nodes(std::int64_t t, const std::vector<std::uint32_t>& nodes) {
   const auto& world = host_->state();
   if (node_states_.size() < node_names_.size()) node_states_.resize(node_names_.size(), nullptr);
+  // 1. Which nodes report (ready, not removed), and which of them need a report built: a node
+  // without pods reports "usage 0, no pods" every time, so its report is its first one with the
+  // times rewritten in place, byte for byte what building it again gives (fields at their
+  // default are absent, hence t != 0). cache_idle_nodes = false builds every report, so a test
+  // can compare the two.
+  reporting_.clear();
   for (const std::uint32_t n : nodes) {
     if (node_states_[n] == nullptr) {
       const auto nit = world.nodes.find(node_names_[n]);
@@ -355,36 +377,63 @@ void component_sim::report_nodes(std::int64_t t, const std::vector<std::uint32_t
     }
     const auto& ns = *node_states_[n];
     if (!ns.ready || ns.removed) continue;
-    scratch_.clear();
-    for (const std::uint32_t pi : node_pods_[n]) {
-      const auto& p = pods_[pi];
-      pod_on_node_usage u;
-      u.pod = pi;
-      u.key = &p.key;
-      u.requests = p.requests;
-      u.bind_ms = p.bind_ms;
-      u.qos = p.qos;
-      u.priority_class = p.pclass;
-      scratch_.push_back(u);
+    const bool idle = node_pods_[n].empty();
+    const bool reuse = opt_.cache_idle_nodes && idle && t != 0 && !idle_report_[n].empty();
+    reporting_.push_back({n, reuse});
+  }
+  // 2. Build the others on the host's threads, in chunks of nodes, each chunk with its own
+  // builder and scratch: measure() and node_metric() read only the trace, the config and the
+  // world, so which thread builds a report does not change its bytes.
+  constexpr std::size_t chunk = 128;
+  const std::size_t m = reporting_.size();
+  const std::size_t tasks = (m + chunk - 1) / chunk;
+  if (built_.size() < m) built_.resize(m);
+  if (report_scratch_.size() < tasks) report_scratch_.resize(tasks);
+  const std::function<void(std::size_t)> build = [&](std::size_t k) {
+    auto& sc = report_scratch_[k];
+    for (std::size_t j = k * chunk; j < std::min(m, (k + 1) * chunk); ++j) {
+      const auto [n, reuse] = reporting_[j];
+      if (reuse) continue;
+      sc.pods.clear();
+      for (const std::uint32_t pi : node_pods_[n]) {
+        const auto& p = pods_[pi];
+        pod_on_node_usage u;
+        u.pod = pi;
+        u.key = &p.key;
+        u.requests = p.requests;
+        u.bind_ms = p.bind_ms;
+        u.qos = p.qos;
+        u.priority_class = p.pclass;
+        sc.pods.push_back(u);
+      }
+      const auto total = usage_->measure(sc.pods, t, node_states_[n]->be_cpu_milli);
+      built_[j] = usage_->node_metric(sc.b, t, node_names_[n], sc.pods, total);
     }
-    reported_empty_[n] = scratch_.empty() ? 1 : 0;
-    // A node without pods reports "usage 0, no pods" every time: its report is its first one
-    // with the times rewritten in place, byte for byte what building it again gives (fields at
-    // their default are absent, hence t != 0). cache_idle_nodes = false builds every report, so
-    // a test can compare the two.
-    if (opt_.cache_idle_nodes && scratch_.empty() && t != 0 && !idle_report_[n].empty()) {
+  };
+  if (parallel_ && tasks > 1)
+    parallel_(tasks, build);
+  else
+    for (std::size_t k = 0; k < tasks; ++k) build(k);
+  // 3. Observe them in node order.
+  for (std::size_t j = 0; j < m; ++j) {
+    const auto [n, reuse] = reporting_[j];
+    const bool idle = node_pods_[n].empty();
+    reported_empty_[n] = idle ? 1 : 0;
+    if (reuse) {
       auto& rec = idle_report_[n];
       auto* env = wire::GetMutableEnvelope(rec.data());
-      auto* m = static_cast<wire::NodeMetricReported*>(env->mutable_payload());
-      if (env->mutate_event_time_ms(t) && m->mutate_update_time_ms(t)) {
+      auto* mr = static_cast<wire::NodeMetricReported*>(env->mutable_payload());
+      if (env->mutate_event_time_ms(t) && mr->mutate_update_time_ms(t)) {
         observe(rec);  // the host copies it
         continue;
       }
+      // A template without the fields to rewrite (cannot happen with t != 0): build it here.
+      scratch_.clear();
+      const auto total = usage_->measure(scratch_, t, node_states_[n]->be_cpu_milli);
+      built_[j] = usage_->node_metric(b_, t, node_names_[n], scratch_, total);
     }
-    const auto total = usage_->measure(scratch_, t, ns.be_cpu_milli);
-    auto rec = usage_->node_metric(b_, t, node_names_[n], scratch_, total);
-    if (scratch_.empty() && t != 0) idle_report_[n] = rec;
-    observe(rec);
+    observe(built_[j]);
+    if (idle && t != 0) idle_report_[n] = std::move(built_[j]);
   }
 }
 

@@ -42,7 +42,9 @@ void step_host::add_slot(std::unique_ptr<component> c) {
   comps_.push_back(std::move(s));
   auto& sl = comps_.back();
   if (sl.node_scoped) {
-    by_node_[sl.node].push_back(i);
+    auto& place = place_of(sl.node);
+    place.comps.push_back(i);
+    place.seeded = true;
     // Keep node_order_ sorted by (node, index): components of one node in the order added.
     const auto pos = std::upper_bound(node_order_.begin(), node_order_.end(), i,
                                       [&](std::size_t a, std::size_t b) {
@@ -57,6 +59,12 @@ void step_host::add_slot(std::unique_ptr<component> c) {
     cluster_order_.push_back(i);
   }
   refresh_wake(i);
+}
+
+step_host::node_place& step_host::place_of(std::string_view node) {
+  auto it = by_node_.find(node);
+  if (it == by_node_.end()) it = by_node_.emplace(std::string(node), node_place{}).first;
+  return it->second;
 }
 
 void step_host::refresh_wake(std::size_t i) {
@@ -74,6 +82,7 @@ std::optional<std::int64_t> step_host::next_wakeup_ms() const {
 }
 
 void step_host::number_and_fold(record_batch& round, std::vector<messages::byte_buffer>& answers) {
+  record_place_.assign(round.size(), nullptr);
   for (std::size_t i = 0; i < round.size(); ++i) {
     const log_offset off = next_++;
     (void)messages::patch_offset(round.record(i), off);
@@ -81,12 +90,23 @@ void step_host::number_and_fold(record_batch& round, std::vector<messages::byte_
     const auto type = env.payload_type();
     if (type == wire::Payload::NodeRegistered && factory_) {
       const auto name = to_string_view(env.payload_as_NodeRegistered()->name());
-      if (by_node_.find(name) == by_node_.end()) {
-        by_node_.emplace(std::string(name), std::vector<std::size_t>{});
+      auto& place = place_of(name);
+      if (!place.seeded) {
+        place.seeded = true;
         for (auto& c : factory_(name)) add_slot(std::move(c));
       }
     }
-    world_.apply(env);
+    // An event of one node (a report, a batch-resource update, ...): fold it into the node's
+    // state found through its place, which routing then reuses. Anything else: world::apply.
+    const auto rl = messages::routes(env);
+    if (rl.size == 1 && rl.refs[0].kind == wire::EntityKind::Node) {
+      auto& place = place_of(rl.refs[0].key);
+      if (place.state == nullptr) place.state = &world_.node(rl.refs[0].key);
+      world_.apply_to(*place.state, env);
+      record_place_[i] = &place;
+    } else {
+      world_.apply(env);
+    }
     // The binding protocol (binding.hpp), in log order: the pod stage, then the node stage.
     if (type == wire::Payload::PodBindProposed) {
       const auto pod = to_string_view(env.entity_key());
@@ -146,7 +166,7 @@ void step_host::deliver_to(std::size_t i, const wire::Envelope& env) {
 void step_host::to_node(std::string_view node, const wire::Envelope& env) {
   const auto it = by_node_.find(node);
   if (it == by_node_.end()) return;
-  for (const std::size_t i : it->second) deliver_to(i, env);
+  for (const std::size_t i : it->second.comps) deliver_to(i, env);
 }
 
 void step_host::run_components(const record_batch& round, std::int64_t t, bool first_round) {
@@ -167,6 +187,12 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
       routing_.route(
           round.envelope(r), round.record(r),
           [&](std::string_view node, const wire::Envelope& env, std::span<const std::uint8_t>) {
+            // The record's own node, found when it was folded (a re-delivered spec is not it).
+            if (const auto* place = record_place_[r];
+                place != nullptr && &env == &round.envelope(r)) {
+              for (const std::size_t i : place->comps) deliver_to(i, env);
+              return;
+            }
             to_node(node, env);
           },
           [&](const wire::Envelope& env) {

@@ -111,6 +111,10 @@ using step_sink = std::function<result<void>(const record_batch& round)>;
 using node_component_factory =
     std::function<std::vector<std::unique_ptr<component>>(std::string_view node)>;
 
+// kube-scheduler's Parallelizer: calls fn(i) for every i in [0, n) on any threads and returns
+// when all calls have returned (framework_options::parallelizer has the same shape).
+using parallelizer = std::function<void(std::size_t n, const std::function<void(std::size_t)>& fn)>;
+
 struct step_host_stats {
   std::uint64_t instants = 0, rounds = 0, records = 0;
   std::uint64_t deliveries = 0;  // records handed to a component's on_event
@@ -141,6 +145,12 @@ class step_host {
   [[nodiscard]] log_offset next_offset() const { return next_; }
   [[nodiscard]] const step_host_stats& stats() const { return stats_; }
   [[nodiscard]] std::size_t component_count() const { return comps_.size(); }
+  // The host's threads for a cluster-scoped component's own fan-out (the scheduler's Filter and
+  // Score). Call only from a cluster-scoped component, which runs on the owner thread: a node
+  // job in flight is finished first (worker_pool::run). Valid while the host lives.
+  [[nodiscard]] parallelizer cluster_parallelizer() {
+    return [this](std::size_t n, const std::function<void(std::size_t)>& fn) { pool_.run(n, fn); };
+  }
 
  private:
   struct slot {
@@ -172,9 +182,19 @@ class step_host {
   std::vector<messages::byte_buffer> answers_;  // the round's arbitration answers
   log_offset next_ = 0;
   std::vector<slot> comps_;
-  std::vector<std::size_t> cluster_order_;        // indices, order added
-  std::vector<std::size_t> node_order_;           // indices, by (node, order added)
-  string_map<std::vector<std::size_t>> by_node_;  // lookup only, never iterated for output
+  std::vector<std::size_t> cluster_order_;  // indices, order added
+  std::vector<std::size_t> node_order_;     // indices, by (node, order added)
+  // One node's place in the host: its state in world_ and its node-scoped components. Found
+  // once per record at fold time; routing a record whose only route is that node reuses it
+  // (each node is touched about once a minute, so every lookup by name misses the cache).
+  struct node_place {
+    node_state* state = nullptr;     // set by the node's first event
+    std::vector<std::size_t> comps;  // indices into comps_, order added
+    bool seeded = false;             // the node factory ran, or a node component was added directly
+  };
+  node_place& place_of(std::string_view node);
+  string_map<node_place> by_node_;         // lookup only, never iterated for output
+  std::vector<node_place*> record_place_;  // per record of the round: its only node, or null
   std::set<std::pair<std::int64_t, std::size_t>> wakeups_;  // (time, component index)
   // Binding protocol state (binding.hpp), per pod and per node.
   string_map<binding::pod_live> pod_live_;

@@ -41,6 +41,7 @@ worker_pool::~worker_pool() {
 }
 
 void worker_pool::run(std::size_t n, const std::function<void(std::size_t)>& fn) {
+  if (pending_n_ != 0) wait();
   start(n, fn);
   wait();
 }
@@ -93,8 +94,8 @@ void worker_pool::loop() {
   std::uint64_t seen = 0;
   for (;;) {
     std::uint64_t gen = seen;
-    // Spin about 50 us for the next job, then sleep.
-    const auto until = steady::now() + std::chrono::microseconds(50);
+    // Spin for the next job, then sleep.
+    const auto until = steady::now() + std::chrono::microseconds(spin_us);
     for (unsigned k = 0; gen == seen; ++k) {
       if (stop_.load(std::memory_order_relaxed)) return;
       gen = ticket_.load(std::memory_order_acquire) >> 40;

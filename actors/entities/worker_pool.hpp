@@ -5,7 +5,7 @@
 // Jobs come often and are short (one virtual instant's node-scoped component steps, a
 // scheduling cycle's Filter fan-out), so the hand-off avoids sleeping where it can: a job is
 // one atomic ticket (generation, task count, next index) that threads claim tasks from by
-// compare-and-swap; idle workers spin briefly (~50 us) before they sleep; the caller works too
+// compare-and-swap; idle workers spin for spin_us before they sleep; the caller works too
 // and then waits only for tasks already claimed, never for a worker that has not woken up. A
 // claim names the generation, so a worker late from an earlier job never takes a task of the
 // next one.
@@ -32,6 +32,9 @@ class worker_pool {
   worker_pool(const worker_pool&) = delete;
   worker_pool& operator=(const worker_pool&) = delete;
 
+  // A run() between start() and wait() first finishes the started job (the caller works on it
+  // with the workers), then runs its own: a cluster-scoped component on the owner thread (the
+  // scheduler's Filter fan-out) may use the pool while the node components' job is in flight.
   void run(std::size_t n, const std::function<void(std::size_t)>& fn);
   // run() in two halves, so the caller can do other work while the workers start on the job:
   // start() hands the job to the workers (fn must stay valid until wait() returns), wait() has
@@ -42,6 +45,11 @@ class worker_pool {
   void wait();
   // Jobs of fewer tasks run on the caller alone: waking a worker costs more than a few tasks.
   static constexpr std::size_t inline_below = 8;
+  // How long an idle worker spins for the next job before it sleeps. A scheduling cycle's
+  // Filter job comes every few tens of microseconds while pods are placed, and a worker woken
+  // from sleep arrives after the caller has done the job alone; longer spins only burn a core
+  // the log's appender may want (docs/results.md has the measurements).
+  static constexpr unsigned spin_us = 500;
   [[nodiscard]] std::size_t threads() const { return workers_.size() + 1; }
 
  private:

@@ -29,6 +29,16 @@ class world {
     return nodes.size() + pods.size() + quotas.size() + jobs.size();
   }
 
+  // The node `key`, created on first sight: the state apply() folds that node's events into.
+  // Its address stays valid while the world lives.
+  node_state& node(std::string_view key) { return indexed(nodes, node_index_, key); }
+  // apply() of an event whose only route is node `n`, when the caller already holds that
+  // node's state (the step host's per-node slot): the same fold without the lookup.
+  void apply_to(node_state& n, const wire::Envelope& env) {
+    ++applied;
+    entities::apply(n, env);
+  }
+
   // Restores one entity from a snapshot.
   [[nodiscard]] result<void> load(wire::EntityKind kind, std::string_view key,
                                   std::string_view bytes);

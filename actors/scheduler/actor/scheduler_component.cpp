@@ -23,6 +23,8 @@ class scheduler_component::node_unschedulable final : public plugin {
   status filter(cycle_state&, const pod_info&, const node_info& node, event_time) override {
     return check(static_cast<std::size_t>(&node - base_));
   }
+  // Filter only reads the node flags, which no cycle changes.
+  [[nodiscard]] bool parallel_safe() const noexcept override { return true; }
   // Queue when the changed node is ready and schedulable now (the Filter itself).
   [[nodiscard]] queueing_hint filter_hint(const pod_info&, const cluster_event& ev) const override {
     return ev.node == nullptr || check(ev.node_index).ok() ? queueing_hint::queue
@@ -118,6 +120,7 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   if (!built) return tl::unexpected(built.error());
   std::unique_ptr<scheduler_component> c(new scheduler_component(std::move(opts)));
   c->fwk_ = std::move(built->fwk);
+  c->fwk_->options().parallelizer = c->opts_.parallelizer;
   c->skipped_plugins_ = std::move(built->skipped_plugins);
   if (c->opts_.gpu_model_affinity && c->fwk_->find(gpu_model_affinity::plugin_name) == nullptr &&
       !profile_disables(c->opts_.config->profiles[c->opts_.profile],

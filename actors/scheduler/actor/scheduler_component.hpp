@@ -49,6 +49,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -114,6 +115,9 @@ struct scheduler_component_options {
   // scheduler sees it. Set it when an admission component writes to the same log; without
   // one, pods would wait forever. Default: false.
   bool await_admission = false;
+  // framework_options::parallelizer of the profile's framework: the host's threads for Filter
+  // and Score (the decision is the same at any thread count). Default: empty (one thread).
+  std::function<void(std::size_t n, const std::function<void(std::size_t)>& fn)> parallelizer;
 };
 
 class scheduler_component final : public entities::component {
