@@ -189,6 +189,25 @@ std::vector<std::int32_t> calculate_be_suppress_cpuset_policy(
   return picked;
 }
 
+const std::vector<std::int32_t>& cpuset_policy_memo::picks(std::int32_t cpus,
+                                                           std::span<const processor_info> pool) {
+  ++calls_;
+  entry* victim = &entries_[0];
+  for (auto& e : entries_) {
+    if (e.cpus == cpus && std::equal(e.pool.begin(), e.pool.end(), pool.begin(), pool.end())) {
+      ++hits_;
+      e.last_use = calls_;
+      return e.picked;
+    }
+    if (e.last_use < victim->last_use) victim = &e;  // least recently used (never used: 0)
+  }
+  victim->cpus = cpus;
+  victim->pool.assign(pool.begin(), pool.end());
+  victim->picked = calculate_be_suppress_cpuset_policy(cpus, pool);
+  victim->last_use = calls_;
+  return victim->picked;
+}
+
 namespace {
 
 // CPU id -> raw QoS of the pod pinned to it (last pod wins, in pod order, as Go's loop).
@@ -239,14 +258,17 @@ cpuset_decision adjust_by_cpuset(std::int64_t suppress_milli, const cpuset_input
   if (pools == 0) return d;  // nothing to pick from (Go would divide by zero)
   const std::int32_t lsr_n = cpus * static_cast<std::int32_t>(lsr.size()) / pools;
   d.lsr_cpus = lsr_n;
-  if (lsr_n > 0) {
-    auto a = calculate_be_suppress_cpuset_policy(lsr_n, lsr);
-    d.cpus.insert(d.cpus.end(), a.begin(), a.end());
-  }
-  if (cpus - lsr_n > 0) {
-    auto b = calculate_be_suppress_cpuset_policy(cpus - lsr_n, ls);
-    d.cpus.insert(d.cpus.end(), b.begin(), b.end());
-  }
+  auto pick = [&](std::int32_t k, std::span<const processor_info> pool) {
+    if (in.memo != nullptr) {
+      const auto& p = in.memo->picks(k, pool);
+      d.cpus.insert(d.cpus.end(), p.begin(), p.end());
+    } else {
+      const auto p = calculate_be_suppress_cpuset_policy(k, pool);
+      d.cpus.insert(d.cpus.end(), p.begin(), p.end());
+    }
+  };
+  if (lsr_n > 0) pick(lsr_n, lsr);
+  if (cpus - lsr_n > 0) pick(cpus - lsr_n, ls);
   if (!d.cpus.empty()) {
     d.merged.assign(in.old_be_cpuset.begin(), in.old_be_cpuset.end());
     d.merged.insert(d.merged.end(), d.cpus.begin(), d.cpus.end());

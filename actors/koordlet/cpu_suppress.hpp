@@ -7,6 +7,7 @@
 // the decision into cgroup writes (cgroup_writer.hpp). Thread-safety: none needed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -28,6 +29,7 @@ struct processor_info {
   std::int32_t core_id = 0;
   std::int32_t socket_id = 0;
   std::int32_t node_id = 0;  // NUMA node
+  friend bool operator==(const processor_info&, const processor_info&) = default;
 };
 
 // ---- calculateBESuppressCPU ------------------------------------------------------------------
@@ -55,11 +57,34 @@ struct be_suppress_cpu {
 [[nodiscard]] std::vector<std::int32_t> calculate_be_suppress_cpuset_policy(
     std::int32_t cpus, std::span<const processor_info> processors);
 
+// Remembers calculate_be_suppress_cpuset_policy's picks for the last few (cpus, pool) pairs of
+// one node: a pure function, so a hit returns exactly what the call would. A node's pools change
+// only when pinned pods come and go, and its suppress target moves around a level, while the
+// call sorts, buckets and allocates on every report (one memo per koordlet).
+class cpuset_policy_memo {
+ public:
+  const std::vector<std::int32_t>& picks(std::int32_t cpus, std::span<const processor_info> pool);
+  [[nodiscard]] std::uint64_t calls() const { return calls_; }
+  [[nodiscard]] std::uint64_t hits() const { return hits_; }
+
+ private:
+  struct entry {
+    std::int32_t cpus = -1;
+    std::vector<processor_info> pool;
+    std::vector<std::int32_t> picked;
+    std::uint64_t last_use = 0;
+  };
+  static constexpr std::size_t size_ = 8;
+  entry entries_[size_];
+  std::uint64_t calls_ = 0, hits_ = 0;
+};
+
 struct cpuset_inputs {
   std::span<const processor_info> processors;   // all processors of the node (NodeCPUInfo)
   std::span<const std::int32_t> old_be_cpuset;  // current besteffort cgroup cpuset.cpus
   std::span<const std::int32_t> reserved_cpus;  // NodeResourceTopology reservation reservedCPUs
   std::span<const std::int32_t> system_qos_exclusive_cpus;  // exclusive SYSTEM QoS cpuset
+  cpuset_policy_memo* memo = nullptr;  // optional; the decision is the same without it
 };
 
 struct cpuset_decision {

@@ -481,6 +481,7 @@ void koordlet_component::suppress_round(const wire::Envelope& env,
     in.node_cpu_used_cores = node_cpu_cores_;
     in.cpuset.processors = procs;
     in.cpuset.old_be_cpuset = be_cpuset_;
+    in.cpuset.memo = &cpuset_memo_;
     in.current_be_cfs_quota_us = be_cfs_quota_us_;
     m.d = kl::suppress_be_cpu(in, opt_.threshold, opt_.gates, suppress_state_);
     m.valid = memo_able;

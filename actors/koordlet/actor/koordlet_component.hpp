@@ -153,6 +153,7 @@ class koordlet_component final : public entities::component {
   // The last suppression decision of a node without pods (suppress_round); inputs_gen_ counts
   // the events that may change the inputs it does not keep (all but reports).
   koordlet_suppress_memo suppress_memo_;
+  koordlet::cpuset_policy_memo cpuset_memo_;  // the cpuset policy's picks, by (cpus, pool)
   std::uint64_t inputs_gen_ = 0;
   std::optional<double> node_cpu_cores_, node_mem_bytes_;
   std::vector<double> orphan_cpu_;

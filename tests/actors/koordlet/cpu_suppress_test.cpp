@@ -1,5 +1,8 @@
 // Golden cases from Koordinator's
 // pkg/koordlet/qosmanager/plugins/cpusuppress/cpu_suppress_test.go.
+#include <algorithm>
+#include <random>
+
 #include <gtest/gtest.h>
 
 #include "actors/koordlet/cpu_suppress.hpp"
@@ -212,6 +215,34 @@ TEST(KoordletCpuSuppress, CalculateBESuppressCPUSetPolicy) {
     SCOPED_TRACE(r.name);
     EXPECT_EQ(calculate_be_suppress_cpuset_policy(r.cpus, r.procs), r.want);
   }
+}
+
+// The memo answers exactly what the policy answers, for pools and targets that repeat (a hit)
+// and that change (a miss, then an eviction once more pairs than it keeps are seen).
+TEST(KoordletCpuSuppress, CpusetPolicyMemoGivesThePolicysPicks) {
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<processor_info>> pools;
+  for (int k = 0; k < 5; ++k) {
+    std::vector<processor_info> pool;
+    const int sockets = 1 + static_cast<int>(rng() % 2), cores = 2 + static_cast<int>(rng() % 6);
+    for (int s = 0; s < sockets; ++s)
+      for (int c = 0; c < cores; ++c)
+        for (int t = 0; t < 2; ++t) {
+          const int id = static_cast<int>(pool.size());
+          pool.push_back({id, s * cores + c, s, s});
+        }
+    std::shuffle(pool.begin(), pool.end(), rng);
+    pools.push_back(pool);
+  }
+  cpuset_policy_memo memo;
+  for (int i = 0; i < 2000; ++i) {
+    const auto& pool = pools[rng() % pools.size()];
+    const auto cpus = static_cast<std::int32_t>(rng() % (pool.size() + 2));
+    ASSERT_EQ(memo.picks(cpus, pool), calculate_be_suppress_cpuset_policy(cpus, pool)) << i;
+  }
+  EXPECT_EQ(memo.calls(), 2000u);
+  EXPECT_GT(memo.hits(), 100u);                // repeats were answered from the memo
+  EXPECT_LT(memo.hits(), memo.calls() - 100);  // and misses (evictions) happened too
 }
 
 TEST(KoordletCpuSuppress, SuppressRoundFollowsPolicyAndRecoversTheOther) {
