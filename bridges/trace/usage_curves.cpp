@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 namespace colony::trace {
 
@@ -72,16 +74,51 @@ std::uint64_t fnv1a64(std::string_view s) {
 std::vector<usage_curve> extract_usage_curves(const std::vector<v2018_machine_usage>& rows,
                                               const usage_curve_options& opt) {
   const std::int64_t step = std::max<std::int64_t>(1, opt.step_ms);
-  // Group by machine, then time, then file order (rows may come time-sorted or as filed).
+  // Order rows by (machine id, time, line), ties in input order. Machine ids are ranked once
+  // (sorted distinct ids) and rows grouped by rank with a stable counting sort; each group is
+  // then usually already in (time, line) order (readers sort by time, files list a machine's
+  // rows by time), so only a group that is not gets sorted. Same order as one stable sort with
+  // string compares, without ~20 string compares per row on a 9-million-row table.
+  std::unordered_map<std::string_view, std::uint32_t> rank_of;
+  for (const auto& r : rows) rank_of.try_emplace(r.machine_id, 0u);
+  {
+    std::vector<std::string_view> ids;
+    ids.reserve(rank_of.size());
+    for (const auto& [id, rank] : rank_of) ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    for (std::uint32_t k = 0; k < ids.size(); ++k) rank_of[ids[k]] = k;
+  }
+  std::vector<std::uint32_t> rank(rows.size());
+  std::vector<std::uint32_t> start(rank_of.size() + 1, 0);
+  {
+    std::string_view last;
+    std::uint32_t last_rank = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const std::string_view id = rows[i].machine_id;
+      if (i == 0 || id != last) {
+        last = id;
+        last_rank = rank_of.find(id)->second;
+      }
+      rank[i] = last_rank;
+      ++start[last_rank + 1];
+    }
+  }
+  std::partial_sum(start.begin(), start.end(), start.begin());
   std::vector<std::uint32_t> idx(rows.size());
-  std::iota(idx.begin(), idx.end(), 0u);
-  std::stable_sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
+  {
+    std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
+    for (std::uint32_t i = 0; i < rows.size(); ++i) idx[next[rank[i]]++] = i;
+  }
+  const auto before = [&](std::uint32_t a, std::uint32_t b) {
     const auto& x = rows[a];
     const auto& y = rows[b];
-    if (x.machine_id != y.machine_id) return x.machine_id < y.machine_id;
     if (x.time != y.time) return x.time < y.time;
     return x.line < y.line;
-  });
+  };
+  for (std::size_t g = 0; g + 1 < start.size(); ++g) {
+    const auto first = idx.begin() + start[g], last = idx.begin() + start[g + 1];
+    if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
+  }
   std::vector<usage_curve> curves;
   std::vector<point> cpu, mem;
   std::vector<char> held;
