@@ -1,0 +1,237 @@
+#include "bridges/kubernetes/translate.hpp"
+
+#include <array>
+#include <exception>
+#include <utility>
+
+#include "bridges/kubernetes/translate_internal.hpp"
+
+namespace colony::kube {
+
+namespace ti = translate_internal;
+using ti::json;
+
+namespace {
+
+constexpr std::array<std::pair<object_kind, std::string_view>, 13> kinds = {{
+    {object_kind::node, "Node"},
+    {object_kind::pod, "Pod"},
+    {object_kind::priority_class, "PriorityClass"},
+    {object_kind::config_map, "ConfigMap"},
+    {object_kind::cluster_colocation_profile, "ClusterColocationProfile"},
+    {object_kind::elastic_quota, "ElasticQuota"},
+    {object_kind::node_metric, "NodeMetric"},
+    {object_kind::elastic_quota_profile, "ElasticQuotaProfile"},
+    {object_kind::reservation, "Reservation"},
+    {object_kind::pod_migration_job, "PodMigrationJob"},
+    {object_kind::pod_group, "PodGroup"},
+    {object_kind::device, "Device"},
+    {object_kind::node_slo, "NodeSLO"},
+}};
+
+// Why a known kind has no event (docs/kubernetes-bridge.md "Gaps").
+std::string_view gap_of(object_kind k) noexcept {
+  switch (k) {
+    case object_kind::elastic_quota_profile:
+      return "the schema has no event for a quota profile (the profile controller's generated "
+             "ElasticQuotas are translated as they appear)";
+    case object_kind::reservation:
+      return "the schema has no reservation events";
+    case object_kind::pod_migration_job:
+      return "MigrationJobCreated and MigrationJobPhaseChanged are decisions of Colony's "
+             "descheduler; the schema has no observation of a job written by someone else";
+    case object_kind::pod_group:
+      return "the schema has no gang (PodGroup) events";
+    case object_kind::device:
+      return "the schema carries GPUs only inside NodeRegistered.gpus; no event updates a "
+             "node's devices alone";
+    case object_kind::node_slo:
+      return "Colony's koordlet reads the slo-controller-config ConfigMap itself; the schema "
+             "has no per-node NodeSLO event";
+    default:
+      return {};
+  }
+}
+
+bool namespaced(object_kind k) noexcept {
+  switch (k) {
+    case object_kind::pod:
+    case object_kind::config_map:
+    case object_kind::elastic_quota:
+    case object_kind::elastic_quota_profile:
+    case object_kind::pod_group:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Runs a translation with nlohmann's exceptions (and any other) turned into values.
+template <class F>
+result<event_list> guarded(object_kind kind, F&& f) {
+  try {
+    return f();
+  } catch (const json::exception& e) {
+    return fail(errc::invalid_input, e.what(), std::string(to_string(kind)));
+  } catch (const std::exception& e) {
+    return fail(errc::internal, e.what(), std::string(to_string(kind)));
+  }
+}
+
+result<event_list> dispatch(object_kind kind, const ti::request& r) {
+  if (!gap_of(kind).empty()) {
+    // Named as precisely as the object allows; a nameless one is still refused by kind.
+    ti::object_ref ref;
+    ref.kind = kind;
+    ref.name = "<unnamed>";
+    if (auto named = ti::read_ref(kind, *r.object, namespaced(kind))) ref = *named;
+    return ti::not_translated(ref, std::string(gap_of(kind)));
+  }
+  switch (kind) {
+    case object_kind::node:
+      return ti::translate_node(r);
+    case object_kind::pod:
+      return ti::translate_pod(r);
+    case object_kind::priority_class:
+      return ti::translate_priority_class(r);
+    case object_kind::config_map:
+      return ti::translate_config_map(r);
+    case object_kind::cluster_colocation_profile:
+      return ti::translate_colocation_profile(r);
+    case object_kind::elastic_quota:
+      return ti::translate_elastic_quota(r);
+    case object_kind::node_metric:
+      return ti::translate_node_metric(r);
+    default:
+      break;
+  }
+  return fail(errc::internal, "no translator for kind " + std::string(to_string(kind)));
+}
+
+// The generic projection of a kind without a translation: the object without the metadata
+// that changes on every write.
+json without_volatile(const json& o) {
+  if (!o.is_object()) return o;
+  json p = o;
+  if (auto md = p.find("metadata"); md != p.end() && md->is_object()) {
+    md->erase("resourceVersion");
+    md->erase("managedFields");
+    md->erase("generation");
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string_view to_string(object_kind k) noexcept {
+  for (const auto& [kind, name] : kinds)
+    if (kind == k) return name;
+  return "Unknown";
+}
+
+result<object_kind> parse_object_kind(std::string_view kind) {
+  for (const auto& [k, name] : kinds)
+    if (name == kind) return k;
+  return fail(errc::invalid_input, "kind " + ti::quote_text(kind) + " is not one the bridge knows",
+              "kind");
+}
+
+std::string_view to_string(change c) noexcept {
+  switch (c) {
+    case change::none:
+      return "none";
+    case change::condition:
+      return "condition";
+    case change::relevant:
+      return "relevant";
+  }
+  return "unknown";
+}
+
+change change_kind(object_kind kind, const json& old_object, const json& new_object,
+                   const translate_options& options) {
+  try {
+    switch (kind) {
+      case object_kind::node:
+        if (ti::node_projection(old_object, options) != ti::node_projection(new_object, options))
+          return change::relevant;
+        return ti::node_condition_projection(old_object) ==
+                       ti::node_condition_projection(new_object)
+                   ? change::none
+                   : change::condition;
+      case object_kind::pod:
+        return ti::pod_projection(old_object) == ti::pod_projection(new_object) ? change::none
+                                                                                : change::relevant;
+      case object_kind::priority_class:
+        return ti::priority_class_projection(old_object) ==
+                       ti::priority_class_projection(new_object)
+                   ? change::none
+                   : change::relevant;
+      case object_kind::config_map:
+        return ti::config_map_projection(old_object, options) ==
+                       ti::config_map_projection(new_object, options)
+                   ? change::none
+                   : change::relevant;
+      case object_kind::cluster_colocation_profile:
+        return ti::colocation_profile_projection(old_object) ==
+                       ti::colocation_profile_projection(new_object)
+                   ? change::none
+                   : change::relevant;
+      case object_kind::elastic_quota:
+        return ti::elastic_quota_projection(old_object) == ti::elastic_quota_projection(new_object)
+                   ? change::none
+                   : change::relevant;
+      case object_kind::node_metric:
+        return ti::node_metric_projection(old_object) == ti::node_metric_projection(new_object)
+                   ? change::none
+                   : change::relevant;
+      default:
+        return without_volatile(old_object) == without_volatile(new_object) ? change::none
+                                                                            : change::relevant;
+    }
+  } catch (const std::exception&) {
+    return change::relevant;  // let the translation name what is wrong
+  }
+}
+
+result<event_list> translate_added(object_kind kind, const json& object, event_time t,
+                                   const translate_options& options) {
+  return guarded(kind, [&]() -> result<event_list> {
+    ti::request r;
+    r.what = ti::op::added;
+    r.object = &object;
+    r.time = t;
+    r.options = &options;
+    return dispatch(kind, r);
+  });
+}
+
+result<event_list> translate_modified(object_kind kind, const json& old_object,
+                                      const json& new_object, event_time t,
+                                      const translate_options& options) {
+  return guarded(kind, [&]() -> result<event_list> {
+    ti::request r;
+    r.what = ti::op::modified;
+    r.old_object = &old_object;
+    r.object = &new_object;
+    r.changed = change_kind(kind, old_object, new_object, options);
+    r.time = t;
+    r.options = &options;
+    if (r.changed == change::none) return event_list{};
+    return dispatch(kind, r);
+  });
+}
+
+result<event_list> translate_deleted(object_kind kind, const json& last, event_time t,
+                                     const translate_options& options) {
+  return guarded(kind, [&]() -> result<event_list> {
+    ti::request r;
+    r.what = ti::op::deleted;
+    r.object = &last;
+    r.time = t;
+    r.options = &options;
+    return dispatch(kind, r);
+  });
+}
+
+}  // namespace colony::kube

@@ -1,0 +1,129 @@
+// colony::kube translation: Kubernetes objects (nlohmann::json, as the apiserver returns them)
+// into Colony observation events (colony.fbs Envelopes), the cluster-mode counterpart of the
+// sim's trace source (sim/trace_source.cpp).
+//
+// Pure functions: no I/O, no clock (the event time is an argument), no state. The same object,
+// time and options give the same bytes: maps (labels, annotations, resource lists) are written
+// sorted by key, every FlatBuffers string, vector and sub-table is created in a named local
+// before the call that uses it. The three entry points mirror an informer's handlers
+// (informer.hpp): translate_added, translate_modified (old and new object) and
+// translate_deleted. Each returns the events to append, in order, or an error; an error means
+// nothing is emitted for the object.
+//
+//   kind (object_kind)         event(s)
+//   Node                       NodeRegistered (+ NodeConditionChanged when not Ready); a
+//                              MODIFIED that changes only Ready/unschedulable:
+//                              NodeConditionChanged; DELETED: NodeRemoved
+//   Pod (schedulerName one of  unbound: PodSubmitted (requests/limits by Kubernetes' PodRequests
+//   options.scheduler_names)   / PodLimits); Running after Colony bound it: PodStarted;
+//                              Succeeded/Failed or DELETED: PodFinished
+//   PriorityClass              ConfigUpdated kind "PriorityClass" (the admission component's)
+//   ConfigMap slo-controller-  ConfigUpdated kind "slo-controller-config" (the data, as the sim
+//   config                     writes its sloControllerConfig); other ConfigMaps: nothing
+//   ClusterColocationProfile   ConfigUpdated kind "ClusterColocationProfile"
+//   ElasticQuota               QuotaUpserted; DELETED: QuotaDeleted
+//   NodeMetric                 NodeMetricReported (once status.updateTime is set)
+//
+// Not yet translated (errc::failed_precondition, message "<Kind> is not yet translated: ..."):
+//   ElasticQuotaProfile, Reservation, PodMigrationJob, PodGroup, Device, NodeSLO: the schema
+//   has no observation event for them (MigrationJob* are decisions of Colony's descheduler);
+//   a Pod first seen already bound, or bound by a scheduler not in scheduler_names: the schema
+//   has no event for a binding Colony did not decide (PodScheduled is the node actor's
+//   decision); a NodeMetric DELETED: no event clears a node's metric.
+// docs/kubernetes-bridge.md "Translation to observation events" lists every field mapping.
+//
+// Errors: a malformed object is errc::invalid_input with `where` = "<Kind> <key>: <field>"
+// ("Pod default/web-1: spec.containers[0].resources.requests.cpu") and a message saying what is
+// wrong ("\"12x\" is not a quantity"). No exception escapes (nlohmann's are caught here).
+// Thread-safety: every function is reentrant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "messages/codec.hpp"
+#include "messages/result.hpp"
+#include "messages/units.hpp"
+
+namespace colony::kube {
+
+// The kinds the bridge knows. Informers know what they list (LIST items carry no kind), so the
+// kind is an argument rather than read from the object.
+enum class object_kind : std::uint8_t {
+  node,
+  pod,
+  priority_class,
+  config_map,
+  cluster_colocation_profile,
+  elastic_quota,
+  node_metric,
+  // Known, not yet translated (see above).
+  elastic_quota_profile,
+  reservation,
+  pod_migration_job,
+  pod_group,
+  device,
+  node_slo,
+};
+
+// "Node", "Pod", ..., as the objects' `kind` field spells them.
+[[nodiscard]] std::string_view to_string(object_kind k) noexcept;
+// The inverse; invalid_input for a kind the bridge does not know ("Deployment").
+[[nodiscard]] result<object_kind> parse_object_kind(std::string_view kind);
+
+struct translate_options {
+  // Pods Colony schedules: spec.schedulerName in this list. Empty = every pod.
+  // Default: {"koord-scheduler"} (Koordinator's scheduler name,
+  // config/manager/scheduler-config.yaml).
+  std::vector<std::string> scheduler_names{"koord-scheduler"};
+  // The envelope's source. Default: "bridge/k8s" (colony.fbs Envelope.source).
+  std::string source = "bridge/k8s";
+  // The slo-controller's ConfigMap. Default: koordinator-system/slo-controller-config
+  // (pkg/util/sloconfig: ConfigNameSpace, SLOCtrlConfigMap).
+  std::string slo_config_namespace = "koordinator-system";
+  std::string slo_config_name = "slo-controller-config";
+  // kubernetes.io/batch-* and mid-* in a Node's status are the slo-controller's output written
+  // back; when Colony is that writer, a change in them alone is its own write coming back and
+  // is no change (change_kind none). They are still carried when something else changed.
+  // Default: true. Set false when another slo-controller (koord-manager) writes them.
+  bool colocation_written_by_colony = true;
+};
+
+// What a MODIFIED changed, as far as Colony's events go.
+enum class change : std::uint8_t {
+  none,       // nothing an event carries (resourceVersion, managedFields, heartbeats, status
+              // conditions other than Node Ready, ...): emit nothing
+  condition,  // Node only: Ready (status, reason) or spec.unschedulable, nothing else
+  relevant,   // translate the new object
+};
+
+[[nodiscard]] std::string_view to_string(change c) noexcept;  // "none", "condition", "relevant"
+
+// Whether a MODIFIED from old_object to new_object is worth an event. Compares only the fields
+// the kind's translation reads; total (an object it cannot read counts as relevant, so the
+// translation reports the error).
+[[nodiscard]] change change_kind(object_kind kind, const nlohmann::json& old_object,
+                                 const nlohmann::json& new_object,
+                                 const translate_options& options = {});
+
+using event_list = std::vector<messages::byte_buffer>;
+
+// ADDED (or a MODIFIED of an object never seen before).
+[[nodiscard]] result<event_list> translate_added(object_kind kind, const nlohmann::json& object,
+                                                 event_time t,
+                                                 const translate_options& options = {});
+// MODIFIED: nothing when change_kind is none.
+[[nodiscard]] result<event_list> translate_modified(object_kind kind,
+                                                    const nlohmann::json& old_object,
+                                                    const nlohmann::json& new_object, event_time t,
+                                                    const translate_options& options = {});
+// DELETED: `last` is the object as the DELETED event (or the informer's store) last had it.
+[[nodiscard]] result<event_list> translate_deleted(object_kind kind, const nlohmann::json& last,
+                                                   event_time t,
+                                                   const translate_options& options = {});
+
+}  // namespace colony::kube
