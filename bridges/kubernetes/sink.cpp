@@ -1,0 +1,502 @@
+// decision_sink: decisions into API writes (see sink.hpp).
+#include "bridges/kubernetes/sink.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include "bridges/kubernetes/backoff.hpp"
+#include "messages/codec.hpp"
+#include "messages/names.hpp"
+#include "messages/quantity.hpp"
+
+namespace colony::kube {
+
+using json = nlohmann::json;
+using messages::to_string_view;
+
+std::string_view to_string(write_kind k) noexcept {
+  switch (k) {
+    case write_kind::binding:
+      return "binding";
+    case write_kind::pod_condition:
+      return "pod-condition";
+    case write_kind::event:
+      return "event";
+    case write_kind::node_resources:
+      return "node-resources";
+    case write_kind::eviction:
+      return "eviction";
+  }
+  return "unknown";
+}
+
+// ---- bodies ----------------------------------------------------------------------------
+
+std::pair<std::string, std::string> split_pod_key(std::string_view key) {
+  const auto slash = key.find('/');
+  if (slash == std::string_view::npos) return {"default", std::string(key)};
+  return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
+}
+
+json binding_body(std::string_view ns, std::string_view name, std::string_view node) {
+  // What DefaultBinder posts (pkg/scheduler/framework/plugins/defaultbinder), uid aside:
+  // PodScheduled does not carry it.
+  return json{{"apiVersion", "v1"},
+              {"kind", "Binding"},
+              {"metadata", {{"name", name}, {"namespace", ns}}},
+              {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+}
+
+std::string fit_error_message(std::span<const unschedulable_reason> reasons) {
+  // FitError.Error() (pkg/scheduler/framework/types.go): "0/N nodes are available: " then the
+  // sorted "count reason" histogram. Colony's Filter stops at a node's first failing plugin,
+  // so N is the sum of the counts. A reason with no node count is a whole message (PreFilter
+  // or "no nodes available to schedule pods").
+  std::int64_t n = 0;
+  std::vector<std::string> parts;
+  std::string whole;
+  for (const auto& r : reasons) {
+    if (r.nodes <= 0) {
+      whole = r.reason;
+      continue;
+    }
+    n += r.nodes;
+    parts.push_back(std::to_string(r.nodes) + " " + r.reason);
+  }
+  std::string msg;
+  if (parts.empty() && !whole.empty()) {
+    msg = whole;
+  } else {
+    std::sort(parts.begin(), parts.end());
+    msg = "0/" + std::to_string(n) + " nodes are available";
+    for (std::size_t i = 0; i < parts.size(); ++i) msg += (i == 0 ? ": " : ", ") + parts[i];
+    msg += ".";
+  }
+  // truncateMessage (schedule_one.go): an Event note holds 1024 bytes.
+  constexpr std::size_t limit = 1024;
+  if (msg.size() > limit) msg = msg.substr(0, limit - 4) + " ...";
+  return msg;
+}
+
+json unschedulable_condition_patch(std::string_view message, std::string_view transition_time) {
+  json c = {{"type", "PodScheduled"},
+            {"status", "False"},
+            {"reason", "Unschedulable"},
+            {"message", message},
+            {"lastProbeTime", nullptr}};
+  if (!transition_time.empty()) c["lastTransitionTime"] = transition_time;
+  // Strategic merge: conditions merge by "type", so the pod's other conditions stay.
+  return json{{"status", {{"conditions", json::array({c})}}}};
+}
+
+namespace {
+
+const json* find_condition(const json& pod, std::string_view type) {
+  const auto* st = pod.contains("status") ? &pod["status"] : nullptr;
+  if (st == nullptr || !st->contains("conditions") || !(*st)["conditions"].is_array())
+    return nullptr;
+  for (const auto& c : (*st)["conditions"])
+    if (c.is_object() && c.value("type", "") == type) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+bool has_unschedulable_condition(const json& pod, std::string_view message) {
+  const json* c = find_condition(pod, "PodScheduled");
+  return c != nullptr && c->value("status", "") == "False" &&
+         c->value("reason", "") == "Unschedulable" && c->value("message", "") == message;
+}
+
+std::string rfc3339(std::int64_t ms) {
+  std::time_t s = static_cast<std::time_t>(ms / 1000);
+  if (ms < 0 && ms % 1000 != 0) --s;
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json failed_scheduling_event(const event_fields& f) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(f.offset));
+  const std::string t = rfc3339(f.time_ms);
+  json involved = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"namespace", f.ns}, {"name", f.pod}};
+  if (!f.uid.empty()) involved["uid"] = f.uid;
+  // kube-scheduler: Eventf(pod, nil, Warning, "FailedScheduling", "Scheduling", msg). Written
+  // as a core/v1 Event the way client-go's recorder does (count 1, first = last timestamp).
+  return json{{"apiVersion", "v1"},
+              {"kind", "Event"},
+              {"metadata", {{"name", f.pod + "." + hex}, {"namespace", f.ns}}},
+              {"involvedObject", involved},
+              {"reason", "FailedScheduling"},
+              {"message", f.message},
+              {"type", "Warning"},
+              {"action", "Scheduling"},
+              {"source", {{"component", f.component}}},
+              {"reportingComponent", f.component},
+              {"reportingInstance", f.instance},
+              {"firstTimestamp", t},
+              {"lastTimestamp", t},
+              {"count", 1}};
+}
+
+json node_resources_patch(const node_batch_values& v) {
+  // Koordinator's noderesource controller writes batch-cpu as NewQuantity(milli, DecimalSI):
+  // the number of milli-cores as a plain integer (apis/extension/resource.go).
+  json list = {{std::string(names::batch_cpu), std::to_string(v.batch_cpu_milli)},
+               {std::string(names::batch_memory), std::to_string(v.batch_memory_bytes)}};
+  if (v.include_mid) {
+    list[std::string(names::mid_cpu)] = std::to_string(v.mid_cpu_milli);
+    list[std::string(names::mid_memory)] = std::to_string(v.mid_memory_bytes);
+  }
+  return json{{"status", {{"capacity", list}, {"allocatable", list}}}};
+}
+
+namespace {
+
+// The value of resource `name` in node.status.<field>; nullopt when absent or unreadable.
+std::optional<std::int64_t> node_quantity(const json& node, const char* field,
+                                          std::string_view name) {
+  const auto ptr = json::json_pointer("/status/" + std::string(field));
+  if (!node.contains(ptr)) return std::nullopt;
+  const json& list = node.at(ptr);
+  const auto it = list.find(std::string(name));
+  if (it == list.end() || !it->is_string()) return std::nullopt;
+  auto q = k8s::parse_quantity_value(it->get<std::string>());
+  if (!q) return std::nullopt;
+  return *q;
+}
+
+}  // namespace
+
+bool node_has_resources(const json& node, const node_batch_values& v) {
+  std::vector<std::pair<std::string_view, std::int64_t>> want = {
+      {names::batch_cpu, v.batch_cpu_milli}, {names::batch_memory, v.batch_memory_bytes}};
+  if (v.include_mid) {
+    want.emplace_back(names::mid_cpu, v.mid_cpu_milli);
+    want.emplace_back(names::mid_memory, v.mid_memory_bytes);
+  }
+  for (const char* field : {"capacity", "allocatable"})
+    for (const auto& [name, value] : want)
+      if (node_quantity(node, field, name) != value) return false;
+  return true;
+}
+
+json eviction_body(std::string_view ns, std::string_view name) {
+  return json{{"apiVersion", "policy/v1"},
+              {"kind", "Eviction"},
+              {"metadata", {{"name", name}, {"namespace", ns}}}};
+}
+
+// ---- the sink --------------------------------------------------------------------------
+
+namespace {
+
+// The HTTP status in an api_client error message ("HTTP 429 Too Many Requests: ..."); 0 if none.
+long http_status_of(const error& e) {
+  const auto p = e.message.find("HTTP ");
+  if (p == std::string::npos) return 0;
+  long s = 0;
+  const char* b = e.message.data() + p + 5;
+  std::from_chars(b, e.message.data() + e.message.size(), s);
+  return s;
+}
+
+// "(Retry-After N s)" as api_client appends it.
+std::optional<std::chrono::milliseconds> retry_after_of(const error& e) {
+  const auto p = e.message.find("(Retry-After ");
+  if (p == std::string::npos) return std::nullopt;
+  long s = 0;
+  const char* b = e.message.data() + p + 13;
+  if (std::from_chars(b, e.message.data() + e.message.size(), s).ec != std::errc{})
+    return std::nullopt;
+  return std::chrono::milliseconds(s * 1000);
+}
+
+std::string pod_path(const std::string& ns, const std::string& name) {
+  return "/api/v1/namespaces/" + ns + "/pods/" + name;
+}
+
+}  // namespace
+
+struct decision_sink::attempt_result {
+  result<response> last;
+  std::uint32_t attempts = 0;
+};
+
+decision_sink::decision_sink(api_client c, sink_options o)
+    : client_(std::move(c)), opt_(std::move(o)) {
+  if (!opt_.sleep) opt_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+}
+
+result<decision_sink> decision_sink::open(connection conn, sink_options options) {
+  auto c = api_client::open(std::move(conn), options.client);
+  if (!c) return tl::make_unexpected(c.error());
+  return decision_sink(std::move(*c), std::move(options));
+}
+
+decision_sink::attempt_result decision_sink::send(const std::function<result<response>()>& call,
+                                                  std::uint32_t limit) {
+  backoff b(opt_.backoff_initial, opt_.backoff_cap, opt_.jitter, opt_.seed + counters_.requests);
+  attempt_result r{fail(errc::internal, "not sent"), 0};
+  for (;;) {
+    ++counters_.requests;
+    ++r.attempts;
+    r.last = call();
+    if (r.last || r.last.error().code != errc::unavailable || r.attempts >= std::max(1u, limit))
+      return r;
+    auto d = b.next();
+    if (auto ra = retry_after_of(r.last.error())) d = std::max(d, std::min(*ra, opt_.backoff_cap));
+    waits_.push_back(d);
+    ++counters_.retries;
+    opt_.sleep(d);
+  }
+}
+
+result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uint8_t> record) {
+  auto dec = messages::decode(record, "decision_sink record");
+  if (!dec) return tl::make_unexpected(dec.error());
+  const wire::Envelope& env = *dec->envelope;
+  ++counters_.records;
+  std::vector<write_outcome> out;
+  const std::uint64_t off = env.offset();
+
+  // One finished outcome, counted.
+  auto finish = [&](write_outcome o) {
+    o.offset = off;
+    if (!o.ok) {
+      ++counters_.failed;
+    } else if (o.wrote) {
+      ++counters_.writes;
+    } else {
+      ++counters_.skipped;
+    }
+    out.push_back(std::move(o));
+  };
+  auto from_error = [](write_outcome& o, const error& e) {
+    o.http_status = http_status_of(e);
+    o.message = e.describe();
+  };
+  auto get_json = [&](const std::string& path, json& into) -> result<void> {
+    auto r = send([&] { return client_.get(path); }, opt_.max_attempts);
+    if (!r.last) return tl::make_unexpected(r.last.error());
+    into = json::parse(r.last->body, nullptr, false);
+    if (into.is_discarded()) return fail(errc::invalid_input, "response is not JSON", path);
+    return {};
+  };
+
+  try {
+    switch (env.payload_type()) {
+      case wire::Payload::PodScheduled: {
+        const auto* p = env.payload_as_PodScheduled();
+        const auto [ns, name] = split_pod_key(to_string_view(p->pod()));
+        const std::string node(to_string_view(p->node()));
+        write_outcome o{.kind = write_kind::binding, .object = ns + "/" + name};
+        const std::string body = binding_body(ns, name, node).dump();
+        auto r = send([&] { return client_.post(pod_path(ns, name) + "/binding", body); },
+                      opt_.max_attempts);
+        o.attempts = r.attempts;
+        if (r.last) {
+          o.ok = o.wrote = true;
+          o.http_status = r.last->status;
+          o.message = "bound to " + node;
+        } else if (http_status_of(r.last.error()) == 409) {
+          // Already bound (pkg/registry/core/pod/storage: "pod ... is already assigned"):
+          // success when to the same node, a replay after a restart.
+          o.http_status = 409;
+          json pod;
+          if (auto g = get_json(pod_path(ns, name), pod); !g) {
+            o.message =
+                "binding answered 409 and the pod could not be read: " + g.error().describe();
+          } else {
+            const std::string bound = pod.value("/spec/nodeName"_json_pointer, std::string{});
+            o.ok = bound == node;
+            o.message = o.ok ? "already bound to " + node
+                             : "pod " + o.object + " is bound to node " + bound + ", not to node " +
+                                   node + " as decided";
+          }
+        } else {
+          from_error(o, r.last.error());
+          o.message = "binding pod " + o.object + " to node " + node + " failed: " + o.message;
+        }
+        finish(std::move(o));
+        break;
+      }
+      case wire::Payload::PodUnschedulable: {
+        const auto* p = env.payload_as_PodUnschedulable();
+        const auto [ns, name] = split_pod_key(to_string_view(p->pod()));
+        std::vector<unschedulable_reason> reasons;
+        if (p->reasons() != nullptr)
+          for (const auto* r : *p->reasons())
+            reasons.push_back({std::string(to_string_view(r->plugin())),
+                               std::string(to_string_view(r->reason())), r->nodes()});
+        const std::string msg = fit_error_message(reasons);
+        const std::string key = ns + "/" + name;
+        write_outcome cond{.kind = write_kind::pod_condition, .object = key};
+        write_outcome ev{.kind = write_kind::event, .object = key};
+        json pod;
+        auto g = get_json(pod_path(ns, name), pod);
+        cond.attempts = 1;
+        if (!g) {
+          // A pod that is gone needs no condition (handleSchedulingFailure drops it too).
+          cond.ok = ev.ok = g.error().code == errc::not_found;
+          from_error(cond, g.error());
+          ev.http_status = cond.http_status;
+          ev.message = cond.message = cond.ok ? "pod is gone" : cond.message;
+          finish(std::move(cond));
+          finish(std::move(ev));
+          break;
+        }
+        const std::string bound = pod.value("/spec/nodeName"_json_pointer, std::string{});
+        if (!bound.empty()) {
+          // A replayed record older than the pod's binding: writing it would undo the binding's
+          // PodScheduled=True condition. Deliberately nothing.
+          cond.ok = ev.ok = true;
+          cond.message = ev.message = "pod is bound to " + bound + "; nothing to write";
+          finish(std::move(cond));
+          finish(std::move(ev));
+          break;
+        }
+        if (has_unschedulable_condition(pod, msg)) {
+          cond.ok = true;
+          cond.http_status = 200;
+          cond.message = "condition already set";
+        } else {
+          // podutil.UpdatePodCondition: the transition time moves only when the status does.
+          const json* old = find_condition(pod, "PodScheduled");
+          const bool same_status = old != nullptr && old->value("status", "") == "False";
+          const std::string body =
+              unschedulable_condition_patch(msg, same_status ? "" : rfc3339(env.event_time_ms()))
+                  .dump();
+          auto r = send(
+              [&] {
+                return client_.patch(pod_path(ns, name) + "/status", patch_type::strategic, body);
+              },
+              opt_.max_attempts);
+          cond.attempts = r.attempts;
+          if (r.last) {
+            cond.ok = cond.wrote = true;
+            cond.http_status = r.last->status;
+            cond.message = msg;
+          } else {
+            from_error(cond, r.last.error());
+          }
+        }
+        event_fields f{.ns = ns,
+                       .pod = name,
+                       .uid = pod.value("/metadata/uid"_json_pointer, std::string{}),
+                       .message = msg,
+                       .component = opt_.scheduler_name,
+                       .instance = opt_.reporting_instance,
+                       .offset = off,
+                       .time_ms = env.event_time_ms()};
+        const json evjson = failed_scheduling_event(f);
+        const std::string evbody = evjson.dump();
+        auto r = send([&] { return client_.post("/api/v1/namespaces/" + ns + "/events", evbody); },
+                      opt_.max_attempts);
+        ev.attempts = r.attempts;
+        if (r.last) {
+          ev.ok = ev.wrote = true;
+          ev.http_status = r.last->status;
+          ev.message = "event " + evjson["metadata"]["name"].get<std::string>();
+        } else if (r.last.error().code == errc::already_exists) {
+          ev.ok = true;  // the same record's Event, written before a restart
+          ev.http_status = 409;
+          ev.message = "event already exists";
+        } else {
+          from_error(ev, r.last.error());
+        }
+        finish(std::move(cond));
+        finish(std::move(ev));
+        break;
+      }
+      case wire::Payload::NodeBatchResourceUpdated: {
+        const auto* p = env.payload_as_NodeBatchResourceUpdated();
+        const std::string node(to_string_view(p->node()));
+        write_outcome o{.kind = write_kind::node_resources, .object = node};
+        node_batch_values v{.batch_cpu_milli = p->batch_cpu_milli(),
+                            .batch_memory_bytes = p->batch_memory_bytes(),
+                            .mid_cpu_milli = p->mid_cpu_milli(),
+                            .mid_memory_bytes = p->mid_memory_bytes()};
+        json cur;
+        auto g = get_json("/api/v1/nodes/" + node, cur);
+        o.attempts = 1;
+        if (!g) {
+          from_error(o, g.error());
+          finish(std::move(o));
+          break;
+        }
+        // Mid resources when decided, or when the node lists them already (then they follow,
+        // to 0 included): an all-zero mid in the record is Koordinator's midresource disabled.
+        v.include_mid = v.mid_cpu_milli != 0 || v.mid_memory_bytes != 0 ||
+                        node_quantity(cur, "allocatable", names::mid_cpu).has_value() ||
+                        node_quantity(cur, "allocatable", names::mid_memory).has_value();
+        if (node_has_resources(cur, v)) {
+          o.ok = true;
+          o.http_status = 200;
+          o.message = "node already has these values";
+          finish(std::move(o));
+          break;
+        }
+        const std::string body = node_resources_patch(v).dump();
+        auto r = send(
+            [&] {
+              return client_.patch("/api/v1/nodes/" + node + "/status", patch_type::merge, body);
+            },
+            opt_.max_attempts);
+        o.attempts = r.attempts;
+        if (r.last) {
+          o.ok = o.wrote = true;
+          o.http_status = r.last->status;
+          o.message = "batch-cpu " + std::to_string(v.batch_cpu_milli) + ", batch-memory " +
+                      std::to_string(v.batch_memory_bytes);
+        } else {
+          from_error(o, r.last.error());
+        }
+        finish(std::move(o));
+        break;
+      }
+      case wire::Payload::PodEvicted: {
+        const auto* p = env.payload_as_PodEvicted();
+        const auto [ns, name] = split_pod_key(to_string_view(p->pod()));
+        write_outcome o{.kind = write_kind::eviction, .object = ns + "/" + name};
+        const std::string body = eviction_body(ns, name).dump();
+        // 429: a PodDisruptionBudget allows no disruption now (pkg/registry/core/pod/storage/
+        // eviction.go); it may later, so it is retried like any unavailable answer.
+        auto r = send([&] { return client_.post(pod_path(ns, name) + "/eviction", body); },
+                      opt_.eviction_max_attempts);
+        o.attempts = r.attempts;
+        if (r.last) {
+          // 201; a pod already terminating is deleted again (canIgnorePDB), a no-op.
+          o.ok = o.wrote = true;
+          o.http_status = r.last->status;
+          o.message = "evicted";
+        } else if (r.last.error().code == errc::not_found) {
+          o.ok = true;
+          o.http_status = 404;
+          o.message = "pod is gone";
+        } else {
+          from_error(o, r.last.error());
+          o.message = "eviction of pod " + o.object + " failed after " +
+                      std::to_string(r.attempts) + " attempts: " + o.message;
+        }
+        finish(std::move(o));
+        break;
+      }
+      default:
+        ++counters_.ignored;
+        break;
+    }
+  } catch (const std::exception& e) {
+    // nlohmann's exceptions (a malformed answer) stop here: errors are values.
+    return fail(errc::internal, e.what(), "decision_sink offset " + std::to_string(off));
+  }
+  return out;
+}
+
+}  // namespace colony::kube

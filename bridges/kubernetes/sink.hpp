@@ -1,0 +1,176 @@
+// colony::kube::decision_sink: Colony decision records carried out against a kube-apiserver.
+//
+// The sink is handed verified-on-entry log records (colony.fbs Envelopes, in log order) and
+// performs the API write each decision implies, the way the Kubernetes component Colony stands
+// in for would have written it:
+//
+//   PodScheduled             POST pods/NAME/binding (v1 Binding to the node)
+//   PodUnschedulable         PATCH pods/NAME/status (condition PodScheduled=False, Unschedulable)
+//                            + a core/v1 Event FailedScheduling (kube-scheduler's
+//                            handleSchedulingFailure, pkg/scheduler/schedule_one.go)
+//   NodeBatchResourceUpdated PATCH nodes/N/status (merge): kubernetes.io/batch-* (and mid-*)
+//                            in capacity and allocatable, as Koordinator's slo-controller does
+//   PodEvicted               POST pods/NAME/eviction (policy/v1 Eviction)
+//   anything else            ignored (counted)
+//
+// Every write is idempotent, so a sink restarted from an older offset replays harmlessly: a
+// 409 on a binding to the same node is success, a status already holding the values is not
+// written, an Event's name is derived from the record's offset (a second create is 409), and
+// evicting a pod that is gone (404) or already terminating is success. A write that fails after
+// its retries is an outcome with ok = false, never dropped: the caller appends it to the log
+// (colony.fbs has no event for a failed effect yet; docs/kubernetes-bridge.md "Sinks").
+//
+//   auto sink = kube::decision_sink::open(conn, {});
+//   for (auto& rec : records) for (auto& o : *sink->apply(rec)) if (!o.ok) report(o);
+//
+// Thread-safety: none; one thread drives a sink (it owns one api_client).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bridges/kubernetes/api_client.hpp"
+#include "messages/result.hpp"
+
+namespace colony::kube {
+
+enum class write_kind : std::uint8_t {
+  binding,         // POST pods/NAME/binding
+  pod_condition,   // PATCH pods/NAME/status
+  event,           // POST events (core/v1)
+  node_resources,  // PATCH nodes/N/status
+  eviction,        // POST pods/NAME/eviction
+};
+[[nodiscard]] std::string_view to_string(write_kind k) noexcept;
+
+// What became of one write a record asked for.
+struct write_outcome {
+  std::uint64_t offset = 0;  // the record's log offset
+  write_kind kind = write_kind::binding;
+  bool ok = false;
+  // True when the sink changed the server (a 2xx to a write); false for a write found already
+  // applied (binding 409 to the same node, equal status, Event 409, pod gone) or a failure.
+  bool wrote = false;
+  long http_status = 0;  // of the last answer; 0: no answer (transport failure, or no request)
+  std::uint32_t attempts = 0;
+  std::string object;   // "ns/name" or node name
+  std::string message;  // why (failures name the pod and the nodes)
+};
+
+struct sink_counters {
+  std::uint64_t records = 0;
+  std::uint64_t ignored = 0;   // payloads the sink has nothing to write for
+  std::uint64_t requests = 0;  // HTTP requests sent (reads included)
+  std::uint64_t writes = 0;    // writes the server took (2xx)
+  std::uint64_t skipped = 0;   // writes found already applied
+  std::uint64_t retries = 0;
+  std::uint64_t failed = 0;
+};
+
+struct sink_options {
+  // kube-scheduler's component name: Event source and reportingComponent.
+  std::string scheduler_name = "koord-scheduler";
+  std::string reporting_instance = "colony";
+  // Capped exponential backoff between tries of a write answered errc::unavailable (429,
+  // 5xx, transport). A Retry-After is waited for when longer, up to backoff_cap.
+  std::chrono::milliseconds backoff_initial{200};
+  std::chrono::milliseconds backoff_cap{5'000};
+  double jitter = 0.2;
+  std::uint64_t seed = 1;
+  std::uint32_t max_attempts = 6;  // tries of one write, the first included
+  // Tries of an eviction refused by a PodDisruptionBudget (429), the first included.
+  std::uint32_t eviction_max_attempts = 5;
+  // Waits between tries; tests replace it to run without sleeping. Default: sleep_for.
+  std::function<void(std::chrono::milliseconds)> sleep;
+  client_options client;
+};
+
+class decision_sink {
+ public:
+  [[nodiscard]] static result<decision_sink> open(connection conn, sink_options options = {});
+
+  // Carries out one record. The bytes are verified (messages::decode); an error means they are
+  // not a readable record (nothing was written). Otherwise one outcome per write the record
+  // asked for (none for an ignored payload), failures included.
+  [[nodiscard]] result<std::vector<write_outcome>> apply(std::span<const std::uint8_t> record);
+
+  [[nodiscard]] const sink_counters& counters() const noexcept { return counters_; }
+  // The retry waits asked for so far, in order (for tests and reports).
+  [[nodiscard]] const std::vector<std::chrono::milliseconds>& waits() const noexcept {
+    return waits_;
+  }
+
+ private:
+  decision_sink(api_client c, sink_options o);
+  struct attempt_result;
+  attempt_result send(const std::function<result<response>()>& call, std::uint32_t limit);
+
+  api_client client_;
+  sink_options opt_;
+  sink_counters counters_;
+  std::vector<std::chrono::milliseconds> waits_;
+};
+
+// ---- The bodies, as pure functions (tested without a server) ----------------------------
+
+// "ns/name" -> {ns, name}; a key without '/' is in "default".
+[[nodiscard]] std::pair<std::string, std::string> split_pod_key(std::string_view key);
+
+// v1 Binding of pod ns/name to node.
+[[nodiscard]] nlohmann::json binding_body(std::string_view ns, std::string_view name,
+                                          std::string_view node);
+
+// kube-scheduler's FitError text from PodUnschedulable's reasons ("0/N nodes are available:
+// 2 Insufficient cpu, 1 node(s) didn't match ...."), truncated to an Event note's 1024 bytes.
+struct unschedulable_reason {
+  std::string plugin;
+  std::string reason;
+  std::int64_t nodes = 0;
+};
+[[nodiscard]] std::string fit_error_message(std::span<const unschedulable_reason> reasons);
+
+// Strategic-merge patch of pod status: condition PodScheduled=False, reason Unschedulable.
+// transition_time: RFC 3339, or empty to keep the pod's.
+[[nodiscard]] nlohmann::json unschedulable_condition_patch(std::string_view message,
+                                                           std::string_view transition_time);
+
+// Whether `pod` already carries that condition (type, status, reason, message: what
+// podutil.UpdatePodCondition compares, times aside).
+[[nodiscard]] bool has_unschedulable_condition(const nlohmann::json& pod, std::string_view message);
+
+// core/v1 Event FailedScheduling about the pod, named "<pod>.<offset as 16 hex digits>" so a
+// replay of the same record creates nothing new.
+struct event_fields {
+  std::string ns, pod, uid, message, component, instance;
+  std::uint64_t offset = 0;
+  std::int64_t time_ms = 0;
+};
+[[nodiscard]] nlohmann::json failed_scheduling_event(const event_fields& f);
+
+// Merge patch of node status: batch (and mid, when include_mid) in capacity and allocatable.
+// batch-cpu and mid-cpu are milli-cores as a plain integer quantity, as Koordinator writes
+// them (resource.NewQuantity(milli, DecimalSI)); memory in bytes.
+struct node_batch_values {
+  std::int64_t batch_cpu_milli = 0, batch_memory_bytes = 0;
+  std::int64_t mid_cpu_milli = 0, mid_memory_bytes = 0;
+  bool include_mid = false;
+};
+[[nodiscard]] nlohmann::json node_resources_patch(const node_batch_values& v);
+// Whether the node's capacity and allocatable already hold exactly these values.
+[[nodiscard]] bool node_has_resources(const nlohmann::json& node, const node_batch_values& v);
+
+// policy/v1 Eviction of pod ns/name.
+[[nodiscard]] nlohmann::json eviction_body(std::string_view ns, std::string_view name);
+
+// RFC 3339 UTC with seconds ("2026-11-26T11:40:00Z") from ms since the epoch.
+[[nodiscard]] std::string rfc3339(std::int64_t ms);
+
+}  // namespace colony::kube

@@ -1,0 +1,475 @@
+// decision_sink against a real kube-apiserver + etcd (label kube): decisions become bindings,
+// pod conditions, Events, node status and evictions, and a replay of the same records changes
+// nothing. Each test starts its own apiserver (kube_peer.hpp). docs/kubernetes-bridge.md "Sinks".
+#include <gtest/gtest.h>
+
+#include <stdio.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bridges/kubernetes/api_client.hpp"
+#include "bridges/kubernetes/sink.hpp"
+#include "messages/quantity.hpp"
+#include "tests/bridges/kubernetes/kube_peer.hpp"
+#include "tests/bridges/kubernetes/sink_records.hpp"
+
+namespace colony::kube {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using testing::kube_peer;
+namespace rec = testing;
+
+double since_s(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// stdout of a shell command; rc in *rc.
+std::string run_sh(const std::string& cmd, int* rc = nullptr) {
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return {};
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int st = ::pclose(p);
+  if (rc != nullptr) *rc = st;
+  return out;
+}
+
+std::string kube_sh() {
+  const char* v = std::getenv("COLONY_KUBE_SH");
+  return v != nullptr && *v != '\0' ? v : COLONY_KUBE_SH_DEFAULT;
+}
+
+class KubeSink : public ::testing::Test {
+ protected:
+  const std::string ns = "colony-sink";
+
+  void SetUp() override {
+    std::string why;
+    if (!kube_peer::binaries_installed(why)) GTEST_SKIP() << why;
+    auto p = kube_peer::start();
+    ASSERT_TRUE(p) << p.error().describe();
+    peer_ = std::move(*p);
+    auto c = api_client::open(peer_->conn());
+    ASSERT_TRUE(c) << c.error().describe();
+    client_ = std::make_unique<api_client>(std::move(*c));
+    // Koordinator's PriorityClasses (koord-prod 9000 ... koord-free 3000), as a cluster has them.
+    int rc = 0;
+    const std::string pcs = run_sh("PYENV_VERSION=system bash '" + kube_sh() +
+                                       "' priority-classes --dir '" + peer_->dir() + "' 2>&1",
+                                   &rc);
+    ASSERT_EQ(rc, 0) << pcs;
+    ASSERT_NE(pcs.find("koord-batch 5000"), std::string::npos) << pcs;
+    // kubectl and the kubeconfig, for the checks a user would make.
+    std::istringstream env(
+        run_sh("PYENV_VERSION=system bash '" + kube_sh() + "' env --dir '" + peer_->dir() + "'"));
+    for (std::string l; std::getline(env, l);) {
+      if (l.rfind("KUBECTL=", 0) == 0) kubectl_ = l.substr(8);
+      if (l.rfind("KUBECONFIG=", 0) == 0) kubeconfig_ = l.substr(11);
+    }
+    post("/api/v1/namespaces",
+         json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  }
+
+  json post(const std::string& path, const json& body) {
+    auto r = client_->post(path, body.dump());
+    EXPECT_TRUE(r) << r.error().describe();
+    return r ? json::parse(r->body) : json{};
+  }
+  json get(const std::string& path) {
+    auto r = client_->get(path);
+    EXPECT_TRUE(r) << r.error().describe();
+    return r ? json::parse(r->body) : json{};
+  }
+  void make_node(const std::string& name) {
+    post("/api/v1/nodes",
+         json{{"apiVersion", "v1"},
+              {"kind", "Node"},
+              {"metadata", {{"name", name}}},
+              {"status",
+               {{"capacity", {{"cpu", "32"}, {"memory", "128Gi"}, {"pods", "110"}}},
+                {"allocatable", {{"cpu", "31"}, {"memory", "120Gi"}, {"pods", "110"}}}}}});
+  }
+  // A koord-batch BE pod for koord-scheduler, as Koordinator's webhook leaves it.
+  void make_pod(const std::string& name, const std::string& app = "colony-sink") {
+    post("/api/v1/namespaces/" + ns + "/pods",
+         json{{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", name},
+                {"namespace", ns},
+                {"labels", {{"app", app}, {"koordinator.sh/qosClass", "BE"}}}}},
+              {"spec",
+               {{"schedulerName", "koord-scheduler"},
+                {"priorityClassName", "koord-batch"},
+                {"containers", json::array({{{"name", "c"},
+                                             {"image", "registry.invalid/pause:3.9"},
+                                             {"resources",
+                                              {{"requests",
+                                                {{"kubernetes.io/batch-cpu", "100"},
+                                                 {"kubernetes.io/batch-memory", "64Mi"}}},
+                                               {"limits",
+                                                {{"kubernetes.io/batch-cpu", "100"},
+                                                 {"kubernetes.io/batch-memory", "64Mi"}}}}}}})}}}});
+  }
+  std::string pod_path(const std::string& name) const {
+    return "/api/v1/namespaces/" + ns + "/pods/" + name;
+  }
+  std::string node_of(const std::string& pod) {
+    return get(pod_path(pod)).value("/spec/nodeName"_json_pointer, std::string{});
+  }
+  // What a kubelet would write once the containers run and are ready (no kubelet here,
+  // docs/peers.md B.5). Ready matters: a budget lets a not-ready pod go while it is healthy
+  // (eviction.go, unhealthyPodEvictionPolicy IfHealthyBudget).
+  void set_running(const std::string& pod) {
+    auto r = client_->patch(
+        pod_path(pod) + "/status", patch_type::strategic,
+        R"({"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}})");
+    ASSERT_TRUE(r) << r.error().describe();
+  }
+  std::string kubectl(const std::string& args) {
+    if (kubectl_.empty()) return "(no kubectl)";
+    return run_sh("'" + kubectl_ + "' --kubeconfig '" + kubeconfig_ + "' " + args + " 2>&1");
+  }
+  static sink_options fast() {
+    sink_options o;
+    o.backoff_initial = milliseconds(50);
+    o.backoff_cap = milliseconds(200);
+    o.seed = 3;
+    return o;
+  }
+  decision_sink open_sink(sink_options o = fast()) {
+    auto s = decision_sink::open(peer_->conn(), std::move(o));
+    EXPECT_TRUE(s) << s.error().describe();
+    return std::move(*s);
+  }
+  static std::vector<write_outcome> apply(decision_sink& s, const messages::byte_buffer& b) {
+    auto r = s.apply(b);
+    EXPECT_TRUE(r) << r.error().describe();
+    return r ? *r : std::vector<write_outcome>{};
+  }
+  static std::int64_t q(const json& obj, const std::string& ptr) {
+    auto v = k8s::parse_quantity_value(obj.value(json::json_pointer(ptr), std::string{"-1"}));
+    return v ? *v : -2;
+  }
+
+  std::unique_ptr<kube_peer> peer_;
+  std::unique_ptr<api_client> client_;
+  std::string kubectl_, kubeconfig_;
+};
+
+TEST_F(KubeSink, BindsPodsAndAReplayBindsNothingTwice) {
+  make_node("n1");
+  make_node("n2");
+  std::vector<messages::byte_buffer> log;
+  std::map<std::string, std::string> want;
+  for (int i = 0; i < 6; ++i) {
+    const std::string pod = "p" + std::to_string(i);
+    make_pod(pod);
+    want[pod] = i % 2 == 0 ? "n1" : "n2";
+    log.push_back(rec::pod_scheduled(10 + 2 * i, ns + "/" + pod, want[pod]));
+    log.push_back(rec::pod_started(11 + 2 * i, ns + "/" + pod, want[pod]));  // ignored
+  }
+  auto sink = open_sink();
+  for (const auto& r : log) {
+    for (const auto& o : apply(sink, r)) {
+      EXPECT_TRUE(o.ok) << o.message;
+      EXPECT_TRUE(o.wrote);
+      EXPECT_EQ(o.http_status, 201);
+      EXPECT_EQ(o.kind, write_kind::binding);
+    }
+  }
+  EXPECT_EQ(sink.counters().writes, 6u);
+  EXPECT_EQ(sink.counters().ignored, 6u);
+  std::map<std::string, std::string> rvs;
+  for (const auto& [pod, node] : want) {
+    const json p = get(pod_path(pod));
+    EXPECT_EQ(p["spec"]["nodeName"], node) << pod;
+    rvs[pod] = p["metadata"]["resourceVersion"];
+  }
+  const std::string table = kubectl("get pods -n " + ns +
+                                    " -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName "
+                                    "--no-headers");
+  std::cout << "kubectl get pods:\n" << table;
+  if (!kubectl_.empty()) {
+    std::istringstream lines(table);
+    std::map<std::string, std::string> shown;
+    for (std::string name, node; lines >> name >> node;) shown[name] = node;
+    EXPECT_EQ(shown, want) << table;
+  }
+
+  // A restarted sink replays from the start: every binding is found done, nothing written.
+  auto again = open_sink();
+  for (const auto& r : log) {
+    for (const auto& o : apply(again, r)) {
+      EXPECT_TRUE(o.ok) << o.message;
+      EXPECT_FALSE(o.wrote);
+      EXPECT_EQ(o.http_status, 409);
+      EXPECT_NE(o.message.find("already bound to"), std::string::npos) << o.message;
+    }
+  }
+  EXPECT_EQ(again.counters().writes, 0u);
+  EXPECT_EQ(again.counters().skipped, 6u);
+  for (const auto& [pod, node] : want)
+    EXPECT_EQ(get(pod_path(pod))["metadata"]["resourceVersion"], rvs[pod])
+        << "replay changed " << pod;
+
+  // A decision to bind a pod that is bound elsewhere is a failed outcome naming both nodes.
+  const auto out = apply(again, rec::pod_scheduled(99, ns + "/p0", "n2"));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].ok);
+  EXPECT_EQ(out[0].offset, 99u);
+  EXPECT_EQ(out[0].http_status, 409);
+  EXPECT_EQ(out[0].message, "pod " + ns + "/p0 is bound to node n1, not to node n2 as decided");
+  EXPECT_EQ(node_of("p0"), "n1");
+  EXPECT_EQ(again.counters().failed, 1u);
+
+  // A pod that does not exist: failed, 404.
+  const auto missing = apply(again, rec::pod_scheduled(100, ns + "/nope", "n1"));
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_FALSE(missing[0].ok);
+  EXPECT_EQ(missing[0].http_status, 404);
+}
+
+TEST_F(KubeSink, UnschedulableSetsTheConditionAndAFailedSchedulingEvent) {
+  make_node("n1");
+  make_pod("big");
+  make_pod("later-bound");
+  const std::vector<rec::reason_row> rows = {
+      {"NodeResourcesFit", "Insufficient kubernetes.io/batch-cpu", 1}};
+  const std::string msg = "0/1 nodes are available: 1 Insufficient kubernetes.io/batch-cpu.";
+  auto sink = open_sink();
+  const auto out = apply(sink, rec::pod_unschedulable(20, ns + "/big", rows));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].kind, write_kind::pod_condition);
+  EXPECT_TRUE(out[0].ok && out[0].wrote) << out[0].message;
+  EXPECT_EQ(out[1].kind, write_kind::event);
+  EXPECT_TRUE(out[1].ok && out[1].wrote) << out[1].message;
+  EXPECT_EQ(out[1].http_status, 201);
+
+  const json pod = get(pod_path("big"));
+  bool found = false;
+  for (const auto& c : pod["status"]["conditions"]) {
+    if (c["type"] != "PodScheduled") continue;
+    found = true;
+    EXPECT_EQ(c["status"], "False");
+    EXPECT_EQ(c["reason"], "Unschedulable");
+    EXPECT_EQ(c["message"], msg);
+  }
+  EXPECT_TRUE(found) << pod["status"].dump();
+  const std::string rv = pod["metadata"]["resourceVersion"];
+
+  std::string sel = "/api/v1/namespaces/" + ns + "/events";
+  add_query(sel, "fieldSelector", "involvedObject.name=big,reason=FailedScheduling");
+  const json events = get(sel);
+  ASSERT_EQ(events["items"].size(), 1u) << events.dump();
+  const json& ev = events["items"][0];
+  EXPECT_EQ(ev["type"], "Warning");
+  EXPECT_EQ(ev["message"], msg);
+  EXPECT_EQ(ev["involvedObject"]["kind"], "Pod");
+  EXPECT_EQ(ev["involvedObject"]["uid"], pod["metadata"]["uid"]);
+  EXPECT_EQ(ev["reportingComponent"], "koord-scheduler");
+  EXPECT_EQ(ev["source"]["component"], "koord-scheduler");
+  const std::string described = kubectl("get events -n " + ns +
+                                        " --field-selector "
+                                        "involvedObject.name=big -o wide");
+  std::cout << "kubectl get events:\n" << described;
+  if (!kubectl_.empty()) {
+    EXPECT_NE(described.find("FailedScheduling"), std::string::npos) << described;
+    EXPECT_NE(described.find(msg), std::string::npos) << described;
+  }
+
+  // Replay: the condition is there and the Event exists: nothing written.
+  auto again = open_sink();
+  const auto replay = apply(again, rec::pod_unschedulable(20, ns + "/big", rows));
+  ASSERT_EQ(replay.size(), 2u);
+  for (const auto& o : replay) {
+    EXPECT_TRUE(o.ok) << o.message;
+    EXPECT_FALSE(o.wrote) << o.message;
+  }
+  EXPECT_EQ(replay[1].http_status, 409);
+  EXPECT_EQ(get(pod_path("big"))["metadata"]["resourceVersion"], rv);
+  EXPECT_EQ(get(sel)["items"].size(), 1u);
+
+  // A newer attempt with another message updates the condition and adds its own Event.
+  const std::vector<rec::reason_row> rows2 = {
+      {"NodeResourcesFit", "Insufficient kubernetes.io/batch-memory", 1}};
+  const auto upd = apply(again, rec::pod_unschedulable(30, ns + "/big", rows2));
+  ASSERT_EQ(upd.size(), 2u);
+  EXPECT_TRUE(upd[0].wrote && upd[1].wrote);
+  EXPECT_TRUE(has_unschedulable_condition(
+      get(pod_path("big")), "0/1 nodes are available: 1 Insufficient kubernetes.io/batch-memory."));
+  EXPECT_EQ(get(sel)["items"].size(), 2u);
+
+  // An old record for a pod bound since: nothing that would undo the binding's condition.
+  ASSERT_FALSE(apply(again, rec::pod_scheduled(40, ns + "/later-bound", "n1")).empty());
+  const auto stale = apply(again, rec::pod_unschedulable(21, ns + "/later-bound", rows));
+  ASSERT_EQ(stale.size(), 2u);
+  EXPECT_TRUE(stale[0].ok && !stale[0].wrote && stale[1].ok && !stale[1].wrote);
+  EXPECT_FALSE(has_unschedulable_condition(get(pod_path("later-bound")), msg));
+  EXPECT_GE(sink.counters().writes + again.counters().writes, 5u);
+}
+
+TEST_F(KubeSink, NodeStatusCarriesBatchResources) {
+  make_node("n1");
+  auto sink = open_sink();
+  const std::int64_t mem = 17'236'565'027;
+  const auto out = apply(sink, rec::node_batch(50, "n1", 8000, mem));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].ok && out[0].wrote) << out[0].message;
+  EXPECT_EQ(out[0].http_status, 200);
+  json node = get("/api/v1/nodes/n1");
+  for (const char* f : {"capacity", "allocatable"}) {
+    const std::string base = std::string("/status/") + f + "/kubernetes.io~1";
+    // The server renders canonical quantities: 8000 comes back as "8k".
+    EXPECT_EQ(node.value(json::json_pointer(base + "batch-cpu"), std::string{}), "8k") << f;
+    EXPECT_EQ(q(node, base + "batch-cpu"), 8000) << f;
+    EXPECT_EQ(q(node, base + "batch-memory"), mem) << f;
+    EXPECT_FALSE(node["status"][f].contains("kubernetes.io/mid-cpu")) << f;
+    EXPECT_EQ(node["status"][f]["cpu"].is_string(), true) << "other resources stay";
+  }
+  const std::string shown =
+      kubectl("get node n1 -o 'jsonpath={.status.allocatable.kubernetes\\.io/batch-cpu}'");
+  std::cout << "kubectl batch-cpu: " << shown << "\n";
+  if (!kubectl_.empty()) {
+    EXPECT_EQ(shown, "8k");
+  }
+  const std::string rv = node["metadata"]["resourceVersion"];
+
+  // Replay: same values, no write.
+  auto again = open_sink();
+  const auto replay = apply(again, rec::node_batch(50, "n1", 8000, mem));
+  ASSERT_EQ(replay.size(), 1u);
+  EXPECT_TRUE(replay[0].ok);
+  EXPECT_FALSE(replay[0].wrote);
+  EXPECT_EQ(get("/api/v1/nodes/n1")["metadata"]["resourceVersion"], rv);
+
+  // New values with mid resources: written; mid then follows, to 0 included.
+  const auto mid = apply(again, rec::node_batch(60, "n1", 6500, 8ll << 30, 1500, 2ll << 30));
+  ASSERT_EQ(mid.size(), 1u);
+  EXPECT_TRUE(mid[0].wrote) << mid[0].message;
+  node = get("/api/v1/nodes/n1");
+  EXPECT_EQ(q(node, "/status/allocatable/kubernetes.io~1batch-cpu"), 6500);
+  EXPECT_EQ(q(node, "/status/capacity/kubernetes.io~1mid-cpu"), 1500);
+  EXPECT_EQ(q(node, "/status/allocatable/kubernetes.io~1mid-memory"), 2ll << 30);
+  const auto zero = apply(again, rec::node_batch(70, "n1", 6500, 8ll << 30));
+  ASSERT_EQ(zero.size(), 1u);
+  EXPECT_TRUE(zero[0].wrote);
+  EXPECT_EQ(q(get("/api/v1/nodes/n1"), "/status/allocatable/kubernetes.io~1mid-cpu"), 0);
+  const auto missing = apply(again, rec::node_batch(80, "nope", 1, 1));
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_FALSE(missing[0].ok);
+  EXPECT_EQ(missing[0].http_status, 404);
+}
+
+TEST_F(KubeSink, EvictionHonoursADisruptionBudget) {
+  make_node("n1");
+  make_pod("guarded", "guarded");
+  make_pod("free");
+  auto sink = open_sink();
+  for (const char* p : {"guarded", "free"}) {
+    const auto b = apply(sink, rec::pod_scheduled(1, ns + "/" + p, "n1"));
+    ASSERT_TRUE(!b.empty() && b[0].ok);
+    // A Pending pod's eviction ignores budgets (eviction.go canIgnorePDB): make them Running.
+    set_running(p);
+  }
+  post(
+      "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets",
+      json{{"apiVersion", "policy/v1"},
+           {"kind", "PodDisruptionBudget"},
+           {"metadata", {{"name", "guard"}, {"namespace", ns}}},
+           {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "guarded"}}}}}}}});
+  // No disruption controller here: write the status it would (1 healthy, 0 allowed).
+  auto st = client_->patch(
+      "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets/guard/status", patch_type::merge,
+      json{{"status",
+            {{"observedGeneration", 1},
+             {"disruptionsAllowed", 0},
+             {"currentHealthy", 1},
+             {"desiredHealthy", 1},
+             {"expectedPods", 1}}}}
+          .dump());
+  ASSERT_TRUE(st) << st.error().describe();
+
+  sink_options o = fast();
+  o.eviction_max_attempts = 4;
+  auto ev = open_sink(o);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto out = apply(ev, rec::pod_evicted(200, ns + "/guarded", "n1"));
+  const double took = since_s(t0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].ok);
+  EXPECT_EQ(out[0].kind, write_kind::eviction);
+  EXPECT_EQ(out[0].http_status, 429);
+  EXPECT_EQ(out[0].attempts, 4u);
+  EXPECT_NE(out[0].message.find("disruption budget"), std::string::npos) << out[0].message;
+  EXPECT_NE(out[0].message.find(ns + "/guarded"), std::string::npos) << out[0].message;
+  EXPECT_EQ(ev.waits().size(), 3u);
+  std::cout << "429 message: " << out[0].message << "\nretries took " << took << " s\n";
+  EXPECT_FALSE(get(pod_path("guarded"))["metadata"].contains("deletionTimestamp"));
+
+  // Unprotected: evicted; with no kubelet the pod stays Terminating (deletionTimestamp).
+  const auto freed = apply(ev, rec::pod_evicted(201, ns + "/free", "n1"));
+  ASSERT_EQ(freed.size(), 1u);
+  EXPECT_TRUE(freed[0].ok && freed[0].wrote) << freed[0].message;
+  EXPECT_EQ(freed[0].http_status, 201);
+  EXPECT_TRUE(get(pod_path("free"))["metadata"].contains("deletionTimestamp"));
+  // Replay: the pod is already terminating; harmless.
+  const auto again = apply(ev, rec::pod_evicted(201, ns + "/free", "n1"));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(again[0].ok) << again[0].message;
+  std::cout << "eviction replay: HTTP " << again[0].http_status << " " << again[0].message << "\n";
+  // Gone: 404 is success.
+  ASSERT_TRUE(client_->del(pod_path("free"), 0));
+  const auto gone = apply(ev, rec::pod_evicted(201, ns + "/free", "n1"));
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_TRUE(gone[0].ok);
+  EXPECT_FALSE(gone[0].wrote);
+  EXPECT_EQ(gone[0].http_status, 404);
+}
+
+// Bindings per second from one thread (COLONY_KUBE_SINK_BENCH_PODS, default 1,000).
+TEST_F(KubeSink, BindsAThousandPodsOnOneThread) {
+  const char* env = std::getenv("COLONY_KUBE_SINK_BENCH_PODS");
+  const int n = env != nullptr ? std::atoi(env) : 1000;
+  for (int i = 0; i < 10; ++i) make_node("n" + std::to_string(i));
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) make_pod("b" + std::to_string(i));
+  const double create_s = since_s(t0);
+  std::vector<messages::byte_buffer> log;
+  for (int i = 0; i < n; ++i)
+    log.push_back(
+        rec::pod_scheduled(1000 + i, ns + "/b" + std::to_string(i), "n" + std::to_string(i % 10)));
+  auto sink = open_sink();
+  t0 = std::chrono::steady_clock::now();
+  std::size_t ok = 0;
+  for (const auto& r : log)
+    for (const auto& o : apply(sink, r)) ok += o.ok && o.wrote ? 1 : 0;
+  const double bind_s = since_s(t0);
+  EXPECT_EQ(ok, static_cast<std::size_t>(n));
+  auto again = open_sink();
+  t0 = std::chrono::steady_clock::now();
+  std::size_t skipped = 0;
+  for (const auto& r : log)
+    for (const auto& o : apply(again, r)) skipped += o.ok && !o.wrote ? 1 : 0;
+  const double replay_s = since_s(t0);
+  EXPECT_EQ(skipped, static_cast<std::size_t>(n));
+  std::cout << n << " pods: create " << n / create_s << " /s; bind " << n / bind_s << " /s ("
+            << bind_s << " s); replay (409 + GET) " << n / replay_s << " /s\n";
+  RecordProperty("bindings_per_s", std::to_string(n / bind_s));
+  // Spot check.
+  EXPECT_EQ(node_of("b" + std::to_string(n - 1)), "n" + std::to_string((n - 1) % 10));
+}
+
+}  // namespace
+}  // namespace colony::kube

@@ -1,0 +1,185 @@
+// decision_sink without a server: the JSON bodies, the FitError text, the skip checks, and the
+// retry and outcome path against a refused connection.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bridges/kubernetes/sink.hpp"
+#include "tests/bridges/kubernetes/sink_records.hpp"
+
+namespace colony::kube {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+
+TEST(SinkBodies, Binding) {
+  EXPECT_EQ(binding_body("ns", "p", "n1"), json::parse(R"({"apiVersion":"v1","kind":"Binding",
+              "metadata":{"name":"p","namespace":"ns"},
+              "target":{"apiVersion":"v1","kind":"Node","name":"n1"}})"));
+  EXPECT_EQ(split_pod_key("a/b"), (std::pair<std::string, std::string>{"a", "b"}));
+  EXPECT_EQ(split_pod_key("b"), (std::pair<std::string, std::string>{"default", "b"}));
+}
+
+TEST(SinkBodies, FitErrorMessageAsKubeScheduler) {
+  // Sorted as strings, counts summed into N (sortReasonsHistogram).
+  const std::vector<unschedulable_reason> r = {
+      {"NodeResourcesFit", "Insufficient cpu", 3},
+      {"NodeAffinity", "node(s) didn't match Pod's node affinity/selector", 2},
+      {"NodeResourcesFit", "Insufficient kubernetes.io/batch-cpu", 10}};
+  EXPECT_EQ(fit_error_message(r),
+            "0/15 nodes are available: 10 Insufficient kubernetes.io/batch-cpu, 2 node(s) didn't "
+            "match Pod's node affinity/selector, 3 Insufficient cpu.");
+  const std::vector<unschedulable_reason> none = {{"", "no nodes available to schedule pods", 0}};
+  EXPECT_EQ(fit_error_message(none), "no nodes available to schedule pods");
+  const std::vector<unschedulable_reason> long_reason = {{"X", std::string(2000, 'x'), 1}};
+  const auto m = fit_error_message(long_reason);
+  EXPECT_EQ(m.size(), 1024u);
+  EXPECT_EQ(m.substr(1020), " ...");
+}
+
+TEST(SinkBodies, UnschedulableConditionPatchAndSkip) {
+  const json patch = unschedulable_condition_patch("0/2 nodes are available: 2 Insufficient cpu.",
+                                                   "2026-11-26T10:00:00Z");
+  EXPECT_EQ(patch, json::parse(R"({"status":{"conditions":[{"type":"PodScheduled",
+      "status":"False","reason":"Unschedulable",
+      "message":"0/2 nodes are available: 2 Insufficient cpu.",
+      "lastProbeTime":null,"lastTransitionTime":"2026-11-26T10:00:00Z"}]}})"));
+  EXPECT_FALSE(unschedulable_condition_patch("m", "")["status"]["conditions"][0].contains(
+      "lastTransitionTime"));
+
+  json pod = {{"status", {{"phase", "Pending"}}}};
+  EXPECT_FALSE(has_unschedulable_condition(pod, "m"));
+  pod["status"]["conditions"] = json::array({{{"type", "PodScheduled"},
+                                              {"status", "False"},
+                                              {"reason", "Unschedulable"},
+                                              {"message", "m"},
+                                              {"lastTransitionTime", "2026-01-01T00:00:00Z"}}});
+  EXPECT_TRUE(has_unschedulable_condition(pod, "m"));
+  EXPECT_FALSE(has_unschedulable_condition(pod, "other"));
+}
+
+TEST(SinkBodies, FailedSchedulingEvent) {
+  const json ev =
+      failed_scheduling_event({.ns = "ns",
+                               .pod = "p",
+                               .uid = "u-1",
+                               .message = "0/1 nodes are available: 1 Insufficient cpu.",
+                               .component = "koord-scheduler",
+                               .instance = "colony",
+                               .offset = 42,
+                               .time_ms = 1'700'000'000'123});
+  EXPECT_EQ(ev["metadata"]["name"], "p.000000000000002a");
+  EXPECT_EQ(ev["metadata"]["namespace"], "ns");
+  EXPECT_EQ(ev["involvedObject"], json::parse(R"({"apiVersion":"v1","kind":"Pod",
+      "namespace":"ns","name":"p","uid":"u-1"})"));
+  EXPECT_EQ(ev["reason"], "FailedScheduling");
+  EXPECT_EQ(ev["type"], "Warning");
+  EXPECT_EQ(ev["action"], "Scheduling");
+  EXPECT_EQ(ev["source"]["component"], "koord-scheduler");
+  EXPECT_EQ(ev["reportingComponent"], "koord-scheduler");
+  EXPECT_EQ(ev["firstTimestamp"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(ev["lastTimestamp"], ev["firstTimestamp"]);
+  EXPECT_EQ(ev["count"], 1);
+}
+
+TEST(SinkBodies, NodeStatusPatchAndSkip) {
+  node_batch_values v{.batch_cpu_milli = 8000, .batch_memory_bytes = 17'179'869'184};
+  EXPECT_EQ(node_resources_patch(v), json::parse(R"({"status":{
+      "capacity":{"kubernetes.io/batch-cpu":"8000","kubernetes.io/batch-memory":"17179869184"},
+      "allocatable":{"kubernetes.io/batch-cpu":"8000","kubernetes.io/batch-memory":"17179869184"}}})"));
+  v.include_mid = true;
+  v.mid_cpu_milli = 1500;
+  EXPECT_EQ(node_resources_patch(v)["status"]["allocatable"]["kubernetes.io/mid-cpu"], "1500");
+  EXPECT_EQ(node_resources_patch(v)["status"]["capacity"]["kubernetes.io/mid-memory"], "0");
+
+  // The server's canonical forms read back as the same values.
+  json node = json::parse(R"({"status":{
+      "capacity":{"cpu":"32","kubernetes.io/batch-cpu":"8k","kubernetes.io/batch-memory":"16Gi"},
+      "allocatable":{"cpu":"31","kubernetes.io/batch-cpu":"8k","kubernetes.io/batch-memory":"16Gi"}}})");
+  node_batch_values w{.batch_cpu_milli = 8000, .batch_memory_bytes = 16ll << 30};
+  EXPECT_TRUE(node_has_resources(node, w));
+  w.batch_cpu_milli = 8001;
+  EXPECT_FALSE(node_has_resources(node, w));
+  w.batch_cpu_milli = 8000;
+  w.include_mid = true;
+  EXPECT_FALSE(node_has_resources(node, w)) << "mid absent";
+  node["status"]["allocatable"].erase("kubernetes.io/batch-memory");
+  w.include_mid = false;
+  EXPECT_FALSE(node_has_resources(node, w)) << "allocatable lacks batch-memory";
+}
+
+TEST(SinkBodies, Eviction) {
+  EXPECT_EQ(eviction_body("ns", "p"), json::parse(R"({"apiVersion":"policy/v1",
+      "kind":"Eviction","metadata":{"name":"p","namespace":"ns"}})"));
+  EXPECT_EQ(rfc3339(0), "1970-01-01T00:00:00Z");
+}
+
+// A sink whose server refuses connections: every write is unavailable.
+decision_sink refused_sink(std::vector<milliseconds>& slept) {
+  connection c;
+  c.server = "https://127.0.0.1:1";
+  c.token = "t";
+  sink_options o;
+  o.max_attempts = 4;
+  o.eviction_max_attempts = 3;
+  o.backoff_initial = milliseconds(100);
+  o.backoff_cap = milliseconds(250);
+  o.jitter = 0;
+  o.sleep = [&slept](milliseconds d) { slept.push_back(d); };
+  o.client.connect_timeout = milliseconds(1000);
+  auto s = decision_sink::open(c, o);
+  EXPECT_TRUE(s) << s.error().describe();
+  return std::move(*s);
+}
+
+TEST(Sink, RetriesUnavailableThenReportsAFailedOutcome) {
+  std::vector<milliseconds> slept;
+  auto sink = refused_sink(slept);
+  auto out = sink.apply(testing::pod_scheduled(7, "ns/p", "n1"));
+  ASSERT_TRUE(out) << out.error().describe();
+  ASSERT_EQ(out->size(), 1u);
+  const auto& o = (*out)[0];
+  EXPECT_EQ(o.offset, 7u);
+  EXPECT_EQ(o.kind, write_kind::binding);
+  EXPECT_FALSE(o.ok);
+  EXPECT_FALSE(o.wrote);
+  EXPECT_EQ(o.http_status, 0);
+  EXPECT_EQ(o.attempts, 4u);
+  EXPECT_EQ(o.object, "ns/p");
+  EXPECT_NE(o.message.find("binding pod ns/p to node n1 failed"), std::string::npos) << o.message;
+  // 100, 200, then capped at 250.
+  EXPECT_EQ(slept,
+            (std::vector<milliseconds>{milliseconds(100), milliseconds(200), milliseconds(250)}));
+  EXPECT_EQ(sink.waits(), slept);
+
+  auto ev = sink.apply(testing::pod_evicted(8, "ns/p", "n1"));
+  ASSERT_TRUE(ev);
+  ASSERT_EQ(ev->size(), 1u);
+  EXPECT_FALSE((*ev)[0].ok);
+  EXPECT_EQ((*ev)[0].attempts, 3u);
+  EXPECT_EQ(sink.counters().failed, 2u);
+  EXPECT_EQ(sink.counters().retries, 5u);
+}
+
+TEST(Sink, IgnoresOtherRecordsAndRefusesGarbage) {
+  std::vector<milliseconds> slept;
+  auto sink = refused_sink(slept);
+  auto out = sink.apply(testing::pod_started(3, "ns/p", "n1"));
+  ASSERT_TRUE(out) << out.error().describe();
+  EXPECT_TRUE(out->empty());
+  EXPECT_EQ(sink.counters().ignored, 1u);
+  EXPECT_EQ(sink.counters().requests, 0u);
+  const std::vector<std::uint8_t> junk(64, 0xab);
+  auto bad = sink.apply(junk);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().describe().find("decision_sink record"), std::string::npos);
+  EXPECT_EQ(sink.counters().records, 1u);
+}
+
+}  // namespace
+}  // namespace colony::kube
