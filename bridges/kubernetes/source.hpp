@@ -64,7 +64,8 @@ struct source_options {
   std::vector<source_kind> kinds;
   translate_options translate;
   informer_options informer;
-  // Event time in ms since the epoch. Default: std::chrono::system_clock.
+  // Event time in ms since the epoch. Default: std::chrono::system_clock. Called from every
+  // informer's thread, concurrently: must be thread-safe.
   std::function<std::int64_t()> clock;
   // A batch with no event (noise, bookmarks) advances the checkpoint at most this often; the
   // checkpoint may lag (a replayed no-op change translates to nothing again). Default: 5 s.

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -209,7 +210,7 @@ class KubeSource : public ::testing::Test {
     o.checkpoint_path = ckpt_;
     o.informer.backoff_initial = milliseconds(100);
     o.informer.backoff_max = milliseconds(1000);
-    o.clock = [this] { return clock_ms_++; };
+    o.clock = [this] { return clock_ms_.fetch_add(1); };  // informer threads call it at once
     auto s = observation_source::open(peer_->conn(), log, std::move(o));
     EXPECT_TRUE(s) << s.error().describe();
     return s ? std::move(*s) : nullptr;
@@ -234,7 +235,7 @@ class KubeSource : public ::testing::Test {
   std::unique_ptr<api_client> client_;
   std::string work_, log_dir_, ckpt_;
   bool crds_ = false;
-  std::int64_t clock_ms_ = 1'700'000'000'000;
+  std::atomic<std::int64_t> clock_ms_{1'700'000'000'000};
 };
 
 // (a) 50 nodes, 200 pods, the config objects: one observation each, via LIST and via WATCH.
