@@ -17,5 +17,6 @@ void add_trace_command(CLI::App& app);
 void add_kafka_commands(CLI::App& app);
 void add_explain_command(CLI::App& app);
 void add_elect_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 }  // namespace colony::cli

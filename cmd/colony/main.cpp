@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   add_kafka_commands(app);
   add_explain_command(app);
   add_elect_command(app);
+  add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

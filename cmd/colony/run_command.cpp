@@ -1,0 +1,69 @@
+// colony run: the control plane over a real cluster (run/cluster_run.hpp;
+// docs/kubernetes-bridge.md "colony run").
+//
+//   colony run --kubeconfig FILE --log DIR [--threads N] [--no-elastic-quota]
+//
+// Runs until SIGINT/SIGTERM; prints a progress line every few seconds on stderr and a summary
+// (JSON) on stdout when it stops.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <string>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "cmd/colony/commands.hpp"
+#include "cmd/colony/exit_codes.hpp"
+#include "run/cluster_run.hpp"
+
+namespace colony::cli {
+
+namespace {
+
+std::atomic<bool> run_stop{false};
+extern "C" void on_run_signal(int) { run_stop = true; }
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto opts = std::make_shared<run::run_options>();
+  auto no_quota = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand(
+      "run", "Run the control plane against a Kubernetes API server (cluster mode)");
+  cmd->add_option("--kubeconfig", opts->kubeconfig,
+                  "kubeconfig file (default: the in-cluster ServiceAccount)");
+  cmd->add_option("--log", opts->log_path, "event log directory (embedded RocksDB)")->required();
+  cmd->add_option("--threads", opts->threads, "host threads (default 2)");
+  cmd->add_flag("--no-elastic-quota", *no_quota, "run without the ElasticQuota plugin");
+  cmd->callback([opts, no_quota] {
+    // Warnings (a kind whose CRD is missing, a refused object) go to stderr: stdout is the
+    // summary.
+    spdlog::set_default_logger(spdlog::stderr_color_mt("colony-run"));
+    std::signal(SIGINT, on_run_signal);
+    std::signal(SIGTERM, on_run_signal);
+    auto o = *opts;
+    o.elastic_quota = !*no_quota;
+    o.stop = [] { return run_stop.load(); };
+    o.progress = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
+    auto r = run::run_cluster(o);
+    if (!r) {
+      std::fprintf(stderr, "colony: %s\n", r.error().describe().c_str());
+      exit_status() = exit_code_for(r.error());
+      return;
+    }
+    nlohmann::ordered_json j;
+    j["replayed"] = r->replayed;
+    j["delivered"] = r->delivered;
+    j["observations"] = r->observations;
+    j["decisions"] = r->decisions;
+    j["clock_ticks"] = r->ticks;
+    j["api_writes"] = r->writes;
+    j["api_write_failures"] = r->write_failures;
+    std::printf("%s\n", j.dump().c_str());
+    exit_status() = 0;
+  });
+}
+
+}  // namespace colony::cli

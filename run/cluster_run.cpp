@@ -1,0 +1,237 @@
+#include "run/cluster_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "actors/admission/actor/colocation_profile_component.hpp"
+#include "actors/entities/component.hpp"
+#include "actors/entities/entity_actors.hpp"
+#include "actors/quota/actor/quota_component.hpp"
+#include "actors/scheduler/actor/scheduler_component.hpp"
+#include "actors/slo_controller/actor/slo_controller_component.hpp"
+#include "bridges/kubernetes/kubeconfig.hpp"
+#include "bridges/kubernetes/sink.hpp"
+#include "bridges/kubernetes/source.hpp"
+#include "messages/codec.hpp"
+#include "stores/event_log.hpp"
+
+namespace colony::run {
+
+namespace {
+
+using clock = std::chrono::system_clock;
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock::now().time_since_epoch())
+      .count();
+}
+
+// The sink's position: the first offset it has not applied yet, beside the log.
+std::uint64_t load_position(const std::string& path) {
+  std::ifstream in(path);
+  std::uint64_t v = 0;
+  if (in >> v) return v;
+  return 0;
+}
+
+result<void> save_position(const std::string& path, std::uint64_t v) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << v << "\n";
+    if (!out) return fail(errc::unavailable, "cannot write the sink position", tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return fail(errc::unavailable, "cannot rename: " + ec.message(), path);
+  return {};
+}
+
+messages::byte_buffer clock_tick(messages::event_builder& b, std::int64_t t) {
+  auto& fbb = b.fbb();
+  auto why = fbb.CreateString("wake-up due");
+  auto payload = wire::CreateClockTicked(fbb, why);
+  messages::header h;
+  h.time = event_time{t};
+  h.kind = wire::EntityKind::Cluster;
+  h.key = "clock";
+  h.source = "colony-run";
+  return b.finish(h, payload);
+}
+
+}  // namespace
+
+result<run_stats> run_cluster(const run_options& o) {
+  run_stats st;
+  auto conn = o.kubeconfig.empty() ? kube::in_cluster() : kube::load_kubeconfig(o.kubeconfig);
+  if (!conn) return tl::unexpected(conn.error());
+  stores::log_options lo;
+  auto log = stores::open_log(o.log_path, lo);
+  if (!log) return tl::unexpected(log.error());
+  auto end0 = (*log)->end_offset();
+  if (!end0) return tl::unexpected(end0.error());
+
+  // Decisions of the host, appended as they come (on CAF threads; the log serialises appends).
+  // While the history is replayed they are dropped: the log already holds them.
+  std::atomic<bool> replaying{*end0 > 0};
+  std::mutex err_mu;
+  std::optional<error> append_error;
+  std::atomic<std::uint64_t> decisions{0};
+  auto on_decisions = [&](std::vector<std::vector<std::uint8_t>> v) {
+    if (replaying.load() || v.empty()) return;
+    std::vector<messages::bytes_view> views;
+    views.reserve(v.size());
+    for (const auto& r : v) views.emplace_back(r.data(), r.size());
+    if (auto a = (*log)->append(views); !a) {
+      std::lock_guard lk(err_mu);
+      if (!append_error) append_error = a.error();
+      return;
+    }
+    decisions += v.size();
+  };
+  entities::actor_host host(o.threads, on_decisions);
+
+  // The control plane, configured by the cluster's own objects (ConfigUpdated observations:
+  // the slo-controller ConfigMap, ClusterColocationProfiles, PriorityClasses).
+  host.add_component(std::make_unique<admission_actor::colocation_profile_component>(
+      admission::profile_set{}, admission_actor::colocation_profile_options{}));
+  scheduler::scheduler_component_options so;
+  so.await_admission = true;
+  so.elastic_quota = o.elastic_quota;
+  auto sched = scheduler::scheduler_component::create(std::move(so));
+  if (!sched) return tl::unexpected(sched.error());
+  host.add_component(std::move(*sched));
+  if (o.elastic_quota) host.add_component(std::make_unique<quota::quota_component>());
+  host.add_component(std::make_unique<slo_controller_actor::slo_controller_component>(
+      slo_controller_actor::slo_controller_options{}));
+
+  // The history: folded and fed to the components, nothing arbitrated or emitted again.
+  if (*end0 > 0) {
+    host.arbitrate_from(*end0);
+    auto batch = std::make_shared<entities::record_batch>();
+    auto r = (*log)->read(0, *end0, [&](log_offset, messages::bytes_view b) {
+      batch->add(b);
+      if (batch->size() >= 4096) {
+        host.deliver(std::move(batch));
+        batch = std::make_shared<entities::record_batch>();
+      }
+      return true;
+    });
+    if (!r) return tl::unexpected(r.error());
+    if (batch->size() > 0) host.deliver(std::move(batch));
+    if (auto s = host.sync(); !s) return tl::unexpected(s.error());
+    st.replayed = *r;
+    replaying = false;
+  }
+
+  // The bridge: observations into the log from the informers' threads.
+  kube::source_options srco;
+  srco.checkpoint_path = o.log_path + ".source-checkpoint";
+  auto source = kube::observation_source::open(*conn, **log, srco);
+  if (!source) return tl::unexpected(source.error());
+  if (auto s = (*source)->start(); !s) return tl::unexpected(s.error());
+  auto sink = kube::decision_sink::open(*conn);
+  if (!sink) return tl::unexpected(sink.error());
+  const std::string position_path = o.log_path + ".sink-position";
+  log_offset applied = load_position(position_path);
+
+  messages::event_builder b;
+  log_offset next = *end0;
+  auto last_tick_check = std::chrono::steady_clock::now();
+  auto last_progress = last_tick_check;
+  result<void> status;
+  while (!(o.stop && o.stop())) {
+    {
+      std::lock_guard lk(err_mu);
+      if (append_error) {
+        status = tl::unexpected(*append_error);
+        break;
+      }
+    }
+    if (auto f = (*source)->failure()) {
+      status = tl::unexpected(*f);
+      break;
+    }
+    // New records: to the host, and the decisions among them to the sink, in offset order.
+    auto batch = std::make_shared<entities::record_batch>();
+    std::vector<std::pair<log_offset, std::vector<std::uint8_t>>> effects;
+    auto r = (*log)->read(next, no_offset, [&](log_offset off, messages::bytes_view bytes) {
+      batch->add(bytes);
+      const auto& env = *wire::GetEnvelope(bytes.data());
+      if (env.causation() < 0)
+        ++st.observations;
+      else if (off >= applied)
+        effects.emplace_back(off, std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+      return true;
+    });
+    if (!r) {
+      status = tl::unexpected(r.error());
+      break;
+    }
+    next += *r;
+    if (batch->size() > 0) {
+      st.delivered += batch->size();
+      host.deliver(std::move(batch));
+    }
+    for (const auto& [off, rec] : effects) {
+      auto out = sink->apply(rec);
+      if (!out) {
+        status = tl::unexpected(out.error());
+        break;
+      }
+      for (const auto& w : *out) {
+        st.writes += w.wrote ? 1 : 0;
+        st.write_failures += w.ok ? 0 : 1;
+      }
+      applied = off + 1;
+    }
+    if (!status) break;
+    if (!effects.empty()) (void)save_position(position_path, applied);
+    // Wake-ups: once the wall clock passes what a component waits for, a ClockTicked moves the
+    // log's time there.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_tick_check > std::chrono::milliseconds(200)) {
+      last_tick_check = now;
+      if (auto s = host.sync(); !s) {
+        status = tl::unexpected(s.error());
+        break;
+      }
+      const auto w = host.next_wakeup_ms();
+      const auto t = wall_ms();
+      if (w && *w <= t) {
+        const auto rec = clock_tick(b, t);
+        const std::vector<messages::bytes_view> one{{rec.data(), rec.size()}};
+        if (auto a = (*log)->append(one); !a) {
+          status = tl::unexpected(a.error());
+          break;
+        }
+        ++st.ticks;
+      }
+    }
+    if (o.progress && now - last_progress > std::chrono::seconds(5)) {
+      last_progress = now;
+      o.progress(
+          fmt::format("colony run: log at {}, {} observations, {} decisions, {} writes "
+                      "({} failed)",
+                      next, st.observations, decisions.load(), st.writes, st.write_failures));
+    }
+    if (*r == 0) (void)(*log)->wait_for(next, o.poll);
+  }
+  (*source)->stop();
+  (void)host.sync();
+  (void)save_position(position_path, applied);
+  st.decisions = decisions.load();
+  if (!status) return tl::unexpected(status.error());
+  return st;
+}
+
+}  // namespace colony::run

@@ -1,0 +1,61 @@
+// colony run: the control plane's components hosted over the log, fed by the Kubernetes
+// bridge's observations, their decisions carried out against the API server.
+//
+//   observation_source (informers -> translate) --append--> event log <--append-- decisions
+//                                                              | tail
+//                             actor_host (live): entity actors, binding arbitration, the
+//                             colocation-profile webhook, koord-scheduler, quota and
+//                             slo-controller components
+//                                                              | decision records, in log order
+//                                                  decision_sink --> pods/binding, pod status,
+//                                                                    node status, Eviction API
+//
+// The log arbitrates: every observation and every decision is appended to one log, and the
+// host and the sink read it back in offset order. The event time of a decision is the time of
+// the record that caused it; observations carry the wall clock at the bridge (the one place
+// wall time enters). When a component waits for a time (a pod's backoff), the loop appends a
+// ClockTicked observation once the wall clock has passed it.
+//
+// Restart: the log is replayed into the components with their output dropped and bindings not
+// arbitrated again (actor_host::arbitrate_from), so they rebuild their state from the history
+// (docs/kubernetes-bridge.md "colony run"); the sink applies decisions from its own saved
+// position, and its writes are idempotent.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "messages/result.hpp"
+
+namespace colony::run {
+
+struct run_options {
+  std::string kubeconfig;   // "" = in-cluster ServiceAccount
+  std::string log_path;     // the embedded RocksDB log (created if missing)
+  std::size_t threads = 2;  // CAF scheduler threads of the host
+  bool elastic_quota = true;
+  // The loop's poll interval when the log is quiet. Default: 20 ms.
+  std::chrono::milliseconds poll{20};
+  // Ends the run when it returns true (checked every poll). Default: never.
+  std::function<bool()> stop;
+  // Called with a line of progress now and then (counts). Default: none.
+  std::function<void(const std::string&)> progress;
+};
+
+struct run_stats {
+  std::uint64_t replayed = 0;      // records of an earlier run replayed at start
+  std::uint64_t delivered = 0;     // records delivered to the host after the start
+  std::uint64_t decisions = 0;     // records the components and arbitration appended
+  std::uint64_t observations = 0;  // records the bridge appended
+  std::uint64_t ticks = 0;         // ClockTicked appended for components' wake-ups
+  std::uint64_t writes = 0;        // API writes performed by the sink
+  std::uint64_t write_failures = 0;
+};
+
+// Runs until options.stop says so (or an error). Returns what it did.
+[[nodiscard]] result<run_stats> run_cluster(const run_options& options);
+
+}  // namespace colony::run
