@@ -114,11 +114,18 @@ result<run_stats> run_cluster(const run_options& o) {
   host.add_component(std::make_unique<slo_controller_actor::slo_controller_component>(
       slo_controller_actor::slo_controller_options{}));
 
-  // The history: folded and fed to the components, nothing arbitrated or emitted again.
+  // The history: folded and fed to the components, nothing arbitrated or emitted again. The
+  // decisions in it that the sink had not carried out yet (a stop or crash between the append
+  // and the write) are carried out first, below.
+  const std::string position_path = o.log_path + ".sink-position";
+  log_offset applied = load_position(position_path);
+  std::vector<std::pair<log_offset, std::vector<std::uint8_t>>> pending;
   if (*end0 > 0) {
     host.arbitrate_from(*end0);
     auto batch = std::make_shared<entities::record_batch>();
-    auto r = (*log)->read(0, *end0, [&](log_offset, messages::bytes_view b) {
+    auto r = (*log)->read(0, *end0, [&](log_offset off, messages::bytes_view b) {
+      if (off >= applied && wire::GetEnvelope(b.data())->causation() >= 0)
+        pending.emplace_back(off, std::vector<std::uint8_t>(b.begin(), b.end()));
       batch->add(b);
       if (batch->size() >= 4096) {
         host.deliver(std::move(batch));
@@ -141,8 +148,21 @@ result<run_stats> run_cluster(const run_options& o) {
   if (auto s = (*source)->start(); !s) return tl::unexpected(s.error());
   auto sink = kube::decision_sink::open(*conn);
   if (!sink) return tl::unexpected(sink.error());
-  const std::string position_path = o.log_path + ".sink-position";
-  log_offset applied = load_position(position_path);
+  auto carry_out = [&](log_offset off, const std::vector<std::uint8_t>& rec) -> result<void> {
+    auto out = sink->apply(rec);
+    if (!out) return tl::unexpected(out.error());
+    for (const auto& w : *out) {
+      st.writes += w.wrote ? 1 : 0;
+      st.write_failures += w.ok ? 0 : 1;
+    }
+    applied = off + 1;
+    return {};
+  };
+  for (const auto& [off, rec] : pending)
+    if (auto c = carry_out(off, rec); !c) return tl::unexpected(c.error());
+  st.carried_over = pending.size();
+  if (!pending.empty()) (void)save_position(position_path, applied);
+  pending.clear();
 
   messages::event_builder b;
   log_offset next = *end0;
@@ -183,16 +203,10 @@ result<run_stats> run_cluster(const run_options& o) {
       host.deliver(std::move(batch));
     }
     for (const auto& [off, rec] : effects) {
-      auto out = sink->apply(rec);
-      if (!out) {
-        status = tl::unexpected(out.error());
+      if (auto c = carry_out(off, rec); !c) {
+        status = c;
         break;
       }
-      for (const auto& w : *out) {
-        st.writes += w.wrote ? 1 : 0;
-        st.write_failures += w.ok ? 0 : 1;
-      }
-      applied = off + 1;
     }
     if (!status) break;
     if (!effects.empty()) (void)save_position(position_path, applied);

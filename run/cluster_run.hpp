@@ -47,6 +47,7 @@ struct run_options {
 
 struct run_stats {
   std::uint64_t replayed = 0;      // records of an earlier run replayed at start
+  std::uint64_t carried_over = 0;  // decisions of the history the sink had not carried out
   std::uint64_t delivered = 0;     // records delivered to the host after the start
   std::uint64_t decisions = 0;     // records the components and arbitration appended
   std::uint64_t observations = 0;  // records the bridge appended

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
@@ -153,11 +154,21 @@ TEST_F(ColonyRun, BindsEveryPodWithinCapacityAndNothingTwiceAcrossARestart) {
   EXPECT_EQ(s1->write_failures, 0u);
   EXPECT_GE(s1->decisions, 3u * 18u);  // PodMutated, PodBindProposed, PodScheduled per pod
 
-  // Stopped: six more pods; a new run over the same log replays it and binds only those.
+  // Stopped: six more pods; a new run over the same log replays it and binds only those. The
+  // sink's saved position is set back to the start, as after a crash right after the appends:
+  // the restart carries the logged decisions out again, and the writes are idempotent.
   for (int i = 18; i < 24; ++i) make_pod("p" + std::to_string(i));
+  {
+    std::ofstream pos(work_ + "/log.sink-position", std::ios::trunc);
+    pos << 0 << "\n";
+  }
   auto s2 = run_until_bound(std::chrono::seconds(90));
   ASSERT_TRUE(s2) << s2.error().describe();
   EXPECT_GT(s2->replayed, 0u);
+  EXPECT_GE(s2->carried_over, 3u * 18u);  // the first run's decisions, carried out again
+  EXPECT_EQ(s1->carried_over, 0u);
+  EXPECT_EQ(s2->write_failures, 0u);  // the 18 earlier bindings again: same node, no failure
+  EXPECT_GE(s2->writes, 6u);
   const auto m2 = placements();
   ASSERT_EQ(m2.size(), 24u);
   for (const auto& [p, n] : m2) {
