@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -81,13 +82,19 @@ result<run_stats> run_cluster(const run_options& o) {
   if (!end0) return tl::unexpected(end0.error());
 
   // Decisions of the host, appended as they come (on CAF threads; the log serialises appends).
-  // While the history is replayed they are dropped: the log already holds them.
+  // While the history is replayed they are kept aside: the log holds most of them already.
   std::atomic<bool> replaying{*end0 > 0};
   std::mutex err_mu;
   std::optional<error> append_error;
+  std::vector<std::vector<std::uint8_t>> replayed_out;  // guarded by err_mu
   std::atomic<std::uint64_t> decisions{0};
   auto on_decisions = [&](std::vector<std::vector<std::uint8_t>> v) {
-    if (replaying.load() || v.empty()) return;
+    if (v.empty()) return;
+    if (replaying.load()) {
+      std::lock_guard lk(err_mu);
+      for (auto& r : v) replayed_out.push_back(std::move(r));
+      return;
+    }
     std::vector<messages::bytes_view> views;
     views.reserve(v.size());
     for (const auto& r : v) views.emplace_back(r.data(), r.size());
@@ -114,30 +121,66 @@ result<run_stats> run_cluster(const run_options& o) {
   host.add_component(std::make_unique<slo_controller_actor::slo_controller_component>(
       slo_controller_actor::slo_controller_options{}));
 
-  // The history: folded and fed to the components, nothing arbitrated or emitted again. The
-  // decisions in it that the sink had not carried out yet (a stop or crash between the append
-  // and the write) are carried out first, below.
+  // Every record is delivered as a batch of its own, live and in the replay alike: a component
+  // decides at the end of each batch (the scheduler drains its queue there), so its decisions
+  // are then a function of the log alone, not of how the loop happened to group reads.
+  auto deliver_one = [&](messages::bytes_view b) {
+    auto one = std::make_shared<entities::record_batch>();
+    one->add(b);
+    host.deliver(std::move(one));
+  };
+
+  // The history, replayed through the entity actors, the arbitration and the components as it
+  // was lived: each decider decides again what it decided then. What it emits is compared, after
+  // the whole history, with what the log holds: a decision whose cause is in the log but which
+  // a crash kept out of it (the decider's appends are atomic per step, so none or all of a
+  // step's records are there) is appended then; the others are dropped. A decision is known by
+  // its cause and decider, and for a component also by its type and entity. The decisions the sink
+  // had not carried out yet (a stop or crash between the append and the write) are carried out
+  // first, below.
   const std::string position_path = o.log_path + ".sink-position";
   log_offset applied = load_position(position_path);
   std::vector<std::pair<log_offset, std::vector<std::uint8_t>>> pending;
+  std::unordered_set<std::string> logged;  // "causation/source" of every decision in the log
+  auto decision_key = [](const wire::Envelope& env) {
+    const auto src = messages::to_string_view(env.source());
+    std::string k = std::to_string(env.causation()) + "/" + std::string(src);
+    // The pod and node stages answer a proposal once, whatever the answer; a component may
+    // answer one cause for several entities (one step schedules several pods).
+    if (src != "pod" && src != "node") {
+      k += "/" + std::to_string(static_cast<int>(env.payload_type())) + "/";
+      k += messages::to_string_view(env.entity_key());
+    }
+    return k;
+  };
   if (*end0 > 0) {
-    host.arbitrate_from(*end0);
-    auto batch = std::make_shared<entities::record_batch>();
     auto r = (*log)->read(0, *end0, [&](log_offset off, messages::bytes_view b) {
-      if (off >= applied && wire::GetEnvelope(b.data())->causation() >= 0)
-        pending.emplace_back(off, std::vector<std::uint8_t>(b.begin(), b.end()));
-      batch->add(b);
-      if (batch->size() >= 4096) {
-        host.deliver(std::move(batch));
-        batch = std::make_shared<entities::record_batch>();
+      const auto& env = *wire::GetEnvelope(b.data());
+      if (env.causation() >= 0) {
+        logged.insert(decision_key(env));
+        if (off >= applied)
+          pending.emplace_back(off, std::vector<std::uint8_t>(b.begin(), b.end()));
       }
+      deliver_one(b);
       return true;
     });
     if (!r) return tl::unexpected(r.error());
-    if (batch->size() > 0) host.deliver(std::move(batch));
     if (auto s = host.sync(); !s) return tl::unexpected(s.error());
     st.replayed = *r;
-    replaying = false;
+    std::vector<messages::bytes_view> missing;
+    {
+      std::lock_guard lk(err_mu);
+      replaying = false;
+      for (const auto& rec : replayed_out)
+        if (logged.count(decision_key(*wire::GetEnvelope(rec.data()))) == 0)
+          missing.emplace_back(rec.data(), rec.size());
+      if (!missing.empty()) {
+        auto a = (*log)->append(missing);
+        if (!a) return tl::unexpected(a.error());
+      }
+      st.recovered = missing.size();
+      replayed_out.clear();
+    }
   }
 
   // The bridge: observations into the log from the informers' threads.
@@ -182,10 +225,9 @@ result<run_stats> run_cluster(const run_options& o) {
       break;
     }
     // New records: to the host, and the decisions among them to the sink, in offset order.
-    auto batch = std::make_shared<entities::record_batch>();
     std::vector<std::pair<log_offset, std::vector<std::uint8_t>>> effects;
     auto r = (*log)->read(next, no_offset, [&](log_offset off, messages::bytes_view bytes) {
-      batch->add(bytes);
+      deliver_one(bytes);
       const auto& env = *wire::GetEnvelope(bytes.data());
       if (env.causation() < 0)
         ++st.observations;
@@ -198,10 +240,7 @@ result<run_stats> run_cluster(const run_options& o) {
       break;
     }
     next += *r;
-    if (batch->size() > 0) {
-      st.delivered += batch->size();
-      host.deliver(std::move(batch));
-    }
+    st.delivered += *r;
     for (const auto& [off, rec] : effects) {
       if (auto c = carry_out(off, rec); !c) {
         status = c;

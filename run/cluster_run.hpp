@@ -16,10 +16,10 @@
 // wall time enters). When a component waits for a time (a pod's backoff), the loop appends a
 // ClockTicked observation once the wall clock has passed it.
 //
-// Restart: the log is replayed into the components with their output dropped and bindings not
-// arbitrated again (actor_host::arbitrate_from), so they rebuild their state from the history
-// (docs/kubernetes-bridge.md "colony run"); the sink applies decisions from its own saved
-// position, and its writes are idempotent.
+// Restart: the log is replayed through the entity actors, the arbitration and the components,
+// which decide again what they decided; what the log already holds is dropped and what a crash
+// kept out of it is appended (docs/kubernetes-bridge.md "colony run"). The sink applies
+// decisions from its own saved position, and its writes are idempotent.
 #pragma once
 
 #include <atomic>
@@ -48,6 +48,7 @@ struct run_options {
 struct run_stats {
   std::uint64_t replayed = 0;      // records of an earlier run replayed at start
   std::uint64_t carried_over = 0;  // decisions of the history the sink had not carried out
+  std::uint64_t recovered = 0;     // decisions re-derived at start that a crash kept out of the log
   std::uint64_t delivered = 0;     // records delivered to the host after the start
   std::uint64_t decisions = 0;     // records the components and arbitration appended
   std::uint64_t observations = 0;  // records the bridge appended

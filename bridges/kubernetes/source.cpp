@@ -355,8 +355,10 @@ struct observation_source::impl {
     w.rv = rv;
     w.ops.clear();
     w.events.clear();
-    const bool due = std::chrono::steady_clock::now() - last_write >= opt.idle_checkpoint_interval;
-    if (appended || orphans_changed || due) {
+    const auto since = std::chrono::steady_clock::now() - last_write;
+    const bool due =
+        since >= opt.idle_checkpoint_interval || (appended && since >= opt.checkpoint_interval);
+    if (orphans_changed || due) {
       if (auto r = write_checkpoint(); !r) return fail_all(r.error());
     } else {
       dirty = true;

@@ -70,6 +70,12 @@ struct source_options {
   // A batch with no event (noise, bookmarks) advances the checkpoint at most this often; the
   // checkpoint may lag (a replayed no-op change translates to nothing again). Default: 5 s.
   std::chrono::milliseconds idle_checkpoint_interval{5'000};
+  // A batch that appended something writes the checkpoint at most this often: the file holds
+  // every informer's whole store, so writing it per watch event costs O(objects) per event.
+  // Records appended after the last checkpoint are the crash window's orphans, matched against
+  // their re-derived twins at the next start (see above). 0 = after every such batch.
+  // Default: 1 s.
+  std::chrono::milliseconds checkpoint_interval{1'000};
 };
 
 struct source_counters {

@@ -56,6 +56,7 @@ void add_run_command(CLI::App& app) {
     nlohmann::ordered_json j;
     j["replayed"] = r->replayed;
     j["carried_over"] = r->carried_over;
+    j["recovered"] = r->recovered;
     j["delivered"] = r->delivered;
     j["observations"] = r->observations;
     j["decisions"] = r->decisions;

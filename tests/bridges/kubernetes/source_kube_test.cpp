@@ -208,6 +208,9 @@ class KubeSource : public ::testing::Test {
   std::unique_ptr<observation_source> open_source(stores::event_log& log) {
     source_options o;
     o.checkpoint_path = ckpt_;
+    // A checkpoint after every batch that appended: the tests below count exact crash windows
+    // (the rate-limited default is exercised by tests/run's SIGKILL test).
+    o.checkpoint_interval = std::chrono::milliseconds(0);
     o.informer.backoff_initial = milliseconds(100);
     o.informer.backoff_max = milliseconds(1000);
     o.clock = [this] { return clock_ms_.fetch_add(1); };  // informer threads call it at once
