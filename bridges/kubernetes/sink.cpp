@@ -294,7 +294,10 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
     switch (env.payload_type()) {
       case wire::Payload::PodScheduled: {
         const auto* p = env.payload_as_PodScheduled();
-        const auto [ns, name] = split_pod_key(to_string_view(p->pod()));
+        // Named copies, not a structured binding: lambdas below capture them (Clang 14).
+        const auto pod_key = split_pod_key(to_string_view(p->pod()));
+        const std::string& ns = pod_key.first;
+        const std::string& name = pod_key.second;
         const std::string node(to_string_view(p->node()));
         write_outcome o{.kind = write_kind::binding, .object = ns + "/" + name};
         const std::string body = binding_body(ns, name, node).dump();
@@ -329,7 +332,10 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
       }
       case wire::Payload::PodUnschedulable: {
         const auto* p = env.payload_as_PodUnschedulable();
-        const auto [ns, name] = split_pod_key(to_string_view(p->pod()));
+        // Named copies, not a structured binding: lambdas below capture them (Clang 14).
+        const auto pod_key = split_pod_key(to_string_view(p->pod()));
+        const std::string& ns = pod_key.first;
+        const std::string& name = pod_key.second;
         std::vector<unschedulable_reason> reasons;
         if (p->reasons() != nullptr)
           for (const auto* r : *p->reasons())
@@ -463,7 +469,10 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
       }
       case wire::Payload::PodEvicted: {
         const auto* p = env.payload_as_PodEvicted();
-        const auto [ns, name] = split_pod_key(to_string_view(p->pod()));
+        // Named copies, not a structured binding: lambdas below capture them (Clang 14).
+        const auto pod_key = split_pod_key(to_string_view(p->pod()));
+        const std::string& ns = pod_key.first;
+        const std::string& name = pod_key.second;
         write_outcome o{.kind = write_kind::eviction, .object = ns + "/" + name};
         const std::string body = eviction_body(ns, name).dump();
         // 429: a PodDisruptionBudget allows no disruption now (pkg/registry/core/pod/storage/
