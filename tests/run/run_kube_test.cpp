@@ -24,6 +24,7 @@
 #include "messages/quantity.hpp"
 #include "run/cluster_run.hpp"
 #include "stores/event_log.hpp"
+#include "tests/bridges/kubernetes/kube_api_test.hpp"
 #include "tests/bridges/kubernetes/kube_peer.hpp"
 
 namespace colony::run {
@@ -33,37 +34,19 @@ using json = nlohmann::json;
 using kube::api_client;
 using kube::testing::kube_peer;
 
-class ColonyRun : public ::testing::Test {
+class ColonyRun : public kube::testing::kube_api_test {
  protected:
   const std::string ns = "colony-run";
 
   void SetUp() override {
-    std::string why;
-    if (!kube_peer::binaries_installed(why)) GTEST_SKIP() << why;
-    auto p = kube_peer::start();
-    ASSERT_TRUE(p) << p.error().describe();
-    peer_ = std::move(*p);
-    auto c = api_client::open(peer_->conn());
-    ASSERT_TRUE(c) << c.error().describe();
-    client_ = std::make_unique<api_client>(std::move(*c));
-    post("/api/v1/namespaces",
-         json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+    start_peer(ns);
+    if (IsSkipped() || HasFatalFailure()) return;
     work_ = peer_->dir() + "/run";
     std::filesystem::create_directories(work_);
     // The kubeconfig kube.sh wrote for the admin user.
     kubeconfig_ = peer_->dir() + "/kubeconfig";
   }
 
-  json post(const std::string& path, const json& body) {
-    auto r = client_->post(path, body.dump());
-    EXPECT_TRUE(r) << r.error().describe();
-    return r ? json::parse(r->body) : json{};
-  }
-  json get(const std::string& path) {
-    auto r = client_->get(path);
-    EXPECT_TRUE(r) << r.error().describe();
-    return r ? json::parse(r->body) : json{};
-  }
   void make_node(const std::string& name, const std::string& cpu = "4") {
     const json res = {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}};
     post("/api/v1/nodes",
@@ -154,8 +137,6 @@ class ColonyRun : public ::testing::Test {
     return m;
   }
 
-  std::unique_ptr<kube_peer> peer_;
-  std::unique_ptr<api_client> client_;
   std::string work_, kubeconfig_;
 };
 

@@ -18,6 +18,7 @@
 #include "bridges/kubernetes/api_client.hpp"
 #include "bridges/kubernetes/sink.hpp"
 #include "messages/quantity.hpp"
+#include "tests/bridges/kubernetes/kube_api_test.hpp"
 #include "tests/bridges/kubernetes/kube_peer.hpp"
 #include "tests/bridges/kubernetes/sink_records.hpp"
 
@@ -50,19 +51,13 @@ std::string kube_sh() {
   return v != nullptr && *v != '\0' ? v : COLONY_KUBE_SH_DEFAULT;
 }
 
-class KubeSink : public ::testing::Test {
+class KubeSink : public testing::kube_api_test {
  protected:
   const std::string ns = "colony-sink";
 
   void SetUp() override {
-    std::string why;
-    if (!kube_peer::binaries_installed(why)) GTEST_SKIP() << why;
-    auto p = kube_peer::start();
-    ASSERT_TRUE(p) << p.error().describe();
-    peer_ = std::move(*p);
-    auto c = api_client::open(peer_->conn());
-    ASSERT_TRUE(c) << c.error().describe();
-    client_ = std::make_unique<api_client>(std::move(*c));
+    start_peer(ns);
+    if (IsSkipped() || HasFatalFailure()) return;
     // Koordinator's PriorityClasses (koord-prod 9000 ... koord-free 3000), as a cluster has them.
     int rc = 0;
     const std::string pcs = run_sh("PYENV_VERSION=system bash '" + kube_sh() +
@@ -77,20 +72,8 @@ class KubeSink : public ::testing::Test {
       if (l.rfind("KUBECTL=", 0) == 0) kubectl_ = l.substr(8);
       if (l.rfind("KUBECONFIG=", 0) == 0) kubeconfig_ = l.substr(11);
     }
-    post("/api/v1/namespaces",
-         json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
   }
 
-  json post(const std::string& path, const json& body) {
-    auto r = client_->post(path, body.dump());
-    EXPECT_TRUE(r) << r.error().describe();
-    return r ? json::parse(r->body) : json{};
-  }
-  json get(const std::string& path) {
-    auto r = client_->get(path);
-    EXPECT_TRUE(r) << r.error().describe();
-    return r ? json::parse(r->body) : json{};
-  }
   void make_node(const std::string& name) {
     post("/api/v1/nodes",
          json{{"apiVersion", "v1"},
@@ -163,8 +146,6 @@ class KubeSink : public ::testing::Test {
     return v ? *v : -2;
   }
 
-  std::unique_ptr<kube_peer> peer_;
-  std::unique_ptr<api_client> client_;
   std::string kubectl_, kubeconfig_;
 };
 
