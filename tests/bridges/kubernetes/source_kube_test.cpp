@@ -137,13 +137,13 @@ class KubeSource : public ::testing::Test {
     if (crds_) {
       ASSERT_EQ(sh("apply-crds"), 0);
     } else {
-      std::cout << "Koordinator CRDs absent (../shared/koordinator-crds): CRD parts skipped\n";
+      std::cout << "Koordinator CRDs absent (kube.sh apply-crds, docs/peers.md): CRD parts skipped\n";
     }
     post("/api/v1/namespaces", {{"apiVersion", "v1"},
                                 {"kind", "Namespace"},
                                 {"metadata", {{"name", "koordinator-system"}}}});
     post("/api/v1/namespaces",
-         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "work"}}}});
+         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "colony-src"}}}});
   }
 
   int sh(const std::string& cmd) {
@@ -157,7 +157,7 @@ class KubeSource : public ::testing::Test {
   }
   void make_node(const std::string& name) { post("/api/v1/nodes", node_obj(name)); }
   void make_pod(const std::string& name, const std::string& pc = {}) {
-    post("/api/v1/namespaces/work/pods", pod_obj("work", name, pc));
+    post("/api/v1/namespaces/colony-src/pods", pod_obj("colony-src", name, pc));
   }
   void make_config_objects() {
     post("/api/v1/namespaces/koordinator-system/configmaps",
@@ -306,9 +306,9 @@ TEST_F(KubeSource, RestartAppendsOnlyTheDifferences) {
   // are carried), a node created, one deleted, one node's DiskPressure condition set (noise).
   for (int i = 20; i < 23; ++i) make_pod("pod-" + std::to_string(i));
   for (int i = 0; i < 2; ++i)
-    ASSERT_TRUE(client_->del("/api/v1/namespaces/work/pods/pod-" + std::to_string(i), 0));
+    ASSERT_TRUE(client_->del("/api/v1/namespaces/colony-src/pods/pod-" + std::to_string(i), 0));
   for (int i = 2; i < 4; ++i)
-    ASSERT_TRUE(client_->patch("/api/v1/namespaces/work/pods/pod-" + std::to_string(i),
+    ASSERT_TRUE(client_->patch("/api/v1/namespaces/colony-src/pods/pod-" + std::to_string(i),
                                patch_type::merge, R"({"metadata":{"labels":{"x":"y"}}})"));
   make_node("node-new");
   ASSERT_TRUE(client_->del("/api/v1/nodes/node-9"));
@@ -461,14 +461,14 @@ TEST_F(KubeSource, OrphansAfterTheCheckpointAreNotAppendedAgain) {
 // pattern lets through.
 TEST_F(KubeSource, BadObjectIsReportedAndSkipped) {
   for (int i = 0; i < 5; ++i) make_pod("good-" + std::to_string(i));
-  json bad = pod_obj("work", "bad-qos");
+  json bad = pod_obj("colony-src", "bad-qos");
   bad["metadata"]["labels"] = {{"koordinator.sh/qosClass", "GOLD"}};
-  post("/api/v1/namespaces/work/pods", bad);
+  post("/api/v1/namespaces/colony-src/pods", bad);
   if (crds_) {
-    post("/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/work/elasticquotas",
+    post("/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/colony-src/elasticquotas",
          {{"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
           {"kind", "ElasticQuota"},
-          {"metadata", {{"name", "team-a"}, {"namespace", "work"}}},
+          {"metadata", {{"name", "team-a"}, {"namespace", "colony-src"}}},
           {"spec", {{"min", {{"cpu", "-1"}}}, {"max", {{"cpu", "4"}}}}}});
   }
   const int configs = config_objects() - 1 - (crds_ ? 1 : 0);  // no ConfigMap, no profile here
@@ -483,14 +483,14 @@ TEST_F(KubeSource, BadObjectIsReportedAndSkipped) {
   report(*src, "source");
   const tally t = count_log(*log);
   EXPECT_EQ(total(t, "PodSubmitted"), 8);
-  EXPECT_EQ(t.count({"PodSubmitted", "work/bad-qos"}), 0u);
+  EXPECT_EQ(t.count({"PodSubmitted", "colony-src/bad-qos"}), 0u);
   EXPECT_EQ(total(t, "QuotaUpserted"), 0);
   const auto refused = src->refused();
   ASSERT_EQ(refused.size(), crds_ ? 2u : 1u);
   bool pod_named = false, quota_named = false;
   for (const auto& e : refused) {
     std::cout << "refused: " << e.describe() << "\n";
-    pod_named |= e.where == "Pod work/bad-qos: metadata.labels[koordinator.sh/qosClass]";
+    pod_named |= e.where == "Pod colony-src/bad-qos: metadata.labels[koordinator.sh/qosClass]";
     quota_named |= e.where.find("ElasticQuota") != std::string::npos &&
                    e.where.find("spec.min.cpu") != std::string::npos;
   }
