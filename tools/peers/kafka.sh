@@ -31,6 +31,10 @@ set -euo pipefail
 
 KAFKA_VERSION=3.9.1   # keep in sync with tools/peers/kafka/pom.xml (kafka.version)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PEER=kafka
+PEER_SCRIPT=${BASH_SOURCE[0]}
+# shellcheck source=tools/peers/peer_lib.sh
+source "$HERE/peer_lib.sh"   # log, die, now, elapsed, alive, usage, parse_dir
 POM="$HERE/kafka/pom.xml"
 PROBE="$HERE/kafka_probe.py"
 CACHE=${COLONY_PEERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/colony/peers}
@@ -43,10 +47,6 @@ export PYENV_VERSION=${PYENV_VERSION:-system}   # pyenv shims: use Debian's pyth
 READY_TIMEOUT=${KAFKA_READY_TIMEOUT:-60}
 STOP_TIMEOUT=${KAFKA_STOP_TIMEOUT:-30}
 
-log() { echo "kafka.sh: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # ---------------------------------------------------------------- jar cache (Maven Central)
 pom_hash() { sha256sum "$POM" | cut -d' ' -f1; }
@@ -87,22 +87,6 @@ ensure_libs() {
   flock -u 8; exec 8>&-
 }
 
-# ---------------------------------------------------------------- state directory
-DIR=""
-parse_dir() {   # sets DIR and leaves the remaining positional args in ARGS
-  ARGS=()
-  while (($#)); do
-    case "$1" in
-      --dir) [[ $# -ge 2 ]] || die "--dir needs a value"; DIR=$2; shift 2 ;;
-      --dir=*) DIR=${1#--dir=}; shift ;;
-      *) ARGS+=("$1"); shift ;;
-    esac
-  done
-  [[ "${NEED_ARGS:-0}" == 1 || ${#ARGS[@]} -eq 0 ]] || die "unexpected argument '${ARGS[0]}'"
-  DIR=${DIR:-${TMPDIR:-/tmp}/colony-peers-$(id -u)/kafka}
-  mkdir -p "$DIR"; chmod 700 "$DIR"
-  DIR=$(cd "$DIR" && pwd)
-}
 
 lock_dir() {    # serialises start/stop/status on one DIR; fd 9 is never passed to the broker
   exec 9>"$DIR/.lock"
@@ -117,8 +101,6 @@ is_our_broker() {
   [[ "$cmd" == *kafka.Kafka*"$DIR/server.properties"* ]]
 }
 
-# True while PID exists and is not a zombie (the launched child may not have exec'd java yet).
-alive() { local st; st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) && [[ ${st%% *} != Z ]]; }
 
 broker_pid() { [[ -f "$DIR/broker.pid" ]] && cat "$DIR/broker.pid"; }
 
@@ -344,7 +326,6 @@ cmd_create_topic() {
   "$PYTHON" "$PROBE" create-topic "$(cat "$DIR/bootstrap")" "${ARGS[0]}" "${ARGS[1]:-1}" 1
 }
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 main() {
   (($#)) || usage

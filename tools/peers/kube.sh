@@ -40,6 +40,10 @@ set -euo pipefail
 K8S_VERSION=1.34.3
 ETCD_VERSION=3.6.4
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PEER=kube
+PEER_SCRIPT=${BASH_SOURCE[0]}
+# shellcheck source=tools/peers/peer_lib.sh
+source "$HERE/peer_lib.sh"   # log, die, now, elapsed, alive, usage, parse_dir
 ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${COLONY_PEERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/colony/peers}
 KCACHE="$CACHE/kube-$K8S_VERSION"
@@ -57,10 +61,6 @@ STOP_TIMEOUT=${KUBE_STOP_TIMEOUT:-15}
 ADMIN_TOKEN=colony-admin-token
 VIEWER_TOKEN=colony-viewer-token
 
-log() { echo "kube.sh: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # ---------------------------------------------------------------- binaries (Go module proxy)
 # Each check captures the output first: `cmd | grep -q` under pipefail fails at random (SIGPIPE).
@@ -212,22 +212,6 @@ cmd_install() {
   echo "$KBIN"
 }
 
-# ---------------------------------------------------------------- state directory
-DIR=""
-parse_dir() {   # sets DIR and leaves the remaining positional args in ARGS
-  ARGS=()
-  while (($#)); do
-    case "$1" in
-      --dir) [[ $# -ge 2 ]] || die "--dir needs a value"; DIR=$2; shift 2 ;;
-      --dir=*) DIR=${1#--dir=}; shift ;;
-      *) ARGS+=("$1"); shift ;;
-    esac
-  done
-  [[ "${NEED_ARGS:-0}" == 1 || ${#ARGS[@]} -eq 0 ]] || die "unexpected argument '${ARGS[0]}'"
-  DIR=${DIR:-${TMPDIR:-/tmp}/colony-peers-$(id -u)/kube}
-  mkdir -p "$DIR"; chmod 700 "$DIR"
-  DIR=$(cd "$DIR" && pwd)
-}
 
 lock_dir() {    # serialises start/stop/kill/restart on one DIR; fd 9 is never passed to a server
   exec 9>"$DIR/.lock"
@@ -245,8 +229,6 @@ is_our() {   # $1 etcd|apiserver, $2 pid
   esac
 }
 
-# True while PID exists and is not a zombie.
-alive() { local st; st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) && [[ ${st%% *} != Z ]]; }
 
 pid_of() { [[ -f "$DIR/$1.pid" ]] && cat "$DIR/$1.pid"; }      # $1 etcd|apiserver
 up() { local p; p=$(pid_of "$1") && is_our "$1" "$p"; }
@@ -638,7 +620,6 @@ cmd_priority_classes() {
   done
 }
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 main() {
   (($#)) || usage
