@@ -137,7 +137,8 @@ class KubeSource : public ::testing::Test {
     if (crds_) {
       ASSERT_EQ(sh("apply-crds"), 0);
     } else {
-      std::cout << "Koordinator CRDs absent (kube.sh apply-crds, docs/peers.md): CRD parts skipped\n";
+      std::cout
+          << "Koordinator CRDs absent (kube.sh apply-crds, docs/peers.md): CRD parts skipped\n";
     }
     post("/api/v1/namespaces", {{"apiVersion", "v1"},
                                 {"kind", "Namespace"},
