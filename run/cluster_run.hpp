@@ -37,6 +37,9 @@ struct run_options {
   std::string log_path;     // the embedded RocksDB log (created if missing)
   std::size_t threads = 2;  // CAF scheduler threads of the host
   bool elastic_quota = true;
+  // API connections the sink writes on at once (run/sink_pool.hpp); one object's records stay
+  // in order on one of them. Default: 16.
+  std::size_t sink_connections = 16;
   // The loop's poll interval when the log is quiet. Default: 20 ms.
   std::chrono::milliseconds poll{20};
   // Ends the run when it returns true (checked every poll). Default: never.

@@ -70,6 +70,10 @@ class event_log {
   // Makes everything appended so far durable (after append_bulk with relaxed durability).
   // Default: nothing to do (append is durable per its log_options).
   [[nodiscard]] virtual result<void> flush() { return {}; }
+  // Group durability for a log opened with log_options::sync = false: makes every record
+  // append() took so far durable at once (one WAL sync for many appends), so a writer syncs
+  // once before it acts on what it appended instead of once per append. Default: flush().
+  [[nodiscard]] virtual result<void> sync_appended() { return flush(); }
 };
 
 struct log_options {

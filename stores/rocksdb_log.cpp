@@ -237,14 +237,41 @@ result<log_offset> rocksdb_log::append_impl(std::span<const bytes_view> records,
   wo.disableWAL = skip_wal;
   auto s = db_->Write(wo, &batch);
   if (!s.ok()) return tl::unexpected(from_status(s, path_));
+  unsynced_ = unsynced_ || !wo.sync;
+  wal_skipped_ = wal_skipped_ || skip_wal;
   next_ = first + records.size();
   lk.unlock();
   grew_.notify_all();
   return first;
 }
 
+result<void> rocksdb_log::sync_appended() {
+  if (opts_.read_only) return {};
+  bool skipped = false;
+  {
+    std::lock_guard lk(mu_);
+    if (!unsynced_) return {};
+    skipped = wal_skipped_;
+    // Cleared before the sync: an append racing with it sets the flag again.
+    unsynced_ = false;
+  }
+  if (skipped) return flush_to_disk();
+  auto s = db_->SyncWAL();
+  if (!s.ok()) {
+    std::lock_guard lk(mu_);
+    unsynced_ = true;
+    return tl::unexpected(from_status(s, path_));
+  }
+  return {};
+}
+
 result<void> rocksdb_log::flush_to_disk() {
   if (opts_.read_only) return {};
+  {
+    std::lock_guard lk(mu_);
+    wal_skipped_ = false;
+    unsynced_ = false;
+  }
   rocksdb::FlushOptions fo;
   fo.wait = true;
   auto s = db_->Flush(fo, events_);

@@ -58,6 +58,9 @@ class rocksdb_log final : public event_log {
     return append_trusted(records, opts.relaxed_durability);
   }
   [[nodiscard]] result<void> flush() override { return flush_to_disk(); }
+  // Syncs the write-ahead log (nothing when every append was synced already); after a
+  // skip_wal append it is flush_to_disk().
+  [[nodiscard]] result<void> sync_appended() override;
 
   // The trusted bulk path (see the top of this file). With skip_wal, the records live only in
   // RocksDB's memtables (readers in this process see them) until a memtable flush or
@@ -87,7 +90,9 @@ class rocksdb_log final : public event_log {
   std::mutex mu_;  // guards next_ and serialises appends
   std::condition_variable grew_;
   log_offset next_ = 0;
-  std::string scratch_;                         // value buffer reused across appends (under mu_)
+  bool unsynced_ = false;     // an append since the last sync left the WAL unsynced (under mu_)
+  bool wal_skipped_ = false;  // a skip_wal append since the last flush_to_disk (under mu_)
+  std::string scratch_;       // value buffer reused across appends (under mu_)
   std::unique_ptr<rocksdb::WriteBatch> batch_;  // reused across appends (under mu_): warm memory
 };
 

@@ -190,6 +190,9 @@ struct observation_source::impl {
 
   // REQUIRES: mu held.
   result<void> write_checkpoint() {
+    // The checkpoint vouches for every observation appended before it: on a log that syncs in
+    // groups (colony run), those must be on disk before the checkpoint is.
+    if (auto s = log->sync_appended(); !s) return s;
     json j;
     j["format"] = checkpoint_format;
     j["end_offset"] = end;

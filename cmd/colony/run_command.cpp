@@ -36,6 +36,9 @@ void add_run_command(CLI::App& app) {
                   "kubeconfig file (default: the in-cluster ServiceAccount)");
   cmd->add_option("--log", opts->log_path, "event log directory (embedded RocksDB)")->required();
   cmd->add_option("--threads", opts->threads, "host threads (default 2)");
+  cmd->add_option("--sink-connections", opts->sink_connections,
+                  "API connections the sink writes on at once (default 16)")
+      ->check(CLI::Range(1, 256));
   cmd->add_flag("--no-elastic-quota", *no_quota, "run without the ElasticQuota plugin");
   cmd->callback([opts, no_quota] {
     // Warnings (a kind whose CRD is missing, a refused object) go to stderr: stdout is the

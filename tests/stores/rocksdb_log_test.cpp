@@ -1,7 +1,11 @@
 #include "stores/rocksdb_log.hpp"
 
 #include <atomic>
+#include <csignal>
 #include <fstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
@@ -260,6 +264,57 @@ TEST_F(RocksDbLog, AppendTrustedWithoutWalIsDurableAfterFlushToDisk) {
     return ++n > 0;
   }));
   EXPECT_EQ(n, 3000u);
+}
+
+// Group durability (colony run): a log opened with sync = false, appended one record at a time,
+// then sync_appended(); the process is SIGKILLed right after, without closing the database.
+// Everything appended survives (the WAL is written per append, synced per group), and a trusted
+// append that skipped the WAL is made durable by sync_appended() too (it flushes the memtables
+// then: a WAL sync alone would leave those records in memory, and the kill would lose them).
+TEST_F(RocksDbLog, SyncAppendedMakesUnsyncedAndWalLessAppendsSurviveSigkill) {
+  const std::string path = dir_.sub("group-sync");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    stores::log_options o;
+    o.sync = false;
+    auto l = stores::rocksdb_log::open(path, o);
+    if (!l) ::_exit(2);
+    messages::event_builder b;
+    for (int i = 0; i < 200; ++i) {
+      auto rec = pod_submitted(b, "default/g-" + std::to_string(i), 1, 1);
+      const std::vector<messages::bytes_view> one{rec};
+      if (!(*l)->append(one)) ::_exit(3);
+    }
+    if (!(*l)->sync_appended()) ::_exit(4);
+    std::vector<messages::byte_buffer> v;
+    for (int i = 0; i < 50; ++i)
+      v.push_back(pod_submitted(b, "default/t-" + std::to_string(i), 1, 1));
+    const std::vector<messages::bytes_view> views(v.begin(), v.end());
+    if (!(*l)->append_trusted(views, true)) ::_exit(5);
+    if (!(*l)->sync_appended()) ::_exit(6);
+    ::raise(SIGKILL);
+    ::_exit(7);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+  stores::log_options ro;
+  ro.read_only = true;
+  auto r = stores::rocksdb_log::open(path, ro);
+  ASSERT_TRUE(r) << r.error().describe();
+  auto e = (*r)->end_offset();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(*e, 250u);
+  std::size_t n = 0;
+  std::string last;
+  ASSERT_TRUE((*r)->read(0, no_offset, [&](log_offset, messages::bytes_view bv) {
+    last = std::string(
+        messages::to_string_view(wire::GetEnvelope(bv.data())->payload_as_PodSubmitted()->name()));
+    return ++n > 0;
+  }));
+  EXPECT_EQ(n, 250u);
+  EXPECT_EQ(last, "default/t-49");
 }
 
 // Verification is skipped only on the trusted path: append() still refuses bytes that do not
