@@ -100,7 +100,12 @@ void worker_pool::loop() {
       if (stop_.load(std::memory_order_relaxed)) return;
       gen = ticket_.load(std::memory_order_acquire) >> 40;
       if (gen != seen) break;
-      pause();
+      // Yield now and then: on a machine with as many threads busy as cores (the log appender,
+      // RocksDB's flush), a spinning worker would keep them off the core it holds.
+      if ((k & 15) == 15)
+        std::this_thread::yield();
+      else
+        pause();
       if ((k & 63) == 63 && steady::now() > until) {
         std::unique_lock lk(m_);
         ++sleepers_;
