@@ -73,6 +73,12 @@ messages::byte_buffer clock_tick(messages::event_builder& b, std::int64_t t) {
 
 result<run_stats> run_cluster(const run_options& o) {
   run_stats st;
+  const std::string state = o.state_path.empty() ? o.log_path : o.state_path;
+  if (state.starts_with("kafka://"))
+    return fail(errc::invalid_input,
+                "a Kafka log needs a state path for the sink position and the source checkpoint "
+                "(--state PATH)",
+                "--state");
   auto conn = o.kubeconfig.empty() ? kube::in_cluster() : kube::load_kubeconfig(o.kubeconfig);
   if (!conn) return tl::unexpected(conn.error());
   // Group durability: appends are not synced one by one (an fsync costs ~3.6 ms here, and the
@@ -144,7 +150,7 @@ result<run_stats> run_cluster(const run_options& o) {
   // its cause and decider, and for a component also by its type and entity. The decisions the sink
   // had not carried out yet (a stop or crash between the append and the write) are carried out
   // first, below.
-  const std::string position_path = o.log_path + ".sink-position";
+  const std::string position_path = state + ".sink-position";
   log_offset applied = load_position(position_path);
   std::vector<std::pair<log_offset, std::vector<std::uint8_t>>> pending;
   std::unordered_set<std::string> logged;  // "causation/source" of every decision in the log
@@ -191,7 +197,7 @@ result<run_stats> run_cluster(const run_options& o) {
 
   // The bridge: observations into the log from the informers' threads.
   kube::source_options srco;
-  srco.checkpoint_path = o.log_path + ".source-checkpoint";
+  srco.checkpoint_path = state + ".source-checkpoint";
   auto source = kube::observation_source::open(*conn, **log, srco);
   if (!source) return tl::unexpected(source.error());
   if (auto s = (*source)->start(); !s) return tl::unexpected(s.error());
@@ -297,6 +303,12 @@ result<run_stats> run_cluster(const run_options& o) {
     if (*r == 0) (void)(*log)->wait_for(next, o.poll);
   }
   (*source)->stop();
+  {
+    const auto sc = (*source)->counters();
+    st.reconnects = sc.reconnects;
+    st.gone = sc.gone;
+    st.relists = sc.relists;
+  }
   (void)host.sync();
   (void)(*log)->sync_appended();
   (void)save_position(position_path, applied);

@@ -33,8 +33,14 @@
 namespace colony::run {
 
 struct run_options {
-  std::string kubeconfig;   // "" = in-cluster ServiceAccount
-  std::string log_path;     // the embedded RocksDB log (created if missing)
+  std::string kubeconfig;  // "" = in-cluster ServiceAccount
+  // The log: a directory (the embedded RocksDB log, created if missing) or
+  // kafka://host:port/topic (stores/kafka_log.hpp; the topic is created if missing).
+  std::string log_path;
+  // Prefix of colony run's own files: STATE.sink-position (the first decision not carried out
+  // yet) and STATE.source-checkpoint (the bridge's informer state). "" = log_path, which only a
+  // directory log allows: with a Kafka log the state must be named.
+  std::string state_path;
   std::size_t threads = 2;  // CAF scheduler threads of the host
   bool elastic_quota = true;
   // API connections the sink writes on at once (run/sink_pool.hpp); one object's records stay
@@ -58,6 +64,9 @@ struct run_stats {
   std::uint64_t ticks = 0;         // ClockTicked appended for components' wake-ups
   std::uint64_t writes = 0;        // API writes performed by the sink
   std::uint64_t write_failures = 0;
+  // The bridge's informers (kube::source_counters): watches re-established, 410 Gone answers,
+  // relists.
+  std::uint64_t reconnects = 0, gone = 0, relists = 0;
 };
 
 // Runs until options.stop says so (or an error). Returns what it did.

@@ -474,6 +474,12 @@ source_counters observation_source::counters() const {
   c.checkpoints = g(impl::c_checkpoints);
   c.orphans_found = g(impl::c_orphans_found);
   c.orphans_matched = g(impl::c_orphans_matched);
+  for (const auto& w : impl_->informers) {
+    const auto ic = w->inf->counters();
+    c.reconnects += ic.reconnects;
+    c.gone += ic.gone;
+    c.relists += ic.relists;
+  }
   return c;
 }
 

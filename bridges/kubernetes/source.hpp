@@ -92,6 +92,11 @@ struct source_counters {
   std::uint64_t checkpoints = 0;      // checkpoint files written
   std::uint64_t orphans_found = 0;    // records after the checkpoint at open()
   std::uint64_t orphans_matched = 0;  // re-derived records dropped instead of appended
+  // Summed over the informers (informer_counters): watches re-established, 410 Gone answers,
+  // and LISTs after the first (a relist after a 410, or a restart without a usable version).
+  std::uint64_t reconnects = 0;
+  std::uint64_t gone = 0;
+  std::uint64_t relists = 0;
 };
 
 class observation_source {

@@ -34,7 +34,12 @@ void add_run_command(CLI::App& app) {
       "run", "Run the control plane against a Kubernetes API server (cluster mode)");
   cmd->add_option("--kubeconfig", opts->kubeconfig,
                   "kubeconfig file (default: the in-cluster ServiceAccount)");
-  cmd->add_option("--log", opts->log_path, "event log directory (embedded RocksDB)")->required();
+  cmd->add_option("--log", opts->log_path,
+                  "event log: a directory (embedded RocksDB) or kafka://host:port/topic")
+      ->required();
+  cmd->add_option("--state", opts->state_path,
+                  "prefix of colony run's own files (STATE.sink-position, "
+                  "STATE.source-checkpoint); default: the --log directory; required with Kafka");
   cmd->add_option("--threads", opts->threads, "host threads (default 2)");
   cmd->add_option("--sink-connections", opts->sink_connections,
                   "API connections the sink writes on at once (default 16)")
@@ -66,6 +71,9 @@ void add_run_command(CLI::App& app) {
     j["clock_ticks"] = r->ticks;
     j["api_writes"] = r->writes;
     j["api_write_failures"] = r->write_failures;
+    j["watch_reconnects"] = r->reconnects;
+    j["gone_410"] = r->gone;
+    j["relists"] = r->relists;
     std::printf("%s\n", j.dump().c_str());
     exit_status() = 0;
   });

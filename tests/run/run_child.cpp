@@ -26,10 +26,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "run_child: %s\n", r.error().describe().c_str());
     return 1;
   }
+  const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
   std::printf(
-      "replayed %llu recovered %llu carried_over %llu writes %llu failures %llu\n",
-      static_cast<unsigned long long>(r->replayed), static_cast<unsigned long long>(r->recovered),
-      static_cast<unsigned long long>(r->carried_over), static_cast<unsigned long long>(r->writes),
-      static_cast<unsigned long long>(r->write_failures));
+      "replayed %llu recovered %llu carried_over %llu writes %llu failures %llu reconnects %llu "
+      "gone %llu relists %llu\n",
+      u(r->replayed), u(r->recovered), u(r->carried_over), u(r->writes), u(r->write_failures),
+      u(r->reconnects), u(r->gone), u(r->relists));
   return 0;
 }

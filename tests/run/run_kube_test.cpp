@@ -24,8 +24,8 @@
 #include "messages/quantity.hpp"
 #include "run/cluster_run.hpp"
 #include "stores/event_log.hpp"
-#include "tests/bridges/kubernetes/kube_api_test.hpp"
 #include "tests/bridges/kubernetes/kube_peer.hpp"
+#include "tests/run/colony_run_test.hpp"
 
 namespace colony::run {
 namespace {
@@ -34,110 +34,13 @@ using json = nlohmann::json;
 using kube::api_client;
 using kube::testing::kube_peer;
 
-class ColonyRun : public kube::testing::kube_api_test {
+class ColonyRun : public colony::run::testing::colony_run_test {};
+
+// The apiserver without its watch cache, so that compacting etcd expires an informer's
+// resourceVersion (with the cache, the apiserver would serve the old version from memory).
+class ColonyRunNoWatchCache : public colony::run::testing::colony_run_test {
  protected:
-  const std::string ns = "colony-run";
-
-  void SetUp() override {
-    start_peer(ns);
-    if (IsSkipped() || HasFatalFailure()) return;
-    work_ = peer_->dir() + "/run";
-    std::filesystem::create_directories(work_);
-    // The kubeconfig kube.sh wrote for the admin user.
-    kubeconfig_ = peer_->dir() + "/kubeconfig";
-  }
-
-  void make_node(const std::string& name, const std::string& cpu = "4") {
-    const json res = {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}};
-    post("/api/v1/nodes",
-         json{{"apiVersion", "v1"},
-              {"kind", "Node"},
-              {"metadata", {{"name", name}}},
-              {"status",
-               {{"capacity", res},
-                {"allocatable", res},
-                {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
-  }
-  void make_pod(const std::string& name) {
-    post("/api/v1/namespaces/" + ns + "/pods",
-         json{{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", {{"name", name}, {"namespace", ns}}},
-              {"spec",
-               {{"schedulerName", "koord-scheduler"},
-                {"containers",
-                 json::array({{{"name", "c"},
-                               {"image", "registry.invalid/pause:3.9"},
-                               {"resources",
-                                {{"requests", {{"cpu", "500m"}, {"memory", "256Mi"}}}}}}})}}}});
-  }
-  // pod -> node for every pod of the namespace ("" = not bound).
-  std::map<std::string, std::string> placements() {
-    std::map<std::string, std::string> m;
-    const auto l = get("/api/v1/namespaces/" + ns + "/pods");
-    for (const auto& p : l.value("items", json::array()))
-      m[p["metadata"]["name"].get<std::string>()] = p["spec"].value("nodeName", std::string{});
-    return m;
-  }
-  bool all_bound() {
-    const auto m = placements();
-    for (const auto& [p, n] : m)
-      if (n.empty()) return false;
-    return !m.empty();
-  }
-  // Runs colony run until every pod is bound (or the limit), then stops it.
-  result<run_stats> run_until_bound(std::chrono::seconds limit) {
-    std::atomic<bool> stop{false};
-    run_options o;
-    o.kubeconfig = kubeconfig_;
-    o.log_path = work_ + "/log";
-    o.stop = [&] { return stop.load(); };
-    result<run_stats> out = fail(errc::internal, "not run");
-    std::thread t([&] { out = run_cluster(o); });
-    const auto t0 = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - t0 < limit && !all_bound())
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let late writes show
-    stop = true;
-    t.join();
-    return out;
-  }
-  // Every record of the log, in order.
-  std::vector<messages::byte_buffer> records() {
-    std::vector<messages::byte_buffer> v;
-    stores::log_options lo;
-    lo.create_if_missing = false;
-    lo.read_only = true;
-    auto log = stores::open_log(work_ + "/log", lo);
-    EXPECT_TRUE(log) << log.error().describe();
-    if (!log) return v;
-    auto r = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
-      v.emplace_back(b.begin(), b.end());
-      return true;
-    });
-    EXPECT_TRUE(r) << r.error().describe();
-    return v;
-  }
-  // PodScheduled records per pod in the log.
-  std::map<std::string, int> scheduled_in_log() {
-    std::map<std::string, int> m;
-    stores::log_options lo;
-    lo.create_if_missing = false;
-    lo.read_only = true;
-    auto log = stores::open_log(work_ + "/log", lo);
-    EXPECT_TRUE(log) << log.error().describe();
-    if (!log) return m;
-    auto r = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
-      const auto& env = *wire::GetEnvelope(b.data());
-      if (env.payload_type() == wire::Payload::PodScheduled)
-        ++m[std::string(messages::to_string_view(env.payload_as_PodScheduled()->pod()))];
-      return true;
-    });
-    EXPECT_TRUE(r) << r.error().describe();
-    return m;
-  }
-
-  std::string work_, kubeconfig_;
+  ColonyRunNoWatchCache() { apiserver_args_ = "--watch-cache=false"; }
 };
 
 TEST_F(ColonyRun, BindsEveryPodWithinCapacityAndNothingTwiceAcrossARestart) {
@@ -254,6 +157,124 @@ TEST_F(ColonyRun, SurvivesTwentySigkillsWhilePlacingTwoThousandPods) {
   EXPECT_EQ(twice, 0);
   const auto recs = records();
   EXPECT_GT(recs.size(), static_cast<std::size_t>(4 * pods));
+  entities::audit_options ao;
+  ao.at_rest = true;
+  const auto report = entities::audit_log(recs, ao);
+  EXPECT_TRUE(report.clean()) << report.describe();
+}
+
+// The informer faults, while colony run (a process) places pods: (1) the apiserver is
+// restarted while pods are being created; (2) colony run is frozen (SIGSTOP), the apiserver is
+// restarted, pods are created and deleted and etcd is compacted, then colony run resumes: its
+// watches come back with a compacted resourceVersion, get 410 Gone and relist. Afterwards every
+// pod is bound, every pod was observed once (no duplicate PodSubmitted), the deleted pods'
+// deletions were observed, nothing was scheduled twice, and the log passes the audit.
+TEST_F(ColonyRunNoWatchCache, ApiserverRestartAndCompactionLoseNothingAndDuplicateNothing) {
+  for (int i = 0; i < 3; ++i) make_node("n" + std::to_string(i), "48");
+  for (int i = 0; i < 30; ++i) make_pod("a" + std::to_string(i));
+  const std::string out = work_ + "/run.out", err = work_ + "/run.err";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::freopen(out.c_str(), "a", stdout);
+    std::freopen(err.c_str(), "a", stderr);
+    ::execl(COLONY_RUN_CHILD, COLONY_RUN_CHILD, kubeconfig_.c_str(), log_.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  auto wait_bound = [&](std::size_t pods) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120)) {
+      if (placements().size() == pods && all_bound()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_bound(30)) << "see " << err;
+
+  // (1) Restart mid-stream: a creator keeps posting (retrying while the apiserver is down).
+  std::atomic<int> created{0};
+  std::thread creator([&] {
+    for (int i = 0; i < 60; ++i) {
+      const json pod = {
+          {"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", "b" + std::to_string(i)}, {"namespace", ns}}},
+          {"spec",
+           {{"schedulerName", "koord-scheduler"},
+            {"containers", json::array({{{"name", "c"},
+                                         {"image", "registry.invalid/pause:3.9"},
+                                         {"resources", {{"requests", {{"cpu", "500m"}}}}}}})}}}};
+      for (int tries = 0; tries < 200; ++tries) {
+        auto r = client_->post("/api/v1/namespaces/" + ns + "/pods", pod.dump());
+        if (r || r.error().code == errc::already_exists) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      created = i + 1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  while (created.load() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(peer_->kill_apiserver());  // SIGKILL: a crash
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_TRUE(peer_->restart_apiserver());
+  creator.join();
+  ASSERT_TRUE(wait_bound(90)) << "not all bound after the apiserver restart; see " << err;
+
+  // (2) Frozen through a restart (its watches die with the old apiserver, so the changes below
+  // reach it through no open stream), changes and a compaction: it resumes its watches from
+  // versions etcd no longer has.
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  ASSERT_TRUE(peer_->kill_apiserver());
+  ASSERT_TRUE(peer_->restart_apiserver());
+  for (int i = 0; i < 30; ++i) make_pod("c" + std::to_string(i));
+  for (int i = 0; i < 5; ++i) {
+    auto d = client_->del("/api/v1/namespaces/" + ns + "/pods/a" + std::to_string(i), 0);
+    ASSERT_TRUE(d) << d.error().describe();
+  }
+  auto rev = peer_->compact();
+  ASSERT_TRUE(rev) << rev.error().describe();
+  ASSERT_EQ(::kill(pid, SIGCONT), 0);
+  ASSERT_TRUE(wait_bound(115)) << "not all bound after the relist; see " << err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(pid, SIGTERM);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << ", see " << err;
+
+  // The child's summary: at least one watch resumed into a 410, answered with a relist.
+  std::ifstream summary(out);
+  std::string line, last;
+  while (std::getline(summary, line))
+    if (!line.empty()) last = line;
+  unsigned long long reconnects = 0, gone = 0, relists = 0;
+  const auto at = last.find("reconnects");
+  ASSERT_NE(at, std::string::npos) << last;
+  ASSERT_EQ(std::sscanf(last.c_str() + at, "reconnects %llu gone %llu relists %llu", &reconnects,
+                        &gone, &relists),
+            3)
+      << last;
+  RecordProperty("watch_reconnects", std::to_string(reconnects));
+  EXPECT_GE(gone, 1u) << last;
+  EXPECT_GE(relists, 1u) << last;
+
+  std::map<std::string, int> submitted, deleted;
+  const auto recs = records();
+  for (const auto& r : recs) {
+    const auto& env = *wire::GetEnvelope(r.data());
+    if (env.payload_type() == wire::Payload::PodSubmitted)
+      ++submitted[std::string(messages::to_string_view(env.entity_key()))];
+    if (env.payload_type() == wire::Payload::PodFinished &&
+        env.payload_as_PodFinished()->phase() == wire::PodPhase::Deleted)
+      ++deleted[std::string(messages::to_string_view(env.entity_key()))];
+  }
+  EXPECT_EQ(submitted.size(), 120u);
+  for (const auto& [p, k] : submitted) EXPECT_EQ(k, 1) << p << " observed " << k << " times";
+  EXPECT_EQ(deleted.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(deleted[ns + "/a" + std::to_string(i)], 1) << i;
+  const auto sched = scheduled_in_log();
+  EXPECT_EQ(sched.size(), 120u);
+  for (const auto& [p, k] : sched) EXPECT_EQ(k, 1) << p << " scheduled " << k << " times";
   entities::audit_options ao;
   ao.at_rest = true;
   const auto report = entities::audit_log(recs, ao);

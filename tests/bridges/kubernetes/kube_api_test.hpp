@@ -17,13 +17,14 @@ class kube_api_test : public ::testing::Test {
  protected:
   using json = nlohmann::json;
 
-  // Starts the apiserver and the client, and creates namespace `ns` unless empty. Skips the
+  // Starts the apiserver (with extra flags, e.g. "--watch-cache=false") and the client, and
+  // creates namespace `ns` unless empty. Skips the
   // test only when kube.sh's binaries are not installed; callers return when
   // IsSkipped() || HasFatalFailure().
-  void start_peer(const std::string& ns = {}) {
+  void start_peer(const std::string& ns = {}, const std::string& apiserver_args = {}) {
     std::string why;
     if (!kube_peer::binaries_installed(why)) GTEST_SKIP() << why;
-    auto p = kube_peer::start();
+    auto p = kube_peer::start(apiserver_args);
     ASSERT_TRUE(p) << p.error().describe();
     peer_ = std::move(*p);
     auto c = api_client::open(peer_->conn());

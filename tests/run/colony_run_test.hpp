@@ -1,0 +1,137 @@
+// The fixture of the `colony run` tests: a real kube-apiserver (kube_api_test.hpp), helpers
+// that create nodes and pods the way a user would, run colony run until every pod is bound, and
+// read what it logged.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "messages/codec.hpp"
+#include "run/cluster_run.hpp"
+#include "stores/event_log.hpp"
+#include "tests/bridges/kubernetes/kube_api_test.hpp"
+
+namespace colony::run::testing {
+
+using json = nlohmann::json;
+
+class colony_run_test : public kube::testing::kube_api_test {
+ protected:
+  const std::string ns = "colony-run";
+
+  void SetUp() override {
+    start_peer(ns, apiserver_args_);
+    if (IsSkipped() || HasFatalFailure()) return;
+    work_ = peer_->dir() + "/run";
+    std::filesystem::create_directories(work_);
+    // The kubeconfig kube.sh wrote for the admin user.
+    kubeconfig_ = peer_->dir() + "/kubeconfig";
+    if (log_.empty()) log_ = work_ + "/log";
+  }
+
+  void make_node(const std::string& name, const std::string& cpu = "4") {
+    const json res = {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}};
+    post("/api/v1/nodes",
+         json{{"apiVersion", "v1"},
+              {"kind", "Node"},
+              {"metadata", {{"name", name}}},
+              {"status",
+               {{"capacity", res},
+                {"allocatable", res},
+                {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
+  }
+  void make_pod(const std::string& name) {
+    post("/api/v1/namespaces/" + ns + "/pods",
+         json{{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", ns}}},
+              {"spec",
+               {{"schedulerName", "koord-scheduler"},
+                {"containers",
+                 json::array({{{"name", "c"},
+                               {"image", "registry.invalid/pause:3.9"},
+                               {"resources",
+                                {{"requests", {{"cpu", "500m"}, {"memory", "256Mi"}}}}}}})}}}});
+  }
+  // pod -> node for every pod of the namespace ("" = not bound).
+  std::map<std::string, std::string> placements() {
+    std::map<std::string, std::string> m;
+    const auto l = get("/api/v1/namespaces/" + ns + "/pods");
+    for (const auto& p : l.value("items", json::array()))
+      m[p["metadata"]["name"].get<std::string>()] = p["spec"].value("nodeName", std::string{});
+    return m;
+  }
+  bool all_bound() {
+    const auto m = placements();
+    for (const auto& [p, n] : m)
+      if (n.empty()) return false;
+    return !m.empty();
+  }
+  // Runs colony run until every pod is bound (or the limit), then stops it.
+  result<run_stats> run_until_bound(std::chrono::seconds limit) {
+    std::atomic<bool> stop{false};
+    run_options o;
+    o.kubeconfig = kubeconfig_;
+    o.log_path = log_;
+    o.state_path = state_;
+    o.stop = [&] { return stop.load(); };
+    result<run_stats> out = fail(errc::internal, "not run");
+    std::thread t([&] { out = run_cluster(o); });
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < limit && !all_bound())
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let late writes show
+    stop = true;
+    t.join();
+    return out;
+  }
+  // Every record of the log, in order.
+  std::vector<messages::byte_buffer> records() {
+    std::vector<messages::byte_buffer> v;
+    stores::log_options lo;
+    lo.create_if_missing = false;
+    lo.read_only = true;
+    auto log = stores::open_log(log_, lo);
+    EXPECT_TRUE(log) << log.error().describe();
+    if (!log) return v;
+    auto r = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+      v.emplace_back(b.begin(), b.end());
+      return true;
+    });
+    EXPECT_TRUE(r) << r.error().describe();
+    return v;
+  }
+  // PodScheduled records per pod in the log.
+  std::map<std::string, int> scheduled_in_log() {
+    std::map<std::string, int> m;
+    stores::log_options lo;
+    lo.create_if_missing = false;
+    lo.read_only = true;
+    auto log = stores::open_log(log_, lo);
+    EXPECT_TRUE(log) << log.error().describe();
+    if (!log) return m;
+    auto r = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+      const auto& env = *wire::GetEnvelope(b.data());
+      if (env.payload_type() == wire::Payload::PodScheduled)
+        ++m[std::string(messages::to_string_view(env.payload_as_PodScheduled()->pod()))];
+      return true;
+    });
+    EXPECT_TRUE(r) << r.error().describe();
+    return m;
+  }
+
+  std::string work_, kubeconfig_;
+  std::string log_;             // "" = WORK/log (a derived fixture may name a Kafka topic)
+  std::string state_;           // run_options::state_path ("" = the log's path)
+  std::string apiserver_args_;  // extra kube-apiserver flags (e.g. "--watch-cache=false")
+};
+
+}  // namespace colony::run::testing
