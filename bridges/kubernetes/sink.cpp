@@ -7,6 +7,7 @@
 #include <ctime>
 #include <thread>
 
+#include "actors/quota/quota_resources.hpp"
 #include "bridges/kubernetes/backoff.hpp"
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
@@ -16,6 +17,9 @@ namespace colony::kube {
 
 using json = nlohmann::json;
 using messages::to_string_view;
+
+// Koordinator's ElasticQuota (scheduling.sigs.k8s.io/v1alpha1, namespaced).
+constexpr std::string_view elastic_quota_api = "/apis/scheduling.sigs.k8s.io/v1alpha1";
 
 std::string_view to_string(write_kind k) noexcept {
   switch (k) {
@@ -29,6 +33,8 @@ std::string_view to_string(write_kind k) noexcept {
       return "node-resources";
     case write_kind::eviction:
       return "eviction";
+    case write_kind::quota_status:
+      return "quota-status";
   }
   return "unknown";
 }
@@ -191,6 +197,61 @@ json eviction_body(std::string_view ns, std::string_view name) {
   return json{{"apiVersion", "policy/v1"},
               {"kind", "Eviction"},
               {"metadata", {{"name", name}, {"namespace", ns}}}};
+}
+
+json quota_status_patch(const wire::QuotaRuntimeUpdated& q, const json& current) {
+  const auto keys_of = [&](const resource_list& r) {
+    auto k = static_cast<quota::resource_keys>(q.runtime_keys() & quota::all_keys);
+    for (int i = 0; i < quota::resource_count; ++i)
+      if (quota::field(r, i) != 0) k = static_cast<quota::resource_keys>(k | (1u << i));
+    return k;
+  };
+  const auto list = [&](const wire::Resources* w) {
+    const auto r = messages::to_resource_list(w);
+    return json::parse(quota::resource_list_to_json(r, keys_of(r)));
+  };
+  const auto annotation = [&](const wire::Resources* w) {
+    const auto r = messages::to_resource_list(w);
+    return quota::resource_list_to_json(r, keys_of(r));
+  };
+  json used = list(q.used());
+  if (const auto* old = current.contains("/status/used"_json_pointer)
+                            ? &current.at("/status/used"_json_pointer)
+                            : nullptr;
+      old != nullptr && old->is_object()) {
+    for (const auto& [k, v] : old->items())
+      if (!used.contains(k)) used[k] = nullptr;
+  }
+  return json{{"metadata",
+               {{"annotations",
+                 {{std::string(names::annotation_runtime), annotation(q.runtime())},
+                  {std::string(names::annotation_request), annotation(q.request())},
+                  {std::string(names::annotation_non_preemptible_used),
+                   annotation(q.non_preemptible_used())}}}}},
+              {"status", {{"used", used}}}};
+}
+
+bool quota_has_status(const json& current, const json& patch) {
+  for (const auto& [k, v] : patch.at("/metadata/annotations"_json_pointer).items()) {
+    const json* anns = current.contains("/metadata/annotations"_json_pointer)
+                           ? &current.at("/metadata/annotations"_json_pointer)
+                           : nullptr;
+    if (anns == nullptr || !anns->contains(k) || anns->at(k) != v) return false;
+  }
+  const auto up = "/status/used"_json_pointer;
+  const json have = current.contains(up) ? current.at(up) : json::object();
+  for (const auto& [k, v] : patch.at(up).items()) {
+    if (v.is_null()) {
+      if (have.contains(k)) return false;
+      continue;
+    }
+    if (!have.contains(k) || !have.at(k).is_string()) return false;
+    // Compared as quantities: the server may keep another spelling of the same value.
+    auto a = k8s::parse_quantity_milli(have.at(k).get<std::string>());
+    auto b = k8s::parse_quantity_milli(v.get<std::string>());
+    if (!a || !b || *a != *b) return false;
+  }
+  return true;
 }
 
 // ---- the sink --------------------------------------------------------------------------
@@ -493,6 +554,77 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
           from_error(o, r.last.error());
           o.message = "eviction of pod " + o.object + " failed after " +
                       std::to_string(r.attempts) + " attempts: " + o.message;
+        }
+        finish(std::move(o));
+        break;
+      }
+      case wire::Payload::QuotaRuntimeUpdated: {
+        const auto* p = env.payload_as_QuotaRuntimeUpdated();
+        const std::string name(to_string_view(p->name()));
+        write_outcome o{.kind = write_kind::quota_status, .object = name};
+        o.attempts = 1;
+        // The namespace: found once per quota (a LIST by name across namespaces), then kept.
+        auto ns_it = quota_namespace_.find(name);
+        if (ns_it == quota_namespace_.end()) {
+          json found;
+          auto g = get_json(std::string(elastic_quota_api) +
+                                "/elasticquotas?fieldSelector=metadata.name%3D" + name,
+                            found);
+          if (!g) {
+            from_error(o, g.error());
+            finish(std::move(o));
+            break;
+          }
+          const auto& items = found.value("items", json::array());
+          if (items.empty()) {
+            o.ok = true;
+            o.http_status = 404;
+            o.message = "quota is gone";
+            finish(std::move(o));
+            break;
+          }
+          ns_it =
+              quota_namespace_
+                  .emplace(name, items[0].at("/metadata/namespace"_json_pointer).get<std::string>())
+                  .first;
+        }
+        const std::string path = std::string(elastic_quota_api) + "/namespaces/" + ns_it->second +
+                                 "/elasticquotas/" + name;
+        o.object = ns_it->second + "/" + name;
+        json cur;
+        if (auto g = get_json(path, cur); !g) {
+          if (g.error().code == errc::not_found) {
+            quota_namespace_.erase(ns_it);
+            o.ok = true;
+            o.http_status = 404;
+            o.message = "quota is gone";
+          } else {
+            from_error(o, g.error());
+          }
+          finish(std::move(o));
+          break;
+        }
+        const json patch = quota_status_patch(*p, cur);
+        if (quota_has_status(cur, patch)) {
+          o.ok = true;
+          o.http_status = 200;
+          o.message = "quota already has these values";
+          finish(std::move(o));
+          break;
+        }
+        const std::string body = patch.dump();
+        // ElasticQuota has no status subresource: status is written with the object.
+        auto r =
+            send([&] { return client_.patch(path, patch_type::merge, body); }, opt_.max_attempts);
+        o.attempts = r.attempts;
+        if (r.last) {
+          o.ok = o.wrote = true;
+          o.http_status = r.last->status;
+          o.message = "runtime " + patch.at("/metadata/annotations"_json_pointer)
+                                       .at(std::string(names::annotation_runtime))
+                                       .get<std::string>();
+        } else {
+          from_error(o, r.last.error());
         }
         finish(std::move(o));
         break;

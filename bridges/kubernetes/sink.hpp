@@ -11,6 +11,9 @@
 //   NodeBatchResourceUpdated PATCH nodes/N/status (merge): kubernetes.io/batch-* (and mid-*)
 //                            in capacity and allocatable, as Koordinator's slo-controller does
 //   PodEvicted               POST pods/NAME/eviction (policy/v1 Eviction)
+//   QuotaRuntimeUpdated      PATCH elasticquotas/NAME (merge): the runtime, request and
+//                            non-preemptible-used annotations and status.used, as Koordinator's
+//                            ElasticQuota plugin writes them back (elasticquota/quota_handler.go)
 //   anything else            ignored (counted)
 //
 // Every write is idempotent, so a sink restarted from an older offset replays harmlessly: a
@@ -29,6 +32,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +42,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bridges/kubernetes/api_client.hpp"
+#include "messages/codec.hpp"
 #include "messages/result.hpp"
 
 namespace colony::kube {
@@ -48,6 +53,7 @@ enum class write_kind : std::uint8_t {
   event,           // POST events (core/v1)
   node_resources,  // PATCH nodes/N/status
   eviction,        // POST pods/NAME/eviction
+  quota_status,    // PATCH elasticquotas/NAME (annotations and status.used)
 };
 [[nodiscard]] std::string_view to_string(write_kind k) noexcept;
 
@@ -116,10 +122,23 @@ class decision_sink {
   api_client client_;
   sink_options opt_;
   sink_counters counters_;
+  // ElasticQuota name -> namespace (Koordinator's quota names are cluster-unique; the decision
+  // names the quota alone).
+  std::map<std::string, std::string, std::less<>> quota_namespace_;
   std::vector<std::chrono::milliseconds> waits_;
 };
 
 // ---- The bodies, as pure functions (tested without a server) ----------------------------
+
+// Koordinator's write-back of an ElasticQuota: the runtime, request and non-preemptible-used
+// annotations (JSON ResourceLists) and status.used, for a merge patch. Resources named in
+// runtime_keys (bit i = colony.fbs Resources field i) or non-zero are listed; a resource that
+// `current` (the object as read) lists in status.used and the new value does not is removed
+// (null in a merge patch).
+[[nodiscard]] nlohmann::json quota_status_patch(const wire::QuotaRuntimeUpdated& q,
+                                                const nlohmann::json& current);
+// True when `current` already carries everything quota_status_patch would write.
+[[nodiscard]] bool quota_has_status(const nlohmann::json& current, const nlohmann::json& patch);
 
 // "ns/name" -> {ns, name}; a key without '/' is in "default".
 [[nodiscard]] std::pair<std::string, std::string> split_pod_key(std::string_view key);

@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -351,6 +352,88 @@ TEST_F(KubeSink, NodeStatusCarriesBatchResources) {
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_FALSE(missing[0].ok);
   EXPECT_EQ(missing[0].http_status, 404);
+}
+
+// QuotaRuntimeUpdated -> the ElasticQuota's runtime/request/non-preemptible-used annotations
+// and status.used, as Koordinator's ElasticQuota plugin writes them back. The CRD is a minimal
+// one of Colony's (the group, kind and scope of Koordinator's, no schema: the sink's patch is
+// what is under test, and Koordinator's CRDs need not be beside the checkout).
+TEST_F(KubeSink, QuotaStatusCarriesRuntimeRequestAndUsed) {
+  post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+       json::parse(R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+         "metadata":{"name":"elasticquotas.scheduling.sigs.k8s.io",
+           "annotations":{"api-approved.kubernetes.io":
+             "https://github.com/kubernetes-sigs/scheduler-plugins/pull/52"}},
+         "spec":{"group":"scheduling.sigs.k8s.io","scope":"Namespaced",
+           "names":{"plural":"elasticquotas","singular":"elasticquota","kind":"ElasticQuota",
+                    "listKind":"ElasticQuotaList"},
+           "versions":[{"name":"v1alpha1","served":true,"storage":true,
+             "schema":{"openAPIV3Schema":{"type":"object",
+                                          "x-kubernetes-preserve-unknown-fields":true}}}]}})"));
+  const std::string eq =
+      "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas";
+  const json quota = {
+      {"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
+      {"kind", "ElasticQuota"},
+      {"metadata", {{"name", "team-a"}, {"namespace", ns}}},
+      {"spec",
+       {{"min", {{"cpu", "4"}, {"memory", "8Gi"}}}, {"max", {{"cpu", "8"}, {"memory", "16Gi"}}}}}};
+  // The CRD is served a moment after it is created.
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    auto r = client_->post(eq, quota.dump());
+    if (r) break;
+    ASSERT_LT(since_s(t0), 30.0) << r.error().describe();
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  auto sink = open_sink();
+  resource_list runtime, used, request;
+  runtime.cpu_milli = 6'500;
+  runtime.memory_bytes = 12ll << 30;
+  used.cpu_milli = 1'500;
+  used.memory_bytes = 3ll << 30;
+  used.pods = 3;
+  request.cpu_milli = 2'000;
+  request.memory_bytes = 4ll << 30;
+  auto o = apply(sink, rec::quota_runtime(10, "team-a", runtime, used, request));
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_TRUE(o[0].ok && o[0].wrote) << o[0].message;
+  EXPECT_EQ(o[0].kind, write_kind::quota_status);
+  EXPECT_EQ(o[0].object, ns + "/team-a");
+  json got = get(eq + "/team-a");
+  const auto& ann = got["metadata"]["annotations"];
+  EXPECT_EQ(ann.value("quota.scheduling.koordinator.sh/runtime", ""),
+            R"({"cpu":"6500m","memory":"12884901888"})");
+  EXPECT_EQ(ann.value("quota.scheduling.koordinator.sh/request", ""),
+            R"({"cpu":"2","memory":"4294967296"})");
+  EXPECT_EQ(ann.value("quota.scheduling.koordinator.sh/non-preemptible-used", ""),
+            R"({"cpu":"0","memory":"0"})");
+  EXPECT_EQ(q(got, "/status/used/memory"), 3ll << 30);
+  EXPECT_EQ(got.value("/status/used/cpu"_json_pointer, std::string{}), "1500m");
+  EXPECT_EQ(q(got, "/status/used/pods"), 3);
+  EXPECT_EQ(got["spec"]["max"]["cpu"], "8");  // the spec is untouched
+
+  // The same record again (a replay): nothing written.
+  o = apply(sink, rec::quota_runtime(10, "team-a", runtime, used, request));
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_TRUE(o[0].ok);
+  EXPECT_FALSE(o[0].wrote) << o[0].message;
+  // Pods gone: status.used loses the pods entry, not just its value.
+  used.pods = 0;
+  used.cpu_milli = 500;
+  o = apply(sink, rec::quota_runtime(11, "team-a", runtime, used, request));
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_TRUE(o[0].ok && o[0].wrote) << o[0].message;
+  got = get(eq + "/team-a");
+  EXPECT_FALSE(got["status"]["used"].contains("pods")) << got["status"].dump();
+  EXPECT_EQ(got.value("/status/used/cpu"_json_pointer, std::string{}), "500m");
+  // A quota that does not exist (deleted meanwhile): done, nothing to write.
+  o = apply(sink, rec::quota_runtime(12, "team-gone", runtime, used, request));
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_TRUE(o[0].ok);
+  EXPECT_FALSE(o[0].wrote);
+  EXPECT_EQ(o[0].http_status, 404);
+  EXPECT_EQ(sink.counters().failed, 0u);
 }
 
 TEST_F(KubeSink, EvictionHonoursADisruptionBudget) {

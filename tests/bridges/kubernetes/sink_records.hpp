@@ -100,6 +100,26 @@ inline byte_buffer node_batch(std::uint64_t offset, const std::string& node,
       offset);
 }
 
+// QuotaRuntimeUpdated as actors/quota/actor/quota_events.cpp builds it: entity
+// ElasticQuota/<name>, source "elastic-quota"; runtime_keys names cpu and memory.
+inline byte_buffer quota_runtime(std::uint64_t offset, const std::string& quota,
+                                 const resource_list& runtime, const resource_list& used,
+                                 const resource_list& request) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  const auto n = fbb.CreateString(quota);
+  const auto rt = b.resources(runtime);
+  const auto u = b.resources(used);
+  const auto rq = b.resources(request);
+  const auto npu = b.resources(resource_list{});
+  const auto payload = wire::CreateQuotaRuntimeUpdated(fbb, n, rt, u, rq, npu, 0b11);
+  return with_offset(
+      b.finish(messages::header{event_time{4'000}, wire::EntityKind::ElasticQuota, quota,
+                                static_cast<std::int64_t>(offset) - 1, "elastic-quota"},
+               payload),
+      offset);
+}
+
 inline byte_buffer pod_evicted(std::uint64_t offset, const std::string& pod,
                                const std::string& node) {
   messages::event_builder b;
