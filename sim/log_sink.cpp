@@ -146,6 +146,7 @@ result<void> log_sink::append_one(const entities::record_batch& b,
   if (log_ != nullptr && n > 0) {
     stores::event_log::bulk_options bo;
     bo.relaxed_durability = true;
+    bo.table_files = true;  // nothing reads the log back before finish()
     auto a = log_->append_bulk(views, bo);
     if (!a) return tl::unexpected(a.error());
   }

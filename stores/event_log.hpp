@@ -62,6 +62,10 @@ class event_log {
   // REQUIRES: as append(), and records made in this process (never bytes from outside).
   struct bulk_options {
     bool relaxed_durability = false;
+    // Straight into table files, past the memtable (a backend that has them): cheaper for a
+    // writer that reads nothing back while it writes, since the records are readable (and
+    // durable) only after flush(). Implies relaxed durability. Default: false.
+    bool table_files = false;
   };
   [[nodiscard]] virtual result<log_offset> append_bulk(std::span<const bytes_view> records,
                                                        const bulk_options& /*opts*/) {

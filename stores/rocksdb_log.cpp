@@ -8,6 +8,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 #include <xxhash.h>
@@ -156,6 +157,10 @@ result<std::unique_ptr<rocksdb_log>> rocksdb_log::open(const std::string& path,
 }
 
 rocksdb_log::~rocksdb_log() {
+  if (db_ && table_) {
+    std::lock_guard lk(mu_);
+    (void)ingest_table_locked();
+  }
   if (db_) {
     if (events_) db_->DestroyColumnFamilyHandle(events_).PermitUncheckedError();
     if (meta_) db_->DestroyColumnFamilyHandle(meta_).PermitUncheckedError();
@@ -185,6 +190,8 @@ result<log_offset> rocksdb_log::append_impl(std::span<const bytes_view> records,
   if (opts_.read_only) return fail(errc::failed_precondition, "log opened read-only", path_);
   if (records.empty()) return fail(errc::invalid_input, "empty append", path_);
   std::unique_lock<std::mutex> lk(mu_);
+  // Records of an open table file come first: ingest them before this batch goes on top.
+  if (auto g = ingest_table_locked(); !g) return tl::unexpected(g.error());
   const log_offset first = next_;
   std::size_t total = 0;
   for (const auto& r : records) total += r.size() + checksum_bytes + 24;
@@ -245,6 +252,70 @@ result<log_offset> rocksdb_log::append_impl(std::span<const bytes_view> records,
   return first;
 }
 
+result<log_offset> rocksdb_log::append_to_table(std::span<const bytes_view> records) {
+  if (opts_.read_only) return fail(errc::failed_precondition, "log opened read-only", path_);
+  if (records.empty()) return fail(errc::invalid_input, "empty append", path_);
+  std::unique_lock<std::mutex> lk(mu_);
+  const log_offset first = next_;
+  if (!table_) {
+    table_path_ = (fs::path(path_) / ("bulk-" + std::to_string(tables_++) + ".sst")).string();
+    rocksdb::Options o(rocksdb::DBOptions(), events_cf_options());
+    table_ = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(), o, events_);
+    if (auto s = table_->Open(table_path_); !s.ok()) {
+      table_.reset();
+      return tl::unexpected(from_status(s, table_path_));
+    }
+    table_bytes_ = 0;
+  }
+  std::vector<std::uint8_t> rec;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const log_offset off = first + i;
+    const auto& r = records[i];
+    if (r.size() < 12)
+      return fail(errc::invalid_input, "record too short to be an envelope",
+                  path_ + " append #" + std::to_string(i));
+    std::span<const std::uint8_t> bytes = r;
+    if (off == 0 || wire::GetEnvelope(r.data())->offset() != off) {
+      rec.assign(r.begin(), r.end());
+      if (!messages::patch_offset(rec, off))
+        return fail(errc::invalid_input, "envelope has no offset field (not made by event_builder)",
+                    path_ + " append #" + std::to_string(i));
+      bytes = rec;
+    }
+    const std::uint64_t sum = checksum(bytes.data(), bytes.size());
+    scratch_.resize(checksum_bytes);
+    for (std::size_t b = 0; b < checksum_bytes; ++b)
+      scratch_[b] = static_cast<char>((sum >> (8 * b)) & 0xff);
+    scratch_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (auto s = table_->Put(offset_key(off), scratch_); !s.ok())
+      return tl::unexpected(from_status(s, table_path_));
+    table_bytes_ += scratch_.size() + 8;
+  }
+  next_ = first + records.size();
+  wal_skipped_ = true;
+  unsynced_ = true;
+  if (table_bytes_ >= (64u << 20))
+    if (auto g = ingest_table_locked(); !g) return tl::unexpected(g.error());
+  lk.unlock();
+  grew_.notify_all();
+  return first;
+}
+
+result<void> rocksdb_log::ingest_table_locked() {
+  if (!table_) return {};
+  auto w = std::move(table_);
+  if (auto s = w->Finish(); !s.ok()) return tl::unexpected(from_status(s, table_path_));
+  rocksdb::IngestExternalFileOptions io;
+  io.move_files = true;
+  // The keys follow everything in the log: the file goes below it, nothing is rewritten.
+  io.snapshot_consistency = false;
+  auto s = db_->IngestExternalFile(events_, {table_path_}, io);
+  if (!s.ok()) return tl::unexpected(from_status(s, table_path_));
+  std::error_code ec;
+  fs::remove(table_path_, ec);  // moved (linked) into the database; the name is ours to drop
+  return {};
+}
+
 result<void> rocksdb_log::sync_appended() {
   if (opts_.read_only) return {};
   bool skipped = false;
@@ -269,6 +340,7 @@ result<void> rocksdb_log::flush_to_disk() {
   if (opts_.read_only) return {};
   {
     std::lock_guard lk(mu_);
+    if (auto g = ingest_table_locked(); !g) return g;
     wal_skipped_ = false;
     unsynced_ = false;
   }
