@@ -19,7 +19,8 @@
 // Restart: the log is replayed through the entity actors, the arbitration and the components,
 // which decide again what they decided; what the log already holds is dropped and what a crash
 // kept out of it is appended (docs/kubernetes-bridge.md "colony run"). The sink applies
-// decisions from its own saved position, and its writes are idempotent.
+// decisions from its own saved position, and its writes are idempotent. A write it gives up is
+// appended as a WriteFailed record caused by the decision, once per decision and write kind.
 #pragma once
 
 #include <atomic>
@@ -55,6 +56,8 @@ struct run_stats {
   std::uint64_t ticks = 0;         // ClockTicked appended for components' wake-ups
   std::uint64_t writes = 0;        // API writes performed by the sink
   std::uint64_t write_failures = 0;
+  std::uint64_t failures_logged = 0;  // WriteFailed records appended for them (once per decision
+                                      // and write kind, across restarts)
 };
 
 // Runs until options.stop says so (or an error). Returns what it did.
