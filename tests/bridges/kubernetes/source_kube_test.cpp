@@ -718,5 +718,45 @@ TEST_F(KubeSource, RefusedObjectsAreLoggedOnceNamingObjectAndField) {
   check("after a plain restart");
 }
 
+// A pod accepted, then edited into a bad one: one ObjectRefused for the bad version, and the
+// pod's accepted PodSubmitted stays the last word until an edit makes it good again.
+TEST_F(KubeSource, AnAcceptedObjectEditedIntoABadOneKeepsItsAcceptedState) {
+  make_pod("edited");
+  const int configs = config_objects() - 1 - (crds_ ? 1 : 0);  // no ConfigMap, no profile here
+  auto log = open_log();
+  ASSERT_TRUE(log);
+  auto src = open_source(*log);
+  ASSERT_TRUE(src && src->start());
+  ASSERT_TRUE(settle(*log, 1 + configs)) << *log->end_offset();
+  const std::string path = "/api/v1/namespaces/colony-src/pods/edited";
+  auto bad = client_->patch(path, patch_type::merge,
+                            R"({"metadata":{"labels":{"koordinator.sh/qosClass":"GOLD"}}})");
+  ASSERT_TRUE(bad) << bad.error().describe();
+  const std::string bad_rv = json::parse(bad->body)["metadata"]["resourceVersion"];
+  ASSERT_TRUE(settle(*log, 2 + configs)) << *log->end_offset();
+  auto good = client_->patch(path, patch_type::merge,
+                             R"({"metadata":{"labels":{"koordinator.sh/qosClass":"BE"}}})");
+  ASSERT_TRUE(good) << good.error().describe();
+  ASSERT_TRUE(settle(*log, 3 + configs)) << *log->end_offset();
+  src->stop();
+  const tally t = count_log(*log);
+  EXPECT_EQ(t.at({"PodSubmitted", "colony-src/edited"}), 2);  // accepted, then good again
+  EXPECT_EQ(t.at({"ObjectRefused", "colony-src/edited"}), 1);
+  const auto refused = refusals_in(*log);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].resource_version, bad_rv);
+  EXPECT_EQ(refused[0].field, "metadata.labels[koordinator.sh/qosClass]");
+  // In log order: submitted, refused, submitted again (with the BE label).
+  std::vector<std::string> order;
+  auto r = log->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+    const auto& env = *wire::GetEnvelope(b.data());
+    if (messages::to_string_view(env.entity_key()) == "colony-src/edited")
+      order.emplace_back(messages::payload_name(env.payload_type()));
+    return true;
+  });
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(order, (std::vector<std::string>{"PodSubmitted", "ObjectRefused", "PodSubmitted"}));
+}
+
 }  // namespace
 }  // namespace colony::kube
