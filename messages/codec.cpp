@@ -19,13 +19,23 @@ byte_buffer event_builder::finish_raw(const header& h, wire::Payload type,
   b.add_entity_key(key);
   b.add_source(source);
   b.add_schema_version(schema_version);
-  b.add_compat_version(compat_version);
+  b.add_compat_version(compat_version_of(type));
   b.add_entity_kind(h.kind);
   b.add_payload_type(type);
   fbb_.Finish(b.Finish(), wire::EnvelopeIdentifier());
   byte_buffer out(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
   fbb_.Clear();
   return out;
+}
+
+std::uint16_t compat_version_of(wire::Payload type) noexcept {
+  switch (type) {
+    case wire::Payload::ObjectRefused:
+    case wire::Payload::WriteFailed:
+      return 3;
+    default:
+      return compat_version;
+  }
 }
 
 flatbuffers::Offset<wire::Resources> event_builder::resources(const resource_list& r) {

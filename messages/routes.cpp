@@ -15,6 +15,9 @@ route_list routes(const wire::Envelope& env) {
   using P = wire::Payload;
   using K = wire::EntityKind;
   route_list out;
+  // Records for people and the audit: they change no entity, so they reach none (and a refused
+  // pod never seen before gets no empty entity from its refusal).
+  if (env.payload_type() == P::ObjectRefused || env.payload_type() == P::WriteFailed) return out;
   const auto kind = env.entity_kind();
   if (kind == K::Node || kind == K::Pod || kind == K::ElasticQuota || kind == K::PodMigrationJob)
     out.push(kind, to_string_view(env.entity_key()));

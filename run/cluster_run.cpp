@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
 #include "bridges/kubernetes/kubeconfig.hpp"
 #include "bridges/kubernetes/source.hpp"
+#include "bridges/kubernetes/write_failed.hpp"
 #include "messages/codec.hpp"
 #include "run/sink_pool.hpp"
 #include "stores/event_log.hpp"
@@ -154,6 +156,9 @@ result<run_stats> run_cluster(const run_options& o) {
   log_offset applied = load_position(position_path);
   std::vector<std::pair<log_offset, std::vector<std::uint8_t>>> pending;
   std::unordered_set<std::string> logged;  // "causation/source" of every decision in the log
+  // (decision offset, write kind) of every WriteFailed in the log: a decision carried out again
+  // after a restart that fails again is not recorded twice.
+  std::set<std::pair<std::int64_t, wire::WriteKind>> failed_logged;
   auto decision_key = [](const wire::Envelope& env) {
     const auto src = messages::to_string_view(env.source());
     std::string k = std::to_string(env.causation()) + "/" + std::string(src);
@@ -168,7 +173,10 @@ result<run_stats> run_cluster(const run_options& o) {
   if (*end0 > 0) {
     auto r = (*log)->read(0, *end0, [&](log_offset off, messages::bytes_view b) {
       const auto& env = *wire::GetEnvelope(b.data());
-      if (env.causation() >= 0) {
+      if (env.payload_type() == wire::Payload::WriteFailed) {
+        // The sink's own record of a failure: nothing to write.
+        failed_logged.emplace(env.causation(), env.payload_as_WriteFailed()->write());
+      } else if (env.causation() >= 0) {
         logged.insert(decision_key(env));
         if (off >= applied)
           pending.emplace_back(off, std::vector<std::uint8_t>(b.begin(), b.end()));
@@ -212,15 +220,30 @@ result<run_stats> run_cluster(const run_options& o) {
     recs.reserve(effects.size());
     for (const auto& e : effects) recs.emplace_back(e.second);
     auto outs = (*sinks)->apply(recs);
+    // A write given up becomes a WriteFailed record (once per decision and write kind).
+    std::vector<messages::byte_buffer> failures;
+    result<void> status;
     for (std::size_t i = 0; i < outs.size(); ++i) {
-      if (!outs[i]) return tl::unexpected(outs[i].error());
+      if (!outs[i]) {
+        status = tl::unexpected(outs[i].error());
+        break;
+      }
+      const log_offset off = effects[i].first;
       for (const auto& w : *outs[i]) {
         st.writes += w.wrote ? 1 : 0;
         st.write_failures += w.ok ? 0 : 1;
+        if (!w.ok &&
+            failed_logged.emplace(static_cast<std::int64_t>(off), kube::to_wire(w.kind)).second)
+          failures.push_back(kube::write_failed_record(w, event_time{wall_ms()}));
       }
-      applied = effects[i].first + 1;
+      applied = off + 1;
     }
-    return {};
+    if (!failures.empty()) {
+      std::vector<messages::bytes_view> views(failures.begin(), failures.end());
+      if (auto a = (*log)->append(views); !a) return tl::unexpected(a.error());
+      st.failures_logged += failures.size();
+    }
+    return status;
   };
   if (auto c = carry_out(pending); !c) return tl::unexpected(c.error());
   st.carried_over = pending.size();
@@ -251,7 +274,7 @@ result<run_stats> run_cluster(const run_options& o) {
       const auto& env = *wire::GetEnvelope(bytes.data());
       if (env.causation() < 0)
         ++st.observations;
-      else if (off >= applied)
+      else if (off >= applied && env.payload_type() != wire::Payload::WriteFailed)
         effects.emplace_back(off, std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
       return true;
     });

@@ -19,7 +19,8 @@
 // Restart: the log is replayed through the entity actors, the arbitration and the components,
 // which decide again what they decided; what the log already holds is dropped and what a crash
 // kept out of it is appended (docs/kubernetes-bridge.md "colony run"). The sink applies
-// decisions from its own saved position, and its writes are idempotent.
+// decisions from its own saved position, and its writes are idempotent. A write it gives up is
+// appended as a WriteFailed record caused by the decision, once per decision and write kind.
 #pragma once
 
 #include <atomic>
@@ -67,6 +68,8 @@ struct run_stats {
   // The bridge's informers (kube::source_counters): watches re-established, 410 Gone answers,
   // relists.
   std::uint64_t reconnects = 0, gone = 0, relists = 0;
+  std::uint64_t failures_logged = 0;  // WriteFailed records appended for them (once per decision
+                                      // and write kind, across restarts)
 };
 
 // Runs until options.stop says so (or an error). Returns what it did.

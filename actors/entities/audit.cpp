@@ -53,6 +53,8 @@ std::string_view to_string(audit_check c) {
       return "admitted_after_end";
     case audit_check::pending_unexplained:
       return "pending_unexplained";
+    case audit_check::failure_without_decision:
+      return "failure_without_decision";
   }
   return "unknown";
 }
@@ -116,6 +118,8 @@ struct log_audit::impl {
   std::vector<std::uint64_t> proposal_offsets;
   std::vector<std::uint32_t> proposal_pods;
   std::vector<std::uint8_t> proposal_answers;
+  // Offsets of the decisions a sink carries out (offsets only grow), for WriteFailed causes.
+  std::vector<std::uint64_t> effect_offsets;
   bool any = false;
   std::uint64_t last_offset = 0;
 
@@ -352,9 +356,25 @@ struct log_audit::impl {
                       std::to_string(e->mid_memory_bytes()));
         break;
       }
+      case P::ObjectRefused:
+        ++rep.objects_refused;
+        break;
+      case P::WriteFailed:
+        ++rep.writes_failed;
+        if (cause < 0 || !std::binary_search(effect_offsets.begin(), effect_offsets.end(),
+                                             static_cast<std::uint64_t>(cause)))
+          violate(audit_check::failure_without_decision, off, env.entity_kind(),
+                  to_string_view(env.entity_key()),
+                  "causation " + std::to_string(cause) +
+                      " is no earlier PodScheduled, PodUnschedulable, NodeBatchResourceUpdated or "
+                      "PodEvicted");
+        break;
       default:
         break;
     }
+    if (type == P::PodScheduled || type == P::PodUnschedulable ||
+        type == P::NodeBatchResourceUpdated || type == P::PodEvicted)
+      effect_offsets.push_back(off);
 
     // Nodes: the fold, then capacity after the event.
     const auto rl = routes(env);

@@ -15,6 +15,8 @@
 //   - every eviction has a reason and a message, and evicts a pod bound to that node;
 //   - every causation names an earlier offset, and every decision has one (audit_options);
 //   - no batch/mid allocatable is negative;
+//   - every WriteFailed names as its cause an earlier decision a sink carries out (PodScheduled,
+//     PodUnschedulable, NodeBatchResourceUpdated, PodEvicted);
 // and at the end of a log at rest (audit_options::at_rest): every proposal was answered, and
 // every pod still pending is explained: its last scheduling outcome is a PodUnschedulable or a
 // PodBindRejected, or it was never attempted (no proposal, no PodUnschedulable).
@@ -55,8 +57,9 @@ enum class audit_check : std::uint8_t {
   negative_colocation,         // NodeBatchResourceUpdated with a negative batch/mid value
   pending_unexplained,         // at rest: a pod pending at the end with a proposal in flight
   admitted_after_end,          // PodMutated / PodRejected of a pod already finished or removed
+  failure_without_decision,    // WriteFailed whose causation names no earlier decision with a write
 };
-inline constexpr std::size_t audit_check_count = 17;
+inline constexpr std::size_t audit_check_count = 18;
 [[nodiscard]] std::string_view to_string(audit_check c);
 
 // Decisions by payload type (the schema's "Decision" tables): what a policy or an arbitrating
@@ -87,6 +90,9 @@ struct audit_report {
   std::uint64_t proposals = 0, scheduled = 0, unproposed_bindings = 0, bind_rejections = 0,
                 pod_stage_rejections = 0, capacity_rejections = 0, unschedulable = 0, evictions = 0,
                 batch_updates = 0, decisions = 0, decisions_without_causation = 0;
+  // Objects a bridge refused (ObjectRefused) and writes a sink gave up (WriteFailed): counted,
+  // not violations (the log says what happened).
+  std::uint64_t objects_refused = 0, writes_failed = 0;
   // NodeBatchResourceUpdated that lowered batch/mid below what is bound there (not a violation).
   std::uint64_t batch_below_allocated = 0;
   // Pods: submitted; bound at least once; pending at the end, by explanation.

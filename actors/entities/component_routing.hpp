@@ -10,7 +10,8 @@
 //   - right before a PodScheduled naming N: the pod's latest PodMutated (its spec after
 //     admission, as a kubelet learns a pod's spec when the pod is bound to it), re-delivered as
 //     logged (same offset and time);
-//   - records of kind Cluster (ConfigUpdated, ClockTicked).
+//   - records of kind Cluster (ConfigUpdated, ClockTicked);
+// never ObjectRefused or WriteFailed (records for people and the audit, which no component reads).
 // "Bound" follows the log: PodScheduled binds, PodFinished and PodEvicted unbind.
 // Header-only on purpose, without messages/codec.hpp: actor_host's CAF translation unit includes
 // it, and codec.hpp's messages::header would collide with caf::header there (clang-tidy's
@@ -60,6 +61,7 @@ void node_routing::route(const wire::Envelope& env, std::span<const std::uint8_t
     return s == nullptr ? std::string_view{} : std::string_view(s->c_str(), s->size());
   };
   const auto type = env.payload_type();
+  if (type == P::ObjectRefused || type == P::WriteFailed) return;
   if (env.entity_kind() == wire::EntityKind::Cluster) {
     to_all(env);
     return;

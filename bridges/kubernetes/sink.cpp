@@ -590,7 +590,6 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         }
         const std::string path = std::string(elastic_quota_api) + "/namespaces/" + ns_it->second +
                                  "/elasticquotas/" + name;
-        o.object = ns_it->second + "/" + name;
         json cur;
         if (auto g = get_json(path, cur); !g) {
           if (g.error().code == errc::not_found) {
@@ -620,9 +619,10 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         if (r.last) {
           o.ok = o.wrote = true;
           o.http_status = r.last->status;
-          o.message = "runtime " + patch.at("/metadata/annotations"_json_pointer)
-                                       .at(std::string(names::annotation_runtime))
-                                       .get<std::string>();
+          o.message = "namespace " + ns_it->second + ": runtime " +
+                      patch.at("/metadata/annotations"_json_pointer)
+                          .at(std::string(names::annotation_runtime))
+                          .get<std::string>();
         } else {
           from_error(o, r.last.error());
         }

@@ -20,8 +20,10 @@
 // 409 on a binding to the same node is success, a status already holding the values is not
 // written, an Event's name is derived from the record's offset (a second create is 409), and
 // evicting a pod that is gone (404) or already terminating is success. A write that fails after
-// its retries is an outcome with ok = false, never dropped: the caller appends it to the log
-// (colony.fbs has no event for a failed effect yet; docs/kubernetes-bridge.md "Sinks").
+// its retries is an outcome with ok = false, never dropped: the caller appends it to the log as
+// a WriteFailed record caused by the decision (write_failed.hpp; colony run does, once per
+// decision and write kind; docs/kubernetes-bridge.md "Sinks"). A WriteFailed handed back to
+// apply() is ignored like any payload with nothing to write.
 //
 //   auto sink = kube::decision_sink::open(conn, {});
 //   for (auto& rec : records) for (auto& o : *sink->apply(rec)) if (!o.ok) report(o);

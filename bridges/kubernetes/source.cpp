@@ -131,6 +131,7 @@ struct observation_source::impl {
     c_deletes,
     c_unchanged,
     c_bad,
+    c_refusals,
     c_untranslated,
     c_events,
     c_batches,
@@ -263,7 +264,10 @@ struct observation_source::impl {
         .count();
   }
 
-  void take(watched& w, result<event_list> r) {
+  // A callback's translation: its events, or for a refused object its ObjectRefused record.
+  // A DELETED of a refused object appends nothing: the informer's store held that object,
+  // refused (and recorded) when it arrived; a relist's DELETED carries the same version again.
+  void take(watched& w, result<event_list> r, const json& obj, bool deleted) {
     if (r) {
       for (auto& e : *r) w.events.push_back(std::move(e));
       return;
@@ -276,7 +280,17 @@ struct observation_source::impl {
         if (refused.size() == 64) refused.erase(refused.begin());
         refused.push_back(e);
       }
-      spdlog::warn("kube source {}: object refused, nothing appended: {}", w.kind.name,
+      if (deleted) {
+        spdlog::warn("kube source {}: deleted object refused, nothing appended: {}", w.kind.name,
+                     e.describe());
+        return;
+      }
+      // Nothing else of the object is appended, so what the log held for it stays. The record
+      // carries no time, so an orphan scan recognises it (canonical()) as any other record.
+      w.events.push_back(
+          translate_refused(w.kind.kind, obj, e, event_time{now_ms()}, opt.translate));
+      bump(c_refusals);
+      spdlog::warn("kube source {}: object refused, ObjectRefused appended: {}", w.kind.name,
                    e.describe());
     } else if (e.code == errc::failed_precondition) {
       bump(c_untranslated);
@@ -292,7 +306,7 @@ struct observation_source::impl {
     h.on_add = [this, &w](const std::string& key, const json& obj) {
       bump(c_adds);
       w.ops.emplace_back(key, stored_object{rv_of(obj), stripped(obj)});
-      take(w, translate_added(w.kind.kind, obj, event_time{now_ms()}, opt.translate));
+      take(w, translate_added(w.kind.kind, obj, event_time{now_ms()}, opt.translate), obj, false);
     };
     h.on_update = [this, &w](const std::string& key, const json& old_obj, const json& obj) {
       bump(c_updates);
@@ -301,12 +315,14 @@ struct observation_source::impl {
         bump(c_unchanged);
         return;
       }
-      take(w, translate_modified(w.kind.kind, old_obj, obj, event_time{now_ms()}, opt.translate));
+      take(w, translate_modified(w.kind.kind, old_obj, obj, event_time{now_ms()}, opt.translate),
+           obj, false);
     };
     h.on_delete = [this, &w](const std::string& key, const json& last) {
       bump(c_deletes);
       w.ops.emplace_back(key, std::nullopt);
-      take(w, translate_deleted(w.kind.kind, last, event_time{now_ms()}, opt.translate));
+      take(w, translate_deleted(w.kind.kind, last, event_time{now_ms()}, opt.translate), last,
+           true);
     };
     h.on_resource_version = [this, &w](const std::string& rv) { commit(w, rv); };
     return h;
@@ -468,6 +484,7 @@ source_counters observation_source::counters() const {
   c.deletes = g(impl::c_deletes);
   c.unchanged = g(impl::c_unchanged);
   c.bad_objects = g(impl::c_bad);
+  c.refusals = g(impl::c_refusals);
   c.untranslated = g(impl::c_untranslated);
   c.events = g(impl::c_events);
   c.batches = g(impl::c_batches);

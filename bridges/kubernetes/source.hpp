@@ -20,9 +20,14 @@
 // equals an orphan except for offset and time is dropped instead (the orphan is that very
 // observation, appended before the crash) and the orphan is consumed.
 //
-// Errors are values; no exception escapes. A bad object (translate's invalid_input) is logged
-// with spdlog naming the object and field, counted, and appends nothing. A kind whose LIST
-// answers 404 (its CRD is not installed) is reported once and skipped.
+// Errors are values; no exception escapes. A bad object (translate's invalid_input) appends one
+// ObjectRefused record naming the object, its resourceVersion and the field (translate_refused)
+// and nothing else, so what the log held for the object before stays; it is also logged with
+// spdlog and counted. Its informer stores it like any object, so a restart does not see it
+// again, and a record appended in the crash window is an orphan like any other: one version of
+// an object is recorded once. A DELETED of a refused object appends nothing (it was recorded
+// when it arrived). A kind whose LIST answers 404 (its CRD is not installed) is reported once and
+// skipped.
 //
 // Thread-safety: open/start/stop from one thread; counters(), synced(), failure() from any.
 // One informer thread per kind; appends and checkpoint writes are serialised by one mutex.
@@ -85,7 +90,8 @@ struct source_counters {
   std::uint64_t updates = 0;
   std::uint64_t deletes = 0;
   std::uint64_t unchanged = 0;        // updates change_kind found to be noise
-  std::uint64_t bad_objects = 0;      // invalid_input from translate: logged, nothing appended
+  std::uint64_t bad_objects = 0;      // invalid_input from translate: logged
+  std::uint64_t refusals = 0;         // ObjectRefused records queued for them (not on DELETED)
   std::uint64_t untranslated = 0;     // failed_precondition from translate (schema gaps)
   std::uint64_t events = 0;           // records appended
   std::uint64_t batches = 0;          // appends

@@ -35,6 +35,7 @@
 // Errors: a malformed object is errc::invalid_input with `where` = "<Kind> <key>: <field>"
 // ("Pod default/web-1: spec.containers[0].resources.requests.cpu") and a message saying what is
 // wrong ("\"12x\" is not a quantity"). No exception escapes (nlohmann's are caught here).
+// translate_refused turns such a refusal into the ObjectRefused record a bridge appends instead.
 // Thread-safety: every function is reentrant.
 #pragma once
 
@@ -125,5 +126,16 @@ using event_list = std::vector<messages::byte_buffer>;
 [[nodiscard]] result<event_list> translate_deleted(object_kind kind, const nlohmann::json& last,
                                                    event_time t,
                                                    const translate_options& options = {});
+
+// The record a bridge appends instead of an object's events when a translate_* call refused it
+// (errc::invalid_input): ObjectRefused with the object's kind, namespace, name, uid and
+// resourceVersion (read leniently: the refusal may be about them) and the field `refusal.where`
+// names, keyed to the entity the kind's observations are keyed to (Node name for a Node or
+// NodeMetric, Pod namespace/name, ElasticQuota name, Cluster slo-controller for the ConfigMap,
+// Cluster admission for a PriorityClass or ClusterColocationProfile). Same arguments, same bytes.
+[[nodiscard]] messages::byte_buffer translate_refused(object_kind kind,
+                                                      const nlohmann::json& object,
+                                                      const error& refusal, event_time t,
+                                                      const translate_options& options = {});
 
 }  // namespace colony::kube

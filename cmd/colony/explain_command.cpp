@@ -94,6 +94,8 @@ bool touches(const wire::Envelope& e, wire::EntityKind kind, std::string_view ke
   auto rl = entities::routes(e);
   for (std::uint8_t i = 0; i < rl.size; ++i)
     if (rl.refs[i] == entities::entity_ref{kind, key}) return true;
+  // ObjectRefused and WriteFailed route to no entity; they are about the one they are keyed to.
+  if (e.entity_kind() == kind && to_string_view(e.entity_key()) == key) return true;
   if (e.payload_type() == wire::Payload::PodBindProposed && kind == wire::EntityKind::Pod)
     return to_string_view(e.payload_as_PodBindProposed()->pod()) == key;
   return false;
@@ -201,6 +203,22 @@ int explain_pod(const explain_args& a) {
           case P::PodFinished: {
             const auto* p = e.payload_as_PodFinished();
             out += fmt::format("finished ({}): {}\n", at(e), wire::EnumNamePodPhase(p->phase()));
+            break;
+          }
+          case P::ObjectRefused: {
+            const auto* p = e.payload_as_ObjectRefused();
+            out +=
+                fmt::format("refused by {} ({}): version {}: {}: {}\n", to_string_view(e.source()),
+                            at(e), to_string_view(p->resource_version()),
+                            to_string_view(p->field()), to_string_view(p->reason()));
+            break;
+          }
+          case P::WriteFailed: {
+            const auto* p = e.payload_as_WriteFailed();
+            out +=
+                fmt::format("{} write failed ({}), for offset {}: HTTP {} after {} attempts: {}\n",
+                            wire::EnumNameWriteKind(p->write()), at(e), e.causation(),
+                            p->http_status(), p->attempts(), to_string_view(p->message()));
             break;
           }
           default:

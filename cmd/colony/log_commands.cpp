@@ -56,8 +56,11 @@ int run_dump(const dump_args& a) {
   auto n = (*log)->read(a.from, a.to ? *a.to + 1 : no_offset,
                         [&](log_offset, messages::bytes_view bytes) {
                           if (filter) {
-                            auto rl = entities::routes(*wire::GetEnvelope(bytes.data()));
-                            bool hit = false;
+                            const auto& env = *wire::GetEnvelope(bytes.data());
+                            auto rl = entities::routes(env);
+                            // Its own key too: ObjectRefused, WriteFailed route nowhere.
+                            bool hit = env.entity_kind() == filter->kind &&
+                                       messages::to_string_view(env.entity_key()) == filter->key;
                             for (std::uint8_t i = 0; i < rl.size; ++i)
                               hit = hit || rl.refs[i] == *filter;
                             if (!hit) return true;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "messages/codec.hpp"
+#include "stores/event_log.hpp"
 #include "tests/cli/process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -64,6 +66,58 @@ TEST(Cli, StatsDumpAndReplayAgree) {
   auto [jrc, jout] = run_colony({"replay", "--log", log, "--json"});
   ASSERT_EQ(jrc, 0);
   EXPECT_NE(jout.find("\"entity\":\"node/gen-node-0\""), std::string::npos);
+}
+
+// Schema v3's ObjectRefused and WriteFailed change no entity, yet `log dump --entity` and
+// `explain pod` show them beside the pod's other events (they match the record's own key).
+TEST(Cli, DumpAndExplainShowRefusalsAndFailedWrites) {
+  temp_dir d;
+  auto log = d.sub("log");
+  auto [grc, gout] = run_colony({"log", "generate", "--log", log, "--count", "316"});
+  ASSERT_EQ(grc, 0) << gout;
+  {
+    auto l = stores::open_log(log, stores::log_options{});
+    ASSERT_TRUE(l) << l.error().describe();
+    messages::event_builder b;
+    auto& f = b.fbb();
+    const auto refused = wire::CreateObjectRefusedDirect(
+        f, "Pod", "default", "gen-pod-7", "", "42", "spec.containers[0].resources.requests.cpu",
+        "\"1e30\" is out of range", "invalid_input");
+    const auto r = b.finish(
+        {event_time{1}, wire::EntityKind::Pod, "default/gen-pod-7", -1, "bridge/k8s"}, refused);
+    const auto failed = wire::CreateWriteFailedDirect(
+        f, wire::WriteKind::binding, "default/gen-pod-7", 409, 1, "bound elsewhere");
+    const auto w = b.finish(
+        {event_time{2}, wire::EntityKind::Pod, "default/gen-pod-7", 300, "kube-sink"}, failed);
+    // A refusal of a pod never observed: no empty pod entity appears for it.
+    const auto unseen_payload = wire::CreateObjectRefusedDirect(
+        f, "Pod", "default", "never-seen", "", "43", "metadata.labels[koordinator.sh/qosClass]",
+        "\"GOLD\" is not SYSTEM, LSE, LSR, LS, BE", "invalid_input");
+    const auto unseen =
+        b.finish({event_time{3}, wire::EntityKind::Pod, "default/never-seen", -1, "bridge/k8s"},
+                 unseen_payload);
+    const std::vector<messages::bytes_view> recs{r, w, unseen};
+    ASSERT_TRUE((*l)->append(recs));
+  }
+  auto [erc, eout] = run_colony({"log", "dump", "--log", log, "--entity", "pod/default/gen-pod-7"});
+  ASSERT_EQ(erc, 0) << eout;
+  EXPECT_EQ(std::count(eout.begin(), eout.end(), '\n'), 5) << eout;
+  EXPECT_NE(eout.find("\"type\":\"ObjectRefused\""), std::string::npos) << eout;
+  EXPECT_NE(eout.find("\"type\":\"WriteFailed\""), std::string::npos) << eout;
+  auto [xrc, xout] = run_colony({"explain", "pod", "default/gen-pod-7", "--log", log});
+  ASSERT_EQ(xrc, 0) << xout;
+  EXPECT_NE(xout.find("refused by bridge/k8s"), std::string::npos) << xout;
+  EXPECT_NE(xout.find("spec.containers[0].resources.requests.cpu: \"1e30\" is out of range"),
+            std::string::npos)
+      << xout;
+  EXPECT_NE(xout.find("binding write failed"), std::string::npos) << xout;
+  EXPECT_NE(xout.find("HTTP 409 after 1 attempts: bound elsewhere"), std::string::npos) << xout;
+  // The entities are what they were: the replay's digest ignores the three records.
+  auto [r1, o1] = run_colony({"replay", "--log", log, "--until", "315", "--digest"});
+  auto [r2, o2] = run_colony({"replay", "--log", log, "--digest"});
+  ASSERT_EQ(r1, 0);
+  ASSERT_EQ(r2, 0);
+  EXPECT_EQ(o1, o2);
 }
 
 TEST(Cli, NotAColonyLogIsAClearError) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "messages/routes.hpp"
 #include "tests/support/events.hpp"
 
 namespace colony {
@@ -132,6 +133,73 @@ TEST(Codec, EntityKindNamesRoundTrip) {
     EXPECT_EQ(*p, k);
   }
   EXPECT_FALSE(messages::parse_entity_kind("nodes"));
+}
+
+// Schema v3: the two records of things that went wrong outside. Every field survives the round
+// trip and the JSON view; they carry compat_version 3 (a v2 reader says "upgrade colony") while
+// the payloads v2 knew stay at 2; and they route to no entity (they change no state).
+TEST(Codec, ObjectRefusedAndWriteFailedRoundTrip) {
+  messages::event_builder b;
+  auto& f = b.fbb();
+  const auto refused = wire::CreateObjectRefusedDirect(
+      f, "ElasticQuota", "team", "team-a", "uid-1", "4711", "spec.min.cpu",
+      R"(exceeds spec.max.cpu ("50" > "40"))", "invalid_input");
+  auto r = b.finish({event_time{1000}, wire::EntityKind::ElasticQuota, "team-a", -1, "bridge/k8s"},
+                    refused);
+  const auto failed = wire::CreateWriteFailedDirect(f, wire::WriteKind::binding, "ns/web-1", 409, 1,
+                                                    "pod ns/web-1 is bound to node b");
+  auto w = b.finish({event_time{2000}, wire::EntityKind::Pod, "ns/web-1", 17, "kube-sink"}, failed);
+  ASSERT_TRUE(messages::patch_offset(r, 20));
+  ASSERT_TRUE(messages::patch_offset(w, 21));
+
+  auto dr = messages::decode(r, "test");
+  ASSERT_TRUE(dr) << dr.error().describe();
+  ASSERT_EQ(dr->type(), wire::Payload::ObjectRefused);
+  EXPECT_EQ(dr->envelope->schema_version(), 3);
+  EXPECT_EQ(dr->envelope->compat_version(), 3);
+  const auto* o = dr->envelope->payload_as_ObjectRefused();
+  EXPECT_EQ(messages::to_string_view(o->api_kind()), "ElasticQuota");
+  EXPECT_EQ(messages::to_string_view(o->namespace_()), "team");
+  EXPECT_EQ(messages::to_string_view(o->name()), "team-a");
+  EXPECT_EQ(messages::to_string_view(o->uid()), "uid-1");
+  EXPECT_EQ(messages::to_string_view(o->resource_version()), "4711");
+  EXPECT_EQ(messages::to_string_view(o->field()), "spec.min.cpu");
+  EXPECT_EQ(messages::to_string_view(o->code()), "invalid_input");
+  EXPECT_EQ(messages::routes(*dr->envelope).size, 0);
+
+  auto dw = messages::decode(w, "test");
+  ASSERT_TRUE(dw) << dw.error().describe();
+  ASSERT_EQ(dw->type(), wire::Payload::WriteFailed);
+  EXPECT_EQ(dw->envelope->compat_version(), 3);
+  EXPECT_EQ(dw->envelope->causation(), 17);
+  const auto* x = dw->envelope->payload_as_WriteFailed();
+  EXPECT_EQ(x->write(), wire::WriteKind::binding);
+  EXPECT_EQ(messages::to_string_view(x->object()), "ns/web-1");
+  EXPECT_EQ(x->http_status(), 409);
+  EXPECT_EQ(x->attempts(), 1);
+  EXPECT_EQ(messages::routes(*dw->envelope).size, 0);
+
+  auto jr = messages::to_json(r);
+  ASSERT_TRUE(jr) << jr.error().describe();
+  EXPECT_EQ(nlohmann::json::parse(*jr),
+            nlohmann::json::parse(
+                R"({"offset":20,"time_ms":1000,"entity":"quota/team-a","type":"ObjectRefused",)"
+                R"("causation":-1,"source":"bridge/k8s","payload":{"api_kind":"ElasticQuota",)"
+                R"("namespace":"team","name":"team-a","uid":"uid-1","resource_version":"4711",)"
+                R"x("field":"spec.min.cpu","reason":"exceeds spec.max.cpu (\"50\" > \"40\")",)x"
+                R"("code":"invalid_input"}})"));
+  auto jw = messages::to_json(w);
+  ASSERT_TRUE(jw) << jw.error().describe();
+  EXPECT_EQ(nlohmann::json::parse(*jw),
+            nlohmann::json::parse(
+                R"({"offset":21,"time_ms":2000,"entity":"pod/ns/web-1","type":"WriteFailed",)"
+                R"("causation":17,"source":"kube-sink","payload":{"write":"binding",)"
+                R"("object":"ns/web-1","http_status":409,"attempts":1,)"
+                R"("message":"pod ns/web-1 is bound to node b"}})"));
+
+  auto v2 = testing::pod_submitted(b, "a", 1, 1);
+  EXPECT_EQ(wire::GetEnvelope(v2.data())->compat_version(), 2);
+  EXPECT_EQ(wire::GetEnvelope(v2.data())->schema_version(), 3);
 }
 
 }  // namespace

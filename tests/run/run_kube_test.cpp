@@ -281,5 +281,119 @@ TEST_F(ColonyRunNoWatchCache, ApiserverRestartAndCompactionLoseNothingAndDuplica
   EXPECT_TRUE(report.clean()) << report.describe();
 }
 
+// A write the sink gives up becomes one WriteFailed record caused by its decision. The pod Colony
+// bound is deleted and created again bound to the other node while colony run is stopped, and
+// the sink's position is set back (a crash between the appends and the writes): the restart
+// carries the binding out again and the apiserver answers 409, bound elsewhere. A second such
+// restart fails the same write again but logs no second WriteFailed, and the WriteFailed record
+// itself is never handed to the sink as a decision to carry out.
+TEST_F(ColonyRun, AFailedWriteIsLoggedOnceAndNeverCarriedOut) {
+  make_node("n0");
+  make_node("n1");
+  make_pod("p0");
+  auto s1 = run_until_bound(std::chrono::seconds(90));
+  ASSERT_TRUE(s1) << s1.error().describe();
+  EXPECT_EQ(s1->write_failures, 0u);
+  EXPECT_EQ(s1->failures_logged, 0u);
+  const std::string decided = placements()["p0"];
+  ASSERT_FALSE(decided.empty());
+  const std::string other = decided == "n0" ? "n1" : "n0";
+  std::int64_t binding_offset = -1;
+  for (const auto& rec : records()) {
+    const auto& env = *wire::GetEnvelope(rec.data());
+    if (env.payload_type() == wire::Payload::PodScheduled)
+      binding_offset = static_cast<std::int64_t>(env.offset());
+  }
+  ASSERT_GE(binding_offset, 0);
+
+  auto del = client_->del("/api/v1/namespaces/" + ns + "/pods/p0", 0);
+  ASSERT_TRUE(del) << del.error().describe();
+  for (int i = 0; i < 100 && client_->get("/api/v1/namespaces/" + ns + "/pods/p0"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  post("/api/v1/namespaces/" + ns + "/pods",
+       json{{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", "p0"}, {"namespace", ns}}},
+            {"spec",
+             {{"schedulerName", "koord-scheduler"},
+              {"nodeName", other},
+              {"containers",
+               json::array({{{"name", "c"}, {"image", "registry.invalid/pause:3.9"}}})}}}});
+  ASSERT_EQ(placements()["p0"], other);
+
+  const auto set_back = [&] {
+    std::ofstream pos(work_ + "/log.sink-position", std::ios::trunc);
+    pos << 0 << "\n";
+  };
+  // What the log says went wrong: its WriteFailed records.
+  struct failure {
+    std::int64_t causation;
+    wire::EntityKind kind;
+    std::string key, source, object, message;
+    wire::WriteKind write;
+    int status, attempts;
+  };
+  const auto failures = [&] {
+    std::vector<failure> v;
+    for (const auto& rec : records()) {
+      auto d = messages::decode(rec, "log");
+      EXPECT_TRUE(d) << d.error().describe();
+      if (!d || d->type() != wire::Payload::WriteFailed) continue;
+      const auto& env = *d->envelope;
+      const auto* w = env.payload_as_WriteFailed();
+      v.push_back({env.causation(), env.entity_kind(),
+                   std::string(messages::to_string_view(env.entity_key())),
+                   std::string(messages::to_string_view(env.source())),
+                   std::string(messages::to_string_view(w->object())),
+                   std::string(messages::to_string_view(w->message())), w->write(),
+                   w->http_status(), w->attempts()});
+    }
+    return v;
+  };
+  // Decisions the log holds for the sink (a restart from position 0 carries out each once).
+  const auto decisions_in_log = [&] {
+    std::uint64_t n = 0;
+    for (const auto& rec : records()) {
+      const auto& env = *wire::GetEnvelope(rec.data());
+      n += env.causation() >= 0 && env.payload_type() != wire::Payload::WriteFailed ? 1 : 0;
+    }
+    return n;
+  };
+
+  set_back();
+  auto s2 = run_until_bound(std::chrono::seconds(30));
+  ASSERT_TRUE(s2) << s2.error().describe();
+  EXPECT_EQ(s2->write_failures, 1u);
+  EXPECT_EQ(s2->failures_logged, 1u);
+  auto f = failures();
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].causation, binding_offset);
+  EXPECT_EQ(f[0].kind, wire::EntityKind::Pod);
+  EXPECT_EQ(f[0].key, ns + "/p0");
+  EXPECT_EQ(f[0].source, "kube-sink");
+  EXPECT_EQ(f[0].write, wire::WriteKind::binding);
+  EXPECT_EQ(f[0].object, ns + "/p0");
+  EXPECT_EQ(f[0].status, 409);
+  EXPECT_GE(f[0].attempts, 1);
+  EXPECT_NE(f[0].message.find("is bound to node " + other + ", not to node " + decided),
+            std::string::npos)
+      << f[0].message;
+
+  const auto decisions = decisions_in_log();
+  set_back();
+  auto s3 = run_until_bound(std::chrono::seconds(30));
+  ASSERT_TRUE(s3) << s3.error().describe();
+  EXPECT_EQ(s3->write_failures, 1u);   // the same write, failing again
+  EXPECT_EQ(s3->failures_logged, 0u);  // already in the log
+  EXPECT_EQ(s3->carried_over, decisions) << "the WriteFailed was handed to the sink";
+  EXPECT_EQ(failures().size(), 1u);
+
+  entities::audit_options ao;
+  ao.at_rest = true;
+  const auto report = entities::audit_log(records(), ao);
+  EXPECT_TRUE(report.clean()) << report.describe();
+  EXPECT_EQ(report.writes_failed, 1u);
+}
+
 }  // namespace
 }  // namespace colony::run

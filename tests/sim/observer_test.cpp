@@ -479,6 +479,36 @@ TEST(SimAudit, ForgedSimLogsAreFlagged) {
     const auto a = audit_of(log);
     EXPECT_EQ(a.count(audit_check::unanswered_proposal), 1u) << a.describe();
   }
+  {  // Schema v3 records: counted, never violations, as long as a WriteFailed names as its cause
+     // a decision a sink carries out; one naming an observation is flagged.
+    auto log = base;
+    const auto s = find_record(log, wire::Payload::PodScheduled, [](auto&) { return true; });
+    const auto o = find_record(log, wire::Payload::PodSubmitted, [](auto&) { return true; });
+    ASSERT_LT(s, log.size());
+    ASSERT_LT(o, log.size());
+    messages::event_builder b;
+    auto& f = b.fbb();
+    const auto append = [&](messages::byte_buffer rec) {
+      ASSERT_TRUE(messages::patch_offset(rec, log_offset{log.size()}));
+      log.push_back(std::move(rec));
+    };
+    const auto refused = wire::CreateObjectRefusedDirect(
+        f, "ElasticQuota", "q", "q", "", "1", "spec.min.cpu", "exceeds", "invalid_input");
+    append(
+        b.finish({event_time{0}, wire::EntityKind::ElasticQuota, "q", -1, "bridge/k8s"}, refused));
+    for (const auto cause : {s, o}) {
+      const auto failed =
+          wire::CreateWriteFailedDirect(f, wire::WriteKind::binding, "ns/p", 404, 1, "not found");
+      append(b.finish({event_time{0}, wire::EntityKind::Pod, "ns/p",
+                       static_cast<std::int64_t>(cause), "kube-sink"},
+                      failed));
+    }
+    const auto a = audit_of(log);
+    EXPECT_EQ(a.objects_refused, 1u);
+    EXPECT_EQ(a.writes_failed, 2u);
+    EXPECT_EQ(a.count(audit_check::failure_without_decision), 1u) << a.describe();
+    EXPECT_EQ(a.violation_count, 1u) << a.describe();
+  }
   {  // An eviction of a pod that is not bound (the evicted pod's binding answered "rejected").
     auto log = base;
     const auto e = find_record(log, wire::Payload::PodEvicted, [](auto&) { return true; });

@@ -214,6 +214,36 @@ TEST_F(Entities, WorldDigestIsDeterministicAndSensitive) {
   EXPECT_NE(a.digest(), b.digest());
 }
 
+// ObjectRefused and WriteFailed (schema v3) are keyed to an entity but change no state: the
+// world's digest and entity count stay as they were, also for a pod the world never saw.
+TEST_F(Entities, RefusalsAndFailedWritesChangeNoEntity) {
+  entities::world a, b;
+  for (const auto& e : stream(b_, 10)) {
+    a.apply(env_of(e));
+    b.apply(env_of(e));
+  }
+  auto& f = b_.fbb();
+  const auto refused_payload = wire::CreateObjectRefusedDirect(
+      f, "Pod", "ns", "never-seen", "", "7", "spec.containers[0].resources.requests.cpu",
+      R"("1e30" is out of range)", "invalid_input");
+  const auto refused =
+      b_.finish({event_time{50}, wire::EntityKind::Pod, "ns/never-seen", -1, "t"}, refused_payload);
+  const auto refused_seen_payload = wire::CreateObjectRefusedDirect(
+      f, "Node", "", "n1", "", "8", "status.capacity.cpu", "bad", "invalid_input");
+  const auto refused_seen =
+      b_.finish({event_time{51}, wire::EntityKind::Node, "n1", -1, "t"}, refused_seen_payload);
+  const auto failed_payload = wire::CreateWriteFailedDirect(f, wire::WriteKind::binding, "ns/p1",
+                                                            409, 1, "bound elsewhere");
+  const auto failed =
+      b_.finish({event_time{52}, wire::EntityKind::Pod, "ns/p1", 3, "kube-sink"}, failed_payload);
+  for (const auto* e : {&refused, &refused_seen, &failed}) {
+    EXPECT_EQ(entities::routes(env_of(*e)).size, 0);
+    b.apply(env_of(*e));
+  }
+  EXPECT_EQ(b.entity_count(), a.entity_count());
+  EXPECT_EQ(b.digest(), a.digest());
+}
+
 TEST_F(Entities, WorldRestoredFromItsOwnEncodingHasTheSameDigest) {
   entities::world a;
   for (const auto& e : stream(b_, 30)) a.apply(env_of(e));

@@ -399,7 +399,7 @@ TEST_F(KubeSink, QuotaStatusCarriesRuntimeRequestAndUsed) {
   ASSERT_EQ(o.size(), 1u);
   EXPECT_TRUE(o[0].ok && o[0].wrote) << o[0].message;
   EXPECT_EQ(o[0].kind, write_kind::quota_status);
-  EXPECT_EQ(o[0].object, ns + "/team-a");
+  EXPECT_EQ(o[0].object, "team-a");  // Colony's key of the quota (names are cluster-unique)
   json got = get(eq + "/team-a");
   const auto& ann = got["metadata"]["annotations"];
   EXPECT_EQ(ann.value("quota.scheduling.koordinator.sh/runtime", ""),

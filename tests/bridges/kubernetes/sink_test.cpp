@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bridges/kubernetes/sink.hpp"
+#include "bridges/kubernetes/write_failed.hpp"
+#include "messages/codec.hpp"
 #include "tests/bridges/kubernetes/sink_records.hpp"
 
 namespace colony::kube {
@@ -179,6 +181,54 @@ TEST(Sink, IgnoresOtherRecordsAndRefusesGarbage) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().describe().find("decision_sink record"), std::string::npos);
   EXPECT_EQ(sink.counters().records, 1u);
+}
+
+// A failed outcome as the log records it (write_failed.hpp): WriteFailed caused by the decision,
+// keyed to the object written. The sink itself has nothing to write for such a record.
+TEST(Sink, FailedOutcomeBecomesAWriteFailedRecordTheSinkIgnores) {
+  std::vector<milliseconds> slept;
+  auto sink = refused_sink(slept);
+  auto out = sink.apply(testing::pod_scheduled(7, "ns/p", "n1"));
+  ASSERT_TRUE(out) << out.error().describe();
+  ASSERT_EQ(out->size(), 1u);
+  ASSERT_FALSE((*out)[0].ok);
+  const auto rec = write_failed_record((*out)[0], event_time{5000});
+  EXPECT_EQ(rec, write_failed_record((*out)[0], event_time{5000})) << "same bytes";
+  auto d = messages::decode(rec, "write_failed_record");
+  ASSERT_TRUE(d) << d.error().describe();
+  ASSERT_EQ(d->type(), wire::Payload::WriteFailed);
+  const wire::Envelope& env = *d->envelope;
+  EXPECT_EQ(env.causation(), 7);
+  EXPECT_EQ(env.event_time_ms(), 5000);
+  EXPECT_EQ(env.entity_kind(), wire::EntityKind::Pod);
+  EXPECT_EQ(messages::to_string_view(env.entity_key()), "ns/p");
+  EXPECT_EQ(messages::to_string_view(env.source()), "kube-sink");
+  const auto* w = env.payload_as_WriteFailed();
+  EXPECT_EQ(w->write(), wire::WriteKind::binding);
+  EXPECT_EQ(messages::to_string_view(w->object()), "ns/p");
+  EXPECT_EQ(w->http_status(), 0);  // no answer: the connection was refused
+  EXPECT_EQ(w->attempts(), 4);
+  EXPECT_EQ(messages::to_string_view(w->message()), (*out)[0].message);
+
+  write_outcome node{.offset = 9,
+                     .kind = write_kind::node_resources,
+                     .http_status = 404,
+                     .attempts = 1,
+                     .object = "n1",
+                     .message = "nodes \"n1\" not found"};
+  const auto nrec = write_failed_record(node, event_time{6000});
+  auto nd = messages::decode(nrec, "write_failed_record");
+  ASSERT_TRUE(nd) << nd.error().describe();
+  EXPECT_EQ(nd->envelope->entity_kind(), wire::EntityKind::Node);
+  EXPECT_EQ(messages::to_string_view(nd->envelope->entity_key()), "n1");
+  EXPECT_EQ(nd->envelope->payload_as_WriteFailed()->write(), wire::WriteKind::node_resources);
+  EXPECT_EQ(nd->envelope->payload_as_WriteFailed()->http_status(), 404);
+
+  const auto requests = sink.counters().requests;
+  auto again = sink.apply(rec);
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_TRUE(again->empty());
+  EXPECT_EQ(sink.counters().requests, requests);
 }
 
 }  // namespace

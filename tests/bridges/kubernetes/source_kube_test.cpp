@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -155,6 +156,11 @@ class KubeSource : public ::testing::Test {
   void post(const std::string& path, const json& body) {
     auto r = client_->post(path, body.dump());
     ASSERT_TRUE(r) << r.error().describe();
+  }
+  json get(const std::string& path) {
+    auto r = client_->get(path);
+    EXPECT_TRUE(r) << r.error().describe();
+    return r ? json::parse(r->body) : json{};
   }
   void make_node(const std::string& name) { post("/api/v1/nodes", node_obj(name)); }
   void make_pod(const std::string& name, const std::string& pc = {}) {
@@ -456,10 +462,10 @@ TEST_F(KubeSource, OrphansAfterTheCheckpointAreNotAppendedAgain) {
   EXPECT_EQ(total(t, "NodeRegistered"), 1);
 }
 
-// (d) A bad object is refused, named, and appends nothing; the others go through. The apiserver
-// refuses malformed quantities in built-in kinds, so the pod carries a label Koordinator's
-// webhook refuses, and (with the CRDs) an ElasticQuota a negative quantity, which the CRD's
-// pattern lets through.
+// (d) A bad object is refused, named, and appends only its ObjectRefused; the others go through.
+// The apiserver refuses malformed quantities in built-in kinds, so the pod carries a label
+// Koordinator's webhook refuses, and (with the CRDs) an ElasticQuota a negative quantity, which
+// the CRD's pattern lets through.
 TEST_F(KubeSource, BadObjectIsReportedAndSkipped) {
   for (int i = 0; i < 5; ++i) make_pod("good-" + std::to_string(i));
   json bad = pod_obj("colony-src", "bad-qos");
@@ -473,19 +479,22 @@ TEST_F(KubeSource, BadObjectIsReportedAndSkipped) {
           {"spec", {{"min", {{"cpu", "-1"}}}, {"max", {{"cpu", "4"}}}}}});
   }
   const int configs = config_objects() - 1 - (crds_ ? 1 : 0);  // no ConfigMap, no profile here
+  const int refusals = crds_ ? 2 : 1;                          // one ObjectRefused each
   auto log = open_log();
   ASSERT_TRUE(log);
   auto src = open_source(*log);
   ASSERT_TRUE(src && src->start());
-  ASSERT_TRUE(settle(*log, 5 + configs)) << *log->end_offset();
+  ASSERT_TRUE(settle(*log, 5 + configs + refusals)) << *log->end_offset();
   for (int i = 5; i < 8; ++i) make_pod("good-" + std::to_string(i));  // after it, still fine
-  ASSERT_TRUE(settle(*log, 8 + configs));
+  ASSERT_TRUE(settle(*log, 8 + configs + refusals));
   src->stop();
   report(*src, "source");
   const tally t = count_log(*log);
   EXPECT_EQ(total(t, "PodSubmitted"), 8);
   EXPECT_EQ(t.count({"PodSubmitted", "colony-src/bad-qos"}), 0u);
   EXPECT_EQ(total(t, "QuotaUpserted"), 0);
+  EXPECT_EQ(t.count({"ObjectRefused", "colony-src/bad-qos"}), 1u);
+  EXPECT_EQ(total(t, "ObjectRefused"), refusals);
   const auto refused = src->refused();
   ASSERT_EQ(refused.size(), crds_ ? 2u : 1u);
   bool pod_named = false, quota_named = false;
@@ -498,6 +507,255 @@ TEST_F(KubeSource, BadObjectIsReportedAndSkipped) {
   EXPECT_TRUE(pod_named);
   EXPECT_EQ(quota_named, crds_);
   EXPECT_EQ(src->counters().bad_objects, refused.size());
+}
+
+// ObjectRefused records of a log, decoded.
+struct refusal {
+  wire::EntityKind entity_kind = wire::EntityKind::Unknown;
+  std::string entity_key, source, api_kind, ns, name, uid, resource_version, field, reason, code;
+  std::int64_t causation = 0;
+};
+
+std::vector<refusal> refusals_in(stores::event_log& log) {
+  std::vector<refusal> out;
+  auto r = log.read(0, no_offset, [&](log_offset off, messages::bytes_view b) {
+    auto d = messages::decode(b, "log offset " + std::to_string(off));
+    EXPECT_TRUE(d) << d.error().describe();
+    if (!d) return false;
+    if (d->type() != wire::Payload::ObjectRefused) return true;
+    const auto& env = *d->envelope;
+    const auto* o = env.payload_as_ObjectRefused();
+    const auto s = [](const flatbuffers::String* v) {
+      return std::string(messages::to_string_view(v));
+    };
+    out.push_back({env.entity_kind(), s(env.entity_key()), s(env.source()), s(o->api_kind()),
+                   s(o->namespace_()), s(o->name()), s(o->uid()), s(o->resource_version()),
+                   s(o->field()), s(o->reason()), s(o->code()), env.causation()});
+    return true;
+  });
+  EXPECT_TRUE(r) << r.error().describe();
+  return out;
+}
+
+// The issue's four bad objects through a real apiserver, each created beside a good object of
+// its kind: one ObjectRefused each, naming the object, the version refused and the wrong field;
+// nothing else appended for it; the good objects still observed; and neither a restart over the
+// crash window (an older checkpoint put back: the refusals are orphans) nor a plain restart
+// appends a refusal again. The apiserver refuses malformed quantity strings in built-in kinds,
+// so the pod's quantity is one it accepts but no int64 of milli-cores holds ("1e30" cores).
+TEST_F(KubeSource, RefusedObjectsAreLoggedOnceNamingObjectAndField) {
+  struct bad_case {
+    const char* name;
+    bool crd;
+    std::function<void()> make_good;
+    std::function<void()> make_bad;
+    std::string path;  // GET path of the bad object (its resourceVersion)
+    wire::EntityKind entity_kind;
+    std::string entity_key, api_kind, ns, name_of_object, field, reason;
+  };
+  const std::string quotas =
+      "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/colony-src/elasticquotas";
+  const std::string profiles = "/apis/config.koordinator.sh/v1alpha1/clustercolocationprofiles";
+  const std::string metrics = "/apis/slo.koordinator.sh/v1alpha1/nodemetrics";
+  const auto quota = [&](const std::string& name, const std::string& min, const std::string& max) {
+    post(quotas, {{"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
+                  {"kind", "ElasticQuota"},
+                  {"metadata", {{"name", name}, {"namespace", "colony-src"}}},
+                  {"spec", {{"min", {{"cpu", min}}}, {"max", {{"cpu", max}}}}}});
+  };
+  const auto profile = [&](const std::string& name, const std::string& op) {
+    post(profiles,
+         {{"apiVersion", "config.koordinator.sh/v1alpha1"},
+          {"kind", "ClusterColocationProfile"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"selector",
+             {{"matchExpressions",
+               json::array(
+                   {{{"key", "app"}, {"operator", op}, {"values", json::array({"batch"})}}})}}},
+            {"qosClass", "BE"},
+            {"priorityClassName", "koord-batch"}}}});
+  };
+  // koord-manager creates a NodeMetric; the koordlet reports through its status subresource.
+  const auto node_metric = [&](const std::string& name, const std::string& cpu) {
+    post(metrics, {{"apiVersion", "slo.koordinator.sh/v1alpha1"},
+                   {"kind", "NodeMetric"},
+                   {"metadata", {{"name", name}}},
+                   {"spec", {{"metricCollectPolicy", {{"reportIntervalSeconds", 60}}}}}});
+    const json status = {
+        {"status",
+         {{"updateTime", "2026-01-01T00:04:00Z"},
+          {"nodeMetric", {{"nodeUsage", {{"resources", {{"cpu", cpu}, {"memory", "1Gi"}}}}}}}}}};
+    auto r = client_->patch(metrics + "/" + name + "/status", patch_type::merge, status.dump());
+    ASSERT_TRUE(r) << r.error().describe();
+  };
+  const auto pod_with_cpu = [&](const std::string& name, const std::string& cpu) {
+    json p = pod_obj("colony-src", name);
+    p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
+    post("/api/v1/namespaces/colony-src/pods", p);
+  };
+  const std::vector<bad_case> cases = {
+      {"PodWithAQuantityColonyCannotHold", false, [&] { pod_with_cpu("good-pod", "2"); },
+       [&] { pod_with_cpu("bad-pod", "1e30"); }, "/api/v1/namespaces/colony-src/pods/bad-pod",
+       wire::EntityKind::Pod, "colony-src/bad-pod", "Pod", "colony-src", "bad-pod",
+       "spec.containers[0].resources.requests.cpu", R"("1e30" is out of range)"},
+      {"QuotaMinOverMax", true, [&] { quota("good-quota", "10", "40"); },
+       [&] { quota("bad-quota", "50", "40"); }, quotas + "/bad-quota",
+       wire::EntityKind::ElasticQuota, "bad-quota", "ElasticQuota", "colony-src", "bad-quota",
+       "spec.min.cpu", R"(exceeds spec.max.cpu ("50" > "40"))"},
+      {"ProfileWithAnInvalidSelector", true, [&] { profile("good-profile", "In"); },
+       [&] { profile("bad-profile", "Foo"); }, profiles + "/bad-profile", wire::EntityKind::Cluster,
+       "admission", "ClusterColocationProfile", "", "bad-profile",
+       "spec.selector.matchExpressions[0].operator",
+       R"("Foo" is not In, NotIn, Exists, DoesNotExist)"},
+      {"NodeMetricWithANegativeUsage", true, [&] { node_metric("good-node", "2"); },
+       [&] { node_metric("bad-node", "-1"); }, metrics + "/bad-node", wire::EntityKind::Node,
+       "bad-node", "NodeMetric", "", "bad-node", "status.nodeMetric.nodeUsage.resources.cpu",
+       R"("-1" is negative)"},
+  };
+  ASSERT_EQ(cases.size(), 4u);
+  std::vector<const bad_case*> run;
+  for (const auto& c : cases)
+    if (crds_ || !c.crd) run.push_back(&c);
+  if (!crds_) std::cout << "Koordinator CRDs absent: only the pod case runs\n";
+  const auto n = static_cast<log_offset>(run.size());
+
+  // The good objects first; a checkpoint of them kept aside.
+  for (const auto* c : run) c->make_good();
+  const auto pcs = client_->list("/apis/scheduling.k8s.io/v1/priorityclasses", {});
+  ASSERT_TRUE(pcs);
+  const log_offset first = json::parse(pcs->body)["items"].size() + n;
+  const std::string saved = work_ + "/saved.ckpt";
+  std::map<std::string, std::string> bad_rv;
+  {
+    auto log = open_log();
+    ASSERT_TRUE(log);
+    auto src = open_source(*log);
+    ASSERT_TRUE(src && src->start());
+    ASSERT_TRUE(settle(*log, first)) << *log->end_offset() << " vs " << first;
+    fs::copy_file(ckpt_, saved);
+    // The bad objects while watching, and one more good pod after them.
+    for (const auto* c : run) c->make_bad();
+    make_pod("good-after");
+    ASSERT_TRUE(settle(*log, first + n + 1)) << *log->end_offset() << " vs " << first + n + 1;
+    src->stop();
+    report(*src, "first");
+    EXPECT_EQ(src->counters().refusals, n);
+    for (const auto* c : run)
+      bad_rv[c->name] = get(c->path)["metadata"].value("resourceVersion", std::string{});
+  }
+  const auto check = [&](const char* when) {
+    SCOPED_TRACE(when);
+    auto log = open_log();
+    ASSERT_TRUE(log);
+    const auto refused = refusals_in(*log);
+    ASSERT_EQ(refused.size(), run.size());
+    for (const auto* c : run) {
+      SCOPED_TRACE(c->name);
+      const auto it = std::find_if(refused.begin(), refused.end(),
+                                   [&](const refusal& r) { return r.name == c->name_of_object; });
+      ASSERT_NE(it, refused.end());
+      EXPECT_EQ(it->entity_kind, c->entity_kind);
+      EXPECT_EQ(it->entity_key, c->entity_key);
+      EXPECT_EQ(it->source, "bridge/k8s");
+      EXPECT_EQ(it->causation, -1);
+      EXPECT_EQ(it->api_kind, c->api_kind);
+      EXPECT_EQ(it->ns, c->ns);
+      EXPECT_EQ(it->resource_version, bad_rv.at(c->name));
+      EXPECT_FALSE(it->uid.empty());
+      EXPECT_EQ(it->field, c->field);
+      EXPECT_EQ(it->reason, c->reason);
+      EXPECT_EQ(it->code, "invalid_input");
+    }
+    // Nothing else of the bad objects; the good ones observed.
+    const tally t = count_log(*log);
+    EXPECT_EQ(t.count({"PodSubmitted", "colony-src/bad-pod"}), 0u);
+    EXPECT_EQ(t.count({"PodSubmitted", "colony-src/good-pod"}), 1u);
+    EXPECT_EQ(t.count({"PodSubmitted", "colony-src/good-after"}), 1u);
+    EXPECT_EQ(t.count({"QuotaUpserted", "bad-quota"}), 0u);
+    EXPECT_EQ(t.count({"QuotaUpserted", "good-quota"}), crds_ ? 1u : 0u);
+    EXPECT_EQ(t.count({"NodeMetricReported", "bad-node"}), 0u);
+    EXPECT_EQ(t.count({"NodeMetricReported", "good-node"}), crds_ ? 1u : 0u);
+    EXPECT_EQ(total(t, "ObjectRefused"), static_cast<int>(n));
+    EXPECT_EQ(max_per_entity(t, "ObjectRefused"), 1);
+    EXPECT_EQ(*log->end_offset(), first + n + 1);
+  };
+  check("after the first run");
+
+  // The crash window: the checkpoint from before the bad objects put back. The restarted source
+  // re-derives the refusals and the late pod, finds them among the orphans, appends nothing.
+  fs::copy_file(saved, ckpt_, fs::copy_options::overwrite_existing);
+  {
+    auto log = open_log();
+    ASSERT_TRUE(log);
+    auto src = open_source(*log);
+    ASSERT_TRUE(src && src->start());
+    ASSERT_TRUE(wait_until([&] { return src->synced(); }, seconds(30)));
+    ASSERT_TRUE(wait_until([&] { return src->counters().orphans_matched == n + 1; }, seconds(30)))
+        << src->counters().orphans_matched;
+    std::this_thread::sleep_for(milliseconds(500));
+    src->stop();
+    report(*src, "over the crash window");
+    const auto c = src->counters();
+    EXPECT_EQ(c.orphans_found, n + 1);
+    EXPECT_EQ(c.events, 0u);
+    EXPECT_EQ(c.refusals, n);  // re-derived, and dropped as the orphans they are
+  }
+  check("after a restart over the crash window");
+
+  // A plain restart: the informers resume with the refused objects in their stores.
+  {
+    auto log = open_log();
+    ASSERT_TRUE(log);
+    auto src = open_source(*log);
+    ASSERT_TRUE(src && src->start());
+    ASSERT_TRUE(wait_until([&] { return src->synced(); }, seconds(30)));
+    std::this_thread::sleep_for(milliseconds(500));
+    src->stop();
+    EXPECT_EQ(src->counters().events, 0u);
+    EXPECT_EQ(src->counters().refusals, 0u);
+  }
+  check("after a plain restart");
+}
+
+// A pod accepted, then edited into a bad one: one ObjectRefused for the bad version, and the
+// pod's accepted PodSubmitted stays the last word until an edit makes it good again.
+TEST_F(KubeSource, AnAcceptedObjectEditedIntoABadOneKeepsItsAcceptedState) {
+  make_pod("edited");
+  const int configs = config_objects() - 1 - (crds_ ? 1 : 0);  // no ConfigMap, no profile here
+  auto log = open_log();
+  ASSERT_TRUE(log);
+  auto src = open_source(*log);
+  ASSERT_TRUE(src && src->start());
+  ASSERT_TRUE(settle(*log, 1 + configs)) << *log->end_offset();
+  const std::string path = "/api/v1/namespaces/colony-src/pods/edited";
+  auto bad = client_->patch(path, patch_type::merge,
+                            R"({"metadata":{"labels":{"koordinator.sh/qosClass":"GOLD"}}})");
+  ASSERT_TRUE(bad) << bad.error().describe();
+  const std::string bad_rv = json::parse(bad->body)["metadata"]["resourceVersion"];
+  ASSERT_TRUE(settle(*log, 2 + configs)) << *log->end_offset();
+  auto good = client_->patch(path, patch_type::merge,
+                             R"({"metadata":{"labels":{"koordinator.sh/qosClass":"BE"}}})");
+  ASSERT_TRUE(good) << good.error().describe();
+  ASSERT_TRUE(settle(*log, 3 + configs)) << *log->end_offset();
+  src->stop();
+  const tally t = count_log(*log);
+  EXPECT_EQ(t.at({"PodSubmitted", "colony-src/edited"}), 2);  // accepted, then good again
+  EXPECT_EQ(t.at({"ObjectRefused", "colony-src/edited"}), 1);
+  const auto refused = refusals_in(*log);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].resource_version, bad_rv);
+  EXPECT_EQ(refused[0].field, "metadata.labels[koordinator.sh/qosClass]");
+  // In log order: submitted, refused, submitted again (with the BE label).
+  std::vector<std::string> order;
+  auto r = log->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+    const auto& env = *wire::GetEnvelope(b.data());
+    if (messages::to_string_view(env.entity_key()) == "colony-src/edited")
+      order.emplace_back(messages::payload_name(env.payload_type()));
+    return true;
+  });
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(order, (std::vector<std::string>{"PodSubmitted", "ObjectRefused", "PodSubmitted"}));
 }
 
 }  // namespace

@@ -535,6 +535,65 @@ TEST(KubeTranslate, InvalidObjectsAreRefusedNamingObjectAndField) {
             R"(quantity (invalid_input))");
 }
 
+// ---- a refusal as the record a bridge appends (translate_refused) -------------------------
+
+struct refused_case {
+  const char* file;
+  object_kind kind;
+  wire::EntityKind entity_kind;
+  std::string entity_key, api_kind, ns, name, uid, resource_version, field;
+};
+
+// The four bad objects of tests/data/kubernetes/: one ObjectRefused each, naming the object, the
+// version refused and the field, keyed to the entity the object's own events are keyed to.
+TEST(KubeTranslate, RefusalsBecomeOneObjectRefusedNamingObjectAndField) {
+  const std::vector<refused_case> cases = {
+      {"bad-pod-quantity.json", object_kind::pod, wire::EntityKind::Pod, "default/web-1", "Pod",
+       "default", "web-1", "8f14e45f-ceea-467a-9575-1b2f3c4d5e6f", "200311",
+       "spec.containers[0].resources.requests.cpu"},
+      {"bad-elasticquota-min-over-max.json", object_kind::elastic_quota,
+       wire::EntityKind::ElasticQuota, "team-a", "ElasticQuota", "team-a", "team-a", "", "9002",
+       "spec.min.cpu"},
+      {"bad-clustercolocationprofile-operator.json", object_kind::cluster_colocation_profile,
+       wire::EntityKind::Cluster, "admission", "ClusterColocationProfile", "", "p", "", "7790",
+       "spec.selector.matchExpressions[0].operator"},
+      {"bad-nodemetric-negative.json", object_kind::node_metric, wire::EntityKind::Node, "n1",
+       "NodeMetric", "", "n1", "", "312010", "status.nodeMetric.nodeUsage.resources.cpu"},
+  };
+  ASSERT_EQ(cases.size(), 4u);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file);
+    const json obj = load(c.file);
+    auto r = translate_added(c.kind, obj, t0);
+    ASSERT_FALSE(r.has_value());
+    const event_list recs{translate_refused(c.kind, obj, r.error(), t0)};
+    EXPECT_EQ(recs[0], translate_refused(c.kind, obj, r.error(), t0)) << "same bytes";
+    const auto envs = decode_all(recs);
+    ASSERT_EQ(envs.size(), 1u);
+    const wire::Envelope* e = envs[0];
+    expect_header(e, c.entity_kind, c.entity_key);
+    ASSERT_EQ(e->payload_type(), P::ObjectRefused);
+    const auto* o = e->payload_as_ObjectRefused();
+    EXPECT_EQ(str(o->api_kind()), c.api_kind);
+    EXPECT_EQ(str(o->namespace_()), c.ns);
+    EXPECT_EQ(str(o->name()), c.name);
+    EXPECT_EQ(str(o->uid()), c.uid);
+    EXPECT_EQ(str(o->resource_version()), c.resource_version);
+    EXPECT_EQ(str(o->field()), c.field);
+    EXPECT_EQ(str(o->reason()), r.error().message);
+    EXPECT_EQ(str(o->code()), "invalid_input");
+  }
+  // An error naming no field (the object is not even a JSON object): the object as a whole.
+  const json not_object = json::array();
+  auto r = translate_added(object_kind::node, not_object, t0);
+  ASSERT_FALSE(r.has_value());
+  const event_list recs{translate_refused(object_kind::node, not_object, r.error(), t0)};
+  const auto envs = decode_all(recs);
+  ASSERT_EQ(envs.size(), 1u);
+  EXPECT_EQ(str(envs[0]->payload_as_ObjectRefused()->field()), "");
+  EXPECT_EQ(str(envs[0]->payload_as_ObjectRefused()->reason()), "the object is not a JSON object");
+}
+
 // ---- kinds and cases the schema has no event for -----------------------------------------
 
 struct gap_case {
