@@ -5,18 +5,21 @@
 // is folded from the written log as for a trace (sim/metrics_observer.hpp).
 //
 // Fidelity to `colony run` (docs/kubernetes-bridge.md "colony run"):
-//   - the host delivers every record, observation or decision, as a batch of its own, in one
-//     FIFO queue (step_host_options::record_batches): colony run hands each record it reads to
-//     the components alone, and a component decides at the end of a batch;
-//   - each observation joins that queue where the log had it: after as many decisions as the log
-//     holds before it (step_host::set_tail_hook), or when the host is quiet if the run decided
-//     less. A colony run whose loop was busy read observations between the decisions it was
-//     appending; the re-simulation interleaves them the same way;
-//   - components are woken only by the records they get (step_host_options::wake_on_time off):
-//     colony run wakes them with the ClockTicked observations it appends, which are in the log;
+//   - every record, observation or decision, is delivered as a batch of its own
+//     (step_host::step_record): colony run hands each record it reads from the log to the
+//     components alone, and a component decides at the end of a batch;
+//   - the records are stepped in the log's order: an observation at its position in the log,
+//     a decision the log also holds (same cause, decider, type and entity:
+//     log_source::logged_position) at that decision's position, a decision the log does not
+//     hold right after the record that caused it. colony run's loop reads observations between
+//     the decisions its components are appending, and one component's answers between
+//     another's, as threads finish; the re-simulation follows the order the log recorded;
+//   - components are woken only by the records they get (step_record wakes nobody): colony run
+//     wakes them with the ClockTicked observations it appends, which are in the log;
 //   - the components are colony run's (run/control_plane.hpp), with their own seeds.
 // So with the cluster's own configuration the run makes the decisions the log holds, in its
-// order: the output log equals the input log record for record (tested).
+// order, and writes the log again byte for byte (tests/sim/from_log_test.cpp, and
+// tests/run/run_kube_test.cpp on a real colony run's log).
 //
 // No usage model: the usage is the log's NodeMetricReported (the cluster's koordlets). Pods leave
 // when the cluster says so (PodFinished), on the node this run placed them.
@@ -62,11 +65,25 @@ class log_sim {
  private:
   result<void> setup();
   result<void> on_round(const entities::record_batch& round);
-  // Feeds one observation (the host queues it) after the metrics samples it comes after.
-  void admit(const log_observation& o);
-  // The host's tail hook: feeds the observations whose place in the log is before the decisions
-  // made so far.
-  result<void> on_tail(log_offset tail);
+  // A record waiting to be stepped: rank = the position the log gives it (that of the record
+  // that caused it when the log does not hold it), ties in the order made.
+  struct waiting {
+    log_offset rank = 0;
+    std::uint64_t seq = 0;
+    std::optional<log_offset> logged;  // its position in the log, if the log holds it
+    std::uint32_t depth = 0;           // decisions between it and an observation
+    messages::byte_buffer record;
+  };
+  struct later {
+    bool operator()(const waiting& a, const waiting& b) const {
+      return a.rank != b.rank ? a.rank > b.rank : a.seq > b.seq;
+    }
+  };
+  // Steps one record and queues what it caused.
+  result<void> step(std::span<const std::uint8_t> record, log_offset rank,
+                    std::optional<log_offset> logged, std::uint32_t depth);
+  // The metrics samples an observation at t comes after, and the clock.
+  void advance_to(std::int64_t t);
   std::vector<std::unique_ptr<entities::component>> node_components(std::string_view node);
   std::optional<std::string_view> placement(std::string_view pod) const;
   [[nodiscard]] summary_header summary_header_of() const;
@@ -85,10 +102,11 @@ class log_sim {
   // made when its node registers reads them first (a node's components miss what came before).
   std::vector<messages::byte_buffer> slo_config_records_;
   std::int64_t start_ms_ = 0, now_ = 0, next_sample_ = 0, metrics_ms_ = 0;
-  std::uint64_t fed_ = 0;          // observations the host was given (the config's and the log's)
-  std::uint64_t interleaved_ = 0;  // observations fed between the host's decisions (on_tail)
+  std::vector<waiting> queue_;  // a heap by later: the earliest rank on top
+  std::uint64_t seq_ = 0;
+  std::vector<messages::byte_buffer> out_;           // one step's output
+  std::uint64_t in_log_order_ = 0, not_in_log_ = 0;  // decisions the log holds / does not
   double host_wall_ = 0;
-  std::uint64_t instants_ = 0;
   steady::time_point last_progress_ = steady::now();
 };
 
@@ -115,8 +133,6 @@ result<void> log_sim::setup() {
 
   entities::step_host_options ho;
   ho.threads = std::max<std::size_t>(1, opt_.threads);
-  ho.record_batches = true;
-  ho.wake_on_time = false;
   host_ = std::make_unique<entities::step_host>(
       ho, [this](const entities::record_batch& round) { return on_round(round); });
 
@@ -189,41 +205,48 @@ std::optional<std::string_view> log_sim::placement(std::string_view pod) const {
   return std::string_view(it->second.node);
 }
 
-// One observation into the host's queue, after the metrics samples it comes after (a sample at
-// s sees the records fed before the first observation later than s). Times never go back: a
-// live log's observations come from several informer threads.
-void log_sim::admit(const log_observation& o) {
-  const std::int64_t t = std::max(o.time_ms, now_);
+void log_sim::advance_to(std::int64_t t) {
+  // Times never go back: a live log's observations come from several informer threads.
+  t = std::max(t, now_);
+  // A sample at s sees the records stepped before the first observation later than s.
   while (next_sample_ < t) {
     const std::int64_t s = next_sample_;
     sink_->mark([this, s] { observer_->sample(s); });
     next_sample_ += metrics_ms_;
   }
   now_ = t;
-  host_->observe(o.record);
-  ++fed_;
   if (opt_.progress && steady::now() - last_progress_ > std::chrono::milliseconds(200)) {
     last_progress_ = steady::now();
     opt_.progress(t - start_ms_, src_->scan().last_ms - start_ms_);
   }
 }
 
-// The host holds `tail` records: the observations fed and the decisions made. An observation
-// that the cluster's log holds after d decisions joins the queue once the run has made d: where
-// colony run's loop read it, between the decisions it had appended by then.
-result<void> log_sim::on_tail(log_offset tail) {
-  // Quiet: the instant ends, and the main loop starts the next with the next observation.
-  if (tail == host_->next_offset()) return {};
-  const std::uint64_t decided = tail - fed_;
-  for (;;) {
-    auto d = src_->next_decisions_before();
-    if (!d) return tl::unexpected(d.error());
-    if (!*d || **d > decided) return {};
-    auto o = src_->next();
-    if (!o) return tl::unexpected(o.error());
-    admit(**o);
-    ++interleaved_;
+result<void> log_sim::step(std::span<const std::uint8_t> record, log_offset rank,
+                           std::optional<log_offset> logged, std::uint32_t depth) {
+  // Components that keep answering each other forever are a bug, not a workload.
+  constexpr std::uint32_t max_depth = 10000;
+  if (depth > max_depth)
+    return fail(errc::internal,
+                "the components kept answering each other for " + std::to_string(max_depth) +
+                    " steps after an observation",
+                path_);
+  out_.clear();
+  const auto t0 = steady::now();
+  auto r = host_->step_record(record, now_, out_);
+  host_wall_ += seconds_since(t0);
+  if (!r) return r;
+  for (auto& d : out_) {
+    std::optional<log_offset> at;
+    if (logged) {
+      auto p = src_->logged_position(*logged, *wire::GetEnvelope(d.data()));
+      if (!p) return tl::unexpected(p.error());
+      at = *p;
+    }
+    (at ? in_log_order_ : not_in_log_) += 1;
+    queue_.push_back(waiting{at ? std::max(*at, rank) : rank, seq_++, at, depth + 1, std::move(d)});
+    std::push_heap(queue_.begin(), queue_.end(), later{});
   }
+  return {};
 }
 
 summary_header log_sim::summary_header_of() const {
@@ -277,6 +300,10 @@ summary_header log_sim::summary_header_of() const {
   tr["configuration_replaced"] = rc.configuration_replaced;
   tr["placements_rewritten"] = rc.placements_rewritten;
   tr["pod_started_dropped"] = rc.pod_started_dropped;
+  // How closely the run followed the log: decisions the log holds too (stepped at their logged
+  // position) and decisions it does not.
+  tr["decisions_also_in_log"] = in_log_order_;
+  tr["decisions_not_in_log"] = not_in_log_;
   h.trace = std::move(tr);
   h.state_digest = host_->state().digest();
   h.entities = host_->state().entity_count();
@@ -287,27 +314,27 @@ result<run_result> log_sim::run() {
   const auto wall0 = steady::now();
   if (auto s = setup(); !s) return tl::unexpected(s.error());
   // The configuration the config gives, in force before the log's first record.
-  const auto given = given_configuration(cfg_, now_);
-  if (!given.empty()) {
-    for (const auto& rec : given) host_->observe(rec);
-    fed_ += given.size();
-    ++instants_;
-    if (auto r = host_->run_instant(now_); !r) return tl::unexpected(r.error());
-  }
+  for (const auto& rec : given_configuration(cfg_, now_))
+    if (auto r = step(rec, 0, std::nullopt, 0); !r) return tl::unexpected(r.error());
   src_->configure(replacement_of(cfg_), [this](std::string_view pod) { return placement(pod); });
-  host_->set_tail_hook([this](log_offset tail) { return on_tail(tail); });
-  // Each time the host is quiet, the next observation starts an instant (on_tail feeds those
-  // that come while it decides).
+  // The log's order: the waiting record or the next observation, whichever the log has first.
   for (;;) {
+    auto next = src_->peek();
+    if (!next) return tl::unexpected(next.error());
+    if (!queue_.empty() && (!*next || queue_.front().rank < **next)) {
+      std::pop_heap(queue_.begin(), queue_.end(), later{});
+      waiting w = std::move(queue_.back());
+      queue_.pop_back();
+      if (auto r = step(w.record, w.rank, w.logged, w.depth); !r) return tl::unexpected(r.error());
+      continue;
+    }
+    if (!*next) break;
     auto o = src_->next();
     if (!o) return tl::unexpected(o.error());
     if (!*o) break;
-    admit(**o);
-    ++instants_;
-    const auto t0 = steady::now();
-    auto r = host_->run_instant(now_);
-    host_wall_ += seconds_since(t0);
-    if (!r) return tl::unexpected(r.error());
+    advance_to((*o)->time_ms);
+    if (auto r = step((*o)->record, (*o)->position, (*o)->position, 0); !r)
+      return tl::unexpected(r.error());
   }
   const std::int64_t end_ms = now_;
   while (next_sample_ <= end_ms) {
@@ -332,9 +359,7 @@ result<run_result> log_sim::run() {
   tm["host_seconds"] = host_wall_;
   tm["host_us_per_event"] = events > 0 ? host_wall_ * 1e6 / events : 0.0;
   tm["log_append_seconds"] = sink_->append_seconds();
-  tm["instants"] = instants_;
-  tm["rounds"] = hs.rounds;
-  tm["max_rounds_per_instant"] = hs.max_rounds_per_instant;
+  tm["steps"] = hs.rounds;
   tm["component_deliveries"] = hs.deliveries;
   tm["component_wakeups"] = hs.wakeups;
   tm["proposals_arbitrated"] = hs.proposals_arbitrated;
@@ -342,7 +367,8 @@ result<run_result> log_sim::run() {
   tm["events"] = sink_->next_offset();
   tm["events_per_second"] = events / wall;
   tm["observations_fed"] = src_->counts().fed;
-  tm["observations_interleaved"] = interleaved_;
+  tm["decisions_at_their_logged_position"] = in_log_order_;
+  tm["decisions_not_in_the_log"] = not_in_log_;
   tm["virtual_seconds"] = static_cast<double>(end_ms - start_ms_) / 1000.0;
   tm["time_compression"] = static_cast<double>(end_ms - start_ms_) / 1000.0 / wall;
   tm["threads"] = opt_.threads;

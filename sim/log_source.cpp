@@ -4,6 +4,8 @@
 #include <limits>
 #include <set>
 
+#include <xxhash.h>
+
 #include "actors/admission/actor/colocation_profile_component.hpp"
 #include "actors/quota/actor/quota_events.hpp"
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
@@ -21,6 +23,20 @@ error as_input(error e) {
   if (e.code == errc::corrupt) e.code = errc::invalid_input;
   e.message = "--from-log: " + e.message;
   return e;
+}
+
+// A decision's identity for finding it in the log: its cause, decider, type and entity.
+std::uint64_t identity(std::int64_t cause, const wire::Envelope& d) {
+  const auto src = to_string_view(d.source());
+  const auto key = to_string_view(d.entity_key());
+  std::string id;
+  id.reserve(sizeof cause + src.size() + key.size() + 2);
+  id.append(reinterpret_cast<const char*>(&cause), sizeof cause);
+  id.append(src);
+  id.push_back('\0');
+  id.push_back(static_cast<char>(d.payload_type()));
+  id.append(key);
+  return XXH3_64bits(id.data(), id.size());
 }
 
 messages::header observation_header(const wire::Envelope& env) {
@@ -83,11 +99,12 @@ std::vector<messages::byte_buffer> given_configuration(const sim_config& c, std:
   return out;
 }
 
-log_source::log_source(std::unique_ptr<stores::event_log> log) : log_(std::move(log)) {}
+log_source::log_source(std::unique_ptr<stores::event_log> log, log_offset window)
+    : log_(std::move(log)), window_(window) {}
 
 log_source::~log_source() = default;
 
-result<std::unique_ptr<log_source>> log_source::open(const std::string& path) {
+result<std::unique_ptr<log_source>> log_source::open(const std::string& path, log_offset window) {
   stores::log_options lo;
   lo.create_if_missing = false;
   lo.read_only = true;
@@ -97,7 +114,7 @@ result<std::unique_ptr<log_source>> log_source::open(const std::string& path) {
     e.message = "--from-log: " + e.message;
     return tl::unexpected(std::move(e));
   }
-  std::unique_ptr<log_source> s(new log_source(std::move(*log)));
+  std::unique_ptr<log_source> s(new log_source(std::move(*log), std::max<log_offset>(1, window)));
   if (auto v = s->verify_and_count(path); !v) return tl::unexpected(v.error());
   return s;
 }
@@ -144,63 +161,72 @@ result<void> log_source::verify_and_count(const std::string& path) {
   return {};
 }
 
-result<bool> log_source::advance() {
-  constexpr log_offset chunk = 4096;
-  for (;;) {
-    if (at_ == chunk_.size()) {
-      chunk_from_ += chunk_.size();
-      chunk_.clear();
-      at_ = 0;
-      if (chunk_from_ >= end_) return false;
-      const log_offset to = std::min<log_offset>(end_, chunk_from_ + chunk);
-      auto r = log_->read(chunk_from_, to, [&](log_offset, messages::bytes_view b) {
-        chunk_.emplace_back(b.begin(), b.end());
-        return true;
-      });
-      if (!r) return tl::unexpected(as_input(r.error()));
-      if (chunk_.empty())
-        return fail(errc::invalid_input, "--from-log: the log ended early", scan_.path);
-    }
-    const auto& env = *wire::GetEnvelope(chunk_[at_].data());
-    bool drop = false;
+result<void> log_source::read_to(log_offset to) {
+  to = std::min(to, end_);
+  if (read_ >= to) return {};
+  auto r = log_->read(read_, to, [&](log_offset off, messages::bytes_view bytes) {
+    const auto& env = *wire::GetEnvelope(bytes.data());
     if (env.causation() >= 0) {
-      ++counts_.decisions_dropped;
-      ++decisions_;
-      drop = true;
-    } else if (env.payload_type() == wire::Payload::ConfigUpdated) {
+      const auto h = identity(env.causation(), env);
+      decisions_.emplace(h, off);
+      decision_order_.emplace_back(off, h);
+      return true;
+    }
+    bool drop = false;
+    if (env.payload_type() == wire::Payload::ConfigUpdated) {
       const auto kind = to_string_view(env.payload_as_ConfigUpdated()->kind());
       drop = (replace_.slo_controller_config &&
               kind == slo_controller_actor::config_kind_slo_controller) ||
              (replace_.colocation_profiles && kind == admission_actor::config_kind_profile);
-      counts_.configuration_replaced += drop ? 1 : 0;
     } else if (env.payload_type() == wire::Payload::QuotaUpserted ||
                env.payload_type() == wire::Payload::QuotaDeleted) {
       drop = replace_.elastic_quotas;
-      counts_.configuration_replaced += drop ? 1 : 0;
     }
-    if (!drop) return true;
-    ++at_;
+    if (drop)
+      ++counts_.configuration_replaced;
+    else
+      observations_.push_back({off, messages::byte_buffer(bytes.begin(), bytes.end())});
+    return true;
+  });
+  if (!r) return tl::unexpected(as_input(r.error()));
+  if (*r != to - read_)
+    return fail(errc::invalid_input, "--from-log: the log ended early", scan_.path);
+  read_ = to;
+  return {};
+}
+
+void log_source::forget_before(log_offset position) {
+  while (!decision_order_.empty() && decision_order_.front().first < position) {
+    const auto [off, h] = decision_order_.front();
+    decision_order_.pop_front();
+    const auto range = decisions_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second == off) {
+        decisions_.erase(it);
+        break;
+      }
+    }
   }
 }
 
-result<std::optional<std::uint64_t>> log_source::next_decisions_before() {
-  auto a = advance();
-  if (!a) return tl::unexpected(a.error());
-  if (!*a) return std::optional<std::uint64_t>{};
-  return std::optional<std::uint64_t>{decisions_};
+result<std::optional<log_offset>> log_source::peek() {
+  constexpr log_offset chunk = 4096;
+  while (observations_.empty() && read_ < end_) {
+    if (auto r = read_to(read_ + chunk); !r) return tl::unexpected(r.error());
+  }
+  if (observations_.empty()) return std::optional<log_offset>{};
+  return std::optional<log_offset>{observations_.front().position};
 }
 
 result<std::optional<log_observation>> log_source::next() {
   for (;;) {
-    auto a = advance();
-    if (!a) return tl::unexpected(a.error());
-    if (!*a) return std::optional<log_observation>{};
-    const auto& rec = chunk_[at_++];
-    const auto& env = *wire::GetEnvelope(rec.data());
-    log_observation o;
-    o.record = rec;
-    o.time_ms = env.event_time_ms();
-    o.decisions_before = decisions_;
+    auto p = peek();
+    if (!p) return tl::unexpected(p.error());
+    if (!*p) return std::optional<log_observation>{};
+    current_ = std::move(observations_.front().record);
+    const log_offset position = observations_.front().position;
+    observations_.pop_front();
+    const auto& env = *wire::GetEnvelope(current_.data());
     // Placements are the run's: rebuild a PodFinished / PodStarted naming another node.
     std::optional<std::string_view> at;
     std::string_view pod, node;
@@ -221,19 +247,38 @@ result<std::optional<log_observation>> log_source::next() {
       auto& fbb = b_.fbb();
       auto p = fbb.CreateString(pod);
       auto n = fbb.CreateString(*at);
+      messages::byte_buffer rebuilt;
       if (env.payload_type() == wire::Payload::PodFinished) {
         auto payload = wire::CreatePodFinished(fbb, p, n, env.payload_as_PodFinished()->phase());
-        rewritten_ = b_.finish(observation_header(env), payload);
+        rebuilt = b_.finish(observation_header(env), payload);
       } else {
         auto payload = wire::CreatePodStarted(fbb, p, n);
-        rewritten_ = b_.finish(observation_header(env), payload);
+        rebuilt = b_.finish(observation_header(env), payload);
       }
-      o.record = rewritten_;
+      current_ = std::move(rebuilt);
       ++counts_.placements_rewritten;
     }
     ++counts_.fed;
+    log_observation o;
+    o.record = current_;
+    o.time_ms = wire::GetEnvelope(current_.data())->event_time_ms();
+    o.position = position;
     return std::optional<log_observation>{o};
   }
+}
+
+result<std::optional<log_offset>> log_source::logged_position(log_offset cause,
+                                                              const wire::Envelope& d) {
+  if (auto r = read_to(cause + window_); !r) return tl::unexpected(r.error());
+  forget_before(cause);
+  const auto range = decisions_.equal_range(identity(static_cast<std::int64_t>(cause), d));
+  auto best = range.second;
+  for (auto it = range.first; it != range.second; ++it)
+    if (it->second > cause && (best == range.second || it->second < best->second)) best = it;
+  if (best == range.second) return std::optional<log_offset>{};
+  const log_offset at = best->second;
+  decisions_.erase(best);
+  return std::optional<log_offset>{at};
 }
 
 }  // namespace colony::sim

@@ -171,7 +171,7 @@ void step_host::to_node(std::string_view node, const wire::Envelope& env) {
 
 void step_host::run_components(const record_batch& round, std::int64_t t, bool first_round) {
   // Wake-ups due now (first round of the instant only).
-  if (first_round && opts_.wake_on_time) {
+  if (first_round) {
     while (!wakeups_.empty() && wakeups_.begin()->first <= t) {
       const std::size_t i = wakeups_.begin()->second;
       wakeups_.erase(wakeups_.begin());
@@ -261,25 +261,7 @@ void step_host::run_components(const record_batch& round, std::int64_t t, bool f
   routing_.end_round();
 }
 
-bool step_host::wake_due(std::int64_t t_ms) const {
-  return opts_.wake_on_time && next_wakeup_ms() && *next_wakeup_ms() <= t_ms;
-}
-
-void step_host::collect_outputs(std::vector<messages::byte_buffer>& answers, record_batch& to) {
-  for (auto& b : answers) to.add(b);
-  for (const std::size_t i : cluster_order_) {
-    for (auto& b : comps_[i].out) to.add(b);
-    comps_[i].out.clear();
-  }
-  for (const std::size_t i : ran_) {
-    for (auto& b : comps_[i].out) to.add(b);
-    comps_[i].out.clear();
-  }
-  ran_.clear();
-}
-
 result<void> step_host::run_instant(std::int64_t t_ms) {
-  if (opts_.record_batches) return run_instant_by_record(t_ms);
   ++stats_.instants;
   // Two batches take turns as this round and the next (their memory stays warm).
   record_batch round = std::move(pending_);
@@ -289,7 +271,7 @@ result<void> step_host::run_instant(std::int64_t t_ms) {
   std::vector<messages::byte_buffer>& next = answers_;
   bool first = true;
   for (std::size_t r = 0;; ++r) {
-    if (round.size() == 0 && !(first && wake_due(t_ms))) break;
+    if (round.size() == 0 && !(first && next_wakeup_ms() && *next_wakeup_ms() <= t_ms)) break;
     if (r >= opts_.max_rounds)
       return fail(errc::internal,
                   fmt::format("instant {} ms did not quiesce after {} rounds (components keep "
@@ -308,7 +290,16 @@ result<void> step_host::run_instant(std::int64_t t_ms) {
     first = false;
     // The next round: answers, cluster components (order added), node components (by node).
     following.clear();
-    collect_outputs(next, following);
+    for (auto& b : next) following.add(b);
+    for (const std::size_t i : cluster_order_) {
+      for (auto& b : comps_[i].out) following.add(b);
+      comps_[i].out.clear();
+    }
+    for (const std::size_t i : ran_) {
+      for (auto& b : comps_[i].out) following.add(b);
+      comps_[i].out.clear();
+    }
+    ran_.clear();
     std::swap(round, following);
   }
   spare_ = std::move(round);
@@ -316,61 +307,31 @@ result<void> step_host::run_instant(std::int64_t t_ms) {
   return {};
 }
 
-// One record per batch (options.record_batches): a FIFO queue of records; generation g+1 is
-// what generation g's records emitted, and an instant ends with an empty generation.
-result<void> step_host::run_instant_by_record(std::int64_t t_ms) {
-  ++stats_.instants;
-  record_batch queue = std::move(pending_);
-  pending_ = std::move(spare_);
-  pending_.clear();
+result<void> step_host::step_record(std::span<const std::uint8_t> record, std::int64_t t_ms,
+                                    std::vector<messages::byte_buffer>& out) {
   record_batch one = std::move(spare2_);
-  std::vector<messages::byte_buffer>& next = answers_;
-  std::size_t head = 0, generation_end = queue.size(), generations = 0, steps = 0;
-  bool first = true;
-  for (;;) {
-    if (tail_hook_) {
-      if (auto h = tail_hook_(next_ + (queue.size() - head)); !h) return h;
-      // Input from outside: the components are not answering each other in circles.
-      if (pending_.size() > 0) generations = 0;
-      for (std::size_t i = 0; i < pending_.size(); ++i) queue.add(pending_.record(i));
-      pending_.clear();
-    }
-    const bool wake = first && wake_due(t_ms);
-    if (head == queue.size() && !wake) break;
-    if (head == generation_end && !wake) {
-      if (++generations >= opts_.max_rounds)
-        return fail(errc::internal,
-                    fmt::format("instant {} ms did not quiesce after {} generations of records "
-                                "(components keep answering each other)",
-                                t_ms, generations),
-                    "step_host");
-      generation_end = queue.size();
-    }
-    one.clear();
-    if (head < queue.size()) one.add(queue.record(head++));
-    // A source feeding through the tail hook can keep an instant going: drop what was taken.
-    if (head >= 4096 && 2 * head >= queue.size()) {
-      record_batch rest;
-      for (std::size_t i = head; i < queue.size(); ++i) rest.add(queue.record(i));
-      queue = std::move(rest);
-      generation_end -= std::min(generation_end, head);
-      head = 0;
-    }
-    ++stats_.rounds;
-    ++steps;
-    stats_.records += one.size();
-    next.clear();
-    number_and_fold(one, next);
-    if (one.size() > 0 && sink_) {
-      if (auto s = sink_(one); !s) return s;
-    }
-    run_components(one, t_ms, first);
-    first = false;
-    collect_outputs(next, queue);
+  one.clear();
+  one.add(record);
+  ++stats_.rounds;
+  ++stats_.records;
+  stats_.max_rounds_per_instant = std::max<std::size_t>(stats_.max_rounds_per_instant, 1);
+  answers_.clear();
+  number_and_fold(one, answers_);
+  if (sink_) {
+    if (auto s = sink_(one); !s) return s;
   }
-  stats_.max_rounds_per_instant = std::max(stats_.max_rounds_per_instant, steps);
-  queue.clear();
-  spare_ = std::move(queue);
+  run_components(one, t_ms, false);
+  for (auto& b : answers_) out.push_back(std::move(b));
+  answers_.clear();
+  for (const std::size_t i : cluster_order_) {
+    for (auto& b : comps_[i].out) out.push_back(std::move(b));
+    comps_[i].out.clear();
+  }
+  for (const std::size_t i : ran_) {
+    for (auto& b : comps_[i].out) out.push_back(std::move(b));
+    comps_[i].out.clear();
+  }
+  ran_.clear();
   spare2_ = std::move(one);
   return {};
 }

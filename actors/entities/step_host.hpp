@@ -101,21 +101,8 @@ struct step_host_options {
   // the log: a restart over an existing log). Default: 0.
   log_offset arbitrate_from = 0;
   // Rounds one instant may take before run_instant fails (components that keep answering each
-  // other forever are a bug, not a workload); with record_batches, generations of records (a
-  // record's outputs are the generation after it). Default: 10,000.
+  // other forever are a bug, not a workload). Default: 10,000.
   std::size_t max_rounds = 10000;
-  // Deliver every record to the components as a batch of its own, as `colony run` delivers each
-  // record it reads from the log (run/cluster_run.cpp "Records one at a time"): the records wait
-  // in one FIFO queue, each is numbered, folded, arbitrated and delivered alone, and its outputs
-  // (merged as a round's are) join the queue's tail. A component that decides at the end of a
-  // batch (the scheduler drains its queue there) then decides after every record, as it does in
-  // the cluster. false: a round's records are one batch. Default: false.
-  bool record_batches = false;
-  // Wake a component when event time reaches its next_wakeup_ms(). false: a component runs only
-  // on records it is delivered, as in `colony run`, whose loop appends a ClockTicked once a
-  // wake-up is due: re-simulating such a log, its ClockTicked records are the clock. Default:
-  // true.
-  bool wake_on_time = true;
 };
 
 // Takes every numbered round, in log order (append it to the log). An error stops the host.
@@ -145,19 +132,22 @@ class step_host {
   void add_component(std::unique_ptr<component> c);
   void on_new_node(node_component_factory f) { factory_ = std::move(f); }
 
-  // With options.record_batches: called before each record is taken from the queue, with the
-  // offset the queue's tail would get (records numbered so far plus those waiting). What it
-  // observe()s joins the tail, so a source can put its records between the host's as a log had
-  // them (colony sim --from-log: each observation after as many decisions as preceded it in the
-  // cluster's log). An error stops the instant.
-  using tail_hook = std::function<result<void>(log_offset tail)>;
-  void set_tail_hook(tail_hook f) { tail_hook_ = std::move(f); }
-
   // An observation event for the next run_instant (REQUIRES: a verified envelope built by this
   // process; its offset is assigned by the host).
   void observe(std::span<const std::uint8_t> record) { pending_.add(record); }
   // Runs instant t: the observations, then rounds until quiet (see the top of this file).
   [[nodiscard]] result<void> run_instant(std::int64_t t_ms);
+
+  // One record as a batch of its own, as `colony run` delivers every record it reads from the
+  // log (run/cluster_run.cpp "Records one at a time"): numbered, handed to the sink, folded,
+  // arbitrated and delivered to the components (on_event, then on_batch_end), with no wake-up;
+  // what they emit is appended to `out` in the round's merge order (the answer to a proposal,
+  // cluster components in the order added, node components by node) and not run: the caller
+  // decides when each of those records is stepped, so it can follow the order a log had
+  // (colony sim --from-log). REQUIRES: no observe() pending; t_ms, the time of the step, is
+  // not before the previous one's.
+  [[nodiscard]] result<void> step_record(std::span<const std::uint8_t> record, std::int64_t t_ms,
+                                         std::vector<messages::byte_buffer>& out);
 
   // The earliest wake-up any component asked for; nullopt = none.
   [[nodiscard]] std::optional<std::int64_t> next_wakeup_ms() const;
@@ -191,17 +181,11 @@ class step_host {
   void deliver_to(std::size_t i, const wire::Envelope& env);  // a node component's inbox
   void to_node(std::string_view node, const wire::Envelope& env);
   void run_components(const record_batch& round, std::int64_t t, bool first_round);
-  // Moves the round's outputs (answers, cluster components, node components: the merge order)
-  // to the end of `to`.
-  void collect_outputs(std::vector<messages::byte_buffer>& answers, record_batch& to);
-  [[nodiscard]] result<void> run_instant_by_record(std::int64_t t_ms);
   void refresh_wake(std::size_t i);
-  [[nodiscard]] bool wake_due(std::int64_t t_ms) const;
 
   step_host_options opts_;
   step_sink sink_;
   node_component_factory factory_;
-  tail_hook tail_hook_;
   worker_pool pool_;
   world world_;
   record_batch pending_;

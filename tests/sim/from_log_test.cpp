@@ -6,10 +6,12 @@
 // observations appended to a RocksDB log; colony run's components (run/control_plane.hpp) run
 // in the live actor_host, each record delivered as a batch of its own, and append their
 // decisions to the same log; a ClockTicked (source colony-run) is appended when a component's
-// wake-up is due, as colony run's loop does. The recorder handles each record's consequences
-// before it delivers the next (a quiet colony run loop) and appends one record's reaction in the
-// host's merge order (colony run appends whichever component answers first), so the log is one
-// colony run could have written and the same every run.
+// wake-up is due, as colony run's loop does. Some observations arrive while the components are
+// still deciding (bursts of NodeMetrics, pods submitted back to back) and land between their
+// decisions, as in a busy colony run; one arrives between a backoff's end and the tick. The
+// recorder appends one record's reaction in the host's merge order (colony run appends whichever
+// component answers first), so the log is one colony run could have written and the same every
+// run. (tests/run/run_kube_test.cpp does the same over a real colony run's log.)
 //
 // Then: the re-simulation with the cluster's own configuration writes the same log (decision
 // for decision, and byte for byte); a config that changes the slo-controller thresholds or the
@@ -669,6 +671,8 @@ TEST(SimFromLog, RecordedConfigurationWritesTheLoggedDecisions) {
   for (std::size_t i = 0; i < in.size(); ++i) same += got[i] == in[i] ? 1 : 0;
   EXPECT_EQ(same, in.size());
   const auto& s = r->summary;
+  EXPECT_EQ(s["trace"]["decisions_not_in_log"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(s["trace"]["decisions_also_in_log"].get<std::uint64_t>(), want_d.size());
   EXPECT_EQ(s["trace"]["configuration_replaced"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(s["trace"]["placements_rewritten"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(s["trace"]["decisions"].get<std::uint64_t>(), want_d.size());
@@ -707,6 +711,7 @@ sloControllerConfig:
   EXPECT_EQ(r->summary["trace"]["configuration_replaced"].get<std::uint64_t>(), 2u);
   EXPECT_EQ(r->summary["config"]["configuration"]["slo-controller-config"], "config");
   EXPECT_NE(decisions_of(got), decisions_of(in));
+  EXPECT_GT(r->summary["trace"]["decisions_not_in_log"].get<std::uint64_t>(), 0u);
 }
 
 TEST(SimFromLog, SchedulerScoringOfAConfigChangesPlacements) {
