@@ -313,9 +313,15 @@ summary_header log_sim::summary_header_of() const {
 result<run_result> log_sim::run() {
   const auto wall0 = steady::now();
   if (auto s = setup(); !s) return tl::unexpected(s.error());
-  // The configuration the config gives, in force before the log's first record.
+  // The configuration the config gives, in force (and answered) before the log's first record.
   for (const auto& rec : given_configuration(cfg_, now_))
     if (auto r = step(rec, 0, std::nullopt, 0); !r) return tl::unexpected(r.error());
+  while (!queue_.empty()) {
+    std::pop_heap(queue_.begin(), queue_.end(), later{});
+    waiting w = std::move(queue_.back());
+    queue_.pop_back();
+    if (auto r = step(w.record, w.rank, w.logged, w.depth); !r) return tl::unexpected(r.error());
+  }
   src_->configure(replacement_of(cfg_), [this](std::string_view pod) { return placement(pod); });
   // The log's order: the waiting record or the next observation, whichever the log has first.
   for (;;) {

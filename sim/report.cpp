@@ -103,12 +103,17 @@ std::string summary_text(const run_result& r) {
                      j["config"]["name"].get<std::string>(),
                      j["config"]["source"].get<std::string>(), tr["log"].get<std::string>());
     o << fmt::format(
-        "  {} nodes, {} pods, {} observations fed ({} decisions of the log dropped, {} "
-        "configuration records replaced), {:.2f} virtual hours\n",
+        "  {} nodes, {} pods, {} observations fed ({} configuration records replaced), {:.2f} "
+        "virtual hours\n",
         tr["nodes"].get<std::uint64_t>(), tr["pods"].get<std::uint64_t>(),
-        tr["observations_fed"].get<std::uint64_t>(), tr["decisions"].get<std::uint64_t>(),
+        tr["observations_fed"].get<std::uint64_t>(),
         tr["configuration_replaced"].get<std::uint64_t>(),
         j["virtual_seconds"].get<double>() / 3600.0);
+    o << fmt::format(
+        "  the log holds {} decisions; this run made {} of them again and {} the log does not "
+        "hold\n",
+        tr["decisions"].get<std::uint64_t>(), tr["decisions_also_in_log"].get<std::uint64_t>(),
+        tr["decisions_not_in_log"].get<std::uint64_t>());
   } else {
     o << fmt::format(
         "colony sim: config '{}' ({}), usage model {}, trace {}{}\n",
