@@ -744,8 +744,12 @@ TEST(SimFromLog, SchedulerScoringOfAConfigChangesPlacements) {
 }
 
 TEST(SimFromLog, OutputIsByteIdenticalAtOneAndFourThreads) {
-  // With koordlets (node-scoped components) and a scheduler fanning out, so threads matter.
+  // With koordlets (node-scoped components, run in parallel) that act: BE CPU suppressed above
+  // 40 % of a node, BE pods evicted above 25 % of its memory.
   auto cfg = parse_sim_config(R"(name: with-koordlets
+sloControllerConfig:
+  colocation-config: '{"enable": true}'
+  resource-threshold-config: '{"clusterStrategy": {"enable": true, "cpuSuppressThresholdPercent": 40, "memoryEvictThresholdPercent": 25}}'
 koordletFeatureGates:
   BECPUSuppress: true
   BEMemoryEvict: true
@@ -762,7 +766,10 @@ koordletFeatureGates:
   ASSERT_GT(a.size(), 300u);
   EXPECT_TRUE(a == b);
   EXPECT_EQ(r1->summary["config"]["koordlet_qos"], true);
-  EXPECT_GT(r1->timing["components"].get<std::size_t>(), 4u);  // a koordlet per node
+  EXPECT_EQ(r1->timing["components"].get<std::size_t>(), 8u);  // and a koordlet per node
+  const auto types = count_types(a, true);
+  EXPECT_GE(types.count("BeSuppressed") ? types.at("BeSuppressed") : 0, 4);
+  EXPECT_GE(types.count("PodEvicted") ? types.at("PodEvicted") : 0, 1);
 }
 
 TEST(SimFromLog, CliComparesConfigsSideBySide) {
