@@ -14,16 +14,13 @@
 
 #include <fmt/format.h>
 
-#include "actors/admission/actor/colocation_profile_component.hpp"
 #include "actors/entities/component.hpp"
 #include "actors/entities/entity_actors.hpp"
-#include "actors/quota/actor/quota_component.hpp"
-#include "actors/scheduler/actor/scheduler_component.hpp"
-#include "actors/slo_controller/actor/slo_controller_component.hpp"
 #include "bridges/kubernetes/kubeconfig.hpp"
 #include "bridges/kubernetes/source.hpp"
 #include "bridges/kubernetes/write_failed.hpp"
 #include "messages/codec.hpp"
+#include "run/control_plane.hpp"
 #include "run/sink_pool.hpp"
 #include "stores/event_log.hpp"
 
@@ -121,19 +118,14 @@ result<run_stats> run_cluster(const run_options& o) {
   };
   entities::actor_host host(o.threads, on_decisions);
 
-  // The control plane, configured by the cluster's own objects (ConfigUpdated observations:
-  // the slo-controller ConfigMap, ClusterColocationProfiles, PriorityClasses).
-  host.add_component(std::make_unique<admission_actor::colocation_profile_component>(
-      admission::profile_set{}, admission_actor::colocation_profile_options{}));
-  scheduler::scheduler_component_options so;
-  so.await_admission = true;
-  so.elastic_quota = o.elastic_quota;
-  auto sched = scheduler::scheduler_component::create(std::move(so));
-  if (!sched) return tl::unexpected(sched.error());
-  host.add_component(std::move(*sched));
-  if (o.elastic_quota) host.add_component(std::make_unique<quota::quota_component>());
-  host.add_component(std::make_unique<slo_controller_actor::slo_controller_component>(
-      slo_controller_actor::slo_controller_options{}));
+  // The control plane (run/control_plane.hpp), configured by the cluster's own objects
+  // (ConfigUpdated observations: the slo-controller ConfigMap, ClusterColocationProfiles,
+  // PriorityClasses).
+  control_plane_options cpo;
+  cpo.elastic_quota = o.elastic_quota;
+  auto components = control_plane(cpo);
+  if (!components) return tl::unexpected(components.error());
+  for (auto& c : *components) host.add_component(std::move(c));
 
   // Every record is delivered as a batch of its own, live and in the replay alike: a component
   // decides at the end of each batch (the scheduler drains its queue there), so its decisions

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <set>
 
@@ -69,49 +70,12 @@ class progress_bar {
 
 }  // namespace
 
-result<void> run_sim_command(const sim_args& a) {
-  // Configs first: a typo in a config should not wait for the trace to load.
-  std::vector<sim_config> configs;
-  if (a.configs.empty()) {
-    auto c = default_sim_config();
-    if (!c) return tl::unexpected(c.error());
-    configs.push_back(std::move(*c));
-  }
-  std::set<std::string> names;
-  for (const auto& path : a.configs) {
-    auto c = load_sim_config(path);
-    if (!c) return tl::unexpected(c.error());
-    if (!names.insert(c->name).second)
-      return fail(errc::invalid_input,
-                  "two configs are named '" + c->name + "' (names pick output folders)", path);
-    configs.push_back(std::move(*c));
-  }
-  std::optional<usage_model> um;
-  if (!a.usage_model.empty()) {
-    auto m = parse_usage_model(a.usage_model);
-    if (!m) return fail(errc::invalid_input, m.error().message, "--usage-model");
-    um = *m;
-  }
-  std::optional<pod_lifetime> lt;
-  if (!a.lifetime.empty()) {
-    auto m = parse_pod_lifetime(a.lifetime);
-    if (!m) return fail(errc::invalid_input, m.error().message, "--lifetime");
-    lt = *m;
-  }
-  if (a.threads == 0 || a.threads > 256)
-    return fail(errc::invalid_input, "expected 1..256", "--threads");
+namespace {
 
-  const std::string dir = a.trace.empty() ? default_trace_dir() : a.trace;
-  trace::trace_set_options topt;
-  topt.pod_list = a.pod_list;
-  topt.read.skip_bad_rows = a.skip_bad_rows;
-  auto ts = trace::load_trace_set(dir, topt);
-  if (!ts) return tl::unexpected(ts.error());
-  if (ts->warning_count() > 0)
-    std::fprintf(stderr,
-                 "colony sim: warning: %zu bad trace rows skipped (listed in summary.json)\n",
-                 ts->warning_count());
-
+// Several runs side by side: OUT/<config>/ each, then OUT/compare.txt and compare.json.
+result<void> write_runs(
+    const sim_args& a, const std::vector<sim_config>& configs,
+    const std::function<result<run_result>(const sim_config&, const run_options&)>& simulate) {
   std::error_code ec;
   fs::create_directories(a.out, ec);
   if (ec) return fail(errc::unavailable, ec.message(), a.out);
@@ -124,15 +88,13 @@ result<void> run_sim_command(const sim_args& a) {
     run_options ro;
     ro.threads = a.threads;
     ro.seed = a.seed;
-    ro.usage_override = um;
-    ro.lifetime_override = lt;
     ro.log_path =
         a.log.empty() ? (out / "log").string() : (compare ? a.log + "-" + cfg.name : a.log);
     ro.from_ms = static_cast<std::int64_t>(a.from_days * 86.4e6);
     if (a.until_days >= 0) ro.until_ms = static_cast<std::int64_t>(a.until_days * 86.4e6);
     progress_bar bar("sim " + cfg.name);
     ro.progress = [&bar](std::int64_t d, std::int64_t t) { bar.update(d, t); };
-    auto r = run_simulation(*ts, cfg, ro);
+    auto r = simulate(cfg, ro);
     if (!r) return tl::unexpected(r.error());
     auto files = write_report(out.string(), *r);
     if (!files) return tl::unexpected(files.error());
@@ -156,6 +118,82 @@ result<void> run_sim_command(const sim_args& a) {
     }
   }
   return {};
+}
+
+// Loads the configs named (checking that names, which pick output folders, differ); with no
+// config, `fallback`.
+result<std::vector<sim_config>> load_configs(const std::vector<std::string>& paths,
+                                             const std::function<result<sim_config>()>& fallback,
+                                             bool from_log) {
+  std::vector<sim_config> configs;
+  if (paths.empty()) {
+    auto c = fallback();
+    if (!c) return tl::unexpected(c.error());
+    configs.push_back(std::move(*c));
+  }
+  std::set<std::string> names;
+  for (const auto& path : paths) {
+    auto c = from_log && path == recorded_config_spelling
+                 ? result<sim_config>(recorded_configuration())
+                 : load_sim_config(path);
+    if (!c) return tl::unexpected(c.error());
+    if (!names.insert(c->name).second)
+      return fail(errc::invalid_input,
+                  "two configs are named '" + c->name + "' (names pick output folders)", path);
+    configs.push_back(std::move(*c));
+  }
+  return configs;
+}
+
+}  // namespace
+
+result<void> run_sim_command(const sim_args& a) {
+  if (a.threads == 0 || a.threads > 256)
+    return fail(errc::invalid_input, "expected 1..256", "--threads");
+  if (!a.from_log.empty()) {
+    // A cluster's log: no trace, no usage model, no trace clock (docs/sim.md "Re-simulating a
+    // cluster's log"); the CLI refuses those flags with --from-log.
+    auto configs = load_configs(
+        a.configs, [] { return result<sim_config>(recorded_configuration()); }, true);
+    if (!configs) return tl::unexpected(configs.error());
+    return write_runs(a, *configs, [&](const sim_config& cfg, const run_options& ro) {
+      return run_log_simulation(a.from_log, cfg, ro);
+    });
+  }
+  // Configs first: a typo in a config should not wait for the trace to load.
+  auto loaded = load_configs(
+      a.configs, [] { return default_sim_config(); }, false);
+  if (!loaded) return tl::unexpected(loaded.error());
+  const std::vector<sim_config>& configs = *loaded;
+  std::optional<usage_model> um;
+  if (!a.usage_model.empty()) {
+    auto m = parse_usage_model(a.usage_model);
+    if (!m) return fail(errc::invalid_input, m.error().message, "--usage-model");
+    um = *m;
+  }
+  std::optional<pod_lifetime> lt;
+  if (!a.lifetime.empty()) {
+    auto m = parse_pod_lifetime(a.lifetime);
+    if (!m) return fail(errc::invalid_input, m.error().message, "--lifetime");
+    lt = *m;
+  }
+
+  const std::string dir = a.trace.empty() ? default_trace_dir() : a.trace;
+  trace::trace_set_options topt;
+  topt.pod_list = a.pod_list;
+  topt.read.skip_bad_rows = a.skip_bad_rows;
+  auto ts = trace::load_trace_set(dir, topt);
+  if (!ts) return tl::unexpected(ts.error());
+  if (ts->warning_count() > 0)
+    std::fprintf(stderr,
+                 "colony sim: warning: %zu bad trace rows skipped (listed in summary.json)\n",
+                 ts->warning_count());
+
+  return write_runs(a, configs, [&](const sim_config& cfg, run_options ro) {
+    ro.usage_override = um;
+    ro.lifetime_override = lt;
+    return run_simulation(*ts, cfg, ro);
+  });
 }
 
 result<void> run_trace_synth(const synth_args& a) {

@@ -22,6 +22,9 @@ namespace colony::sim {
 
 struct sim_args {
   std::string trace;  // empty = default_trace_dir()
+  // A cluster's event log (`colony run --log`) to re-simulate instead of a trace; configs may
+  // include "builtin:recorded" (the cluster's own configuration, the default).
+  std::string from_log;
   std::string pod_list = "default";
   std::vector<std::string> configs;  // empty = the built-in koordinator-defaults
   std::string out = "colony-sim-out";

@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -78,5 +79,18 @@ struct run_result {
 // Runs one config on one loaded trace.
 [[nodiscard]] result<run_result> run_simulation(const trace::trace_set& trace,
                                                 const sim_config& cfg, const run_options& opt);
+
+// The config of a re-simulation that keeps the cluster's own configuration (it gives nothing):
+// `colony sim --from-log` without --config, or `--config builtin:recorded`. Named "recorded".
+[[nodiscard]] sim_config recorded_configuration();
+inline constexpr std::string_view recorded_config_spelling = "builtin:recorded";
+
+// Re-simulates a cluster's event log (written by `colony run --log`): its observations, in log
+// order, each delivered as `colony run` delivered it, through the components `colony run` hosts,
+// with the configuration cfg gives replacing the cluster's of the same kinds (docs/sim.md
+// "Re-simulating a cluster's log"). Of opt, log_path, threads and progress apply (the seeds
+// are the components' own, as in `colony run`). The implementation is sim/log_driver.cpp.
+[[nodiscard]] result<run_result> run_log_simulation(const std::string& log_path,
+                                                    const sim_config& cfg, const run_options& opt);
 
 }  // namespace colony::sim

@@ -96,15 +96,35 @@ std::string summary_text(const run_result& r) {
   const auto& t = r.timing;
   std::ostringstream o;
   const auto& p = j["pods"];
-  o << fmt::format("colony sim: config '{}' ({}), usage model {}, trace {}{}\n",
-                   j["config"]["name"].get<std::string>(), j["config"]["source"].get<std::string>(),
-                   j["config"]["usage_model"].get<std::string>(),
-                   j["trace"]["dir"].get<std::string>(),
-                   j["trace"]["synthetic"].get<bool>() ? " (SYNTHETIC)" : "");
-  o << fmt::format("  {} nodes, {} pods in trace, {:.1f} virtual days\n",
-                   j["trace"]["nodes"].get<std::uint64_t>(),
-                   j["trace"]["pods"].get<std::uint64_t>(),
-                   j["virtual_seconds"].get<double>() / 86400.0);
+  if (j["trace"].contains("log")) {
+    // A re-simulation of a cluster's log (--from-log).
+    const auto& tr = j["trace"];
+    o << fmt::format("colony sim: config '{}' ({}), re-simulating the log {}\n",
+                     j["config"]["name"].get<std::string>(),
+                     j["config"]["source"].get<std::string>(), tr["log"].get<std::string>());
+    o << fmt::format(
+        "  {} nodes, {} pods, {} observations fed ({} configuration records replaced), {:.2f} "
+        "virtual hours\n",
+        tr["nodes"].get<std::uint64_t>(), tr["pods"].get<std::uint64_t>(),
+        tr["observations_fed"].get<std::uint64_t>(),
+        tr["configuration_replaced"].get<std::uint64_t>(),
+        j["virtual_seconds"].get<double>() / 3600.0);
+    o << fmt::format(
+        "  the log holds {} decisions; this run made {} of them again and {} the log does not "
+        "hold\n",
+        tr["decisions"].get<std::uint64_t>(), tr["decisions_also_in_log"].get<std::uint64_t>(),
+        tr["decisions_not_in_log"].get<std::uint64_t>());
+  } else {
+    o << fmt::format(
+        "colony sim: config '{}' ({}), usage model {}, trace {}{}\n",
+        j["config"]["name"].get<std::string>(), j["config"]["source"].get<std::string>(),
+        j["config"]["usage_model"].get<std::string>(), j["trace"]["dir"].get<std::string>(),
+        j["trace"]["synthetic"].get<bool>() ? " (SYNTHETIC)" : "");
+    o << fmt::format("  {} nodes, {} pods in trace, {:.1f} virtual days\n",
+                     j["trace"]["nodes"].get<std::uint64_t>(),
+                     j["trace"]["pods"].get<std::uint64_t>(),
+                     j["virtual_seconds"].get<double>() / 86400.0);
+  }
   if (j["trace"]["bad_rows_skipped"].get<std::uint64_t>() > 0) {
     o << fmt::format("  WARNING: {} bad trace rows skipped (--skip-bad-rows):\n",
                      j["trace"]["bad_rows_skipped"].get<std::uint64_t>());

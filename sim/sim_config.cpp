@@ -168,6 +168,7 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
     for (const auto& kv : root) {
       const auto key = kv.first.as<std::string>();
       if (!known.count(key)) return bad(source, kv.first, key, "unknown field");
+      c.given.insert(key);
     }
     if (auto n = root["name"]) {
       c.name = n.as<std::string>();

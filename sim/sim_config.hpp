@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +82,11 @@ struct sim_config {
   // KubeSchedulerConfiguration YAML and its parsed form. Default: Koordinator's shipped one.
   std::string scheduler_yaml;
   scheduler::scheduler_config scheduler;
+  // The top-level fields the file sets. A re-simulation of a cluster's log (--from-log) replaces
+  // only the configuration the file gives and keeps the cluster's own for the rest (docs/sim.md
+  // "Re-simulating a cluster's log"); a trace run reads the defaults above for what is absent.
+  std::set<std::string, std::less<>> given;
+  [[nodiscard]] bool gives(std::string_view field) const { return given.count(field) != 0; }
 };
 
 // Koordinator's PriorityClasses as installed by its chart: koord-prod 9000, koord-mid 7000,

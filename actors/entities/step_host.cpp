@@ -307,4 +307,33 @@ result<void> step_host::run_instant(std::int64_t t_ms) {
   return {};
 }
 
+result<void> step_host::step_record(std::span<const std::uint8_t> record, std::int64_t t_ms,
+                                    std::vector<messages::byte_buffer>& out) {
+  record_batch one = std::move(spare2_);
+  one.clear();
+  one.add(record);
+  ++stats_.rounds;
+  ++stats_.records;
+  stats_.max_rounds_per_instant = std::max<std::size_t>(stats_.max_rounds_per_instant, 1);
+  answers_.clear();
+  number_and_fold(one, answers_);
+  if (sink_) {
+    if (auto s = sink_(one); !s) return s;
+  }
+  run_components(one, t_ms, false);
+  for (auto& b : answers_) out.push_back(std::move(b));
+  answers_.clear();
+  for (const std::size_t i : cluster_order_) {
+    for (auto& b : comps_[i].out) out.push_back(std::move(b));
+    comps_[i].out.clear();
+  }
+  for (const std::size_t i : ran_) {
+    for (auto& b : comps_[i].out) out.push_back(std::move(b));
+    comps_[i].out.clear();
+  }
+  ran_.clear();
+  spare2_ = std::move(one);
+  return {};
+}
+
 }  // namespace colony::entities

@@ -138,6 +138,17 @@ class step_host {
   // Runs instant t: the observations, then rounds until quiet (see the top of this file).
   [[nodiscard]] result<void> run_instant(std::int64_t t_ms);
 
+  // One record as a batch of its own, as `colony run` delivers every record it reads from the
+  // log (run/cluster_run.cpp "Records one at a time"): numbered, handed to the sink, folded,
+  // arbitrated and delivered to the components (on_event, then on_batch_end), with no wake-up;
+  // what they emit is appended to `out` in the round's merge order (the answer to a proposal,
+  // cluster components in the order added, node components by node) and not run: the caller
+  // decides when each of those records is stepped, so it can follow the order a log had
+  // (colony sim --from-log). REQUIRES: no observe() pending; t_ms, the time of the step, is
+  // not before the previous one's.
+  [[nodiscard]] result<void> step_record(std::span<const std::uint8_t> record, std::int64_t t_ms,
+                                         std::vector<messages::byte_buffer>& out);
+
   // The earliest wake-up any component asked for; nullopt = none.
   [[nodiscard]] std::optional<std::int64_t> next_wakeup_ms() const;
   // The fold of every record numbered so far.

@@ -23,6 +23,7 @@
 #include "messages/codec.hpp"
 #include "messages/quantity.hpp"
 #include "run/cluster_run.hpp"
+#include "sim/driver.hpp"
 #include "stores/event_log.hpp"
 #include "tests/bridges/kubernetes/kube_peer.hpp"
 #include "tests/run/colony_run_test.hpp"
@@ -393,6 +394,126 @@ TEST_F(ColonyRun, AFailedWriteIsLoggedOnceAndNeverCarriedOut) {
   const auto report = entities::audit_log(records(), ao);
   EXPECT_TRUE(report.clean()) << report.describe();
   EXPECT_EQ(report.writes_failed, 1u);
+}
+
+// The what-if's ground truth: `colony sim --from-log` over the log of a real colony run, with
+// the cluster's own configuration, makes the decisions colony run made, in its order. Pods
+// arrive in bursts while colony run decides (its loop reads observations between decisions, and
+// its components append as their threads finish), one pod waits for room, bound pods are
+// deleted, and a node joins.
+TEST_F(ColonyRun, ReSimulatingItsLogGivesItsDecisions) {
+  for (int i = 0; i < 3; ++i) make_node("n" + std::to_string(i));
+  std::atomic<bool> stop{false};
+  run_options o;
+  o.kubeconfig = kubeconfig_;
+  o.log_path = work_ + "/log";
+  o.stop = [&] { return stop.load(); };
+  result<run_stats> out = fail(errc::internal, "not run");
+  std::thread t([&] { out = run_cluster(o); });
+  auto wait_bound = [&](const std::vector<std::string>& pods, std::chrono::seconds limit) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < limit) {
+      const auto m = placements();
+      bool all = true;
+      for (const auto& p : pods) all = all && m.count(p) != 0 && !m.at(p).empty();
+      if (all) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  std::vector<std::string> first;
+  for (int i = 0; i < 10; ++i) first.push_back("p" + std::to_string(i));
+  for (const auto& p : first) make_pod(p);  // a burst
+  EXPECT_TRUE(wait_bound(first, std::chrono::seconds(60)));
+  // Too large for any node (the pod's single container asks for 6 of 4 cores).
+  {
+    json big = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", "big"}, {"namespace", ns}}},
+        {"spec",
+         {{"schedulerName", "koord-scheduler"},
+          {"containers",
+           json::array({{{"name", "c"},
+                         {"image", "registry.invalid/pause:3.9"},
+                         {"resources", {{"requests", {{"cpu", "6"}, {"memory", "1Gi"}}}}}}})}}}};
+    post("/api/v1/namespaces/" + ns + "/pods", big);
+  }
+  std::vector<std::string> second;
+  for (int i = 10; i < 22; ++i) second.push_back("p" + std::to_string(i));
+  for (const auto& p : second) make_pod(p);
+  EXPECT_TRUE(wait_bound(second, std::chrono::seconds(60)));
+  for (int i = 0; i < 4; ++i)
+    EXPECT_TRUE(client_->del("/api/v1/namespaces/" + ns + "/pods/p" + std::to_string(i), 0));
+  make_node("n3", "8");  // now "big" fits
+  EXPECT_TRUE(wait_bound({"big"}, std::chrono::seconds(60)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  stop = true;
+  t.join();
+  ASSERT_TRUE(out) << out.error().describe();
+
+  // Re-simulated with the cluster's own configuration.
+  sim::run_options so;
+  so.log_path = work_ + "/resim";
+  so.threads = 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = sim::run_log_simulation(work_ + "/log", sim::recorded_configuration(), so);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r) << r.error().describe();
+  auto decisions = [](const std::string& path) {
+    std::vector<std::string> v;
+    stores::log_options lo;
+    lo.create_if_missing = false;
+    lo.read_only = true;
+    auto log = stores::open_log(path, lo);
+    EXPECT_TRUE(log) << log.error().describe();
+    if (!log) return v;
+    auto rd = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+      const auto& env = *wire::GetEnvelope(b.data());
+      if (env.causation() < 0) return true;
+      std::string d = std::string(messages::payload_name(env.payload_type())) + " " +
+                      std::string(messages::to_string_view(env.entity_key())) + " by " +
+                      std::string(messages::to_string_view(env.source()));
+      if (env.payload_type() == wire::Payload::PodScheduled)
+        d += " on " + std::string(messages::to_string_view(env.payload_as_PodScheduled()->node()));
+      if (env.payload_type() == wire::Payload::PodBindProposed)
+        d += " on " +
+             std::string(messages::to_string_view(env.payload_as_PodBindProposed()->node()));
+      v.push_back(std::move(d));
+      return true;
+    });
+    EXPECT_TRUE(rd) << rd.error().describe();
+    return v;
+  };
+  const auto live = decisions(work_ + "/log");
+  const auto again = decisions(work_ + "/resim");
+  ASSERT_GE(live.size(), 3u * 23u);  // admitted, proposed, bound: each pod
+  std::size_t same_place = 0;
+  for (std::size_t i = 0; i < std::min(live.size(), again.size()); ++i)
+    same_place += live[i] == again[i] ? 1 : 0;
+  std::printf(
+      "colony run logged %zu decisions; the re-simulation made %zu, %zu at the same "
+      "position; re-simulated in %.3f s\n",
+      live.size(), again.size(), same_place, wall);
+  // The same decisions (type, entity, decider, node), in the same order; in fact the same log,
+  // byte for byte (offsets, times, causations, every field).
+  EXPECT_EQ(again, live);
+  auto bytes = [](const std::string& path) {
+    std::vector<std::vector<std::uint8_t>> v;
+    stores::log_options lo;
+    lo.create_if_missing = false;
+    lo.read_only = true;
+    auto log = stores::open_log(path, lo);
+    if (log)
+      (void)(*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+        v.emplace_back(b.begin(), b.end());
+        return true;
+      });
+    return v;
+  };
+  EXPECT_TRUE(bytes(work_ + "/log") == bytes(work_ + "/resim"));
+  EXPECT_EQ(r->summary["trace"]["decisions_not_in_log"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(r->summary["pods"]["scheduled"].get<std::uint64_t>(), 23u);
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+#include "run/control_plane.hpp"
+
+#include "actors/admission/actor/colocation_profile_component.hpp"
+#include "actors/quota/actor/quota_component.hpp"
+#include "actors/scheduler/actor/scheduler_component.hpp"
+#include "actors/slo_controller/actor/slo_controller_component.hpp"
+
+namespace colony::run {
+
+result<std::vector<std::unique_ptr<entities::component>>> control_plane(
+    const control_plane_options& o) {
+  std::vector<std::unique_ptr<entities::component>> v;
+  v.push_back(std::make_unique<admission_actor::colocation_profile_component>(
+      admission::profile_set{}, admission_actor::colocation_profile_options{}));
+  scheduler::scheduler_component_options so;
+  so.config = o.scheduler;
+  // The webhook writes to the same log: a pod is queued once admitted, as in Kubernetes.
+  so.await_admission = true;
+  so.elastic_quota = o.elastic_quota;
+  so.parallelizer = o.parallelizer;
+  auto sched = scheduler::scheduler_component::create(std::move(so));
+  if (!sched) return tl::unexpected(sched.error());
+  v.push_back(std::move(*sched));
+  if (o.elastic_quota) v.push_back(std::make_unique<quota::quota_component>());
+  if (o.slo_controller)
+    v.push_back(std::make_unique<slo_controller_actor::slo_controller_component>(
+        slo_controller_actor::slo_controller_options{}));
+  return v;
+}
+
+}  // namespace colony::run

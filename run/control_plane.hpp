@@ -1,0 +1,43 @@
+// control_plane: the components `colony run` hosts, defined once, so that `colony sim --from-log`
+// re-simulates a cluster's log with exactly what decided it (docs/sim.md "Re-simulating a
+// cluster's log").
+//
+// In the order a host adds them (its merge order): the ClusterColocationProfile webhook
+// (admission), one koord-scheduler, the ElasticQuota controller (with elastic_quota), and a
+// cluster-wide slo-controller (with slo_controller). Every one starts without configuration and
+// is configured by the cluster's objects as they reach the log: ConfigUpdated observations (the
+// slo-controller ConfigMap, ClusterColocationProfiles, PriorityClasses) and QuotaUpserted. The
+// scheduler runs Koordinator's shipped profile unless `scheduler` names another. Seeds are the
+// components' defaults, so a re-simulation draws what the cluster drew.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "actors/entities/component.hpp"
+#include "actors/scheduler/scheduler_config.hpp"
+#include "messages/result.hpp"
+
+namespace colony::run {
+
+struct control_plane_options {
+  // The ElasticQuota plugin in the scheduler and the quota controller. Default: true
+  // (`colony run` without --no-elastic-quota).
+  bool elastic_quota = true;
+  // The slo-controller (noderesource: batch and mid allocatable). Default: true.
+  bool slo_controller = true;
+  // The KubeSchedulerConfiguration (profile 0 runs). Default: Koordinator's shipped one.
+  std::optional<scheduler::scheduler_config> scheduler;
+  // Threads the scheduler may fan its Filter and Score out on (the decision does not depend on
+  // them). Default: none (its own thread).
+  std::function<void(std::size_t n, const std::function<void(std::size_t)>& fn)> parallelizer;
+};
+
+// The components, in the order to add them. Fails only on a scheduler config the framework
+// refuses.
+[[nodiscard]] result<std::vector<std::unique_ptr<entities::component>>> control_plane(
+    const control_plane_options& o);
+
+}  // namespace colony::run
