@@ -20,6 +20,8 @@ using messages::to_string_view;
 
 // Koordinator's ElasticQuota (scheduling.sigs.k8s.io/v1alpha1, namespaced).
 constexpr std::string_view elastic_quota_api = "/apis/scheduling.sigs.k8s.io/v1alpha1";
+// How long a quota name found to be no API object stays so before it is looked for again.
+constexpr std::chrono::seconds quota_recheck{10};
 
 std::string_view to_string(write_kind k) noexcept {
   switch (k) {
@@ -565,31 +567,34 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         o.attempts = 1;
         // The namespace: found once per quota (a LIST by name across namespaces), then kept.
         auto ns_it = quota_namespace_.find(name);
-        if (ns_it == quota_namespace_.end()) {
+        const auto now = std::chrono::steady_clock::now();
+        if (ns_it == quota_namespace_.end() ||
+            (ns_it->second.ns.empty() && now - ns_it->second.checked > quota_recheck)) {
           json found;
           auto g = get_json(std::string(elastic_quota_api) +
                                 "/elasticquotas?fieldSelector=metadata.name%3D" + name,
                             found);
-          if (!g) {
+          // 404: the API itself is missing (no ElasticQuota CRD), so no quota is an object.
+          if (!g && g.error().code != errc::not_found) {
             from_error(o, g.error());
             finish(std::move(o));
             break;
           }
-          const auto& items = found.value("items", json::array());
-          if (items.empty()) {
-            o.ok = true;
-            o.http_status = 404;
-            o.message = "quota is gone";
-            finish(std::move(o));
-            break;
-          }
-          ns_it =
-              quota_namespace_
-                  .emplace(name, items[0].at("/metadata/namespace"_json_pointer).get<std::string>())
-                  .first;
+          const auto& items = g ? found.value("items", json::array()) : json::array();
+          quota_place place{.ns = {}, .checked = now};
+          if (!items.empty())
+            place.ns = items[0].at("/metadata/namespace"_json_pointer).get<std::string>();
+          ns_it = quota_namespace_.insert_or_assign(name, std::move(place)).first;
         }
-        const std::string path = std::string(elastic_quota_api) + "/namespaces/" + ns_it->second +
-                                 "/elasticquotas/" + name;
+        if (ns_it->second.ns.empty()) {
+          o.ok = true;
+          o.http_status = 404;
+          o.message = "no ElasticQuota object of this name";
+          finish(std::move(o));
+          break;
+        }
+        const std::string path = std::string(elastic_quota_api) + "/namespaces/" +
+                                 ns_it->second.ns + "/elasticquotas/" + name;
         json cur;
         if (auto g = get_json(path, cur); !g) {
           if (g.error().code == errc::not_found) {
@@ -619,7 +624,7 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         if (r.last) {
           o.ok = o.wrote = true;
           o.http_status = r.last->status;
-          o.message = "namespace " + ns_it->second + ": runtime " +
+          o.message = "namespace " + ns_it->second.ns + ": runtime " +
                       patch.at("/metadata/annotations"_json_pointer)
                           .at(std::string(names::annotation_runtime))
                           .get<std::string>();

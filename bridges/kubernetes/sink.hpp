@@ -125,8 +125,14 @@ class decision_sink {
   sink_options opt_;
   sink_counters counters_;
   // ElasticQuota name -> namespace (Koordinator's quota names are cluster-unique; the decision
-  // names the quota alone).
-  std::map<std::string, std::string, std::less<>> quota_namespace_;
+  // names the quota alone). "" = not an API object when last looked for (Koordinator's root and
+  // system quotas, a quota not created yet, or no ElasticQuota CRD): looked for again after
+  // quota_recheck.
+  struct quota_place {
+    std::string ns;
+    std::chrono::steady_clock::time_point checked;
+  };
+  std::map<std::string, quota_place, std::less<>> quota_namespace_;
   std::vector<std::chrono::milliseconds> waits_;
 };
 
