@@ -13,9 +13,11 @@
 // the stream (a metrics sample: it then sees exactly the records before it). Both run on the
 // appender thread, so what they touch belongs to it until finish() returns.
 //
-// Records go through event_log::append_bulk with relaxed durability: the sim's records were
-// made in this process a moment ago, and a sim log is reproducible from its inputs, so it is
-// not crash-safe until finish() (which flushes the log) returns.
+// Records go through event_log::append_bulk with relaxed durability, into table files (the
+// RocksDB log writes them past its memtable, readable after flush()): the sim's records were
+// made in this process a moment ago, nothing reads the log back before finish(), and a sim log
+// is reproducible from its inputs, so it is not crash-safe until finish() (which flushes the
+// log) returns.
 // Thread-safety: one producer thread calls every method.
 #pragma once
 
