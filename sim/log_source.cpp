@@ -105,11 +105,6 @@ log_source::log_source(std::unique_ptr<stores::event_log> log, log_offset window
 log_source::~log_source() = default;
 
 result<std::unique_ptr<log_source>> log_source::open(const std::string& path, log_offset window) {
-  if (path.starts_with("kafka://"))
-    return fail(errc::invalid_input,
-                "--from-log reads an embedded log (a colony run --log directory); Kafka logs are "
-                "not supported yet",
-                path);
   stores::log_options lo;
   lo.create_if_missing = false;
   lo.read_only = true;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "run/cluster_run.hpp"
+#include "sim/driver.hpp"
 #include "tests/kafka/kafka_env.hpp"
 #include "tests/run/colony_run_test.hpp"
 
@@ -64,6 +65,15 @@ TEST_F(ColonyRunKafka, BindsEveryPodAndResumesFromTheTopic) {
   const auto sched = scheduled_in_log();
   EXPECT_EQ(sched.size(), 24u);
   for (const auto& [p, k] : sched) EXPECT_EQ(k, 1) << p << " scheduled " << k << " times";
+
+  // The what-if reads the topic too: with the cluster's own configuration it makes the logged
+  // decisions again, each where the topic holds it.
+  sim::run_options so;
+  so.log_path = work_ + "/resim";
+  auto r = sim::run_log_simulation(log_, sim::recorded_configuration(), so);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->summary["trace"]["decisions_not_in_log"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(r->summary["pods"]["scheduled"].get<std::uint64_t>(), 24u);
 }
 
 }  // namespace

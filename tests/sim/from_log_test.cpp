@@ -813,10 +813,11 @@ TEST(SimFromLog, MissingLogIsNotFound) {
   EXPECT_EQ(r.error().code, errc::not_found);
   EXPECT_EQ(r.error().where, missing);
   EXPECT_NE(r.error().message.find("--from-log"), std::string::npos) << r.error().describe();
-  // A Kafka log is not read yet: said so, not attempted.
-  auto k = run_log_simulation("kafka://127.0.0.1:1/colony", recorded_configuration(), {});
+  // A Kafka log whose broker does not answer: unavailable, naming the log.
+  auto k = run_log_simulation("kafka://127.0.0.1:1/colony?connect_timeout_ms=300",
+                              recorded_configuration(), {});
   ASSERT_FALSE(k);
-  EXPECT_EQ(k.error().code, errc::invalid_input) << k.error().describe();
+  EXPECT_EQ(k.error().code, errc::unavailable) << k.error().describe();
   std::string err;
   const int rc = run_cli(
       "sim --from-log " + missing + " --quiet --out " + (recorded().dir / "missing-out").string(),
