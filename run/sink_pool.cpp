@@ -88,7 +88,12 @@ std::vector<result<std::vector<kube::write_outcome>>> sink_pool::apply(
     const auto& r = records[i];
     if (flatbuffers::Verifier v(r.data(), r.size()); wire::VerifyEnvelopeBuffer(v)) {
       const auto* env = wire::GetEnvelope(r.data());
-      k = std::hash<std::string_view>{}(messages::to_string_view(env->entity_key())) % n;
+      // The object the write touches: a PodScheduled is keyed by its node (the node stage
+      // decides it) but writes the pod's binding, which must stay before that pod's eviction.
+      std::string_view object = messages::to_string_view(env->entity_key());
+      if (const auto* ps = env->payload_as_PodScheduled(); ps != nullptr)
+        object = messages::to_string_view(ps->pod());
+      k = std::hash<std::string_view>{}(object) % n;
     }
     p.workers[k]->todo.push_back(i);
   }

@@ -3,8 +3,9 @@
 // One decision_sink writes one request at a time; each binding then waits for the
 // apiserver's answer (~1.5 ms here) before the next starts. The writes of different objects
 // are independent, so the pool runs n sinks, each on its own thread and connection, and gives
-// every record to the sink its entity hashes to: the records of one object (a pod's binding,
-// then its eviction) stay in log order on one connection, the others overlap.
+// every record to the sink the object it writes hashes to (the pod of a PodScheduled, which the
+// log keys by its node; the entity otherwise): the records of one object (a pod's binding, then
+// its eviction) stay in log order on one connection, the others overlap.
 // kube-scheduler binds in goroutines for the same reason (pkg/scheduler/schedule_one.go,
 // bindingCycle runs asynchronously).
 //
