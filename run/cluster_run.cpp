@@ -56,18 +56,6 @@ result<void> save_position(const std::string& path, std::uint64_t v) {
   return {};
 }
 
-messages::byte_buffer clock_tick(messages::event_builder& b, std::int64_t t) {
-  auto& fbb = b.fbb();
-  auto why = fbb.CreateString("wake-up due");
-  auto payload = wire::CreateClockTicked(fbb, why);
-  messages::header h;
-  h.time = event_time{t};
-  h.kind = wire::EntityKind::Cluster;
-  h.key = "clock";
-  h.source = "colony-run";
-  return b.finish(h, payload);
-}
-
 }  // namespace
 
 result<run_stats> run_cluster(const run_options& o) {
@@ -242,7 +230,6 @@ result<run_stats> run_cluster(const run_options& o) {
   if (!pending.empty()) (void)save_position(position_path, applied);
   pending.clear();
 
-  messages::event_builder b;
   log_offset next = *end0;
   auto last_tick_check = std::chrono::steady_clock::now();
   auto last_progress = last_tick_check;
@@ -299,7 +286,7 @@ result<run_stats> run_cluster(const run_options& o) {
       const auto w = host.next_wakeup_ms();
       const auto t = wall_ms();
       if (w && *w <= t) {
-        const auto rec = clock_tick(b, t);
+        const auto rec = clock_tick_record(t);
         const std::vector<messages::bytes_view> one{{rec.data(), rec.size()}};
         if (auto a = (*log)->append(one); !a) {
           status = tl::unexpected(a.error());

@@ -28,4 +28,17 @@ result<std::vector<std::unique_ptr<entities::component>>> control_plane(
   return v;
 }
 
+messages::byte_buffer clock_tick_record(std::int64_t t_ms) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  const auto why = fbb.CreateString("wake-up due");
+  const auto payload = wire::CreateClockTicked(fbb, why);
+  messages::header h;
+  h.time = event_time{t_ms};
+  h.kind = wire::EntityKind::Cluster;
+  h.key = "clock";
+  h.source = "colony-run";
+  return b.finish(h, payload);
+}
+
 }  // namespace colony::run

@@ -18,6 +18,7 @@
 
 #include "actors/entities/component.hpp"
 #include "actors/scheduler/scheduler_config.hpp"
+#include "messages/codec.hpp"
 #include "messages/result.hpp"
 
 namespace colony::run {
@@ -39,5 +40,9 @@ struct control_plane_options {
 // refuses.
 [[nodiscard]] result<std::vector<std::unique_ptr<entities::component>>> control_plane(
     const control_plane_options& o);
+
+// The ClockTicked observation colony run appends at time t_ms once a component's wake-up is due
+// (entity Cluster/clock, source "colony-run"): the one record of its own in the log.
+[[nodiscard]] messages::byte_buffer clock_tick_record(std::int64_t t_ms);
 
 }  // namespace colony::run

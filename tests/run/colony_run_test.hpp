@@ -18,6 +18,7 @@
 #include "run/cluster_run.hpp"
 #include "stores/event_log.hpp"
 #include "tests/bridges/kubernetes/kube_api_test.hpp"
+#include "tests/support/log_records.hpp"
 
 namespace colony::run::testing {
 
@@ -94,37 +95,15 @@ class colony_run_test : public kube::testing::kube_api_test {
     return out;
   }
   // Every record of the log, in order.
-  std::vector<messages::byte_buffer> records() {
-    std::vector<messages::byte_buffer> v;
-    stores::log_options lo;
-    lo.create_if_missing = false;
-    lo.read_only = true;
-    auto log = stores::open_log(log_, lo);
-    EXPECT_TRUE(log) << log.error().describe();
-    if (!log) return v;
-    auto r = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
-      v.emplace_back(b.begin(), b.end());
-      return true;
-    });
-    EXPECT_TRUE(r) << r.error().describe();
-    return v;
-  }
+  std::vector<messages::byte_buffer> records() { return colony::testing::read_log_records(log_); }
   // PodScheduled records per pod in the log.
   std::map<std::string, int> scheduled_in_log() {
     std::map<std::string, int> m;
-    stores::log_options lo;
-    lo.create_if_missing = false;
-    lo.read_only = true;
-    auto log = stores::open_log(log_, lo);
-    EXPECT_TRUE(log) << log.error().describe();
-    if (!log) return m;
-    auto r = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
-      const auto& env = *wire::GetEnvelope(b.data());
+    for (const auto& r : records()) {
+      const auto& env = *wire::GetEnvelope(r.data());
       if (env.payload_type() == wire::Payload::PodScheduled)
         ++m[std::string(messages::to_string_view(env.payload_as_PodScheduled()->pod()))];
-      return true;
-    });
-    EXPECT_TRUE(r) << r.error().describe();
+    }
     return m;
   }
 

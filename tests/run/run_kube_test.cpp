@@ -462,15 +462,9 @@ TEST_F(ColonyRun, ReSimulatingItsLogGivesItsDecisions) {
   ASSERT_TRUE(r) << r.error().describe();
   auto decisions = [](const std::string& path) {
     std::vector<std::string> v;
-    stores::log_options lo;
-    lo.create_if_missing = false;
-    lo.read_only = true;
-    auto log = stores::open_log(path, lo);
-    EXPECT_TRUE(log) << log.error().describe();
-    if (!log) return v;
-    auto rd = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
+    for (const auto& b : colony::testing::read_log_records(path)) {
       const auto& env = *wire::GetEnvelope(b.data());
-      if (env.causation() < 0) return true;
+      if (env.causation() < 0) continue;
       std::string d = std::string(messages::payload_name(env.payload_type())) + " " +
                       std::string(messages::to_string_view(env.entity_key())) + " by " +
                       std::string(messages::to_string_view(env.source()));
@@ -480,9 +474,7 @@ TEST_F(ColonyRun, ReSimulatingItsLogGivesItsDecisions) {
         d += " on " +
              std::string(messages::to_string_view(env.payload_as_PodBindProposed()->node()));
       v.push_back(std::move(d));
-      return true;
-    });
-    EXPECT_TRUE(rd) << rd.error().describe();
+    }
     return v;
   };
   const auto live = decisions(work_ + "/log");
@@ -498,20 +490,8 @@ TEST_F(ColonyRun, ReSimulatingItsLogGivesItsDecisions) {
   // The same decisions (type, entity, decider, node), in the same order; in fact the same log,
   // byte for byte (offsets, times, causations, every field).
   EXPECT_EQ(again, live);
-  auto bytes = [](const std::string& path) {
-    std::vector<std::vector<std::uint8_t>> v;
-    stores::log_options lo;
-    lo.create_if_missing = false;
-    lo.read_only = true;
-    auto log = stores::open_log(path, lo);
-    if (log)
-      (void)(*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
-        v.emplace_back(b.begin(), b.end());
-        return true;
-      });
-    return v;
-  };
-  EXPECT_TRUE(bytes(work_ + "/log") == bytes(work_ + "/resim"));
+  EXPECT_TRUE(colony::testing::read_log_records(work_ + "/log") ==
+              colony::testing::read_log_records(work_ + "/resim"));
   EXPECT_EQ(r->summary["trace"]["decisions_not_in_log"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(r->summary["pods"]["scheduled"].get<std::uint64_t>(), 23u);
 }

@@ -49,6 +49,7 @@
 #include "sim/sim_config.hpp"
 #include "stores/event_log.hpp"
 #include "stores/rocksdb_log.hpp"
+#include "tests/support/log_records.hpp"
 
 namespace colony::sim {
 namespace {
@@ -140,20 +141,6 @@ json slo_configmap(int cpu_reclaim_percent, const std::string& version) {
 
 // ---- colony run, recorded -----------------------------------------------------------------
 
-messages::byte_buffer clock_tick(std::int64_t t) {
-  // As run/cluster_run.cpp appends it when a component's wake-up is due.
-  messages::event_builder b;
-  auto& fbb = b.fbb();
-  auto why = fbb.CreateString("wake-up due");
-  auto payload = wire::CreateClockTicked(fbb, why);
-  messages::header h;
-  h.time = event_time{t};
-  h.kind = wire::EntityKind::Cluster;
-  h.key = "clock";
-  h.source = "colony-run";
-  return b.finish(h, payload);
-}
-
 // colony run's components in the live actor_host over a RocksDB log (see the top of the file).
 class recorder {
  public:
@@ -211,7 +198,7 @@ class recorder {
       }
       last_tick_ = at;
       ++ticks;
-      append({clock_tick(at)});
+      append({run::clock_tick_record(at)});
     }
   }
   // Where the log has placed a pod ("" = nowhere).
@@ -491,19 +478,7 @@ const cluster_log& recorded() {
 // ---- reading logs ---------------------------------------------------------------------------
 
 std::vector<messages::byte_buffer> records_of(const std::string& path) {
-  std::vector<messages::byte_buffer> v;
-  stores::log_options lo;
-  lo.create_if_missing = false;
-  lo.read_only = true;
-  auto log = stores::open_log(path, lo);
-  EXPECT_TRUE(log) << log.error().describe();
-  if (!log) return v;
-  auto r = (*log)->read(0, no_offset, [&](log_offset, messages::bytes_view b) {
-    v.emplace_back(b.begin(), b.end());
-    return true;
-  });
-  EXPECT_TRUE(r) << r.error().describe();
-  return v;
+  return colony::testing::read_log_records(path);
 }
 
 std::string res(const wire::Resources* r) {
