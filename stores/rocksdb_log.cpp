@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 #include <filesystem>
+#include <span>
 #include <vector>
 
 #include <rocksdb/db.h>
@@ -40,6 +41,32 @@ namespace {
 constexpr std::size_t checksum_bytes = 8;
 
 std::uint64_t checksum(const std::uint8_t* p, std::size_t n) { return XXH3_64bits(p, n); }
+
+// The checksum of n bytes as stored: 8 bytes, little-endian.
+std::array<char, checksum_bytes> stored_checksum(const std::uint8_t* p, std::size_t n) {
+  const std::uint64_t sum = checksum(p, n);
+  std::array<char, checksum_bytes> out{};
+  for (std::size_t b = 0; b < checksum_bytes; ++b)
+    out[b] = static_cast<char>((sum >> (8 * b)) & 0xff);
+  return out;
+}
+
+// The stored value of record r at offset off into out: checksum + the record, with the offset
+// patched in (through tmp) when the envelope does not carry it already. false: the envelope has
+// no offset field (not made by event_builder).
+bool encode_value(std::span<const std::uint8_t> r, log_offset off, std::vector<std::uint8_t>& tmp,
+                  std::string& out) {
+  std::span<const std::uint8_t> bytes = r;
+  if (off == 0 || wire::GetEnvelope(r.data())->offset() != off) {
+    tmp.assign(r.begin(), r.end());
+    if (!messages::patch_offset(tmp, off)) return false;
+    bytes = tmp;
+  }
+  const auto sum = stored_checksum(bytes.data(), bytes.size());
+  out.assign(sum.data(), checksum_bytes);
+  out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return true;
+}
 
 std::uint64_t get_le64(const char* p) {
   std::uint64_t v = 0;
@@ -209,32 +236,21 @@ result<log_offset> rocksdb_log::append_impl(std::span<const bytes_view> records,
       return fail(errc::invalid_input, "record too short to be an envelope",
                   path_ + " append #" + std::to_string(i));
     }
-    std::array<char, checksum_bytes> sum_bytes{};
-    auto put_sum = [&](const std::uint8_t* p, std::size_t n) {
-      const std::uint64_t sum = checksum(p, n);
-      for (std::size_t b = 0; b < checksum_bytes; ++b)
-        sum_bytes[b] = static_cast<char>((sum >> (8 * b)) & 0xff);
-    };
     const auto key = offset_key(off);
     rocksdb::Status s;
     if (!verify && off != 0 && wire::GetEnvelope(r.data())->offset() == off) {
       // A trusted record that already carries its offset (the sim's sink numbers its records
       // as the log does): stored as checksum + record without another copy.
-      put_sum(r.data(), r.size());
+      const auto sum = stored_checksum(r.data(), r.size());
       const rocksdb::Slice parts[2] = {
-          rocksdb::Slice(sum_bytes.data(), checksum_bytes),
+          rocksdb::Slice(sum.data(), checksum_bytes),
           rocksdb::Slice(reinterpret_cast<const char*>(r.data()), r.size())};
       const rocksdb::Slice key_part(key);
       s = batch.Put(events_, rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(parts, 2));
     } else {
-      // Copy, patch the offset in, checksum the patched bytes.
-      rec.assign(r.begin(), r.end());
-      if (!messages::patch_offset(rec, off))
+      if (!encode_value(r, off, rec, scratch_))
         return fail(errc::invalid_input, "envelope has no offset field (not made by event_builder)",
                     path_ + " append #" + std::to_string(i));
-      put_sum(rec.data(), rec.size());
-      scratch_.assign(sum_bytes.data(), checksum_bytes);
-      scratch_.append(reinterpret_cast<const char*>(rec.data()), rec.size());
       s = batch.Put(events_, key, scratch_);
     }
     if (!s.ok()) return tl::unexpected(from_status(s, path_));
@@ -274,19 +290,9 @@ result<log_offset> rocksdb_log::append_to_table(std::span<const bytes_view> reco
     if (r.size() < 12)
       return fail(errc::invalid_input, "record too short to be an envelope",
                   path_ + " append #" + std::to_string(i));
-    std::span<const std::uint8_t> bytes = r;
-    if (off == 0 || wire::GetEnvelope(r.data())->offset() != off) {
-      rec.assign(r.begin(), r.end());
-      if (!messages::patch_offset(rec, off))
-        return fail(errc::invalid_input, "envelope has no offset field (not made by event_builder)",
-                    path_ + " append #" + std::to_string(i));
-      bytes = rec;
-    }
-    const std::uint64_t sum = checksum(bytes.data(), bytes.size());
-    scratch_.resize(checksum_bytes);
-    for (std::size_t b = 0; b < checksum_bytes; ++b)
-      scratch_[b] = static_cast<char>((sum >> (8 * b)) & 0xff);
-    scratch_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (!encode_value(r, off, rec, scratch_))
+      return fail(errc::invalid_input, "envelope has no offset field (not made by event_builder)",
+                  path_ + " append #" + std::to_string(i));
     if (auto s = table_->Put(offset_key(off), scratch_); !s.ok())
       return tl::unexpected(from_status(s, table_path_));
     table_bytes_ += scratch_.size() + 8;
