@@ -104,6 +104,28 @@ func clients(workers int) []*http.Client {
 	return cs
 }
 
+// fanOut runs fn(client, i) for i in [0, n) on `workers` goroutines
+// and returns when all are done; the goroutines share clients(workers) round robin.
+func fanOut(workers, n int, fn func(c *http.Client, i int)) {
+	cs := clients(workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(c *http.Client) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(c, i)
+			}
+		}(cs[w%len(cs)])
+	}
+	wg.Wait()
+}
+
 func cpuSeconds() float64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -116,29 +138,15 @@ func runNodes(args []string) {
 	workers := fs.Int("c", 16, "concurrent creators")
 	prefix := fs.String("prefix", "scheduler-perf-", "node name prefix")
 	_ = fs.Parse(args)
-	cs := clients(*workers)
 	var retries atomic.Int64
-	next := atomic.Int64{}
 	t0 := time.Now()
-	var wg sync.WaitGroup
-	for w := 0; w < *workers; w++ {
-		wg.Add(1)
-		go func(c *http.Client) {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= *n {
-					return
-				}
-				body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s%d",`+
-					`"labels":{"kubernetes.io/hostname":"%s%d"}},"spec":{},"status":{"capacity":`+
-					`{"pods":"110","cpu":"4","memory":"32Gi"},"conditions":[{"status":"True",`+
-					`"type":"Ready"}],"phase":"Running"}}`, *prefix, i, *prefix, i)
-				create(c, "/api/v1/nodes", []byte(body), &retries)
-			}
-		}(cs[w%len(cs)])
-	}
-	wg.Wait()
+	fanOut(*workers, *n, func(c *http.Client, i int) {
+		body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s%d",`+
+			`"labels":{"kubernetes.io/hostname":"%s%d"}},"spec":{},"status":{"capacity":`+
+			`{"pods":"110","cpu":"4","memory":"32Gi"},"conditions":[{"status":"True",`+
+			`"type":"Ready"}],"phase":"Running"}}`, *prefix, i, *prefix, i)
+		create(c, "/api/v1/nodes", []byte(body), &retries)
+	})
 	el := time.Since(t0).Seconds()
 	fmt.Printf(`{"nodes":%d,"seconds":%.3f,"per_second":%.1f,"retries":%d}`+"\n",
 		*n, el, float64(*n)/el, retries.Load())
@@ -165,7 +173,6 @@ func runPods(args []string) {
 	prefix := fs.String("prefix", "pod-", "pod name prefix")
 	timeout := fs.Int("timeout", 600, "seconds to wait for every binding")
 	_ = fs.Parse(args)
-	cs := clients(*workers)
 	wc := newClient()
 
 	// Watch from the namespace's current resourceVersion, opened before the first create.
@@ -236,30 +243,17 @@ func runPods(args []string) {
 	}()
 
 	var retries atomic.Int64
-	next := atomic.Int64{}
 	cpu0 := cpuSeconds()
-	var wg sync.WaitGroup
-	for w := 0; w < *workers; w++ {
-		wg.Add(1)
-		go func(c *http.Client) {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= *n {
-					return
-				}
-				body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s%d"},`+
-					`"spec":{"schedulerName":"koord-scheduler","containers":[{"name":"pause",`+
-					`"image":"registry.k8s.io/pause:3.10.1","ports":[{"containerPort":80}],`+
-					`"resources":{"limits":{"cpu":"100m","memory":"500Mi"},"requests":`+
-					`{"cpu":"100m","memory":"500Mi"}}}]}}`, *prefix, i)
-				sent[i] = time.Now().UnixNano()
-				create(c, "/api/v1/namespaces/"+*ns+"/pods", []byte(body), &retries)
-				acked[i] = time.Now().UnixNano()
-			}
-		}(cs[w%len(cs)])
-	}
-	wg.Wait()
+	fanOut(*workers, *n, func(c *http.Client, i int) {
+		body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s%d"},`+
+			`"spec":{"schedulerName":"koord-scheduler","containers":[{"name":"pause",`+
+			`"image":"registry.k8s.io/pause:3.10.1","ports":[{"containerPort":80}],`+
+			`"resources":{"limits":{"cpu":"100m","memory":"500Mi"},"requests":`+
+			`{"cpu":"100m","memory":"500Mi"}}}]}}`, *prefix, i)
+		sent[i] = time.Now().UnixNano()
+		create(c, "/api/v1/namespaces/"+*ns+"/pods", []byte(body), &retries)
+		acked[i] = time.Now().UnixNano()
+	})
 	created := time.Now().UnixNano()
 	select {
 	case <-done:
