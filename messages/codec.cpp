@@ -33,6 +33,9 @@ std::uint16_t compat_version_of(wire::Payload type) noexcept {
     case wire::Payload::ObjectRefused:
     case wire::Payload::WriteFailed:
       return 3;
+    case wire::Payload::ObjectObserved:
+    case wire::Payload::NodeSLOUpdated:
+      return 4;
     default:
       return compat_version;
   }
@@ -141,6 +144,8 @@ std::string_view entity_kind_name(wire::EntityKind kind) {
       return "job";
     case wire::EntityKind::Cluster:
       return "cluster";
+    case wire::EntityKind::Object:
+      return "object";
     case wire::EntityKind::Unknown:
       break;
   }
@@ -149,11 +154,12 @@ std::string_view entity_kind_name(wire::EntityKind kind) {
 
 result<wire::EntityKind> parse_entity_kind(std::string_view name) {
   for (auto k : {wire::EntityKind::Node, wire::EntityKind::Pod, wire::EntityKind::ElasticQuota,
-                 wire::EntityKind::PodMigrationJob, wire::EntityKind::Cluster})
+                 wire::EntityKind::PodMigrationJob, wire::EntityKind::Cluster,
+                 wire::EntityKind::Object})
     if (entity_kind_name(k) == name) return k;
-  return fail(
-      errc::invalid_input,
-      "unknown entity kind '" + std::string(name) + "' (expected node, pod, quota, job or cluster)",
+  return fail(errc::invalid_input,
+              "unknown entity kind '" + std::string(name) +
+                  "' (expected node, pod, quota, job, cluster or object)",
       "--entity");
 }
 

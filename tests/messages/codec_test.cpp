@@ -155,7 +155,7 @@ TEST(Codec, ObjectRefusedAndWriteFailedRoundTrip) {
   auto dr = messages::decode(r, "test");
   ASSERT_TRUE(dr) << dr.error().describe();
   ASSERT_EQ(dr->type(), wire::Payload::ObjectRefused);
-  EXPECT_EQ(dr->envelope->schema_version(), 3);
+  EXPECT_EQ(dr->envelope->schema_version(), messages::schema_version);
   EXPECT_EQ(dr->envelope->compat_version(), 3);
   const auto* o = dr->envelope->payload_as_ObjectRefused();
   EXPECT_EQ(messages::to_string_view(o->api_kind()), "ElasticQuota");
@@ -199,7 +199,7 @@ TEST(Codec, ObjectRefusedAndWriteFailedRoundTrip) {
 
   auto v2 = testing::pod_submitted(b, "a", 1, 1);
   EXPECT_EQ(wire::GetEnvelope(v2.data())->compat_version(), 2);
-  EXPECT_EQ(wire::GetEnvelope(v2.data())->schema_version(), 3);
+  EXPECT_EQ(wire::GetEnvelope(v2.data())->schema_version(), messages::schema_version);
 }
 
 }  // namespace
