@@ -21,20 +21,6 @@ result<void> write_file(const fs::path& p, const std::string& text) {
   return {};
 }
 
-bool have_gnuplot() {
-  static const bool ok = std::system("gnuplot --version >/dev/null 2>&1") == 0;
-  return ok;
-}
-
-result<void> run_gnuplot(const fs::path& script) {
-  const std::string cmd = "gnuplot '" + script.string() + "' 2>'" + script.string() + ".err'";
-  if (std::system(cmd.c_str()) != 0)
-    return fail(errc::internal, "gnuplot failed (see .err)", script.string());
-  std::error_code ec;
-  fs::remove(script.string() + ".err", ec);
-  return {};
-}
-
 double pct(std::int64_t a, std::int64_t b) {
   return b > 0 ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0;
 }
@@ -45,6 +31,24 @@ constexpr const char* plot_header =
     "set key outside right top\n"
     "set grid\n"
     "set xlabel 'virtual time (days)'\n";
+
+// Plots render in this many gnuplot processes at once (each plot's block sets everything it
+// relies on, so any split draws the same pictures as plots.gp run as one script).
+constexpr std::size_t plot_processes = 4;
+
+// Writes the whole script (for a user to re-run or edit) and renders its blocks, dealt round-robin
+// over plot_processes gnuplots.
+result<void> render_plots(gnuplot_pool& gnuplot, const fs::path& script,
+                          const std::vector<std::string>& blocks) {
+  std::string whole = plot_header;
+  std::vector<std::string> parts(std::min(plot_processes, blocks.size()), plot_header);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    whole += blocks[i];
+    parts[i % parts.size()] += blocks[i];
+  }
+  if (auto w = write_file(script, whole); !w) return w;
+  return gnuplot.render(parts, script.string());
+}
 
 }  // namespace
 
@@ -224,7 +228,8 @@ std::string summary_text(const run_result& r) {
   return o.str();
 }
 
-result<report_files> write_report(const std::string& out_dir, const run_result& r) {
+result<report_files> write_report(const std::string& out_dir, const run_result& r,
+                                  gnuplot_pool& gnuplot) {
   report_files files;
   const fs::path out(out_dir);
   std::error_code ec;
@@ -241,13 +246,13 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
   if (!r.quota_rows.empty())
     if (auto w = put("quota.csv", quota_csv(r.quota_rows)); !w) return tl::unexpected(w.error());
   std::string txt = summary_text(r);
-  if (!have_gnuplot()) {
+  if (!gnuplot.available()) {
     files.notes.push_back("gnuplot not found: no plots written");
   } else {
     const std::string csv = (out / "metrics.csv").string();
     const std::string title = r.summary["config"]["name"].get<std::string>();
-    std::string gp = plot_header;
-    gp += fmt::format(
+    std::vector<std::string> blocks;
+    blocks.push_back(fmt::format(
         "set output '{0}/utilisation.png'\nset title 'Cluster utilisation: {1}'\nset ylabel '% of "
         "cluster capacity'\n"
         "set yrange [0:*]\n"
@@ -256,27 +261,27 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
         "'' every ::1 using 2:26 with lines lw 2 title 'CPU used', "
         "'' every ::1 using 2:27 with lines lw 2 dt 2 title 'memory allocated', "
         "'' every ::1 using 2:28 with lines lw 2 dt 2 title 'memory used'\n",
-        out.string(), title, csv);
-    gp += fmt::format(
+        out.string(), title, csv));
+    blocks.push_back(fmt::format(
         "set output '{0}/batch.png'\nset title 'Batch CPU reclaimed vs used by BE pods: {1}'\nset "
         "ylabel 'cores'\n"
         "plot '{2}' every ::1 using 2:($13/1000) with lines lw 2 title 'batch-cpu allocatable "
         "(reclaimed)', "
         "'' every ::1 using 2:($14/1000) with lines lw 2 title 'batch-cpu allocated to BE', "
         "'' every ::1 using 2:($15/1000) with lines lw 2 title 'CPU used by BE'\n",
-        out.string(), title, csv);
-    gp += fmt::format(
-        "set output '{0}/pending.png'\nset title 'Pods: {1}'\nset ylabel 'pods'\n"
-        "plot '{2}' every ::1 using 2:4 with lines lw 2 title 'pending', "
-        "'' every ::1 using 2:3 with lines lw 2 title 'running'\n",
-        out.string(), title, csv);
-    gp += fmt::format(
+        out.string(), title, csv));
+    blocks.push_back(
+        fmt::format("set output '{0}/pending.png'\nset title 'Pods: {1}'\nset ylabel 'pods'\n"
+                    "plot '{2}' every ::1 using 2:4 with lines lw 2 title 'pending', "
+                    "'' every ::1 using 2:3 with lines lw 2 title 'running'\n",
+                    out.string(), title, csv));
+    blocks.push_back(fmt::format(
         "set output '{0}/gpu.png'\nset title 'GPU allocation and fragmentation (FGD): {1}'\nset "
         "ylabel '% of GPUs'\n"
         "set yrange [0:100]\n"
         "plot '{2}' every ::1 using 2:21 with lines lw 2 title 'GPU allocated', "
         "'' every ::1 using 2:23 with lines lw 2 title 'GPU fragmented'\n",
-        out.string(), title, csv);
+        out.string(), title, csv));
     std::vector<std::string> pngs = {"utilisation.png", "batch.png", "pending.png", "gpu.png"};
     if (!r.quota_rows.empty()) {
       // quota.csv holds one block per quota (quota-major, time order within): plot each quota's
@@ -295,15 +300,13 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
             "title '{2} runtime'",
             i == 0 ? "" : ", ", qcsv, names[i], i + 1);
       }
-      gp += fmt::format(
+      blocks.push_back(fmt::format(
           "set output '{0}/quota.png'\nset title 'ElasticQuota CPU: used vs runtime: {1}'\n"
           "set ylabel 'cores'\nset yrange [0:*]\nplot {2}\n",
-          out.string(), title, plots);
+          out.string(), title, plots));
       pngs.push_back("quota.png");
     }
-    const fs::path script = out / "plots.gp";
-    if (auto w = write_file(script, gp); !w) return tl::unexpected(w.error());
-    if (auto g = run_gnuplot(script); !g) {
+    if (auto g = render_plots(gnuplot, out / "plots.gp", blocks); !g) {
       files.notes.push_back(g.error().describe());
     } else {
       for (const auto& n : pngs) files.written.push_back((out / n).string());
@@ -315,8 +318,8 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
 }
 
 result<report_files> write_compare(
-    const std::string& out_dir,
-    const std::vector<std::pair<std::string, const run_result*>>& runs) {
+    const std::string& out_dir, const std::vector<std::pair<std::string, const run_result*>>& runs,
+    gnuplot_pool& gnuplot) {
   report_files files;
   const fs::path out(out_dir);
   nlohmann::ordered_json cj;
@@ -389,11 +392,11 @@ result<report_files> write_compare(
   if (auto w = write_file(out / "compare.json", cj.dump(2) + "\n"); !w)
     return tl::unexpected(w.error());
   files.written.push_back((out / "compare.json").string());
-  if (!have_gnuplot()) {
+  if (!gnuplot.available()) {
     files.notes.push_back("gnuplot not found: no plots written");
     return files;
   }
-  std::string gp = plot_header;
+  std::vector<std::string> blocks;
   struct ov {
     const char* file;
     const char* title;
@@ -409,8 +412,8 @@ result<report_files> write_compare(
       {"compare-gpu.png", "GPU allocated (%)", "%", "21"},
   };
   for (const auto& p : plots) {
-    gp += fmt::format("set output '{}/{}'\nset title '{}'\nset ylabel '{}'\nplot ", out.string(),
-                      p.file, p.title, p.ylabel);
+    std::string gp = fmt::format("set output '{}/{}'\nset title '{}'\nset ylabel '{}'\nplot ",
+                                 out.string(), p.file, p.title, p.ylabel);
     // One dash type per config, so equal curves stay visible on top of each other.
     std::size_t k = 0;
     for (const auto& [n, r] : runs) {
@@ -420,10 +423,9 @@ result<report_files> write_compare(
       ++k;
     }
     gp += "\n";
+    blocks.push_back(std::move(gp));
   }
-  const fs::path script = out / "compare.gp";
-  if (auto w = write_file(script, gp); !w) return tl::unexpected(w.error());
-  if (auto g = run_gnuplot(script); !g) {
+  if (auto g = render_plots(gnuplot, out / "compare.gp", blocks); !g) {
     files.notes.push_back(g.error().describe());
   } else {
     for (const auto& p : plots) files.written.push_back((out / p.file).string());

@@ -9,23 +9,26 @@
 
 #include "messages/result.hpp"
 #include "sim/driver.hpp"
+#include "sim/gnuplot.hpp"
 
 namespace colony::sim {
 
-// Writes OUT files of one run. Plots are skipped (with a note in summary.txt) when gnuplot is
-// not installed; plots_made says how many were written.
+// Writes OUT files of one run. Plots render in `gnuplot`'s processes; they are skipped (with a
+// note in summary.txt) when gnuplot is not installed.
 struct report_files {
   std::vector<std::string> written;
   std::vector<std::string> notes;
 };
-[[nodiscard]] result<report_files> write_report(const std::string& out_dir, const run_result& r);
+[[nodiscard]] result<report_files> write_report(const std::string& out_dir, const run_result& r,
+                                                gnuplot_pool& gnuplot);
 
 // The readable summary (also printed by the CLI).
 [[nodiscard]] std::string summary_text(const run_result& r);
 
 // OUT/compare.txt, OUT/compare.json and overlaid plots for runs named by config.
 [[nodiscard]] result<report_files> write_compare(
-    const std::string& out_dir, const std::vector<std::pair<std::string, const run_result*>>& runs);
+    const std::string& out_dir, const std::vector<std::pair<std::string, const run_result*>>& runs,
+    gnuplot_pool& gnuplot);
 
 // quota.csv text (header + one row per quota per sample; only written when the config has quotas).
 [[nodiscard]] std::string quota_csv(const std::vector<quota_row>& rows);

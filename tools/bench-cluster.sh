@@ -5,7 +5,7 @@
 # the ratio comes from one run (issue 13; docs/results.md "Performance").
 #
 #   tools/bench-cluster.sh [--nodes N] [--pods M] [--init-pods I] [--workers C]
-#                          [--skip-scheduler-perf]
+#                          [--skip-scheduler-perf | --skip-colony]
 #
 # Defaults: 5000 nodes, 10000 measured pods, 1000 init pods (scheduler_perf's params), 32
 # concurrent creators. Steps:
@@ -30,11 +30,13 @@
 #      --nodes/--pods say) and reads SchedulingThroughput's Average from its JSON.
 # Prints a summary table at the end; everything is kept in the run folder (printed).
 # Environment: BENCH_DIR (run folder, default a new temp folder), COLONY (default build/colony),
-# COLONY_PEERS_CACHE (as kube.sh), KUBE_APISERVER_ARGS, GO.
+# COLONY_PEERS_CACHE (as kube.sh), KUBE_APISERVER_ARGS, GO, BENCH_LOAD (a prebuilt
+# tools/bench-cluster-load.go binary: then Go is needed only to build scheduler_perf, and not at all
+# when the cache holds it; how a machine without Go runs this bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-NODES=5000 PODS=10000 INIT_PODS="" WORKERS=32 SKIP_SP=0
+NODES=5000 PODS=10000 INIT_PODS="" WORKERS=32 SKIP_SP=0 SKIP_COLONY=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --nodes) NODES=$2; shift 2 ;;
@@ -42,6 +44,7 @@ while [[ $# -gt 0 ]]; do
     --init-pods) INIT_PODS=$2; shift 2 ;;
     --workers) WORKERS=$2; shift 2 ;;
     --skip-scheduler-perf) SKIP_SP=1; shift ;;
+    --skip-colony) SKIP_COLONY=1; shift ;;
     -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "bench-cluster: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -57,8 +60,8 @@ export KUBE_APISERVER_ARGS=${KUBE_APISERVER_ARGS:---max-requests-inflight=2000 -
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 say() { echo "bench: $*" >&2; }
 die() { say "FAILED: $*"; exit 1; }
-[[ -x "$COLONY" ]] || die "$COLONY is missing (cmake --build build --target colony)"
-[[ -x "$GO" ]] || die "go not found (set GO=)"
+((SKIP_COLONY)) || [[ -x "$COLONY" ]] || die "$COLONY is missing (cmake --build build --target colony)"
+need_go() { [[ -x "$GO" ]] || die "go not found (set GO=, or BENCH_LOAD= for the load generator)"; }
 
 RUN_PID=""
 cleanup() {
@@ -72,9 +75,15 @@ cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ split($0, a, ") "); split(a[2], f, "
 hwm_mib() { awk '/^VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
 # ---------------------------------------------------------------- load generator
-LOAD="$DIR/bench-cluster-load"
-GOCACHE="$CACHE/gobuild" GOTOOLCHAIN=local CGO_ENABLED=0 "$GO" build -o "$LOAD" "$ROOT/tools/bench-cluster-load.go" ||
-  die "building tools/bench-cluster-load.go"
+TPUT="" SPAN=""
+if ((SKIP_COLONY == 0)); then
+LOAD=${BENCH_LOAD:-}
+if [[ -z "$LOAD" ]]; then
+  need_go
+  LOAD="$DIR/bench-cluster-load"
+  GOCACHE="$CACHE/gobuild" GOTOOLCHAIN=local CGO_ENABLED=0 "$GO" build -o "$LOAD" "$ROOT/tools/bench-cluster-load.go" ||
+    die "building tools/bench-cluster-load.go"
+fi
 
 # ---------------------------------------------------------------- apiserver + colony run
 bash "$KUBE_SH" install >/dev/null
@@ -130,6 +139,7 @@ bash "$KUBE_SH" stop --dir "$DIR/kube" >/dev/null 2>&1 || true
 jget() { PYENV_VERSION=system python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 TPUT=$(jget "$RES" end_to_end_per_second)
 SPAN=$(jget "$RES" end_to_end_seconds)
+fi
 
 # ---------------------------------------------------------------- scheduler_perf
 SP_TPUT=""
@@ -139,6 +149,7 @@ if ((SKIP_SP == 0)); then
   MOD="$CACHE/gomod/k8s.io/kubernetes@v1.34.3"
   mkdir -p "$SPC"
   if [[ ! -x "$SPT" ]]; then
+    need_go
     say "building scheduler_perf_misc.test (once; log $SPC/build.log)"
     ( cd "$CACHE/kube-1.34.3/src" &&
       GOMODCACHE="$CACHE/gomod" GOCACHE="$CACHE/gobuild" GOTOOLCHAIN=local CGO_ENABLED=0 \
@@ -181,14 +192,16 @@ fi
 {
   echo
   echo "== bench-cluster: $NODES nodes, $INIT_PODS init + $PODS measured pods, $WORKERS creators, $(nproc) CPUs =="
+  if ((SKIP_COLONY == 0)); then
   printf '%-44s %s\n' "colony end-to-end throughput (pods/s)" "$TPUT  ($PODS pods in $SPAN s, first POST -> last binding seen)"
   printf '%-44s %s\n' "creation alone (pods/s)" "$(jget "$RES" create_per_second)  ($(jget "$RES" create_seconds) s, $(jget "$RES" create_retries) retried)"
   printf '%-44s %s\n' "bound after the last create answered (s)" "$(jget "$RES" bound_after_last_ack_s)"
   printf '%-44s %s\n' "per pod, POST sent -> binding seen (ms)" "p50 $(jget "$RES" latency_ms_p50)  p90 $(jget "$RES" latency_ms_p90)  p99 $(jget "$RES" latency_ms_p99)  max $(jget "$RES" latency_ms_max)"
   printf '%-44s %s\n' "CPU s in the measured phase" "colony run $c_run, kube-apiserver $c_api, etcd $c_etcd, creator $(jget "$RES" creator_cpu_seconds)"
   printf '%-44s %s\n' "peak RSS (MiB)" "colony run $rss_run, kube-apiserver $rss_api, etcd $rss_etcd"
-  if [[ -n "$SP_TPUT" ]]; then
-    printf '%-44s %s\n' "scheduler_perf 5000Nodes_10000Pods (pods/s)" "$SP_TPUT"
+  fi
+  [[ -n "$SP_TPUT" ]] && printf '%-44s %s\n' "scheduler_perf 5000Nodes_10000Pods (pods/s)" "$SP_TPUT"
+  if [[ -n "$SP_TPUT" && -n "$TPUT" ]]; then
     printf '%-44s %s\n' "ratio colony / scheduler_perf" "$(awk -v a="$TPUT" -v b="$SP_TPUT" 'BEGIN { printf "%.2fx", a / b }')  (goal >= 3x)"
   fi
   echo "run folder: $DIR"

@@ -304,7 +304,7 @@ start_etcd() {   # $1 t0
       log "etcd exited before it was healthy; tail of $DIR/etcd.log:"; tail -n 30 "$DIR/etcd.log" >&2
       return 1
     fi
-    out=$("$CURL" -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" 2>/dev/null) || out=""
+    out=$("$CURL" --noproxy "*" -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" 2>/dev/null) || out=""
     [[ "$out" == *'"health":"true"'* ]] && return 0
     if deadline_passed "$t0"; then
       log "etcd not healthy after ${READY_TIMEOUT}s; tail of $DIR/etcd.log:"; tail -n 30 "$DIR/etcd.log" >&2
@@ -377,7 +377,7 @@ start_apiserver() {   # $1 t0
       return 1
     fi
     if [[ -s "$DIR/certs/apiserver.crt" ]] && { [[ -s "$DIR/ca.crt" ]] || split_ca; }; then
-      out=$("$CURL" -sS --max-time 5 --cacert "$DIR/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
+      out=$("$CURL" --noproxy "*" -sS --max-time 5 --cacert "$DIR/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
              "https://127.0.0.1:$API_PORT/readyz" 2>/dev/null) || out=""
       [[ "$out" == ok ]] && return 0
     fi
@@ -519,11 +519,11 @@ cmd_compact() {
   up etcd && read_ports || die "etcd of $DIR is not running"
   local out rev
   # Any key: the response header carries the store's current revision.
-  out=$("$CURL" -fsS --max-time 10 -X POST "http://127.0.0.1:$ETCD_PORT/v3/kv/range" \
+  out=$("$CURL" --noproxy "*" -fsS --max-time 10 -X POST "http://127.0.0.1:$ETCD_PORT/v3/kv/range" \
          -d '{"key":"Y29sb255","count_only":true}') || die "etcd range request failed"
   rev=$("$PYTHON" -c 'import json,sys; print(int(json.load(sys.stdin)["header"]["revision"]))' <<<"$out") ||
     die "no revision in etcd's answer: $out"
-  out=$("$CURL" -sS --max-time 60 -X POST "http://127.0.0.1:$ETCD_PORT/v3/kv/compaction" \
+  out=$("$CURL" --noproxy "*" -sS --max-time 60 -X POST "http://127.0.0.1:$ETCD_PORT/v3/kv/compaction" \
          -d "{\"revision\":\"$rev\",\"physical\":true}") || die "etcd compaction request failed"
   if [[ "$out" == *'"error"'* || "$out" == *'"code"'* ]]; then
     # The apiserver compacts every 5 minutes itself; compacting to the same revision again is fine.
@@ -536,7 +536,7 @@ cmd_compact() {
 # ---------------------------------------------------------------- API helpers (curl + admin token)
 api() {   # $1 method, $2 path, rest: extra curl args; prints the body, then a line with the HTTP code
   local m=$1 p=$2; shift 2
-  "$CURL" -sS --max-time 30 --cacert "$DIR/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
+  "$CURL" --noproxy "*" -sS --max-time 30 --cacert "$DIR/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
     -X "$m" -w '\n%{http_code}' "$@" "https://127.0.0.1:$API_PORT$p"
 }
 

@@ -114,6 +114,25 @@ void curl_session::refresh_token() {
   if (!t.empty()) conn_.token = std::move(t);
 }
 
+namespace {
+
+// Go's proxy rules, which kubectl and client-go follow, never send a request for localhost or a
+// loopback address through HTTP(S)_PROXY (golang.org/x/net/http/httpproxy/proxy.go, useProxy);
+// libcurl would, so such URLs get NOPROXY. Other hosts keep the environment's proxy settings.
+bool loopback_url(std::string_view url) {
+  const auto scheme = url.find("://");
+  if (scheme != std::string_view::npos) url.remove_prefix(scheme + 3);
+  std::string_view host;
+  if (!url.empty() && url.front() == '[') {
+    host = url.substr(1, url.find(']') - 1);
+  } else {
+    host = url.substr(0, url.find_first_of(":/?"));
+  }
+  return host == "localhost" || host == "::1" || host.substr(0, 4) == "127.";
+}
+
+}  // namespace
+
 result<void> curl_session::configure(const request& req) {
   CURL* e = h_->easy;
   curl_easy_reset(e);  // keeps the connection pool, TLS sessions and DNS cache
@@ -122,6 +141,7 @@ result<void> curl_session::configure(const request& req) {
   auto set = [&](CURLoption o, auto v) { ok = ok && curl_easy_setopt(e, o, v) == CURLE_OK; };
   set(CURLOPT_URL, req.url.c_str());
   set(CURLOPT_PROTOCOLS_STR, "https,http");
+  if (loopback_url(req.url)) set(CURLOPT_NOPROXY, "*");
   set(CURLOPT_NOSIGNAL, 1L);
   set(CURLOPT_ERRORBUFFER, h_->errbuf.data());
   set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));

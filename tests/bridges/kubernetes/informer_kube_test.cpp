@@ -503,6 +503,17 @@ TEST_F(KubeApiClient, BadTokenIsAnErrorNamingTheUrl) {
   ASSERT_FALSE(tls);
   EXPECT_EQ(tls.error().code, errc::failed_precondition) << tls.error().describe();
 
+  // A proxy in the environment is not used for a loopback server, as kubectl would not use it
+  // (nothing listens on the discard port the proxy names, so a proxied request fails).
+  ::setenv("https_proxy", "http://127.0.0.1:9", 1);
+  ::setenv("HTTPS_PROXY", "http://127.0.0.1:9", 1);
+  auto proxied = api_client::open(peer_->conn());
+  ASSERT_TRUE(proxied);
+  auto version = proxied->get("/version");
+  ::unsetenv("https_proxy");
+  ::unsetenv("HTTPS_PROXY");
+  EXPECT_TRUE(version) << version.error().describe();
+
   // An informer with the bad token keeps retrying and says why; stop() still ends it at once.
   recorder rec;
   auto inf = informer::create(bad, "/api/v1/nodes", rec.handlers(), fast_options());
