@@ -184,6 +184,15 @@ result<void> run_sim_command(const sim_args& a) {
   trace::trace_set_options topt;
   topt.pod_list = a.pod_list;
   topt.read.skip_bad_rows = a.skip_bad_rows;
+  // The sim reads the openb lists, and v2018 machine_usage for the usage curves only; the other
+  // tables of the bundled traces (machine_meta, containers, batch jobs, v2017 server events) are
+  // for `colony trace` and need not be parsed here.
+  topt.skip = {"machine_meta.csv", "container_meta.csv", "container_usage.csv",
+               "batch_task.csv",   "batch_instance.csv", "server_event.csv"};
+  const bool curves = std::any_of(configs.begin(), configs.end(), [&](const sim_config& c) {
+    return um.value_or(c.usage) == usage_model::v2018_curves;
+  });
+  if (!curves) topt.skip.emplace_back("machine_usage.csv");
   auto ts = trace::load_trace_set(dir, topt);
   if (!ts) return tl::unexpected(ts.error());
   if (ts->warning_count() > 0)

@@ -108,6 +108,7 @@ result<trace_set> load_trace_set(const std::string& dir, const trace_set_options
   auto load = [&](const std::string& name, auto& slot, auto reader) {
     auto it = tables.find(name);
     if (err || it == tables.end()) return;
+    if (std::find(opt.skip.begin(), opt.skip.end(), name) != opt.skip.end()) return;
     auto t = reader(it->second.path, opt.read);
     if (!t) {
       err = t.error();

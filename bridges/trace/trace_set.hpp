@@ -31,6 +31,9 @@ struct trace_set_options {
   // Default: "default" (the list the other variants are sampled from; upstream README).
   std::string pod_list = "default";
   read_options read;
+  // File names (e.g. "machine_usage.csv") not to read even when present: a caller that will not
+  // use a table does not pay for parsing it. Skipped files are not listed in trace_set::files.
+  std::vector<std::string> skip;
 };
 
 struct trace_set {
