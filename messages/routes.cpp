@@ -21,6 +21,10 @@ route_list routes(const wire::Envelope& env) {
   const auto kind = env.entity_kind();
   if (kind == K::Node || kind == K::Pod || kind == K::ElasticQuota || kind == K::PodMigrationJob)
     out.push(kind, to_string_view(env.entity_key()));
+  // A recorded object (schema v4) is its own entity and touches no other: nothing in it is a
+  // node, pod or quota Colony's fold knows (a Reservation's node is not a binding).
+  if (kind == K::Object && env.payload_type() == P::ObjectObserved)
+    out.push(kind, to_string_view(env.entity_key()));
   auto both = [&](const flatbuffers::String* pod, const flatbuffers::String* node) {
     if (pod && pod->size()) out.push(K::Pod, to_string_view(pod));
     if (node && node->size()) out.push(K::Node, to_string_view(node));

@@ -359,6 +359,9 @@ struct log_audit::impl {
       case P::ObjectRefused:
         ++rep.objects_refused;
         break;
+      case P::ObjectObserved:
+        ++rep.objects_observed;
+        break;
       case P::WriteFailed:
         ++rep.writes_failed;
         if (cause < 0 || !std::binary_search(effect_offsets.begin(), effect_offsets.end(),

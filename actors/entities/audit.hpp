@@ -93,6 +93,8 @@ struct audit_report {
   // Objects a bridge refused (ObjectRefused) and writes a sink gave up (WriteFailed): counted,
   // not violations (the log says what happened).
   std::uint64_t objects_refused = 0, writes_failed = 0;
+  // Recorded objects (ObjectObserved, schema v4): observations no invariant reads yet; counted.
+  std::uint64_t objects_observed = 0;
   // NodeBatchResourceUpdated that lowered batch/mid below what is bound there (not a violation).
   std::uint64_t batch_below_allocated = 0;
   // Pods: submitted; bound at least once; pending at the end, by explanation.

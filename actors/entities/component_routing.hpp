@@ -11,7 +11,9 @@
 //     admission, as a kubelet learns a pod's spec when the pod is bound to it), re-delivered as
 //     logged (same offset and time);
 //   - records of kind Cluster (ConfigUpdated, ClockTicked);
-// never ObjectRefused or WriteFailed (records for people and the audit, which no component reads).
+// never ObjectRefused or WriteFailed (records for people and the audit, which no component reads),
+// nor ObjectObserved (schema v4: recorded objects of kinds no component reads yet; a cluster-scoped
+// component that someday wants them gets them by wants(), as any record).
 // "Bound" follows the log: PodScheduled binds, PodFinished and PodEvicted unbind.
 // Header-only on purpose, without messages/codec.hpp: actor_host's CAF translation unit includes
 // it, and codec.hpp's messages::header would collide with caf::header there (clang-tidy's
@@ -61,7 +63,7 @@ void node_routing::route(const wire::Envelope& env, std::span<const std::uint8_t
     return s == nullptr ? std::string_view{} : std::string_view(s->c_str(), s->size());
   };
   const auto type = env.payload_type();
-  if (type == P::ObjectRefused || type == P::WriteFailed) return;
+  if (type == P::ObjectRefused || type == P::WriteFailed || type == P::ObjectObserved) return;
   if (env.entity_kind() == wire::EntityKind::Cluster) {
     to_all(env);
     return;

@@ -404,6 +404,25 @@ void apply(job_state& s, const wire::Envelope& env) {
   }
 }
 
+void apply(object_state& s, const wire::Envelope& env) {
+  if (env.payload_type() != wire::Payload::ObjectObserved) return;
+  // Each record is the whole object (or its deletion): the state is the latest one.
+  const auto* e = env.payload_as_ObjectObserved();
+  s.api_version = str(e->api_version());
+  s.kind = str(e->kind());
+  s.ns = str(e->namespace_());
+  s.name = str(e->name());
+  s.uid = str(e->uid());
+  s.resource_version = str(e->resource_version());
+  s.labels.clear();
+  if (e->labels() != nullptr)
+    for (const auto* kv : *e->labels()) s.labels.emplace_back(str(kv->key()), str(kv->value()));
+  s.spec_json = str(e->spec_json());
+  s.status_json = str(e->status_json());
+  s.deleted = e->deleted();
+  s.updated_ms = env.event_time_ms();
+}
+
 // ---- canonical encoding ----------------------------------------------------------
 
 namespace {
@@ -518,6 +537,26 @@ std::string encode(const job_state& s) {
   return finish(b);
 }
 
+std::string encode(const object_state& s) {
+  auto& b = builder();
+  std::vector<flatbuffers::Offset<wire::KeyValue>> labels;
+  labels.reserve(s.labels.size());
+  for (const auto& [k, v] : s.labels)
+    labels.push_back(wire::CreateKeyValueDirect(b, k.c_str(), v.c_str()));
+  auto av = b.CreateString(s.api_version);
+  auto kind = b.CreateString(s.kind);
+  auto ns = b.CreateString(s.ns);
+  auto name = b.CreateString(s.name);
+  auto uid = b.CreateString(s.uid);
+  auto rv = b.CreateString(s.resource_version);
+  auto lv = b.CreateVector(labels);
+  auto spec = b.CreateString(s.spec_json);
+  auto status = b.CreateString(s.status_json);
+  b.Finish(state::CreateObjectState(b, av, kind, ns, name, uid, rv, lv, spec, status, s.deleted,
+                                    s.updated_ms));
+  return finish(b);
+}
+
 result<node_state> decode_node(std::string_view bytes) {
   messages::aligned_byte_buffer scratch;
   auto r = verified<state::NodeState>(bytes, "node", scratch);
@@ -603,6 +642,27 @@ result<job_state> decode_job(std::string_view bytes) {
   const auto* x = *r;
   return job_state{str(x->name()),   str(x->pod()),   str(x->mode()), str(x->phase()),
                    str(x->reason()), x->created_ms(), x->updated_ms()};
+}
+
+result<object_state> decode_object(std::string_view bytes) {
+  messages::aligned_byte_buffer scratch;
+  auto r = verified<state::ObjectState>(bytes, "recorded object", scratch);
+  if (!r) return tl::unexpected(r.error());
+  const auto* x = *r;
+  object_state s;
+  s.api_version = str(x->api_version());
+  s.kind = str(x->kind());
+  s.ns = str(x->namespace_());
+  s.name = str(x->name());
+  s.uid = str(x->uid());
+  s.resource_version = str(x->resource_version());
+  if (x->labels() != nullptr)
+    for (const auto* kv : *x->labels()) s.labels.emplace_back(str(kv->key()), str(kv->value()));
+  s.spec_json = str(x->spec_json());
+  s.status_json = str(x->status_json());
+  s.deleted = x->deleted();
+  s.updated_ms = x->updated_ms();
+  return s;
 }
 
 digest_builder::digest_builder() : xxh_(XXH3_createState()) {

@@ -1,4 +1,5 @@
-// The entity states of Colony: node, pod, elastic quota, pod migration job.
+// The entity states of Colony: node, pod, elastic quota, pod migration job, and recorded
+// Kubernetes objects (Object, schema v4) that no component reads yet.
 //
 // Each is a plain struct; apply(state, envelope) folds one event into it and is a pure
 // function of (state, event): no clock, no I/O, no randomness. State is fold(events), so
@@ -117,6 +118,23 @@ struct job_state {
   std::int64_t updated_ms = 0;
 };
 
+// A Kubernetes object recorded by a bridge (ObjectObserved): its latest observation, so that
+// the digest and snapshots cover it and a later consumer starts from a snapshot like any other.
+// The key is the envelope's ("Reservation/r1", "PodGroup/ml/train-1").
+struct object_state {
+  std::string api_version;
+  std::string kind;
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::vector<std::pair<std::string, std::string>> labels;  // sorted by key, as recorded
+  std::string spec_json;        // compact JSON; "" when absent or deleted
+  std::string status_json;      // compact JSON; "" when absent or deleted
+  std::int64_t updated_ms = 0;  // event time of the latest ObjectObserved
+  bool deleted = false;
+};
+
 // The node actor's arbitration of a PodBindProposed (optimistic, log-arbitrated binding): a
 // proposal is accepted only if the node is ready, schedulable, not removed, the pod is not
 // already bound here, every requested resource fits what is still free of the effective
@@ -143,6 +161,7 @@ void apply(node_state& s, const wire::Envelope& env);
 void apply(pod_state& s, const wire::Envelope& env);
 void apply(quota_state& s, const wire::Envelope& env);
 void apply(job_state& s, const wire::Envelope& env);
+void apply(object_state& s, const wire::Envelope& env);
 
 // routes() and its types live beside the schema (messages/routes.hpp): the Kafka store needs
 // them too.
@@ -155,10 +174,12 @@ using messages::routes;
 [[nodiscard]] std::string encode(const pod_state& s);
 [[nodiscard]] std::string encode(const quota_state& s);
 [[nodiscard]] std::string encode(const job_state& s);
+[[nodiscard]] std::string encode(const object_state& s);
 [[nodiscard]] result<node_state> decode_node(std::string_view bytes);
 [[nodiscard]] result<pod_state> decode_pod(std::string_view bytes);
 [[nodiscard]] result<quota_state> decode_quota(std::string_view bytes);
 [[nodiscard]] result<job_state> decode_job(std::string_view bytes);
+[[nodiscard]] result<object_state> decode_object(std::string_view bytes);
 
 // Stable 64-bit digest over entity states: XXH3 over (kind, key length, key, state length,
 // state) of every entity, in (kind, key) byte order. Feed entities in that order.

@@ -295,6 +295,8 @@ caf::actor spawn_entity(caf::stateful_actor<router_state>* self, wire::EntityKin
       return spawn_with(decode_quota, quota_state{});
     case wire::EntityKind::PodMigrationJob:
       return spawn_with(decode_job, job_state{});
+    case wire::EntityKind::Object:
+      return spawn_with(decode_object, object_state{});
     default:
       return {};
   }

@@ -92,7 +92,7 @@ result<void> replace_file(const std::string& path, const std::string& data) {
 }  // namespace
 
 std::vector<source_kind> default_source_kinds(const translate_options& t) {
-  return {
+  std::vector<source_kind> kinds = {
       {object_kind::node, "nodes", "/api/v1/nodes", ""},
       {object_kind::pod, "pods", "/api/v1/pods", ""},
       {object_kind::priority_class, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses",
@@ -107,6 +107,17 @@ std::vector<source_kind> default_source_kinds(const translate_options& t) {
       {object_kind::node_metric, "nodemetrics", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics",
        ""},
   };
+  // The recorded kinds (ObjectObserved), listed across namespaces where namespaced; the
+  // plural names the informer and its checkpoint entry.
+  for (const auto k :
+       {object_kind::elastic_quota_profile, object_kind::reservation,
+        object_kind::pod_migration_job, object_kind::pod_group, object_kind::device}) {
+    const auto info = recorded_kind(k);
+    kinds.push_back({k, std::string(info->plural),
+                     "/apis/" + std::string(info->api_version) + "/" + std::string(info->plural),
+                     ""});
+  }
+  return kinds;
 }
 
 struct observation_source::impl {

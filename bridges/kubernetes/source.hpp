@@ -59,7 +59,9 @@ struct source_kind {
 
 // The translated kinds: Nodes, Pods, PriorityClasses, the slo-controller ConfigMap (field
 // selector on its name, in its namespace), ClusterColocationProfiles, ElasticQuotas
-// (scheduling.sigs.k8s.io, as Koordinator serves them), NodeMetrics.
+// (scheduling.sigs.k8s.io, as Koordinator serves them), NodeMetrics; then the recorded kinds
+// (ObjectObserved: ElasticQuotaProfiles, Reservations, PodMigrationJobs, PodGroups, Devices;
+// translate.hpp recorded_kind). A kind whose CRD is not installed is skipped by start().
 [[nodiscard]] std::vector<source_kind> default_source_kinds(const translate_options& t = {});
 
 struct source_options {

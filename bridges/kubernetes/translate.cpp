@@ -32,19 +32,6 @@ constexpr std::array<std::pair<object_kind, std::string_view>, 13> kinds = {{
 // Why a known kind has no event (docs/kubernetes-bridge.md "Gaps").
 std::string_view gap_of(object_kind k) noexcept {
   switch (k) {
-    case object_kind::elastic_quota_profile:
-      return "the schema has no event for a quota profile (the profile controller's generated "
-             "ElasticQuotas are translated as they appear)";
-    case object_kind::reservation:
-      return "the schema has no reservation events";
-    case object_kind::pod_migration_job:
-      return "MigrationJobCreated and MigrationJobPhaseChanged are decisions of Colony's "
-             "descheduler; the schema has no observation of a job written by someone else";
-    case object_kind::pod_group:
-      return "the schema has no gang (PodGroup) events";
-    case object_kind::device:
-      return "the schema carries GPUs only inside NodeRegistered.gpus; no event updates a "
-             "node's devices alone";
     case object_kind::node_slo:
       return "Colony's koordlet reads the slo-controller-config ConfigMap itself; the schema "
              "has no per-node NodeSLO event";
@@ -102,6 +89,12 @@ result<event_list> dispatch(object_kind kind, const ti::request& r) {
       return ti::translate_elastic_quota(r);
     case object_kind::node_metric:
       return ti::translate_node_metric(r);
+    case object_kind::elastic_quota_profile:
+    case object_kind::reservation:
+    case object_kind::pod_migration_job:
+    case object_kind::pod_group:
+    case object_kind::device:
+      return ti::translate_recorded(kind, r);
     default:
       break;
   }
@@ -134,6 +127,38 @@ result<object_kind> parse_object_kind(std::string_view kind) {
     if (name == kind) return k;
   return fail(errc::invalid_input, "kind " + ti::quote_text(kind) + " is not one the bridge knows",
               "kind");
+}
+
+std::optional<recorded_kind_info> recorded_kind(object_kind k) noexcept {
+  // Group, version, plural and scope of the CRDs a Koordinator cluster installs
+  // (koordinator config/crd/bases: quota.koordinator.sh_elasticquotaprofiles.yaml,
+  // scheduling.koordinator.sh_{reservations,podmigrationjobs,devices}.yaml,
+  // scheduling.sigs.k8s.io_podgroups.yaml from scheduler-plugins).
+  switch (k) {
+    case object_kind::elastic_quota_profile:
+      return recorded_kind_info{"quota.koordinator.sh/v1alpha1", "elasticquotaprofiles", true};
+    case object_kind::reservation:
+      return recorded_kind_info{"scheduling.koordinator.sh/v1alpha1", "reservations", false};
+    case object_kind::pod_migration_job:
+      return recorded_kind_info{"scheduling.koordinator.sh/v1alpha1", "podmigrationjobs", false};
+    case object_kind::pod_group:
+      return recorded_kind_info{"scheduling.sigs.k8s.io/v1alpha1", "podgroups", true};
+    case object_kind::device:
+      return recorded_kind_info{"scheduling.koordinator.sh/v1alpha1", "devices", false};
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string recorded_key(object_kind k, std::string_view ns, std::string_view name) {
+  std::string key(to_string(k));
+  key += '/';
+  if (!ns.empty()) {
+    key += ns;
+    key += '/';
+  }
+  key += name;
+  return key;
 }
 
 std::string_view to_string(change c) noexcept {
@@ -183,6 +208,14 @@ change change_kind(object_kind kind, const json& old_object, const json& new_obj
                    : change::relevant;
       case object_kind::node_metric:
         return ti::node_metric_projection(old_object) == ti::node_metric_projection(new_object)
+                   ? change::none
+                   : change::relevant;
+      case object_kind::elastic_quota_profile:
+      case object_kind::reservation:
+      case object_kind::pod_migration_job:
+      case object_kind::pod_group:
+      case object_kind::device:
+        return ti::recorded_projection(old_object) == ti::recorded_projection(new_object)
                    ? change::none
                    : change::relevant;
       default:

@@ -23,10 +23,14 @@
 //   ClusterColocationProfile   ConfigUpdated kind "ClusterColocationProfile"
 //   ElasticQuota               QuotaUpserted; DELETED: QuotaDeleted
 //   NodeMetric                 NodeMetricReported (once status.updateTime is set)
+//   ElasticQuotaProfile,       ObjectObserved (schema v4): the object recorded as the apiserver
+//   Reservation,               holds it (apiVersion, kind, namespace, name, uid,
+//   PodMigrationJob, PodGroup, resourceVersion, labels, .spec and .status as compact JSON);
+//   Device                     DELETED: ObjectObserved with deleted set. No component reads them
+//                              yet (recorded_kind below).
 //
 // Not yet translated (errc::failed_precondition, message "<Kind> is not yet translated: ..."):
-//   ElasticQuotaProfile, Reservation, PodMigrationJob, PodGroup, Device, NodeSLO: the schema
-//   has no observation event for them (MigrationJob* are decisions of Colony's descheduler);
+//   NodeSLO (docs/kubernetes-bridge.md "Gaps");
 //   a Pod first seen already bound, or bound by a scheduler not in scheduler_names: the schema
 //   has no event for a binding Colony did not decide (PodScheduled is the node actor's
 //   decision); a NodeMetric DELETED: no event clears a node's metric.
@@ -40,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,12 +67,13 @@ enum class object_kind : std::uint8_t {
   cluster_colocation_profile,
   elastic_quota,
   node_metric,
-  // Known, not yet translated (see above).
+  // Recorded as ObjectObserved (see above; recorded_kind).
   elastic_quota_profile,
   reservation,
   pod_migration_job,
   pod_group,
   device,
+  // Known, not yet translated.
   node_slo,
 };
 
@@ -75,6 +81,20 @@ enum class object_kind : std::uint8_t {
 [[nodiscard]] std::string_view to_string(object_kind k) noexcept;
 // The inverse; invalid_input for a kind the bridge does not know ("Deployment").
 [[nodiscard]] result<object_kind> parse_object_kind(std::string_view kind);
+
+// A kind recorded as ObjectObserved: where its CRD serves it and its scope, as Koordinator's
+// CRDs (config/crd/bases) and scheduler-plugins' PodGroup define them. The bridge's informer
+// lists /apis/<api_version>/<plural> (every namespace for a namespaced kind).
+struct recorded_kind_info {
+  std::string_view api_version;  // "scheduling.koordinator.sh/v1alpha1"
+  std::string_view plural;       // "reservations"
+  bool namespaced = false;
+};
+// nullopt for a kind with a translation of its own (Node, Pod, ...) or none (NodeSLO).
+[[nodiscard]] std::optional<recorded_kind_info> recorded_kind(object_kind k) noexcept;
+// The ObjectObserved entity key: "<Kind>/<namespace>/<name>", or "<Kind>/<name>" when ns is
+// empty (a cluster-scoped object).
+[[nodiscard]] std::string recorded_key(object_kind k, std::string_view ns, std::string_view name);
 
 struct translate_options {
   // Pods Colony schedules: spec.schedulerName in this list. Empty = every pod.
@@ -132,7 +152,8 @@ using event_list = std::vector<messages::byte_buffer>;
 // resourceVersion (read leniently: the refusal may be about them) and the field `refusal.where`
 // names, keyed to the entity the kind's observations are keyed to (Node name for a Node or
 // NodeMetric, Pod namespace/name, ElasticQuota name, Cluster slo-controller for the ConfigMap,
-// Cluster admission for a PriorityClass or ClusterColocationProfile). Same arguments, same bytes.
+// Cluster admission for a PriorityClass or ClusterColocationProfile, Object recorded_key for a
+// recorded kind). Same arguments, same bytes.
 [[nodiscard]] messages::byte_buffer translate_refused(object_kind kind,
                                                       const nlohmann::json& object,
                                                       const error& refusal, event_time t,

@@ -138,6 +138,8 @@ struct request {
 [[nodiscard]] result<event_list> translate_colocation_profile(const request& r);
 [[nodiscard]] result<event_list> translate_elastic_quota(const request& r);
 [[nodiscard]] result<event_list> translate_node_metric(const request& r);
+// The recorded kinds (recorded_kind(kind) set): ObjectObserved.
+[[nodiscard]] result<event_list> translate_recorded(object_kind kind, const request& r);
 
 // What change_kind compares: the fields the kind's translation reads. For a Node, the
 // registration part; node_condition_projection is its Ready/unschedulable part.
@@ -149,5 +151,6 @@ struct request {
 [[nodiscard]] json colocation_profile_projection(const json& o);
 [[nodiscard]] json elastic_quota_projection(const json& o);
 [[nodiscard]] json node_metric_projection(const json& o);
+[[nodiscard]] json recorded_projection(const json& o);
 
 }  // namespace colony::kube::translate_internal

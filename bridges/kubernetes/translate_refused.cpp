@@ -34,8 +34,13 @@ std::pair<wire::EntityKind, std::string> entity_of(object_kind kind, const std::
     case object_kind::cluster_colocation_profile:
       return {wire::EntityKind::Cluster, "admission"};
     default:
-      return {wire::EntityKind::Cluster, std::string(to_string(kind))};
+      break;
   }
+  // A recorded kind's ObjectObserved entity, by its CRD's scope (a cluster-scoped object refused
+  // for carrying a namespace is still keyed as its observations would be).
+  if (const auto info = recorded_kind(kind))
+    return {wire::EntityKind::Object, recorded_key(kind, info->namespaced ? ns : "", name)};
+  return {wire::EntityKind::Cluster, std::string(to_string(kind))};
 }
 
 }  // namespace

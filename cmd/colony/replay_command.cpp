@@ -89,6 +89,23 @@ result<nlohmann::ordered_json> state_json(const entities::encoded_entity& e) {
       j["reason"] = s->reason;
       break;
     }
+    case wire::EntityKind::Object: {
+      auto s = entities::decode_object(e.state);
+      if (!s) return tl::unexpected(s.error());
+      j["api_version"] = s->api_version;
+      j["uid"] = s->uid;
+      j["resource_version"] = s->resource_version;
+      j["deleted"] = s->deleted;
+      // The recorded JSON as JSON again (the state keeps it compact); text that does not parse
+      // (not written by a bridge) is shown as text.
+      for (const auto& [field, text] :
+           {std::pair{"spec", &s->spec_json}, std::pair{"status", &s->status_json}}) {
+        if (text->empty()) continue;
+        auto v = nlohmann::ordered_json::parse(*text, nullptr, false);
+        j[field] = v.is_discarded() ? nlohmann::ordered_json(*text) : std::move(v);
+      }
+      break;
+    }
     default:
       break;
   }

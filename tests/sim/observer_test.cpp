@@ -479,7 +479,7 @@ TEST(SimAudit, ForgedSimLogsAreFlagged) {
     const auto a = audit_of(log);
     EXPECT_EQ(a.count(audit_check::unanswered_proposal), 1u) << a.describe();
   }
-  {  // Schema v3 records: counted, never violations, as long as a WriteFailed names as its cause
+  {  // Schema v3/v4 records: counted, never violations, as long as a WriteFailed names as its cause
      // a decision a sink carries out; one naming an observation is flagged.
     auto log = base;
     const auto s = find_record(log, wire::Payload::PodScheduled, [](auto&) { return true; });
@@ -496,6 +496,12 @@ TEST(SimAudit, ForgedSimLogsAreFlagged) {
         f, "ElasticQuota", "q", "q", "", "1", "spec.min.cpu", "exceeds", "invalid_input");
     append(
         b.finish({event_time{0}, wire::EntityKind::ElasticQuota, "q", -1, "bridge/k8s"}, refused));
+    // Schema v4: a recorded object, an observation no invariant reads: counted only.
+    const auto observed = wire::CreateObjectObservedDirect(f, "scheduling.koordinator.sh/v1alpha1",
+                                                           "Reservation", "", "r1", "uid-r1", "5",
+                                                           nullptr, R"({"ttl":"5m"})", "", false);
+    append(b.finish({event_time{0}, wire::EntityKind::Object, "Reservation/r1", -1, "bridge/k8s"},
+                    observed));
     for (const auto cause : {s, o}) {
       const auto failed =
           wire::CreateWriteFailedDirect(f, wire::WriteKind::binding, "ns/p", 404, 1, "not found");
@@ -505,6 +511,7 @@ TEST(SimAudit, ForgedSimLogsAreFlagged) {
     }
     const auto a = audit_of(log);
     EXPECT_EQ(a.objects_refused, 1u);
+    EXPECT_EQ(a.objects_observed, 1u);
     EXPECT_EQ(a.writes_failed, 2u);
     EXPECT_EQ(a.count(audit_check::failure_without_decision), 1u) << a.describe();
     EXPECT_EQ(a.violation_count, 1u) << a.describe();

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -287,7 +288,7 @@ TEST_F(KubeSource, AppendsOneObservationPerObject) {
   EXPECT_EQ(t.size(), 50u + 200u + 2u)
       << "Node/*, Pod/*, Cluster/admission, Cluster/slo-controller";
   const auto c = src->counters();
-  EXPECT_EQ(c.kinds_skipped, crds_ ? 0u : 3u);
+  EXPECT_EQ(c.kinds_skipped, crds_ ? 0u : 8u);  // 3 translated + 5 recorded CRD kinds
   EXPECT_EQ(c.events, listed + 100);
   EXPECT_EQ(c.bad_objects, 0u);
   EXPECT_GE(c.adds, 250u);
@@ -756,6 +757,295 @@ TEST_F(KubeSource, AnAcceptedObjectEditedIntoABadOneKeepsItsAcceptedState) {
   });
   ASSERT_TRUE(r) << r.error().describe();
   EXPECT_EQ(order, (std::vector<std::string>{"PodSubmitted", "ObjectRefused", "PodSubmitted"}));
+}
+
+// ObjectObserved records of a log, decoded, in log order.
+struct observed {
+  std::string key, api_version, kind, ns, name, uid, resource_version, spec, status;
+  std::vector<std::pair<std::string, std::string>> labels;
+  bool deleted = false;
+};
+
+std::vector<observed> observed_in(stores::event_log& log) {
+  std::vector<observed> out;
+  auto r = log.read(0, no_offset, [&](log_offset off, messages::bytes_view b) {
+    auto d = messages::decode(b, "log offset " + std::to_string(off));
+    EXPECT_TRUE(d) << d.error().describe();
+    if (!d) return false;
+    if (d->type() != wire::Payload::ObjectObserved) return true;
+    const auto& env = *d->envelope;
+    EXPECT_EQ(env.entity_kind(), wire::EntityKind::Object);
+    EXPECT_EQ(env.causation(), -1);
+    EXPECT_EQ(messages::to_string_view(env.source()), "bridge/k8s");
+    const auto* o = env.payload_as_ObjectObserved();
+    const auto s = [](const flatbuffers::String* v) {
+      return std::string(messages::to_string_view(v));
+    };
+    observed x{s(env.entity_key()),
+               s(o->api_version()),
+               s(o->kind()),
+               s(o->namespace_()),
+               s(o->name()),
+               s(o->uid()),
+               s(o->resource_version()),
+               s(o->spec_json()),
+               s(o->status_json()),
+               {},
+               o->deleted()};
+    if (o->labels() != nullptr)
+      for (const auto* kv : *o->labels()) x.labels.emplace_back(s(kv->key()), s(kv->value()));
+    out.push_back(std::move(x));
+    return true;
+  });
+  EXPECT_TRUE(r) << r.error().describe();
+  return out;
+}
+
+// The five recorded kinds against Koordinator's CRDs: one object of each created before the
+// source starts (LIST), a Reservation's status written and a PodMigrationJob deleted while it
+// watches, and while it is stopped a PodGroup's spec changed, the Device deleted and a second
+// Reservation created. Each write the apiserver answered is exactly one ObjectObserved with that
+// answer's resourceVersion, spec and status; MODIFIEDs of metadata the record does not carry
+// (annotations) append nothing; the restart appends only the three changes made while stopped,
+// and a third start appends nothing.
+TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
+  if (!crds_) GTEST_SKIP() << "Koordinator CRDs absent (kube.sh apply-crds, docs/peers.md)";
+  const std::string eqps =
+      "/apis/quota.koordinator.sh/v1alpha1/namespaces/colony-src/"
+      "elasticquotaprofiles";
+  const std::string reservations = "/apis/scheduling.koordinator.sh/v1alpha1/reservations";
+  const std::string pmjs = "/apis/scheduling.koordinator.sh/v1alpha1/podmigrationjobs";
+  const std::string podgroups =
+      "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/colony-src/"
+      "podgroups";
+  const std::string devices = "/apis/scheduling.koordinator.sh/v1alpha1/devices";
+  // Each answer the apiserver gave, by entity key, in write order: what the log must hold.
+  struct expected_record {
+    std::string key;
+    json object;  // the apiserver's answer; null for a deletion
+    std::string uid;
+  };
+  std::vector<expected_record> expected;
+  std::map<std::string, std::string> uid_of;
+  const auto answered = [&](const std::string& key, const result<response>& r) {
+    EXPECT_TRUE(r) << key << ": " << r.error().describe();
+    if (!r) return;
+    json o = json::parse(r->body);
+    uid_of[key] = o["metadata"]["uid"];
+    expected.push_back({key, std::move(o), uid_of[key]});
+  };
+  const auto create = [&](const std::string& key, const std::string& path, const json& body) {
+    answered(key, client_->post(path, body.dump()));
+  };
+  const auto merge = [&](const std::string& key, const std::string& path, const json& patch) {
+    answered(key, client_->patch(path, patch_type::merge, patch.dump()));
+  };
+  const auto noise = [&](const std::string& path) {
+    auto r = client_->patch(path, patch_type::merge,
+                            R"({"metadata":{"annotations":{"colony.test/touched":"1"}}})");
+    ASSERT_TRUE(r) << r.error().describe();
+  };
+  const auto remove = [&](const std::string& key, const std::string& path) {
+    auto r = client_->del(path);
+    ASSERT_TRUE(r) << r.error().describe();
+    expected.push_back({key, json(), uid_of[key]});
+  };
+  const auto reservation = [&](const std::string& name) {
+    return json{
+        {"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
+        {"kind", "Reservation"},
+        {"metadata", {{"name", name}, {"labels", {{"colony.test/owner", "web"}}}}},
+        {"spec",
+         {{"template",
+           {{"spec",
+             {{"schedulerName", "koord-scheduler"},
+              {"containers", json::array({{{"name", "c"},
+                                           {"image", "registry.invalid/pause:3.9"},
+                                           {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}}},
+          {"owners", json::array({{{"object", {{"name", "web-1"}, {"namespace", "colony-src"}}}}})},
+          {"ttl", "5m"}}}};
+  };
+
+  create("ElasticQuotaProfile/colony-src/pool-a", eqps,
+         {{"apiVersion", "quota.koordinator.sh/v1alpha1"},
+          {"kind", "ElasticQuotaProfile"},
+          {"metadata", {{"name", "pool-a"}, {"namespace", "colony-src"}}},
+          {"spec",
+           {{"quotaName", "pool-a-root"},
+            {"resourceRatio", "0.9"},
+            {"nodeSelector", {{"matchLabels", {{"pool", "a"}}}}}}}});
+  create("Reservation/r1", reservations, reservation("r1"));
+  create("PodMigrationJob/pmj-1", pmjs,
+         {{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
+          {"kind", "PodMigrationJob"},
+          {"metadata", {{"name", "pmj-1"}}},
+          {"spec",
+           {{"podRef", {{"namespace", "colony-src"}, {"name", "web-1"}}},
+            {"mode", "ReservationFirst"}}}});
+  create("PodGroup/colony-src/train-1", podgroups,
+         {{"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
+          {"kind", "PodGroup"},
+          {"metadata",
+           {{"name", "train-1"}, {"namespace", "colony-src"}, {"labels", {{"team", "ml"}}}}},
+          {"spec", {{"minMember", 2}, {"scheduleTimeoutSeconds", 600}}}});
+  create("Device/node-1", devices,
+         {{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
+          {"kind", "Device"},
+          {"metadata", {{"name", "node-1"}}},
+          {"spec",
+           {{"devices", json::array({{{"type", "gpu"},
+                                      {"id", "GPU-0"},
+                                      {"minor", 0},
+                                      {"health", true},
+                                      {"resources",
+                                       {{"koordinator.sh/gpu-core", "100"},
+                                        {"koordinator.sh/gpu-memory", "80Gi"},
+                                        {"koordinator.sh/gpu-memory-ratio", "100"}}}}})}}}});
+  ASSERT_EQ(expected.size(), 5u);
+  const int configs = config_objects() - 1 - 1;  // PriorityClasses only: no ConfigMap, no profile
+  const log_offset listed = configs + 5;
+  {
+    auto log = open_log();
+    ASSERT_TRUE(log);
+    auto src = open_source(*log);
+    ASSERT_TRUE(src && src->start());
+    ASSERT_TRUE(wait_until([&] { return src->synced(); }, seconds(30)));
+    ASSERT_TRUE(settle(*log, listed)) << *log->end_offset() << " vs " << listed;
+    EXPECT_EQ(src->counters().kinds_skipped, 0u);
+    EXPECT_TRUE(src->skipped().empty());
+    // While watching: a status written (the Reservation's subresource), an annotation (noise),
+    // a deletion.
+    merge("Reservation/r1", reservations + "/r1/status",
+          {{"status", {{"phase", "Available"}, {"nodeName", "node-1"}}}});
+    noise(podgroups + "/train-1");
+    remove("PodMigrationJob/pmj-1", pmjs + "/pmj-1");
+    ASSERT_TRUE(settle(*log, listed + 2)) << *log->end_offset() << " vs " << listed + 2;
+    src->stop();
+    report(*src, "first");
+    const auto c = src->counters();
+    EXPECT_EQ(c.updates, 2u);
+    EXPECT_EQ(c.unchanged, 1u);
+    EXPECT_EQ(c.deletes, 1u);
+    EXPECT_EQ(c.bad_objects, 0u);
+  }
+  // While stopped: a spec changed, a deletion, a creation, and an annotation (noise).
+  merge("PodGroup/colony-src/train-1", podgroups + "/train-1", {{"spec", {{"minMember", 3}}}});
+  remove("Device/node-1", devices + "/node-1");
+  create("Reservation/r2", reservations, reservation("r2"));
+  noise(eqps + "/pool-a");
+  ASSERT_EQ(expected.size(), 10u);
+  {
+    auto log = open_log();
+    ASSERT_TRUE(log);
+    auto src = open_source(*log);
+    ASSERT_TRUE(src && src->start());
+    ASSERT_TRUE(wait_until([&] { return src->synced(); }, seconds(30)));
+    ASSERT_TRUE(settle(*log, listed + 5)) << *log->end_offset() << " vs " << listed + 5;
+    src->stop();
+    report(*src, "after the restart");
+    const auto c = src->counters();
+    EXPECT_EQ(c.events, 3u);
+    EXPECT_EQ(c.adds, 1u);
+    EXPECT_EQ(c.deletes, 1u);
+    EXPECT_EQ(c.updates, 2u);
+    EXPECT_EQ(c.unchanged, 1u);
+  }
+  {
+    auto log = open_log();
+    ASSERT_TRUE(log);
+    auto src = open_source(*log);
+    ASSERT_TRUE(src && src->start());
+    ASSERT_TRUE(wait_until([&] { return src->synced(); }, seconds(30)));
+    std::this_thread::sleep_for(milliseconds(500));
+    src->stop();
+    EXPECT_EQ(src->counters().events, 0u);
+    EXPECT_EQ(*log->end_offset(), listed + 5);
+  }
+
+  auto log = open_log();
+  ASSERT_TRUE(log);
+  const auto got = observed_in(*log);
+  ASSERT_EQ(got.size(), expected.size());
+  // Per object, the records in log order are its writes in write order (objects interleave
+  // across informers, so only the per-key order is fixed).
+  std::map<std::string, std::vector<const observed*>> by_key;
+  for (const auto& o : got) by_key[o.key].push_back(&o);
+  std::map<std::string, std::size_t> next;
+  std::set<std::pair<std::string, std::string>> versions;
+  for (const auto& e : expected) {
+    SCOPED_TRACE(e.key + (e.object.is_null() ? " deleted" : " " + e.object.dump()));
+    ASSERT_TRUE(by_key.count(e.key));
+    const auto i = next[e.key]++;
+    ASSERT_LT(i, by_key[e.key].size());
+    const observed& o = *by_key[e.key][i];
+    EXPECT_EQ(o.uid, e.uid);
+    EXPECT_FALSE(o.resource_version.empty());
+    EXPECT_TRUE(versions.emplace(o.key, o.resource_version).second) << "a version twice";
+    EXPECT_EQ(o.deleted, e.object.is_null());
+    if (o.deleted) {
+      EXPECT_EQ(o.spec, "");
+      EXPECT_EQ(o.status, "");
+      continue;
+    }
+    const json& a = e.object;
+    EXPECT_EQ(o.resource_version, a["metadata"]["resourceVersion"]);
+    EXPECT_EQ(o.api_version, a["apiVersion"]);
+    EXPECT_EQ(o.kind, a["kind"]);
+    EXPECT_EQ(o.name, a["metadata"]["name"]);
+    EXPECT_EQ(o.ns, a["metadata"].value("namespace", std::string{}));
+    EXPECT_EQ(json::parse(o.spec), a["spec"]);  // CRD defaults included, as the server holds it
+    EXPECT_EQ(o.spec, a["spec"].dump());        // compact, keys sorted
+    EXPECT_EQ(o.status, a.contains("status") ? a["status"].dump() : "");
+    std::vector<std::pair<std::string, std::string>> labels;
+    const json md_labels = a["metadata"].value("labels", json::object());
+    for (const auto& [k, v] : md_labels.items()) labels.emplace_back(k, v.get<std::string>());
+    EXPECT_EQ(o.labels, labels);
+  }
+  for (const auto& [key, records] : by_key) EXPECT_EQ(next[key], records.size()) << key;
+  // The Reservation's defaults came from its CRD, and its status write is in the log.
+  EXPECT_EQ(json::parse(by_key["Reservation/r1"][0]->spec).value("allocateOnce", false), true);
+  EXPECT_EQ(json::parse(by_key["Reservation/r1"][1]->status)["phase"], "Available");
+  // Cluster-scoped keys carry no namespace; namespaced ones do.
+  EXPECT_EQ(by_key.count("Device/node-1"), 1u);
+  EXPECT_EQ(by_key.count("PodGroup/colony-src/train-1"), 1u);
+}
+
+// A recorded kind whose CRD is not installed is skipped, reported once, and the others are still
+// recorded: PodGroup's CRD (scheduler-plugins') removed before the source starts.
+TEST_F(KubeSource, RecordedKindWithoutItsCrdIsSkipped) {
+  if (!crds_) GTEST_SKIP() << "Koordinator CRDs absent (kube.sh apply-crds, docs/peers.md)";
+  auto d = client_->del(
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/podgroups.scheduling.sigs.k8s.io");
+  ASSERT_TRUE(d) << d.error().describe();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        list_options lo;
+        lo.limit = 1;
+        auto r = client_->list("/apis/scheduling.sigs.k8s.io/v1alpha1/podgroups", lo);
+        return !r && r.error().code == errc::not_found;
+      },
+      seconds(30)));
+  post("/apis/scheduling.koordinator.sh/v1alpha1/devices",
+       {{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
+        {"kind", "Device"},
+        {"metadata", {{"name", "node-1"}}},
+        {"spec", {{"devices", json::array()}}}});
+  const int configs = config_objects() - 1 - 1;
+  auto log = open_log();
+  ASSERT_TRUE(log);
+  auto src = open_source(*log);
+  ASSERT_TRUE(src && src->start());
+  ASSERT_TRUE(wait_until([&] { return src->synced(); }, seconds(30)));
+  ASSERT_TRUE(settle(*log, configs + 1)) << *log->end_offset();
+  src->stop();
+  EXPECT_EQ(src->counters().kinds_skipped, 1u);
+  ASSERT_EQ(src->skipped().size(), 1u);
+  EXPECT_EQ(src->skipped()[0].rfind("podgroups: ", 0), 0u) << src->skipped()[0];
+  EXPECT_FALSE(src->failure().has_value());
+  const auto got = observed_in(*log);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].key, "Device/node-1");
+  EXPECT_EQ(got[0].spec, R"({"devices":[]})");
 }
 
 }  // namespace

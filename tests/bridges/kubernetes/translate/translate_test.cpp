@@ -504,12 +504,39 @@ std::vector<error_case> error_cases() {
       {"NodeMetricPodQoS", "nodemetric-gpu-node-1.json", object_kind::node_metric,
        [](json& o) { o["status"]["podsMetric"][0]["qos"] = "Gold"; },
        nm + "status.podsMetric[0].qos", R"("Gold" is not SYSTEM, LSE, LSR, LS, BE)"},
+      // Recorded kinds (ObjectObserved): only what the record and its key rely on is checked.
+      {"ReservationWithoutUid", "reservation-pmj-1.json", object_kind::reservation,
+       [](json& o) { o["metadata"].erase("uid"); }, "Reservation pmj-uid-1: metadata.uid",
+       "is required"},
+      {"ReservationUidNotString", "reservation-pmj-1.json", object_kind::reservation,
+       [](json& o) { o["metadata"]["uid"] = 7; }, "Reservation pmj-uid-1: metadata.uid",
+       "must be a string, got 7"},
+      {"ReservationWithoutResourceVersion", "reservation-pmj-1.json", object_kind::reservation,
+       [](json& o) { o["metadata"].erase("resourceVersion"); },
+       "Reservation pmj-uid-1: metadata.resourceVersion", "is required"},
+      {"ReservationLabelNotString", "reservation-pmj-1.json", object_kind::reservation,
+       [](json& o) { o["metadata"]["labels"]["app.kubernetes.io/created-by"] = 1; },
+       "Reservation pmj-uid-1: metadata.labels[app.kubernetes.io/created-by]",
+       "must be a string, got 1"},
+      {"PodMigrationJobWithoutName", "podmigrationjob-0b6f.json", object_kind::pod_migration_job,
+       [](json& o) { o["metadata"].erase("name"); }, "PodMigrationJob <unnamed>: metadata.name",
+       "is required"},
+      {"PodGroupWithoutNamespace", "podgroup-train-1.json", object_kind::pod_group,
+       [](json& o) { o["metadata"].erase("namespace"); }, "PodGroup train-1: metadata.namespace",
+       "is required"},
+      {"DeviceWithANamespace", "device-gpu-node-1.json", object_kind::device,
+       [](json& o) { o["metadata"]["namespace"] = "default"; },
+       "Device default/gpu-node-1: metadata.namespace", "must be empty: Device is cluster-scoped"},
+      {"ProfileOfAnotherKind", "elasticquotaprofile-pool-a.json",
+       object_kind::elastic_quota_profile, [](json& o) { o["kind"] = "ElasticQuota"; },
+       "ElasticQuotaProfile kube-system/pool-a: kind",
+       R"("ElasticQuota" is not ElasticQuotaProfile)"},
   };
 }
 
 TEST(KubeTranslate, InvalidObjectsAreRefusedNamingObjectAndField) {
   const auto cases = error_cases();
-  ASSERT_EQ(cases.size(), 24u);
+  ASSERT_EQ(cases.size(), 32u);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     json obj = load(c.file);
@@ -594,6 +621,210 @@ TEST(KubeTranslate, RefusalsBecomeOneObjectRefusedNamingObjectAndField) {
   EXPECT_EQ(str(envs[0]->payload_as_ObjectRefused()->reason()), "the object is not a JSON object");
 }
 
+// ---- recorded kinds: ObjectObserved (schema v4) ----------------------------------------------
+
+struct recorded_case {
+  const char* name;
+  const char* file;
+  object_kind kind;
+  std::string entity_key, api_version, ns, object_name, uid, resource_version;
+  std::vector<std::pair<std::string, std::string>> labels;
+  // The compact JSON expected; nullptr: the object's .spec / .status, compared as JSON.
+  const char* spec;
+  const char* status;
+};
+
+std::vector<recorded_case> recorded_cases() {
+  return {
+      {"Reservation",
+       "reservation-pmj-1.json",
+       object_kind::reservation,
+       "Reservation/pmj-uid-1",
+       "scheduling.koordinator.sh/v1alpha1",
+       "",
+       "pmj-uid-1",
+       "6f1c2a3b-0d4e-4f5a-8b6c-7d8e9f0a1b2c",
+       "4001",
+       {{"app.kubernetes.io/created-by", "koord-descheduler"}},
+       nullptr,
+       R"({"nodeName":"gpu-node-1","phase":"Available"})"},
+      {"PodMigrationJob",
+       "podmigrationjob-0b6f.json",
+       object_kind::pod_migration_job,
+       "PodMigrationJob/0b6f",
+       "scheduling.koordinator.sh/v1alpha1",
+       "",
+       "0b6f",
+       "0b6f3e2d-1c4b-4a59-8e7f-6d5c4b3a2918",
+       "4100",
+       {},
+       R"({"mode":"ReservationFirst","podRef":{"name":"web-1","namespace":"default",)"
+       R"("uid":"8f14e45f-ceea-467a-9575-1b2f3c4d5e6f"},"ttl":"5m0s"})",
+       R"({"phase":"Running"})"},
+      {"PodGroup",
+       "podgroup-train-1.json",
+       object_kind::pod_group,
+       "PodGroup/ml/train-1",
+       "scheduling.sigs.k8s.io/v1alpha1",
+       "ml",
+       "train-1",
+       "3c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f",
+       "4200",
+       {{"app", "train"}, {"team", "ml"}},
+       R"({"minMember":4,"scheduleTimeoutSeconds":600})",
+       R"({"phase":"Scheduled","running":4,"scheduled":4})"},
+      {"Device",
+       "device-gpu-node-1.json",
+       object_kind::device,
+       "Device/gpu-node-1",
+       "scheduling.koordinator.sh/v1alpha1",
+       "",
+       "gpu-node-1",
+       "d301c3aa-0000-4000-8000-000000000001",
+       "4300",
+       {},
+       nullptr,
+       ""},  // no status
+      {"ElasticQuotaProfile",
+       "elasticquotaprofile-pool-a.json",
+       object_kind::elastic_quota_profile,
+       "ElasticQuotaProfile/kube-system/pool-a",
+       "quota.koordinator.sh/v1alpha1",
+       "kube-system",
+       "pool-a",
+       "e9a1b2c3-d4e5-4f60-8a7b-9c0d1e2f3a4b",
+       "4400",
+       {},
+       R"({"nodeSelector":{"matchLabels":{"pool":"a"}},"quotaName":"pool-a-root",)"
+       R"("resourceRatio":"0.9"})",
+       ""},
+  };
+}
+
+void expect_recorded(const wire::Envelope* e, const recorded_case& c, const json& obj,
+                     bool deleted) {
+  expect_header(e, wire::EntityKind::Object, c.entity_key);
+  ASSERT_EQ(e->payload_type(), P::ObjectObserved);
+  EXPECT_EQ(e->compat_version(), 4);  // a v3 reader says "upgrade colony"
+  const auto* o = e->payload_as_ObjectObserved();
+  EXPECT_EQ(str(o->api_version()), c.api_version);
+  EXPECT_EQ(str(o->kind()), to_string(c.kind));
+  EXPECT_EQ(str(o->namespace_()), c.ns);
+  EXPECT_EQ(str(o->name()), c.object_name);
+  EXPECT_EQ(str(o->uid()), c.uid);
+  EXPECT_EQ(str(o->resource_version()), c.resource_version);
+  EXPECT_EQ(kvs(o->labels()), c.labels);
+  EXPECT_EQ(o->deleted(), deleted);
+  if (deleted) {
+    EXPECT_EQ(str(o->spec_json()), "");
+    EXPECT_EQ(str(o->status_json()), "");
+    return;
+  }
+  const std::string spec = str(o->spec_json());
+  if (c.spec != nullptr) {
+    EXPECT_EQ(spec, c.spec);
+  } else {
+    EXPECT_EQ(json::parse(spec), obj.at("spec"));
+    EXPECT_EQ(spec.find_first_of(" \n"), std::string::npos) << "compact: " << spec;
+  }
+  EXPECT_EQ(str(o->status_json()), c.status);
+}
+
+// Each recorded kind: ADDED, a MODIFIED of its status (or spec), a MODIFIED of metadata the record
+// does not carry (nothing), and DELETED, all keyed <Kind>/[<namespace>/]<name> under Object.
+TEST(KubeTranslate, RecordedKindsBecomeObjectObserved) {
+  const auto cases = recorded_cases();
+  ASSERT_EQ(cases.size(), 5u);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const json obj = load(c.file);
+    const auto info = recorded_kind(c.kind);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->api_version, c.api_version) << "the fixture's apiVersion is the CRD's";
+    EXPECT_EQ(info->namespaced, !c.ns.empty());
+    EXPECT_EQ(recorded_key(c.kind, c.ns, c.object_name), c.entity_key);
+
+    auto added = translate_added(c.kind, obj, t0);
+    ASSERT_TRUE(added.has_value()) << added.error().describe();
+    const auto a = decode_all(*added);
+    ASSERT_EQ(a.size(), 1u);
+    expect_recorded(a[0], c, obj, false);
+
+    // A LIST item may come without apiVersion and kind: the CRD's are recorded.
+    json bare = obj;
+    bare.erase("apiVersion");
+    bare.erase("kind");
+    auto from_list = translate_added(c.kind, bare, t0);
+    ASSERT_TRUE(from_list.has_value()) << from_list.error().describe();
+    EXPECT_EQ(*from_list, *added);
+
+    // A status written (a new resourceVersion): the new object, recorded whole.
+    json next = obj;
+    next["metadata"]["resourceVersion"] = "9999";
+    next["status"]["conditions"] = json::array({{{"type", "Ready"}, {"status", "True"}}});
+    auto modified = translate_modified(c.kind, obj, next, t0);
+    ASSERT_TRUE(modified.has_value()) << modified.error().describe();
+    const auto m = decode_all(*modified);
+    ASSERT_EQ(m.size(), 1u);
+    const auto* mo = m[0]->payload_as_ObjectObserved();
+    EXPECT_EQ(str(mo->resource_version()), "9999");
+    EXPECT_EQ(json::parse(str(mo->status_json())), next.at("status"));
+    EXPECT_FALSE(mo->deleted());
+
+    // Only metadata the record does not carry: no event.
+    json noise = obj;
+    noise["metadata"]["resourceVersion"] = "10000";
+    noise["metadata"]["annotations"]["colony.test/touched"] = "1";
+    noise["metadata"]["managedFields"] = json::array({{{"manager", "kubectl"}}});
+    auto quiet = translate_modified(c.kind, obj, noise, t0);
+    ASSERT_TRUE(quiet.has_value()) << quiet.error().describe();
+    EXPECT_TRUE(quiet->empty());
+
+    auto deleted = translate_deleted(c.kind, obj, t0);
+    ASSERT_TRUE(deleted.has_value()) << deleted.error().describe();
+    const auto d = decode_all(*deleted);
+    ASSERT_EQ(d.size(), 1u);
+    expect_recorded(d[0], c, obj, true);
+  }
+  // The kinds with a translation of their own are not recorded ones.
+  for (auto k : {object_kind::node, object_kind::pod, object_kind::priority_class,
+                 object_kind::config_map, object_kind::cluster_colocation_profile,
+                 object_kind::elastic_quota, object_kind::node_metric, object_kind::node_slo})
+    EXPECT_FALSE(recorded_kind(k).has_value()) << to_string(k);
+}
+
+// A refused recorded object's ObjectRefused is keyed to the Object entity its observations have
+// (so `colony log dump --entity object/KEY` shows it beside them), by the CRD's scope.
+TEST(KubeTranslate, RecordedKindRefusalsAreKeyedToTheirObject) {
+  struct keyed_case {
+    const char* file;
+    object_kind kind;
+    std::function<void(json&)> edit;
+    std::string entity_key, field;
+  };
+  const std::vector<keyed_case> cases = {
+      {"podgroup-train-1.json", object_kind::pod_group, [](json& o) { o["metadata"].erase("uid"); },
+       "PodGroup/ml/train-1", "metadata.uid"},
+      {"device-gpu-node-1.json", object_kind::device,
+       [](json& o) { o["metadata"]["namespace"] = "default"; }, "Device/gpu-node-1",
+       "metadata.namespace"},
+  };
+  ASSERT_EQ(cases.size(), 2u);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file);
+    json obj = load(c.file);
+    c.edit(obj);
+    auto r = translate_added(c.kind, obj, t0);
+    ASSERT_FALSE(r.has_value());
+    const event_list recs{translate_refused(c.kind, obj, r.error(), t0)};
+    const auto envs = decode_all(recs);
+    ASSERT_EQ(envs.size(), 1u);
+    expect_header(envs[0], wire::EntityKind::Object, c.entity_key);
+    EXPECT_EQ(str(envs[0]->payload_as_ObjectRefused()->field()), c.field);
+    EXPECT_EQ(str(envs[0]->payload_as_ObjectRefused()->api_kind()), to_string(c.kind));
+  }
+}
+
 // ---- kinds and cases the schema has no event for -----------------------------------------
 
 struct gap_case {
@@ -607,17 +838,6 @@ struct gap_case {
 
 TEST(KubeTranslate, UntranslatedKindsAreRefusedAsNotYetTranslated) {
   const std::vector<gap_case> cases = {
-      {"Reservation", "reservation-pmj-1.json", object_kind::reservation, false,
-       "Reservation pmj-uid-1", "Reservation is not yet translated: "},
-      {"PodMigrationJob", "podmigrationjob-0b6f.json", object_kind::pod_migration_job, false,
-       "PodMigrationJob 0b6f", "PodMigrationJob is not yet translated: "},
-      {"PodGroup", "podgroup-train-1.json", object_kind::pod_group, false, "PodGroup ml/train-1",
-       "PodGroup is not yet translated: "},
-      {"Device", "device-gpu-node-1.json", object_kind::device, false, "Device gpu-node-1",
-       "Device is not yet translated: "},
-      {"ElasticQuotaProfile", "elasticquotaprofile-pool-a.json", object_kind::elastic_quota_profile,
-       false, "ElasticQuotaProfile kube-system/pool-a",
-       "ElasticQuotaProfile is not yet translated: "},
       {"NodeSLO", "nodeslo-gpu-node-1.json", object_kind::node_slo, false, "NodeSLO gpu-node-1",
        "NodeSLO is not yet translated: "},
       {"PodFirstSeenBound", "pod-bound-default-scheduler.json", object_kind::pod, false,
@@ -626,7 +846,7 @@ TEST(KubeTranslate, UntranslatedKindsAreRefusedAsNotYetTranslated) {
       {"NodeMetricDeleted", "nodemetric-gpu-node-1.json", object_kind::node_metric, true,
        "NodeMetric gpu-node-1", "NodeMetric is not yet translated: DELETED"},
   };
-  ASSERT_EQ(cases.size(), 8u);
+  ASSERT_EQ(cases.size(), 3u);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     const json obj = load(c.file);
@@ -760,8 +980,31 @@ TEST(KubeTranslate, ChangeKindIgnoresVersionAndHeartbeatOnlyChanges) {
        change::none},
       {"ReservationSpec", "reservation-pmj-1.json", object_kind::reservation,
        [](json& o) { o["spec"]["ttl"] = "10m"; }, change::relevant},
+      // Recorded kinds: what ObjectObserved carries (labels, spec, status, uid) is news;
+      // metadata it does not carry is not.
+      {"ReservationStatus", "reservation-pmj-1.json", object_kind::reservation,
+       [](json& o) { o["status"]["phase"] = "Succeeded"; }, change::relevant},
+      {"ReservationAnnotationAndManagedFields", "reservation-pmj-1.json", object_kind::reservation,
+       [](json& o) {
+         o["metadata"]["annotations"]["note"] = "x";
+         o["metadata"]["managedFields"] = json::array({{{"manager", "kubectl"}}});
+         o["metadata"]["resourceVersion"] = "4002";
+       },
+       change::none},
+      {"PodGroupLabel", "podgroup-train-1.json", object_kind::pod_group,
+       [](json& o) { o["metadata"]["labels"]["team"] = "vision"; }, change::relevant},
+      {"PodMigrationJobDeletionPending", "podmigrationjob-0b6f.json",
+       object_kind::pod_migration_job,
+       [](json& o) {
+         o["metadata"]["deletionTimestamp"] = "2026-01-01T00:06:00Z";
+         o["metadata"]["finalizers"] = json::array({"koordinator.sh/pmj"});
+         o["metadata"]["generation"] = 2;
+       },
+       change::none},
+      {"DeviceRecreated", "device-gpu-node-1.json", object_kind::device,
+       [](json& o) { o["metadata"]["uid"] = "another-uid"; }, change::relevant},
   };
-  ASSERT_EQ(cases.size(), 28u);
+  ASSERT_EQ(cases.size(), 33u);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     const json before = load(c.file);
@@ -1039,8 +1282,12 @@ TEST(KubeTranslate, EveryFieldOfEveryTypeIsAValueNeverAnException) {
       {"clustercolocationprofile-batch-jobs.json", object_kind::cluster_colocation_profile},
       {"elasticquota-team-a.json", object_kind::elastic_quota},
       {"nodemetric-gpu-node-1.json", object_kind::node_metric},
-      {"reservation-pmj-1.json", object_kind::reservation}};
-  ASSERT_EQ(files.size(), 10u);
+      {"reservation-pmj-1.json", object_kind::reservation},
+      {"podmigrationjob-0b6f.json", object_kind::pod_migration_job},
+      {"podgroup-train-1.json", object_kind::pod_group},
+      {"device-gpu-node-1.json", object_kind::device},
+      {"elasticquotaprofile-pool-a.json", object_kind::elastic_quota_profile}};
+  ASSERT_EQ(files.size(), 14u);
   const std::vector<json> replacements = {json(),         json(7),     json(-1),
                                           json("x"),      json(true),  json::array(),
                                           json::object(), json(1e300), json("-5")};
