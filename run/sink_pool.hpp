@@ -4,8 +4,9 @@
 // apiserver's answer (~1.5 ms here) before the next starts. The writes of different objects
 // are independent, so the pool runs n sinks, each on its own thread and connection, and gives
 // every record to the sink the object it writes hashes to (the pod of a PodScheduled, which the
-// log keys by its node; the entity otherwise): the records of one object (a pod's binding, then
-// its eviction) stay in log order on one connection, the others overlap.
+// log keys by its node; the entity otherwise, so a node's NodeBatchResourceUpdated and
+// NodeSLOUpdated go by the node's name): the records of one object (a pod's binding, then its
+// eviction; a node's NodeSLO writes) stay in log order on one connection, the others overlap.
 // kube-scheduler binds in goroutines for the same reason (pkg/scheduler/schedule_one.go,
 // bindingCycle runs asynchronously).
 //

@@ -275,9 +275,8 @@ std::vector<std::unique_ptr<entities::component>> component_sim::node_components
   koordlet_actor::koordlet_options ko;
   ko.node = std::string(node);
   ko.gates = cfg_.gates;
-  if (cfg_.slo.resource_threshold)
-    ko.threshold = koordlet_actor::to_koordlet(cfg_.slo.resource_threshold->cluster);
-  if (cfg_.slo.cpu_burst) ko.cpu_burst = koordlet_actor::to_koordlet(cfg_.slo.cpu_burst->cluster);
+  // Its strategies come with its node's NodeSLOUpdated (the slo-controller renders it when the
+  // node registers), as a koordlet reads its NodeSLO.
   // One usage sample per report: the BE CPU window of BECPUEvict holds one sample per report.
   ko.timing.collect_res_used_interval = duration_ms{cfg_.node_metric_report_interval_s * 1000};
   v.push_back(std::make_unique<koordlet_actor::koordlet_component>(std::move(ko)));

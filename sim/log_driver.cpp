@@ -98,9 +98,6 @@ class log_sim {
   std::unique_ptr<metrics_observer> observer_;
   bool koordlets_ = false;
   std::vector<std::string> skipped_plugins_;
-  // The slo-controller-config ConfigUpdated records numbered so far, in log order: a koordlet
-  // made when its node registers reads them first (a node's components miss what came before).
-  std::vector<messages::byte_buffer> slo_config_records_;
   std::int64_t start_ms_ = 0, now_ = 0, next_sample_ = 0, metrics_ms_ = 0;
   std::vector<waiting> queue_;  // a heap by later: the earliest rank on top
   std::uint64_t seq_ = 0;
@@ -164,8 +161,8 @@ result<void> log_sim::setup() {
 }
 
 // A koordlet for a node that registers (only when the config gives koordletFeatureGates:
-// colony run runs none; koordlets run on the nodes). It reads the slo-controller-config records
-// in force first, as its NodeSLO would carry them.
+// colony run runs none; koordlets run on the nodes). Its strategies come with the NodeSLOUpdated
+// the slo-controller emits for its node.
 std::vector<std::unique_ptr<entities::component>> log_sim::node_components(std::string_view node) {
   std::vector<std::unique_ptr<entities::component>> v;
   koordlet_actor::koordlet_options ko;
@@ -173,27 +170,12 @@ std::vector<std::unique_ptr<entities::component>> log_sim::node_components(std::
   ko.gates = cfg_.gates;
   // One usage sample per report: the BE CPU window of BECPUEvict holds one per report.
   ko.timing.collect_res_used_interval = duration_ms{cfg_.node_metric_report_interval_s * 1000};
-  auto k = std::make_unique<koordlet_actor::koordlet_component>(std::move(ko));
-  std::vector<messages::byte_buffer> none;
-  for (const auto& rec : slo_config_records_) {
-    const auto& env = *wire::GetEnvelope(rec.data());
-    if (k->wants(env.payload_type())) k->on_event(env, none);
-  }
-  v.push_back(std::move(k));
+  v.push_back(std::make_unique<koordlet_actor::koordlet_component>(std::move(ko)));
   return v;
 }
 
 result<void> log_sim::on_round(const entities::record_batch& round) {
-  for (std::size_t i = 0; i < round.size(); ++i) {
-    sink_->add_numbered(round.record(i));
-    const auto& env = round.envelope(i);
-    if (koordlets_ && env.payload_type() == wire::Payload::ConfigUpdated &&
-        to_string_view(env.payload_as_ConfigUpdated()->kind()) ==
-            slo_controller_actor::config_kind_slo_controller) {
-      const auto rec = round.record(i);
-      slo_config_records_.emplace_back(rec.begin(), rec.end());
-    }
-  }
+  for (std::size_t i = 0; i < round.size(); ++i) sink_->add_numbered(round.record(i));
   if (sink_->should_flush()) return sink_->flush();
   return {};
 }

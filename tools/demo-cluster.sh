@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # tools/demo-cluster.sh — cluster mode on one machine, end to end (docs/kubernetes-bridge.md).
 #
-# Starts a real etcd + kube-apiserver (tools/peers/kube.sh), installs the NodeMetric CRD
-# (deploy/crds), Koordinator's PriorityClasses and an slo-controller-config ConfigMap with
-# co-location on, registers 3 nodes, runs `colony run`, publishes a NodeMetric report per node,
-# waits until the nodes carry kubernetes.io/batch-cpu, submits LS pods and BE pods that ask for
-# batch resources, and shows with kubectl that every pod is bound. Exit 0 only if all of that
+# Starts a real etcd + kube-apiserver (tools/peers/kube.sh), installs the NodeMetric and NodeSLO
+# CRDs (deploy/crds), Koordinator's PriorityClasses and an slo-controller-config ConfigMap with
+# co-location on and a node strategy for one node pool, registers 3 nodes, runs `colony run`,
+# shows each node's NodeSLO (the pool's node strategy on one), publishes a NodeMetric report per
+# node, waits until the nodes carry kubernetes.io/batch-cpu, submits LS pods and BE pods that ask
+# for batch resources, and shows with kubectl that every pod is bound. Exit 0 only if all of that
 # holds. Needs build/colony (tools/setup.sh).
 #   DEMO_DIR=dir   where the apiserver, the log and the logs go (default: a new temp folder)
 #   COLONY=path    the colony binary (default: build/colony)
@@ -44,7 +45,7 @@ kind: ConfigMap
 metadata: {name: slo-controller-config, namespace: koordinator-system}
 data:
   colocation-config: '{"enable": true}'
-  resource-threshold-config: '{"clusterStrategy": {"enable": true}}'
+  resource-threshold-config: '{"clusterStrategy": {"enable": true}, "nodeStrategies": [{"name": "batch-pool", "nodeSelector": {"matchLabels": {"pool": "batch"}}, "cpuSuppressThresholdPercent": 40}]}'
 YAML
 
 NODES=(demo-node-0 demo-node-1 demo-node-2)
@@ -52,7 +53,7 @@ for n in "${NODES[@]}"; do
   k create -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Node
-metadata: {name: $n, labels: {kubernetes.io/hostname: $n}}
+metadata: {name: $n, labels: {kubernetes.io/hostname: $n, pool: $([[ $n == demo-node-2 ]] && echo batch || echo online)}}
 status:
   capacity: {cpu: "16", memory: 32Gi, pods: "110"}
   allocatable: {cpu: "16", memory: 32Gi, pods: "110"}
@@ -99,6 +100,21 @@ batch_on_all_nodes() {
     [[ -n "$v" && "$v" != "0" ]] || return 1
   done
 }
+nodeslo_on_all_nodes() {
+  local n v
+  for n in "${NODES[@]}"; do
+    v=$(k get nodeslo "$n" -o 'jsonpath={.spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent}' 2>/dev/null) || return 1
+    [[ -n "$v" ]] || return 1
+  done
+}
+wait_for 60 "a NodeSLO for every node" nodeslo_on_all_nodes
+say "each node's NodeSLO (demo-node-2 is in pool=batch, whose node strategy suppresses at 40 %):"
+k get nodeslo -o 'custom-columns=NODESLO:.metadata.name,BE-THRESHOLD-ENABLE:.spec.resourceUsedThresholdWithBE.enable,CPU-SUPPRESS-%:.spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent,CPU-BURST:.spec.cpuBurstStrategy.policy' >&2
+[[ $(k get nodeslo demo-node-2 -o 'jsonpath={.spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent}') == 40 ]] ||
+  die "demo-node-2's NodeSLO does not carry its pool's node strategy"
+[[ $(k get nodeslo demo-node-0 -o 'jsonpath={.spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent}') == 65 ]] ||
+  die "demo-node-0's NodeSLO does not carry the cluster strategy"
+
 wait_for 60 "kubernetes.io/batch-cpu on every node" batch_on_all_nodes
 say "nodes carry batch resources:"
 k get nodes -o 'custom-columns=NODE:.metadata.name,CPU:.status.allocatable.cpu,BATCH-CPU:.status.allocatable.kubernetes\.io/batch-cpu,BATCH-MEMORY:.status.allocatable.kubernetes\.io/batch-memory' >&2
@@ -134,4 +150,4 @@ k get pods -n demo -o wide >&2
 kill "$RUN_PID"; wait "$RUN_PID" 2>/dev/null || true
 RUN_PID=""
 say "colony run summary: $(cat "$DIR/colony-run.out")"
-say "OK: every pod is bound and every node carries kubernetes.io/batch-cpu"
+say "OK: every node has its NodeSLO, every pod is bound and every node carries kubernetes.io/batch-cpu"

@@ -369,14 +369,15 @@ struct log_audit::impl {
           violate(audit_check::failure_without_decision, off, env.entity_kind(),
                   to_string_view(env.entity_key()),
                   "causation " + std::to_string(cause) +
-                      " is no earlier PodScheduled, PodUnschedulable, NodeBatchResourceUpdated or "
-                      "PodEvicted");
+                      " is no earlier PodScheduled, PodUnschedulable, NodeBatchResourceUpdated, "
+                      "PodEvicted, QuotaRuntimeUpdated or NodeSLOUpdated");
         break;
       default:
         break;
     }
     if (type == P::PodScheduled || type == P::PodUnschedulable ||
-        type == P::NodeBatchResourceUpdated || type == P::PodEvicted)
+        type == P::NodeBatchResourceUpdated || type == P::PodEvicted ||
+        type == P::QuotaRuntimeUpdated || type == P::NodeSLOUpdated)
       effect_offsets.push_back(off);
 
     // Nodes: the fold, then capacity after the event.

@@ -4,8 +4,10 @@
 #include <limits>
 
 #include "actors/slo_controller/internal/json_fields.hpp"
+#include "actors/slo_controller/internal/strategy_json.hpp"
 #include "messages/priority.hpp"
 #include "messages/qos.hpp"
+#include "messages/quantity.hpp"
 
 namespace colony::slo_controller {
 
@@ -277,6 +279,21 @@ result<cluster_and_nodes<S>> parse_cluster_and_nodes(std::string_view text, std:
 std::string canonical(const json& doc) {
   // Objects are std::map-ordered: the dump is canonical. Parsed strings are valid UTF-8.
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// SystemStrategy.totalNetworkBandwidth: resource.Quantity's UnmarshalJSON (a string or a bare
+// number, parsed by ParseQuantity; an unparsable one fails the key), kept in canonical form.
+result<void> read_bandwidth(const json& obj, const std::string& where,
+                            std::optional<std::string>& out) {
+  const json* b = internal::find_field(obj, "totalNetworkBandwidth");
+  if (b == nullptr || b->is_null()) return {};
+  if (!b->is_string() && !b->is_number())
+    return internal::invalid(where, "totalNetworkBandwidth", *b, "want a quantity");
+  auto q = k8s::quantity::parse(b->is_string() ? b->get<std::string>() : b->dump(),
+                                internal::path(where, "totalNetworkBandwidth"));
+  if (!q) return err(q);
+  out = q->to_string();
+  return {};
 }
 
 // --- generic range checks for the JSON-kept keys ---
@@ -593,18 +610,20 @@ result<cpu_burst_config> parse_cpu_burst_config(std::string_view text,
 result<system_config> parse_system_config(std::string_view text, std::vector<error>* warnings) {
   auto r = parse_cluster_and_nodes<system_strategy>(text, system_config_key, warnings);
   if (!r || text.empty()) return r;
-  // totalNetworkBandwidth is a Quantity (string or number).
+  // totalNetworkBandwidth is a Quantity (string or number), outside the field tables; a node entry
+  // without one has the cluster's (the merge of nodeslo/resource_strategy.go).
   auto doc = parse_doc(text, system_config_key);
-  const json* c = doc ? internal::find_field(*doc, "clusterStrategy") : nullptr;
-  if (c != nullptr && c->is_object()) {
-    if (const json* b = internal::find_field(*c, "totalNetworkBandwidth");
-        b != nullptr && !b->is_null()) {
-      if (!b->is_string() && !b->is_number()) {
-        return internal::invalid(internal::path(system_config_key, "clusterStrategy"),
-                                 "totalNetworkBandwidth", *b, "want a quantity");
-      }
-      r->cluster.total_network_bandwidth = b->is_string() ? b->get<std::string>() : b->dump();
-    }
+  if (!doc) return err(doc);
+  const std::string ck = internal::path(system_config_key, "clusterStrategy");
+  if (const json* c = internal::find_field(*doc, "clusterStrategy"); c != nullptr && c->is_object())
+    if (auto ok = read_bandwidth(*c, ck, r->cluster.total_network_bandwidth); !ok) return err(ok);
+  const json* ns = internal::find_field(*doc, "nodeStrategies");
+  for (std::size_t i = 0; i < r->node_strategies.size(); ++i) {
+    auto& n = r->node_strategies[i].strategy;
+    n.total_network_bandwidth = r->cluster.total_network_bandwidth;
+    const std::string w =
+        std::string(system_config_key) + ".nodeStrategies[" + std::to_string(i) + "]";
+    if (auto ok = read_bandwidth((*ns)[i], w, n.total_network_bandwidth); !ok) return err(ok);
   }
   return r;
 }
@@ -698,5 +717,63 @@ config_update update(const std::optional<slo_controller_config>& previous,
         &slo_controller_config::resource_amplification, u);
   return u;
 }
+
+// ---- NodeSLO strategies as JSON (internal/strategy_json.hpp) ----
+
+namespace internal {
+
+namespace {
+
+template <class S>
+json flat_to_json(const S& s) {
+  json o = json::object();
+  for (const auto& f : spec<S>::ints)
+    if (const auto& v = s.*(f.member)) o[std::string(f.key)] = *v;
+  for (const auto& f : spec<S>::strs)
+    if (const auto& v = s.*(f.member)) o[std::string(f.key)] = *v;
+  for (const auto& f : spec<S>::bools)
+    if (const auto& v = s.*(f.member)) o[std::string(f.key)] = *v;
+  return o;
+}
+
+template <class S>
+result<S> read_checked(const json& obj, std::string_view where, const S& base) {
+  auto own = read_flat<S>(obj, where);
+  if (!own) return own;
+  S s = merge_flat(base, *own);
+  if (auto ok = validate_flat(s, where); !ok) return err(ok);
+  return s;
+}
+
+}  // namespace
+
+json to_json(const resource_threshold_strategy& s) { return flat_to_json(s); }
+json to_json(const cpu_burst_strategy& s) { return flat_to_json(s); }
+json to_json(const system_strategy& s) {
+  json o = flat_to_json(s);
+  o["totalNetworkBandwidth"] = s.total_network_bandwidth.value_or("0");
+  return o;
+}
+
+result<resource_threshold_strategy> read_resource_threshold_strategy(
+    const json& obj, std::string_view where, const resource_threshold_strategy& base) {
+  return read_checked(obj, where, base);
+}
+result<cpu_burst_strategy> read_cpu_burst_strategy(const json& obj, std::string_view where,
+                                                   const cpu_burst_strategy& base) {
+  return read_checked(obj, where, base);
+}
+result<system_strategy> read_system_strategy(const json& obj, std::string_view where,
+                                             const system_strategy& base) {
+  auto s = read_checked(obj, where, base);
+  if (!s) return s;
+  if (auto ok = read_bandwidth(obj, std::string(where), s->total_network_bandwidth); !ok)
+    return err(ok);
+  return s;
+}
+
+std::string canonical_dump(const json& doc) { return canonical(doc); }
+
+}  // namespace internal
 
 }  // namespace colony::slo_controller

@@ -22,6 +22,10 @@ using messages::to_string_view;
 constexpr std::string_view elastic_quota_api = "/apis/scheduling.sigs.k8s.io/v1alpha1";
 // How long a quota name found to be no API object stays so before it is looked for again.
 constexpr std::chrono::seconds quota_recheck{10};
+// Koordinator's NodeSLO (slo.koordinator.sh/v1alpha1, cluster-scoped).
+constexpr std::string_view node_slo_api = "/apis/slo.koordinator.sh/v1alpha1";
+// How long the NodeSLO API found missing (no CRD) stays so before it is asked again.
+constexpr std::chrono::seconds node_slo_recheck{10};
 
 std::string_view to_string(write_kind k) noexcept {
   switch (k) {
@@ -37,6 +41,8 @@ std::string_view to_string(write_kind k) noexcept {
       return "eviction";
     case write_kind::quota_status:
       return "quota-status";
+    case write_kind::node_slo:
+      return "node-slo";
   }
   return "unknown";
 }
@@ -47,6 +53,15 @@ std::pair<std::string, std::string> split_pod_key(std::string_view key) {
   const auto slash = key.find('/');
   if (slash == std::string_view::npos) return {"default", std::string(key)};
   return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
+}
+
+json node_slo_object(std::string_view node, const json& spec) {
+  // initNodeSLO (nodeslo_controller.go): name = the node's, no namespace (cluster-scoped), status
+  // empty.
+  return json{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
+              {"kind", "NodeSLO"},
+              {"metadata", {{"name", node}}},
+              {"spec", spec}};
 }
 
 json binding_body(std::string_view ns, std::string_view name, std::string_view node) {
@@ -631,6 +646,96 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         } else {
           from_error(o, r.last.error());
         }
+        finish(std::move(o));
+        break;
+      }
+      case wire::Payload::NodeSLOUpdated: {
+        const std::string node(to_string_view(env.entity_key()));
+        write_outcome o{.kind = write_kind::node_slo, .object = node};
+        const json spec = json::parse(to_string_view(env.payload_as_NodeSLOUpdated()->spec_json()),
+                                      nullptr, false);
+        if (spec.is_discarded() || !spec.is_object()) {
+          o.message = "NodeSLOUpdated spec_json is not a JSON object";
+          finish(std::move(o));
+          break;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (no_node_slo_api_ && now - *no_node_slo_api_ < node_slo_recheck) {
+          o.ok = true;
+          o.http_status = 404;
+          o.message = "no NodeSLO API (CRD slo.koordinator.sh nodeslos not installed)";
+          finish(std::move(o));
+          break;
+        }
+        const std::string path = std::string(node_slo_api) + "/nodeslos/" + node;
+        // Read, then create or update; a 409 (created meanwhile, or a stale resourceVersion)
+        // reads again, as controller-runtime's requeue would.
+        // attempts: every request of every round.
+        for (std::uint32_t round = 1;; ++round) {
+          const bool last_round = round >= std::max(1u, opt_.max_attempts);
+          auto g = send([&] { return client_.get(path); }, opt_.max_attempts);
+          o.attempts += g.attempts;
+          if (!g.last && g.last.error().code != errc::not_found) {
+            from_error(o, g.last.error());
+            break;
+          }
+          if (!g.last) {
+            const std::string body = node_slo_object(node, spec).dump();
+            auto r =
+                send([&] { return client_.post(std::string(node_slo_api) + "/nodeslos", body); },
+                     opt_.max_attempts);
+            o.attempts += r.attempts;
+            if (r.last) {
+              o.ok = o.wrote = true;
+              o.http_status = r.last->status;
+              o.message = "created";
+              no_node_slo_api_.reset();
+              break;
+            }
+            if (r.last.error().code == errc::already_exists && !last_round) continue;
+            if (r.last.error().code == errc::not_found) {
+              // The collection itself is missing: no NodeSLO CRD. Nothing to write to, as
+              // Koordinator's controller cannot run without it either.
+              no_node_slo_api_ = now;
+              o.ok = true;
+              o.http_status = 404;
+              o.message = "no NodeSLO API (CRD slo.koordinator.sh nodeslos not installed)";
+              break;
+            }
+            from_error(o, r.last.error());
+            break;
+          }
+          no_node_slo_api_.reset();
+          json cur = json::parse(g.last->body, nullptr, false);
+          if (!cur.is_object()) {
+            o.message = "NodeSLO " + node + ": response is not a JSON object";
+            break;
+          }
+          if (cur.contains("spec") && cur["spec"] == spec) {
+            o.ok = true;
+            o.http_status = 200;
+            o.message = "NodeSLO already has this spec";
+            break;
+          }
+          // Update with the object as read: its resourceVersion makes a concurrent change a 409.
+          cur["spec"] = spec;
+          const std::string body = cur.dump();
+          auto r = send([&] { return client_.put(path, body); }, opt_.max_attempts);
+          o.attempts += r.attempts;
+          if (r.last) {
+            o.ok = o.wrote = true;
+            o.http_status = r.last->status;
+            o.message = "updated";
+            break;
+          }
+          if (r.last.error().code == errc::failed_precondition &&
+              http_status_of(r.last.error()) == 409 && !last_round)
+            continue;
+          from_error(o, r.last.error());
+          break;
+        }
+        if (!o.ok && o.message.find("NodeSLO") == std::string::npos)
+          o.message = "NodeSLO " + node + ": " + o.message;
         finish(std::move(o));
         break;
       }

@@ -14,12 +14,20 @@
 //   QuotaRuntimeUpdated      PATCH elasticquotas/NAME (merge): the runtime, request and
 //                            non-preemptible-used annotations and status.used, as Koordinator's
 //                            ElasticQuota plugin writes them back (elasticquota/quota_handler.go)
+//   NodeSLOUpdated           create or update slo.koordinator.sh/v1alpha1 NodeSLO N (named after
+//                            the node, cluster-scoped) with the spec, as Koordinator's nodeslo
+//                            controller does (Create when absent, else Update when the spec
+//                            differs; pkg/slo-controller/nodeslo/nodeslo_controller.go)
 //   anything else            ignored (counted)
 //
 // Every write is idempotent, so a sink restarted from an older offset replays harmlessly: a
 // 409 on a binding to the same node is success, a status already holding the values is not
 // written, an Event's name is derived from the record's offset (a second create is 409), and
-// evicting a pod that is gone (404) or already terminating is success. A write that fails after
+// evicting a pod that is gone (404) or already terminating is success, a NodeSLO already holding
+// the spec is not written (a create answered 409 AlreadyExists reads the object and updates it; an
+// update answered 409 Conflict reads it again, up to max_attempts). Without the NodeSLO CRD (the
+// API answers 404 to the create) the write is skipped as done, like an ElasticQuota status
+// without its CRD, and the API is not asked again for node_slo_recheck. A write that fails after
 // its retries is an outcome with ok = false, never dropped: the caller appends it to the log as
 // a WriteFailed record caused by the decision (write_failed.hpp; colony run does, once per
 // decision and write kind; docs/kubernetes-bridge.md "Sinks"). A WriteFailed handed back to
@@ -56,6 +64,7 @@ enum class write_kind : std::uint8_t {
   node_resources,  // PATCH nodes/N/status
   eviction,        // POST pods/NAME/eviction
   quota_status,    // PATCH elasticquotas/NAME (annotations and status.used)
+  node_slo,        // POST nodeslos / PUT nodeslos/N (slo.koordinator.sh/v1alpha1)
 };
 [[nodiscard]] std::string_view to_string(write_kind k) noexcept;
 
@@ -133,6 +142,8 @@ class decision_sink {
     std::chrono::steady_clock::time_point checked;
   };
   std::map<std::string, quota_place, std::less<>> quota_namespace_;
+  // When the NodeSLO API was last found missing (no CRD); none = present or not asked yet.
+  std::optional<std::chrono::steady_clock::time_point> no_node_slo_api_;
   std::vector<std::chrono::milliseconds> waits_;
 };
 
@@ -193,6 +204,9 @@ struct node_batch_values {
 [[nodiscard]] nlohmann::json node_resources_patch(const node_batch_values& v);
 // Whether the node's capacity and allocatable already hold exactly these values.
 [[nodiscard]] bool node_has_resources(const nlohmann::json& node, const node_batch_values& v);
+
+// slo.koordinator.sh/v1alpha1 NodeSLO named after the node, with this spec (Create's body).
+[[nodiscard]] nlohmann::json node_slo_object(std::string_view node, const nlohmann::json& spec);
 
 // policy/v1 Eviction of pod ns/name.
 [[nodiscard]] nlohmann::json eviction_body(std::string_view ns, std::string_view name);

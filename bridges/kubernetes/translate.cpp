@@ -33,8 +33,8 @@ constexpr std::array<std::pair<object_kind, std::string_view>, 13> kinds = {{
 std::string_view gap_of(object_kind k) noexcept {
   switch (k) {
     case object_kind::node_slo:
-      return "Colony's koordlet reads the slo-controller-config ConfigMap itself; the schema "
-             "has no per-node NodeSLO event";
+      return "NodeSLOs are the slo-controller's output (NodeSLOUpdated, written by the sink); "
+             "the bridge does not read them back";
     default:
       return {};
   }

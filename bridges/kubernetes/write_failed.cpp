@@ -20,6 +20,8 @@ wire::WriteKind to_wire(write_kind k) noexcept {
       return wire::WriteKind::eviction;
     case write_kind::quota_status:
       return wire::WriteKind::quota_status;
+    case write_kind::node_slo:
+      return wire::WriteKind::node_slo;
   }
   return wire::WriteKind::unknown;
 }
@@ -39,7 +41,8 @@ messages::byte_buffer write_failed_record(const write_outcome& o, event_time t,
                                                clamp(o.attempts), message);
   messages::header h;
   h.time = t;
-  h.kind = o.kind == write_kind::node_resources ? wire::EntityKind::Node
+  h.kind = o.kind == write_kind::node_resources || o.kind == write_kind::node_slo
+               ? wire::EntityKind::Node
            : o.kind == write_kind::quota_status ? wire::EntityKind::ElasticQuota
                                                 : wire::EntityKind::Pod;
   h.key = o.object;

@@ -509,11 +509,19 @@ sim::sim_config busy_config() {
   c.usage = sim::usage_model::v2018_curves;
   c.lifetime = sim::pod_lifetime::running_stays;
   c.gates.be_memory_evict = true;
-  if (c.slo.resource_threshold) {
-    // openb nodes have far more memory than their pods use: a low threshold makes it bind.
-    c.slo.resource_threshold->cluster.memory_evict_threshold_percent = 3;
-    c.slo.resource_threshold->cluster.memory_evict_lower_percent = 2;
-  }
+  // openb nodes have far more memory than their pods use: a low threshold makes it bind. Set in
+  // the ConfigMap, the one source of the NodeSLO the koordlets read.
+  auto data = nlohmann::json::parse(c.slo_configmap_json);
+  auto threshold = data.contains("resource-threshold-config")
+                       ? nlohmann::json::parse(data["resource-threshold-config"].get<std::string>())
+                       : nlohmann::json::object();
+  threshold["clusterStrategy"]["memoryEvictThresholdPercent"] = 3;
+  threshold["clusterStrategy"]["memoryEvictLowerPercent"] = 2;
+  data["resource-threshold-config"] = threshold.dump();
+  c.slo_configmap_json = data.dump();
+  auto u = slo_controller::update(std::nullopt, c.slo_configmap_json);
+  EXPECT_FALSE(u.error.has_value()) << u.error->describe();
+  c.slo = std::move(u.in_force);
   return c;
 }
 

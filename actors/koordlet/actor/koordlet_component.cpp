@@ -141,8 +141,8 @@ bool koordlet_component::wants(wire::Payload type) const {
     case wire::Payload::PodUsageSampled:
     case wire::Payload::NodeMetricReported:
       return true;
-    case wire::Payload::ConfigUpdated:
-      return opt_.follow_slo_config;
+    case wire::Payload::NodeSLOUpdated:
+      return opt_.follow_node_slo;
     default:
       return false;
   }
@@ -248,17 +248,6 @@ void koordlet_component::on_event(const wire::Envelope& env,
       node_.allocatable.mid_memory_bytes = batch.mid_memory_bytes;
       node_.reserved_cpu_milli =
           std::max<std::int64_t>(0, node_.capacity.cpu_milli - node_.allocatable.cpu_milli);
-      node_labels_.clear();
-      if (e->labels() != nullptr)
-        for (const auto* kv : *e->labels())
-          node_labels_.insert_or_assign(std::string(to_string_view(kv->key())),
-                                        std::string(to_string_view(kv->value())));
-      if (slo_cfg_) {  // node labels select the node strategy
-        if (slo_cfg_->resource_threshold)
-          opt_.threshold = to_koordlet(slo_cfg_->resource_threshold->for_node(node_labels_));
-        if (slo_cfg_->cpu_burst)
-          opt_.cpu_burst = to_koordlet(slo_cfg_->cpu_burst->for_node(node_labels_));
-      }
       break;
     }
     case wire::Payload::NodeRemoved:
@@ -344,22 +333,20 @@ void koordlet_component::on_event(const wire::Envelope& env,
       if (to_string_view(e->node()) == me && registered_) on_metric(env, *e, out);
       break;
     }
-    case wire::Payload::ConfigUpdated: {
-      const auto* c = env.payload_as_ConfigUpdated();
-      if (to_string_view(c->kind()) != "slo-controller-config") break;
-      if (c->deleted()) {
-        slo_cfg_ = slo_controller::deleted_config();
-      } else {
-        auto u =
-            slo_controller::update(slo_cfg_ ? slo_cfg_ : slo_controller::slo_controller_config{},
-                                   to_string_view(c->spec_json()));
-        slo_cfg_ = std::move(u.in_force);
-        if (u.error) config_errors_.push_back(*u.error);
+    case wire::Payload::NodeSLOUpdated: {
+      if (env.entity_kind() != wire::EntityKind::Node || to_string_view(env.entity_key()) != me)
+        break;
+      auto spec = slo_controller::parse_node_slo_spec(
+          to_string_view(env.payload_as_NodeSLOUpdated()->spec_json()));
+      if (!spec) {
+        auto e = spec.error();
+        e.where =
+            "log offset " + std::to_string(env.offset()) + (e.where.empty() ? "" : ": ") + e.where;
+        config_errors_.push_back(std::move(e));
+        break;
       }
-      if (slo_cfg_->resource_threshold)
-        opt_.threshold = to_koordlet(slo_cfg_->resource_threshold->for_node(node_labels_));
-      if (slo_cfg_->cpu_burst)
-        opt_.cpu_burst = to_koordlet(slo_cfg_->cpu_burst->for_node(node_labels_));
+      opt_.threshold = to_koordlet(spec->resource_used_threshold_with_be);
+      opt_.cpu_burst = to_koordlet(spec->cpu_burst);
       break;
     }
     default:

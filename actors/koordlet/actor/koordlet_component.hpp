@@ -6,9 +6,12 @@
 //   NodeRegistered / NodeRemoved / NodeBatchResourceUpdated of its node (capacity, allocatable
 //     with batch-*), PodMutated (a pod's QoS, priority, labels and requests, kept until the pod
 //     is placed: PodScheduled on this node keeps it, elsewhere drops it), PodScheduled,
-//     PodEvicted, PodFinished, PodRejected, PodUsageSampled of its node (last usage), and
-//     ConfigUpdated "slo-controller-config" (resource-threshold-config and cpu-burst-config for
-//     this node's labels: the NodeSLO the slo-controller would render) when follow_slo_config.
+//     PodEvicted, PodFinished, PodRejected, PodUsageSampled of its node (last usage), and its
+//     node's NodeSLOUpdated (the NodeSLO the slo-controller rendered: resourceUsedThresholdWithBE
+//     and cpuBurstStrategy, as Koordinator's koordlet reads its NodeSLO,
+//     pkg/koordlet/statesinformer/impl/states_nodeslo.go) when follow_node_slo. Until the
+//     first arrives, the options' strategies are in force; a spec that fails to parse keeps the
+//     one in force and is kept in config_errors().
 //   NodeMetricReported of its node: the usage sample; each report runs one round of every plugin
 //     at the report's event time (the qosmanager's 1-s loops collapse onto the report cadence).
 // Emits, causation = the NodeMetricReported's offset:
@@ -41,7 +44,7 @@
 #include "actors/koordlet/cpu_suppress.hpp"
 #include "actors/koordlet/memory_evict.hpp"
 #include "actors/koordlet/node_metric.hpp"
-#include "actors/slo_controller/slo_controller_config.hpp"
+#include "actors/slo_controller/node_slo.hpp"
 #include "messages/result.hpp"
 
 namespace colony::koordlet_actor {
@@ -56,15 +59,14 @@ struct koordlet_options {
   // Logical CPUs for the cpuset policy. Default: 0 = capacity cores, two hyper-threads per
   // physical core, one socket and NUMA node (the schema carries no CPU topology).
   std::int32_t processors = 0;
-  // Default: true (take resource-threshold-config / cpu-burst-config from the ConfigMap events).
-  bool follow_slo_config = true;
+  // Default: true (take threshold and cpu burst strategies from the node's NodeSLOUpdated).
+  bool follow_node_slo = true;
 };
 
-// slo-controller-config's ResourceThresholdStrategy as koordlet reads it in its NodeSLO: every
-// field, with DefaultResourceThresholdStrategy's value where the strategy leaves one unset (the
-// NodeSLO is merged over the defaults). The one translation of the strategy: the sim's hand
-// translation (cpu suppress threshold/min/policy, memory evict threshold/lower, evict-enabled
-// priority threshold) is a subset of it.
+// A NodeSLO's ResourceThresholdStrategy (slo_controller::parse_node_slo_spec) in the koordlet
+// policies' types: every field, with DefaultResourceThresholdStrategy's value where the strategy
+// leaves one unset (the koordlet merges its NodeSLO over the defaults). A change of types only:
+// which strategy a node gets is the slo-controller's rendering (node_slo.hpp).
 [[nodiscard]] koordlet::resource_threshold_strategy to_koordlet(
     const slo_controller::resource_threshold_strategy& s);
 [[nodiscard]] koordlet::cpu_burst_strategy to_koordlet(const slo_controller::cpu_burst_strategy& s);
@@ -129,7 +131,6 @@ class koordlet_component final : public entities::component {
   std::string name_;
   bool registered_ = false;
   koordlet::node_info node_;
-  std::map<std::string, std::string, std::less<>> node_labels_;
   std::map<std::string, koordlet::pod_info, std::less<>> pending_;  // admitted, not placed
   // The pods on this node, ascending by key, contiguous: every report hands them to the
   // strategies as one span (a map would be copied into a vector each time).
@@ -168,7 +169,6 @@ class koordlet_component final : public entities::component {
   std::vector<koordlet::be_cpu_sample> be_samples_;
   std::vector<koordlet::usage_sample> node_samples_;
   std::map<std::string, std::int64_t, std::less<>> burst_written_;
-  std::optional<slo_controller::slo_controller_config> slo_cfg_;
   std::vector<error> config_errors_;
   messages::event_builder b_;
 };

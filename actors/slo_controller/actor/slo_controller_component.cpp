@@ -81,6 +81,7 @@ slo_controller_component::slo_controller_component(slo_controller_options opt)
     cfg_ = std::move(u.in_force);
     if (u.error) config_errors_.push_back(*u.error);
   }
+  slo_ = sc::node_slo_renderer(cfg_);
 }
 
 bool slo_controller_component::wants(wire::Payload type) const {
@@ -305,6 +306,7 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       n.input = node_from_event(*e);
       n.idle.reset();
       reconcile(n.input.name, n, env, out);
+      render_slo(n.input.name, n, env, out);
       break;
     }
     case wire::Payload::NodeRemoved: {
@@ -397,7 +399,7 @@ void slo_controller_component::on_event(const wire::Envelope& env,
 void slo_controller_component::on_config(const wire::Envelope& env, const wire::ConfigUpdated& c,
                                          std::vector<messages::byte_buffer>& out) {
   if (to_string_view(c.kind()) != config_kind_slo_controller) return;
-  const auto before = cfg_.colocation;
+  const auto before = cfg_;
   if (c.deleted()) {
     cfg_ = sc::deleted_config();
   } else {
@@ -410,11 +412,41 @@ void slo_controller_component::on_config(const wire::Envelope& env, const wire::
       config_errors_.push_back(std::move(e));
     }
   }
-  // Koordinator enqueues every node when the colocation config changes.
-  if (cfg_.colocation == before) return;
-  ++config_generation_;
-  for (auto& [name, n] : nodes_)
-    if (n.registered) reconcile(name, n, env, out);
+  // Koordinator enqueues every node when the colocation config changes (noderesource), and
+  // when the NodeSLO config does (nodeslo_cm_event_handler.go triggerAllNodeEnqueue).
+  const bool colocation = cfg_.colocation != before.colocation;
+  const bool slo = !sc::same_node_slo_keys(cfg_, before);
+  if (colocation) ++config_generation_;
+  if (slo) slo_ = sc::node_slo_renderer(cfg_);
+  if (!colocation && !slo) return;
+  for (auto& [name, n] : nodes_) {
+    if (!n.registered) continue;
+    if (colocation) reconcile(name, n, env, out);
+    if (slo) render_slo(name, n, env, out);
+  }
+}
+
+void slo_controller_component::render_slo(const std::string& node, node_rec& n,
+                                          const wire::Envelope& cause,
+                                          std::vector<messages::byte_buffer>& out) {
+  auto spec = slo_.spec_json(n.input.labels);
+  if (spec == n.slo_spec) return;  // nodeslo_controller.go: update only when the spec differs
+  n.slo_spec = std::move(spec);
+  auto& fbb = b_.fbb();
+  const auto sj = fbb.CreateString(n.slo_spec);
+  const auto payload = wire::CreateNodeSLOUpdated(fbb, sj);
+  messages::header h;
+  h.time = event_time{cause.event_time_ms()};
+  h.kind = wire::EntityKind::Node;
+  h.key = node;
+  h.causation = static_cast<std::int64_t>(cause.offset());
+  h.source = opt_.name;
+  out.push_back(b_.finish(h, payload));
+}
+
+std::string_view slo_controller_component::node_slo(std::string_view node) const {
+  const auto it = nodes_.find(node);
+  return it == nodes_.end() ? std::string_view{} : std::string_view(it->second.slo_spec);
 }
 
 namespace {

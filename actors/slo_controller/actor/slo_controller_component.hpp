@@ -19,6 +19,16 @@
 // "<batch|mid>.resetReason" when reset. Numeric terms carry value + unit, textual ones text (the
 // sim's encoding).
 //
+// NodeSLO (pkg/slo-controller/nodeslo): on NodeRegistered, and on a ConfigUpdated that changes
+// a NodeSLO key (resource-threshold-config, resource-qos-config, cpu-burst-config,
+// system-config: every node), renders the node's NodeSLO spec (node_slo.hpp) and emits
+// NodeSLOUpdated (keyed by the node, causation = the triggering offset, spec_json = the spec)
+// when the spec differs from the one it last emitted for the node; NodeRemoved forgets it (a
+// node registered again gets its NodeSLO again). Koordinator's controller compares with the
+// NodeSLO object (reflect.DeepEqual of the specs); Colony compares with its own last decision,
+// which the log holds. Records of one node stay together in a config round (the batch record,
+// then the NodeSLO), so a node shard emits what the cluster-wide component emits for that node.
+//
 // Config: the ConfigMap data as JSON (constructor, or ConfigUpdated spec_json). A key that fails
 // keeps its last valid value (the defaults if none) and the error, naming the key, is kept in
 // config_errors(); the schema has no event for it (see the report).
@@ -59,6 +69,7 @@
 
 #include "actors/entities/component.hpp"
 #include "actors/slo_controller/node_resource.hpp"
+#include "actors/slo_controller/node_slo.hpp"
 #include "actors/slo_controller/slo_controller_config.hpp"
 #include "messages/result.hpp"
 
@@ -94,6 +105,8 @@ class slo_controller_component final : public entities::component {
   // What was last written for a node (nullptr for an unknown node).
   [[nodiscard]] const slo_controller::node_extended_resources* published(
       std::string_view node) const;
+  // The NodeSLO spec last emitted for a node ("" for none, or an unknown node).
+  [[nodiscard]] std::string_view node_slo(std::string_view node) const;
   // Reconciles that computed values but did not write them (under the write thresholds).
   [[nodiscard]] std::uint64_t skipped_writes() const { return skipped_writes_; }
   // Reconciles answered from the idle-node cache.
@@ -138,6 +151,7 @@ class slo_controller_component final : public entities::component {
     std::vector<slo_controller::pod_metric_sample> metric_samples;
     slo_controller::node_extended_resources published;
     std::optional<event_time> last_sync;
+    std::string slo_spec;  // the NodeSLO spec last emitted ("" none)
     // The idle-node cache: a result computed while the node was idle and its metric fresh, with
     // the config generation and metric fields it was computed from; reset by NodeRegistered.
     struct idle_result {
@@ -166,6 +180,9 @@ class slo_controller_component final : public entities::component {
   void on_metric(node_rec& n, const wire::NodeMetricReported& e);
   void reconcile(const std::string& node, node_rec& n, const wire::Envelope& cause,
                  std::vector<messages::byte_buffer>& out);
+  // NodeSLOUpdated for n when its rendered spec changed.
+  void render_slo(const std::string& node, node_rec& n, const wire::Envelope& cause,
+                  std::vector<messages::byte_buffer>& out);
   // The node's colocation strategy (nodeConfigs, annotation, ratio labels) under the config.
   [[nodiscard]] slo_controller::colocation_strategy strategy_of(const node_rec& n) const;
   // The idle-node cache's result for n now (computed on a miss), or nullptr when n is not idle
@@ -187,6 +204,7 @@ class slo_controller_component final : public entities::component {
 
   slo_controller_options opt_;
   slo_controller::slo_controller_config cfg_;
+  slo_controller::node_slo_renderer slo_;  // cfg_'s NodeSLO keys
   std::vector<error> config_errors_;
   std::map<std::string, node_rec, std::less<>> nodes_;
   // The node looked up last (a node shard has one): its reports skip the map walk, whose nodes

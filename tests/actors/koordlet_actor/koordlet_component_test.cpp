@@ -1,6 +1,6 @@
 // koordlet_component: one node's events in, BeSuppressed / PodEvicted / CgroupUpdated out.
 // Values are checked against the pure policies over the same inputs; plus causation, reasons
-// and inputs of evictions, determinism, and the NodeSLO taken from slo-controller-config.
+// and inputs of evictions, determinism, and the strategies taken from the node's NodeSLOUpdated.
 #include "actors/koordlet/actor/koordlet_component.hpp"
 
 #include <cmath>
@@ -173,16 +173,37 @@ TEST(KoordletComponent, CpuSuppressEmitsThePolicyCpusetOnlyWhenItChanges) {
   EXPECT_TRUE(out.empty());
 }
 
-TEST(KoordletComponent, SloConfigSelectsCfsQuotaAndCpuBurst) {
+// A NodeSLOUpdated for `node` as the slo-controller emits it.
+std::uint64_t node_slo(event_log& log, std::int64_t t, const std::string& node,
+                       std::string_view spec) {
+  auto& fbb = log.b.fbb();
+  const auto s = fbb.CreateString(spec);
+  return log.append(t, wire::EntityKind::Node, node, wire::CreateNodeSLOUpdated(fbb, s),
+                    "slo-controller");
+}
+
+// The spec the slo-controller renders for an unlabelled node under this ConfigMap.
+std::string rendered_spec(std::string_view configmap) {
+  const auto u = slo_controller::update(std::nullopt, configmap);
+  EXPECT_FALSE(u.error.has_value());
+  return slo_controller::node_slo_renderer(u.in_force).spec_json({});
+}
+
+TEST(KoordletComponent, NodeSloSelectsCfsQuotaAndCpuBurst) {
   auto log = scenario();
   koordlet_options opt;
   opt.node = "n1";
   koordlet_component c(opt);
-  log.config(
-      10, "slo-controller-config",
+  const auto spec = rendered_spec(
       R"({"resource-threshold-config": "{\"clusterStrategy\": {\"enable\": true, \"cpuSuppressThresholdPercent\": 50, \"cpuSuppressPolicy\": \"cfsQuota\"}}",
           "cpu-burst-config": "{\"clusterStrategy\": {\"policy\": \"cpuBurstOnly\", \"cpuBurstPercent\": 200}}"})");
+  // Another node's NodeSLO is not this koordlet's.
+  node_slo(log, 9, "n2", rendered_spec("{}"));
   feed(c, log);
+  EXPECT_FALSE(c.threshold().enable);
+  const auto from0 = log.records.size();
+  node_slo(log, 10, "n1", spec);
+  feed(c, log, from0);
   ASSERT_TRUE(c.config_errors().empty()) << c.config_errors()[0].describe();
   EXPECT_TRUE(c.threshold().enable);
   EXPECT_EQ(c.threshold().cpu_suppress_policy, kl::cpu_suppress_policy_type::cfs_quota);
@@ -228,6 +249,17 @@ TEST(KoordletComponent, SloConfigSelectsCfsQuotaAndCpuBurst) {
   }
   EXPECT_EQ(suppressed, 1u);
   EXPECT_EQ(cgroups, 1u);
+}
+
+TEST(KoordletComponent, AnUnreadableNodeSloKeepsTheStrategiesInForce) {
+  auto log = scenario();
+  koordlet_component c(options());
+  node_slo(log, 10, "n1", R"({"resourceUsedThresholdWithBE":{"cpuSuppressThresholdPercent":"x"}})");
+  feed(c, log);
+  ASSERT_EQ(c.config_errors().size(), 1u);
+  EXPECT_NE(c.config_errors()[0].describe().find("cpuSuppressThresholdPercent"), std::string::npos);
+  EXPECT_TRUE(c.threshold().enable);  // options() in force still
+  EXPECT_EQ(c.threshold().memory_evict_threshold_percent, 70);
 }
 
 TEST(KoordletComponent, SameEventsGiveSameBytes) {

@@ -114,8 +114,12 @@ TEST(SloControllerComponentChurn, InternerStaysBoundedAndWritesEqualTheRecordsPa
       if (!c.wants(env.payload_type())) continue;
       out.clear();
       c.on_event(env, out);
-      for (const auto& b : out) expect_write_equals_records_path(c, b);
-      writes += out.size();
+      for (const auto& b : out) {
+        // A registration's NodeSLO is node_slo_component_test.cpp's subject.
+        if (decoded(b).payload_type() == wire::Payload::NodeSLOUpdated) continue;
+        expect_write_equals_records_path(c, b);
+        ++writes;
+      }
     }
     ASSERT_EQ(c.interned_keys(), st.expected_keys());
     max_keys = std::max(max_keys, c.interned_keys());

@@ -7,6 +7,8 @@
 //   NodeBatchResourceUpdated actors/slo_controller/actor/slo_controller_component.cpp: entity
 //                            Node/<node>, source "slo-controller"
 //   PodEvicted               actors/koordlet/actor/koordlet_component.cpp: entity Pod/<key>
+//   NodeSLOUpdated           actors/slo_controller/actor/slo_controller_component.cpp: entity
+//                            Node/<node>, source "slo-controller"
 // Each record gets its log offset written in, as the log does at append.
 #pragma once
 
@@ -150,6 +152,19 @@ inline byte_buffer pod_started(std::uint64_t offset, const std::string& pod,
   auto payload = wire::CreatePodStarted(fbb, p, nd);
   return with_offset(
       b.finish(messages::header{event_time{5'000}, wire::EntityKind::Pod, pod, -1, "bridge/k8s"},
+               payload),
+      offset);
+}
+
+inline byte_buffer node_slo_updated(std::uint64_t offset, const std::string& node,
+                                    const std::string& spec_json, std::int64_t time_ms = 3'000) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  auto sj = fbb.CreateString(spec_json);
+  auto payload = wire::CreateNodeSLOUpdated(fbb, sj);
+  return with_offset(
+      b.finish(messages::header{event_time{time_ms}, wire::EntityKind::Node, node,
+                                static_cast<std::int64_t>(offset) - 1, "slo-controller"},
                payload),
       offset);
 }

@@ -121,6 +121,15 @@ TEST(SinkBodies, Eviction) {
   EXPECT_EQ(rfc3339(0), "1970-01-01T00:00:00Z");
 }
 
+TEST(SinkBodies, NodeSlo) {
+  // nodeslo_controller.go initNodeSLO: named after the node, cluster-scoped, the spec as is.
+  const json spec = json::parse(R"({"resourceUsedThresholdWithBE":{"enable":true}})");
+  EXPECT_EQ(node_slo_object("n1", spec), json::parse(R"({"apiVersion":"slo.koordinator.sh/v1alpha1",
+      "kind":"NodeSLO","metadata":{"name":"n1"},
+      "spec":{"resourceUsedThresholdWithBE":{"enable":true}}})"));
+  EXPECT_EQ(to_string(write_kind::node_slo), "node-slo");
+}
+
 // A sink whose server refuses connections: every write is unavailable.
 decision_sink refused_sink(std::vector<milliseconds>& slept) {
   connection c;
@@ -166,6 +175,39 @@ TEST(Sink, RetriesUnavailableThenReportsAFailedOutcome) {
   EXPECT_EQ((*ev)[0].attempts, 3u);
   EXPECT_EQ(sink.counters().failed, 2u);
   EXPECT_EQ(sink.counters().retries, 5u);
+}
+
+// A NodeSLO that cannot be read (no server): a failed outcome keyed to the node, which the log
+// records as a WriteFailed of kind node_slo on the Node entity. A spec that is not JSON is a
+// failure without any request.
+TEST(Sink, NodeSloWriteThatKeepsFailingIsAFailedOutcome) {
+  std::vector<milliseconds> slept;
+  auto sink = refused_sink(slept);
+  auto out = sink.apply(testing::node_slo_updated(12, "n1", R"({"cpuBurstStrategy":{}})"));
+  ASSERT_TRUE(out) << out.error().describe();
+  ASSERT_EQ(out->size(), 1u);
+  const auto& o = (*out)[0];
+  EXPECT_EQ(o.offset, 12u);
+  EXPECT_EQ(o.kind, write_kind::node_slo);
+  EXPECT_EQ(o.object, "n1");
+  EXPECT_FALSE(o.ok);
+  EXPECT_FALSE(o.wrote);
+  EXPECT_EQ(o.attempts, 4u);  // the read, tried max_attempts times
+  EXPECT_NE(o.message.find("NodeSLO n1"), std::string::npos) << o.message;
+  const auto rec = write_failed_record(o, event_time{7000});
+  auto d = messages::decode(rec, "write_failed_record");
+  ASSERT_TRUE(d) << d.error().describe();
+  EXPECT_EQ(d->envelope->entity_kind(), wire::EntityKind::Node);
+  EXPECT_EQ(messages::to_string_view(d->envelope->entity_key()), "n1");
+  EXPECT_EQ(d->envelope->causation(), 12);
+  EXPECT_EQ(d->envelope->payload_as_WriteFailed()->write(), wire::WriteKind::node_slo);
+
+  const auto requests = sink.counters().requests;
+  auto bad = sink.apply(testing::node_slo_updated(13, "n1", "not json"));
+  ASSERT_TRUE(bad) << bad.error().describe();
+  ASSERT_EQ(bad->size(), 1u);
+  EXPECT_FALSE((*bad)[0].ok);
+  EXPECT_EQ(sink.counters().requests, requests);
 }
 
 TEST(Sink, IgnoresOtherRecordsAndRefusesGarbage) {
