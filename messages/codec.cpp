@@ -153,14 +153,14 @@ std::string_view entity_kind_name(wire::EntityKind kind) {
 }
 
 result<wire::EntityKind> parse_entity_kind(std::string_view name) {
-  for (auto k : {wire::EntityKind::Node, wire::EntityKind::Pod, wire::EntityKind::ElasticQuota,
-                 wire::EntityKind::PodMigrationJob, wire::EntityKind::Cluster,
-                 wire::EntityKind::Object})
+  for (auto k :
+       {wire::EntityKind::Node, wire::EntityKind::Pod, wire::EntityKind::ElasticQuota,
+        wire::EntityKind::PodMigrationJob, wire::EntityKind::Cluster, wire::EntityKind::Object})
     if (entity_kind_name(k) == name) return k;
   return fail(errc::invalid_input,
               "unknown entity kind '" + std::string(name) +
                   "' (expected node, pod, quota, job, cluster or object)",
-      "--entity");
+              "--entity");
 }
 
 }  // namespace colony::messages

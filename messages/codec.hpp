@@ -28,8 +28,9 @@ inline constexpr std::uint16_t schema_version = 4;
 inline constexpr std::uint16_t compat_version = 2;
 
 // The compat_version a record of this payload is written with: compat_version, or the version
-// that added the payload (v3: ObjectRefused, WriteFailed; v4: ObjectObserved, NodeSLOUpdated), so an older reader refuses such a
-// record with "upgrade colony" and still reads the others of the same log.
+// that added the payload (v3: ObjectRefused, WriteFailed; v4: ObjectObserved, NodeSLOUpdated), so
+// an older reader refuses such a record with "upgrade colony" and still reads the others of the
+// same log.
 [[nodiscard]] std::uint16_t compat_version_of(wire::Payload type) noexcept;
 
 // Largest record accepted (a NodeMetric of a 110-pod node is ~10 KiB).

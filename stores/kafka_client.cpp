@@ -167,7 +167,6 @@ result<void> create_topic(rd_kafka_t* rk, const std::string& topic, int partitio
 
 result<void> delete_topic(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
                           const std::string& where) {
-  char err[512];
   rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(topic.c_str());
   auto call = admin_begin(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS, timeout_ms);
   rd_kafka_DeleteTopics(rk, &dt, 1, call.options.get(), call.queue.get());
