@@ -13,8 +13,7 @@ namespace colony::run {
 
 result<listen_address> parse_listen_address(std::string_view s, std::string_view flag) {
   const auto bad = [&](const std::string& why) -> result<listen_address> {
-    return fail(errc::invalid_input,
-                std::string(flag) + " '" + std::string(s) + "': " + why + " (expected HOST:PORT)",
+    return fail(errc::invalid_input, "'" + std::string(s) + "': " + why + " (expected HOST:PORT)",
                 std::string(flag));
   };
   const auto colon = s.rfind(':');
