@@ -1,7 +1,8 @@
 // colony run --metrics-addr against a real kube-apiserver + etcd (tools/peers/kube.sh):
 // /healthz, /readyz going 503 -> 200 once the informers sync, and /metrics read by the
 // Prometheus project's own text parser (Python prometheus_client, Debian
-// python3-prometheus-client) after a few pods are bound.
+// python3-prometheus-client) after a few pods are bound; /readyz 503 while the API server is
+// down, 200 again once it is back.
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -42,6 +43,7 @@ TEST_F(ColonyRunMetrics, ServesProbesAndMetricsThePrometheusParserReads) {
     looked_f.wait();
   };
   o.stop = [&] { return stop.load(); };
+  o.api_unreachable_after = std::chrono::seconds(3);
   result<run_stats> out = fail(errc::internal, "not run");
   std::thread t([&] { out = run_cluster(o); });
   struct joiner {
@@ -129,6 +131,29 @@ TEST_F(ColonyRunMetrics, ServesProbesAndMetricsThePrometheusParserReads) {
                     .c_str()),
             0)
       << m->body;
+
+  // The API server gone: /readyz says so once it has not answered for api_unreachable_after,
+  // /healthz stays 200 (the loops are alive); back to ready once it answers again.
+  ASSERT_TRUE(peer_->kill_apiserver());
+  auto wait_readyz = [&](int want, std::chrono::seconds limit) {
+    const auto t1 = std::chrono::steady_clock::now();
+    std::string body;
+    while (std::chrono::steady_clock::now() - t1 < limit) {
+      auto r = c.Get("/readyz");
+      if (r && r->status == want) return r->body;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return std::string("(no ") + std::to_string(want) + ")";
+  };
+  const auto down = wait_readyz(503, std::chrono::seconds(30));
+  EXPECT_NE(down.find("API server has not answered"), std::string::npos) << down;
+  {
+    auto h = c.Get("/healthz");
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->status, 200);
+  }
+  ASSERT_TRUE(peer_->restart_apiserver());
+  EXPECT_EQ(wait_readyz(200, std::chrono::seconds(60)), "ok");
 
   stop = true;
   t.join();
