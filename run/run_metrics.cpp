@@ -242,7 +242,8 @@ std::vector<metric_family> run_metrics::families(const kube::source_counters* so
   fs.push_back(one("colony_run_delivered_records_total",
                    "Records handed to the components after the start.", mt::counter,
                    double(delivered.load())));
-  fs.push_back(one("colony_run_observations_total", "Records the Kubernetes bridge appended.",
+  fs.push_back(one("colony_run_observations_total",
+                   "Observation records read after the start (the bridge's, and ClockTicked).",
                    mt::counter, double(observations.load())));
   fs.push_back(one("colony_run_decisions_total",
                    "Records the components and the binding arbitration appended.", mt::counter,
