@@ -10,6 +10,9 @@ find_package(nlohmann_json CONFIG REQUIRED)
 find_package(yaml-cpp CONFIG REQUIRED)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka>=2.0 rdkafka++>=2.0)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+# cpp-httplib (libcpp-httplib-dev): Debian builds it as a library; its .pc file carries the
+# defines (OpenSSL, zlib, brotli) the library was built with, which change its classes' layout.
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)
 if(COLONY_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -16,11 +18,14 @@
 
 #include "actors/entities/component.hpp"
 #include "actors/entities/entity_actors.hpp"
+#include "bridges/kubernetes/api_client.hpp"
 #include "bridges/kubernetes/kubeconfig.hpp"
 #include "bridges/kubernetes/source.hpp"
 #include "bridges/kubernetes/write_failed.hpp"
 #include "messages/codec.hpp"
 #include "run/control_plane.hpp"
+#include "run/metrics_server.hpp"
+#include "run/run_metrics.hpp"
 #include "run/sink_pool.hpp"
 #include "stores/event_log.hpp"
 
@@ -56,10 +61,182 @@ result<void> save_position(const std::string& path, std::uint64_t v) {
   return {};
 }
 
+// The log every writer of the run appends through: times and counts appends for /metrics.
+class instrumented_log final : public stores::event_log {
+ public:
+  instrumented_log(stores::event_log& log, run_metrics& m) : log_(log), m_(m) {}
+  result<log_offset> append(std::span<const messages::bytes_view> records) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = log_.append(records);
+    m_.log_append_seconds.observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (r) counted(*r, records.size());
+    return r;
+  }
+  result<std::uint64_t> read(log_offset from, log_offset to,
+                             const stores::record_sink& sink) override {
+    return log_.read(from, to, sink);
+  }
+  result<log_offset> end_offset() override { return log_.end_offset(); }
+  result<log_offset> wait_for(log_offset offset, std::chrono::milliseconds timeout) override {
+    return log_.wait_for(offset, timeout);
+  }
+  std::string describe() const override { return log_.describe(); }
+  result<log_offset> append_bulk(std::span<const messages::bytes_view> records,
+                                 const bulk_options& opts) override {
+    auto r = log_.append_bulk(records, opts);
+    if (r) counted(*r, records.size());
+    return r;
+  }
+  result<void> flush() override { return log_.flush(); }
+  result<void> sync_appended() override { return log_.sync_appended(); }
+
+ private:
+  void counted(log_offset first, std::size_t n) {
+    ++m_.log_appends;
+    m_.log_records += n;
+    // Appends of different threads finish in any order: the end offset only grows.
+    auto cur = m_.log_next.load();
+    while (cur < first + n && !m_.log_next.compare_exchange_weak(cur, first + n)) {
+    }
+  }
+  stores::event_log& log_;
+  run_metrics& m_;
+};
+
+// What /readyz and /healthz read, set by the run as it starts (any thread).
+struct run_health {
+  std::mutex mu;
+  std::string phase = "opening the event log";  // why not ready; "" once serving
+  kube::observation_source* source = nullptr;   // while it exists
+  std::chrono::steady_clock::time_point api_ok = std::chrono::steady_clock::now();
+  std::string api_error;
+  void set_phase(std::string p) {
+    std::lock_guard lk(mu);
+    phase = std::move(p);
+  }
+};
+
+// Runs `f` when the scope ends (every return path).
+struct scope_exit {
+  std::function<void()> f;
+  ~scope_exit() { f(); }
+};
+
+// Asks the API server GET /version every 5 s on a connection of its own, so that /readyz can
+// tell an unreachable server from a quiet cluster (informers see nothing either way).
+class api_probe {
+ public:
+  api_probe(const kube::connection& conn, run_health& h) : h_(h) {
+    kube::client_options co;
+    co.connect_timeout = std::chrono::seconds(5);
+    co.request_timeout = std::chrono::seconds(5);
+    auto c = kube::api_client::open(conn, co);
+    if (!c) {
+      std::lock_guard lk(h_.mu);
+      h_.api_error = c.error().describe();
+      return;
+    }
+    client_ = std::make_unique<kube::api_client>(std::move(*c));
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~api_probe() {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  api_probe(const api_probe&) = delete;
+  api_probe& operator=(const api_probe&) = delete;
+
+ private:
+  void loop() {
+    std::unique_lock lk(mu_);
+    while (!stop_) {
+      lk.unlock();
+      auto r = client_->get("/version");
+      {
+        std::lock_guard hl(h_.mu);
+        if (r && r->status >= 200 && r->status < 500) {
+          h_.api_ok = std::chrono::steady_clock::now();
+          h_.api_error.clear();
+        } else {
+          h_.api_error =
+              r ? "GET /version answered " + std::to_string(r->status) : r.error().describe();
+        }
+      }
+      lk.lock();
+      cv_.wait_for(lk, std::chrono::seconds(5), [this] { return stop_; });
+    }
+  }
+  run_health& h_;
+  std::unique_ptr<kube::api_client> client_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 result<run_stats> run_cluster(const run_options& o) {
   run_stats st;
+  run_metrics m;
+  run_health health;
+  // The server starts first, so that /healthz answers and /readyz says why not during a long
+  // replay; it stops (joined) before any of the objects its handlers read is destroyed: those
+  // above, and the source, which it reads only through health.source (cleared under the lock).
+  std::unique_ptr<metrics_server> server;
+  if (!o.metrics_addr.empty()) {
+    auto at = parse_listen_address(o.metrics_addr);
+    if (!at) return tl::unexpected(at.error());
+    metrics_handlers hs;
+    hs.healthz = [&m, &health]() -> probe_result {
+      // The run loop turns every poll (20 ms) unless an API write is retried; a minute without
+      // a turn is a stuck loop.
+      const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count();
+      const auto age = now - m.heartbeat_ms.load();
+      if (m.heartbeat_ms.load() != 0 && age > 60'000)
+        return {false, fmt::format("the run loop has not turned for {} s", age / 1000)};
+      std::lock_guard lk(health.mu);
+      if (health.source)
+        if (auto f = health.source->failure())
+          return {false, "the Kubernetes source stopped: " + f->describe()};
+      return {true, {}};
+    };
+    hs.readyz = [&health, &o]() -> probe_result {
+      std::lock_guard lk(health.mu);
+      if (!health.phase.empty()) return {false, health.phase};
+      if (!health.source || !health.source->synced())
+        return {false, "the informers have not synced yet"};
+      const auto since = std::chrono::steady_clock::now() - health.api_ok;
+      if (since > o.api_unreachable_after)
+        return {false, fmt::format("the API server has not answered for {} s: {}",
+                                   std::chrono::duration_cast<std::chrono::seconds>(since).count(),
+                                   health.api_error)};
+      return {true, {}};
+    };
+    hs.metrics = [&m, &health] {
+      std::optional<kube::source_counters> sc;
+      {
+        std::lock_guard lk(health.mu);
+        if (health.source) sc = health.source->counters();
+      }
+      return write_exposition(m.families(sc ? &*sc : nullptr));
+    };
+    auto srv = metrics_server::start(*at, std::move(hs));
+    if (!srv) return tl::unexpected(srv.error());
+    server = std::move(*srv);
+    if (o.on_metrics_listening) o.on_metrics_listening(server->port());
+  }
+  scope_exit stop_server{[&server] {
+    if (server) server->stop();
+  }};
+  m.beat(std::chrono::steady_clock::now());
   const std::string state = o.state_path.empty() ? o.log_path : o.state_path;
   if (state.starts_with("kafka://"))
     return fail(errc::invalid_input,
@@ -75,10 +252,15 @@ result<run_stats> run_cluster(const run_options& o) {
   // that nothing outside has seen (a prefix survives).
   stores::log_options lo;
   lo.sync = false;
-  auto log = stores::open_log(o.log_path, lo);
-  if (!log) return tl::unexpected(log.error());
-  auto end0 = (*log)->end_offset();
+  auto opened = stores::open_log(o.log_path, lo);
+  if (!opened) return tl::unexpected(opened.error());
+  auto end0 = (*opened)->end_offset();
   if (!end0) return tl::unexpected(end0.error());
+  m.log_next = *end0;
+  // Every append of the run goes through it; `log` keeps the shape of open_log's result.
+  std::optional<std::unique_ptr<stores::event_log>> log(
+      std::make_unique<instrumented_log>(**opened, m));
+  health.set_phase("replaying the event log (" + std::to_string(*end0) + " records)");
 
   // Decisions of the host, appended as they come (on CAF threads; the log serialises appends).
   // While the history is replayed they are kept aside: the log holds most of them already.
@@ -86,7 +268,6 @@ result<run_stats> run_cluster(const run_options& o) {
   std::mutex err_mu;
   std::optional<error> append_error;
   std::vector<std::vector<std::uint8_t>> replayed_out;  // guarded by err_mu
-  std::atomic<std::uint64_t> decisions{0};
   auto on_decisions = [&](std::vector<std::vector<std::uint8_t>> v) {
     if (v.empty()) return;
     if (replaying.load()) {
@@ -102,7 +283,7 @@ result<run_stats> run_cluster(const run_options& o) {
       if (!append_error) append_error = a.error();
       return;
     }
-    decisions += v.size();
+    m.decisions += v.size();
   };
   entities::actor_host host(o.threads, on_decisions);
 
@@ -162,11 +343,14 @@ result<run_stats> run_cluster(const run_options& o) {
           pending.emplace_back(off, std::vector<std::uint8_t>(b.begin(), b.end()));
       }
       deliver_one(b);
+      const auto now = std::chrono::steady_clock::now();
+      m.observe_record(off, env, now, false);
+      m.beat(now);
       return true;
     });
     if (!r) return tl::unexpected(r.error());
     if (auto s = host.sync(); !s) return tl::unexpected(s.error());
-    st.replayed = *r;
+    m.replayed = *r;
     std::vector<messages::bytes_view> missing;
     {
       std::lock_guard lk(err_mu);
@@ -178,7 +362,7 @@ result<run_stats> run_cluster(const run_options& o) {
         auto a = (*log)->append(missing);
         if (!a) return tl::unexpected(a.error());
       }
-      st.recovered = missing.size();
+      m.recovered = missing.size();
       replayed_out.clear();
     }
   }
@@ -188,7 +372,19 @@ result<run_stats> run_cluster(const run_options& o) {
   srco.checkpoint_path = state + ".source-checkpoint";
   auto source = kube::observation_source::open(*conn, **log, srco);
   if (!source) return tl::unexpected(source.error());
+  health.set_phase("starting the informers");
+  std::unique_ptr<api_probe> probe;
+  if (server) probe = std::make_unique<api_probe>(*conn, health);
   if (auto s = (*source)->start(); !s) return tl::unexpected(s.error());
+  {
+    std::lock_guard lk(health.mu);
+    health.source = source->get();
+  }
+  // Before the source is destroyed (declared after it, so run first): no scrape reads it after.
+  scope_exit unpublish{[&health] {
+    std::lock_guard lk(health.mu);
+    health.source = nullptr;
+  }};
   auto sinks = sink_pool::open(*conn, o.sink_connections, kube::sink_options{});
   if (!sinks) return tl::unexpected(sinks.error());
   // Carries out a run of decision records (in offset order) on the pool's connections; the
@@ -210,8 +406,7 @@ result<run_stats> run_cluster(const run_options& o) {
       }
       const log_offset off = effects[i].first;
       for (const auto& w : *outs[i]) {
-        st.writes += w.wrote ? 1 : 0;
-        st.write_failures += w.ok ? 0 : 1;
+        m.count_write(kube::to_string(w.kind), w.ok, w.wrote);
         if (!w.ok &&
             failed_logged.emplace(static_cast<std::int64_t>(off), kube::to_wire(w.kind)).second)
           failures.push_back(kube::write_failed_record(w, event_time{wall_ms()}));
@@ -221,20 +416,24 @@ result<run_stats> run_cluster(const run_options& o) {
     if (!failures.empty()) {
       std::vector<messages::bytes_view> views(failures.begin(), failures.end());
       if (auto a = (*log)->append(views); !a) return tl::unexpected(a.error());
-      st.failures_logged += failures.size();
+      m.failures_logged += failures.size();
     }
     return status;
   };
   if (auto c = carry_out(pending); !c) return tl::unexpected(c.error());
-  st.carried_over = pending.size();
+  m.carried_over = pending.size();
   if (!pending.empty()) (void)save_position(position_path, applied);
   pending.clear();
 
   log_offset next = *end0;
   auto last_tick_check = std::chrono::steady_clock::now();
   auto last_progress = last_tick_check;
+  m.log_read = next;
+  // Components are up and the history is theirs: ready once the informers sync (/readyz).
+  health.set_phase("");
   result<void> status;
   while (!(o.stop && o.stop())) {
+    m.beat(std::chrono::steady_clock::now());
     {
       std::lock_guard lk(err_mu);
       if (append_error) {
@@ -249,10 +448,13 @@ result<run_stats> run_cluster(const run_options& o) {
     // New records: to the host, and the decisions among them to the sink, in offset order.
     std::vector<effect> effects;
     auto r = (*log)->read(next, no_offset, [&](log_offset off, messages::bytes_view bytes) {
+      const auto now = std::chrono::steady_clock::now();
+      m.observe_delivered(off, now);
       deliver_one(bytes);
       const auto& env = *wire::GetEnvelope(bytes.data());
+      m.observe_record(off, env, now, true);
       if (env.causation() < 0)
-        ++st.observations;
+        ++m.observations;
       else if (off >= applied && env.payload_type() != wire::Payload::WriteFailed)
         effects.emplace_back(off, std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
       return true;
@@ -262,7 +464,8 @@ result<run_stats> run_cluster(const run_options& o) {
       break;
     }
     next += *r;
-    st.delivered += *r;
+    m.log_read = next;
+    m.delivered += *r;
     if (!effects.empty()) {
       if (auto y = (*log)->sync_appended(); !y) {
         status = y;
@@ -292,7 +495,7 @@ result<run_stats> run_cluster(const run_options& o) {
           status = tl::unexpected(a.error());
           break;
         }
-        ++st.ticks;
+        ++m.ticks;
       }
     }
     if (o.progress && now - last_progress > std::chrono::seconds(5)) {
@@ -300,7 +503,8 @@ result<run_stats> run_cluster(const run_options& o) {
       o.progress(
           fmt::format("colony run: log at {}, {} observations, {} decisions, {} writes "
                       "({} failed)",
-                      next, st.observations, decisions.load(), st.writes, st.write_failures));
+                      next, m.observations.load(), m.decisions.load(), m.writes("written"),
+                      m.writes("failed")));
     }
     if (*r == 0) (void)(*log)->wait_for(next, o.poll);
   }
@@ -314,7 +518,17 @@ result<run_stats> run_cluster(const run_options& o) {
   (void)host.sync();
   (void)(*log)->sync_appended();
   (void)save_position(position_path, applied);
-  st.decisions = decisions.load();
+  // The summary reads the cells /metrics reads (run_metrics), so the two agree.
+  st.replayed = m.replayed;
+  st.carried_over = m.carried_over;
+  st.recovered = m.recovered;
+  st.delivered = m.delivered;
+  st.decisions = m.decisions;
+  st.observations = m.observations;
+  st.ticks = m.ticks;
+  st.writes = m.writes("written");
+  st.write_failures = m.writes("failed");
+  st.failures_logged = m.failures_logged;
   if (!status) return tl::unexpected(status.error());
   return st;
 }

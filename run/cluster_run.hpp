@@ -53,6 +53,17 @@ struct run_options {
   std::function<bool()> stop;
   // Called with a line of progress now and then (counts). Default: none.
   std::function<void(const std::string&)> progress;
+  // HOST:PORT of /healthz, /readyz and /metrics (run/metrics_server.hpp; docs/operating.md
+  // "Health and metrics"); port 0 picks a free one. Default: "" (no server): several colony
+  // runs may share a host, so the operator picks the port (Koordinator's components also take
+  // theirs from a flag).
+  std::string metrics_addr;
+  // Called once the server listens, with the port bound. Default: none.
+  std::function<void(std::uint16_t)> on_metrics_listening;
+  // /readyz answers 503 once the API server has not answered for this long (probed every
+  // 5 s with GET /version while the server runs). Default: 30 s, a kubelet readiness probe's
+  // period (10 s) times its failureThreshold (3).
+  std::chrono::milliseconds api_unreachable_after{30'000};
 };
 
 struct run_stats {

@@ -2,6 +2,7 @@
 // docs/kubernetes-bridge.md "colony run").
 //
 //   colony run --kubeconfig FILE --log DIR [--threads N] [--no-elastic-quota]
+//              [--metrics-addr HOST:PORT]
 //
 // Runs until SIGINT/SIGTERM; prints a progress line every few seconds on stderr and a summary
 // (JSON) on stdout when it stops.
@@ -45,6 +46,9 @@ void add_run_command(CLI::App& app) {
                   "API connections the sink writes on at once (default 16)")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--no-elastic-quota", *no_quota, "run without the ElasticQuota plugin");
+  cmd->add_option("--metrics-addr", opts->metrics_addr,
+                  "serve /healthz, /readyz and Prometheus /metrics on HOST:PORT (port 0: a free "
+                  "one, printed on stderr); default: off (docs/operating.md)");
   cmd->callback([opts, no_quota] {
     // Warnings (a kind whose CRD is missing, a refused object) go to stderr: stdout is the
     // summary.
@@ -55,6 +59,13 @@ void add_run_command(CLI::App& app) {
     o.elastic_quota = !*no_quota;
     o.stop = [] { return run_stop.load(); };
     o.progress = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
+    // One line a test or a wrapper can wait for (the port matters when 0 was asked for).
+    o.on_metrics_listening =
+        [host = o.metrics_addr.substr(0, o.metrics_addr.rfind(':'))](std::uint16_t port) {
+          std::fprintf(stderr, "colony run: serving /healthz /readyz /metrics on http://%s:%u\n",
+                       host.c_str(), static_cast<unsigned>(port));
+          std::fflush(stderr);
+        };
     auto r = run::run_cluster(o);
     if (!r) {
       std::fprintf(stderr, "colony: %s\n", r.error().describe().c_str());
