@@ -108,24 +108,21 @@ std::string node_slo_renderer::spec_json(const node_labels& labels) const {
   const auto& q = qos_.for_node(labels);
   const auto& t = threshold_.for_node(labels);
   const auto& s = system_.for_node(labels);
+  const std::pair<std::string_view, const std::string*> fields[] = {{node_slo_cpu_burst_field, &b},
+                                                                    {node_slo_qos_field, &q},
+                                                                    {node_slo_threshold_field, &t},
+                                                                    {node_slo_system_field, &s}};
   std::string out;
   out.reserve(b.size() + q.size() + t.size() + s.size() + 96);
-  out += "{\"";
-  out += node_slo_cpu_burst_field;
-  out += "\":";
-  out += b;
-  out += ",\"";
-  out += node_slo_qos_field;
-  out += "\":";
-  out += q;
-  out += ",\"";
-  out += node_slo_threshold_field;
-  out += "\":";
-  out += t;
-  out += ",\"";
-  out += node_slo_system_field;
-  out += "\":";
-  out += s;
+  char sep = '{';
+  for (const auto& [name, text] : fields) {
+    out += sep;
+    out += '"';
+    out += name;
+    out += "\":";
+    out += *text;
+    sep = ',';
+  }
   out += '}';
   return out;
 }

@@ -1,8 +1,8 @@
 // colony run writes one NodeSLO per node (label kube): with a slo-controller-config ConfigMap
 // whose resource-threshold-config has a nodeStrategies entry, the NodeSLOs differ by node label;
-// when the ConfigMap, or a node's labels, change, the NodeSLOs follow. Koordinator's NodeSLO CRD
-// is applied from ../shared/koordinator-crds (kube.sh apply-crds), as a Koordinator cluster has
-// it. docs/kubernetes-bridge.md "Sinks".
+// when the ConfigMap, or a node's labels, change, the NodeSLOs follow. The NodeSLO CRD is
+// Koordinator's own (config/crd/bases in koordinator-sh/koordinator; kube.sh apply-crds,
+// docs/peers.md), as a Koordinator cluster has it. docs/kubernetes-bridge.md "Sinks".
 #include <atomic>
 #include <chrono>
 #include <cstdio>

@@ -358,8 +358,9 @@ TEST_F(KubeSink, NodeStatusCarriesBatchResources) {
 
 // NodeSLOUpdated -> the NodeSLO named after the node (slo.koordinator.sh/v1alpha1), created, then
 // updated when the spec changes, untouched when it does not; without the CRD the write is done
-// (nothing to write to) and no failure. Koordinator's own CRD (../shared/koordinator-crds, as
-// kube.sh apply-crds finds it), so that its schema's pruning and validation see the spec.
+// (nothing to write to) and no failure. Koordinator's own CRD (config/crd/bases in
+// koordinator-sh/koordinator, applied by kube.sh apply-crds; docs/peers.md), so that its schema's
+// pruning and validation see the spec.
 TEST_F(KubeSink, NodeSloIsCreatedThenUpdatedAndWithoutItsCrdSkipped) {
   make_node("n1");
   const std::string spec1 =

@@ -517,24 +517,30 @@ struct refusal {
   std::int64_t causation = 0;
 };
 
-std::vector<refusal> refusals_in(stores::event_log& log) {
-  std::vector<refusal> out;
+std::string str(const flatbuffers::String* v) { return std::string(messages::to_string_view(v)); }
+
+// Calls fn(envelope) for each record of `type` in the log, in order; a record that does not
+// decode fails the test and ends the read.
+template <class F>
+void for_each_of(stores::event_log& log, wire::Payload type, F&& fn) {
   auto r = log.read(0, no_offset, [&](log_offset off, messages::bytes_view b) {
     auto d = messages::decode(b, "log offset " + std::to_string(off));
     EXPECT_TRUE(d) << d.error().describe();
     if (!d) return false;
-    if (d->type() != wire::Payload::ObjectRefused) return true;
-    const auto& env = *d->envelope;
-    const auto* o = env.payload_as_ObjectRefused();
-    const auto s = [](const flatbuffers::String* v) {
-      return std::string(messages::to_string_view(v));
-    };
-    out.push_back({env.entity_kind(), s(env.entity_key()), s(env.source()), s(o->api_kind()),
-                   s(o->namespace_()), s(o->name()), s(o->uid()), s(o->resource_version()),
-                   s(o->field()), s(o->reason()), s(o->code()), env.causation()});
+    if (d->type() == type) fn(*d->envelope);
     return true;
   });
   EXPECT_TRUE(r) << r.error().describe();
+}
+
+std::vector<refusal> refusals_in(stores::event_log& log) {
+  std::vector<refusal> out;
+  for_each_of(log, wire::Payload::ObjectRefused, [&](const wire::Envelope& env) {
+    const auto* o = env.payload_as_ObjectRefused();
+    out.push_back({env.entity_kind(), str(env.entity_key()), str(env.source()), str(o->api_kind()),
+                   str(o->namespace_()), str(o->name()), str(o->uid()), str(o->resource_version()),
+                   str(o->field()), str(o->reason()), str(o->code()), env.causation()});
+  });
   return out;
 }
 
@@ -768,36 +774,26 @@ struct observed {
 
 std::vector<observed> observed_in(stores::event_log& log) {
   std::vector<observed> out;
-  auto r = log.read(0, no_offset, [&](log_offset off, messages::bytes_view b) {
-    auto d = messages::decode(b, "log offset " + std::to_string(off));
-    EXPECT_TRUE(d) << d.error().describe();
-    if (!d) return false;
-    if (d->type() != wire::Payload::ObjectObserved) return true;
-    const auto& env = *d->envelope;
+  for_each_of(log, wire::Payload::ObjectObserved, [&](const wire::Envelope& env) {
     EXPECT_EQ(env.entity_kind(), wire::EntityKind::Object);
     EXPECT_EQ(env.causation(), -1);
     EXPECT_EQ(messages::to_string_view(env.source()), "bridge/k8s");
     const auto* o = env.payload_as_ObjectObserved();
-    const auto s = [](const flatbuffers::String* v) {
-      return std::string(messages::to_string_view(v));
-    };
-    observed x{s(env.entity_key()),
-               s(o->api_version()),
-               s(o->kind()),
-               s(o->namespace_()),
-               s(o->name()),
-               s(o->uid()),
-               s(o->resource_version()),
-               s(o->spec_json()),
-               s(o->status_json()),
+    observed x{str(env.entity_key()),
+               str(o->api_version()),
+               str(o->kind()),
+               str(o->namespace_()),
+               str(o->name()),
+               str(o->uid()),
+               str(o->resource_version()),
+               str(o->spec_json()),
+               str(o->status_json()),
                {},
                o->deleted()};
     if (o->labels() != nullptr)
-      for (const auto* kv : *o->labels()) x.labels.emplace_back(s(kv->key()), s(kv->value()));
+      for (const auto* kv : *o->labels()) x.labels.emplace_back(str(kv->key()), str(kv->value()));
     out.push_back(std::move(x));
-    return true;
   });
-  EXPECT_TRUE(r) << r.error().describe();
   return out;
 }
 
