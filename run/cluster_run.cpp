@@ -292,6 +292,9 @@ result<run_stats> run_cluster(const run_options& o) {
   // PriorityClasses).
   control_plane_options cpo;
   cpo.elastic_quota = o.elastic_quota;
+  // The scheduler's timings count from the end of the replay (set_live below).
+  m.framework->set_live(false);
+  cpo.scheduler_recorder = m.framework;
   auto components = control_plane(cpo);
   if (!components) return tl::unexpected(components.error());
   for (auto& c : *components) host.add_component(std::move(c));
@@ -366,6 +369,7 @@ result<run_stats> run_cluster(const run_options& o) {
       replayed_out.clear();
     }
   }
+  m.framework->set_live(true);
 
   // The bridge: observations into the log from the informers' threads.
   kube::source_options srco;

@@ -18,6 +18,7 @@ result<std::vector<std::unique_ptr<entities::component>>> control_plane(
   so.await_admission = true;
   so.elastic_quota = o.elastic_quota;
   so.parallelizer = o.parallelizer;
+  so.recorder = o.scheduler_recorder;
   auto sched = scheduler::scheduler_component::create(std::move(so));
   if (!sched) return tl::unexpected(sched.error());
   v.push_back(std::move(*sched));

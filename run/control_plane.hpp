@@ -34,6 +34,9 @@ struct control_plane_options {
   // Threads the scheduler may fan its Filter and Score out on (the decision does not depend on
   // them). Default: none (its own thread).
   std::function<void(std::size_t n, const std::function<void(std::size_t)>& fn)> parallelizer;
+  // Times the scheduler's extension points and plugins for /metrics
+  // (scheduler::framework_recorder). Default: none.
+  std::shared_ptr<scheduler::framework_recorder> scheduler_recorder;
 };
 
 // The components, in the order to add them. Fails only on a scheduler config the framework

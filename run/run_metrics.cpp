@@ -1,5 +1,7 @@
 #include "run/run_metrics.hpp"
 
+#include <algorithm>
+
 #include "bridges/kubernetes/source.hpp"
 
 namespace colony::run {
@@ -32,8 +34,14 @@ metric_family one(std::string name, std::string help, metric_type t, double v) {
 
 // Log appends take from ~10 us (RocksDB, unsynced) to seconds (a Kafka broker in trouble):
 // 0.1 ms doubling to ~3.3 s.
+// Koordinator's node-count histograms: ExponentialBuckets(1, 2, 24)
+// (pkg/scheduler/metrics/metrics.go); kube's pod_scheduling_attempts: ExponentialBuckets(1, 2, 5).
 run_metrics::run_metrics()
-    : log_append_seconds(exponential_buckets(0.0001, 2, 16)), delivered_at_(ring_size) {}
+    : log_append_seconds(exponential_buckets(0.0001, 2, 16)),
+      evaluated_nodes_(exponential_buckets(1, 2, 24)),
+      feasible_nodes_(exponential_buckets(1, 2, 24)),
+      attempts_to_schedule_(exponential_buckets(1, 2, 5)),
+      delivered_at_(ring_size) {}
 
 void run_metrics::count_write(std::string_view kind, bool ok, bool wrote) {
   const char* result = !ok ? "failed" : wrote ? "written" : "unchanged";
@@ -96,6 +104,21 @@ void run_metrics::drop_pod(const std::string& pod) {
   }
 }
 
+void run_metrics::set_rejected(const std::string& pod,
+                               std::vector<std::pair<std::string, std::string>> cells) {
+  std::lock_guard lk(sched_mu_);
+  auto it = rejected_by_.find(pod);
+  if (it != rejected_by_.end()) {
+    for (const auto& c : it->second)
+      if (auto u = unschedulable_by_plugin_.find(c); u != unschedulable_by_plugin_.end())
+        --u->second;
+    rejected_by_.erase(it);
+  }
+  if (cells.empty()) return;
+  for (const auto& c : cells) ++unschedulable_by_plugin_[c];
+  rejected_by_.emplace(pod, std::move(cells));
+}
+
 void run_metrics::observe_record(log_offset off, const wire::Envelope& env, steady::time_point now,
                                  bool live) {
   const auto str = [](const flatbuffers::String* s) { return messages::to_string_view(s); };
@@ -125,14 +148,29 @@ void run_metrics::observe_record(log_offset off, const wire::Envelope& env, stea
     }
     case wire::Payload::PodBindProposed: {
       // In flight: out of every queue until its outcome (kube-scheduler pops it from activeQ).
-      drop_pod(std::string(str(env.payload_as_PodBindProposed()->pod())));
-      if (live && decision)
+      const auto* p = env.payload_as_PodBindProposed();
+      drop_pod(std::string(str(p->pod())));
+      if (live && decision) {
         proposals_[static_cast<std::int64_t>(off)] = cause_time(env.causation(), now);
+        proposal_attempts_[static_cast<std::int64_t>(off)] = p->attempt();
+        evaluated_nodes_.observe(p->evaluated_nodes());
+        feasible_nodes_.observe(p->feasible_nodes());
+      }
       break;
     }
     case wire::Payload::PodUnschedulable: {
       const auto* p = env.payload_as_PodUnschedulable();
-      set_queue(std::string(str(p->pod())), 2);
+      const std::string pod(str(p->pod()));
+      set_queue(pod, 2);
+      std::vector<std::pair<std::string, std::string>> cells;
+      if (p->reasons())
+        for (const auto* r : *p->reasons()) {
+          std::pair<std::string, std::string> c{std::string(str(r->plugin())),
+                                                profile_of(str(p->scheduler()))};
+          if (std::find(cells.begin(), cells.end(), c) == cells.end())
+            cells.push_back(std::move(c));
+        }
+      set_rejected(pod, std::move(cells));
       if (live && decision)
         attempt("unschedulable", profile_of(str(p->scheduler())),
                 seconds(cause_time(env.causation(), now)));
@@ -143,6 +181,7 @@ void run_metrics::observe_record(log_offset off, const wire::Envelope& env, stea
       const std::string pod(str(p->pod()));
       if (scheduler_of_[pod] == default_profile) set_queue(pod, 1);  // requeued with backoff
       if (live && decision && p->scheduler() && p->scheduler()->size() > 0) {
+        proposal_attempts_.erase(p->proposal_offset());
         auto it = proposals_.find(p->proposal_offset());
         attempt("error", profile_of(str(p->scheduler())),
                 seconds(it != proposals_.end() ? it->second : cause_time(env.causation(), now)));
@@ -154,8 +193,13 @@ void run_metrics::observe_record(log_offset off, const wire::Envelope& env, stea
       const auto* p = env.payload_as_PodScheduled();
       const std::string pod(str(p->pod()));
       drop_pod(pod);
+      set_rejected(pod, {});
       scheduler_of_.erase(pod);
       if (live && decision && p->scheduler() && p->scheduler()->size() > 0) {
+        if (auto a = proposal_attempts_.find(p->proposal_offset()); a != proposal_attempts_.end()) {
+          attempts_to_schedule_.observe(a->second);
+          proposal_attempts_.erase(a);
+        }
         auto it = proposals_.find(p->proposal_offset());
         attempt("scheduled", profile_of(str(p->scheduler())),
                 seconds(it != proposals_.end() ? it->second : cause_time(env.causation(), now)));
@@ -166,12 +210,14 @@ void run_metrics::observe_record(log_offset off, const wire::Envelope& env, stea
     case wire::Payload::PodFinished: {
       const std::string pod(str(env.payload_as_PodFinished()->pod()));
       drop_pod(pod);
+      set_rejected(pod, {});
       scheduler_of_.erase(pod);
       break;
     }
     case wire::Payload::PodRejected: {
       const std::string pod(str(env.payload_as_PodRejected()->name()));
       drop_pod(pod);
+      set_rejected(pod, {});
       scheduler_of_.erase(pod);
       break;
     }
@@ -221,7 +267,28 @@ std::vector<metric_family> run_metrics::families(const kube::source_counters* so
     for (std::size_t i = 0; i < 3; ++i)
       p.samples.push_back({{{"queue", queues[i]}}, double(pending_[i])});
     fs.push_back(std::move(p));
+    auto u = family("scheduler_unschedulable_pods",
+                    "Unschedulable pods by the plugin that rejected them: a pod counts under each "
+                    "plugin that rejected it on some node in its latest attempt.",
+                    mt::gauge);
+    for (const auto& [k, v] : unschedulable_by_plugin_)
+      u.samples.push_back({{{"plugin", k.first}, {"profile", k.second}}, double(v)});
+    fs.push_back(std::move(u));
   }
+  fs.push_back(family("scheduler_pod_scheduling_attempts",
+                      "Attempts a pod took until its node was proposed and bound.", mt::histogram));
+  fs.back().histograms.push_back(attempts_to_schedule_.snapshot({}));
+  // Koordinator's (pkg/scheduler/metrics/metrics.go).
+  fs.push_back(family("scheduler_pod_scheduling_evaluated_nodes",
+                      "Nodes the scheduler filtered for a pod in the cycle that proposed its node.",
+                      mt::histogram));
+  fs.back().histograms.push_back(evaluated_nodes_.snapshot({}));
+  fs.push_back(family("scheduler_pod_scheduling_feasible_nodes",
+                      "Nodes among the evaluated ones that passed every filter, in the cycle that "
+                      "proposed the pod's node.",
+                      mt::histogram));
+  fs.back().histograms.push_back(feasible_nodes_.snapshot({}));
+  for (auto& f : framework->families()) fs.push_back(std::move(f));
   fs.push_back(family("colony_log_append_duration_seconds",
                       "Wall time of one append to the event log (a batch, all or none).",
                       mt::histogram));

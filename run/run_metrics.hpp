@@ -30,6 +30,7 @@
 
 #include "messages/codec.hpp"
 #include "run/metrics.hpp"
+#include "run/scheduler_metrics.hpp"
 
 namespace colony::kube {
 struct source_counters;
@@ -65,6 +66,10 @@ class run_metrics {
   // (which only rebuilds the pending pods, as the scheduler's queue is rebuilt).
   void observe_record(log_offset off, const wire::Envelope& env, steady::time_point now, bool live);
 
+  // ---- the scheduler framework's own timings, recorded by the scheduler component
+  // (scheduler_metrics.hpp); families() includes them.
+  const std::shared_ptr<scheduler_metrics> framework = std::make_shared<scheduler_metrics>();
+
   // ---- health
   std::atomic<std::int64_t> heartbeat_ms{0};  // steady ms of the run loop's latest turn
   void beat(steady::time_point now) noexcept;
@@ -87,6 +92,14 @@ class run_metrics {
   // (result, profile) -> attempts; histograms own atomics, so cells live in unique_ptrs.
   std::map<std::pair<std::string, std::string>, std::unique_ptr<attempt_cell>> attempts_;
   std::array<std::uint64_t, 3> pending_{};  // active, backoff, unschedulable
+  // Koordinator's scheduler_pod_scheduling_{evaluated,feasible}_nodes and kube's
+  // scheduler_pod_scheduling_attempts, from the logged decisions.
+  histogram evaluated_nodes_, feasible_nodes_, attempts_to_schedule_;
+  // kube's scheduler_unschedulable_pods{plugin,profile}: pods whose latest attempt a plugin
+  // rejected, by plugin (a pod counts once under each plugin that rejected it).
+  std::map<std::pair<std::string, std::string>, std::int64_t> unschedulable_by_plugin_;
+  std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>>
+      rejected_by_;  // pod -> its (plugin, profile) cells
 
   // Loop-only state (observe_*): when each recent offset was delivered (a ring), the cause time
   // of each unsettled proposal, and each pending pod's queue.
@@ -94,10 +107,13 @@ class run_metrics {
   std::vector<steady::time_point> delivered_at_;
   std::uint64_t delivered_end_ = 0;  // one past the highest offset in the ring
   std::unordered_map<std::int64_t, steady::time_point> proposals_;
+  std::unordered_map<std::int64_t, std::int32_t> proposal_attempts_;  // live proposals' attempt
   std::unordered_map<std::string, int> queue_of_;  // pod -> 0 active, 1 backoff, 2 unschedulable
   std::unordered_map<std::string, std::string> scheduler_of_;  // pod -> schedulerName
   void set_queue(const std::string& pod, int q);
   void drop_pod(const std::string& pod);
+  // Replaces the pod's unschedulable_by_plugin_ cells (none: it left the unschedulable set).
+  void set_rejected(const std::string& pod, std::vector<std::pair<std::string, std::string>> cells);
 };
 
 }  // namespace colony::run

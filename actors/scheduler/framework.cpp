@@ -122,6 +122,29 @@ std::string_view to_string(outcome o) noexcept {
   return "";
 }
 
+std::string_view extension_point_label(std::uint32_t ep) noexcept {
+  switch (ep) {
+    case ep_pre_filter:
+      return "PreFilter";
+    case ep_filter:
+      return "Filter";
+    case ep_score:
+      return "Score";
+    case ep_score_normalize:
+      return "ScoreExtensionNormalize";
+    case ep_reserve:
+      return "Reserve";
+    case ep_permit:
+      return "Permit";
+    case ep_post_filter:
+      return "PostFilter";
+    case ep_pre_enqueue:
+      return "PreEnqueue";
+    default:
+      return "";
+  }
+}
+
 std::string_view pod_info::namespace_name() const noexcept {
   auto pos = std::string_view(key).find('/');
   return pos == std::string_view::npos ? std::string_view{} : std::string_view(key).substr(0, pos);
@@ -276,10 +299,27 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   st.gpu_allocations.clear();
   st.rejected_pods.clear();
 
+  // Metrics only (framework_recorder): nothing below reads these times.
+  framework_recorder* const rec = opts_.recorder.get();
+  const bool sampled = rec != nullptr && rec->sample_cycle();
+  const auto clock = [rec] { return rec != nullptr ? rec->now_ns() : 0; };
+  const auto timed_plugin = [&](const plugin_entry& e, std::uint32_t ep, status_code code,
+                                std::int64_t t0) {
+    if (sampled)
+      rec->plugin(static_cast<std::size_t>(&e - plugins_.data()), e.impl->name(), ep, code,
+                  rec->now_ns() - t0);
+  };
+  const auto timed_point = [&](std::uint32_t ep, status_code code, std::int64_t t0) {
+    if (rec != nullptr) rec->extension_point(ep, code, rec->now_ns() - t0);
+  };
+
   auto run_post_filter = [&] {
+    const std::int64_t t_point = clock();
     for (auto& e : plugins_) {
       if (!(e.enabled & ep_post_filter)) continue;
+      const std::int64_t t0 = sampled ? clock() : 0;
       auto r = e.impl->post_filter(st, pod, now);
+      timed_plugin(e, ep_post_filter, r.st.code, t0);
       for (auto& p : r.rejected_pods) d.rejected_pods.push_back(std::move(p));
       if (r.st.ok() && r.nominated_node) {
         d.nominated_node = std::move(r.nominated_node);
@@ -287,6 +327,8 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
         break;  // kube stops at the first PostFilter that succeeds
       }
     }
+    timed_point(ep_post_filter,
+                d.nominated_node ? status_code::success : status_code::unschedulable, t_point);
   };
 
   if (nodes.empty()) {
@@ -297,15 +339,19 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
 
   // --- PreFilter -------------------------------------------------------------------------
   std::uint64_t skip_filter = 0;  // bit i = plugin i's Filter is skipped (PreFilter said Skip)
+  const std::int64_t t_pre_filter = clock();
   for (std::size_t i = 0; i < plugins_.size(); ++i) {
     auto& e = plugins_[i];
     if (!(e.enabled & ep_pre_filter)) continue;
+    const std::int64_t t0 = sampled ? clock() : 0;
     auto s = e.impl->pre_filter(st, pod, nodes, now);
+    timed_plugin(e, ep_pre_filter, s.code, t0);
     if (s.code == status_code::skip) {
       if (i < 64) skip_filter |= (1ull << i);
       continue;
     }
     if (!s.ok()) {
+      timed_point(ep_pre_filter, s.code, t_pre_filter);
       d.result = s.code == status_code::error ? outcome::error : outcome::unschedulable;
       d.message = std::string(e.impl->name()) + ": " + s.message();
       d.failures.push_back({std::string(e.impl->name()), s.message(), nodes.size()});
@@ -315,7 +361,27 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
     }
   }
 
+  timed_point(ep_pre_filter, status_code::success, t_pre_filter);
+
   // --- Filter (percentageOfNodesToScore, rotating start) ---------------------------------
+  // One plugin's Filter on one node, timed in sampled cycles (may run on parallelizer threads).
+  const auto run_filter = [&](std::size_t p, std::size_t idx) {
+    auto& e = plugins_[p];
+    if (!sampled) return e.impl->filter(st, pod, nodes[idx], now);
+    const std::int64_t t0 = rec->now_ns();
+    auto s = e.impl->filter(st, pod, nodes[idx], now);
+    rec->plugin(p, e.impl->name(), ep_filter, s.code, rec->now_ns() - t0);
+    return s;
+  };
+  // One plugin's score_nodes over a chunk, timed likewise.
+  const auto run_score = [&](std::size_t p, std::span<const std::uint32_t> idx,
+                             std::span<std::int64_t> out) {
+    auto& e = plugins_[p];
+    const std::int64_t t0 = sampled ? rec->now_ns() : 0;
+    e.impl->score_nodes(st, pod, nodes, idx, out, now);
+    timed_plugin(e, ep_score, status_code::success, t0);
+  };
+  std::int64_t score_ns = 0;  // the cycle's time in Score, summed over its pieces
   const std::size_t n = nodes.size();
   const std::size_t to_find = num_feasible_nodes_to_find(opts_.percentage_of_nodes_to_score, n);
   const std::size_t start = next_start_ % n;
@@ -343,11 +409,11 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
     const std::size_t m = feasible_.size() - scored;
     if (m == 0) return;
     const std::span<const std::uint32_t> idx(feasible_.data() + scored, m);
-    for (std::size_t s = 0; s < k; ++s) {
-      auto& e = plugins_[score_plugins[s]];
-      e.impl->score_nodes(st, pod, nodes, idx,
-                          std::span<std::int64_t>(raw_.data() + s * stride + scored, m), now);
-    }
+    const std::int64_t t0 = clock();
+    for (std::size_t s = 0; s < k; ++s)
+      run_score(score_plugins[s], idx,
+                std::span<std::int64_t>(raw_.data() + s * stride + scored, m));
+    score_ns += clock() - t0;
     scored = feasible_.size();
   };
   constexpr std::size_t score_chunk = 32;
@@ -361,7 +427,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
       bool fits = true;
       for (const std::size_t p : filter_plugins_) {
         auto& e = plugins_[p];
-        auto s = e.impl->filter(st, pod, nodes[idx], now);
+        auto s = run_filter(p, idx);
         if (s.ok()) continue;
         if (s.code == status_code::error) {
           d.result = outcome::error;
@@ -408,7 +474,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
           v.st = {};
           const std::size_t idx = (start + base + i) % n;
           for (const std::size_t p : filter_plugins_) {
-            auto s = plugins_[p].impl->filter(st, pod, nodes[idx], now);
+            auto s = run_filter(p, idx);
             if (s.ok()) continue;
             v.plugin = p;
             v.st = std::move(s);
@@ -470,17 +536,21 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
     // Every feasible node at once, in chunks: raw scores depend only on the pod, the node and
     // PreFilter state (the plugin contract), so the chunking does not change them.
     const std::size_t fcount = feasible_.size();
+    const std::int64_t t0 = clock();
     opts_.parallelizer((fcount + chunk - 1) / chunk, [&](std::size_t t) {
       const std::size_t lo = t * chunk;
       const std::size_t m = std::min(fcount, lo + chunk) - lo;
       const std::span<const std::uint32_t> idx(feasible_.data() + lo, m);
       for (std::size_t s = 0; s < k; ++s)
-        plugins_[score_plugins[s]].impl->score_nodes(
-            st, pod, nodes, idx, std::span<std::int64_t>(raw_.data() + s * stride + lo, m), now);
+        run_score(score_plugins[s], idx, std::span<std::int64_t>(raw_.data() + s * stride + lo, m));
     });
+    score_ns += clock() - t0;
     scored = fcount;
   }
   score_pending();
+  // Score's figure is NormalizeScore's time plus score_ns: timed_point measures from
+  // t_normalize - score_ns.
+  const std::int64_t t_normalize = clock();
   const std::size_t f = feasible_.size();
   if (norm_.size() < k * stride) norm_.resize(k * stride);
   total_.assign(f, 0);
@@ -488,9 +558,12 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
     auto& e = plugins_[score_plugins[s]];
     std::copy_n(raw_.data() + s * stride, f, norm_.data() + s * stride);
     std::span<std::int64_t> row(norm_.data() + s * stride, f);
+    const std::int64_t t0 = sampled ? clock() : 0;
     e.impl->normalize_score(st, pod, row);
+    timed_plugin(e, ep_score_normalize, status_code::success, t0);
     for (std::size_t j = 0; j < f; ++j) {
       if (row[j] < 0 || row[j] > max_node_score) {
+        timed_point(ep_score, status_code::error, t_normalize - score_ns);
         d.result = outcome::error;
         d.message = "plugin \"" + std::string(e.impl->name()) + "\" returns an invalid score " +
                     std::to_string(row[j]) +
@@ -500,6 +573,8 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
       total_[j] += row[j] * e.weight;
     }
   }
+
+  timed_point(ep_score, status_code::success, t_normalize - score_ns);
 
   // --- Select: best total, then lowest tie_break_key, then lowest node index ----------------
   struct ranked {
@@ -546,11 +621,15 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   }
 
   // --- Reserve -------------------------------------------------------------------------------
+  const std::int64_t t_reserve = clock();
   for (std::size_t p = 0; p < plugins_.size(); ++p) {
     auto& e = plugins_[p];
     if (!(e.enabled & ep_reserve)) continue;
+    const std::int64_t t0 = sampled ? clock() : 0;
     auto s = e.impl->reserve(st, pod, node, now);
+    timed_plugin(e, ep_reserve, s.code, t0);
     if (!s.ok()) {
+      timed_point(ep_reserve, s.code, t_reserve);
       run_unreserve(st, pod, node, now);
       for (auto& x : st.rejected_pods) d.rejected_pods.push_back(std::move(x));
       st.rejected_pods.clear();
@@ -561,18 +640,24 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
     }
   }
 
+  timed_point(ep_reserve, status_code::success, t_reserve);
+
   // --- Permit --------------------------------------------------------------------------------
   bool waiting = false;
   std::int64_t wait_ms = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t t_permit = clock();
   for (auto& e : plugins_) {
     if (!(e.enabled & ep_permit)) continue;
+    const std::int64_t t0 = sampled ? clock() : 0;
     auto r = e.impl->permit(st, pod, node, now);
+    timed_plugin(e, ep_permit, r.st.code, t0);
     for (auto& x : r.allowed_pods) d.allowed_pods.push_back(std::move(x));
     for (auto& x : r.rejected_pods) d.rejected_pods.push_back(std::move(x));
     if (r.st.code == status_code::wait) {
       waiting = true;
       wait_ms = std::min(wait_ms, r.wait.value);
     } else if (!r.st.ok()) {
+      timed_point(ep_permit, r.st.code, t_permit);
       run_unreserve(st, pod, node, now);
       for (auto& x : st.rejected_pods) d.rejected_pods.push_back(std::move(x));
       st.rejected_pods.clear();
@@ -582,6 +667,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
       return d;
     }
   }
+  timed_point(ep_permit, waiting ? status_code::wait : status_code::success, t_permit);
   d.result = waiting ? outcome::waiting : outcome::scheduled;
   if (waiting) d.wait = duration_ms{wait_ms};
   d.gpu_allocations = st.gpu_allocations;

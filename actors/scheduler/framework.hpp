@@ -409,6 +409,9 @@ enum extension_point : std::uint32_t {
   ep_permit = 1u << 4,
   ep_post_filter = 1u << 5,
   ep_pre_enqueue = 1u << 6,
+  // Not a plugin point of its own (Score plugins normalize): the recorder's label for
+  // NormalizeScore calls.
+  ep_score_normalize = 1u << 7,
 };
 
 // A scheduler plugin. Override the extension points listed by points(); the framework calls
@@ -492,6 +495,38 @@ struct plugin_entry {
   std::int64_t weight = 1;    // score weight
 };
 
+// Times the framework's extension points and plugin calls for metrics: kube-scheduler's
+// FrameworkExtensionPointDuration and PluginExecutionDuration (pkg/scheduler/metrics/metrics.go,
+// recorded in pkg/scheduler/framework/runtime/framework.go). The host supplies the clock, so the
+// policy library reads none; what a recorder measures never reaches a decision, and a cycle
+// decides the same with or without one.
+//
+// Extension points timed every cycle: PreFilter, PostFilter, Score (every score_nodes and
+// NormalizeScore call of the cycle, summed: Colony scores feasible nodes in chunks while it
+// filters), Reserve, Permit. Filter has no extension-point figure, as in kube (it runs per node).
+// Plugin calls are timed only in cycles the recorder samples (kube: 10 %,
+// pluginMetricsSamplePercent): pre_filter, filter (one call per node), score_nodes (one call per
+// chunk of nodes), normalize_score ("ScoreExtensionNormalize"), reserve, permit, post_filter.
+// plugin() may be called from the parallelizer's threads at once; the rest from the cycle's
+// thread.
+class framework_recorder {
+ public:
+  virtual ~framework_recorder() = default;
+  // A monotonic clock in nanoseconds.
+  [[nodiscard]] virtual std::int64_t now_ns() noexcept = 0;
+  // Whether this cycle's plugin calls are timed; asked once at the start of each cycle.
+  [[nodiscard]] virtual bool sample_cycle() noexcept = 0;
+  // ep: an extension_point bit, or ep_score_normalize.
+  virtual void extension_point(std::uint32_t ep, status_code code, std::int64_t ns) noexcept = 0;
+  // index: the plugin's position in framework::plugins(); name: its name.
+  virtual void plugin(std::size_t index, std::string_view name, std::uint32_t ep, status_code code,
+                      std::int64_t ns) noexcept = 0;
+};
+
+// kube's label for an extension point ("PreFilter", "Filter", "Score",
+// "ScoreExtensionNormalize", "Reserve", "Permit", "PostFilter", "PreEnqueue"); "" for others.
+[[nodiscard]] std::string_view extension_point_label(std::uint32_t ep) noexcept;
+
 struct framework_options {
   std::string scheduler_name = "koord-scheduler";
   // 0 = adaptive (50 - nodes/125, at least 5 %); 100 = every node. Default: 0 (kube-scheduler
@@ -507,6 +542,8 @@ struct framework_options {
   // Nodes per parallel Filter / Score task. Default: 64 (Colony choice: a task is then a few
   // microseconds, well above the cost of handing it to a thread).
   std::size_t parallel_chunk = 64;
+  // Timing for metrics (framework_recorder). Default: none (nothing is timed).
+  std::shared_ptr<framework_recorder> recorder;
 };
 
 // One plugin's contribution to a node's total.

@@ -125,7 +125,21 @@ TEST_F(ColonyRunMetrics, ServesProbesAndMetricsThePrometheusParserReads) {
          "for n in ('colony_source_watch_reconnects', 'colony_source_relists', "
          "'colony_source_gone_410'):\n"
          "    assert fs[n].type == 'counter' and val(n, n + '_total') >= 0\n"
-         "assert val('colony_run_decisions', 'colony_run_decisions_total') >= 3 * pods\n";
+         "assert val('colony_run_decisions', 'colony_run_decisions_total') >= 3 * pods\n"
+         // The framework's timings: one cycle per pod, every point of a scheduled cycle.
+         "x = 'scheduler_framework_extension_point_duration_seconds'\n"
+         "assert fs[x].type == 'histogram'\n"
+         "for ep in ('PreFilter', 'Score', 'Reserve', 'Permit'):\n"
+         "    ls = dict(extension_point=ep, status='Success', profile='koord-scheduler')\n"
+         "    assert val(x, x + '_count', **ls) == pods, (ep, val(x, x + '_count', **ls))\n"
+         "    assert val(x, x + '_sum', **ls) > 0, ep\n"
+         "assert fs['scheduler_plugin_execution_duration_seconds'].type == 'histogram'\n"
+         // Koordinator's node counts and kube's attempts, from the logged proposals.
+         "for n in ('scheduler_pod_scheduling_evaluated_nodes', "
+         "'scheduler_pod_scheduling_feasible_nodes'):\n"
+         "    assert val(n, n + '_count') == pods and val(n, n + '_sum') >= pods, n\n"
+         "t = 'scheduler_pod_scheduling_attempts'\n"
+         "assert val(t, t + '_count') == pods and val(t, t + '_bucket', le='1') == pods\n";
   EXPECT_EQ(std::system(
                 ("PYENV_VERSION=system python3 " + script + " " + text + " " + std::to_string(pods))
                     .c_str()),

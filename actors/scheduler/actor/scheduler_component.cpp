@@ -121,6 +121,7 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   std::unique_ptr<scheduler_component> c(new scheduler_component(std::move(opts)));
   c->fwk_ = std::move(built->fwk);
   c->fwk_->options().parallelizer = c->opts_.parallelizer;
+  c->fwk_->options().recorder = c->opts_.recorder;
   c->skipped_plugins_ = std::move(built->skipped_plugins);
   if (c->opts_.gpu_model_affinity && c->fwk_->find(gpu_model_affinity::plugin_name) == nullptr &&
       !profile_disables(c->opts_.config->profiles[c->opts_.profile],

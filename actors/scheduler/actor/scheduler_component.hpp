@@ -118,6 +118,9 @@ struct scheduler_component_options {
   // framework_options::parallelizer of the profile's framework: the host's threads for Filter
   // and Score (the decision is the same at any thread count). Default: empty (one thread).
   std::function<void(std::size_t n, const std::function<void(std::size_t)>& fn)> parallelizer;
+  // framework_options::recorder: times extension points and plugins for the host's metrics
+  // (never read by a decision). Default: none.
+  std::shared_ptr<framework_recorder> recorder;
 };
 
 class scheduler_component final : public entities::component {
