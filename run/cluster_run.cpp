@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/entities/component.hpp"
 #include "actors/entities/entity_actors.hpp"
@@ -38,6 +39,31 @@ using clock = std::chrono::system_clock;
 std::int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock::now().time_since_epoch())
       .count();
+}
+
+// The first record of a leader's term: ConfigUpdated kind "Lease", named NAMESPACE/NAME, with
+// the Lease's spec as this holder wrote it (the shape `colony elect` logs). An observation: no
+// component reads it; it shows in the log who led from where on.
+messages::byte_buffer lease_record(const kube::lease_options& lo, std::int64_t acquired_ms) {
+  const nlohmann::json spec{
+      {"holderIdentity", lo.identity},
+      {"leaseDurationSeconds",
+       std::chrono::duration_cast<std::chrono::seconds>(lo.lease_duration).count()},
+      {"acquireTime", kube::micro_time(acquired_ms)}};
+  const std::string name = lo.lease_namespace + "/" + lo.name;
+  const std::string body = spec.dump();
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  const auto kind = fbb.CreateString("Lease");
+  const auto n = fbb.CreateString(name);
+  const auto s = fbb.CreateString(body);
+  const auto payload = wire::CreateConfigUpdated(fbb, kind, n, s);
+  messages::header h;
+  h.time = event_time{acquired_ms};
+  h.kind = wire::EntityKind::Cluster;
+  h.key = "lease";
+  h.source = "colony-run";
+  return b.finish(h, payload);
 }
 
 // The sink's position: the first offset it has not applied yet, beside the log.
@@ -252,8 +278,51 @@ result<run_stats> run_cluster(const run_options& o) {
   // that nothing outside has seen (a prefix survives).
   stores::log_options lo;
   lo.sync = false;
+  const auto stopped = [&o] { return o.stop && o.stop(); };
+  // Leader election: nothing of the run starts before this process holds the Lease.
+  std::unique_ptr<kube::leader_election> leader;
+  if (o.leader_election) {
+    auto le = kube::leader_election::start(*conn, *o.leader_election);
+    if (!le) return tl::unexpected(le.error());
+    leader = std::move(*le);
+    m.leader_name = o.leader_election->name;
+    const bool leads = leader->wait_leading([&] {
+      health.set_phase("waiting to lead: " + leader->describe());
+      return stopped();
+    });
+    if (!leads) {
+      if (leader->lost())
+        return fail(errc::failed_precondition,
+                    "leader election lost before the run started: " + leader->describe(),
+                    "--leader-elect");
+      return st;  // stopped while waiting: nothing was started
+    }
+    st.led = true;
+    m.leading = 1;
+    if (o.progress) o.progress("colony run: leading (" + leader->describe() + ")");
+  }
   auto opened = stores::open_log(o.log_path, lo);
+  // A predecessor that lost the Lease may still hold the log (a paused process keeps its
+  // lock): the successor waits for it, and so never writes beside it.
+  while (!opened && leader && opened.error().code == errc::unavailable && !leader->lost() &&
+         !stopped()) {
+    health.set_phase("waiting for the event log: " + opened.error().describe());
+    for (auto t = std::chrono::steady_clock::now();
+         std::chrono::steady_clock::now() - t < o.leader_election->retry_period && !stopped();)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    opened = stores::open_log(o.log_path, lo);
+  }
+  if (leader && leader->lost())
+    return fail(errc::failed_precondition,
+                "leader election lost while waiting for the event log: " + leader->describe(),
+                "--leader-elect");
   if (!opened) return tl::unexpected(opened.error());
+  if (leader) {
+    // The term's first record: who leads from here on, in the log's own order.
+    const auto rec = lease_record(*o.leader_election, leader->acquired_ms());
+    const std::vector<messages::bytes_view> one{{rec.data(), rec.size()}};
+    if (auto a = (*opened)->append(one); !a) return tl::unexpected(a.error());
+  }
   auto end0 = (*opened)->end_offset();
   if (!end0) return tl::unexpected(end0.error());
   m.log_next = *end0;
@@ -449,6 +518,14 @@ result<run_stats> run_cluster(const run_options& o) {
       status = tl::unexpected(*f);
       break;
     }
+    if (leader && leader->lost()) {
+      // kube-scheduler exits here (OnStoppedLeading); what this run appended stays in the log,
+      // its successor replays it.
+      m.leading = 0;
+      status = fail(errc::failed_precondition, "leader election lost: " + leader->describe(),
+                    "--leader-elect");
+      break;
+    }
     // New records: to the host, and the decisions among them to the sink, in offset order.
     std::vector<effect> effects;
     auto r = (*log)->read(next, no_offset, [&](log_offset off, messages::bytes_view bytes) {
@@ -522,6 +599,11 @@ result<run_stats> run_cluster(const run_options& o) {
   (void)host.sync();
   (void)(*log)->sync_appended();
   (void)save_position(position_path, applied);
+  // After the last write: a successor may start as soon as the Lease is free.
+  if (leader) {
+    leader->stop();
+    m.leading = 0;
+  }
   // The summary reads the cells /metrics reads (run_metrics), so the two agree.
   st.replayed = m.replayed;
   st.carried_over = m.carried_over;

@@ -27,8 +27,10 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "bridges/kubernetes/lease.hpp"
 #include "messages/result.hpp"
 
 namespace colony::run {
@@ -64,6 +66,13 @@ struct run_options {
   // 5 s with GET /version while the server runs). Default: 30 s, a kubelet readiness probe's
   // period (10 s) times its failureThreshold (3).
   std::chrono::milliseconds api_unreachable_after{30'000};
+  // Leader election over a coordination.k8s.io Lease (kube::leader_election; docs/operating.md
+  // "Leader election"): the run waits until it holds the Lease before it opens the log (while
+  // the log is locked by a predecessor still alive, it keeps waiting: the lock is the fence),
+  // appends a ConfigUpdated of kind "Lease" naming its term, and ends with failed_precondition
+  // "leader election lost" once a renewal has failed for the renew deadline. A clean stop
+  // releases the Lease. Default: none (the run starts at once).
+  std::optional<kube::lease_options> leader_election;
 };
 
 struct run_stats {
@@ -81,6 +90,7 @@ struct run_stats {
   std::uint64_t reconnects = 0, gone = 0, relists = 0;
   std::uint64_t failures_logged = 0;  // WriteFailed records appended for them (once per decision
                                       // and write kind, across restarts)
+  bool led = false;                   // with leader election: whether this run ever held the Lease
 };
 
 // Runs until options.stop says so (or an error). Returns what it did.

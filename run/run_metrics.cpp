@@ -289,6 +289,12 @@ std::vector<metric_family> run_metrics::families(const kube::source_counters* so
                       mt::histogram));
   fs.back().histograms.push_back(feasible_nodes_.snapshot({}));
   for (auto& f : framework->families()) fs.push_back(std::move(f));
+  if (!leader_name.empty()) {
+    fs.push_back(family("leader_election_master_status",
+                        "1 while this process holds the Lease, 0 otherwise (client-go's gauge).",
+                        mt::gauge));
+    fs.back().samples.push_back({{{"name", leader_name}}, double(leading.load())});
+  }
   fs.push_back(family("colony_log_append_duration_seconds",
                       "Wall time of one append to the event log (a batch, all or none).",
                       mt::histogram));

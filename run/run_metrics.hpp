@@ -70,6 +70,10 @@ class run_metrics {
   // (scheduler_metrics.hpp); families() includes them.
   const std::shared_ptr<scheduler_metrics> framework = std::make_shared<scheduler_metrics>();
 
+  // ---- leader election (client-go's leader_election_master_status{name})
+  std::string leader_name;  // "" = no leader election
+  std::atomic<int> leading{0};
+
   // ---- health
   std::atomic<std::int64_t> heartbeat_ms{0};  // steady ms of the run loop's latest turn
   void beat(steady::time_point now) noexcept;

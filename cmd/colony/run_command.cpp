@@ -2,13 +2,18 @@
 // docs/kubernetes-bridge.md "colony run").
 //
 //   colony run --kubeconfig FILE --log DIR [--threads N] [--no-elastic-quota]
-//              [--metrics-addr HOST:PORT]
+//              [--metrics-addr HOST:PORT] [--leader-elect [--leader-elect-...]]
 //
 // Runs until SIGINT/SIGTERM; prints a progress line every few seconds on stderr and a summary
 // (JSON) on stdout when it stops.
+#include <unistd.h>
+
 #include <atomic>
+#include <charconv>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <random>
 #include <string>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -25,6 +30,39 @@ namespace {
 
 std::atomic<bool> run_stop{false};
 extern "C" void on_run_signal(int) { run_stop = true; }
+
+// A Go duration as kube-scheduler's --leader-elect-* flags take it, restricted to one number and
+// unit: "15s", "500ms", "2m"; a bare number is seconds.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
+  double v = 0;
+  const char* b = s.data();
+  const char* e = s.data() + s.size();
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc{} || v < 0) return std::nullopt;
+  const std::string unit(p, e);
+  double ms = 0;
+  if (unit.empty() || unit == "s")
+    ms = v * 1000;
+  else if (unit == "ms")
+    ms = v;
+  else if (unit == "m")
+    ms = v * 60'000;
+  else
+    return std::nullopt;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
+// client-go's default identity is the hostname and a UUID; a pid and 64 random bits serve.
+std::string default_identity() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "colony");
+  std::random_device rd;
+  const std::uint64_t r = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%s_%d_%016llx", host, static_cast<int>(getpid()),
+                static_cast<unsigned long long>(r));
+  return buf;
+}
 
 }  // namespace
 
@@ -49,7 +87,28 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--metrics-addr", opts->metrics_addr,
                   "serve /healthz, /readyz and Prometheus /metrics on HOST:PORT (port 0: a free "
                   "one, printed on stderr); default: off (docs/operating.md)");
-  cmd->callback([opts, no_quota] {
+  struct leader_flags {
+    bool on = false;
+    kube::lease_options lease;
+    std::string duration = "15s", deadline = "10s", retry = "2s";
+  };
+  auto le = std::make_shared<leader_flags>();
+  cmd->add_flag("--leader-elect", le->on,
+                "run only while holding a coordination.k8s.io Lease (one of several replicas "
+                "leads; docs/operating.md \"Leader election\")");
+  cmd->add_option("--leader-elect-resource-namespace", le->lease.lease_namespace,
+                  "the Lease's namespace (default colony-system)");
+  cmd->add_option("--leader-elect-resource-name", le->lease.name,
+                  "the Lease's name (default colony-manager)");
+  cmd->add_option("--leader-elect-identity", le->lease.identity,
+                  "this candidate's holderIdentity (default HOSTNAME_PID_RANDOM)");
+  cmd->add_option("--leader-elect-lease-duration", le->duration,
+                  "how long a lease not renewed keeps others out (default 15s)");
+  cmd->add_option("--leader-elect-renew-deadline", le->deadline,
+                  "how long the leader keeps trying to renew before it stops (default 10s)");
+  cmd->add_option("--leader-elect-retry-period", le->retry,
+                  "the time between two tries to acquire or renew (default 2s)");
+  cmd->callback([opts, no_quota, le] {
     // Warnings (a kind whose CRD is missing, a refused object) go to stderr: stdout is the
     // summary.
     spdlog::set_default_logger(spdlog::stderr_color_mt("colony-run"));
@@ -57,6 +116,27 @@ void add_run_command(CLI::App& app) {
     std::signal(SIGTERM, on_run_signal);
     auto o = *opts;
     o.elastic_quota = !*no_quota;
+    if (le->on) {
+      auto lease = le->lease;
+      const std::pair<const std::string*, std::chrono::milliseconds*> ds[] = {
+          {&le->duration, &lease.lease_duration},
+          {&le->deadline, &lease.renew_deadline},
+          {&le->retry, &lease.retry_period}};
+      const char* names[] = {"--leader-elect-lease-duration", "--leader-elect-renew-deadline",
+                             "--leader-elect-retry-period"};
+      for (std::size_t i = 0; i < 3; ++i) {
+        auto d = parse_duration(*ds[i].first);
+        if (!d) {
+          std::fprintf(stderr, "colony: %s: not a duration: %s (e.g. 15s, 500ms) (usage)\n",
+                       names[i], ds[i].first->c_str());
+          exit_status() = 2;
+          return;
+        }
+        *ds[i].second = *d;
+      }
+      if (lease.identity.empty()) lease.identity = default_identity();
+      o.leader_election = lease;
+    }
     o.stop = [] { return run_stop.load(); };
     o.progress = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
     // One line a test or a wrapper can wait for (the port matters when 0 was asked for).
@@ -85,6 +165,7 @@ void add_run_command(CLI::App& app) {
     j["watch_reconnects"] = r->reconnects;
     j["gone_410"] = r->gone;
     j["relists"] = r->relists;
+    if (le->on) j["led"] = r->led;
     std::printf("%s\n", j.dump().c_str());
     exit_status() = 0;
   });
