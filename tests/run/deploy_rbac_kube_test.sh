@@ -215,7 +215,9 @@ must "colony run serves its metrics (port ${port:-none})" test -n "$port"
 M="http://127.0.0.1:$port"
 
 readyz() { [[ $(curl -sS --max-time 5 "$M/readyz" 2>/dev/null) == ok ]]; }
-wait_for 60 "/readyz 200: log replayed, every informer synced, /version answered" readyz
+# Fatal: an informer whose LIST is refused never syncs, and nothing after makes sense then.
+wait_for 60 "/readyz 200: log replayed, every informer synced, /version answered" readyz ||
+  { grep -Ei 'forbidden|HTTP 403' "$WORK/run.err" | head -n 3; finish; }
 metric() {   # $1 sample name with labels (exact): its value, or "" when absent
   curl -sS --max-time 5 "$M/metrics" 2>/dev/null | awk -v k="$1" '$1 == k { print $2 }'
 }
