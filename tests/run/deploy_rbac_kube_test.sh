@@ -12,9 +12,10 @@
 #  3. `kubectl auth can-i --as=system:serviceaccount:colony-system:colony-manager` allows what
 #     colony run needs and denies a table of what it must not do.
 # Skipped (exit 77) only when kube.sh's binaries are not installed. Needs COLONY (the colony
-# binary; default build/colony), curl, python3; COLONY_TEST_KEEP=1 keeps the work folder. COLONY_DEPLOY_DIR runs it over another copy of
-# deploy/ (how a rule is shown to be needed: remove it there, the test fails with a 403 naming
-# the resource; docs/operating.md "Deploying to a cluster").
+# binary; default build/colony), curl, python3. COLONY_TEST_KEEP=1 keeps the work folder;
+# COLONY_TEST_WAIT (default 60) bounds each wait in seconds. COLONY_DEPLOY_DIR runs it over
+# another copy of deploy/ (how a rule is shown to be needed: remove it there, the test fails
+# with a 403 naming the resource; docs/operating.md "Deploying to a cluster").
 # Last line is exactly "N passed, M failed"; exit status 0 iff M == 0.
 set -uo pipefail
 
@@ -25,6 +26,7 @@ COLONY=${COLONY:-$ROOT/build/colony}
 CACHE=${COLONY_PEERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/colony/peers}
 SA=system:serviceaccount:colony-system:colony-manager
 NS=colony-deploy
+WAIT=${COLONY_TEST_WAIT:-60}   # seconds per wait (a passing run needs a few; the sweep uses less)
 export PYENV_VERSION=${PYENV_VERSION:-system}
 PASS=0 FAIL=0
 T0=$(date +%s.%N)
@@ -216,8 +218,8 @@ M="http://127.0.0.1:$port"
 
 readyz() { [[ $(curl -sS --max-time 5 "$M/readyz" 2>/dev/null) == ok ]]; }
 # Fatal: an informer whose LIST is refused never syncs, and nothing after makes sense then.
-wait_for 60 "/readyz 200: log replayed, every informer synced, /version answered" readyz ||
-  { grep -Ei 'forbidden|HTTP 403' "$WORK/run.err" | head -n 3; finish; }
+wait_for "$WAIT" "/readyz 200: log replayed, every informer synced, /version answered" readyz ||
+  { echo "/readyz says: $(curl -sS --max-time 5 "$M/readyz" 2>&1 | cut -c1-400)"; finish; }
 metric() {   # $1 sample name with labels (exact): its value, or "" when absent
   curl -sS --max-time 5 "$M/metrics" 2>/dev/null | awk -v k="$1" '$1 == k { print $2 }'
 }
@@ -238,15 +240,15 @@ all_bound() {
                    -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' 2>/dev/null)
   [[ $(grep -c . <<<"$out") -eq $PODS ]]
 }
-wait_for 60 "every pod bound ($PODS, pods/binding)" all_bound
+wait_for "$WAIT" "every pod bound ($PODS, pods/binding)" all_bound
 unschedulable() {
   [[ $(admin -n "$NS" get pod too-big -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].reason}' 2>/dev/null) == Unschedulable ]]
 }
-wait_for 60 "too-big has PodScheduled=False/Unschedulable (pods/status patch)" unschedulable
+wait_for "$WAIT" "too-big has PodScheduled=False/Unschedulable (pods/status patch)" unschedulable
 event() {
   [[ -n $(admin -n "$NS" get events --field-selector reason=FailedScheduling,involvedObject.name=too-big -o name 2>/dev/null) ]]
 }
-wait_for 30 "a FailedScheduling Event for too-big (events create)" event
+wait_for "$WAIT" "a FailedScheduling Event for too-big (events create)" event
 batch() {
   local n v
   for n in "${NODES[@]}"; do
@@ -254,7 +256,7 @@ batch() {
     [[ -n "$v" && "$v" != 0 ]] || return 1
   done
 }
-wait_for 60 "kubernetes.io/batch-cpu on every node (nodes/status patch)" batch
+wait_for "$WAIT" "kubernetes.io/batch-cpu on every node (nodes/status patch)" batch
 slo() {   # $1 the cpuSuppressThresholdPercent every node's NodeSLO must carry
   local n v
   for n in "${NODES[@]}"; do
@@ -262,14 +264,14 @@ slo() {   # $1 the cpuSuppressThresholdPercent every node's NodeSLO must carry
     [[ "$v" == "true/$1" ]] || return 1
   done
 }
-wait_for 60 "a NodeSLO per node from deploy's slo-controller-config: enable true, 65 % (nodeslos create)" slo 65
+wait_for "$WAIT" "a NodeSLO per node from deploy's slo-controller-config: enable true, 65 % (nodeslos create)" slo 65
 admin -n koordinator-system patch configmap slo-controller-config --type=merge \
   -p '{"data": {"resource-threshold-config": "{\"clusterStrategy\": {\"enable\": true, \"cpuSuppressThresholdPercent\": 50}}"}}' >/dev/null
-wait_for 60 "the NodeSLOs follow the ConfigMap to 50 % (nodeslos get + update)" slo 50
+wait_for "$WAIT" "the NodeSLOs follow the ConfigMap to 50 % (nodeslos get + update)" slo 50
 quota() {
   [[ -n $(admin -n "$NS" get elasticquota team-a -o 'jsonpath={.metadata.annotations.quota\.scheduling\.koordinator\.sh/runtime}' 2>/dev/null) ]]
 }
-wait_for 60 "ElasticQuota team-a carries its runtime annotation (elasticquotas list + get + patch)" quota
+wait_for "$WAIT" "ElasticQuota team-a carries its runtime annotation (elasticquotas list + get + patch)" quota
 
 for k in binding pod-condition event node-resources node-slo quota-status; do
   v=$(metric "colony_api_writes_total{kind=\"$k\",result=\"written\"}")
@@ -288,6 +290,8 @@ check "summary: api_writes > 0 ($(jq_ "$summary" 'd["api_writes"]'))" test "$(jq
 stats=$("$COLONY" log stats --log "$WORK/log" 2>&1); rc=$?
 check "colony log stats reads the whole log (rc $rc)" test "$rc" -eq 0
 check "the log holds no WriteFailed" bash -c '! grep -q WriteFailed <<<"$1"' _ "$stats"
+# A refused write is a WriteFailed record naming the object, the HTTP status and the reason.
+"$COLONY" log dump --log "$WORK/log" 2>/dev/null | grep WriteFailed | head -n 3 | cut -c1-400
 check "colony run's stderr names no 403/Forbidden" bash -c '! grep -Eiq "forbidden|HTTP 403" "$1"' _ "$WORK/run.err"
 grep -Ei 'forbidden|HTTP 403' "$WORK/run.err" | head -n 5
 
