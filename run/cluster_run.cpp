@@ -237,8 +237,14 @@ result<run_stats> run_cluster(const run_options& o) {
     hs.readyz = [&health, &o]() -> probe_result {
       std::lock_guard lk(health.mu);
       if (!health.phase.empty()) return {false, health.phase};
-      if (!health.source || !health.source->synced())
-        return {false, "the informers have not synced yet"};
+      if (!health.source) return {false, "the informers have not synced yet"};
+      // Name the informers still listing and why, so that a LIST refused (403: a missing RBAC
+      // rule) says which resource from the probe itself.
+      if (const auto waiting = health.source->unsynced(); !waiting.empty()) {
+        std::string why = "the informers have not synced yet:";
+        for (const auto& w : waiting) why += (why.back() == ':' ? " " : "; ") + w;
+        return {false, why};
+      }
       const auto since = std::chrono::steady_clock::now() - health.api_ok;
       if (since > o.api_unreachable_after)
         return {false, fmt::format("the API server has not answered for {} s: {}",

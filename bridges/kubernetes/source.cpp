@@ -510,6 +510,16 @@ bool observation_source::synced() const {
   return true;
 }
 
+std::vector<std::string> observation_source::unsynced() const {
+  std::vector<std::string> out;
+  for (const auto& w : impl_->informers) {
+    if (w->inf->synced()) continue;
+    const auto e = w->inf->last_error();
+    out.push_back(w->kind.name + ": " + (e ? e->describe() : std::string("listing")));
+  }
+  return out;
+}
+
 source_counters observation_source::counters() const {
   const auto& n = impl_->n;
   const auto g = [&](impl::counter c) { return n[c].load(std::memory_order_relaxed); };

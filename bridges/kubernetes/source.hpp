@@ -129,6 +129,9 @@ class observation_source {
 
   // Every started informer has listed (or resumed).
   [[nodiscard]] bool synced() const;
+  // "name: latest error" (or "name: listing") of each started informer not synced yet, in
+  // start order: what a /readyz answer names, e.g. a LIST refused with 403 for want of RBAC.
+  [[nodiscard]] std::vector<std::string> unsynced() const;
   [[nodiscard]] source_counters counters() const;
   // Set when an append or checkpoint write failed: the source stopped its informers.
   [[nodiscard]] std::optional<error> failure() const;
