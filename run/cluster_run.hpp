@@ -64,6 +64,20 @@ struct run_options {
   // 5 s with GET /version while the server runs). Default: 30 s, a kubelet readiness probe's
   // period (10 s) times its failureThreshold (3).
   std::chrono::milliseconds api_unreachable_after{30'000};
+  // HOST:PORT of the admission webhooks over HTTPS (run/webhook_server.hpp; docs/operating.md
+  // "Admission webhooks"); port 0 picks a free one. Default: "" (off: registering a webhook
+  // puts Colony on the path of every pod create, which an operator must choose).
+  std::string webhook_addr;
+  // Directory of ca.crt, tls.crt, tls.key (generated there when missing,
+  // run/webhook_certs.hpp). Default: "" = STATE.webhook-certs (beside the sink position).
+  std::string webhook_cert_dir;
+  // The apiserver's clientConfig: a URL "https://HOST:PORT" (tests, out-of-cluster), or a
+  // Service "NAMESPACE/NAME[:PORT]" (in-cluster; port default 443). Default: neither = the URL
+  // of --webhook-addr with the port bound.
+  std::string webhook_url;
+  std::string webhook_service;
+  // Called once the webhook server listens, with the port bound. Default: none.
+  std::function<void(std::uint16_t)> on_webhook_listening;
 };
 
 struct run_stats {
@@ -79,6 +93,8 @@ struct run_stats {
   // The bridge's informers (kube::source_counters): watches re-established, 410 Gone answers,
   // relists.
   std::uint64_t reconnects = 0, gone = 0, relists = 0;
+  std::uint64_t webhook_reviews = 0;  // AdmissionReviews answered (allowed or refused)
+  std::uint64_t webhook_refused = 0;  // of them, refused
   std::uint64_t failures_logged = 0;  // WriteFailed records appended for them (once per decision
                                       // and write kind, across restarts)
 };
