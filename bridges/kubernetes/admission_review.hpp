@@ -84,7 +84,9 @@ struct admission_response {
 //   metadata.labels / annotations   keys added, changed or removed between before and after
 //                                   (keys the translation never carries, such as kubectl's
 //                                   last-applied-configuration, are left alone);
-//   spec.schedulerName, spec.priorityClassName, spec.priority   when changed;
+//   spec.schedulerName, spec.priorityClassName   when changed, spec.priority with the class
+//                                   (a profile patch's bare spec.priority is not carried:
+//                                   PodMutated has no field for it);
 //   container resources             when `after` moved cpu/memory into kubernetes.io/batch-*
 //                                   (or mid-*): every init and regular container's requests
 //                                   and limits, as Koordinator's mutatePodResourceSpec

@@ -170,8 +170,9 @@ result<std::string> pod_json_patch(const json& pod, const wire::PodSubmitted& be
   if (pcn_changed)
     ops.push_back({{"op", "add"}, {"path", "/spec/priorityClassName"}, {"value", pcn}});
   // Koordinator sets spec.priority with the class (the apiserver's Priority plugin resolved
-  // the old class before the webhooks ran), or a profile's patch sets it.
-  if (pcn_changed || (before.has_priority() && before.priority() != after.priority()))
+  // the old class before the webhooks ran). PodMutated's priority is otherwise the value with
+  // Koordinator's default (GetPodPriorityValueWithDefault), not the pod's field: not patched.
+  if (pcn_changed)
     ops.push_back({{"op", "add"}, {"path", "/spec/priority"}, {"value", after.priority()}});
 
   const auto bq = messages::to_resource_list(before.requests());
