@@ -94,7 +94,8 @@ void quota_topology::on_quota_add(const quota_spec& quota) {
 
 void quota_topology::on_quota_update(const quota_spec& quota) {
   if (const auto* old = find(quota.name); old != nullptr) {
-    if (auto it = children_.find(parent_of(*old)); it != children_.end()) it->second.erase(quota.name);
+    if (auto it = children_.find(parent_of(*old)); it != children_.end())
+      it->second.erase(quota.name);
     for (const auto& ns : old->namespaces)
       if (auto it = namespace_to_quota_.find(ns);
           it != namespace_to_quota_.end() && it->second == quota.name)
