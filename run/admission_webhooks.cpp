@@ -80,7 +80,7 @@ webhook_answer admission_webhooks::serve(std::string_view path, std::string_view
       if (!o) return refuse(o.error());
       old_ev = std::move(*o);
     }
-    const auto mode = mutate ? review_mode::mutate_create
+    const auto mode = mutate   ? review_mode::mutate_create
                       : old_ev ? review_mode::validate_update
                                : review_mode::validate_create;
     std::vector<messages::byte_buffer> out;

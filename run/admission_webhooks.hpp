@@ -38,8 +38,8 @@ class quota_webhook_component;
 namespace colony::run {
 
 struct webhook_answer {
-  int status = 200;        // HTTP status: 200 with a review, 400 unreadable, 404 unknown path
-  std::string body;        // the AdmissionReview JSON, or a plain-text reason
+  int status = 200;  // HTTP status: 200 with a review, 400 unreadable, 404 unknown path
+  std::string body;  // the AdmissionReview JSON, or a plain-text reason
   std::string content_type = "application/json";
 };
 

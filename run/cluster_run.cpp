@@ -211,8 +211,8 @@ result<webhook_setup> prepare_webhooks(const run_options& o, const std::string& 
   } else if (!o.webhook_service.empty()) {
     const auto slash = o.webhook_service.find('/');
     if (slash == std::string::npos || slash == 0 || slash + 1 == o.webhook_service.size())
-      return fail(errc::invalid_input,
-                  "'" + o.webhook_service + "' is not NAMESPACE/NAME[:PORT]", "--webhook-service");
+      return fail(errc::invalid_input, "'" + o.webhook_service + "' is not NAMESPACE/NAME[:PORT]",
+                  "--webhook-service");
     w.reg.service_namespace = o.webhook_service.substr(0, slash);
     std::string name = o.webhook_service.substr(slash + 1);
     if (const auto colon = name.find(':'); colon != std::string::npos) {
@@ -233,8 +233,7 @@ result<webhook_setup> prepare_webhooks(const run_options& o, const std::string& 
     for (const auto& h : {name, n, n + ".svc", n + ".svc.cluster.local"}) hosts.push_back(h);
   }
   if (w.at.host != "0.0.0.0" && w.at.host != "::")
-    if (std::find(hosts.begin(), hosts.end(), w.at.host) == hosts.end())
-      hosts.push_back(w.at.host);
+    if (std::find(hosts.begin(), hosts.end(), w.at.host) == hosts.end()) hosts.push_back(w.at.host);
   if (hosts.empty()) hosts.push_back("127.0.0.1");
   auto tls = ensure_webhook_tls(
       o.webhook_cert_dir.empty() ? state + ".webhook-certs" : o.webhook_cert_dir, hosts);
@@ -583,9 +582,9 @@ result<run_stats> run_cluster(const run_options& o) {
         registered = true;
         if (o.progress)
           o.progress("colony run: admission webhooks registered (" +
-                     (wh->reg.url.empty() ? "service " + wh->reg.service_namespace + "/" +
-                                                wh->reg.service_name
-                                          : wh->reg.url) +
+                     (wh->reg.url.empty()
+                          ? "service " + wh->reg.service_namespace + "/" + wh->reg.service_name
+                          : wh->reg.url) +
                      ")");
       }
     }

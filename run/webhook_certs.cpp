@@ -49,8 +49,7 @@ bool add_ext(X509* cert, X509* issuer, int nid, const std::string& value) {
 
 // A certificate for `key` named `cn`, signed by (issuer, issuer_key), or self-signed when
 // issuer is null. `exts`: (nid, value) in the order added.
-result<x509_ptr> make_cert(EVP_PKEY* key, const std::string& cn, X509* issuer,
-                           EVP_PKEY* issuer_key,
+result<x509_ptr> make_cert(EVP_PKEY* key, const std::string& cn, X509* issuer, EVP_PKEY* issuer_key,
                            const std::vector<std::pair<int, std::string>>& exts) {
   x509_ptr x(X509_new());
   if (!x) return ssl_failed("X509_new");
@@ -114,10 +113,9 @@ result<void> write_file(const std::string& path, const std::string& data, bool s
   }
   std::error_code ec;
   if (secret)
-    std::filesystem::permissions(tmp,
-                                 std::filesystem::perms::owner_read |
-                                     std::filesystem::perms::owner_write,
-                                 std::filesystem::perm_options::replace, ec);
+    std::filesystem::permissions(
+        tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+        std::filesystem::perm_options::replace, ec);
   std::filesystem::rename(tmp, path, ec);
   if (ec) return fail(errc::unavailable, "cannot rename: " + ec.message(), path);
   return {};

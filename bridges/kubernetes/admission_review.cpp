@@ -62,12 +62,15 @@ result<admission_request> decode_admission_review(std::string_view body) {
   for (auto [key, out] : {std::pair{"subResource", &r.sub_resource},
                           std::pair{"namespace", &r.name_space}, std::pair{"name", &r.name}}) {
     const auto s = str(*rq, key);
-    if (!s) return bad(std::string("request.") + key + " must be a string", "request." + std::string(key));
+    if (!s)
+      return bad(std::string("request.") + key + " must be a string",
+                 "request." + std::string(key));
     *out = *s;
   }
   if (const auto o = rq->find("object"); o != rq->end()) r.object = *o;
   if (const auto o = rq->find("oldObject"); o != rq->end()) r.old_object = *o;
-  if (const auto d = rq->find("dryRun"); d != rq->end() && d->is_boolean()) r.dry_run = d->get<bool>();
+  if (const auto d = rq->find("dryRun"); d != rq->end() && d->is_boolean())
+    r.dry_run = d->get<bool>();
   return r;
 }
 
@@ -92,8 +95,8 @@ std::string base64_encode(std::string_view in) {
     out += table[(n >> 12) & 63];
     out += "==";
   } else if (i + 2 == in.size()) {
-    const auto n = (static_cast<unsigned char>(in[i]) << 16) |
-                   (static_cast<unsigned char>(in[i + 1]) << 8);
+    const auto n =
+        (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
     out += table[(n >> 18) & 63];
     out += table[(n >> 12) & 63];
     out += table[(n >> 6) & 63];

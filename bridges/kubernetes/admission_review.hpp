@@ -51,9 +51,9 @@ struct admission_request {
 struct admission_response {
   std::string uid;
   bool allowed = true;
-  int code = 0;             // status.code of a refusal: 400 unreadable object, 403 refused
-  std::string message;      // status.message of a refusal
-  std::string json_patch;   // RFC 6902 array as JSON text; "" = no patch
+  int code = 0;            // status.code of a refusal: 400 unreadable object, 403 refused
+  std::string message;     // status.message of a refusal
+  std::string json_patch;  // RFC 6902 array as JSON text; "" = no patch
 };
 
 // The AdmissionReview answer the apiserver reads (patch base64-encoded, patchType JSONPatch).

@@ -204,10 +204,10 @@ result<std::string> pod_json_patch(const json& pod, const wire::PodSubmitted& be
         auto changed = translate_resources(res, ext_cpu, ext_mem, ref, field + ".resources");
         if (!changed) return tl::unexpected(changed.error());
         if (*changed)
-          ops.push_back({{"op", "add"},
-                         {"path", std::string("/spec/") + list + "/" + std::to_string(i) +
-                                      "/resources"},
-                         {"value", std::move(res)}});
+          ops.push_back(
+              {{"op", "add"},
+               {"path", std::string("/spec/") + list + "/" + std::to_string(i) + "/resources"},
+               {"value", std::move(res)}});
       }
     }
   }

@@ -34,8 +34,8 @@ std::string kube_sh() {
 std::filesystem::path crd_dir() {
   const char* v = std::getenv("COLONY_KOORDINATOR_CRDS");
   return v != nullptr && *v != '\0' ? std::filesystem::path(v)
-                                    : std::filesystem::path(kube_sh()).parent_path() / ".." /
-                                          ".." / ".." / "shared" / "koordinator-crds";
+                                    : std::filesystem::path(kube_sh()).parent_path() / ".." / ".." /
+                                          ".." / "shared" / "koordinator-crds";
 }
 
 int sh(const std::string& cmd, std::string& out) {
@@ -56,13 +56,12 @@ class ColonyRunWebhook : public colony::run::testing::colony_run_test {
                           "scheduling.sigs.k8s.io_elasticquotas.yaml"})
       if (!std::ifstream(dir / f).good()) GTEST_SKIP() << "no " << (dir / f) << " (docs/peers.md)";
     std::string out;
-    ASSERT_EQ(sh("PYENV_VERSION=system bash '" + kube_sh() + "' apply-crds --dir '" +
-                     peer_->dir() + "' '" +
-                     (dir / "config.koordinator.sh_clustercolocationprofiles.yaml").string() +
-                     "' '" + (dir / "scheduling.sigs.k8s.io_elasticquotas.yaml").string() +
-                     "' 2>&1",
-                 out),
-              0)
+    ASSERT_EQ(
+        sh("PYENV_VERSION=system bash '" + kube_sh() + "' apply-crds --dir '" + peer_->dir() +
+               "' '" + (dir / "config.koordinator.sh_clustercolocationprofiles.yaml").string() +
+               "' '" + (dir / "scheduling.sigs.k8s.io_elasticquotas.yaml").string() + "' 2>&1",
+           out),
+        0)
         << out;
   }
   void TearDown() override { stop_run(); }
@@ -95,16 +94,16 @@ class ColonyRunWebhook : public colony::run::testing::colony_run_test {
   json pod(const std::string& name, bool colocation) {
     json labels = {{"app", "web"}};
     if (colocation) labels["koordinator.sh/enable-colocation"] = "true";
-    return {{"apiVersion", "v1"},
-            {"kind", "Pod"},
-            {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
-            {"spec",
-             {{"containers",
-               json::array({{{"name", "c"},
-                             {"image", "registry.invalid/pause:3.9"},
-                             {"resources",
-                              {{"requests", {{"cpu", "500m"}, {"memory", "256Mi"}}},
-                               {"limits", {{"cpu", "1"}, {"memory", "512Mi"}}}}}}})}}}};
+    return {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
+        {"spec",
+         {{"containers", json::array({{{"name", "c"},
+                                       {"image", "registry.invalid/pause:3.9"},
+                                       {"resources",
+                                        {{"requests", {{"cpu", "500m"}, {"memory", "256Mi"}}},
+                                         {"limits", {{"cpu", "1"}, {"memory", "512Mi"}}}}}}})}}}};
   }
   static bool is_batch(const json& p) {
     const json& res = p["spec"]["containers"][0]["resources"];
@@ -113,8 +112,8 @@ class ColonyRunWebhook : public colony::run::testing::colony_run_test {
            p["spec"].value("priority", 0) == 5000 &&
            res["requests"] == json({{"kubernetes.io/batch-cpu", "500"},
                                     {"kubernetes.io/batch-memory", "256Mi"}}) &&
-           res["limits"] == json({{"kubernetes.io/batch-cpu", "1k"},
-                                  {"kubernetes.io/batch-memory", "512Mi"}});
+           res["limits"] ==
+               json({{"kubernetes.io/batch-cpu", "1k"}, {"kubernetes.io/batch-memory", "512Mi"}});
   }
 
   std::atomic<bool> stop_{false};
@@ -124,11 +123,10 @@ class ColonyRunWebhook : public colony::run::testing::colony_run_test {
 };
 
 TEST_F(ColonyRunWebhook, ProfileMutatesPodsAndIgnoreLetsPodsThroughWhileDown) {
-  post("/apis/scheduling.k8s.io/v1/priorityclasses",
-       {{"apiVersion", "scheduling.k8s.io/v1"},
-        {"kind", "PriorityClass"},
-        {"metadata", {{"name", "koord-batch"}}},
-        {"value", 5000}});
+  post("/apis/scheduling.k8s.io/v1/priorityclasses", {{"apiVersion", "scheduling.k8s.io/v1"},
+                                                      {"kind", "PriorityClass"},
+                                                      {"metadata", {{"name", "koord-batch"}}},
+                                                      {"value", 5000}});
   post("/apis/config.koordinator.sh/v1alpha1/clustercolocationprofiles",
        {{"apiVersion", "config.koordinator.sh/v1alpha1"},
         {"kind", "ClusterColocationProfile"},
@@ -155,8 +153,9 @@ TEST_F(ColonyRunWebhook, ProfileMutatesPodsAndIgnoreLetsPodsThroughWhileDown) {
   stop_run();
   ASSERT_TRUE(out_.has_value()) << out_.error().describe();
   EXPECT_GE(out_->webhook_reviews, 4u);  // mutate + validate for each pod
-  EXPECT_TRUE(client_->get("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"
-                           "colony-mutating-webhook-configuration")
+  EXPECT_TRUE(client_
+                  ->get("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"
+                        "colony-mutating-webhook-configuration")
                   .has_value());
   const auto t0 = std::chrono::steady_clock::now();
   auto down = try_post(pods, pod("be-down", true));
@@ -177,8 +176,8 @@ TEST_F(ColonyRunWebhook, ProfileMutatesPodsAndIgnoreLetsPodsThroughWhileDown) {
 
 TEST_F(ColonyRunWebhook, ElasticQuotaThatBreaksTheTreeIsRefusedByTheApiserver) {
   ASSERT_NO_FATAL_FAILURE(start_run());
-  const std::string quotas = "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns +
-                             "/elasticquotas";
+  const std::string quotas =
+      "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas";
   auto quota = [&](const std::string& name, const std::string& parent, const std::string& min_cpu) {
     json labels = json::object();
     if (parent.empty())

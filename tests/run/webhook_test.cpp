@@ -8,12 +8,12 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "bridges/kubernetes/admission_review.hpp"
 #include "bridges/kubernetes/translate.hpp"
@@ -29,9 +29,9 @@ using json = nlohmann::json;
 
 std::string base64_decode(const std::string& s) {
   std::string out(s.size(), '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(s.data()),
-                                static_cast<int>(s.size()));
+  const int n =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(s.data()), static_cast<int>(s.size()));
   if (n < 0) return {};
   std::size_t pad = 0;
   if (!s.empty() && s.back() == '=') ++pad;
@@ -42,30 +42,32 @@ std::string base64_decode(const std::string& s) {
 
 json pod(const json& labels, json resources = {{"requests", {{"cpu", "500m"}, {"memory", "256Mi"}}},
                                                {"limits", {{"cpu", "1"}, {"memory", "512Mi"}}}}) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", "p"}, {"namespace", "default"}, {"labels", labels}}},
-          {"spec",
-           {{"schedulerName", "default-scheduler"},
-            {"priority", 0},
-            {"containers", json::array({{{"name", "c"}, {"image", "x"}, {"resources", resources}}})}}}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "p"}, {"namespace", "default"}, {"labels", labels}}},
+      {"spec",
+       {{"schedulerName", "default-scheduler"},
+        {"priority", 0},
+        {"containers", json::array({{{"name", "c"}, {"image", "x"}, {"resources", resources}}})}}}};
 }
 
 json review(const std::string& op, const json& object, const json& old = nullptr,
             json kind = {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}) {
-  json rq = {{"uid", "u-1"},
-             {"kind", kind},
-             {"resource", {{"group", kind["group"]}, {"version", kind["version"]}, {"resource", "x"}}},
-             {"operation", op},
-             {"namespace", "default"},
-             {"name", "p"}};
+  json rq = {
+      {"uid", "u-1"},
+      {"kind", kind},
+      {"resource", {{"group", kind["group"]}, {"version", kind["version"]}, {"resource", "x"}}},
+      {"operation", op},
+      {"namespace", "default"},
+      {"name", "p"}};
   if (!object.is_null()) rq["object"] = object;
   if (!old.is_null()) rq["oldObject"] = old;
   return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", rq}};
 }
 
-const json quota_kind = {{"group", "scheduling.sigs.k8s.io"}, {"version", "v1alpha1"},
-                         {"kind", "ElasticQuota"}};
+const json quota_kind = {
+    {"group", "scheduling.sigs.k8s.io"}, {"version", "v1alpha1"}, {"kind", "ElasticQuota"}};
 
 json elastic_quota(const std::string& name, const std::string& parent, bool is_parent,
                    const std::string& min_cpu, const std::string& min_memory = "1Gi") {
@@ -258,9 +260,8 @@ TEST_F(AdmissionWebhooks, ValidatePodAllowsWhatTheProfileMade) {
   json p = pod({{"koordinator.sh/qosClass", "BE"}});
   p["spec"]["priorityClassName"] = "koord-batch";
   p["spec"]["priority"] = 5000;
-  p["spec"]["containers"][0]["resources"] = {
-      {"requests", {{"kubernetes.io/batch-cpu", "500"}}},
-      {"limits", {{"kubernetes.io/batch-cpu", "500"}}}};
+  p["spec"]["containers"][0]["resources"] = {{"requests", {{"kubernetes.io/batch-cpu", "500"}}},
+                                             {"limits", {{"kubernetes.io/batch-cpu", "500"}}}};
   EXPECT_TRUE(post(kube::path_validate_pod, review("CREATE", p))["allowed"].get<bool>());
   // batch-cpu on a pod that is not BE is refused (validating webhook, Create).
   json q = p;
@@ -275,8 +276,8 @@ TEST_F(AdmissionWebhooks, ElasticQuotaThatBreaksTheTreeIsRefused) {
   feed(hooks, kube::object_kind::elastic_quota, elastic_quota("child-a", "parent", false, "3"));
   const auto path = kube::path_validate_elastic_quota;
   // A sibling whose min would take the children's sum past the parent's min.
-  json r = post(path, review("CREATE", elastic_quota("child-b", "parent", false, "2"), nullptr,
-                             quota_kind));
+  json r = post(
+      path, review("CREATE", elastic_quota("child-b", "parent", false, "2"), nullptr, quota_kind));
   EXPECT_FALSE(r["allowed"].get<bool>()) << r.dump();
   EXPECT_EQ(r["status"]["code"], 403);
   EXPECT_NE(r["status"]["message"].get<std::string>().find(
@@ -285,8 +286,8 @@ TEST_F(AdmissionWebhooks, ElasticQuotaThatBreaksTheTreeIsRefused) {
       << r.dump();
   // One that fits is allowed, and (a review records nothing) the same again is too.
   for (int i = 0; i < 2; ++i)
-    EXPECT_TRUE(post(path, review("CREATE", elastic_quota("child-b", "parent", false, "1"),
-                                  nullptr, quota_kind))["allowed"]
+    EXPECT_TRUE(post(path, review("CREATE", elastic_quota("child-b", "parent", false, "1"), nullptr,
+                                  quota_kind))["allowed"]
                     .get<bool>());
   // min > max: the bridge's translation already refuses the object (400, naming the field).
   json bad = elastic_quota("child-c", "parent", false, "1");
@@ -302,14 +303,15 @@ TEST_F(AdmissionWebhooks, ElasticQuotaThatBreaksTheTreeIsRefused) {
   EXPECT_FALSE(r["allowed"].get<bool>());
   EXPECT_EQ(r["status"]["code"], 403) << r.dump();
   // A parent with children cannot be deleted.
-  r = post(path, review("DELETE", nullptr, elastic_quota("parent", "", true, "4", "10Gi"), quota_kind));
+  r = post(path,
+           review("DELETE", nullptr, elastic_quota("parent", "", true, "4", "10Gi"), quota_kind));
   EXPECT_FALSE(r["allowed"].get<bool>());
-  EXPECT_NE(r["status"]["message"].get<std::string>().find("has 1 child quotas"),
-            std::string::npos)
+  EXPECT_NE(r["status"]["message"].get<std::string>().find("has 1 child quotas"), std::string::npos)
       << r.dump();
   // Deleted in the log: the child goes, and then the parent may go.
-  auto gone = kube::translate_deleted(kube::object_kind::elastic_quota,
-                                      elastic_quota("child-a", "parent", false, "3"), event_time{2});
+  auto gone =
+      kube::translate_deleted(kube::object_kind::elastic_quota,
+                              elastic_quota("child-a", "parent", false, "3"), event_time{2});
   ASSERT_TRUE(gone.has_value());
   for (const auto& b : *gone) hooks.feed(b);
   EXPECT_TRUE(post(path, review("DELETE", nullptr, elastic_quota("parent", "", true, "4", "10Gi"),
@@ -321,8 +323,8 @@ TEST(AdmissionReviewCodec, EncodesAllowedRefusedAndPatched) {
   kube::admission_response a;
   a.uid = "x";
   const json want = {{"apiVersion", "admission.k8s.io/v1"},
-                    {"kind", "AdmissionReview"},
-                    {"response", {{"uid", "x"}, {"allowed", true}}}};
+                     {"kind", "AdmissionReview"},
+                     {"response", {{"uid", "x"}, {"allowed", true}}}};
   EXPECT_EQ(json::parse(kube::encode_admission_review(a)), want);
   a.json_patch = R"([{"op":"add","path":"/a","value":1}])";
   const json p = json::parse(kube::encode_admission_review(a))["response"];
@@ -330,9 +332,8 @@ TEST(AdmissionReviewCodec, EncodesAllowedRefusedAndPatched) {
   EXPECT_EQ(base64_decode(p["patch"].get<std::string>()), a.json_patch);
   const auto r = kube::refusal("y", error{errc::failed_precondition, "no", "spec.min"});
   const json j = json::parse(kube::encode_admission_review(r))["response"];
-  const json refused = {{"uid", "y"},
-                       {"allowed", false},
-                       {"status", {{"code", 403}, {"message", "no (spec.min)"}}}};
+  const json refused = {
+      {"uid", "y"}, {"allowed", false}, {"status", {{"code", 403}, {"message", "no (spec.min)"}}}};
   EXPECT_EQ(j, refused);
   for (const char* s : {"", "f", "fo", "foo", "foob", "fooba", "foobar"})  // RFC 4648 section 10
     EXPECT_EQ(base64_decode(kube::base64_encode(s)), s);
@@ -362,11 +363,10 @@ TEST(WebhookRegistration, ConfigurationsCarryPathsPoliciesAndTheCa) {
   r.elastic_quota = false;
   const json s = kube::validating_webhook_configuration(r);
   ASSERT_EQ(s["webhooks"].size(), 1u);
-  EXPECT_EQ(s["webhooks"][0]["clientConfig"]["service"],
-            json({{"namespace", "koordinator-system"},
-                  {"name", "colony"},
-                  {"port", 443},
-                  {"path", "/validate-pod"}}));
+  EXPECT_EQ(s["webhooks"][0]["clientConfig"]["service"], json({{"namespace", "koordinator-system"},
+                                                               {"name", "colony"},
+                                                               {"port", 443},
+                                                               {"path", "/validate-pod"}}));
   EXPECT_EQ(s["webhooks"][0]["namespaceSelector"]["matchExpressions"][0]["values"],
             json({"kube-system", "koordinator-system"}));
 }
@@ -391,7 +391,8 @@ TEST(WebhookCerts, ServingCertificateVerifiesAgainstTheCaWithItsSans) {
   X509_STORE_add_cert(store, ca);
   X509_STORE_CTX* ctx = X509_STORE_CTX_new();
   X509_STORE_CTX_init(ctx, store, leaf, nullptr);
-  EXPECT_EQ(X509_verify_cert(ctx), 1) << X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx));
+  EXPECT_EQ(X509_verify_cert(ctx), 1)
+      << X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx));
   X509_STORE_CTX_free(ctx);
   X509_STORE_free(store);
   EXPECT_EQ(X509_check_ip_asc(leaf, "127.0.0.1", 0), 1);
