@@ -22,12 +22,16 @@
 #include "bridges/kubernetes/api_client.hpp"
 #include "bridges/kubernetes/kubeconfig.hpp"
 #include "bridges/kubernetes/source.hpp"
+#include "bridges/kubernetes/webhook_registration.hpp"
 #include "bridges/kubernetes/write_failed.hpp"
 #include "messages/codec.hpp"
+#include "run/admission_webhooks.hpp"
 #include "run/control_plane.hpp"
 #include "run/metrics_server.hpp"
 #include "run/run_metrics.hpp"
 #include "run/sink_pool.hpp"
+#include "run/webhook_certs.hpp"
+#include "run/webhook_server.hpp"
 #include "stores/event_log.hpp"
 
 namespace colony::run {
@@ -205,6 +209,67 @@ class api_probe {
   std::thread thread_;
 };
 
+// The webhooks' parts that need no apiserver: the address, the Service, the certificate.
+struct webhook_setup {
+  listen_address at;
+  kube::webhook_registration reg;
+  webhook_tls tls;
+};
+
+result<webhook_setup> prepare_webhooks(const run_options& o, const std::string& state) {
+  webhook_setup w;
+  auto at = parse_listen_address(o.webhook_addr, "--webhook-addr");
+  if (!at) return tl::unexpected(at.error());
+  w.at = *at;
+  if (!o.webhook_url.empty() && !o.webhook_service.empty())
+    return fail(errc::invalid_input, "give --webhook-url or --webhook-service, not both",
+                "--webhook-url");
+  std::vector<std::string> hosts;
+  if (!o.webhook_url.empty()) {
+    if (!o.webhook_url.starts_with("https://"))
+      return fail(errc::invalid_input, "'" + o.webhook_url + "' is not an https:// URL",
+                  "--webhook-url");
+    w.reg.url = o.webhook_url;
+    while (w.reg.url.ends_with("/")) w.reg.url.pop_back();
+    auto hp = w.reg.url.substr(8);
+    hp = hp.substr(0, hp.find('/'));
+    hosts.push_back(hp.substr(0, hp.rfind(':') == std::string::npos ? hp.size() : hp.rfind(':')));
+  } else if (!o.webhook_service.empty()) {
+    const auto slash = o.webhook_service.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == o.webhook_service.size())
+      return fail(errc::invalid_input, "'" + o.webhook_service + "' is not NAMESPACE/NAME[:PORT]",
+                  "--webhook-service");
+    w.reg.service_namespace = o.webhook_service.substr(0, slash);
+    std::string name = o.webhook_service.substr(slash + 1);
+    if (const auto colon = name.find(':'); colon != std::string::npos) {
+      try {
+        w.reg.service_port = std::stoi(name.substr(colon + 1));
+      } catch (const std::exception&) {
+        w.reg.service_port = 0;
+      }
+      if (w.reg.service_port <= 0 || w.reg.service_port > 65535)
+        return fail(errc::invalid_input, "'" + o.webhook_service + "': the port is not 1..65535",
+                    "--webhook-service");
+      name = name.substr(0, colon);
+    }
+    w.reg.service_name = name;
+    // The names the apiserver may dial a Service by (k8s.io/apiserver/pkg/util/webhook
+    // ServiceResolver: NAME.NAMESPACE.svc).
+    const std::string n = name + "." + w.reg.service_namespace;
+    for (const auto& h : {name, n, n + ".svc", n + ".svc.cluster.local"}) hosts.push_back(h);
+  }
+  if (w.at.host != "0.0.0.0" && w.at.host != "::")
+    if (std::find(hosts.begin(), hosts.end(), w.at.host) == hosts.end()) hosts.push_back(w.at.host);
+  if (hosts.empty()) hosts.push_back("127.0.0.1");
+  auto tls = ensure_webhook_tls(
+      o.webhook_cert_dir.empty() ? state + ".webhook-certs" : o.webhook_cert_dir, hosts);
+  if (!tls) return tl::unexpected(tls.error());
+  w.tls = std::move(*tls);
+  w.reg.ca_bundle_pem = w.tls.ca_pem;
+  w.reg.elastic_quota = o.elastic_quota;
+  return w;
+}
+
 }  // namespace
 
 result<run_stats> run_cluster(const run_options& o) {
@@ -277,6 +342,21 @@ result<run_stats> run_cluster(const run_options& o) {
                 "--state");
   auto conn = o.kubeconfig.empty() ? kube::in_cluster() : kube::load_kubeconfig(o.kubeconfig);
   if (!conn) return tl::unexpected(conn.error());
+  // The admission webhooks' components, fed every record the host is (deliver_one), so they
+  // answer from the log's state; served once the history is replayed, registered once the
+  // informers' first state has been read (docs/operating.md "Admission webhooks").
+  std::optional<webhook_setup> wh;
+  std::unique_ptr<admission_webhooks> hooks;
+  if (!o.webhook_addr.empty()) {
+    auto w = prepare_webhooks(o, state);
+    if (!w) return tl::unexpected(w.error());
+    wh = std::move(*w);
+    hooks = std::make_unique<admission_webhooks>(o.elastic_quota);
+  }
+  std::unique_ptr<webhook_server> hook_server;
+  scope_exit stop_hooks{[&hook_server] {
+    if (hook_server) hook_server->stop();
+  }};
   // Group durability: appends are not synced one by one (an fsync costs ~3.6 ms here, and the
   // bridge, the components and the binding stages append several times per pod); the log is
   // synced once before the sink carries out what it read and before the source checkpoints,
@@ -378,6 +458,7 @@ result<run_stats> run_cluster(const run_options& o) {
   // decides at the end of each batch (the scheduler drains its queue there), so its decisions
   // are then a function of the log alone, not of how the loop happened to group reads.
   auto deliver_one = [&](messages::bytes_view b) {
+    if (hooks) hooks->feed(b);
     auto one = std::make_shared<entities::record_batch>();
     one->add(b);
     host.deliver(std::move(one));
@@ -446,6 +527,15 @@ result<run_stats> run_cluster(const run_options& o) {
   }
   m.framework->set_live(true);
 
+  if (hooks) {
+    auto srv = webhook_server::start(wh->at, wh->tls, *hooks);
+    if (!srv) return tl::unexpected(srv.error());
+    hook_server = std::move(*srv);
+    if (wh->reg.url.empty() && wh->reg.service_name.empty())
+      wh->reg.url = "https://" + wh->at.host + ":" + std::to_string(hook_server->port());
+    if (o.on_webhook_listening) o.on_webhook_listening(hook_server->port());
+  }
+
   // The bridge: observations into the log from the informers' threads.
   kube::source_options srco;
   srco.checkpoint_path = state + ".source-checkpoint";
@@ -505,6 +595,11 @@ result<run_stats> run_cluster(const run_options& o) {
   pending.clear();
 
   log_offset next = *end0;
+  // Registration waits until the host and the webhooks have read what the informers' first
+  // LIST appended (profiles, PriorityClasses, quotas): answering before would admit pods
+  // against an empty profile set.
+  std::optional<log_offset> register_at;
+  bool registered = !hooks;
   auto last_tick_check = std::chrono::steady_clock::now();
   auto last_progress = last_tick_check;
   m.log_read = next;
@@ -552,6 +647,34 @@ result<run_stats> run_cluster(const run_options& o) {
     }
     next += *r;
     m.log_read = next;
+    if (!registered) {
+      if (!register_at && (*source)->synced()) {
+        auto e = (*log)->end_offset();
+        if (!e) {
+          status = tl::unexpected(e.error());
+          break;
+        }
+        register_at = *e;
+      }
+      if (register_at && next >= *register_at) {
+        auto c = kube::api_client::open(*conn);
+        if (!c) {
+          status = tl::unexpected(c.error());
+          break;
+        }
+        if (auto reg = kube::ensure_webhook_configurations(*c, wh->reg); !reg) {
+          status = reg;
+          break;
+        }
+        registered = true;
+        if (o.progress)
+          o.progress("colony run: admission webhooks registered (" +
+                     (wh->reg.url.empty()
+                          ? "service " + wh->reg.service_namespace + "/" + wh->reg.service_name
+                          : wh->reg.url) +
+                     ")");
+      }
+    }
     m.delivered += *r;
     if (!effects.empty()) {
       if (auto y = (*log)->sync_appended(); !y) {
@@ -621,6 +744,10 @@ result<run_stats> run_cluster(const run_options& o) {
   st.writes = m.writes("written");
   st.write_failures = m.writes("failed");
   st.failures_logged = m.failures_logged;
+  if (hooks) {
+    st.webhook_reviews = hooks->reviews();
+    st.webhook_refused = hooks->refused();
+  }
   if (!status) return tl::unexpected(status.error());
   return st;
 }

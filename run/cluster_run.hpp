@@ -73,6 +73,20 @@ struct run_options {
   // "leader election lost" once a renewal has failed for the renew deadline. A clean stop
   // releases the Lease. Default: none (the run starts at once).
   std::optional<kube::lease_options> leader_election;
+  // HOST:PORT of the admission webhooks over HTTPS (run/webhook_server.hpp; docs/operating.md
+  // "Admission webhooks"); port 0 picks a free one. Default: "" (off: registering a webhook
+  // puts Colony on the path of every pod create, which an operator must choose).
+  std::string webhook_addr;
+  // Directory of ca.crt, tls.crt, tls.key (generated there when missing,
+  // run/webhook_certs.hpp). Default: "" = STATE.webhook-certs (beside the sink position).
+  std::string webhook_cert_dir;
+  // The apiserver's clientConfig: a URL "https://HOST:PORT" (tests, out-of-cluster), or a
+  // Service "NAMESPACE/NAME[:PORT]" (in-cluster; port default 443). Default: neither = the URL
+  // of --webhook-addr with the port bound.
+  std::string webhook_url;
+  std::string webhook_service;
+  // Called once the webhook server listens, with the port bound. Default: none.
+  std::function<void(std::uint16_t)> on_webhook_listening;
 };
 
 struct run_stats {
@@ -88,6 +102,8 @@ struct run_stats {
   // The bridge's informers (kube::source_counters): watches re-established, 410 Gone answers,
   // relists.
   std::uint64_t reconnects = 0, gone = 0, relists = 0;
+  std::uint64_t webhook_reviews = 0;  // AdmissionReviews answered (allowed or refused)
+  std::uint64_t webhook_refused = 0;  // of them, refused
   std::uint64_t failures_logged = 0;  // WriteFailed records appended for them (once per decision
                                       // and write kind, across restarts)
   bool led = false;                   // with leader election: whether this run ever held the Lease

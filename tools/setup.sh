@@ -13,7 +13,7 @@ packages=(
   libcaf-dev librdkafka-dev libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
   librocksdb-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libexpected-dev libxxhash-dev libmimalloc-dev
-  libcurl4-openssl-dev libcpp-httplib-dev
+  libcurl4-openssl-dev libcpp-httplib-dev libssl-dev
   gnuplot-nox clang-14 libclang-rt-14-dev clang-format clang-tidy
   openjdk-17-jre-headless maven kcat python3-kafka python3-flatbuffers
   python3-prometheus-client

@@ -92,6 +92,33 @@ void quota_topology::on_quota_add(const quota_spec& quota) {
   for (const auto& ns : quota.namespaces) namespace_to_quota_[ns] = quota.name;
 }
 
+void quota_topology::on_quota_update(const quota_spec& quota) {
+  if (const auto* old = find(quota.name); old != nullptr) {
+    if (auto it = children_.find(parent_of(*old)); it != children_.end())
+      it->second.erase(quota.name);
+    for (const auto& ns : old->namespaces)
+      if (auto it = namespace_to_quota_.find(ns);
+          it != namespace_to_quota_.end() && it->second == quota.name)
+        namespace_to_quota_.erase(it);
+  }
+  on_quota_add(quota);
+}
+
+void quota_topology::on_quota_delete(std::string_view name) {
+  const auto* old = find(name);
+  if (old == nullptr) return;
+  if (auto it = children_.find(parent_of(*old)); it != children_.end()) it->second.erase(old->name);
+  for (const auto& ns : old->namespaces)
+    if (auto it = namespace_to_quota_.find(ns);
+        it != namespace_to_quota_.end() && it->second == old->name)
+      namespace_to_quota_.erase(it);
+  // Its own (empty or orphaned) child set stays, as Koordinator's OnQuotaDelete keeps
+  // quotaHierarchyInfo entries of children that still name it.
+  if (auto it = children_.find(name); it != children_.end() && it->second.empty())
+    children_.erase(it);
+  quotas_.erase(quotas_.find(name));
+}
+
 void quota_topology::erase_quota_info(std::string_view name) {
   if (auto it = quotas_.find(name); it != quotas_.end()) quotas_.erase(it);
 }

@@ -78,6 +78,11 @@ class quota_topology {
 
   // Records a quota without checks (the informer's OnQuotaAdd), for tests and recovery.
   void on_quota_add(const quota_spec& quota);
+  // The informer's OnQuotaUpdate / OnQuotaDelete (pkg/webhook/elasticquota/quota_handler.go):
+  // the stored object moves under its new parent, or leaves the topology, without checks (the
+  // apiserver already admitted it).
+  void on_quota_update(const quota_spec& quota);
+  void on_quota_delete(std::string_view name);
   void erase_quota_info(
       std::string_view name);  // drops quotaInfoMap only (Koordinator "bug" cases)
   void erase_hierarchy_info(std::string_view name);  // drops quotaHierarchyInfo only

@@ -3,6 +3,8 @@
 //
 //   colony run --kubeconfig FILE --log DIR [--threads N] [--no-elastic-quota]
 //              [--metrics-addr HOST:PORT] [--leader-elect [--leader-elect-...]]
+//              [--webhook-addr HOST:PORT [--webhook-cert-dir DIR]
+//               [--webhook-url https://HOST:PORT | --webhook-service NAMESPACE/NAME[:PORT]]]
 //
 // Runs until SIGINT/SIGTERM; prints a progress line every few seconds on stderr and a summary
 // (JSON) on stdout when it stops.
@@ -87,6 +89,18 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--metrics-addr", opts->metrics_addr,
                   "serve /healthz, /readyz and Prometheus /metrics on HOST:PORT (port 0: a free "
                   "one, printed on stderr); default: off (docs/operating.md)");
+  cmd->add_option("--webhook-addr", opts->webhook_addr,
+                  "serve the admission webhooks (AdmissionReview v1) over HTTPS on HOST:PORT and "
+                  "register them with the apiserver (port 0: a free one, printed on stderr); "
+                  "default: off (docs/operating.md \"Admission webhooks\")");
+  cmd->add_option("--webhook-cert-dir", opts->webhook_cert_dir,
+                  "directory of ca.crt, tls.crt, tls.key; generated there when missing "
+                  "(default: STATE.webhook-certs)");
+  cmd->add_option("--webhook-url", opts->webhook_url,
+                  "the apiserver's clientConfig url, https://HOST:PORT (default: "
+                  "https://<--webhook-addr>)");
+  cmd->add_option("--webhook-service", opts->webhook_service,
+                  "the apiserver's clientConfig service, NAMESPACE/NAME[:PORT] (in-cluster)");
   struct leader_flags {
     bool on = false;
     kube::lease_options lease;
@@ -146,6 +160,12 @@ void add_run_command(CLI::App& app) {
                        host.c_str(), static_cast<unsigned>(port));
           std::fflush(stderr);
         };
+    o.on_webhook_listening =
+        [host = o.webhook_addr.substr(0, o.webhook_addr.rfind(':'))](std::uint16_t port) {
+          std::fprintf(stderr, "colony run: serving admission webhooks on https://%s:%u\n",
+                       host.c_str(), static_cast<unsigned>(port));
+          std::fflush(stderr);
+        };
     auto r = run::run_cluster(o);
     if (!r) {
       std::fprintf(stderr, "colony: %s\n", r.error().describe().c_str());
@@ -166,6 +186,10 @@ void add_run_command(CLI::App& app) {
     j["gone_410"] = r->gone;
     j["relists"] = r->relists;
     if (le->on) j["led"] = r->led;
+    if (!o.webhook_addr.empty()) {
+      j["webhook_reviews"] = r->webhook_reviews;
+      j["webhook_refused"] = r->webhook_refused;
+    }
     std::printf("%s\n", j.dump().c_str());
     exit_status() = 0;
   });

@@ -1,6 +1,7 @@
 #include "actors/admission/actor/colocation_profile_component.hpp"
 
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "actors/admission/profile_loader.hpp"
@@ -119,6 +120,36 @@ void colocation_profile_component::on_config(const wire::Envelope& env,
     }
     for (auto& [k, v] : *t) opt_.priority_classes.insert_or_assign(k, v);
   }
+}
+
+void colocation_profile_component::review(review_mode mode, const wire::Envelope& submitted,
+                                          const wire::PodSubmitted* old,
+                                          std::vector<messages::byte_buffer>& out) {
+  if (submitted.payload_type() != wire::Payload::PodSubmitted) return;
+  const auto& e = *submitted.payload_as_PodSubmitted();
+  if (mode == review_mode::mutate_create) {
+    on_submitted(submitted, e, out);
+    return;
+  }
+  if (mode == review_mode::validate_update && old == nullptr) return;
+  std::optional<admission::pod_spec> old_spec;
+  if (mode == review_mode::validate_update) old_spec = pod_from_event(*old);
+  const auto v = admission::validate_cluster_colocation_profile_pod(
+      old_spec ? admission::admission_operation::update : admission::admission_operation::create,
+      pod_from_event(e), old_spec ? &*old_spec : nullptr, opt_.validating);
+  if (v.allowed()) return;
+  messages::header h;
+  h.time = event_time{submitted.event_time_ms()};
+  h.kind = wire::EntityKind::Pod;
+  const std::string_view key = to_string_view(e.name());
+  h.key = key;
+  h.causation = static_cast<std::int64_t>(submitted.offset());
+  h.source = opt_.name;
+  auto& fbb = b_.fbb();
+  const auto n = fbb.CreateString(key);
+  const auto r = fbb.CreateString(v.reason());
+  const auto f = fbb.CreateString(v.errors.front().field);
+  out.push_back(b_.finish(h, wire::CreatePodRejected(fbb, n, r, f)));
 }
 
 admission::pod_spec colocation_profile_component::pod_from_event(const wire::PodSubmitted& e) {

@@ -19,6 +19,7 @@
 // Single-threaded; deterministic: the same events in the same order give the same bytes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,17 @@ class colocation_profile_component final : public entities::component {
   [[nodiscard]] std::string_view name() const override { return opt_.name; }
   [[nodiscard]] bool wants(wire::Payload type) const override;
   void on_event(const wire::Envelope& env, std::vector<messages::byte_buffer>& out) override;
+
+  // The synchronous entry of colony run's admission webhooks (run/webhook_server.hpp): one
+  // pod of an AdmissionReview, as the PodSubmitted the bridge builds from it, answered from
+  // the state the log gave.
+  //   mutate_create    /mutate-pod: on_event's answer, PodMutated or PodRejected, into out.
+  //   validate_create  /validate-pod CREATE: the validating webhook's checks on the pod as
+  //                    the apiserver holds it after mutation; a PodRejected or nothing.
+  //   validate_update  /validate-pod UPDATE: the update checks against `old` (REQUIRES: set).
+  enum class review_mode : std::uint8_t { mutate_create, validate_create, validate_update };
+  void review(review_mode mode, const wire::Envelope& submitted, const wire::PodSubmitted* old,
+              std::vector<messages::byte_buffer>& out);
 
   [[nodiscard]] const admission::profile_set& profiles() const { return profiles_; }
   [[nodiscard]] const admission::priority_class_table& priority_classes() const {
