@@ -390,9 +390,12 @@ result<run_stats> run_cluster(const run_options& o) {
   auto opened = stores::open_log(o.log_path, lo);
   // A predecessor that lost the Lease may still hold the log (a paused process keeps its
   // lock): the successor waits for it, and so never writes beside it.
-  while (!opened && leader && opened.error().code == errc::unavailable && !leader->lost() &&
-         !stopped()) {
+  for (bool said = false; !opened && leader && opened.error().code == errc::unavailable &&
+                          !leader->lost() && !stopped();
+       said = true) {
     health.set_phase("waiting for the event log: " + opened.error().describe());
+    if (!said && o.progress)
+      o.progress("colony run: leading, waiting for the event log: " + opened.error().describe());
     for (auto t = std::chrono::steady_clock::now();
          std::chrono::steady_clock::now() - t < o.leader_election->retry_period && !stopped();)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

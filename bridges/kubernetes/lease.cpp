@@ -192,10 +192,12 @@ void leader_election::stop() {
 }
 
 bool leader_election::wait_leading(const std::function<bool()>& give_up) {
-  std::unique_lock lk(mu_);
   while (!leading_ && !lost_ && !stopping_) {
+    // Without the lock: give_up may call describe().
     if (give_up && give_up()) return false;
-    cv_.wait_for(lk, std::chrono::milliseconds(50));
+    std::unique_lock lk(mu_);
+    cv_.wait_for(lk, std::chrono::milliseconds(50),
+                 [this] { return leading_ || lost_ || stopping_; });
   }
   return leading_.load();
 }

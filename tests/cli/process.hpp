@@ -51,6 +51,7 @@ class child {
   child& operator=(const child&) = delete;
 
   [[nodiscard]] bool started() const { return pid_ > 0; }
+  [[nodiscard]] pid_t pid() const { return pid_; }
 
   // Next line of output without the newline; false at end of stream.
   bool read_line(std::string& line) {

@@ -102,7 +102,7 @@ for obj in deployment/colony-manager service/colony-webhook-service service/colo
 done
 check_eq "colony-webhook-service: 443 -> 9443" \
   "$(admin -n colony-system get service colony-webhook-service -o 'jsonpath={.spec.ports[0].port}->{.spec.ports[0].targetPort}')" "443->9443"
-check_eq "the Deployment runs one replica (no leader election yet)" \
+check_eq "the Deployment runs one replica (its log's volume is ReadWriteOnce)" \
   "$(admin -n colony-system get deployment colony-manager -o 'jsonpath={.spec.replicas}/{.spec.strategy.type}')" "1/Recreate"
 if [[ -d "$DEPLOY/kafka" ]]; then
   out=$(admin apply --dry-run=server -k "$DEPLOY/kafka" 2>&1); rc=$?
@@ -115,15 +115,11 @@ if [[ -f "$DEPLOY/koordlet/daemonset.yaml" ]]; then
   out=$(admin apply --dry-run=server -f "$DEPLOY/koordlet/daemonset.yaml" 2>&1); rc=$?
   check "server dry run of the koordlet DaemonSet, not applied (rc $rc)" test "$rc" -eq 0
 fi
-# Every colony run flag the Deployment passes exists (the --webhook-* ones once colony run has them).
+# Every colony run flag the Deployment passes exists.
 help=$("$COLONY" run --help 2>&1)
 flags=$(admin -n colony-system get deployment colony-manager -o 'jsonpath={.spec.template.spec.containers[0].args[*]}' |
         tr ' ' '\n' | sed -n 's/^\(--[a-z-]*\).*/\1/p')
 for f in $flags; do
-  if [[ "$f" == --webhook-* && "$help" != *--webhook-addr* ]]; then
-    echo "NOTE: $f: this colony run has no webhook flags yet (the admission-webhook branch adds them)"
-    continue
-  fi
   check "the Deployment's $f is a colony run flag" grep -q -- "$f" <<<"$help"
 done
 
@@ -205,7 +201,10 @@ spec:
   containers: [{name: c, image: registry.invalid/app:1, resources: {requests: {cpu: "64"}}}]
 EOF
 
-"$COLONY" run --kubeconfig "$SAKC" --log "$WORK/log" --metrics-addr 127.0.0.1:0 >"$WORK/run.out" 2>"$WORK/run.err" &
+# With leader election and the admission webhooks, so their Lease and webhook configurations are
+# written under the ServiceAccount's RBAC too.
+"$COLONY" run --kubeconfig "$SAKC" --log "$WORK/log" --metrics-addr 127.0.0.1:0 --leader-elect \
+  --webhook-addr 127.0.0.1:0 >"$WORK/run.out" 2>"$WORK/run.err" &
 RUN_PID=$!
 port=""
 for ((i = 0; i < 100; i++)); do
@@ -286,6 +285,11 @@ summary=$(tail -n 1 "$WORK/run.out")
 echo "summary: $summary"
 jq_() { "${PYTHON:-python3}" -c "import json,sys; d=json.loads(sys.argv[1]); print($2)" "$summary" 2>/dev/null; }
 check_eq "summary: api_write_failures" "$(jq_ "$summary" 'd["api_write_failures"]')" 0
+check_eq "summary: led (the Lease taken under the ServiceAccount)" "$(jq_ "$summary" 'd["led"]')" True
+check "the webhook configurations were registered under the ServiceAccount" \
+  admin get mutatingwebhookconfiguration colony-mutating-webhook-configuration -o name
+check "the Lease names this run as its holder or was released" \
+  admin -n colony-system get lease colony-manager -o name
 check "summary: api_writes > 0 ($(jq_ "$summary" 'd["api_writes"]'))" test "$(jq_ "$summary" 'd["api_writes"]' || echo 0)" -gt 0
 stats=$("$COLONY" log stats --log "$WORK/log" 2>&1); rc=$?
 check "colony log stats reads the whole log (rc $rc)" test "$rc" -eq 0
@@ -329,6 +333,9 @@ CAN_I=(
   "allow update validatingwebhookconfigurations.admissionregistration.k8s.io/colony-validating-webhook-configuration"
   "allow patch validatingwebhookconfigurations.admissionregistration.k8s.io/colony-validating-webhook-configuration"
   "allow get /version"
+  "allow create leases.coordination.k8s.io -n colony-system"
+  "allow get leases.coordination.k8s.io/colony-manager -n colony-system"
+  "allow update leases.coordination.k8s.io/colony-manager -n colony-system"
   # Pods are the workload's: never created, changed or deleted.
   "deny create pods -n $NS" "deny delete pods -n $NS" "deny update pods -n $NS" "deny patch pods -n $NS"
   "deny deletecollection pods -n $NS" "deny update pods --subresource=status -n $NS"
@@ -361,7 +368,10 @@ CAN_I=(
   "deny update elasticquotas.scheduling.sigs.k8s.io -n $NS"
   "deny delete nodeslos.slo.koordinator.sh" "deny create nodemetrics.slo.koordinator.sh"
   "deny update reservations.scheduling.koordinator.sh" "deny create podmigrationjobs.scheduling.koordinator.sh"
-  "deny create deployments.apps -n colony-system" "deny update leases.coordination.k8s.io -n colony-system"
+  "deny create deployments.apps -n colony-system" "deny update leases.coordination.k8s.io/other -n colony-system"
+  "deny delete leases.coordination.k8s.io/colony-manager -n colony-system"
+  "deny update leases.coordination.k8s.io/kube-scheduler -n kube-system"
+  "deny list leases.coordination.k8s.io -n colony-system"
   "deny * *"
 )
 set -f   # "deny * *": no globbing of the rows' words
