@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # tools/demo-cluster.sh — cluster mode on one machine, end to end (docs/kubernetes-bridge.md).
 #
-# Starts a real etcd + kube-apiserver (tools/peers/kube.sh), installs the NodeMetric and NodeSLO
-# CRDs (deploy/crds), Koordinator's PriorityClasses and an slo-controller-config ConfigMap with
-# co-location on and a node strategy for one node pool, registers 3 nodes, runs `colony run`,
-# shows each node's NodeSLO (the pool's node strategy on one), publishes a NodeMetric report per
-# node, waits until the nodes carry kubernetes.io/batch-cpu, submits LS pods and BE pods that ask
-# for batch resources, and shows with kubectl that every pod is bound. Exit 0 only if all of that
-# holds. Needs build/colony (tools/setup.sh).
+# Starts a real etcd + kube-apiserver (tools/peers/kube.sh), installs Colony's CRDs (deploy/crds),
+# deploy/'s namespaces and RBAC, Koordinator's PriorityClasses, an slo-controller-config ConfigMap
+# with co-location on and a node strategy for one node pool, and a ClusterColocationProfile that
+# makes pods labelled koordinator.sh/enable-colocation=true batch pods; registers 3 nodes; runs
+# `colony run` under the colony-manager ServiceAccount's token (deploy/'s least-privilege RBAC,
+# a TokenRequest), with leader election and its admission webhooks; shows each node's NodeSLO
+# (the pool's node strategy on one), publishes a NodeMetric report per node, waits until the nodes
+# carry kubernetes.io/batch-cpu, submits LS pods and plain pods (cpu and memory requests, no batch
+# resources) labelled for co-location, shows with kubectl that the webhook made the latter BE
+# pods asking for kubernetes.io/batch-cpu and -memory, and that every pod is bound. Exit 0 only
+# if all of that holds. Needs build/colony (tools/setup.sh).
 #   DEMO_DIR=dir   where the apiserver, the log and the logs go (default: a new temp folder)
 #   COLONY=path    the colony binary (default: build/colony)
 set -euo pipefail
@@ -37,8 +41,19 @@ say "apiserver up ($KUBECONFIG)"
 
 bash "$KUBE_SH" apply-crds --dir "$DIR/kube" "$ROOT/deploy/crds" >/dev/null
 bash "$KUBE_SH" priority-classes --dir "$DIR/kube" >/dev/null
-k create namespace koordinator-system >/dev/null
+# deploy/'s namespaces (colony-system, koordinator-system) and RBAC; no Deployment (no kubelet).
+k apply -f "$ROOT/deploy/colony/00-namespaces.yaml" -f "$ROOT/deploy/colony/10-rbac.yaml" >/dev/null
 k create namespace demo >/dev/null
+k apply -f - >/dev/null <<'YAML'
+apiVersion: config.koordinator.sh/v1alpha1
+kind: ClusterColocationProfile
+metadata: {name: colocation-demo}
+spec:
+  selector: {matchLabels: {koordinator.sh/enable-colocation: "true"}}
+  qosClass: BE
+  priorityClassName: koord-batch
+  schedulerName: koord-scheduler
+YAML
 k apply -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: ConfigMap
@@ -62,9 +77,24 @@ YAML
 done
 say "3 nodes registered"
 
-"$COLONY" run --kubeconfig "$KUBECONFIG" --log "$DIR/colony-log" >"$DIR/colony-run.out" 2>"$DIR/colony-run.err" &
+# colony run as deploy/ runs it: the colony-manager ServiceAccount's token (TokenRequest) and
+# nothing more.
+TOKEN=$(k -n colony-system create token colony-manager --duration=1h)
+eval "$(bash "$KUBE_SH" env --dir "$DIR/kube" | grep -E '^KUBE_(API|CA)=')"
+SAKC="$DIR/colony-manager.kubeconfig"
+cat >"$SAKC" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: demo, cluster: {server: "$KUBE_API", certificate-authority: "$KUBE_CA"}}]
+users: [{name: colony-manager, user: {token: "$TOKEN"}}]
+contexts: [{name: colony-manager, context: {cluster: demo, user: colony-manager}}]
+current-context: colony-manager
+EOF
+chmod 600 "$SAKC"
+"$COLONY" run --kubeconfig "$SAKC" --log "$DIR/colony-log" --leader-elect \
+  --webhook-addr 127.0.0.1:0 >"$DIR/colony-run.out" 2>"$DIR/colony-run.err" &
 RUN_PID=$!
-say "colony run started (pid $RUN_PID, log $DIR/colony-log)"
+say "colony run started as system:serviceaccount:colony-system:colony-manager (pid $RUN_PID, log $DIR/colony-log)"
 
 # What each node's koordlet would report (issue 15 runs a real one): 2 cores and 4 GiB in use.
 publish_metrics() {
@@ -115,6 +145,13 @@ k get nodeslo -o 'custom-columns=NODESLO:.metadata.name,BE-THRESHOLD-ENABLE:.spe
 [[ $(k get nodeslo demo-node-0 -o 'jsonpath={.spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent}') == 65 ]] ||
   die "demo-node-0's NodeSLO does not carry the cluster strategy"
 
+webhooks_registered() {
+  grep -q "serving admission webhooks" "$DIR/colony-run.err" &&
+    k get mutatingwebhookconfiguration colony-mutating-webhook-configuration >/dev/null 2>&1
+}
+wait_for 60 "the admission webhooks registered" webhooks_registered
+say "colony run leads (Lease colony-system/$(k -n colony-system get lease colony-manager -o 'jsonpath={.metadata.name} held by {.spec.holderIdentity}')) and serves its webhooks"
+
 wait_for 60 "kubernetes.io/batch-cpu on every node" batch_on_all_nodes
 say "nodes carry batch resources:"
 k get nodes -o 'custom-columns=NODE:.metadata.name,CPU:.status.allocatable.cpu,BATCH-CPU:.status.allocatable.kubernetes\.io/batch-cpu,BATCH-MEMORY:.status.allocatable.kubernetes\.io/batch-memory' >&2
@@ -129,17 +166,25 @@ spec:
   priorityClassName: koord-prod
   containers: [{name: app, image: registry.invalid/app:1, resources: {requests: {cpu: "2", memory: 2Gi}, limits: {cpu: "2", memory: 2Gi}}}]
 YAML
+  # A plain pod: cpu and memory, no QoS, no priority class; the profile's label only.
   k create -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
-metadata: {name: be-$i, namespace: demo, labels: {koordinator.sh/qosClass: BE}}
+metadata: {name: be-$i, namespace: demo, labels: {koordinator.sh/enable-colocation: "true"}}
 spec:
-  schedulerName: koord-scheduler
-  priorityClassName: koord-batch
-  containers: [{name: job, image: registry.invalid/job:1, resources: {requests: {kubernetes.io/batch-cpu: "1k", kubernetes.io/batch-memory: 1Gi}, limits: {kubernetes.io/batch-cpu: "1k", kubernetes.io/batch-memory: 1Gi}}}]
+  containers: [{name: job, image: registry.invalid/job:1, resources: {requests: {cpu: "1", memory: 1Gi}, limits: {cpu: "1", memory: 1Gi}}}]
 YAML
 done
-say "6 LS and 6 BE pods submitted"
+say "6 LS pods and 6 plain pods labelled for co-location submitted; as the apiserver stored them:"
+k get pods -n demo -o 'custom-columns=POD:.metadata.name,QOS:.metadata.labels.koordinator\.sh/qosClass,PRIORITY-CLASS:.spec.priorityClassName,PRIORITY:.spec.priority,SCHEDULER:.spec.schedulerName,REQUESTS:.spec.containers[0].resources.requests' >&2
+for i in 0 1 2 3 4 5; do
+  got=$(k get pod -n demo "be-$i" -o 'jsonpath={.metadata.labels.koordinator\.sh/qosClass}/{.spec.priorityClassName}/{.spec.schedulerName}/{.spec.containers[0].resources.requests.kubernetes\.io/batch-cpu}/{.spec.containers[0].resources.requests.kubernetes\.io/batch-memory}/{.spec.containers[0].resources.requests.cpu}')
+  [[ "$got" == "BE/koord-batch/koord-scheduler/1k/1Gi/" ]] ||
+    die "be-$i was not made a batch pod by the webhook (qos/class/scheduler/batch-cpu/batch-memory/cpu: $got)"
+  got=$(k get pod -n demo "ls-$i" -o 'jsonpath={.metadata.labels.koordinator\.sh/qosClass}/{.spec.containers[0].resources.requests.cpu}')
+  [[ "$got" == "LS/2" ]] || die "ls-$i was changed: $got"
+done
+say "the webhook made every labelled pod a BE pod asking for batch resources; LS pods untouched"
 all_bound() {
   local out
   out=$(k get pods -n demo -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}')
@@ -150,4 +195,4 @@ k get pods -n demo -o wide >&2
 kill "$RUN_PID"; wait "$RUN_PID" 2>/dev/null || true
 RUN_PID=""
 say "colony run summary: $(cat "$DIR/colony-run.out")"
-say "OK: every node has its NodeSLO, every pod is bound and every node carries kubernetes.io/batch-cpu"
+say "OK: under deploy/'s RBAC, every node has its NodeSLO and kubernetes.io/batch-cpu, the webhook made the labelled pods batch pods, and every pod is bound"

@@ -566,7 +566,8 @@ cmd_apply_crds() {
   local files=() s f
   for s in "${sources[@]}"; do
     if [[ -d "$s" ]]; then
-      while IFS= read -r f; do files+=("$f"); done < <(find "$s" -maxdepth 1 -type f \( -name '*.yaml' -o -name '*.yml' \) | sort)
+      # kustomization.yaml (deploy/crds has one for `kubectl apply -k`) is no CRD
+      while IFS= read -r f; do files+=("$f"); done < <(find "$s" -maxdepth 1 -type f \( -name '*.yaml' -o -name '*.yml' \) ! -name 'kustomization.y*ml' | sort)
     elif [[ -f "$s" ]]; then
       files+=("$s")
     else
