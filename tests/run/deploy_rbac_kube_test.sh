@@ -222,10 +222,8 @@ wait_for "$WAIT" "/readyz 200: log replayed, every informer synced, /version ans
 metric() {   # $1 sample name with labels (exact): its value, or "" when absent
   curl -sS --max-time 5 "$M/metrics" 2>/dev/null | awk -v k="$1" '$1 == k { print $2 }'
 }
-# A koordlet's report, once colony run knows the nodes: Colony's slo-controller drops a
-# NodeMetric report that arrives before its Node's registration (the informers list kinds in
-# parallel), where Koordinator's reads the NodeMetric when it reconciles the node; a koordlet
-# reports every 60 s, so in a cluster the next report heals it.
+# A koordlet's report, once colony run is ready (a report before the node's registration is
+# kept for it: SloControllerComponent.AMetricBeforeItsNodeIsUsedWhenTheNodeRegisters).
 for n in "${NODES[@]}"; do
   admin patch nodemetric "$n" --subresource=status --type=merge -p \
     "{\"status\": {\"updateTime\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"nodeMetric\": {\"nodeUsage\": {\"resources\": {\"cpu\": \"1\", \"memory\": \"4Gi\"}}}, \"podsMetric\": []}}" >/dev/null

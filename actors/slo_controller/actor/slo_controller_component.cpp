@@ -355,9 +355,15 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       break;
     case wire::Payload::NodeMetricReported: {
       const auto* e = env.payload_as_NodeMetricReported();
-      const auto it = find_node(to_string_view(e->node()));
-      if (it == nodes_.end() || !it->second.registered) break;
+      auto it = find_node(to_string_view(e->node()));
+      // A report before its Node (the informers race in cluster mode) is kept for the node's
+      // registration, which reconciles with it: Koordinator's noderesource controller reads the
+      // NodeMetric from its cache when the Node event comes
+      // (pkg/slo-controller/noderesource/resource_calculator.go).
+      if (it == nodes_.end())
+        it = nodes_.emplace(std::string(to_string_view(e->node())), node_rec{}).first;
       on_metric(it->second, *e);
+      if (!it->second.registered) break;
       reconcile(it->first, it->second, env, out);
       break;
     }

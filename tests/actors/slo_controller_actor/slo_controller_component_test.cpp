@@ -141,6 +141,24 @@ TEST(SloControllerComponent, MetricDrivesBatchFromUsage) {
   EXPECT_EQ(c.published("n1")->batch_cpu, u.batch_cpu_milli());
 }
 
+// In cluster mode the NodeMetric informer may deliver a node's report before the Node informer
+// delivers the node: the registration reconciles with it (not degraded, usage policy), as
+// Koordinator's controller reads the NodeMetric from its cache on the Node event.
+TEST(SloControllerComponent, AMetricBeforeItsNodeIsUsedWhenTheNodeRegisters) {
+  slo_controller_component c({.configmap_json = std::string(enabled_config)});
+  event_log log;
+  (void)log.metric(500, "n1", 6000, 40 * gib, {}, cpu_mem(1000, 4 * gib));
+  const auto off = log.node(1000, "n1", cpu_mem(32000, 128 * gib), cpu_mem(32000, 128 * gib));
+  const auto out = feed_resources(c, log);
+  ASSERT_EQ(out.size(), 1u);  // nothing for the report alone; the registration, with it
+  expect_update_matches(c, out[0], "n1", 1000, off);
+  const auto& u = *decoded(out[0]).payload_as_NodeBatchResourceUpdated();
+  EXPECT_FALSE(u.degraded());
+  EXPECT_EQ(to_string_view(u.cpu_policy()), "usage");
+  // usage policy, no pods: 32000 * 60% - system 1000.
+  EXPECT_EQ(u.batch_cpu_milli(), 32000 * 60 / 100 - 1000);
+}
+
 TEST(SloControllerComponent, SmallChangeUnderDiffThresholdIsNotWritten) {
   slo_controller_component c({.configmap_json = std::string(enabled_config)});
   event_log log;
