@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bridges/kubernetes/lease.hpp"
 #include "cmd/colony/commands.hpp"
 #include "cmd/colony/exit_codes.hpp"
 #include "messages/codec.hpp"
@@ -57,18 +58,6 @@ void line(const std::string& s) {
   std::fflush(stdout);  // tests and supervisors read transitions line by line
 }
 
-// Kubernetes MicroTime: RFC 3339 in UTC with microseconds ("2026-01-01T00:00:08.000000Z").
-std::string micro_time(std::int64_t unix_ms) {
-  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];  // ample for any int fields (-Wformat-truncation)
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>((unix_ms % 1000 + 1000) % 1000) * 1000);
-  return buf;
-}
-
 // The heartbeat decision: a Lease spec in Kubernetes' shape (coordination.k8s.io/v1:
 // holderIdentity, leaseDurationSeconds, acquireTime, renewTime) plus Colony's term facts.
 messages::byte_buffer lease_event(messages::event_builder& b, const stores::leader_term& t,
@@ -76,8 +65,8 @@ messages::byte_buffer lease_event(messages::event_builder& b, const stores::lead
                                   std::int64_t now_ms) {
   nlohmann::json spec{{"holderIdentity", t.id},
                       {"leaseDurationSeconds", 6},  // session.timeout.ms of the group
-                      {"acquireTime", micro_time(acquired_ms)},
-                      {"renewTime", micro_time(now_ms)},
+                      {"acquireTime", kube::micro_time(acquired_ms)},
+                      {"renewTime", kube::micro_time(now_ms)},
                       {"generation", t.generation},
                       {"term", t.term},
                       {"seq", seq}};

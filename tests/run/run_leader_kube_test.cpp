@@ -135,6 +135,19 @@ class ColonyRunLeader : public colony_run_test {
     }
     return v;
   }
+  // Three nodes; candidate a leads (it starts alone), then b starts as the standby; `pods` pods
+  // are bound under a.
+  std::pair<std::unique_ptr<candidate>, std::unique_ptr<candidate>> a_leads_b_waits(int pods) {
+    for (int i = 0; i < 3; ++i) make_node("n" + std::to_string(i));
+    auto a = start("a");
+    EXPECT_TRUE(a->started()) << "set COLONY_BINARY";
+    EXPECT_TRUE(wait_holder("a", 30s)) << a->output();
+    auto b = start("b");
+    for (int i = 0; i < pods; ++i) make_pod("p" + std::to_string(i));
+    EXPECT_TRUE(wait_bound(90s)) << a->output();
+    EXPECT_EQ(holder(), "a");
+    return {std::move(a), std::move(b)};
+  }
   void expect_each_pod_scheduled_once(std::size_t pods) {
     const auto sched = scheduled_in_log();
     EXPECT_EQ(sched.size(), pods);
@@ -148,14 +161,8 @@ class ColonyRunLeader : public colony_run_test {
 
 TEST_F(ColonyRunLeader, SigkilledLeaderIsReplacedWithinTheLeaseDuration) {
   if (IsSkipped() || HasFatalFailure()) return;
-  for (int i = 0; i < 3; ++i) make_node("n" + std::to_string(i));
-  auto a = start("a");
-  ASSERT_TRUE(a->started()) << "set COLONY_BINARY";
-  ASSERT_TRUE(wait_holder("a", 30s)) << a->output();
-  auto b = start("b");
-  for (int i = 0; i < 10; ++i) make_pod("p" + std::to_string(i));
-  ASSERT_TRUE(wait_bound(90s)) << a->output();
-  EXPECT_EQ(holder(), "a");
+  auto [a, b] = a_leads_b_waits(10);
+  ASSERT_FALSE(HasFailure());
 
   const auto t0 = steady::now();
   a->kill9();
@@ -185,13 +192,8 @@ TEST_F(ColonyRunLeader, SigkilledLeaderIsReplacedWithinTheLeaseDuration) {
 
 TEST_F(ColonyRunLeader, PausedLeaderIsFencedByTheLogLockUntilItKnowsItLost) {
   if (IsSkipped() || HasFatalFailure()) return;
-  for (int i = 0; i < 3; ++i) make_node("n" + std::to_string(i));
-  auto a = start("a");
-  ASSERT_TRUE(a->started()) << "set COLONY_BINARY";
-  ASSERT_TRUE(wait_holder("a", 30s)) << a->output();
-  auto b = start("b");
-  for (int i = 0; i < 6; ++i) make_pod("p" + std::to_string(i));
-  ASSERT_TRUE(wait_bound(90s)) << a->output();
+  auto [a, b] = a_leads_b_waits(6);
+  ASSERT_FALSE(HasFailure());
 
   a->signal(SIGSTOP);
   for (int i = 6; i < 12; ++i) make_pod("p" + std::to_string(i));

@@ -26,26 +26,9 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string kube_sh() {
-  const char* v = std::getenv("COLONY_KUBE_SH");
-  return v != nullptr && *v != '\0' ? v : COLONY_KUBE_SH_DEFAULT;
-}
-
 std::string nodeslo_crd() {
-  const char* v = std::getenv("COLONY_KOORDINATOR_CRDS");
-  const std::filesystem::path dir = v != nullptr && *v != '\0'
-                                        ? std::filesystem::path(v)
-                                        : std::filesystem::path(kube_sh()).parent_path() / ".." /
-                                              ".." / ".." / "shared" / "koordinator-crds";
-  return (dir / "slo.koordinator.sh_nodeslos.yaml").string();
-}
-
-int sh(const std::string& cmd, std::string& out) {
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  return ::pclose(p);
+  return kube::testing::kube_peer::crd_file("slo.koordinator.sh_nodeslos.yaml",
+                                            "nodeslos.slo.koordinator.sh.yaml");
 }
 
 // The slo-controller-config data: a cluster strategy and one node strategy for pool=batch.
@@ -94,12 +77,8 @@ class ColonyRunNodeSlo : public colony::run::testing::colony_run_test {
 TEST_F(ColonyRunNodeSlo, NodeSlosFollowNodeLabelsAndTheConfigMap) {
   const std::string crd = nodeslo_crd();
   if (!std::ifstream(crd).good()) GTEST_SKIP() << "no " << crd << " (docs/peers.md)";
-  std::string out;
-  ASSERT_EQ(sh("PYENV_VERSION=system bash '" + kube_sh() + "' apply-crds --dir '" + peer_->dir() +
-                   "' '" + crd + "' 2>&1",
-               out),
-            0)
-      << out;
+  auto applied = peer_->apply_crds({crd});
+  ASSERT_TRUE(applied) << applied.error().describe();
   post("/api/v1/namespaces", json{{"apiVersion", "v1"},
                                   {"kind", "Namespace"},
                                   {"metadata", {{"name", "koordinator-system"}}}});

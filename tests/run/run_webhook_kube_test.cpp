@@ -26,43 +26,19 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string kube_sh() {
-  const char* v = std::getenv("COLONY_KUBE_SH");
-  return v != nullptr && *v != '\0' ? v : COLONY_KUBE_SH_DEFAULT;
-}
-
-std::filesystem::path crd_dir() {
-  const char* v = std::getenv("COLONY_KOORDINATOR_CRDS");
-  return v != nullptr && *v != '\0' ? std::filesystem::path(v)
-                                    : std::filesystem::path(kube_sh()).parent_path() / ".." / ".." /
-                                          ".." / "shared" / "koordinator-crds";
-}
-
-int sh(const std::string& cmd, std::string& out) {
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  return ::pclose(p);
-}
-
 class ColonyRunWebhook : public colony::run::testing::colony_run_test {
  protected:
   void SetUp() override {
     colony_run_test::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    const auto dir = crd_dir();
-    for (const char* f : {"config.koordinator.sh_clustercolocationprofiles.yaml",
-                          "scheduling.sigs.k8s.io_elasticquotas.yaml"})
-      if (!std::ifstream(dir / f).good()) GTEST_SKIP() << "no " << (dir / f) << " (docs/peers.md)";
-    std::string out;
-    ASSERT_EQ(
-        sh("PYENV_VERSION=system bash '" + kube_sh() + "' apply-crds --dir '" + peer_->dir() +
-               "' '" + (dir / "config.koordinator.sh_clustercolocationprofiles.yaml").string() +
-               "' '" + (dir / "scheduling.sigs.k8s.io_elasticquotas.yaml").string() + "' 2>&1",
-           out),
-        0)
-        << out;
+    // Koordinator's CRDs where the checkout has them beside it, else Colony's own (deploy/crds).
+    using peer = kube::testing::kube_peer;
+    auto a =
+        peer_->apply_crds({peer::crd_file("config.koordinator.sh_clustercolocationprofiles.yaml",
+                                          "clustercolocationprofiles.config.koordinator.sh.yaml"),
+                           peer::crd_file("scheduling.sigs.k8s.io_elasticquotas.yaml",
+                                          "elasticquotas.scheduling.sigs.k8s.io.yaml")});
+    ASSERT_TRUE(a) << a.error().describe();
   }
   void TearDown() override { stop_run(); }
 

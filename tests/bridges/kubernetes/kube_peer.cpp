@@ -87,6 +87,40 @@ result<std::string> kube_peer::kube_sh(const std::string& cmd, const std::string
   return out;
 }
 
+result<void> kube_peer::apply_crds(const std::vector<std::string>& files) {
+  std::string cmd = "apply-crds";
+  for (const auto& f : files) cmd += " " + shell_quote(f);
+  auto r = kube_sh(cmd);
+  if (!r) return tl::make_unexpected(r.error());
+  return {};
+}
+
+std::string kube_peer::repo_crds() {
+  return (fs::path(kube_sh_path()).parent_path() / ".." / ".." / "deploy" / "crds")
+      .lexically_normal()
+      .string();
+}
+
+std::string kube_peer::koordinator_crds() {
+  const char* v = std::getenv("COLONY_KOORDINATOR_CRDS");
+  if (v != nullptr && *v != '\0') return v;
+  return (fs::path(kube_sh_path()).parent_path() / ".." / ".." / ".." / "shared" /
+          "koordinator-crds")
+      .lexically_normal()
+      .string();
+}
+
+std::string kube_peer::crds_folder() {
+  const auto k = koordinator_crds();
+  return fs::is_directory(k) ? k : repo_crds();
+}
+
+std::string kube_peer::crd_file(const std::string& koordinator_file,
+                                const std::string& colony_file) {
+  const auto k = fs::path(koordinator_crds()) / koordinator_file;
+  return fs::exists(k) ? k.string() : (fs::path(repo_crds()) / colony_file).string();
+}
+
 result<std::unique_ptr<kube_peer>> kube_peer::start(const std::string& extra_apiserver_args) {
   std::unique_ptr<kube_peer> peer(new kube_peer());
   std::string tmpl = (fs::temp_directory_path() / "colony-kube-test-XXXXXX").string();

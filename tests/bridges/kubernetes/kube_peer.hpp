@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bridges/kubernetes/kubeconfig.hpp"
 #include "messages/result.hpp"
@@ -27,6 +28,20 @@ class kube_peer {
   [[nodiscard]] const connection& conn() const { return conn_; }
   [[nodiscard]] const std::string& viewer_token() const { return viewer_token_; }
   [[nodiscard]] const std::string& dir() const { return dir_; }
+
+  // Applies CRD files (`kube.sh apply-crds`: server-side apply, waits until Established).
+  [[nodiscard]] result<void> apply_crds(const std::vector<std::string>& files);
+  // The repository's deploy/crds (Colony's CRDs for every kind it reads or writes), and
+  // Koordinator's own CRDs ($COLONY_KOORDINATOR_CRDS, else the shared folder docs/peers.md names,
+  // beside the checkout; it may be absent).
+  [[nodiscard]] static std::string repo_crds();
+  [[nodiscard]] static std::string koordinator_crds();
+  // Koordinator's CRD folder when it exists, else deploy/crds: a test against a kind's CRD runs
+  // everywhere, with Koordinator's own where the checkout has them beside it.
+  [[nodiscard]] static std::string crds_folder();
+  // One kind's CRD file, by its name in either folder.
+  [[nodiscard]] static std::string crd_file(const std::string& koordinator_file,
+                                            const std::string& colony_file);
 
   [[nodiscard]] result<void> kill_apiserver();
   [[nodiscard]] result<void> restart_apiserver();

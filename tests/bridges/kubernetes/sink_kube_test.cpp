@@ -386,20 +386,10 @@ TEST_F(KubeSink, NodeSloIsCreatedThenUpdatedAndWithoutItsCrdSkipped) {
     EXPECT_EQ(none.counters().requests, requests);
     EXPECT_EQ(none.counters().failed, 0u);
   }
-  const char* env_crds = std::getenv("COLONY_KOORDINATOR_CRDS");
-  const std::string crds = env_crds != nullptr && *env_crds != '\0'
-                               ? std::string(env_crds)
-                               : (std::filesystem::path(kube_sh()).parent_path() / ".." / ".." /
-                                  ".." / "shared" / "koordinator-crds")
-                                     .string();
-  const std::string crd = crds + "/slo.koordinator.sh_nodeslos.yaml";
-  if (!std::ifstream(crd).good()) GTEST_SKIP() << "no " << crd << " (docs/peers.md)";
-  int rc = 0;
-  const std::string applied =
-      run_sh("PYENV_VERSION=system bash '" + kube_sh() + "' apply-crds --dir '" + peer_->dir() +
-                 "' '" + crd + "' 2>&1",
-             &rc);
-  ASSERT_EQ(rc, 0) << applied;
+  const std::string crd =
+      kube_peer::crd_file("slo.koordinator.sh_nodeslos.yaml", "nodeslos.slo.koordinator.sh.yaml");
+  auto applied = peer_->apply_crds({crd});
+  ASSERT_TRUE(applied) << applied.error().describe();
 
   auto sink = open_sink();
   const std::string path = "/apis/slo.koordinator.sh/v1alpha1/nodeslos/n1";

@@ -59,14 +59,6 @@ std::string kube_sh() {
   return v != nullptr && *v != '\0' ? v : COLONY_KUBE_SH_DEFAULT;
 }
 
-// Koordinator's CRDs as kube.sh apply-crds finds them by default.
-bool crds_present() {
-  if (const char* v = std::getenv("COLONY_KOORDINATOR_CRDS"); v != nullptr && *v != '\0')
-    return fs::exists(v);
-  return fs::exists(fs::path(kube_sh()).parent_path() / ".." / ".." / ".." / "shared" /
-                    "koordinator-crds");
-}
-
 // (payload type, entity key) -> count, decoding every record of the log.
 using tally = std::map<std::pair<std::string, std::string>, int>;
 
@@ -135,13 +127,11 @@ class KubeSource : public ::testing::Test {
     log_dir_ = work_ + "/log";
     ckpt_ = work_ + "/source.ckpt";
     ASSERT_EQ(sh("priority-classes"), 0);
-    crds_ = crds_present();
-    if (crds_) {
-      ASSERT_EQ(sh("apply-crds"), 0);
-    } else {
-      std::cout
-          << "Koordinator CRDs absent (kube.sh apply-crds, docs/peers.md): CRD parts skipped\n";
-    }
+    // Koordinator's CRDs where the checkout has them beside it, else Colony's own (deploy/crds:
+    // the same groups, kinds and scopes).
+    auto crds = peer_->apply_crds({kube_peer::crds_folder()});
+    ASSERT_TRUE(crds) << crds.error().describe();
+    crds_ = true;
     post("/api/v1/namespaces", {{"apiVersion", "v1"},
                                 {"kind", "Namespace"},
                                 {"metadata", {{"name", "koordinator-system"}}}});
@@ -1020,7 +1010,7 @@ TEST_F(KubeSource, RecordedKindWithoutItsCrdIsSkipped) {
         auto r = client_->list("/apis/scheduling.sigs.k8s.io/v1alpha1/podgroups", lo);
         return !r && r.error().code == errc::not_found;
       },
-      seconds(30)));
+      seconds(90)));  // a CRD's removal takes its time on a loaded machine
   post("/apis/scheduling.koordinator.sh/v1alpha1/devices",
        {{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
         {"kind", "Device"},
