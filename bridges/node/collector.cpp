@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "bridges/node/internal/file_read.hpp"
+
 namespace colony::node {
 
 result<node_source> node_source::open(source_config config) {
@@ -51,7 +53,7 @@ result<node_snapshot> node_source::snapshot(event_time now) const {
   if (!mem) return tl::unexpected(mem.error());
   snap.memory = *mem;
 
-  auto layout = discover_kubepods(mounts_.cpuacct);
+  auto layout = discover_kubepods(internal::join(mounts_.cpuacct, config_.kube_parent_dir));
   if (!layout) {
     snap.skipped.push_back(layout.error());
     return snap;
@@ -59,6 +61,10 @@ result<node_snapshot> node_source::snapshot(event_time now) const {
   snap.driver = layout->driver;
   snap.pods.reserve(layout->pods.size());
   for (auto& p : layout->pods) {
+    if (!config_.kube_parent_dir.empty()) {
+      p.dir = internal::join(config_.kube_parent_dir, p.dir);
+      for (auto& c : p.containers) c.dir = internal::join(config_.kube_parent_dir, c.dir);
+    }
     auto ps = read_sample(mounts_, p.dir, config_.read_pressure);
     if (!ps) {
       snap.skipped.push_back(ps.error());

@@ -32,6 +32,9 @@ struct source_config {
   std::string cgroup_root = "/sys/fs/cgroup";
   // Default: /proc (Koordinator's --proc-root-dir).
   std::string proc_root = "/proc";
+  // Where kubepods sits under each controller directory: kubelet's --cgroup-root (Koordinator's
+  // --cgroup-kube-path parent). Default: "" (kubepods directly under the controller).
+  std::string kube_parent_dir;
   // USER_HZ of /proc/stat. Default: 100, what Koordinator assumes and every Linux ABI uses.
   std::int64_t ticks_per_second = 100;
   // Read PSI and throttling files too (not needed for NodeMetric). Default: true.
