@@ -156,10 +156,9 @@ result<std::optional<psi_stats>> read_psi(const cgroup_mounts& m, std::string_vi
                      : r == psi_resource::memory ? "memory.pressure"
                                                  : "io.pressure";
   const std::string path = internal::join(internal::join(m.cpuacct, dir), file);
-  if (!internal::is_file(path)) return std::optional<psi_stats>();
   auto c = internal::read_file(path);
   if (!c) {
-    // Gone between the check and the read (the cgroup was removed): absent, like a missing file.
+    // Kernels without PSI (or cgroup v1 without psi=1) have no such file: absent, no error.
     if (c.error().code == errc::not_found) return std::optional<psi_stats>();
     return tl::unexpected(c.error());
   }

@@ -37,8 +37,10 @@ struct source_config {
   std::string kube_parent_dir;
   // USER_HZ of /proc/stat. Default: 100, what Koordinator assumes and every Linux ABI uses.
   std::int64_t ticks_per_second = 100;
-  // Read PSI and throttling files too (not needed for NodeMetric). Default: true.
-  bool read_pressure = true;
+  // Also read cpu.stat throttling and the *.pressure (PSI) files of every cgroup. NodeMetric
+  // needs neither; Koordinator reads them in separate collectors behind feature gates
+  // (PSICollector, off by default), and they double the files read per cgroup. Default: false.
+  bool read_pressure = false;
 };
 
 // One cgroup's counters at one instant.

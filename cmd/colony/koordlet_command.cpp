@@ -1,7 +1,8 @@
 // colony koordlet: the node agent's collectors on a real node (bridges/node).
 //
 //   colony koordlet --node NAME [--cgroup-root DIR] [--proc-root DIR] [--kube-parent DIR]
-//                   [--interval 1s] [--report-interval 60s] [--once] [--json]
+//                   [--interval 1s] [--report-interval 60s] [--pressure] [--once]
+//                   [--json]
 //
 // Collects /proc and every kubepods cgroup each --interval, keeps the samples in
 // actors/koordlet/node_metric's window and, each report interval (Koordinator's
@@ -48,6 +49,7 @@ struct koordlet_args {
   std::string kube_parent;
   std::string interval = "1s";
   std::string report_interval = "60s";
+  bool pressure = false;
   bool once = false;
   bool json_out = false;
 };
@@ -175,6 +177,7 @@ int run_koordlet(const koordlet_args& a) {
   cfg.cgroup_root = a.cgroup_root;
   cfg.proc_root = a.proc_root;
   cfg.kube_parent_dir = a.kube_parent;
+  cfg.read_pressure = a.pressure;
   cfg.ticks_per_second = ::sysconf(_SC_CLK_TCK) > 0 ? ::sysconf(_SC_CLK_TCK) : 100;
   auto src = node::node_source::open(cfg);
   if (!src) return report_error(src.error());
@@ -188,6 +191,7 @@ int run_koordlet(const koordlet_args& a) {
                                  policy.aggregate_durations_seconds.end())) *
       1000;
 
+  const std::int64_t pod_keep_ms = kl::effective_aggregate_duration_seconds(policy) * 1000;
   std::signal(SIGINT, on_koordlet_signal);
   std::signal(SIGTERM, on_koordlet_signal);
   bool warned = false;
@@ -209,6 +213,7 @@ int run_koordlet(const koordlet_args& a) {
     if (!u) return report_error(u.error());
     node::add_to_window(window, *u);
     window.trim(cur->time + duration_ms{-keep_ms});
+    window.trim_pods(cur->time + duration_ms{-pod_keep_ms});
     cpu_seconds += static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
     ++collections;
     const std::int64_t t = cur->time.value;
@@ -253,6 +258,8 @@ void add_koordlet_command(CLI::App& app) {
   cmd->add_option("--report-interval", args->report_interval,
                   "NodeMetric report interval (Koordinator's floor: 30s)")
       ->capture_default_str();
+  cmd->add_flag("--pressure", args->pressure,
+                "also read cpu.stat throttling and PSI of every cgroup (not in NodeMetric)");
   cmd->add_flag("--once", args->once, "collect twice one interval apart, report once, exit");
   cmd->add_flag("--json", args->json_out, "print each report as a NodeMetric JSON line");
   cmd->callback([args] { exit_status() = run_koordlet(*args); });

@@ -63,6 +63,7 @@ TEST_P(Collector, UsageBetweenTwoSnapshots) {
   source_config cfg;
   cfg.cgroup_root = tree.cgroup_root();
   cfg.proc_root = tree.proc_root();
+  cfg.read_pressure = true;
   auto src = node_source::open(cfg);
   ASSERT_TRUE(src) << src.error().describe();
   auto s0 = src->snapshot(event_time{10'000});

@@ -127,6 +127,7 @@ TEST(RealCgroup, CollectorMeasuresABusyLoopInABestEffortPod) {
   source_config cfg;
   cfg.cgroup_root = cgroup_root;
   cfg.kube_parent_dir = parent;
+  cfg.read_pressure = true;  // real cpu.stat (throttling) and PSI where the kernel has it
   cfg.ticks_per_second = ::sysconf(_SC_CLK_TCK);
   auto src = node_source::open(cfg);
   ASSERT_TRUE(src) << src.error().describe();
@@ -169,6 +170,7 @@ TEST(RealCgroup, CollectorMeasuresABusyLoopInABestEffortPod) {
   EXPECT_GE(p.memory.value, 60 * mib);  // 64 MiB touched
   EXPECT_GT(p.working_set.value, 0);
   EXPECT_GE(u->cpu_cores + 0.05, p.cpu_cores);  // the node includes the pod
+  EXPECT_EQ(p.nr_throttled, 0);                 // no cfs quota set on the test cgroup
 }
 
 }  // namespace
