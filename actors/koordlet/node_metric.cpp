@@ -72,6 +72,18 @@ void sample_window::trim(event_time before) {
   }
 }
 
+void sample_window::trim_pods(event_time before) {
+  for (auto* m : {&pods_, &apps_}) {
+    for (auto it = m->begin(); it != m->end();) {
+      auto& v = it->second;
+      v.erase(v.begin(),
+              std::lower_bound(v.begin(), v.end(), before,
+                               [](const usage_sample& x, event_time t) { return x.time < t; }));
+      it = v.empty() ? m->erase(it) : std::next(it);
+    }
+  }
+}
+
 std::span<const usage_sample> sample_window::pod(std::string_view uid) const {
   auto it = pods_.find(uid);
   if (it == pods_.end()) return {};

@@ -74,6 +74,10 @@ class sample_window {
 
   // Drops samples older than `before` (keep the longest aggregate duration); forgets empty series.
   void trim(event_time before);
+  // Drops pod and host-app samples older than `before` only. The builder averages those over the
+  // aggregate duration alone, while node and system series must cover the longest aggregated
+  // duration (30 min by default): a 1-s collector keeps 6x fewer pod samples this way.
+  void trim_pods(event_time before);
 
   [[nodiscard]] std::span<const usage_sample> node() const { return node_; }
   [[nodiscard]] std::span<const usage_sample> system() const { return system_; }

@@ -18,5 +18,6 @@ void add_kafka_commands(CLI::App& app);
 void add_explain_command(CLI::App& app);
 void add_elect_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_koordlet_command(CLI::App& app);
 
 }  // namespace colony::cli

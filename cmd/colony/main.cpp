@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   add_explain_command(app);
   add_elect_command(app);
   add_run_command(app);
+  add_koordlet_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -136,3 +136,28 @@ TEST(KoordletNodeMetric, HostAppsSortedByName) {
 
 }  // namespace
 }  // namespace colony::koordlet
+
+namespace {
+
+// trim_pods keeps node and system series whole and cuts pod and host-app series only.
+TEST(NodeMetricWindow, TrimPodsLeavesNodeAndSystemSeries) {
+  using namespace colony;
+  using namespace colony::koordlet;
+  sample_window w;
+  for (std::int64_t s = 0; s < 10; ++s) {
+    const usage_sample x{event_time{s * 1000}, 1.0, 1.0};
+    w.add_pod("p", x);
+    w.add_host_app("a", x);
+    w.add_node_and_system(x, std::span<const usage_sample>(&x, 1), {});
+  }
+  w.trim_pods(event_time{7000});
+  EXPECT_EQ(w.pod("p").size(), 3u);
+  EXPECT_EQ(w.host_app("a").size(), 3u);
+  EXPECT_EQ(w.node().size(), 10u);
+  EXPECT_EQ(w.system().size(), 10u);
+  w.trim_pods(event_time{20000});
+  EXPECT_TRUE(w.pod("p").empty());
+  EXPECT_EQ(w.sample_count(), 20u);
+}
+
+}  // namespace

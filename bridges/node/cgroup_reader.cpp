@@ -1,0 +1,179 @@
+#include "bridges/node/cgroup_reader.hpp"
+
+#include <array>
+#include <charconv>
+#include <string>
+
+#include "bridges/node/internal/file_read.hpp"
+
+namespace colony::node {
+
+namespace {
+
+bool v2(const cgroup_mounts& m) { return m.version == cgroup_version::v2; }
+
+// Both v2 cpu.stat counters are in microseconds.
+constexpr std::int64_t max_usec = INT64_MAX / 1000;
+
+result<std::int64_t> usec_to_ns(std::int64_t us, std::string_view field, const std::string& path) {
+  if (us > max_usec)
+    return fail(errc::invalid_input, "field " + std::string(field) + ": out of range", path);
+  return us * 1000;
+}
+
+}  // namespace
+
+result<std::int64_t> read_cpu_usage_ns(const cgroup_mounts& m, std::string_view dir) {
+  if (v2(m)) {
+    const std::string path = internal::join(internal::join(m.cpu, dir), "cpu.stat");
+    auto c = internal::read_file(path);
+    if (!c) return tl::unexpected(c.error());
+    auto us = internal::key_count(*c, "usage_usec", path);
+    if (!us) return us;
+    return usec_to_ns(*us, "usage_usec", path);
+  }
+  const std::string path = internal::join(internal::join(m.cpuacct, dir), "cpuacct.usage");
+  auto c = internal::read_file(path);
+  if (!c) return tl::unexpected(c.error());
+  return internal::parse_count(*c, "cpuacct.usage", path);
+}
+
+result<cpu_throttling> read_cpu_throttling(const cgroup_mounts& m, std::string_view dir) {
+  const std::string path = internal::join(internal::join(m.cpu, dir), "cpu.stat");
+  auto c = internal::read_file(path);
+  if (!c) return tl::unexpected(c.error());
+  cpu_throttling t;
+  auto periods = internal::key_count(*c, "nr_periods", path);
+  if (!periods) return tl::unexpected(periods.error());
+  auto throttled = internal::key_count(*c, "nr_throttled", path);
+  if (!throttled) return tl::unexpected(throttled.error());
+  t.nr_periods = *periods;
+  t.nr_throttled = *throttled;
+  if (v2(m)) {
+    auto us = internal::key_count(*c, "throttled_usec", path);
+    if (!us) return tl::unexpected(us.error());
+    auto ns = usec_to_ns(*us, "throttled_usec", path);
+    if (!ns) return tl::unexpected(ns.error());
+    t.throttled_ns = *ns;
+  } else {
+    auto ns = internal::key_count(*c, "throttled_time", path);
+    if (!ns) return tl::unexpected(ns.error());
+    t.throttled_ns = *ns;
+  }
+  return t;
+}
+
+result<cgroup_memory> read_memory(const cgroup_mounts& m, std::string_view dir) {
+  const std::string base = internal::join(m.memory, dir);
+  const std::string usage_path =
+      internal::join(base, v2(m) ? "memory.current" : "memory.usage_in_bytes");
+  auto usage_text = internal::read_file(usage_path);
+  if (!usage_text) return tl::unexpected(usage_text.error());
+  cgroup_memory mem;
+  auto usage = internal::parse_count(
+      *usage_text, v2(m) ? "memory.current" : "memory.usage_in_bytes", usage_path);
+  if (!usage) return tl::unexpected(usage.error());
+  mem.usage_bytes = *usage;
+
+  const std::string stat_path = internal::join(base, "memory.stat");
+  auto stat = internal::read_file(stat_path);
+  if (!stat) return tl::unexpected(stat.error());
+  // v1 memory.stat has per-cgroup fields and hierarchical total_* ones; a pod's containers are
+  // its children, so the totals are the pod's usage (Koordinator's ReadMemoryStat reads total_*).
+  const std::array<std::string_view, 4> keys =
+      v2(m) ? std::array<std::string_view, 4>{"inactive_file", "inactive_anon", "active_anon",
+                                              "unevictable"}
+            : std::array<std::string_view, 4>{"total_inactive_file", "total_inactive_anon",
+                                              "total_active_anon", "total_unevictable"};
+  std::array<std::int64_t, 4> v{};
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    auto x = internal::key_count(*stat, keys[i], stat_path);
+    if (!x) return tl::unexpected(x.error());
+    v[i] = *x;
+  }
+  mem.inactive_file_bytes = v[0];
+  if (v[1] > INT64_MAX - v[2] - v[3]) {
+    return fail(errc::invalid_input, "fields *_anon + unevictable: out of range", stat_path);
+  }
+  mem.anon_bytes = v[1] + v[2] + v[3];
+  return mem;
+}
+
+namespace {
+
+// "some avg10=0.00 avg60=0.00 avg300=0.00 total=0"
+result<psi_line> parse_psi_line(std::string_view line, std::string_view kind,
+                                const std::string& path) {
+  psi_line p;
+  bool seen[4] = {false, false, false, false};
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    const std::size_t start = i;
+    while (i < line.size() && line[i] != ' ') ++i;
+    const std::string_view tok = line.substr(start, i - start);
+    const auto eq = tok.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = tok.substr(0, eq);
+    const std::string_view val = tok.substr(eq + 1);
+    const std::string field = std::string(kind) + "." + std::string(key);
+    if (key == "total") {
+      auto t = internal::parse_count(val, field, path);
+      if (!t) return tl::unexpected(t.error());
+      p.total_us = *t;
+      seen[3] = true;
+      continue;
+    }
+    double* dst = key == "avg10"    ? &p.avg10
+                  : key == "avg60"  ? &p.avg60
+                  : key == "avg300" ? &p.avg300
+                                    : nullptr;
+    if (dst == nullptr) continue;  // a field newer kernels may add
+    double d = 0;
+    auto [ptr, ec] = std::from_chars(val.data(), val.data() + val.size(), d);
+    if (val.empty() || ec != std::errc{} || ptr != val.data() + val.size() || d < 0) {
+      return fail(errc::invalid_input,
+                  "field " + field + ": not a number: '" + std::string(val) + "'", path);
+    }
+    *dst = d;
+    seen[key == "avg10" ? 0 : key == "avg60" ? 1 : 2] = true;
+  }
+  for (int k = 0; k < 4; ++k) {
+    if (!seen[k]) {
+      static constexpr std::array<const char*, 4> names = {"avg10", "avg60", "avg300", "total"};
+      return fail(errc::invalid_input, "field " + std::string(kind) + "." + names[k] + " missing",
+                  path);
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+result<std::optional<psi_stats>> read_psi(const cgroup_mounts& m, std::string_view dir,
+                                          psi_resource r) {
+  const char* file = r == psi_resource::cpu      ? "cpu.pressure"
+                     : r == psi_resource::memory ? "memory.pressure"
+                                                 : "io.pressure";
+  const std::string path = internal::join(internal::join(m.cpuacct, dir), file);
+  auto c = internal::read_file(path);
+  if (!c) {
+    // Kernels without PSI (or cgroup v1 without psi=1) have no such file: absent, no error.
+    if (c.error().code == errc::not_found) return std::optional<psi_stats>();
+    return tl::unexpected(c.error());
+  }
+  auto some = internal::find_key(*c, "some");
+  if (!some) return fail(errc::invalid_input, "field some missing", path);
+  psi_stats s;
+  auto sl = parse_psi_line(*some, "some", path);
+  if (!sl) return tl::unexpected(sl.error());
+  s.some = *sl;
+  if (auto full = internal::find_key(*c, "full")) {
+    auto fl = parse_psi_line(*full, "full", path);
+    if (!fl) return tl::unexpected(fl.error());
+    s.full = *fl;
+  }
+  return std::optional<psi_stats>(s);
+}
+
+}  // namespace colony::node

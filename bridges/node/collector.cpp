@@ -1,0 +1,190 @@
+#include "bridges/node/collector.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "bridges/node/internal/file_read.hpp"
+
+namespace colony::node {
+
+result<node_source> node_source::open(source_config config) {
+  if (config.ticks_per_second <= 0) {
+    return fail(errc::invalid_input, "ticks_per_second must be positive", "source_config");
+  }
+  auto m = detect_mounts(config.cgroup_root);
+  if (!m) return tl::unexpected(m.error());
+  return node_source(std::move(config), std::move(*m));
+}
+
+namespace {
+
+result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir, bool pressure) {
+  cgroup_sample s;
+  auto cpu = read_cpu_usage_ns(m, dir);
+  if (!cpu) return tl::unexpected(cpu.error());
+  s.cpu_usage_ns = *cpu;
+  auto mem = read_memory(m, dir);
+  if (!mem) return tl::unexpected(mem.error());
+  s.memory = *mem;
+  if (!pressure) return s;
+  auto thr = read_cpu_throttling(m, dir);
+  if (!thr) return tl::unexpected(thr.error());
+  s.throttling = *thr;
+  for (auto [r, dst] :
+       {std::pair{psi_resource::cpu, &s.cpu_psi}, std::pair{psi_resource::memory, &s.memory_psi},
+        std::pair{psi_resource::io, &s.io_psi}}) {
+    auto p = read_psi(m, dir, r);
+    if (!p) return tl::unexpected(p.error());
+    *dst = *p;
+  }
+  return s;
+}
+
+}  // namespace
+
+result<node_snapshot> node_source::snapshot(event_time now) const {
+  node_snapshot snap;
+  snap.time = now;
+  auto cpu = read_proc_stat(config_.proc_root);
+  if (!cpu) return tl::unexpected(cpu.error());
+  snap.cpu = *cpu;
+  auto mem = read_meminfo(config_.proc_root);
+  if (!mem) return tl::unexpected(mem.error());
+  snap.memory = *mem;
+
+  auto layout = discover_kubepods(internal::join(mounts_.cpuacct, config_.kube_parent_dir));
+  if (!layout) {
+    snap.skipped.push_back(layout.error());
+    return snap;
+  }
+  snap.driver = layout->driver;
+  snap.pods.reserve(layout->pods.size());
+  for (auto& p : layout->pods) {
+    if (!config_.kube_parent_dir.empty()) {
+      p.dir = internal::join(config_.kube_parent_dir, p.dir);
+      for (auto& c : p.containers) c.dir = internal::join(config_.kube_parent_dir, c.dir);
+    }
+    auto ps = read_sample(mounts_, p.dir, config_.read_pressure);
+    if (!ps) {
+      snap.skipped.push_back(ps.error());
+      continue;
+    }
+    pod_snapshot pod{std::move(p.uid), p.qos, std::move(*ps), {}};
+    pod.containers.reserve(p.containers.size());
+    for (auto& c : p.containers) {
+      auto cs = read_sample(mounts_, c.dir, config_.read_pressure);
+      if (!cs) {
+        snap.skipped.push_back(cs.error());
+        continue;
+      }
+      pod.containers.push_back({std::move(c.id), std::move(c.runtime), std::move(*cs)});
+    }
+    snap.pods.push_back(std::move(pod));
+  }
+  return snap;
+}
+
+namespace {
+
+std::int64_t to_milli(double cores) { return static_cast<std::int64_t>(cores * 1000); }
+
+// Cores used by a cgroup between two samples; nullopt when the counter went backwards.
+std::optional<double> cores_between(const cgroup_sample& a, const cgroup_sample& b, double secs) {
+  if (b.cpu_usage_ns < a.cpu_usage_ns) return std::nullopt;
+  return static_cast<double>(b.cpu_usage_ns - a.cpu_usage_ns) / 1e9 / secs;
+}
+
+template <class T, class Key>
+const T* find_sorted(const std::vector<T>& v, const std::string& key, Key key_of) {
+  auto it = std::lower_bound(v.begin(), v.end(), key,
+                             [&](const T& x, const std::string& k) { return key_of(x) < k; });
+  if (it == v.end() || key_of(*it) != key) return nullptr;
+  return &*it;
+}
+
+}  // namespace
+
+result<node_usage> usage_between(const node_snapshot& before, const node_snapshot& after,
+                                 std::int64_t ticks_per_second) {
+  if (after.time <= before.time) {
+    return fail(errc::invalid_input,
+                "snapshots out of order: " + std::to_string(before.time.value) + " ms then " +
+                    std::to_string(after.time.value) + " ms",
+                "usage_between");
+  }
+  if (after.cpu.used < before.cpu.used) {
+    return fail(errc::invalid_input, "field cpu: tick counter went backwards", "/proc/stat");
+  }
+  if (ticks_per_second <= 0) {
+    return fail(errc::invalid_input, "ticks_per_second must be positive", "usage_between");
+  }
+  const double secs = static_cast<double>(after.time.value - before.time.value) / 1000;
+  node_usage u;
+  u.time = after.time;
+  u.cpu_cores = static_cast<double>(after.cpu.used - before.cpu.used) /
+                static_cast<double>(ticks_per_second) / secs;
+  u.cpu = milli_cpu{to_milli(u.cpu_cores)};
+  u.memory = bytes{after.memory.used_bytes()};
+  u.cpu_capacity = milli_cpu{std::int64_t{after.cpu.cpus} * 1000};
+  u.memory_capacity = bytes{after.memory.total_bytes};
+  u.pods.reserve(after.pods.size());
+  for (const auto& p : after.pods) {
+    const auto* prev = find_sorted(
+        before.pods, p.uid, [](const pod_snapshot& x) -> const auto& { return x.uid; });
+    if (prev == nullptr) continue;
+    auto cores = cores_between(prev->sample, p.sample, secs);
+    if (!cores) continue;
+    pod_usage pu;
+    pu.uid = p.uid;
+    pu.qos = p.qos;
+    pu.cpu_cores = *cores;
+    pu.cpu = milli_cpu{to_milli(*cores)};
+    pu.memory = bytes{p.sample.memory.anon_bytes};
+    pu.working_set = bytes{p.sample.memory.working_set_bytes()};
+    if (p.sample.throttling && prev->sample.throttling &&
+        p.sample.throttling->nr_throttled >= prev->sample.throttling->nr_throttled &&
+        p.sample.throttling->throttled_ns >= prev->sample.throttling->throttled_ns) {
+      pu.nr_throttled = p.sample.throttling->nr_throttled - prev->sample.throttling->nr_throttled;
+      pu.throttled_ns = p.sample.throttling->throttled_ns - prev->sample.throttling->throttled_ns;
+    }
+    for (const auto& c : p.containers) {
+      const auto* pc = find_sorted(
+          prev->containers, c.id, [](const container_snapshot& x) -> const auto& { return x.id; });
+      if (pc == nullptr) continue;
+      auto cc = cores_between(pc->sample, c.sample, secs);
+      if (!cc) continue;
+      pu.containers.push_back({c.id, *cc, milli_cpu{to_milli(*cc)},
+                               bytes{c.sample.memory.anon_bytes},
+                               bytes{c.sample.memory.working_set_bytes()}});
+    }
+    u.pods.push_back(std::move(pu));
+  }
+  return u;
+}
+
+void add_to_window(koordlet::sample_window& w, const node_usage& u) {
+  std::vector<koordlet::usage_sample> pods;
+  pods.reserve(u.pods.size());
+  for (const auto& p : u.pods) {
+    const koordlet::usage_sample s{u.time, p.cpu_cores, static_cast<double>(p.memory.value)};
+    w.add_pod(p.uid, s);
+    pods.push_back(s);
+  }
+  w.add_node_and_system({u.time, u.cpu_cores, static_cast<double>(u.memory.value)}, pods, {});
+}
+
+std::vector<koordlet::pod_info> pods_by_uid(const node_usage& u) {
+  std::vector<koordlet::pod_info> out;
+  out.reserve(u.pods.size());
+  for (const auto& p : u.pods) {
+    koordlet::pod_info pi;
+    pi.name = p.uid;
+    pi.uid = p.uid;
+    pi.kube_qos_class = p.qos;
+    out.push_back(std::move(pi));
+  }
+  return out;
+}
+
+}  // namespace colony::node
