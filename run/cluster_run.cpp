@@ -275,6 +275,8 @@ result<webhook_setup> prepare_webhooks(const run_options& o, const std::string& 
 result<run_stats> run_cluster(const run_options& o) {
   run_stats st;
   run_metrics m;
+  // Before the metrics server starts: its threads read the name.
+  if (o.leader_election) m.leader_name = o.leader_election->name;
   run_health health;
   // The server starts first, so that /healthz answers and /readyz says why not during a long
   // replay; it stops (joined) before any of the objects its handlers read is destroyed: those
@@ -371,7 +373,6 @@ result<run_stats> run_cluster(const run_options& o) {
     auto le = kube::leader_election::start(*conn, *o.leader_election);
     if (!le) return tl::unexpected(le.error());
     leader = std::move(*le);
-    m.leader_name = o.leader_election->name;
     const bool leads = leader->wait_leading([&] {
       health.set_phase("waiting to lead: " + leader->describe());
       return stopped();

@@ -71,7 +71,7 @@ class run_metrics {
   const std::shared_ptr<scheduler_metrics> framework = std::make_shared<scheduler_metrics>();
 
   // ---- leader election (client-go's leader_election_master_status{name})
-  std::string leader_name;  // "" = no leader election
+  std::string leader_name;  // "" = no leader election; set before any other thread reads it
   std::atomic<int> leading{0};
 
   // ---- health
