@@ -96,7 +96,7 @@ chmod 600 "$SAKC"
 RUN_PID=$!
 say "colony run started as system:serviceaccount:colony-system:colony-manager (pid $RUN_PID, log $DIR/colony-log)"
 
-# What each node's koordlet would report (issue 15 runs a real one): 2 cores and 4 GiB in use.
+# What each node's koordlet would report (docs/koordlet.md: not yet run here): 2 cores and 4 GiB in use.
 publish_metrics() {
   local now
   now=$(date -u +%Y-%m-%dT%H:%M:%SZ)

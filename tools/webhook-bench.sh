@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Admission webhook latency as the apiserver sees it (issue 14): pod creates at a fixed rate
+# Admission webhook latency as the apiserver sees it (docs/results.md "session 10"): pod creates at a fixed rate
 # against a kube.sh apiserver, with and without colony run's webhooks registered, plus the
 # server-side handling time. Prints p50/p99 per phase.
 #   tools/webhook-bench.sh [BUILD_DIR=build] [PODS_PER_PHASE=2000] [RATE=1000] [CLIENTS=16]

@@ -2,9 +2,10 @@
 // and /proc in a temporary directory: the snapshot (discover kubepods; read every pod and
 // container cgroup's CPU and memory, plus throttling and PSI in the _pressure case), the usage
 // between two snapshots, the window append and trims, and the NodeMetric build once per 60
-// collections. The target for collection plus decisions at a 1-s interval: <= 1 % of one
-// core and <= 30 MiB RSS. The window starts full: 30 min of 1-s node samples (the longest
-// aggregated duration) and 5 min of pod samples (the aggregate duration), so RSS includes it.
+// collections. The target for collection plus decisions at a 1-s interval (docs/koordlet.md
+// "Cost"): <= 1 % of one core and <= 30 MiB RSS. The window starts full: 30 min of 1-s node samples
+// (the longest aggregated duration) and 5 min of pod samples (the aggregate duration), so RSS
+// includes it.
 #include <sys/resource.h>
 #include <unistd.h>
 

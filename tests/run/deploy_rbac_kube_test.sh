@@ -337,7 +337,7 @@ CAN_I=(
   # Pods are the workload's: never created, changed or deleted.
   "deny create pods -n $NS" "deny delete pods -n $NS" "deny update pods -n $NS" "deny patch pods -n $NS"
   "deny deletecollection pods -n $NS" "deny update pods --subresource=status -n $NS"
-  # No component of colony run emits PodEvicted today (only actors/koordlet, issue 15).
+  # No component of colony run emits PodEvicted today (only actors/koordlet; docs/koordlet.md).
   "deny create pods --subresource=eviction -n $NS"
   "deny create pods --subresource=exec -n $NS"
   # Nodes: status only, never the spec (taints, unschedulable) or the object.

@@ -1,8 +1,9 @@
-// The admission webhooks' latency as the apiserver sees it (issue 14's target: p99 < 2 ms at
-// 1,000 admissions/s): pod creates at a fixed rate against a kube.sh apiserver, first with
-// colony run serving no webhook, then with its webhooks registered (a ClusterColocationProfile
-// selecting every created pod, so each create is mutated and validated), and the server-side
-// handling time of admission_webhooks::serve alone. Not a ctest: tools/webhook-bench.sh runs it.
+// The admission webhooks' latency as the apiserver sees it (the target and the figures:
+// docs/results.md "session 10", admission webhooks): pod creates at a fixed rate against a kube.sh
+// apiserver, first with colony run serving no webhook, then with its webhooks registered (a
+// ClusterColocationProfile selecting every created pod, so each create is mutated and validated),
+// and the server-side handling time of admission_webhooks::serve alone. Not a ctest:
+// tools/webhook-bench.sh runs it.
 //
 //   colony_webhook_kube_bench [PODS_PER_PHASE=2000] [RATE=1000] [CLIENTS=16]
 #include <algorithm>

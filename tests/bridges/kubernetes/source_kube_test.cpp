@@ -534,12 +534,13 @@ std::vector<refusal> refusals_in(stores::event_log& log) {
   return out;
 }
 
-// The four bad objects through a real apiserver, each created beside a good object of
-// its kind: one ObjectRefused each, naming the object, the version refused and the wrong field;
-// nothing else appended for it; the good objects still observed; and neither a restart over the
-// crash window (an older checkpoint put back: the refusals are orphans) nor a plain restart
-// appends a refusal again. The apiserver refuses malformed quantity strings in built-in kinds,
-// so the pod's quantity is one it accepts but no int64 of milli-cores holds ("1e30" cores).
+// Four bad objects (docs/kubernetes-bridge.md "Errors") through a real apiserver, each created
+// beside a good object of its kind: one ObjectRefused each, naming the object, the version refused
+// and the wrong field; nothing else appended for it; the good objects still observed; and neither a
+// restart over the crash window (an older checkpoint put back: the refusals are orphans) nor a
+// plain restart appends a refusal again. The apiserver refuses malformed quantity strings in
+// built-in kinds, so the pod's quantity is one it accepts but no int64 of milli-cores holds ("1e30"
+// cores).
 TEST_F(KubeSource, RefusedObjectsAreLoggedOnceNamingObjectAndField) {
   struct bad_case {
     const char* name;
