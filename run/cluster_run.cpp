@@ -20,6 +20,7 @@
 #include "actors/entities/component.hpp"
 #include "actors/entities/entity_actors.hpp"
 #include "bridges/kubernetes/api_client.hpp"
+#include "bridges/kubernetes/kube_time.hpp"
 #include "bridges/kubernetes/kubeconfig.hpp"
 #include "bridges/kubernetes/source.hpp"
 #include "bridges/kubernetes/webhook_registration.hpp"

@@ -1,9 +1,8 @@
 #include "bridges/kubernetes/lease.hpp"
 
-#include <cstdio>
-#include <ctime>
-
 #include <nlohmann/json.hpp>
+
+#include "bridges/kubernetes/kube_time.hpp"
 
 namespace colony::kube {
 
@@ -49,18 +48,6 @@ json lease_object(const lease_options& o, const lease_record& r, const std::stri
 }
 
 }  // namespace
-
-std::string micro_time(std::int64_t unix_ms) {
-  std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
-  if (unix_ms < 0 && unix_ms % 1000 != 0) --secs;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];  // ample for any int fields (-Wformat-truncation)
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>((unix_ms % 1000 + 1000) % 1000) * 1000);
-  return buf;
-}
 
 result<lease_elector> lease_elector::open(connection conn, lease_options opts) {
   if (opts.identity.empty())

@@ -53,9 +53,6 @@ struct lease_record {
   bool operator==(const lease_record&) const = default;
 };
 
-// Kubernetes MicroTime: RFC 3339 in UTC with microseconds ("2026-01-01T00:00:08.000000Z").
-[[nodiscard]] std::string micro_time(std::int64_t unix_ms);
-
 class lease_elector {
  public:
   using steady = std::chrono::steady_clock;

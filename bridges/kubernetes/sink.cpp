@@ -9,6 +9,7 @@
 
 #include "actors/quota/quota_resources.hpp"
 #include "bridges/kubernetes/backoff.hpp"
+#include "bridges/kubernetes/kube_time.hpp"
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
 #include "messages/quantity.hpp"
@@ -132,16 +133,6 @@ bool has_unschedulable_condition(const json& pod, std::string_view message) {
   const json* c = find_condition(pod, "PodScheduled");
   return c != nullptr && c->value("status", "") == "False" &&
          c->value("reason", "") == "Unschedulable" && c->value("message", "") == message;
-}
-
-std::string rfc3339(std::int64_t ms) {
-  std::time_t s = static_cast<std::time_t>(ms / 1000);
-  if (ms < 0 && ms % 1000 != 0) --s;
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 json failed_scheduling_event(const event_fields& f) {

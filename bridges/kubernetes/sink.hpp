@@ -211,7 +211,4 @@ struct node_batch_values {
 // policy/v1 Eviction of pod ns/name.
 [[nodiscard]] nlohmann::json eviction_body(std::string_view ns, std::string_view name);
 
-// RFC 3339 UTC with seconds ("2026-11-26T11:40:00Z") from ms since the epoch.
-[[nodiscard]] std::string rfc3339(std::int64_t ms);
-
 }  // namespace colony::kube

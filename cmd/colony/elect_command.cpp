@@ -26,7 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bridges/kubernetes/lease.hpp"
+#include "bridges/kubernetes/kube_time.hpp"
 #include "cmd/colony/commands.hpp"
 #include "cmd/colony/exit_codes.hpp"
 #include "messages/codec.hpp"

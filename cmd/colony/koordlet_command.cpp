@@ -29,8 +29,10 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/koordlet/node_metric.hpp"
+#include "bridges/kubernetes/kube_time.hpp"
 #include "bridges/node/collector.hpp"
 #include "cmd/colony/commands.hpp"
+#include "cmd/colony/duration_flag.hpp"
 #include "cmd/colony/exit_codes.hpp"
 #include "messages/names.hpp"
 #include "messages/quantity.hpp"
@@ -60,34 +62,6 @@ extern "C" void on_koordlet_signal(int) { koordlet_stop = true; }
 int report_error(const error& e) {
   std::fprintf(stderr, "colony: %s\n", e.describe().c_str());
   return exit_code_for(e);
-}
-
-// "1s", "500ms", "2m", "1h" -> milliseconds.
-result<std::int64_t> parse_interval_ms(const std::string& s, const char* flag) {
-  std::size_t i = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-  const std::string unit = s.substr(i);
-  const std::int64_t mul = unit == "ms"  ? 1
-                           : unit == "s" ? 1000
-                           : unit == "m" ? 60000
-                           : unit == "h" ? 3600000
-                                         : 0;
-  if (i == 0 || i > 9 || mul == 0) {
-    return fail(errc::invalid_input, "'" + s + "' is not a duration like 500ms, 1s, 2m", flag);
-  }
-  const std::int64_t ms = std::stoll(s.substr(0, i)) * mul;
-  if (ms <= 0) return fail(errc::invalid_input, "must be positive", flag);
-  return ms;
-}
-
-// metav1.Time: RFC 3339 in UTC, seconds.
-std::string rfc3339(std::int64_t unix_ms) {
-  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // metav1.Duration as Go prints it: "5m0s", "1h0m0s", "30s".
@@ -136,7 +110,7 @@ json node_metric_json(const std::string& node, const kl::node_metric_status& st)
               {"kind", "NodeMetric"},
               {"metadata", {{"name", node}}},
               {"status",
-               {{"updateTime", rfc3339(st.update_time.value)},
+               {{"updateTime", kube::rfc3339(st.update_time.value)},
                 {"nodeMetric", nm},
                 {"podsMetric", pods},
                 {"hostApplicationMetric", json::array()}}}};
@@ -169,9 +143,9 @@ void warn_skipped(const node::node_snapshot& s, bool& warned_no_pods) {
 }
 
 int run_koordlet(const koordlet_args& a) {
-  auto interval = parse_interval_ms(a.interval, "--interval");
+  const auto interval = parse_duration_flag(a.interval, "--interval");
   if (!interval) return report_error(interval.error());
-  auto report_every = parse_interval_ms(a.report_interval, "--report-interval");
+  const auto report_every = parse_duration_flag(a.report_interval, "--report-interval");
   if (!report_every) return report_error(report_every.error());
   node::source_config cfg;
   cfg.cgroup_root = a.cgroup_root;
@@ -183,7 +157,7 @@ int run_koordlet(const koordlet_args& a) {
   if (!src) return report_error(src.error());
 
   kl::node_metric_collect_policy policy;
-  policy.report_interval_seconds = std::max<std::int64_t>(*report_every / 1000, 1);
+  policy.report_interval_seconds = std::max<std::int64_t>(report_every->count() / 1000, 1);
   const std::int64_t report_ms = kl::effective_report_interval_seconds(policy) * 1000;
   const std::int64_t keep_ms =
       std::max(kl::effective_aggregate_duration_seconds(policy),
@@ -203,7 +177,7 @@ int run_koordlet(const koordlet_args& a) {
   std::uint64_t collections = 0;
   double cpu_seconds = 0;  // this process's CPU time spent collecting
   for (;;) {
-    sleep_ms(*interval);
+    sleep_ms(interval->count());
     if (koordlet_stop) break;
     const auto c0 = std::clock();
     auto cur = src->snapshot(event_time{now_ms()});
@@ -230,7 +204,8 @@ int run_koordlet(const koordlet_args& a) {
       std::fprintf(stderr,
                    "koordlet: node %s %s cpu %s/%s memory %s/%s pods %zu samples %zu "
                    "collections %llu collect-cpu %.3f ms each\n",
-                   a.node.c_str(), rfc3339(t).c_str(), k8s::format_milli(u->cpu.value).c_str(),
+                   a.node.c_str(), kube::rfc3339(t).c_str(),
+                   k8s::format_milli(u->cpu.value).c_str(),
                    k8s::format_milli(u->cpu_capacity.value).c_str(),
                    k8s::format_memory(u->memory.value).c_str(),
                    k8s::format_memory(u->memory_capacity.value).c_str(), u->pods.size(),

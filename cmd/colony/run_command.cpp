@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd/colony/commands.hpp"
+#include "cmd/colony/duration_flag.hpp"
 #include "cmd/colony/exit_codes.hpp"
 #include "run/cluster_run.hpp"
 
@@ -32,27 +33,6 @@ namespace {
 
 std::atomic<bool> run_stop{false};
 extern "C" void on_run_signal(int) { run_stop = true; }
-
-// A Go duration as kube-scheduler's --leader-elect-* flags take it, restricted to one number and
-// unit: "15s", "500ms", "2m"; a bare number is seconds.
-std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
-  double v = 0;
-  const char* b = s.data();
-  const char* e = s.data() + s.size();
-  auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc{} || v < 0) return std::nullopt;
-  const std::string unit(p, e);
-  double ms = 0;
-  if (unit.empty() || unit == "s")
-    ms = v * 1000;
-  else if (unit == "ms")
-    ms = v;
-  else if (unit == "m")
-    ms = v * 60'000;
-  else
-    return std::nullopt;
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
-}
 
 // client-go's default identity is the hostname and a UUID; a pid and 64 random bits serve.
 std::string default_identity() {
@@ -139,11 +119,10 @@ void add_run_command(CLI::App& app) {
       const char* names[] = {"--leader-elect-lease-duration", "--leader-elect-renew-deadline",
                              "--leader-elect-retry-period"};
       for (std::size_t i = 0; i < 3; ++i) {
-        auto d = parse_duration(*ds[i].first);
+        auto d = parse_duration_flag(*ds[i].first, names[i]);
         if (!d) {
-          std::fprintf(stderr, "colony: %s: not a duration: %s (e.g. 15s, 500ms) (usage)\n",
-                       names[i], ds[i].first->c_str());
-          exit_status() = 2;
+          std::fprintf(stderr, "colony: %s\n", d.error().describe().c_str());
+          exit_status() = exit_code_for(d.error());
           return;
         }
         *ds[i].second = *d;

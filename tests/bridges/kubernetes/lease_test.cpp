@@ -1,6 +1,7 @@
 // lease_elector's option rules (client-go NewLeaderElector's) and MicroTime; no server.
 #include <gtest/gtest.h>
 
+#include "bridges/kubernetes/kube_time.hpp"
 #include "bridges/kubernetes/lease.hpp"
 
 namespace colony::kube {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bridges/kubernetes/kube_time.hpp"
 #include "bridges/kubernetes/sink.hpp"
 #include "bridges/kubernetes/write_failed.hpp"
 #include "messages/codec.hpp"
