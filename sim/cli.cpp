@@ -81,7 +81,7 @@ result<void> write_runs(
   if (ec) return fail(errc::unavailable, ec.message(), a.out);
   const bool compare = configs.size() > 1;
   // Started now so that gnuplot's start overlaps the simulation (sim/gnuplot.hpp).
-  gnuplot_pool gnuplot(4);
+  gnuplot_pool gnuplot(plot_processes);
   std::vector<run_result> results;
   results.reserve(configs.size());
   for (const auto& cfg : configs) {
@@ -89,6 +89,7 @@ result<void> write_runs(
     fs::create_directories(out, ec);
     run_options ro;
     ro.threads = a.threads;
+    ro.release_in_background = true;  // joined when `results` goes, after every report
     ro.seed = a.seed;
     ro.log_path =
         a.log.empty() ? (out / "log").string() : (compare ? a.log + "-" + cfg.name : a.log);

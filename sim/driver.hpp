@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,11 @@ struct run_options {
   // Run the components in the live actor_host (colony run's host), stepped as the step host is,
   // instead of the step host: the differential test of the two hosts. Default: false.
   bool actor_host_reference = false;
+  // Release the finished simulation (its components, state and log, closed last) on a thread
+  // of its own, so the caller writes the report meanwhile; run_result::release joins it. The log
+  // is complete and closed once release is reset or destroyed. Default: false (released before
+  // run_simulation returns).
+  bool release_in_background = false;
 };
 
 // One row of metrics.csv (cluster totals at one instant).
@@ -74,6 +80,8 @@ struct run_result {
   nlohmann::ordered_json timing;   // wall-clock figures (vary run to run)
   std::vector<metrics_row> rows;
   std::vector<quota_row> quota_rows;  // empty without quotas
+  // With run_options::release_in_background: joins the release when reset or destroyed.
+  std::shared_ptr<void> release;
 };
 
 // Runs one config on one loaded trace.

@@ -72,7 +72,8 @@ gnuplot_pool::gnuplot_pool(std::size_t prestart) {
 }
 
 gnuplot_pool::~gnuplot_pool() {
-  // A waiting gnuplot given no script exits at end of input.
+  // A waiting gnuplot given no script exits at end of input; a started one when it is done.
+  for (auto& p : running_) idle_.push_back(p);
   for (auto& p : idle_) {
     close_fd(p.stdin_fd);
     int status = 0;
@@ -138,9 +139,13 @@ result<void> gnuplot_pool::finish(process& p, const std::string& where) {
 
 result<void> gnuplot_pool::render(const std::vector<std::string>& scripts,
                                   const std::string& where) {
-  if (!available_) return fail(errc::not_found, "gnuplot not found", where);
-  std::vector<process> running;
-  result<void> r;
+  start(scripts);
+  return wait(where);
+}
+
+void gnuplot_pool::start(const std::vector<std::string>& scripts) {
+  start_error_.reset();
+  if (!available_) return;
   for (const auto& s : scripts) {
     process p;
     if (!idle_.empty()) {
@@ -149,18 +154,26 @@ result<void> gnuplot_pool::render(const std::vector<std::string>& scripts,
     } else {
       auto q = spawn();
       if (!q) {
-        r = tl::unexpected(q.error());
+        start_error_ = q.error();
         break;
       }
       p = *q;
     }
-    running.push_back(p);
+    running_.push_back(p);
     // A gnuplot that died before reading says why in finish().
     write_all(p.stdin_fd, s);
-    close_fd(running.back().stdin_fd);
+    close_fd(running_.back().stdin_fd);
   }
-  for (auto& p : running)
+}
+
+result<void> gnuplot_pool::wait(const std::string& where) {
+  if (!available_ && running_.empty()) return fail(errc::not_found, "gnuplot not found", where);
+  result<void> r;
+  if (start_error_) r = tl::unexpected(*start_error_);
+  for (auto& p : running_)
     if (auto f = finish(p, where); !f && r) r = f;
+  running_.clear();
+  start_error_.reset();
   return r;
 }
 

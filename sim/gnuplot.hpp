@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ class gnuplot_pool {
   // waits for every one. A failure is reported at `where` with gnuplot's first message.
   [[nodiscard]] result<void> render(const std::vector<std::string>& scripts,
                                     const std::string& where);
+  // render() in two halves, so the caller writes its other files while the plots draw: start()
+  // hands every script to its process, wait() waits for them and reports as render() does. A
+  // start() is followed by one wait() before the next start() or render().
+  void start(const std::vector<std::string>& scripts);
+  [[nodiscard]] result<void> wait(const std::string& where);
 
  private:
   struct process {
@@ -41,6 +47,8 @@ class gnuplot_pool {
 
   bool available_ = true;
   std::vector<process> idle_;
+  std::vector<process> running_;  // between start() and wait()
+  std::optional<error> start_error_;
 };
 
 }  // namespace colony::sim

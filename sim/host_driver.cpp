@@ -22,6 +22,7 @@
 #include <chrono>
 #include <filesystem>
 #include <limits>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -107,6 +108,8 @@ class component_sim {
   std::unique_ptr<log_sink> sink_;
   std::unique_ptr<component_host> host_;
   std::unique_ptr<metrics_observer> observer_;
+  // The slo-controller ConfigMap read once for every node's shard (node_components).
+  std::shared_ptr<const slo_controller_actor::slo_controller_initial_config> slo_initial_;
   std::int64_t now_ = 0, end_ms_ = 0, start_ms_ = 0;
 
   std::vector<pod_rec> pods_;
@@ -204,6 +207,8 @@ result<void> component_sim::setup() {
     sl.cache_idle_nodes = opt_.cache_idle_nodes;
     host_->add_component(std::make_unique<slo_controller_actor::slo_controller_component>(sl));
   }
+  if (cfg_.colocation)
+    slo_initial_ = slo_controller_actor::read_initial_config(cfg_.slo_configmap_json);
   host_->on_new_node([this](std::string_view node) { return node_components(node); });
 
   // Nodes and pods of the trace.
@@ -268,6 +273,7 @@ std::vector<std::unique_ptr<entities::component>> component_sim::node_components
     slo_controller_actor::slo_controller_options sl;
     sl.configmap_json = cfg_.slo_configmap_json;
     sl.cache_idle_nodes = opt_.cache_idle_nodes;
+    sl.initial = slo_initial_;
     v.push_back(std::make_unique<entities::node_shard>(
         std::make_unique<slo_controller_actor::slo_controller_component>(std::move(sl)),
         std::string(node)));
@@ -597,7 +603,21 @@ result<run_result> component_sim::run() {
 result<run_result> run_simulation(const trace::trace_set& trace, const sim_config& cfg,
                                   const run_options& opt) {
   auto s = std::make_unique<component_sim>(trace, cfg, opt);
-  return s->run();
+  auto r = s->run();
+  if (r && opt.release_in_background) {
+    // Tearing down 3,000 components and closing the log takes tens of milliseconds
+    // (docs/results.md): the report's plots and files need none of it.
+    struct joiner {
+      explicit joiner(std::thread th) : t(std::move(th)) {}
+      joiner(const joiner&) = delete;
+      joiner& operator=(const joiner&) = delete;
+      ~joiner() { t.join(); }
+      std::thread t;
+    };
+    r->release =
+        std::make_shared<joiner>(std::thread([sim = std::move(s)]() mutable { sim.reset(); }));
+  }
+  return r;
 }
 
 }  // namespace colony::sim

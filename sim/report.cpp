@@ -1,9 +1,12 @@
 #include "sim/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -32,14 +35,13 @@ constexpr const char* plot_header =
     "set grid\n"
     "set xlabel 'virtual time (days)'\n";
 
-// Plots render in this many gnuplot processes at once (each plot's block sets everything it
-// relies on, so any split draws the same pictures as plots.gp run as one script).
-constexpr std::size_t plot_processes = 4;
+// Each plot's block sets everything it relies on, so any split over plot_processes draws the
+// same pictures as plots.gp run as one script.
 
-// Writes the whole script (for a user to re-run or edit) and renders its blocks, dealt round-robin
-// over plot_processes gnuplots.
-result<void> render_plots(gnuplot_pool& gnuplot, const fs::path& script,
-                          const std::vector<std::string>& blocks) {
+// Writes the whole script (for a user to re-run or edit) and starts rendering its blocks, dealt
+// round-robin over plot_processes gnuplots; gnuplot.wait() collects them.
+result<void> start_plots(gnuplot_pool& gnuplot, const fs::path& script,
+                         const std::vector<std::string>& blocks) {
   std::string whole = plot_header;
   std::vector<std::string> parts(std::min(plot_processes, blocks.size()), plot_header);
   for (std::size_t i = 0; i < blocks.size(); ++i) {
@@ -47,7 +49,42 @@ result<void> render_plots(gnuplot_pool& gnuplot, const fs::path& script,
     parts[i % parts.size()] += blocks[i];
   }
   if (auto w = write_file(script, whole); !w) return w;
-  return gnuplot.render(parts, script.string());
+  gnuplot.start(parts);
+  return {};
+}
+
+// A gnuplot datablock named `name`: one line per row, x then the series, comma-separated. A row
+// whose series equal both neighbours' is left out: drawn "with lines", the segments through it
+// are one straight segment anyway, so the picture is the same while gnuplot parses and strokes a
+// fraction of the points (most metrics hold still for hours of virtual time).
+std::string datablock(std::string_view name, const std::vector<std::vector<std::string>>& rows) {
+  std::string s = fmt::format("${} << EOD\n", name);
+  auto same_series = [&](std::size_t a, std::size_t b) {
+    return std::equal(rows[a].begin() + 1, rows[a].end(), rows[b].begin() + 1, rows[b].end());
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (i > 0 && i + 1 < rows.size() && same_series(i, i - 1) && same_series(i, i + 1)) continue;
+    for (std::size_t c = 0; c < rows[i].size(); ++c) {
+      if (c != 0) s += ',';
+      s += rows[i][c];
+    }
+    s += '\n';
+  }
+  return s + "EOD\n";
+}
+
+// The datablock of one plot: x = virtual day, then one column per series.
+template <class F>
+std::string metrics_block(std::string_view name, const std::vector<metrics_row>& rows, F series) {
+  std::vector<std::vector<std::string>> t;
+  t.reserve(rows.size());
+  for (const auto& r : rows) {
+    std::vector<std::string> line{
+        fmt::format("{:.4f}", static_cast<double>(r.time_ms) / 86'400'000.0)};
+    series(r, line);
+    t.push_back(std::move(line));
+  }
+  return datablock(name, t);
 }
 
 }  // namespace
@@ -240,49 +277,77 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
     if (w) files.written.push_back((out / name).string());
     return w;
   };
-  if (auto w = put("summary.json", r.summary.dump(2) + "\n"); !w) return tl::unexpected(w.error());
-  if (auto w = put("timing.json", r.timing.dump(2) + "\n"); !w) return tl::unexpected(w.error());
-  if (auto w = put("metrics.csv", metrics_csv(r.rows)); !w) return tl::unexpected(w.error());
-  if (!r.quota_rows.empty())
-    if (auto w = put("quota.csv", quota_csv(r.quota_rows)); !w) return tl::unexpected(w.error());
   std::string txt = summary_text(r);
+  // The plots first: they draw from the script's own data while the other files are written.
+  std::vector<std::string> pngs;
+  bool plotting = false;
   if (!gnuplot.available()) {
     files.notes.push_back("gnuplot not found: no plots written");
   } else {
-    const std::string csv = (out / "metrics.csv").string();
     const std::string title = r.summary["config"]["name"].get<std::string>();
+    // The plotted series travel inside the script as datablocks (plots.gp renders on its own);
+    // metrics.csv holds every column for other tools.
+    auto f3 = [](double v) { return fmt::format("{:.3f}", v); };
+    auto cores = [&](std::int64_t milli) { return f3(static_cast<double>(milli) / 1000.0); };
     std::vector<std::string> blocks;
-    blocks.push_back(fmt::format(
-        "set output '{0}/utilisation.png'\nset title 'Cluster utilisation: {1}'\nset ylabel '% of "
-        "cluster capacity'\n"
-        "set yrange [0:*]\n"
-        "plot '{2}' every ::1 using 2:24 with lines lw 2 title 'CPU requested', "
-        "'' every ::1 using 2:25 with lines lw 2 title 'CPU allocated', "
-        "'' every ::1 using 2:26 with lines lw 2 title 'CPU used', "
-        "'' every ::1 using 2:27 with lines lw 2 dt 2 title 'memory allocated', "
-        "'' every ::1 using 2:28 with lines lw 2 dt 2 title 'memory used'\n",
-        out.string(), title, csv));
-    blocks.push_back(fmt::format(
-        "set output '{0}/batch.png'\nset title 'Batch CPU reclaimed vs used by BE pods: {1}'\nset "
-        "ylabel 'cores'\n"
-        "plot '{2}' every ::1 using 2:($13/1000) with lines lw 2 title 'batch-cpu allocatable "
-        "(reclaimed)', "
-        "'' every ::1 using 2:($14/1000) with lines lw 2 title 'batch-cpu allocated to BE', "
-        "'' every ::1 using 2:($15/1000) with lines lw 2 title 'CPU used by BE'\n",
-        out.string(), title, csv));
     blocks.push_back(
+        metrics_block("utilisation", r.rows,
+                      [&](const metrics_row& m, std::vector<std::string>& l) {
+                        l.push_back(f3(pct(m.cpu_requested, m.cpu_capacity)));
+                        l.push_back(f3(pct(m.cpu_allocated, m.cpu_capacity)));
+                        l.push_back(f3(pct(m.cpu_used, m.cpu_capacity)));
+                        l.push_back(f3(pct(m.mem_allocated, m.mem_capacity)));
+                        l.push_back(f3(pct(m.mem_used, m.mem_capacity)));
+                      }) +
+        fmt::format(
+            "set output '{0}/utilisation.png'\nset title 'Cluster utilisation: {1}'\nset ylabel "
+            "'% of cluster capacity'\n"
+            "set yrange [0:*]\n"
+            "plot $utilisation using 1:2 with lines lw 2 title 'CPU requested', "
+            "'' using 1:3 with lines lw 2 title 'CPU allocated', "
+            "'' using 1:4 with lines lw 2 title 'CPU used', "
+            "'' using 1:5 with lines lw 2 dt 2 title 'memory allocated', "
+            "'' using 1:6 with lines lw 2 dt 2 title 'memory used'\n",
+            out.string(), title));
+    blocks.push_back(
+        metrics_block("batch", r.rows,
+                      [&](const metrics_row& m, std::vector<std::string>& l) {
+                        l.push_back(cores(m.batch_cpu_allocatable));
+                        l.push_back(cores(m.batch_cpu_allocated));
+                        l.push_back(cores(m.batch_cpu_used));
+                      }) +
+        fmt::format(
+            "set output '{0}/batch.png'\nset title 'Batch CPU reclaimed vs used by BE pods: "
+            "{1}'\nset ylabel 'cores'\n"
+            "plot $batch using 1:2 with lines lw 2 title 'batch-cpu allocatable (reclaimed)', "
+            "'' using 1:3 with lines lw 2 title 'batch-cpu allocated to BE', "
+            "'' using 1:4 with lines lw 2 title 'CPU used by BE'\n",
+            out.string(), title));
+    blocks.push_back(
+        metrics_block("pods", r.rows,
+                      [&](const metrics_row& m, std::vector<std::string>& l) {
+                        l.push_back(std::to_string(m.pods_pending));
+                        l.push_back(std::to_string(m.pods_running));
+                      }) +
         fmt::format("set output '{0}/pending.png'\nset title 'Pods: {1}'\nset ylabel 'pods'\n"
-                    "plot '{2}' every ::1 using 2:4 with lines lw 2 title 'pending', "
-                    "'' every ::1 using 2:3 with lines lw 2 title 'running'\n",
-                    out.string(), title, csv));
-    blocks.push_back(fmt::format(
-        "set output '{0}/gpu.png'\nset title 'GPU allocation and fragmentation (FGD): {1}'\nset "
-        "ylabel '% of GPUs'\n"
-        "set yrange [0:100]\n"
-        "plot '{2}' every ::1 using 2:21 with lines lw 2 title 'GPU allocated', "
-        "'' every ::1 using 2:23 with lines lw 2 title 'GPU fragmented'\n",
-        out.string(), title, csv));
-    std::vector<std::string> pngs = {"utilisation.png", "batch.png", "pending.png", "gpu.png"};
+                    "plot $pods using 1:2 with lines lw 2 title 'pending', "
+                    "'' using 1:3 with lines lw 2 title 'running'\n",
+                    out.string(), title));
+    blocks.push_back(
+        metrics_block("gpu", r.rows,
+                      [&](const metrics_row& m, std::vector<std::string>& l) {
+                        l.push_back(f3(pct(m.gpu_allocated, m.gpu_total)));
+                        l.push_back(f3(m.gpu_total > 0
+                                           ? m.gpu_frag * 10000.0 / static_cast<double>(m.gpu_total)
+                                           : 0.0));
+                      }) +
+        fmt::format("set output '{0}/gpu.png'\nset title 'GPU allocation and fragmentation "
+                    "(FGD): {1}'\nset ylabel '% of GPUs'\n"
+                    "set yrange [0:100]\n"
+                    "plot $gpu using 1:2 with lines lw 2 title 'GPU allocated', "
+                    "'' using 1:3 with lines lw 2 title 'GPU fragmented'\n",
+                    out.string(), title));
+    pngs = {"utilisation.png", "batch.png", "pending.png", "gpu.png"};
     if (!r.quota_rows.empty()) {
       // quota.csv holds one block per quota (quota-major, time order within): plot each quota's
       // used and runtime by filtering on the quota column.
@@ -306,12 +371,24 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
           out.string(), title, plots));
       pngs.push_back("quota.png");
     }
-    if (auto g = render_plots(gnuplot, out / "plots.gp", blocks); !g) {
+    if (auto g = start_plots(gnuplot, out / "plots.gp", blocks); !g)
+      files.notes.push_back(g.error().describe());
+    else
+      plotting = true;
+  }
+  // Every return below comes after gnuplot.wait(): a started plot is always collected.
+  result<void> written = put("summary.json", r.summary.dump(2) + "\n");
+  if (written) written = put("timing.json", r.timing.dump(2) + "\n");
+  if (written) written = put("metrics.csv", metrics_csv(r.rows));
+  if (written && !r.quota_rows.empty()) written = put("quota.csv", quota_csv(r.quota_rows));
+  if (plotting) {
+    if (auto g = gnuplot.wait((out / "plots.gp").string()); !g) {
       files.notes.push_back(g.error().describe());
     } else {
       for (const auto& n : pngs) files.written.push_back((out / n).string());
     }
   }
+  if (!written) return tl::unexpected(written.error());
   for (const auto& n : files.notes) txt += "note: " + n + "\n";
   if (auto w = put("summary.txt", txt); !w) return tl::unexpected(w.error());
   return files;
@@ -425,7 +502,10 @@ result<report_files> write_compare(
     gp += "\n";
     blocks.push_back(std::move(gp));
   }
-  if (auto g = render_plots(gnuplot, out / "compare.gp", blocks); !g) {
+  if (auto g = start_plots(gnuplot, out / "compare.gp", blocks).and_then([&] {
+        return gnuplot.wait((out / "compare.gp").string());
+      });
+      !g) {
     files.notes.push_back(g.error().describe());
   } else {
     for (const auto& p : plots) files.written.push_back((out / p.file).string());

@@ -3,6 +3,7 @@
 // plots for several configs on the same trace. Schemas: docs/sim.md ("Report").
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,11 @@
 #include "sim/gnuplot.hpp"
 
 namespace colony::sim {
+
+// Plots render in this many gnuplot processes at once; the CLI starts them before the run so
+// that gnuplot's own start overlaps it. Two: on a two-core machine more processes only add
+// start-up work competing with the simulation (docs/results.md).
+inline constexpr std::size_t plot_processes = 2;
 
 // Writes OUT files of one run. Plots render in `gnuplot`'s processes; they are skipped (with a
 // note in summary.txt) when gnuplot is not installed.

@@ -470,14 +470,19 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
         const std::size_t hi = std::min(w, (t + 1) * chunk);
         for (std::size_t i = t * chunk; i < hi; ++i) {
           auto& v = window_[i];
-          v.plugin = fits_all;
-          v.st = {};
+          v.plugin = fits_all;  // v.st is read only for a node that failed
           const std::size_t idx = (start + base + i) % n;
           for (const std::size_t p : filter_plugins_) {
             auto s = run_filter(p, idx);
             if (s.ok()) continue;
             v.plugin = p;
-            v.st = std::move(s);
+            v.st.code = s.code;
+            v.st.reason = s.reason;
+            // Most failures carry a static reason only: keep the slot's string, skip the move.
+            if (s.detail.empty())
+              v.st.detail.clear();
+            else
+              v.st.detail = std::move(s.detail);
             break;
           }
         }

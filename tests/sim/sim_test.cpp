@@ -479,6 +479,87 @@ TEST(SimCli, CompareWritesSideBySideTable) {
   EXPECT_TRUE(j["rows"]["pods scheduled"].contains("no-colocation"));
 }
 
+// The report's plots carry their own data (datablocks in plots.gp): the utilisation block is
+// metrics.csv's columns with the rows whose series equal both neighbours' left out, which draws
+// the same lines. The log is complete when the command returns (the simulation is released on a
+// thread of its own while the report is written).
+TEST(SimCli, PlotDataIsMetricsWithFlatRunsLeftOut) {
+  const auto out = fixture().root / "plots";
+  const std::string args = "sim --trace " + (fixture().root / "trace").string() +
+                           " --usage-model none --quiet --out " + out.string();
+  std::string err;
+  const int rc = run_cli(args, &err);
+  if (rc == -1) GTEST_SKIP() << "COLONY_BINARY not set";
+  ASSERT_EQ(rc, 0) << err;
+  if (!fs::exists(out / "plots.gp")) GTEST_SKIP() << "gnuplot is not installed: no plots";
+  EXPECT_GT(fs::file_size(out / "utilisation.png"), 1000u);
+  // metrics.csv: day, then the utilisation series (cpu requested/allocated/used, memory
+  // allocated/used %, columns 24-28 counted from 1).
+  std::vector<std::vector<std::string>> metrics;
+  const auto csv = lines_of((out / "metrics.csv").string());
+  for (std::size_t i = 1; i < csv.size(); ++i) {
+    const auto f = split(csv[i]);
+    ASSERT_GE(f.size(), 28u) << csv[i];
+    metrics.push_back({f[1], f[23], f[24], f[25], f[26], f[27]});
+  }
+  std::vector<std::vector<std::string>> block;
+  bool in = false;
+  for (const auto& l : lines_of((out / "plots.gp").string())) {
+    if (l == "$utilisation << EOD") {
+      in = true;
+    } else if (in && l == "EOD") {
+      break;
+    } else if (in) {
+      block.push_back(split(l));
+    }
+  }
+  ASSERT_GE(metrics.size(), 10u);
+  ASSERT_GE(block.size(), 2u);
+  EXPECT_LT(block.size(), metrics.size());  // flat runs were left out
+  // The block is a subsequence of metrics.csv holding its first and last row; every row left
+  // out has the series of the kept rows before and after it.
+  std::size_t k = 0, left_out = 0;
+  const auto series = [](const std::vector<std::string>& r) {
+    return std::vector<std::string>(r.begin() + 1, r.end());
+  };
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    if (k < block.size() && block[k] == metrics[i]) {
+      ++k;
+      continue;
+    }
+    ASSERT_GT(k, 0u) << "the first row was left out";
+    ASSERT_LT(k, block.size()) << "row " << i << " (day " << metrics[i][0] << ") is missing";
+    EXPECT_EQ(series(metrics[i]), series(block[k - 1])) << "day " << metrics[i][0];
+    EXPECT_EQ(series(metrics[i]), series(block[k])) << "day " << metrics[i][0];
+    ++left_out;
+  }
+  EXPECT_EQ(k, block.size());
+  EXPECT_EQ(left_out + block.size(), metrics.size());
+  // The log is closed and whole: it holds every event the run reports.
+  std::ifstream tin(out / "timing.json");
+  const auto timing = nlohmann::json::parse(tin);
+  EXPECT_EQ(read_log((out / "log").string()).size(), timing["events"].get<std::size_t>());
+}
+
+// A release in the background (the CLI's) leaves the same log once joined.
+TEST(Sim, BackgroundReleaseLeavesTheWholeLog) {
+  const auto t = load_cut();
+  const auto path = (fixture().root / "bg-release").string();
+  sim::run_options o;
+  o.usage_override = sim::usage_model::none;
+  o.threads = 2;
+  o.log_path = path;
+  o.until_ms = 6 * 3'600'000;
+  o.release_in_background = true;
+  auto r = sim::run_simulation(t, shipped("koordinator-defaults"), o);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  ASSERT_NE(r->release, nullptr);
+  r->release.reset();  // joins
+  const auto events = r->timing["events"].get<std::size_t>();
+  EXPECT_GT(events, 100u);
+  EXPECT_EQ(read_log(path).size(), events);
+}
+
 // One end-to-end run on the full bundled default trace (scheduling only, fast).
 TEST(Sim, FullBundledTraceUsageNone) {
   auto t = trace::load_trace_set(traces_dir());

@@ -73,15 +73,26 @@ std::string_view short_resource(std::string_view r) {
 
 }  // namespace
 
+std::shared_ptr<const slo_controller_initial_config> read_initial_config(
+    const std::string& configmap_json) {
+  auto c = std::make_shared<slo_controller_initial_config>();
+  if (!configmap_json.empty()) {
+    // No earlier valid config at start: a failing key keeps Koordinator's defaults.
+    auto u = sc::update(c->cfg, configmap_json);
+    c->cfg = std::move(u.in_force);
+    if (u.error) c->errors.push_back(*u.error);
+  }
+  c->renderer = sc::node_slo_renderer(c->cfg);
+  return c;
+}
+
 slo_controller_component::slo_controller_component(slo_controller_options opt)
     : opt_(std::move(opt)) {
-  if (!opt_.configmap_json.empty()) {
-    // No earlier valid config at start: a failing key keeps Koordinator's defaults.
-    auto u = sc::update(cfg_, opt_.configmap_json);
-    cfg_ = std::move(u.in_force);
-    if (u.error) config_errors_.push_back(*u.error);
-  }
-  slo_ = sc::node_slo_renderer(cfg_);
+  if (!opt_.initial) opt_.initial = read_initial_config(opt_.configmap_json);
+  cfg_ = opt_.initial->cfg;
+  slo_ = opt_.initial->renderer;
+  config_errors_ = opt_.initial->errors;
+  opt_.initial.reset();  // read; later ConfigUpdated records change this component's copy only
 }
 
 bool slo_controller_component::wants(wire::Payload type) const {

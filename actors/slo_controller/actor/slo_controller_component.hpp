@@ -77,6 +77,17 @@ namespace colony::slo_controller_actor {
 
 inline constexpr std::string_view config_kind_slo_controller = "slo-controller-config";
 
+// The constructor's reading of a ConfigMap: the config in force, its NodeSLO renderer and the
+// keys refused. The sim host runs one slo-controller shard per node over the same ConfigMap, so
+// it reads the ConfigMap once and shares the result (slo_controller_options::initial).
+struct slo_controller_initial_config {
+  slo_controller::slo_controller_config cfg;
+  slo_controller::node_slo_renderer renderer;
+  std::vector<error> errors;
+};
+[[nodiscard]] std::shared_ptr<const slo_controller_initial_config> read_initial_config(
+    const std::string& configmap_json);
+
 struct slo_controller_options {
   // Default: "slo-controller" (the source the sim writes).
   std::string name = "slo-controller";
@@ -86,6 +97,9 @@ struct slo_controller_options {
   // result was computed from (see "Idle-node cache" above). What the component emits is byte
   // for byte the same either way (tested); false computes every time. Default: true.
   bool cache_idle_nodes = true;
+  // read_initial_config(configmap_json), when the caller has it already; null: the constructor
+  // reads configmap_json itself.
+  std::shared_ptr<const slo_controller_initial_config> initial;
 };
 
 class slo_controller_component final : public entities::component {
