@@ -378,8 +378,8 @@ struct log_audit::impl {
     }
     if (type == P::PodScheduled || type == P::PodUnschedulable ||
         type == P::NodeBatchResourceUpdated || type == P::PodEvicted ||
-        type == P::QuotaRuntimeUpdated || type == P::NodeSLOUpdated ||
-        type == P::BeSuppressed || type == P::CgroupUpdated)  // cgroup writes (colony koordlet)
+        type == P::QuotaRuntimeUpdated || type == P::NodeSLOUpdated || type == P::BeSuppressed ||
+        type == P::CgroupUpdated)  // cgroup writes (colony koordlet)
       effect_offsets.push_back(off);
 
     // Nodes: the fold, then capacity after the event.
