@@ -36,6 +36,8 @@ std::uint16_t compat_version_of(wire::Payload type) noexcept {
     case wire::Payload::ObjectObserved:
     case wire::Payload::NodeSLOUpdated:
       return 4;
+    case wire::Payload::NodeUsageSampled:
+      return 5;
     default:
       return compat_version;
   }

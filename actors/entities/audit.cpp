@@ -370,14 +370,16 @@ struct log_audit::impl {
                   to_string_view(env.entity_key()),
                   "causation " + std::to_string(cause) +
                       " is no earlier PodScheduled, PodUnschedulable, NodeBatchResourceUpdated, "
-                      "PodEvicted, QuotaRuntimeUpdated or NodeSLOUpdated");
+                      "PodEvicted, QuotaRuntimeUpdated, NodeSLOUpdated, BeSuppressed or "
+                      "CgroupUpdated");
         break;
       default:
         break;
     }
     if (type == P::PodScheduled || type == P::PodUnschedulable ||
         type == P::NodeBatchResourceUpdated || type == P::PodEvicted ||
-        type == P::QuotaRuntimeUpdated || type == P::NodeSLOUpdated)
+        type == P::QuotaRuntimeUpdated || type == P::NodeSLOUpdated || type == P::BeSuppressed ||
+        type == P::CgroupUpdated)  // cgroup writes (colony koordlet)
       effect_offsets.push_back(off);
 
     // Nodes: the fold, then capacity after the event.

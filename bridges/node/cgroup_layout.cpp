@@ -76,7 +76,7 @@ result<cgroup_mounts> detect_mounts(const std::string& cgroup_root) {
   cgroup_mounts m;
   if (internal::is_file(internal::join(cgroup_root, "cgroup.controllers"))) {
     m.version = cgroup_version::v2;
-    m.cpu = m.cpuacct = m.memory = cgroup_root;
+    m.cpu = m.cpuacct = m.memory = m.cpuset = cgroup_root;
     return m;
   }
   auto cpuacct = first_dir(cgroup_root, {"cpuacct", "cpu,cpuacct", "cpuacct,cpu"});
@@ -99,11 +99,16 @@ result<cgroup_mounts> detect_mounts(const std::string& cgroup_root) {
   m.cpu = std::move(*cpu);
   m.cpuacct = std::move(*cpuacct);
   m.memory = std::move(*memory);
+  if (auto cpuset = first_dir(cgroup_root, {"cpuset"})) m.cpuset = std::move(*cpuset);
   return m;
 }
 
 std::string kubepods_dir_name(cgroup_driver d) {
   return d == cgroup_driver::systemd ? "kubepods.slice" : "kubepods";
+}
+
+std::string qos_tier_dir(cgroup_driver d, kube_qos_class qos) {
+  return internal::join(kubepods_dir_name(d), tier_dir(d, qos));
 }
 
 std::string pod_dir(cgroup_driver d, kube_qos_class qos, std::string_view uid) {

@@ -38,6 +38,7 @@ struct cgroup_mounts {
   std::string cpu;      // v1: cpu.stat (throttling)
   std::string cpuacct;  // v1: cpuacct.usage, and *.pressure where the kernel has cgroup1 PSI
   std::string memory;   // v1: memory.usage_in_bytes, memory.stat
+  std::string cpuset;   // v1: cpuset.cpus (the executor's BE cpuset); "" when not mounted
 };
 
 // v2 when root/cgroup.controllers exists (a unified mount); otherwise v1 with root/cpu,
@@ -76,6 +77,9 @@ struct kubepods_layout {
 // Pure name helpers (Formatter of cgroup_driver.go), relative to a controller directory.
 [[nodiscard]] std::string kubepods_dir_name(cgroup_driver d);
 [[nodiscard]] std::string pod_dir(cgroup_driver d, kube_qos_class qos, std::string_view uid);
+// A QoS tier's directory: kubepods itself for Guaranteed, "kubepods/besteffort",
+// "kubepods.slice/kubepods-burstable.slice", ...
+[[nodiscard]] std::string qos_tier_dir(cgroup_driver d, kube_qos_class qos);
 // Pod uid from a pod directory's basename; nullopt when it is not a pod directory.
 [[nodiscard]] std::optional<std::string> parse_pod_dir_name(cgroup_driver d,
                                                             std::string_view basename);

@@ -1,8 +1,14 @@
 // colony koordlet on a fake node (tests/support/node_tree.hpp): one NodeMetric JSON report in
-// Koordinator's shape with --once --json, and exit codes for bad input.
+// Koordinator's shape with --once --json (the koordlet component's report, from its log), the
+// dry run that logs a BE suppression without writing it, --enforce that writes it on start from
+// the logged decision (reconcile) and logs what the file holds, and exit codes for bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "messages/units.hpp"
 #include "tests/cli/process.hpp"
@@ -28,9 +34,9 @@ TEST(KoordletCli, OnceJsonPrintsANodeMetricStatus) {
   tree.write_cgroup("kubepods.slice/kubepods-poda_1.slice", g);
   tree.write_cgroup("kubepods.slice/kubepods-poda_1.slice/cri-containerd-x.scope", g);
   tree.write_cgroup("kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podb_2.slice", b);
-  auto [rc, out] =
-      run_colony({"koordlet", "--node", "n1", "--cgroup-root", tree.cgroup_root(), "--proc-root",
-                  tree.proc_root(), "--interval", "100ms", "--once", "--json"});
+  auto [rc, out] = run_colony({"koordlet", "--node", "n1", "--cgroup-root", tree.cgroup_root(),
+                               "--proc-root", tree.proc_root(), "--interval", "100ms", "--once",
+                               "--json", "--log", tmp.sub("log")});
   ASSERT_EQ(rc, 0) << out;
   const auto j = last_json(out);
   ASSERT_TRUE(j.is_object()) << out;
@@ -46,23 +52,84 @@ TEST(KoordletCli, OnceJsonPrintsANodeMetricStatus) {
   ASSERT_EQ(st["podsMetric"].size(), 2u) << st.dump();
   EXPECT_EQ(st["podsMetric"][0]["name"], "a-1");  // by uid until uids map to pods
   EXPECT_EQ(st["podsMetric"][0]["namespace"], "");
-  EXPECT_EQ(st["podsMetric"][0]["qos"], "LSR");
+  EXPECT_EQ(st["podsMetric"][0]["qos"], "LS");  // not BestEffort: LS until uids map to pods
   EXPECT_EQ(st["podsMetric"][0]["podUsage"]["resources"]["memory"], "256Mi");
   EXPECT_EQ(st["podsMetric"][1]["name"], "b-2");
   EXPECT_EQ(st["podsMetric"][1]["qos"], "BE");
   EXPECT_EQ(st["podsMetric"][1]["podUsage"]["resources"]["memory"], "64Mi");
 }
 
+TEST(KoordletCli, DryRunLogsTheSuppressionAndEnforceWritesItOnStart) {
+  colony::testing::temp_dir tmp;
+  node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);
+  tree.write_proc(4, 1000, 5000, 16 * 1024 * 1024, 12 * 1024 * 1024);
+  fake_cgroup c;
+  tree.write_cgroup("kubepods/burstable/poda-1", c);
+  tree.write_cgroup("kubepods/besteffort/podb-2", c);
+  const std::string slo = tmp.sub("nodeslo.json");
+  std::ofstream(slo) << R"({"resourceUsedThresholdWithBE":{"enable":true,)"
+                        R"("cpuSuppressPolicy":"cfsQuota","cpuSuppressThresholdPercent":65}})";
+  const std::string quota_file = tree.cgroup_root() + "/cpu/kubepods/besteffort/cpu.cfs_quota_us";
+  const std::vector<std::string> base{"koordlet",
+                                      "--node",
+                                      "n1",
+                                      "--cgroup-root",
+                                      tree.cgroup_root(),
+                                      "--proc-root",
+                                      tree.proc_root(),
+                                      "--interval",
+                                      "100ms",
+                                      "--once",
+                                      "--log",
+                                      tmp.sub("log"),
+                                      "--node-slo",
+                                      slo};
+  auto [rc, out] = run_colony(base);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("dry run"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(quota_file));  // nothing written
+  auto [drc, dump] = run_colony({"log", "dump", "--log", tmp.sub("log")});
+  ASSERT_EQ(drc, 0) << dump;
+  // The fake counters do not move: no usage, so BE may use 65 % of 4 cores = 2600 milli.
+  EXPECT_NE(dump.find(R"("type":"BeSuppressed")"), std::string::npos) << dump;
+  EXPECT_NE(dump.find(R"("be_cpu_milli":2600)"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find(R"("type":"CgroupUpdated")"), std::string::npos) << dump;
+
+  // --enforce on the same log: the logged decision is written at start and read back.
+  auto enforce = base;
+  enforce.push_back("--enforce");
+  std::tie(rc, out) = run_colony(enforce);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("enforcing"), std::string::npos) << out;
+  std::ifstream f(quota_file);
+  std::string v;
+  f >> v;
+  EXPECT_EQ(v, "260000");
+  std::tie(drc, dump) = run_colony({"log", "dump", "--log", tmp.sub("log")});
+  ASSERT_EQ(drc, 0) << dump;
+  EXPECT_NE(dump.find(R"("type":"CgroupUpdated")"), std::string::npos) << dump;
+  EXPECT_NE(dump.find(R"("source":"bridge/node")"), std::string::npos) << dump;
+  EXPECT_NE(dump.find(R"({"key":"kubepods/besteffort/cpu.cfs_quota_us","value":"260000"})"),
+            std::string::npos)
+      << dump;
+}
+
 TEST(KoordletCli, BadInputExitCodes) {
   colony::testing::temp_dir tmp;
   node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);
-  EXPECT_EQ(run_colony({"koordlet", "--once"}).first, 2);  // --node is required
-  EXPECT_EQ(run_colony({"koordlet", "--node", "n", "--interval", "fast", "--once"}).first, 3);
+  const std::string log = tmp.sub("log");
+  EXPECT_EQ(run_colony({"koordlet", "--once", "--log", log}).first, 2);   // --node is required
+  EXPECT_EQ(run_colony({"koordlet", "--node", "n", "--once"}).first, 2);  // --log is required
   EXPECT_EQ(
-      run_colony({"koordlet", "--node", "n", "--cgroup-root", tmp.sub("none"), "--once"}).first, 5);
+      run_colony({"koordlet", "--node", "n", "--interval", "fast", "--once", "--log", log}).first,
+      3);
+  EXPECT_EQ(run_colony({"koordlet", "--node", "n", "--cgroup-root", tmp.sub("none"), "--once",
+                        "--log", log})
+                .first,
+            5);
   // /proc/stat missing under the fake proc root: not_found, naming the file.
   auto [rc, out] = run_colony({"koordlet", "--node", "n", "--cgroup-root", tree.cgroup_root(),
-                               "--proc-root", tree.proc_root(), "--once"});
+                               "--proc-root", tree.proc_root(), "--once", "--log", log});
   EXPECT_EQ(rc, 5);
   EXPECT_NE(out.find(tree.proc_root() + "/stat"), std::string::npos) << out;
 }

@@ -140,6 +140,7 @@ bool koordlet_component::wants(wire::Payload type) const {
     case wire::Payload::PodFinished:
     case wire::Payload::PodUsageSampled:
     case wire::Payload::NodeMetricReported:
+    case wire::Payload::NodeUsageSampled:
       return true;
     case wire::Payload::NodeSLOUpdated:
       return opt_.follow_node_slo;
@@ -330,7 +331,14 @@ void koordlet_component::on_event(const wire::Envelope& env,
     }
     case wire::Payload::NodeMetricReported: {
       const auto* e = env.payload_as_NodeMetricReported();
-      if (to_string_view(e->node()) == me && registered_) on_metric(env, *e, out);
+      // Its own report: the samples it was built from have had their rounds.
+      if (to_string_view(e->node()) == me && registered_ && to_string_view(env.source()) != name_)
+        on_metric(env, *e, out);
+      break;
+    }
+    case wire::Payload::NodeUsageSampled: {
+      const auto* e = env.payload_as_NodeUsageSampled();
+      if (to_string_view(e->node()) == me && registered_) on_sample(env, *e, out);
       break;
     }
     case wire::Payload::NodeSLOUpdated: {
@@ -356,7 +364,6 @@ void koordlet_component::on_event(const wire::Envelope& env,
 
 void koordlet_component::on_metric(const wire::Envelope& env, const wire::NodeMetricReported& e,
                                    std::vector<messages::byte_buffer>& out) {
-  const event_time now{env.event_time_ms()};
   const auto nu = messages::to_resource_list(e.node_usage());
   node_cpu_cores_ = static_cast<double>(nu.cpu_milli) / 1000.0;
   node_mem_bytes_ = static_cast<double>(nu.memory_bytes);
@@ -377,6 +384,151 @@ void koordlet_component::on_metric(const wire::Envelope& env, const wire::NodeMe
         p.priority_class_label = static_cast<kl::priority_class>(pm->priority_class());
     }
   }
+  qos_round(env, out);
+}
+
+std::int64_t koordlet_component::report_interval_ms() const {
+  if (opt_.report_interval_ms) return std::max<std::int64_t>(*opt_.report_interval_ms, 1);
+  return kl::effective_report_interval_seconds(opt_.report_policy) * 1000;
+}
+
+void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUsageSampled& e,
+                                   std::vector<messages::byte_buffer>& out) {
+  const event_time now{env.event_time_ms()};
+  const auto nu = messages::to_resource_list(e.node_usage());
+  node_cpu_cores_ = static_cast<double>(nu.cpu_milli) / 1000.0;
+  node_mem_bytes_ = static_cast<double>(nu.memory_bytes);
+  orphan_cpu_.clear();
+  std::vector<kl::usage_sample> pod_samples;
+  std::set<std::string_view> seen;
+  if (e.pods() != nullptr) {
+    pod_samples.reserve(e.pods()->size());
+    for (const auto* pm : *e.pods()) {
+      const auto key = to_string_view(pm->pod());
+      const auto u = messages::to_resource_list(pm->usage());
+      auto* q = pods_.find(key);
+      if (q == nullptr) {
+        // Not placed here by the log: the pod as the node's cgroups show it.
+        kl::pod_info p;
+        std::tie(p.ns, p.name) = split_key(key);
+        p.uid = std::string(to_string_view(pm->uid()));
+        p.qos = static_cast<kl::qos_class>(pm->qos_class());
+        switch (pm->kube_qos()) {
+          case wire::KubeQoSClass::Guaranteed:
+            p.kube_qos_class = kl::kube_qos::guaranteed;
+            break;
+          case wire::KubeQoSClass::Burstable:
+            p.kube_qos_class = kl::kube_qos::burstable;
+            break;
+          case wire::KubeQoSClass::BestEffort:
+            p.kube_qos_class = kl::kube_qos::best_effort;
+            break;
+          default:
+            break;
+        }
+        p.phase = kl::pod_phase::running;
+        p.creation_time = now;
+        p.containers.push_back({"main", {}, {}});
+        pods_.upsert(key, std::move(p));
+        sampled_only_.emplace(key);
+        ++inputs_gen_;
+        q = pods_.find(key);
+      }
+      q->cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
+      q->memory_used_bytes = static_cast<double>(u.memory_bytes);
+      const kl::usage_sample s{now, *q->cpu_used_cores, *q->memory_used_bytes};
+      window_.add_pod(key, s);
+      pod_samples.push_back(s);
+      seen.insert(key);
+    }
+  }
+  for (auto it = sampled_only_.begin(); it != sampled_only_.end();) {
+    if (seen.count(*it) != 0) {
+      ++it;
+      continue;
+    }
+    pods_.erase(*it);
+    if (const auto b = burst_written_.find(*it); b != burst_written_.end()) burst_written_.erase(b);
+    it = sampled_only_.erase(it);
+    ++inputs_gen_;
+  }
+  window_.add_node_and_system({now, *node_cpu_cores_, *node_mem_bytes_}, pod_samples, {});
+  const auto& policy = opt_.report_policy;
+  const std::int64_t longest =
+      std::max(kl::effective_aggregate_duration_seconds(policy),
+               policy.aggregate_durations_seconds.empty()
+                   ? 0
+                   : *std::max_element(policy.aggregate_durations_seconds.begin(),
+                                       policy.aggregate_durations_seconds.end()));
+  window_.trim(now + duration_ms{-longest * 1000});
+  window_.trim_pods(now + duration_ms{-kl::effective_aggregate_duration_seconds(policy) * 1000});
+
+  qos_round(env, out);
+
+  if (!next_report_ms_) next_report_ms_ = now.value + report_interval_ms();
+  if (now.value >= *next_report_ms_) {
+    report(env, out);
+    next_report_ms_ = now.value + report_interval_ms();
+  }
+}
+
+void koordlet_component::report(const wire::Envelope& env,
+                                std::vector<messages::byte_buffer>& out) {
+  const event_time now{env.event_time_ms()};
+  // The builder finds a pod's series by pod_info::uid; the window keys them by pod key.
+  std::vector<kl::pod_info> pods;
+  const auto all = pods_.all();
+  pods.reserve(all.size());
+  for (const auto& p : all) {
+    pods.push_back(p);
+    pods.back().uid = p.ns.empty() ? p.name : p.ns + "/" + p.name;
+  }
+  const auto st = kl::build_node_metric_status(window_, pods, {}, opt_.report_policy, now);
+  auto& fbb = b_.fbb();
+  auto usage = [&](const std::optional<kl::resource_usage>& u) {
+    if (!u) return fb::Offset<wire::Resources>();
+    resource_list r;
+    r.cpu_milli = u->cpu_milli;
+    r.memory_bytes = u->memory_bytes;
+    return b_.resources(r);
+  };
+  auto aggregated = [&](const std::vector<kl::aggregated_usage>& list) {
+    std::vector<fb::Offset<wire::AggregatedUsage>> v;
+    v.reserve(list.size());
+    for (const auto& a : list) {
+      const auto avg = usage(a.avg);
+      const auto p50 = usage(a.p50);
+      const auto p90 = usage(a.p90);
+      const auto p95 = usage(a.p95);
+      const auto p99 = usage(a.p99);
+      v.push_back(
+          wire::CreateAggregatedUsage(fbb, a.duration_seconds * 1000, avg, p50, p90, p95, p99));
+    }
+    return fbb.CreateVector(v);
+  };
+  const auto node = fbb.CreateString(opt_.node);
+  const auto nu = usage(st.node_metric.node_usage);
+  const auto su = usage(st.node_metric.system_usage);
+  const auto an = aggregated(st.node_metric.aggregated_node_usages);
+  const auto as = aggregated(st.node_metric.aggregated_system_usages);
+  std::vector<fb::Offset<wire::PodMetric>> pms;
+  pms.reserve(st.pods_metric.size());
+  for (const auto& p : st.pods_metric) {
+    const auto key = fbb.CreateString(p.ns.empty() ? p.name : p.ns + "/" + p.name);
+    const auto ru = usage(p.pod_usage);
+    pms.push_back(wire::CreatePodMetric(fbb, key, ru, static_cast<wire::PriorityClass>(p.priority),
+                                        static_cast<wire::QoSClass>(p.qos)));
+  }
+  const auto pv = fbb.CreateVector(pms);
+  const auto payload = wire::CreateNodeMetricReported(
+      fbb, node, now.value, kl::effective_aggregate_duration_seconds(opt_.report_policy) * 1000,
+      report_interval_ms(), nu, su, an, as, pv, 0);
+  out.push_back(b_.finish(header(env, wire::EntityKind::Node, opt_.node), payload));
+}
+
+void koordlet_component::qos_round(const wire::Envelope& env,
+                                   std::vector<messages::byte_buffer>& out) {
+  const event_time now{env.event_time_ms()};
   if (!cpu_evictor_) cpu_evictor_ = kl::evictor_state{now};
   const auto pods = pods_.all();
 

@@ -14,7 +14,19 @@
 //     one in force and is kept in config_errors().
 //   NodeMetricReported of its node: the usage sample; each report runs one round of every plugin
 //     at the report's event time (the qosmanager's 1-s loops collapse onto the report cadence).
-// Emits, causation = the NodeMetricReported's offset:
+//     A report this component emitted itself (below) is not a round: its samples were.
+//   NodeUsageSampled of its node (a node's collectors, `colony koordlet`): one collect interval,
+//     the metric cache's sample (pkg/koordlet/metricsadvisor). The sample goes into the
+//     NodeMetric window (node_metric.hpp sample_window), its usage becomes the "last" metrics the
+//     plugins read (helpers.CollectNodeMetricLast), and every plugin runs one round at its event
+//     time (the qosmanager's loops at the collect cadence). A pod in the sample that the log has
+//     not placed on this node (no PodScheduled: a node whose pods no Colony scheduler bound) is
+//     taken as the sample describes it (QoS, Kubernetes tier) and dropped once a sample no
+//     longer lists it.
+// Emits, causation = the NodeMetricReported's or NodeUsageSampled's offset:
+//   NodeMetricReported (node) once a report interval has passed since the last one, from the
+//     samples' window (states_nodemetric.go collectMetric: build_node_metric_status); the first
+//     one a report interval after the first sample.
 //   BeSuppressed (node) when the suppression written changes: cpuset policy when the cpuset
 //     differs from the last one written, cfsQuota policy when adjust_by_cfs_quota writes (delta
 //     above 1 % of the node), and once on recovery (be_cpu_milli -1) after a suppression.
@@ -33,6 +45,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +74,11 @@ struct koordlet_options {
   std::int32_t processors = 0;
   // Default: true (take threshold and cpu burst strategies from the node's NodeSLOUpdated).
   bool follow_node_slo = true;
+  // NodeMetric reporting from NodeUsageSampled (NodeMetric spec.metricCollectPolicy).
+  koordlet::node_metric_collect_policy report_policy;
+  // The report cadence in ms, overriding report_policy's reportIntervalSeconds and its 30-s floor
+  // (tests and short demos). Default: unset (Koordinator's interval).
+  std::optional<std::int64_t> report_interval_ms;
 };
 
 // A NodeSLO's ResourceThresholdStrategy (slo_controller::parse_node_slo_spec) in the koordlet
@@ -116,6 +134,12 @@ class koordlet_component final : public entities::component {
  private:
   void on_metric(const wire::Envelope& env, const wire::NodeMetricReported& e,
                  std::vector<messages::byte_buffer>& out);
+  void on_sample(const wire::Envelope& env, const wire::NodeUsageSampled& e,
+                 std::vector<messages::byte_buffer>& out);
+  // One round of every plugin at the envelope's time over the last metrics held.
+  void qos_round(const wire::Envelope& env, std::vector<messages::byte_buffer>& out);
+  void report(const wire::Envelope& env, std::vector<messages::byte_buffer>& out);
+  [[nodiscard]] std::int64_t report_interval_ms() const;
   void suppress_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
                       std::vector<messages::byte_buffer>& out);
   void evict(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
@@ -170,6 +194,11 @@ class koordlet_component final : public entities::component {
   std::vector<koordlet::usage_sample> node_samples_;
   std::map<std::string, std::int64_t, std::less<>> burst_written_;
   std::vector<error> config_errors_;
+  // NodeMetric from samples: the window (pods keyed by pod key), when the next report is due,
+  // and the pods known from samples only (not placed on this node by the log).
+  koordlet::sample_window window_;
+  std::optional<std::int64_t> next_report_ms_;
+  std::set<std::string, std::less<>> sampled_only_;
   messages::event_builder b_;
 };
 

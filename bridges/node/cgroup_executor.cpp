@@ -1,0 +1,211 @@
+#include "bridges/node/cgroup_executor.hpp"
+
+#include <charconv>
+#include <span>
+
+#include "actors/koordlet/cgroup_writer.hpp"
+#include "actors/koordlet/cpu_suppress.hpp"
+#include "actors/koordlet/koordlet_types.hpp"
+#include "bridges/node/internal/file_read.hpp"
+
+namespace colony::node {
+
+namespace {
+
+namespace kl = koordlet;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() &&
+         (s.back() == '\n' || s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+std::string basename(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string dirname(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash));
+}
+
+}  // namespace
+
+bool same_cgroup_value(std::string_view file, std::string_view written,
+                       std::string_view read_back) {
+  const auto w = trim(written);
+  const auto r = trim(read_back);
+  if (w == r) return true;
+  if (ends_with(file, "cpuset.cpus")) {
+    auto a = kl::parse_cpuset(w);
+    auto b = kl::parse_cpuset(r);
+    return a && b && *a == *b;
+  }
+  return false;
+}
+
+result<cgroup_executor> cgroup_executor::open(executor_config c) {
+  auto m = detect_mounts(c.cgroup_root);
+  if (!m) return tl::unexpected(m.error());
+  return cgroup_executor(std::move(c), std::move(*m));
+}
+
+std::string cgroup_executor::base(const std::string& controller) const {
+  return internal::join(controller, config_.kube_parent_dir);
+}
+
+bool cgroup_executor::write_one(const std::string& controller, const std::string& rel,
+                                const std::string& value, apply_result& out) const {
+  const std::string root = base(controller);
+  const kl::cgroup_file_write w{rel, value};
+  if (auto n = kl::write_cgroup_files(root, std::span<const kl::cgroup_file_write>(&w, 1)); !n) {
+    out.failed = n.error();
+    return false;
+  }
+  const std::string file = internal::join(root, rel);
+  auto back = internal::read_file(file);
+  if (!back) {
+    out.failed = back.error();
+    return false;
+  }
+  const std::string read_back(trim(*back));
+  if (!same_cgroup_value(rel, value, read_back)) {
+    out.failed = error{errc::failed_precondition,
+                       "wrote \"" + value + "\" but the file holds \"" + read_back + "\"", file};
+    return false;
+  }
+  out.done.push_back({file, rel, value, read_back});
+  return true;
+}
+
+apply_result cgroup_executor::apply_be_cfs_quota(std::int64_t quota_us) const {
+  apply_result out;
+  const std::string& ctrl = mounts_.cpu;
+  auto layout = discover_kubepods(base(ctrl));
+  if (!layout) {
+    out.failed = layout.error();
+    return out;
+  }
+  kl::cgroup_settings s;
+  s.dir = qos_tier_dir(layout->driver, kube_qos_class::best_effort);
+  s.cfs_quota_us = quota_us;
+  s.cfs_period_us = kl::default_cfs_period_us;
+  for (const auto& w : kl::translate_cgroup_settings(std::span(&s, 1), mounts_.version))
+    if (!write_one(ctrl, w.path, w.value, out)) break;
+  return out;
+}
+
+apply_result cgroup_executor::apply_be_cpuset(std::string_view cpus) const {
+  apply_result out;
+  const std::string& ctrl = mounts_.cpuset;
+  if (ctrl.empty()) {
+    out.failed = error{errc::not_found, "no cpuset controller directory (v1)",
+                       internal::join(config_.cgroup_root, "cpuset")};
+    return out;
+  }
+  auto wanted = kl::parse_cpuset(cpus);
+  if (!wanted) {
+    out.failed = wanted.error();
+    return out;
+  }
+  auto layout = discover_kubepods(base(ctrl));
+  if (!layout) {
+    out.failed = layout.error();
+    return out;
+  }
+  // Tier, then its pods, then their containers: parents before children.
+  std::vector<std::string> dirs{qos_tier_dir(layout->driver, kube_qos_class::best_effort)};
+  for (const auto& p : layout->pods) {
+    if (p.qos != kube_qos_class::best_effort) continue;
+    dirs.push_back(p.dir);
+    for (const auto& c : p.containers) dirs.push_back(c.dir);
+  }
+  const std::string target = kl::format_cpuset(*wanted);
+  // Pass 1, top down: old union new, so that no child ever holds a CPU its parent lacks.
+  for (const auto& d : dirs) {
+    const std::string rel = internal::join(d, "cpuset.cpus");
+    auto old = internal::read_file(internal::join(base(ctrl), rel));
+    if (!old) {
+      out.failed = old.error();
+      return out;
+    }
+    auto ids = kl::parse_cpuset(trim(*old));
+    if (!ids) {
+      out.failed = error{errc::invalid_input, ids.error().message, internal::join(base(ctrl), rel)};
+      return out;
+    }
+    const std::string before = kl::format_cpuset(*ids);
+    ids->insert(ids->end(), wanted->begin(), wanted->end());
+    const std::string merged = kl::format_cpuset(*ids);
+    if (merged == before) continue;  // already a superset
+    if (!write_one(ctrl, rel, merged, out)) return out;
+  }
+  // Pass 2, bottom up: the new set.
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
+    if (!write_one(ctrl, internal::join(*it, "cpuset.cpus"), target, out)) return out;
+  return out;
+}
+
+apply_result cgroup_executor::apply_pod_settings(
+    std::string_view pod_uid,
+    const std::vector<std::pair<std::string, std::string>>& settings) const {
+  apply_result out;
+  const std::string& ctrl = mounts_.cpu;
+  auto layout = discover_kubepods(base(ctrl));
+  if (!layout) {
+    out.failed = layout.error();
+    return out;
+  }
+  const pod_cgroup* pod = nullptr;
+  for (const auto& p : layout->pods)
+    if (p.uid == pod_uid) pod = &p;
+  if (pod == nullptr) {
+    out.failed = error{errc::not_found, "no pod cgroup with uid " + std::string(pod_uid),
+                       internal::join(base(ctrl), layout->kubepods_dir)};
+    return out;
+  }
+  for (const auto& [file, value] : settings) {
+    std::string dir = pod->dir;
+    if (const auto c = dirname(file); !c.empty()) {
+      const container_cgroup* found = nullptr;
+      for (const auto& cc : pod->containers)
+        if (cc.id == c) found = &cc;
+      if (found == nullptr) {
+        out.failed =
+            error{errc::not_found, "pod " + std::string(pod_uid) + " has no container " + c,
+                  internal::join(base(ctrl), pod->dir)};
+        return out;
+      }
+      dir = found->dir;
+    }
+    // The component names files as cgroup v1 does; translate the ones the writer knows.
+    kl::cgroup_settings s;
+    s.dir = dir;
+    const std::string name = basename(file);
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    const bool numeric = ec == std::errc{} && end == value.data() + value.size();
+    std::vector<kl::cgroup_file_write> writes;
+    if (name == "cpu.cfs_burst_us" && numeric) {
+      s.cfs_burst_us = v;
+      writes = kl::translate_cgroup_settings(std::span(&s, 1), mounts_.version);
+    } else if (name == "cpu.cfs_quota_us" && numeric) {
+      s.cfs_quota_us = v;
+      writes = kl::translate_cgroup_settings(std::span(&s, 1), mounts_.version);
+    } else {
+      writes.push_back({internal::join(dir, name), value});
+    }
+    for (const auto& w : writes)
+      if (!write_one(ctrl, w.path, w.value, out)) return out;
+  }
+  return out;
+}
+
+}  // namespace colony::node

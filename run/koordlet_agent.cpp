@@ -1,0 +1,352 @@
+#include "run/koordlet_agent.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <iterator>
+
+namespace colony::agent {
+
+namespace {
+
+using messages::byte_buffer;
+using messages::to_string_view;
+namespace fb = flatbuffers;
+
+messages::header make_header(std::int64_t t, wire::EntityKind kind, std::string_view key,
+                             std::int64_t causation) {
+  messages::header h;
+  h.time = event_time{t};
+  h.kind = kind;
+  h.key = key;
+  h.causation = causation;
+  h.source = node_source_name;
+  return h;
+}
+
+wire::KubeQoSClass wire_kube_qos(kube_qos_class q) {
+  switch (q) {
+    case kube_qos_class::guaranteed:
+      return wire::KubeQoSClass::Guaranteed;
+    case kube_qos_class::burstable:
+      return wire::KubeQoSClass::Burstable;
+    case kube_qos_class::best_effort:
+      return wire::KubeQoSClass::BestEffort;
+    default:
+      return wire::KubeQoSClass::Unset;
+  }
+}
+
+std::optional<std::int64_t> term_value(const wire::BeSuppressed& e, std::string_view name) {
+  if (e.inputs() == nullptr) return std::nullopt;
+  for (const auto* t : *e.inputs())
+    if (to_string_view(t->name()) == name) return t->value();
+  return std::nullopt;
+}
+
+}  // namespace
+
+byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node,
+                               const node::node_usage& u, std::int64_t interval_ms) {
+  auto& fbb = b.fbb();
+  std::vector<fb::Offset<wire::PodSample>> pods;
+  pods.reserve(u.pods.size());
+  for (const auto& p : u.pods) {
+    const auto key = fbb.CreateString(p.uid);
+    const auto uid = fbb.CreateString(p.uid);
+    resource_list r;
+    r.cpu_milli = p.cpu.value;
+    r.memory_bytes = p.memory.value;
+    const auto usage = b.resources(r);
+    // Until uids are mapped to pods, the tier is all the cgroups say about a pod's QoS.
+    const auto qos = p.qos == kube_qos_class::best_effort ? wire::QoSClass::BE : wire::QoSClass::LS;
+    pods.push_back(wire::CreatePodSample(fbb, key, uid, usage, qos, wire_kube_qos(p.qos)));
+  }
+  const auto pv = fbb.CreateVector(pods);
+  const auto name = fbb.CreateString(node);
+  resource_list nu;
+  nu.cpu_milli = u.cpu.value;
+  nu.memory_bytes = u.memory.value;
+  const auto usage = b.resources(nu);
+  const auto payload = wire::CreateNodeUsageSampled(fbb, name, interval_ms, usage, pv);
+  return b.finish(make_header(u.time.value, wire::EntityKind::Node, node, -1), payload);
+}
+
+koordlet_agent::koordlet_agent(koordlet_agent_options o, stores::event_log& log,
+                               node::node_source src)
+    : opt_(std::move(o)), log_(log), src_(std::move(src)) {
+  entities::step_host_options ho;
+  ho.threads = 1;
+  host_ = std::make_unique<entities::step_host>(
+      ho, [this](const entities::record_batch& round) -> result<void> {
+        if (replaying_) return {};  // the log holds these already
+        std::vector<messages::bytes_view> views;
+        views.reserve(round.starts.size());
+        for (std::size_t i = 0; i < round.starts.size(); ++i)
+          views.emplace_back(round.data.data() + round.starts[i], round.ends[i] - round.starts[i]);
+        const log_offset expected = host_->next_offset() - views.size();
+        auto first = log_.append(views);
+        if (!first) return tl::unexpected(first.error());
+        if (*first != expected)
+          return fail(errc::failed_precondition,
+                      "the log took offset " + std::to_string(*first) + " where this koordlet " +
+                          "numbered " + std::to_string(expected) + " (another writer?)",
+                      log_.describe());
+        stats_.appended += views.size();
+        return {};
+      });
+  auto c = std::make_unique<koordlet_actor::koordlet_component>(opt_.koordlet);
+  comp_ = c.get();
+  host_->add_component(std::move(c));
+}
+
+koordlet_agent::~koordlet_agent() = default;
+
+result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_options o,
+                                                             stores::event_log& log,
+                                                             event_time now) {
+  auto src = node::node_source::open(o.source);
+  if (!src) return tl::unexpected(src.error());
+  std::optional<node::cgroup_executor> exec;
+  if (o.enforce) {
+    node::executor_config ec;
+    ec.cgroup_root = o.source.cgroup_root;
+    ec.kube_parent_dir = o.source.kube_parent_dir;
+    auto e = node::cgroup_executor::open(ec);
+    if (!e) return tl::unexpected(e.error());
+    exec = std::move(*e);
+  }
+  std::unique_ptr<koordlet_agent> a(new koordlet_agent(std::move(o), log, std::move(*src)));
+  a->exec_ = std::move(exec);
+  if (auto r = a->replay(); !r) return tl::unexpected(r.error());
+  const std::int64_t t = std::max(now.value, a->last_t_);
+  auto snap = a->src_.snapshot(event_time{t});
+  if (!snap) return tl::unexpected(snap.error());
+  for (const auto& e : snap->skipped) a->problems_.push_back(e);
+  const std::pair<std::int64_t, std::int64_t> cap{std::int64_t{snap->cpu.cpus} * 1000,
+                                                  snap->memory.total_bytes};
+  std::vector<byte_buffer> first;
+  if (a->registered_capacity_ != cap) {
+    a->registered_capacity_ = cap;
+    first.push_back(a->node_registered(t));
+  }
+  a->prev_ = std::move(*snap);
+  if (a->opt_.enforce) a->reconcile_all(t, first);
+  if (auto r = a->process(std::move(first), t); !r) return tl::unexpected(r.error());
+  return a;
+}
+
+result<void> koordlet_agent::replay() {
+  replaying_ = true;
+  std::optional<error> failed;
+  auto n = log_.read(0, no_offset, [&](log_offset off, messages::bytes_view bytes) {
+    byte_buffer rec(bytes.begin(), bytes.end());
+    const auto& env = *wire::GetEnvelope(rec.data());  // verified by the log's read
+    const std::int64_t t = std::max(last_t_, env.event_time_ms());
+    last_t_ = t;
+    std::vector<byte_buffer> dropped;  // the component's answers: the log holds them
+    if (auto s = host_->step_record(rec, t, dropped); !s) {
+      failed = s.error();
+      return false;
+    }
+    fold_decision(env, off);
+    if (env.payload_type() == wire::Payload::NodeRegistered &&
+        to_string_view(env.payload_as_NodeRegistered()->name()) == opt_.koordlet.node) {
+      const auto cap = messages::to_resource_list(env.payload_as_NodeRegistered()->capacity());
+      registered_capacity_ = std::pair{cap.cpu_milli, cap.memory_bytes};
+    }
+    if (env.payload_type() == wire::Payload::NodeMetricReported &&
+        to_string_view(env.source()) == comp_->name())
+      last_report_ = rec;
+    ++stats_.replayed;
+    return true;
+  });
+  replaying_ = false;
+  if (failed) return tl::unexpected(*failed);
+  if (!n) return tl::unexpected(n.error());
+  return {};
+}
+
+result<void> koordlet_agent::step(event_time now) {
+  const std::int64_t t = std::max(now.value, last_t_ + 1);
+  auto cur = src_.snapshot(event_time{t});
+  if (!cur) return tl::unexpected(cur.error());
+  for (const auto& e : cur->skipped) problems_.push_back(e);
+  if (!prev_) {
+    prev_ = std::move(*cur);
+    return {};
+  }
+  auto u = node::usage_between(*prev_, *cur, opt_.source.ticks_per_second);
+  if (!u) return tl::unexpected(u.error());
+  const std::int64_t interval = cur->time.value - prev_->time.value;
+  prev_ = std::move(*cur);
+  std::vector<byte_buffer> first;
+  first.push_back(node_usage_sampled(b_, opt_.koordlet.node, *u, interval));
+  usage_ = std::move(*u);
+  ++stats_.samples;
+  return process(std::move(first), t);
+}
+
+result<void> koordlet_agent::process(std::vector<byte_buffer> first, std::int64_t t) {
+  last_t_ = std::max(last_t_, t);
+  std::deque<byte_buffer> q(std::make_move_iterator(first.begin()),
+                            std::make_move_iterator(first.end()));
+  while (!q.empty()) {
+    byte_buffer rec = std::move(q.front());
+    q.pop_front();
+    std::vector<byte_buffer> out;
+    if (auto s = host_->step_record(rec, t, out); !s) return s;  // appended, then delivered
+    const log_offset off = host_->next_offset() - 1;
+    const auto& env = *wire::GetEnvelope(rec.data());  // built by this process
+    const bool mine = to_string_view(env.source()) == comp_->name();
+    if (mine && env.payload_type() == wire::Payload::NodeMetricReported) {
+      ++stats_.reports;
+      last_report_ = rec;
+    } else if (mine) {
+      ++stats_.decisions;
+    }
+    fold_decision(env, off);
+    std::vector<byte_buffer> effects;
+    if (opt_.enforce && mine) enforce(env, off, t, effects);
+    for (auto& b : out) q.push_back(std::move(b));
+    for (auto& b : effects) q.push_back(std::move(b));
+  }
+  return {};
+}
+
+void koordlet_agent::fold_decision(const wire::Envelope& env, log_offset offset) {
+  switch (env.payload_type()) {
+    case wire::Payload::BeSuppressed: {
+      const auto& e = *env.payload_as_BeSuppressed();
+      if (to_string_view(e.node()) != opt_.koordlet.node) break;
+      const auto policy = to_string_view(e.policy());
+      const auto cpuset = to_string_view(e.cpuset());
+      if (e.be_cpu_milli() < 0) {  // recovered: no quota, the whole BE cpuset
+        desired_.be_cfs_quota_us = -1;
+        desired_.be_cfs_quota_cause = offset;
+        if (!cpuset.empty())
+          desired_.be_cpuset = desired_cgroups::part{std::string(cpuset), offset};
+      } else if (policy == "cfsQuota") {
+        // adjustByCfsQuota's value as the component wrote it (step-limited, at least beMinQuota).
+        const auto q = term_value(e, "cfsQuotaUs");
+        desired_.be_cfs_quota_us = q ? *q : std::max<std::int64_t>(e.be_cpu_milli() * 100, 2000);
+        desired_.be_cfs_quota_cause = offset;
+      } else if (policy == "cpuset" && !cpuset.empty()) {
+        desired_.be_cpuset = desired_cgroups::part{std::string(cpuset), offset};
+      }
+      break;
+    }
+    case wire::Payload::CgroupUpdated: {
+      if (to_string_view(env.source()) == node_source_name) break;  // what was written, not asked
+      const auto& e = *env.payload_as_CgroupUpdated();
+      if (to_string_view(e.node()) != opt_.koordlet.node) break;
+      desired_cgroups::pod_part p;
+      p.cause = offset;
+      if (e.settings() != nullptr)
+        for (const auto* kv : *e.settings())
+          p.settings.emplace_back(std::string(to_string_view(kv->key())),
+                                  std::string(to_string_view(kv->value())));
+      desired_.pods.insert_or_assign(std::string(to_string_view(e.target())), std::move(p));
+      break;
+    }
+    case wire::Payload::PodEvicted:
+    case wire::Payload::PodFinished: {
+      const auto key = env.payload_type() == wire::Payload::PodEvicted
+                           ? to_string_view(env.payload_as_PodEvicted()->pod())
+                           : to_string_view(env.payload_as_PodFinished()->pod());
+      if (const auto it = desired_.pods.find(key); it != desired_.pods.end())
+        desired_.pods.erase(it);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void koordlet_agent::enforce(const wire::Envelope& env, log_offset offset, std::int64_t t,
+                             std::vector<byte_buffer>& out) {
+  if (!exec_) return;
+  if (env.payload_type() == wire::Payload::BeSuppressed) {
+    if (desired_.be_cpuset && desired_.be_cpuset->cause == offset)
+      record_outcome(exec_->apply_be_cpuset(desired_.be_cpuset->value), "besteffort", offset, t,
+                     out);
+    if (desired_.be_cfs_quota_us && desired_.be_cfs_quota_cause == offset)
+      record_outcome(exec_->apply_be_cfs_quota(*desired_.be_cfs_quota_us), "besteffort", offset, t,
+                     out);
+  } else if (env.payload_type() == wire::Payload::CgroupUpdated) {
+    const auto target = to_string_view(env.payload_as_CgroupUpdated()->target());
+    const auto it = desired_.pods.find(target);
+    if (it != desired_.pods.end() && it->second.cause == offset)
+      record_outcome(exec_->apply_pod_settings(target, it->second.settings), target, offset, t,
+                     out);
+  }
+}
+
+void koordlet_agent::reconcile_all(std::int64_t t, std::vector<byte_buffer>& out) {
+  if (!exec_) return;
+  if (desired_.be_cpuset)
+    record_outcome(exec_->apply_be_cpuset(desired_.be_cpuset->value), "besteffort",
+                   desired_.be_cpuset->cause, t, out);
+  if (desired_.be_cfs_quota_us)
+    record_outcome(exec_->apply_be_cfs_quota(*desired_.be_cfs_quota_us), "besteffort",
+                   desired_.be_cfs_quota_cause, t, out);
+  for (const auto& [key, p] : desired_.pods)
+    record_outcome(exec_->apply_pod_settings(key, p.settings), key, p.cause, t, out);
+}
+
+void koordlet_agent::record_outcome(const node::apply_result& r, std::string_view target,
+                                    log_offset cause, std::int64_t t,
+                                    std::vector<byte_buffer>& out) {
+  const bool be = target == "besteffort";
+  const auto kind = be ? wire::EntityKind::Node : wire::EntityKind::Pod;
+  const std::string key = be ? opt_.koordlet.node : std::string(target);
+  const auto causation = static_cast<std::int64_t>(cause);
+  auto& fbb = b_.fbb();
+  if (!r.done.empty()) {
+    std::vector<std::pair<std::string, std::string>> settings;
+    settings.reserve(r.done.size());
+    for (const auto& f : r.done) settings.emplace_back(f.key, f.read_back);
+    const auto sv = b_.key_values(settings);
+    std::vector<fb::Offset<wire::Term>> terms;
+    for (const auto& f : r.done) {
+      const auto n = fbb.CreateString("written");
+      const auto u = fbb.CreateString("");
+      const auto x = fbb.CreateString(f.file + " = " + f.written);
+      terms.push_back(wire::CreateTerm(fbb, n, 0, u, x));
+    }
+    const auto tv = fbb.CreateVector(terms);
+    const auto nn = fbb.CreateString(opt_.koordlet.node);
+    const auto tn = fbb.CreateString(target);
+    out.push_back(b_.finish(make_header(t, kind, key, causation),
+                            wire::CreateCgroupUpdated(fbb, nn, tn, sv, tv)));
+    stats_.files_written += r.done.size();
+  }
+  if (r.failed) {
+    const auto obj = fbb.CreateString(r.failed->where);
+    const auto msg = fbb.CreateString(r.failed->message);
+    out.push_back(b_.finish(make_header(t, kind, key, causation),
+                            wire::CreateWriteFailed(fbb, wire::WriteKind::cgroup, obj, 0, 1, msg)));
+    ++stats_.writes_failed;
+    problems_.push_back(*r.failed);
+  }
+}
+
+byte_buffer koordlet_agent::node_registered(std::int64_t t) const {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  resource_list cap;
+  cap.cpu_milli = registered_capacity_->first;
+  cap.memory_bytes = registered_capacity_->second;
+  const auto name = fbb.CreateString(opt_.koordlet.node);
+  const auto c = b.resources(cap);
+  const auto a = b.resources(cap);  // no kubelet reservation known on the node itself
+  const auto payload = wire::CreateNodeRegistered(fbb, name, c, a, 0, 0, 0, false);
+  return b.finish(make_header(t, wire::EntityKind::Node, opt_.koordlet.node, -1), payload);
+}
+
+std::vector<error> koordlet_agent::take_problems() {
+  std::vector<error> out;
+  out.swap(problems_);
+  return out;
+}
+
+}  // namespace colony::agent

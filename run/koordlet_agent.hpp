@@ -1,0 +1,147 @@
+// koordlet_agent: `colony koordlet` on one node. The node's collectors (bridges/node
+// node_source) are the source, the koordlet component (actors/koordlet/actor) hosted in
+// entities::step_host is the only thing that decides, the embedded log is where every record goes
+// first, and the cgroup executor (bridges/node/cgroup_executor) is the sink. Nothing here calls a
+// policy.
+//
+// One step (a collect interval), at wall time `now` stamped by the caller:
+//   1. snapshot /proc and the kubepods cgroups; the usage since the last snapshot becomes one
+//      NodeUsageSampled observation (source "bridge/node"; pods keyed by uid, QoS from their
+//      Kubernetes tier: BestEffort -> BE, else LS, until uids are mapped to pods);
+//   2. every record, observations and decisions alike, is appended to the log (synced) and then
+//      delivered alone to the host (step_host::step_record, as `colony run` delivers what it
+//      reads back); what the component emits in answer (NodeMetricReported, BeSuppressed,
+//      CgroupUpdated, PodEvicted) goes the same way, in the order emitted;
+//   3. with enforce, a cgroup decision (BeSuppressed; a CgroupUpdated the component emitted) is
+//      carried out once it is in the log: the files written and read back become a CgroupUpdated
+//      (source "bridge/node", causation = the decision, settings = file -> value read back), a
+//      write that failed or read back something else a WriteFailed (write "cgroup", object = the
+//      file). Without enforce (dry run) decisions are logged and nothing is written.
+// Open replays the whole log through the host (outputs dropped: the log holds them), folds the
+// desired cgroup state from the logged decisions, appends a NodeRegistered (capacity from /proc)
+// unless the log's last one says the same, and with enforce writes the desired state again
+// (reconcile on start), logging what it wrote as in 3.
+//
+// Not done here: PodEvicted is logged but no pod is evicted (no API server); uids are not mapped
+// to pods. Thread-safety: one thread calls every method.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/entities/step_host.hpp"
+#include "actors/koordlet/actor/koordlet_component.hpp"
+#include "bridges/node/cgroup_executor.hpp"
+#include "bridges/node/collector.hpp"
+#include "messages/codec.hpp"
+#include "messages/result.hpp"
+#include "stores/event_log.hpp"
+
+namespace colony::agent {
+
+inline constexpr std::string_view node_source_name = "bridge/node";
+
+struct koordlet_agent_options {
+  koordlet_actor::koordlet_options koordlet;  // koordlet.node: this node
+  node::source_config source;
+  // Write cgroups (true) or only log decisions (false: dry run). Default: false.
+  bool enforce = false;
+};
+
+// The cgroup state the logged decisions ask for, with the offset of the decision behind each
+// part (the causation of what the executor logs when it writes it).
+struct desired_cgroups {
+  struct part {
+    std::string value;
+    log_offset cause = 0;
+  };
+  std::optional<std::int64_t> be_cfs_quota_us;
+  log_offset be_cfs_quota_cause = 0;
+  std::optional<part> be_cpuset;
+  struct pod_part {
+    std::vector<std::pair<std::string, std::string>> settings;
+    log_offset cause = 0;
+  };
+  std::map<std::string, pod_part, std::less<>> pods;  // by pod key
+};
+
+struct agent_stats {
+  std::uint64_t replayed = 0;   // records read back at open
+  std::uint64_t appended = 0;   // records this process appended
+  std::uint64_t samples = 0;    // NodeUsageSampled appended
+  std::uint64_t reports = 0;    // NodeMetricReported the component emitted
+  std::uint64_t decisions = 0;  // BeSuppressed, CgroupUpdated and PodEvicted the component emitted
+  std::uint64_t files_written = 0;
+  std::uint64_t writes_failed = 0;
+};
+
+class koordlet_agent {
+ public:
+  // REQUIRES: log outlives the agent; one writer.
+  [[nodiscard]] static result<std::unique_ptr<koordlet_agent>> open(koordlet_agent_options o,
+                                                                    stores::event_log& log,
+                                                                    event_time now);
+  ~koordlet_agent();
+  koordlet_agent(const koordlet_agent&) = delete;
+  koordlet_agent& operator=(const koordlet_agent&) = delete;
+
+  // One collect interval ending at `now` (see the top of the file). Fails on an unreadable /proc
+  // or a log error; per-cgroup problems and failed writes go to problems().
+  [[nodiscard]] result<void> step(event_time now);
+
+  [[nodiscard]] const desired_cgroups& desired() const { return desired_; }
+  [[nodiscard]] const agent_stats& stats() const { return stats_; }
+  // The last usage collected (nullopt before the second snapshot).
+  [[nodiscard]] const std::optional<node::node_usage>& last_usage() const { return usage_; }
+  // The last NodeMetricReported the component emitted (verified bytes), empty before the first.
+  [[nodiscard]] const messages::byte_buffer& last_report() const { return last_report_; }
+  // Skipped cgroups and failed cgroup writes since the last call (the caller prints them).
+  [[nodiscard]] std::vector<error> take_problems();
+  [[nodiscard]] const koordlet_actor::koordlet_component& component() const { return *comp_; }
+
+ private:
+  koordlet_agent(koordlet_agent_options o, stores::event_log& log, node::node_source src);
+  [[nodiscard]] result<void> replay();
+  // Appends and steps `first` and everything it causes, in order (step 2 and 3 above).
+  [[nodiscard]] result<void> process(std::vector<messages::byte_buffer> first, std::int64_t t);
+  // Folds a logged record into desired_ (cgroup decisions only).
+  void fold_decision(const wire::Envelope& env, log_offset offset);
+  // Carries out the parts of desired_ that `env` (at `offset`) set, and records what happened.
+  void enforce(const wire::Envelope& env, log_offset offset, std::int64_t t,
+               std::vector<messages::byte_buffer>& out);
+  void reconcile_all(std::int64_t t, std::vector<messages::byte_buffer>& out);
+  void record_outcome(const node::apply_result& r, std::string_view target, log_offset cause,
+                      std::int64_t t, std::vector<messages::byte_buffer>& out);
+  [[nodiscard]] messages::byte_buffer node_registered(std::int64_t t) const;
+
+  koordlet_agent_options opt_;
+  stores::event_log& log_;
+  node::node_source src_;
+  std::optional<node::cgroup_executor> exec_;
+  std::unique_ptr<entities::step_host> host_;
+  koordlet_actor::koordlet_component* comp_ = nullptr;  // owned by host_
+  bool replaying_ = false;
+  std::int64_t last_t_ = 0;
+  std::optional<node::node_snapshot> prev_;
+  std::optional<node::node_usage> usage_;
+  std::optional<std::pair<std::int64_t, std::int64_t>> registered_capacity_;  // cpu milli, memory
+  desired_cgroups desired_;
+  agent_stats stats_;
+  std::vector<error> problems_;
+  messages::byte_buffer last_report_;
+  messages::event_builder b_;
+};
+
+// The source translation of one collect interval: a NodeUsageSampled keyed Node/<node>, source
+// "bridge/node", pods keyed by uid with QoS from their tier (BestEffort -> BE, else LS).
+[[nodiscard]] messages::byte_buffer node_usage_sampled(messages::event_builder& b,
+                                                       std::string_view node,
+                                                       const node::node_usage& u,
+                                                       std::int64_t interval_ms);
+
+}  // namespace colony::agent

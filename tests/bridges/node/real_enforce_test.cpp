@@ -1,0 +1,344 @@
+// The koordlet loop on real cgroups (label cgroup): collector -> koordlet component -> cgroup
+// executor, through run/koordlet_agent and an embedded log, on a kubepods-like tree made under
+// this machine's cgroup v1 controllers. An LS pod (burstable tier) and a BE pod (besteffort tier)
+// run busy-loop child processes; the component's cfsQuota suppression (Koordinator's
+// pkg/koordlet/qosmanager/plugins/cpusuppress) must bring the BE tier's measured CPU to the
+// quota it computed when the LS load rises (nr_throttled grows, usage within a stated tolerance
+// of the target) and let it rise again when the LS load stops.
+//
+// The machine has 2 cores and is shared with other work (a compiler can take both). In the
+// suppression formula everything outside the pods is the node's system usage, so on a shared
+// machine other people's processes would decide the BE target. The node the koordlet sees is
+// therefore the test's own subtree: its /proc is a directory the test writes before each step, a
+// /proc/stat whose used ticks are the subtree's cpuacct.usage and whose cpuN lines are this
+// machine's, and this machine's /proc/meminfo. Everything else (cgroups, processes, quota,
+// throttling, the collector's pod readings) is real. The subtree gets a large cpu.shares so that
+// its loops get the CPU they ask for, and the tiers keep the default shares: kubelet's 2 for
+// besteffort would, under v1 group scheduling, also cut the subtree's weight on the CPU where BE
+// runs to below one ordinary process, so other work would starve BE and the scheduler, not the
+// quota, would hold it down. The loads fit the machine (LS 1 core + BE's target), so the quota is
+// what holds BE at its target. Every cgroup made is removed, also when an assertion
+// fails. Skips, naming what is missing, where /sys/fs/cgroup/{cpu,cpuacct,memory} are not writable
+// v1 controllers.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "run/koordlet_agent.hpp"
+#include "stores/event_log.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace {
+
+using namespace colony;
+namespace fs = std::filesystem;
+
+constexpr const char* cgroup_root = "/sys/fs/cgroup";
+
+std::string missing(const std::vector<const char*>& controllers, std::vector<std::string>& dirs) {
+  if (fs::exists(fs::path(cgroup_root) / "cgroup.controllers"))
+    return std::string(cgroup_root) + " is a cgroup v2 unified mount (this test drives v1)";
+  for (const char* c : controllers) {
+    const auto d = fs::path(cgroup_root) / c;
+    if (!fs::is_directory(d)) return d.string() + " does not exist";
+    if (::access(d.c_str(), W_OK) != 0) return d.string() + " is not writable";
+    dirs.push_back(fs::canonical(d).string());
+  }
+  return {};
+}
+
+// Removes the directories it was given, deepest first. Declared before the process guards, so it
+// runs after every child is dead (a cgroup with tasks cannot be removed).
+struct cgroup_cleanup {
+  std::vector<std::string> dirs;  // absolute, parents before children
+  ~cgroup_cleanup() {
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
+      if (fs::exists(*it) && ::rmdir(it->c_str()) != 0)
+        std::fprintf(stderr, "could not remove cgroup %s: %s\n", it->c_str(), std::strerror(errno));
+  }
+};
+
+struct children {
+  std::vector<pid_t> pids;
+  void kill_all() {
+    for (pid_t p : pids) {
+      ::kill(p, SIGKILL);
+      ::waitpid(p, nullptr, 0);
+    }
+    pids.clear();
+  }
+  ~children() { kill_all(); }
+};
+
+bool write_file(const std::string& path, const std::string& v) {
+  std::ofstream f(path);
+  f << v << std::flush;
+  return f.good();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+std::int64_t stat_field(const std::string& cpu_stat, const std::string& key) {
+  std::istringstream in(cpu_stat);
+  std::string k;
+  std::int64_t v = 0;
+  while (in >> k >> v)
+    if (k == key) return v;
+  return -1;
+}
+
+// A busy-loop child moved into `dirs` (one per controller) before it starts spinning.
+pid_t spawn_spinner(const std::vector<std::string>& dirs) {
+  int go[2];
+  if (::pipe(go) != 0) return -1;
+  const pid_t child = ::fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    ::close(go[1]);
+    char b = 0;
+    if (::read(go[0], &b, 1) != 1) ::_exit(1);
+    for (std::uint64_t x = 0;; ++x) asm volatile("" : "+r"(x));  // spin
+  }
+  ::close(go[0]);
+  for (const auto& d : dirs) write_file(d + "/cgroup.procs", std::to_string(child));
+  if (::write(go[1], "g", 1) != 1) return -1;
+  ::close(go[1]);
+  return child;
+}
+
+// The node's /proc as the koordlet reads it: the subtree's CPU time as used ticks of /proc/stat.
+void write_node_proc(const std::string& dir, const std::string& cpuacct_usage, std::int64_t hz) {
+  const std::int64_t ns = std::stoll(read_file(cpuacct_usage));
+  std::string stat = "cpu  " + std::to_string(ns * hz / 1000000000) + " 0 0 0 0 0 0 0 0 0\n";
+  std::istringstream real(read_file("/proc/stat"));
+  for (std::string line; std::getline(real, line);)
+    if (line.rfind("cpu", 0) == 0 && line.size() > 3 && line[3] != ' ') stat += line + "\n";
+  fs::create_directories(dir);
+  write_file(dir + "/stat.tmp", stat);
+  fs::rename(dir + "/stat.tmp", dir + "/stat");
+  write_file(dir + "/meminfo", read_file("/proc/meminfo"));
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+TEST(RealCgroupEnforce, CfsQuotaSuppressionHoldsBestEffortAtTheTargetAndReleasesIt) {
+  std::vector<std::string> ctrl;
+  if (auto why = missing({"cpu", "cpuacct", "memory"}, ctrl); !why.empty()) GTEST_SKIP() << why;
+  const std::string cpu_dir = ctrl[0], cpuacct_dir = ctrl[1];
+
+  const std::string parent = "colony-test-" + std::to_string(::getpid());
+  const std::string ls_uid = "1a000000-0000-0000-0000-" + std::to_string(100000000000 + ::getpid());
+  const std::string be_uid = "2b000000-0000-0000-0000-" + std::to_string(100000000000 + ::getpid());
+  const std::string kp = parent + "/kubepods";
+  const std::string ls_pod = kp + "/burstable/pod" + ls_uid;
+  const std::string be_tier = kp + "/besteffort";
+  const std::string be_pod = be_tier + "/pod" + be_uid;
+  cgroup_cleanup cleanup;
+  for (const auto& c : ctrl) {
+    for (const std::string& rel :
+         {parent, kp, kp + "/burstable", ls_pod, ls_pod + "/ls", be_tier, be_pod, be_pod + "/be"}) {
+      const std::string d = c + "/" + rel;
+      if (fs::exists(d)) continue;  // co-mounted cpu,cpuacct
+      if (::mkdir(d.c_str(), 0755) != 0)
+        GTEST_SKIP() << "cannot create cgroup " << d << ": " << std::strerror(errno);
+      cleanup.dirs.push_back(d);
+    }
+  }
+  ASSERT_TRUE(write_file(cpu_dir + "/" + parent + "/cpu.shares", "65536"));
+
+  auto in_all = [&](const std::string& rel) {
+    std::vector<std::string> d;
+    for (const auto& c : ctrl) d.push_back(c + "/" + rel);
+    return d;
+  };
+  children be_procs, ls_procs;
+  for (int i = 0; i < 2; ++i) {
+    const pid_t p = spawn_spinner(in_all(be_pod + "/be"));
+    ASSERT_GT(p, 0);
+    be_procs.pids.push_back(p);
+  }
+
+  colony::testing::temp_dir tmp;
+  const std::string proc = tmp.sub("proc");
+  const std::string node_usage = cpuacct_dir + "/" + parent + "/cpuacct.usage";
+  const std::int64_t hz = ::sysconf(_SC_CLK_TCK);
+  write_node_proc(proc, node_usage, hz);
+  stores::log_options lo;
+  auto log = stores::open_log(tmp.sub("log"), lo);
+  ASSERT_TRUE(log) << log.error().describe();
+  agent::koordlet_agent_options o;
+  o.enforce = true;
+  o.source.cgroup_root = cgroup_root;
+  o.source.kube_parent_dir = parent;
+  o.source.proc_root = proc;
+  o.source.ticks_per_second = hz;
+  o.koordlet.node = "test-node";
+  o.koordlet.threshold.enable = true;
+  o.koordlet.threshold.cpu_suppress_policy = koordlet::cpu_suppress_policy_type::cfs_quota;
+  o.koordlet.threshold.cpu_suppress_threshold_percent = 90;
+  o.koordlet.report_interval_ms = 1000;
+  auto ag = agent::koordlet_agent::open(o, **log, event_time{now_ms()});
+  ASSERT_TRUE(ag) << ag.error().describe();
+  auto& a = **ag;
+
+  const std::string be_stat = cpu_dir + "/" + be_tier + "/cpu.stat";
+  const std::string be_usage = cpuacct_dir + "/" + be_tier + "/cpuacct.usage";
+  const std::string quota_file = cpu_dir + "/" + be_tier + "/cpu.cfs_quota_us";
+  constexpr int step_ms = 300;
+  std::uint64_t steps = 0;
+  auto run_steps = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
+      write_node_proc(proc, node_usage, hz);
+      auto r = a.step(event_time{now_ms()});
+      ASSERT_TRUE(r) << r.error().describe();
+      ++steps;
+      for (const auto& e : a.take_problems()) ADD_FAILURE() << e.describe();
+    }
+  };
+  // Steps n intervals and measures the BE tier over them: cores used, periods throttled, and the
+  // mean of the quota in force after each step (the policy's target, in cores).
+  struct window {
+    double be_cores = 0;
+    std::int64_t throttled = 0;
+    double target_cores = 0;
+  };
+  auto measure = [&](int n) {
+    window w;
+    const auto u0 = std::stoll(read_file(be_usage));
+    const auto th0 = stat_field(read_file(be_stat), "nr_throttled");
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<double> targets;
+    for (int i = 0; i < n; ++i) {
+      run_steps(1);
+      const auto q = a.desired().be_cfs_quota_us.value_or(-1);
+      targets.push_back(q < 0 ? 2.0 : static_cast<double>(q) / 100000.0);
+    }
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    w.be_cores = static_cast<double>(std::stoll(read_file(be_usage)) - u0) / 1e9 / secs;
+    w.throttled = stat_field(read_file(be_stat), "nr_throttled") - th0;
+    w.target_cores =
+        std::accumulate(targets.begin(), targets.end(), 0.0) / static_cast<double>(targets.size());
+    return w;
+  };
+
+  // Phase A: LS idle. BE may use 90 % of the node minus system usage.
+  run_steps(4);
+  const auto idle = measure(6);
+  // Phase B: LS load rises (one busy loop: ~1 core).
+  const pid_t ls = spawn_spinner(in_all(ls_pod + "/ls"));
+  ASSERT_GT(ls, 0);
+  ls_procs.pids.push_back(ls);
+  run_steps(6);  // a few intervals to settle
+  const auto loaded = measure(7);
+  // Phase C: LS load stops; the quota grows by at most 10 % of the node per interval.
+  ls_procs.kill_all();
+  run_steps(8);
+  const auto released = measure(5);
+
+  std::printf(
+      "BE tier: idle LS %.3f cores (target %.3f), LS busy %.3f cores (target %.3f, %lld periods "
+      "throttled), LS stopped %.3f cores (target %.3f); %llu steps, %llu decisions, %llu files "
+      "written\n",
+      idle.be_cores, idle.target_cores, loaded.be_cores, loaded.target_cores,
+      static_cast<long long>(loaded.throttled), released.be_cores, released.target_cores,
+      static_cast<unsigned long long>(steps), static_cast<unsigned long long>(a.stats().decisions),
+      static_cast<unsigned long long>(a.stats().files_written));
+
+  // The loop ran: samples, decisions, and files written and read back without a failure.
+  EXPECT_GE(a.stats().samples, steps);
+  EXPECT_GE(a.stats().decisions, 3u);
+  EXPECT_GE(a.stats().files_written, 3u);
+  EXPECT_EQ(a.stats().writes_failed, 0u);
+  EXPECT_EQ(std::stoll(read_file(quota_file)), a.desired().be_cfs_quota_us.value_or(-2));
+
+  // LS load suppresses BE: the target drops by most of the core LS took, BE is throttled, and its
+  // measured usage is the target within 0.15 cores (CFS enforces the quota per 100-ms period;
+  // the quota changes a little between intervals as LS and system usage move).
+  EXPECT_LT(loaded.target_cores, idle.target_cores - 0.5);
+  EXPECT_GT(loaded.throttled, 0);
+  EXPECT_NEAR(loaded.be_cores, loaded.target_cores, 0.15);
+  // LS stopped: the target and BE's usage rise again.
+  EXPECT_GT(released.target_cores, loaded.target_cores + 0.4);
+  EXPECT_GT(released.be_cores, loaded.be_cores + 0.3);
+  EXPECT_NEAR(released.be_cores, released.target_cores, 0.25);
+}
+
+// The executor's leveled BE cpuset on the real v1 cpuset controller, where a child's cpus must
+// stay inside its parent's: shrink, move to the other CPU, restore, each read back by the kernel.
+TEST(RealCgroupEnforce, BestEffortCpusetIsWrittenLeveledOnTheCpusetController) {
+  std::vector<std::string> ctrl;
+  if (auto why = missing({"cpu", "cpuacct", "memory", "cpuset"}, ctrl); !why.empty())
+    GTEST_SKIP() << why;
+  const std::string cpuset_dir = ctrl[3];
+  const std::string all = [&] {
+    std::string s = read_file(cpuset_dir + "/cpuset.cpus");
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+  }();
+  const std::string mems = read_file(cpuset_dir + "/cpuset.mems");
+  auto cpus = koordlet::parse_cpuset(all);
+  ASSERT_TRUE(cpus) << all;
+  if (cpus->size() < 2) GTEST_SKIP() << cpuset_dir << "/cpuset.cpus has fewer than 2 CPUs: " << all;
+
+  const std::string parent = "colony-test-" + std::to_string(::getpid()) + "-cpuset";
+  const std::string kp = parent + "/kubepods";
+  const std::string tier = kp + "/besteffort";
+  const std::string pod = tier + "/pod3c000000-0000-0000-0000-000000000001";
+  const std::string ctr = pod + "/c1";
+  cgroup_cleanup cleanup;
+  for (const auto& c : ctrl) {
+    for (const std::string& rel : {parent, kp, tier, pod, ctr}) {
+      const std::string d = c + "/" + rel;
+      if (fs::exists(d)) continue;
+      if (::mkdir(d.c_str(), 0755) != 0)
+        GTEST_SKIP() << "cannot create cgroup " << d << ": " << std::strerror(errno);
+      cleanup.dirs.push_back(d);
+      if (c == cpuset_dir) {  // a new v1 cpuset is empty: give it every CPU and memory node
+        ASSERT_TRUE(write_file(d + "/cpuset.cpus", all));
+        ASSERT_TRUE(write_file(d + "/cpuset.mems", mems));
+      }
+    }
+  }
+  node::executor_config ec;
+  ec.cgroup_root = cgroup_root;
+  ec.kube_parent_dir = parent;
+  auto ex = node::cgroup_executor::open(ec);
+  ASSERT_TRUE(ex) << ex.error().describe();
+  const std::string first = std::to_string(cpus->front());
+  const std::string last = std::to_string(cpus->back());
+  for (const std::string& target : {last, first, all}) {
+    const auto r = ex->apply_be_cpuset(target);
+    ASSERT_FALSE(r.failed) << "cpuset " << target << ": " << r.failed->describe();
+    EXPECT_FALSE(r.done.empty());
+    for (const std::string& rel : {tier, pod, ctr}) {
+      std::string text = read_file(cpuset_dir + "/" + rel + "/cpuset.cpus");
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      const auto got = koordlet::parse_cpuset(text);
+      ASSERT_TRUE(got);
+      EXPECT_EQ(*got, *koordlet::parse_cpuset(target)) << rel << " after " << target;
+    }
+  }
+}
+
+}  // namespace
