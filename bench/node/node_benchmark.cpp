@@ -22,8 +22,8 @@
 namespace {
 
 using namespace colony;
-using colony::testing::fake_cgroup;
 using colony::testing::node_tree;
+using colony::testing::write_pods_node;
 
 double cpu_seconds() {
   rusage u{};
@@ -40,39 +40,6 @@ double rss_mib() {
          (1024.0 * 1024.0);
 }
 
-// 110 pods over the three tiers, 2 containers each; counters grow by `tick`.
-void write_node(const node_tree& t, bool systemd, std::int64_t tick) {
-  t.write_proc(32, 1000 + tick * 800, 100000 + tick * 2400, 128 * 1024 * 1024, 64 * 1024 * 1024);
-  for (int i = 0; i < 110; ++i) {
-    const auto q = i % 3;
-    const std::string uid = "00000000-0000-0000-0000-" + std::to_string(100000000000 + i);
-    std::string u = uid;
-    for (auto& ch : u) ch = ch == '-' ? '_' : ch;
-    std::string dir;
-    if (systemd) {
-      dir = q == 0 ? "kubepods.slice/kubepods-pod" + u + ".slice"
-            : q == 1
-                ? "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + u + ".slice"
-                : "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + u + ".slice";
-    } else {
-      dir = q == 0   ? "kubepods/pod" + uid
-            : q == 1 ? "kubepods/burstable/pod" + uid
-                     : "kubepods/besteffort/pod" + uid;
-    }
-    fake_cgroup c;
-    c.cpu_ns = (i + 1) * 1'000'000 * (tick + 1);
-    c.active_anon = (i + 1) * 1'000'000;
-    c.usage_bytes = c.active_anon * 2;
-    c.inactive_file = c.active_anon / 2;
-    c.psi = true;
-    t.write_cgroup(dir, c);
-    for (int k = 0; k < 2; ++k) {
-      const std::string id = "c" + std::to_string(i) + "x" + std::to_string(k);
-      t.write_cgroup(dir + (systemd ? "/cri-containerd-" + id + ".scope" : "/" + id), c);
-    }
-  }
-}
-
 void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_version v,
               bool systemd, bool pressure) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "colony-bench-node-XXXXXX").string();
@@ -80,7 +47,7 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
   const std::filesystem::path root = tmpl;
   {
     node_tree tree(root, v);
-    write_node(tree, systemd, 0);
+    write_pods_node(tree, systemd, 0);
     node::source_config cfg;
     cfg.cgroup_root = tree.cgroup_root();
     cfg.proc_root = tree.proc_root();
@@ -95,7 +62,7 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
     koordlet::node_metric_collect_policy policy;
     koordlet::sample_window w;
     auto prev = src->snapshot(event_time{0});
-    write_node(tree, systemd, 1);
+    write_pods_node(tree, systemd, 1);
     auto cur = src->snapshot(event_time{1000});
     auto u = node::usage_between(*prev, *cur);
     if (!u || u->pods.size() != 110) {

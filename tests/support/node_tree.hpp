@@ -1,6 +1,6 @@
 // A fake node in a directory: /proc/stat, /proc/meminfo and a cgroup tree (v1 per-controller
 // directories, optionally co-mounted "cpu,cpuacct", or v2 unified) with the files the
-// bridges/node readers read. Used by the node_source tests and the koordlet.collect benchmark.
+// bridges/node readers read. Used by the node_source tests and the koordlet benchmarks.
 //
 // Writes only under the given root; the caller owns and removes it. Not thread-safe.
 #pragma once
@@ -139,5 +139,41 @@ class node_tree {
   version v_;
   bool comounted_;
 };
+
+// A node of `pods` pods over the three QoS tiers (i % 3: Guaranteed, Burstable, BestEffort), 2
+// containers each, in the systemd or cgroupfs layout, on 32 CPUs; every counter grows with
+// `tick` (one call per collect interval). Pod i's uid ends in 100000000000 + i. The benchmarks'
+// node (110 pods: kubelet's default maxPods).
+inline void write_pods_node(const node_tree& t, bool systemd, std::int64_t tick, int pods = 110) {
+  t.write_proc(32, 1000 + tick * 800, 100000 + tick * 2400, 128 * 1024 * 1024, 64 * 1024 * 1024);
+  for (int i = 0; i < pods; ++i) {
+    const auto q = i % 3;
+    const std::string uid = "00000000-0000-0000-0000-" + std::to_string(100000000000 + i);
+    std::string u = uid;
+    for (auto& ch : u) ch = ch == '-' ? '_' : ch;
+    std::string dir;
+    if (systemd) {
+      dir = q == 0 ? "kubepods.slice/kubepods-pod" + u + ".slice"
+            : q == 1
+                ? "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + u + ".slice"
+                : "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + u + ".slice";
+    } else {
+      dir = q == 0   ? "kubepods/pod" + uid
+            : q == 1 ? "kubepods/burstable/pod" + uid
+                     : "kubepods/besteffort/pod" + uid;
+    }
+    fake_cgroup c;
+    c.cpu_ns = (i + 1) * 1'000'000 * (tick + 1);
+    c.active_anon = (i + 1) * 1'000'000;
+    c.usage_bytes = c.active_anon * 2;
+    c.inactive_file = c.active_anon / 2;
+    c.psi = true;
+    t.write_cgroup(dir, c);
+    for (int k = 0; k < 2; ++k) {
+      const std::string id = "c" + std::to_string(i) + "x" + std::to_string(k);
+      t.write_cgroup(dir + (systemd ? "/cri-containerd-" + id + ".scope" : "/" + id), c);
+    }
+  }
+}
 
 }  // namespace colony::testing

@@ -1,0 +1,124 @@
+// koordlet.agent: `colony koordlet`'s whole loop on a 110-pod node (2 containers each, fake
+// cgroup tree and /proc in a temporary directory, dry run): per 1-s collect interval the
+// collection, the NodeUsageSampled observation appended (synced) to the embedded log, the koordlet
+// component's round over it (its NodeMetric window, the QoS plugins) and, every report interval
+// (60 s, Koordinator's default), its NodeMetricReported appended too. The target for
+// collection plus decisions: <= 1 % of one core and <= 30 MiB RSS (docs/koordlet.md "Cost").
+// The window is filled first (warm-up steps, not timed) so the timed steps trim as a long-running
+// agent does. CPU is the process's (all threads: RocksDB's too) over the timed step() calls.
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "bench/registry.hpp"
+#include "run/koordlet_agent.hpp"
+#include "stores/event_log.hpp"
+#include "tests/support/node_tree.hpp"
+
+namespace {
+
+using namespace colony;
+using colony::testing::node_tree;
+using colony::testing::write_pods_node;
+
+double process_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+double rss_mib() {
+  std::ifstream f("/proc/self/statm");
+  long size = 0, resident = 0;
+  f >> size >> resident;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) /
+         (1024.0 * 1024.0);
+}
+
+std::uintmax_t dir_bytes(const std::filesystem::path& d) {
+  std::uintmax_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(d, ec))
+    if (e.is_regular_file(ec)) n += e.file_size(ec);
+  return n;
+}
+
+void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_version v,
+              bool systemd) {
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "colony-bench-agent-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) return;
+  const std::filesystem::path root = tmpl;
+  {
+    node_tree tree(root / "node", v);
+    std::int64_t tick = 0;
+    write_pods_node(tree, systemd, tick);
+    stores::log_options lo;
+    auto log = stores::open_log((root / "log").string(), lo);
+    if (!log) {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), log.error().describe().c_str());
+      std::filesystem::remove_all(root);
+      return;
+    }
+    agent::koordlet_agent_options o;
+    o.koordlet.node = "bench-node";
+    o.source.cgroup_root = tree.cgroup_root();
+    o.source.proc_root = tree.proc_root();
+    const std::int64_t t0 = 1'700'000'000'000;
+    auto ag = agent::koordlet_agent::open(o, **log, event_time{t0});
+    if (!ag) {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), ag.error().describe().c_str());
+      std::filesystem::remove_all(root);
+      return;
+    }
+    auto& a = **ag;
+    auto step = [&](std::int64_t i) {
+      write_pods_node(tree, systemd, ++tick);
+      auto r = a.step(event_time{t0 + i * 1000});
+      if (!r) std::fprintf(stderr, "%s: %s\n", name.c_str(), r.error().describe().c_str());
+      return r.has_value();
+    };
+    // Warm-up: the window's pod series (5 min) full; the node series fill to the 30 min the
+    // longest aggregated duration keeps in a long run (quick: 2 min).
+    const std::int64_t warm = ctx.quick() ? 120 : 1800;
+    for (std::int64_t i = 1; i <= warm; ++i)
+      if (!step(i)) break;
+    const auto bytes_before = dir_bytes(root / "log");
+    const std::int64_t n = ctx.quick() ? 60 : 300;
+    double cpu = 0;
+    for (std::int64_t i = warm + 1; i <= warm + n; ++i) {
+      write_pods_node(tree, systemd, ++tick);
+      const double c0 = process_cpu_seconds();
+      auto r = a.step(event_time{t0 + i * 1000});
+      cpu += process_cpu_seconds() - c0;
+      if (!r) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), r.error().describe().c_str());
+        break;
+      }
+    }
+    const auto& st = a.stats();
+    ctx.report(name + ".cpu_per_step", cpu / static_cast<double>(n) * 1e3, "ms");
+    ctx.report(name + ".core_share_at_1s", cpu / static_cast<double>(n) * 100, "% of one core");
+    ctx.report(name + ".rss", rss_mib(), "MiB");
+    ctx.report(name + ".log_bytes_per_step",
+               static_cast<double>(dir_bytes(root / "log") - bytes_before) / static_cast<double>(n),
+               "bytes");
+    ctx.report(name + ".reports", static_cast<double>(st.reports), "reports");
+    ctx.report(name + ".samples", static_cast<double>(st.samples), "samples");
+  }
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+
+COLONY_BENCH("koordlet.agent",
+             "colony koordlet's loop (collect, log, koordlet component) on a 110-pod node per "
+             "1-s interval, dry run; goal <= 1 % of a core, <= 30 MiB RSS") {
+  ctx.report("koordlet.agent.rss_at_start", rss_mib(), "MiB");  // the colony binary alone
+  run_case(ctx, "koordlet.agent.v1_cgroupfs", koordlet::cgroup_version::v1, false);
+  run_case(ctx, "koordlet.agent.v2_systemd", koordlet::cgroup_version::v2, true);
+}
