@@ -86,7 +86,7 @@ TEST(OpenbLayouts, ShortLayoutsKeepRowChecksAndOtherHeadersFail) {
   ASSERT_EQ(lenient->rows.size(), 1u);
   ASSERT_EQ(lenient->warnings.size(), 2u);
   EXPECT_EQ(lenient->warnings[0].where, "s.csv:3:4");
-  EXPECT_EQ(lenient->warnings[1].where, "s.csv:4:10");
+  EXPECT_EQ(lenient->warnings[1].where, "s.csv:4:12");  // the first extra field
   EXPECT_EQ(lenient->warnings[1].message, "expected 5 fields, got 6");
   // Other layouts: the strict header check names the first differing column.
   auto other = parse_openb_pods("name,cpu,memory_mib,num_gpu,gpu_milli\np,1,1,0,0\n", "o.csv");
@@ -95,7 +95,7 @@ TEST(OpenbLayouts, ShortLayoutsKeepRowChecksAndOtherHeadersFail) {
   EXPECT_EQ(other.error().message, "expected header column 2 'cpu_milli', got 'cpu'");
   auto four = parse_openb_pods("name,cpu_milli,memory_mib,num_gpu\np,1,1,0\n", "f.csv");
   ASSERT_FALSE(four);
-  EXPECT_EQ(four.error().where, "f.csv:1:35");
+  EXPECT_EQ(four.error().where, "f.csv:1:34");  // end of the header line
 }
 
 }  // namespace
