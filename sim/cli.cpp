@@ -15,6 +15,7 @@
 #include "bridges/trace/synth.hpp"
 #include "bridges/trace/trace_set.hpp"
 #include "sim/driver.hpp"
+#include "sim/fgd_experiment.hpp"
 #include "sim/report.hpp"
 #include "sim/sim_config.hpp"
 
@@ -184,6 +185,7 @@ result<void> run_sim_command(const sim_args& a) {
   const std::string dir = a.trace.empty() ? default_trace_dir() : a.trace;
   trace::trace_set_options topt;
   topt.pod_list = a.pod_list;
+  topt.node_list = a.node_list;
   topt.read.skip_bad_rows = a.skip_bad_rows;
   // The sim reads the openb lists, and v2018 machine_usage for the usage curves only; the other
   // tables of the bundled traces (machine_meta, containers, batch jobs, v2017 server events) are
@@ -193,7 +195,7 @@ result<void> run_sim_command(const sim_args& a) {
   const bool curves = std::any_of(configs.begin(), configs.end(), [&](const sim_config& c) {
     return um.value_or(c.usage) == usage_model::v2018_curves;
   });
-  if (!curves) topt.skip.emplace_back("machine_usage.csv");
+  if (!curves || a.until_saturated) topt.skip.emplace_back("machine_usage.csv");
   auto ts = trace::load_trace_set(dir, topt);
   if (!ts) return tl::unexpected(ts.error());
   if (ts->warning_count() > 0)
@@ -201,6 +203,16 @@ result<void> run_sim_command(const sim_args& a) {
                  "colony sim: warning: %zu bad trace rows skipped (listed in summary.json)\n",
                  ts->warning_count());
 
+  if (a.until_saturated) {
+    if (!ts->openb_nodes || !ts->openb_pods || ts->openb_pods->rows.empty())
+      return fail(errc::invalid_input, "the trace has no openb node list and pod list", dir);
+    fgd_experiment_options fo;
+    fo.inflate = a.inflate;
+    fo.seed = static_cast<std::int64_t>(a.seed);
+    fo.seeds = a.seeds;
+    return run_fgd_command(ts->openb_nodes->rows, ts->openb_pods->rows, configs, fo, a.out,
+                           a.quiet);
+  }
   return write_runs(a, configs, [&](const sim_config& cfg, run_options ro) {
     ro.usage_override = um;
     ro.lifetime_override = lt;

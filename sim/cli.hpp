@@ -26,7 +26,8 @@ struct sim_args {
   // include "builtin:recorded" (the cluster's own configuration, the default).
   std::string from_log;
   std::string pod_list = "default";
-  std::vector<std::string> configs;  // empty = the built-in koordinator-defaults
+  std::string node_list = "all_node";  // openb_node_list_<NAME>.csv
+  std::vector<std::string> configs;    // empty = the built-in koordinator-defaults
   std::string out = "colony-sim-out";
   std::string log;                              // empty = OUT/log (OUT/<config>/log when comparing)
   std::size_t threads = default_sim_threads();  // Default: cores, at most 8
@@ -37,6 +38,11 @@ struct sim_args {
   double until_days = -1;  // stop the clock early (-1 = trace end)
   double from_days = 0;    // start the clock later (earlier pods submitted at the start)
   bool quiet = false;      // no summary on stdout
+  // The FGD paper's experiment (sim/fgd_experiment.hpp): pods submitted one after another until
+  // the cluster saturates, the list inflated to `inflate` x the GPUs, seeds seed .. seed+seeds-1.
+  bool until_saturated = false;
+  double inflate = 1.3;
+  std::int64_t seeds = 1;
 };
 
 // Where the default trace is: $COLONY_TRACES, else ./traces, else <binary dir>/../../traces,

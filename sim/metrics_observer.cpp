@@ -869,6 +869,11 @@ nlohmann::ordered_json trace_section(const trace::trace_set& t, std::size_t node
   tr["nodes"] = nodes;
   tr["pods"] = pods;
   tr["usage_curves"] = usage_curves;
+  // Columns a shorter published layout lacks, and what was assumed for them.
+  std::vector<std::string> assumed;
+  if (t.openb_pods)
+    for (const auto& a : t.openb_pods->assumed) assumed.push_back(t.openb_pods->file + ": " + a);
+  if (!assumed.empty()) tr["assumed"] = assumed;
   std::vector<std::string> warns;
   auto add = [&](const auto& tbl) {
     if (!tbl) return;

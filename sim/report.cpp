@@ -172,6 +172,10 @@ std::string summary_text(const run_result& r) {
     for (const auto& w : j["trace"]["bad_row_warnings"])
       o << "    " << w.get<std::string>() << "\n";
   }
+  if (j["trace"].contains("assumed")) {
+    o << "  Columns missing from the pod list, assumed:\n";
+    for (const auto& w : j["trace"]["assumed"]) o << "    " << w.get<std::string>() << "\n";
+  }
   o << "\nPods\n";
   o << fmt::format(
       "  submitted {}  scheduled {}  pending at end {}  rejected {}  withdrawn while pending {}\n",

@@ -6,6 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "actors/scheduler/fgd.hpp"
 #include "actors/scheduler/gpu_model_affinity.hpp"
 
 namespace colony::scheduler {
@@ -699,6 +700,23 @@ plugin_registry plugin_registry::with_builtin() {
         });
   // Colony's stand-in for a required node affinity on node.koordinator.sh/gpu-model (see
   // gpu_model_affinity.hpp); a profile may name it at filter (or multiPoint).
+  // The FGD paper's policies (fgd.hpp): Colony's, not Koordinator's; a profile names them at
+  // score and at reserve after DeviceShare.
+  r.add(std::string(fgd_score_plugin::plugin_name),
+        [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
+          fgd_args a;
+          if (auto it = p.other_plugin_args.find(std::string(fgd_score_plugin::plugin_name));
+              it != p.other_plugin_args.end()) {
+            auto parsed = parse_fgd_args(it->second, "pluginConfig.FGDScore.args");
+            if (!parsed) return tl::unexpected(parsed.error());
+            a = std::move(*parsed);
+          }
+          return std::make_shared<fgd_score_plugin>(std::move(a));
+        });
+  r.add(std::string(best_fit_score_plugin::plugin_name),
+        [](const profile_config&) -> result<std::shared_ptr<plugin>> {
+          return std::make_shared<best_fit_score_plugin>();
+        });
   r.add(std::string(gpu_model_affinity::plugin_name),
         [](const profile_config&) -> result<std::shared_ptr<plugin>> {
           return std::make_shared<gpu_model_affinity>();

@@ -74,7 +74,7 @@ using plugin_factory = std::function<result<std::shared_ptr<plugin>>(const profi
 class plugin_registry {
  public:
   // NodeResourcesFit, LoadAwareScheduling, Coscheduling, DeviceShare, and Colony's
-  // GPUModelAffinity (gpu_model_affinity.hpp).
+  // GPUModelAffinity (gpu_model_affinity.hpp), FGDScore and BestFitScore (fgd.hpp).
   [[nodiscard]] static plugin_registry with_builtin();
   void add(std::string name, plugin_factory f) { factories_[std::move(name)] = std::move(f); }
   [[nodiscard]] const plugin_factory* find(std::string_view name) const;

@@ -3,8 +3,11 @@
 // Source: github.com/alibaba/clusterdata cluster-trace-gpu-v2023/csv/ (see
 // traces/alibaba-gpu-v2023-openb/PROVENANCE.md). Units out are Colony's: CPU in milli-cores
 // (openb already uses them), memory in bytes (openb MiB x 1 MiB), times in milliseconds of
-// event time (openb seconds x 1000). Every pod-list variant (default, cpu050, gpushare40,
-// gpuspec33) has the same columns and is read by the same function.
+// event time (openb seconds x 1000). Every pod-list variant has the same columns and is read by
+// the same function, except the multigpuNN lists of the FGD authors' repository
+// (hkust-adsl/kubernetes-scheduler-simulator data/csv/), which stop after gpu_milli: a header
+// that is the first 5 or more columns of openb_pod_header is read with what it has, and
+// trace_table::assumed says what was assumed for the rest (parse_openb_pods).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,10 @@ inline constexpr std::string_view openb_node_header = "sn,cpu_milli,memory_mib,g
 inline constexpr std::string_view openb_pod_header =
     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
     "deletion_time,scheduled_time";
+inline constexpr std::size_t openb_pod_columns = 11;
+// The fewest leading columns a pod list may have (name, cpu_milli, memory_mib, num_gpu,
+// gpu_milli).
+inline constexpr std::size_t openb_pod_min_columns = 5;
 
 // openb qos column. LS ~ Koordinator LS (online), BE ~ Koordinator BE (batch); Burstable and
 // Guaranteed are plain Kubernetes classes (the sim maps them by policy).

@@ -46,6 +46,9 @@ struct trace_table {
   std::vector<row_warning> warnings;  // one per skipped row (skip_bad_rows only)
   std::size_t missing_values = 0;     // empty optional fields read as missing (never as 0)
   std::size_t invalid_values = 0;     // documented invalid markers (-1 / 101) read as missing
+  // What the reader assumed for columns the file does not have (a shorter published layout),
+  // one sentence each; empty when the file has every column.
+  std::vector<std::string> assumed;
 };
 
 // What a streaming scan (scan_* functions) reports: the rows themselves went to the caller.

@@ -14,6 +14,7 @@ namespace {
 
 constexpr std::string_view synthetic_prefix = "synthetic-";
 constexpr std::string_view pod_prefix = "openb_pod_list_";
+constexpr std::string_view node_prefix = "openb_node_list_";
 constexpr std::string_view v2018_full_tables[] = {"container_meta.csv", "container_usage.csv",
                                                   "batch_task.csv", "batch_instance.csv"};
 
@@ -75,7 +76,7 @@ result<trace_set> load_trace_set(const std::string& dir, const trace_set_options
       std::string name = f.filename().string();
       bool synthetic = name.starts_with(synthetic_prefix);
       if (synthetic) name.erase(0, synthetic_prefix.size());
-      bool known = name == "openb_node_list_all_node.csv" ||
+      bool known = (name.starts_with(node_prefix) && name.ends_with(".csv")) ||
                    (name.starts_with(pod_prefix) && name.ends_with(".csv")) ||
                    name == "machine_meta.csv" || name == "machine_usage.csv" ||
                    name == "server_event.csv";
@@ -99,9 +100,13 @@ result<trace_set> load_trace_set(const std::string& dir, const trace_set_options
 
   trace_set set;
   set.dir = dir;
-  for (const auto& [name, f] : tables)
+  for (const auto& [name, f] : tables) {
     if (name.starts_with(pod_prefix))
       set.pod_lists.push_back(name.substr(pod_prefix.size(), name.size() - pod_prefix.size() - 4));
+    if (name.starts_with(node_prefix))
+      set.node_lists.push_back(
+          name.substr(node_prefix.size(), name.size() - node_prefix.size() - 4));
+  }
 
   // Loads one table if present; false + error out on failure.
   std::optional<error> err;
@@ -118,7 +123,16 @@ result<trace_set> load_trace_set(const std::string& dir, const trace_set_options
     set.files.push_back(it->second.path);
     slot = std::move(*t);
   };
-  load("openb_node_list_all_node.csv", set.openb_nodes, read_openb_nodes);
+  if (!set.node_lists.empty()) {
+    std::string want = std::string(node_prefix) + opt.node_list + ".csv";
+    if (!tables.contains(want)) {
+      std::string have;
+      for (const auto& p : set.node_lists) have += (have.empty() ? "" : ", ") + p;
+      return fail(errc::not_found,
+                  "openb node list '" + opt.node_list + "' not found; present: " + have, dir);
+    }
+    load(want, set.openb_nodes, read_openb_nodes);
+  }
   if (!set.pod_lists.empty()) {
     std::string want = std::string(pod_prefix) + opt.pod_list + ".csv";
     if (!tables.contains(want)) {

@@ -4,7 +4,7 @@
 // traces/alibaba-gpu-v2023-openb/, traces/alibaba-v2018-machine/, ...) for the file names
 // the readers know, each either as published or with a "synthetic-" prefix (files written
 // by `colony trace synth`):
-//   openb_node_list_all_node.csv, openb_pod_list_<pod_list>.csv  (openb v2023)
+//   openb_node_list_<node_list>.csv, openb_pod_list_<pod_list>.csv  (openb v2023)
 //   machine_meta.csv, machine_usage.csv, container_meta.csv, container_usage.csv,
 //   batch_task.csv, batch_instance.csv                            (Alibaba v2018)
 //   server_event.csv                                              (Alibaba v2017)
@@ -30,6 +30,9 @@ struct trace_set_options {
   // Which openb pod list to load: openb_pod_list_<pod_list>.csv.
   // Default: "default" (the list the other variants are sampled from; upstream README).
   std::string pod_list = "default";
+  // Which openb node list to load: openb_node_list_<node_list>.csv (the FGD authors publish
+  // all_node and gpu_node, the GPU nodes alone). Default: "all_node" (the whole cluster).
+  std::string node_list = "all_node";
   read_options read;
   // File names (e.g. "machine_usage.csv") not to read even when present: a caller that will not
   // use a table does not pay for parsing it. Skipped files are not listed in trace_set::files.
@@ -38,9 +41,10 @@ struct trace_set_options {
 
 struct trace_set {
   std::string dir;
-  bool synthetic = false;              // at least one table came from a synthetic-* file
-  std::vector<std::string> files;      // every file loaded, in load order
-  std::vector<std::string> pod_lists;  // openb pod-list variants present (sorted)
+  bool synthetic = false;               // at least one table came from a synthetic-* file
+  std::vector<std::string> files;       // every file loaded, in load order
+  std::vector<std::string> pod_lists;   // openb pod-list variants present (sorted)
+  std::vector<std::string> node_lists;  // openb node-list variants present (sorted)
   std::optional<trace_table<openb_node>> openb_nodes;
   std::optional<trace_table<openb_pod>> openb_pods;
   std::optional<trace_table<v2018_machine_meta>> machine_meta;
@@ -56,7 +60,8 @@ struct trace_set {
 };
 
 // Errors: not_found if dir is missing or holds no known table, or if openb pods are present
-// but not the requested pod_list (the message lists the variants found); invalid_input for
+// but not the requested pod_list, or node lists but not node_list (the message lists the
+// variants found); invalid_input for
 // ambiguous tables and for any reader error (its where is kept).
 [[nodiscard]] result<trace_set> load_trace_set(const std::string& dir,
                                                const trace_set_options& opt = {});

@@ -28,6 +28,10 @@ void add_sim_command(CLI::App& app) {
   auto* pod_list = cmd->add_option("--pod-list", a->pod_list,
                                    "openb pod list variant: openb_pod_list_<NAME>.csv")
                        ->capture_default_str();
+  auto* node_list = cmd->add_option("--node-list", a->node_list,
+                                    "openb node list variant: openb_node_list_<NAME>.csv "
+                                    "(all_node, or gpu_node: the GPU nodes alone)")
+                        ->capture_default_str();
   cmd->add_option("--config", a->configs,
                   "Sim config YAML (repeat to compare configs side by side; with --from-log, "
                   "builtin:recorded names the cluster's own configuration)");
@@ -37,7 +41,7 @@ void add_sim_command(CLI::App& app) {
                   "Worker threads (node-scoped components; the log is the same at any count)")
       ->capture_default_str();
   // Trace-only flags: a log has its own usage (NodeMetric), lifetimes, seeds and clock.
-  std::vector<CLI::Option*> trace_only{pod_list};
+  std::vector<CLI::Option*> trace_only{pod_list, node_list};
   trace_only.push_back(
       cmd->add_option("--usage-model", a->usage_model,
                       "Override the configs' usage model: none|v2018-curves|trace"));
@@ -52,6 +56,21 @@ void add_sim_command(CLI::App& app) {
                       "Start the virtual clock at this day (earlier pods are submitted then)"));
   trace_only.push_back(cmd->add_option("--until-days", a->until_days,
                                        "Stop the virtual clock after this many days"));
+  trace_only.push_back(cmd->add_flag(
+      "--until-saturated", a->until_saturated,
+      "The FGD paper's experiment: the pod list (inflated, shuffled per seed as the FGD authors' "
+      "simulator does) submitted pod after pod until the cluster saturates; GPU allocation and "
+      "fragmentation by arrived GPU request (docs/results.md)"));
+  trace_only.push_back(
+      cmd->add_option("--inflate", a->inflate,
+                      "With --until-saturated: the total GPU request as a multiple of the "
+                      "cluster's GPUs (the FGD paper's tune ratio)")
+          ->capture_default_str());
+  trace_only.push_back(
+      cmd->add_option("--seeds", a->seeds,
+                      "With --until-saturated: how many seeds, from --seed on (the paper: "
+                      "--seed 42 --seeds 10)")
+          ->capture_default_str());
   for (auto* o : trace_only) from_log->excludes(o);
   cmd->add_flag("--quiet", a->quiet, "Do not print the summary");
   cmd->callback([a] {

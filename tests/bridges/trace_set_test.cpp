@@ -42,8 +42,8 @@ TEST(TraceSet, LoadsBundledTraces) {
   EXPECT_EQ(s->machine_meta->rows.size(), 17592u);
   EXPECT_EQ(s->machine_usage->rows.size(), 51362u);
   EXPECT_EQ(s->server_event->rows.size(), 1352u);
-  EXPECT_EQ(s->pod_lists,
-            (std::vector<std::string>{"cpu050", "default", "gpushare40", "gpuspec33"}));
+  EXPECT_EQ(s->pod_lists, (std::vector<std::string>{"cpu050", "default", "gpushare40", "gpuspec33",
+                                                    "multigpu50"}));
   EXPECT_EQ(s->files.size(), 5u);
   EXPECT_EQ(s->warning_count(), 0u);
 }
@@ -59,7 +59,8 @@ TEST(TraceSet, SelectsPodListByName) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, errc::not_found);
   EXPECT_EQ(missing.error().message,
-            "openb pod list 'gpu100' not found; present: cpu050, default, gpushare40, gpuspec33");
+            "openb pod list 'gpu100' not found; present: cpu050, default, gpushare40, gpuspec33, "
+            "multigpu50");
 }
 
 TEST(TraceSet, LoadsSingleFolder) {

@@ -1,0 +1,278 @@
+// FGD and BestFit Score plugins (see fgd.hpp).
+#include "actors/scheduler/fgd.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <yaml-cpp/yaml.h>
+
+#include "actors/scheduler/device_share.hpp"
+
+namespace colony::scheduler {
+
+namespace {
+
+constexpr std::int64_t milli_per_gpu = 1000;
+// pkg/type/open-gpu-share/utils/const.go MaxSpecCpu, MaxSpecGpu: BestFit's normalisers.
+constexpr double best_fit_max_cpu_milli = 128000;
+constexpr double best_fit_max_gpu_milli = 8000;
+
+bool accessible(const fgd_node& n, const fgd_task_class& m) {
+  if (m.gpu_models.empty()) return true;
+  return std::find(m.gpu_models.begin(), m.gpu_models.end(), n.gpu_model) != m.gpu_models.end();
+}
+
+// Whether m's GPUs fit n: at least gpu_count GPUs with gpu_milli free (CanNodeHostPodOnGpuMemory).
+bool gpus_fit(const fgd_node& n, const fgd_task_class& m) {
+  std::int64_t need = m.gpu_count;
+  for (const auto f : n.gpu_free_milli)
+    if (f >= m.gpu_milli && --need <= 0) return true;
+  return false;
+}
+
+std::int64_t free_total(const fgd_node& n) {
+  std::int64_t s = 0;
+  for (const auto f : n.gpu_free_milli) s += f;
+  return s;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+std::int64_t fgd_score_of(double before, double after) {
+  return static_cast<std::int64_t>(sigmoid((before - after) / 1000.0) *
+                                   static_cast<double>(max_node_score));
+}
+
+// n with the task placed: CPU taken; a whole-GPU or multi-GPU task takes the fitting GPUs with
+// the least free first (NodeResource.Sub; for whole GPUs only fully free ones fit), a
+// GPU-sharing one the GPU given.
+fgd_node place(const fgd_node& n, const fgd_task_class& t, int gpu = -1) {
+  fgd_node out = n;
+  out.cpu_free_milli -= t.cpu_milli;
+  if (t.gpu_count == 0) return out;
+  if (gpu >= 0) {
+    out.gpu_free_milli[static_cast<std::size_t>(gpu)] -= t.gpu_milli;
+    return out;
+  }
+  std::vector<std::size_t> idx(out.gpu_free_milli.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    return out.gpu_free_milli[a] < out.gpu_free_milli[b];
+  });
+  std::int64_t need = t.gpu_count;
+  for (const auto i : idx) {
+    if (need <= 0) break;
+    if (out.gpu_free_milli[i] >= t.gpu_milli) {
+      out.gpu_free_milli[i] -= t.gpu_milli;
+      --need;
+    }
+  }
+  return out;
+}
+
+bool sharing(const fgd_task_class& t) { return t.gpu_count == 1 && t.gpu_milli < milli_per_gpu; }
+
+// Moves a one-GPU allocation DeviceShare made onto GPU index `gpu` of the node.
+void move_allocation(cycle_state& st, const node_info& node, int gpu) {
+  if (gpu < 0 || st.gpu_allocations.size() != 1) return;
+  const gpu_device& g = node.gpus[static_cast<std::size_t>(gpu)];
+  auto& a = st.gpu_allocations.front();
+  a.minor = g.minor;
+  if (a.memory_ratio > 0)
+    a.memory_bytes = memory_ratio_to_bytes(a.memory_ratio, g.memory_total_bytes);
+}
+
+}  // namespace
+
+result<fgd_args> parse_fgd_args(std::string_view yaml, const std::string& path) {
+  fgd_args out;
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    return fail(errc::invalid_input, std::string("bad YAML: ") + e.what(), path);
+  }
+  if (!root || root.IsNull()) return out;
+  if (!root.IsMap()) return fail(errc::invalid_input, "expected a map", path);
+  const auto classes = root["taskClasses"];
+  if (!classes) return out;
+  if (!classes.IsSequence())
+    return fail(errc::invalid_input, "expected a list", path + ".taskClasses");
+  double sum = 0;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const std::string p = path + ".taskClasses[" + std::to_string(i) + "]";
+    const auto c = classes[i];
+    if (!c.IsMap()) return fail(errc::invalid_input, "expected a map", p);
+    fgd_task_class m;
+    try {
+      if (c["cpuMilli"]) m.cpu_milli = c["cpuMilli"].as<std::int64_t>();
+      if (c["gpuMilli"]) m.gpu_milli = c["gpuMilli"].as<std::int64_t>();
+      if (c["gpuCount"]) m.gpu_count = c["gpuCount"].as<std::int64_t>();
+      if (c["gpuModels"])
+        for (const auto& x : c["gpuModels"]) m.gpu_models.push_back(x.as<std::string>());
+      if (!c["popularity"]) return fail(errc::invalid_input, "expected popularity", p);
+      m.popularity = c["popularity"].as<double>();
+    } catch (const YAML::Exception& e) {
+      return fail(errc::invalid_input, std::string("expected numbers: ") + e.what(), p);
+    }
+    if (m.cpu_milli < 0 || m.gpu_count < 0 || m.gpu_milli < 0 || m.gpu_milli > milli_per_gpu)
+      return fail(errc::invalid_input,
+                  "expected cpuMilli >= 0, gpuCount >= 0 and gpuMilli in [0, 1000]", p);
+    if ((m.gpu_count == 0) != (m.gpu_milli == 0))
+      return fail(errc::invalid_input, "expected gpuMilli 0 exactly when gpuCount is 0", p);
+    if (!(m.popularity > 0) || m.popularity > 1)
+      return fail(errc::invalid_input, "expected popularity in (0, 1]", p + ".popularity");
+    sum += m.popularity;
+    out.task_classes.push_back(std::move(m));
+  }
+  if (!out.task_classes.empty() && std::abs(sum - 1) > 1e-3)
+    return fail(errc::invalid_input,
+                "expected popularities summing to 1, got " + std::to_string(sum),
+                path + ".taskClasses");
+  return out;
+}
+
+double fgd_class_fragmentation(const fgd_node& n, const fgd_task_class& m) {
+  const std::int64_t total = free_total(n);
+  // GetNodePodFrag: a CPU task (XL/XR), no access, or lacking CPU or GPUs: every free share.
+  if (m.gpu_milli == 0 || !accessible(n, m) || n.cpu_free_milli < m.cpu_milli || !gpus_fit(n, m))
+    return static_cast<double>(total);
+  // Q3 (satisfied): only the GPUs with less free than the class's per-GPU share.
+  std::int64_t frag = 0;
+  for (const auto f : n.gpu_free_milli)
+    if (f < m.gpu_milli) frag += f;
+  return static_cast<double>(frag);
+}
+
+double fgd_node_fragmentation(const fgd_node& n, const std::vector<fgd_task_class>& classes) {
+  double f = 0;
+  for (const auto& m : classes) f += m.popularity * fgd_class_fragmentation(n, m);
+  return f;
+}
+
+fgd_node fgd_node_of(const node_info& node) {
+  fgd_node n;
+  n.cpu_free_milli = node.allocatable.cpu_milli - node.requested.cpu_milli;
+  n.gpu_free_milli.reserve(node.gpus.size());
+  for (const auto& g : node.gpus)
+    n.gpu_free_milli.push_back(
+        g.healthy ? std::max<std::int64_t>(0, g.core_total - g.core_used) * 10 : 0);
+  n.gpu_model = node.gpu_model;
+  return n;
+}
+
+fgd_task_class fgd_task_of(const pod_info& pod) {
+  fgd_task_class t;
+  t.cpu_milli = pod.requests.cpu_milli;
+  t.gpu_models = pod.gpu_models;
+  auto r = device_share::requirements_of(pod);
+  if (r && *r && (*r)->count > 0) {
+    t.gpu_count = (*r)->count;
+    t.gpu_milli = (*r)->has_core ? (*r)->core * 10 : milli_per_gpu;
+  }
+  return t;
+}
+
+fgd_choice fgd_score(const fgd_node& n, const fgd_task_class& task,
+                     const std::vector<fgd_task_class>& classes) {
+  const double before = fgd_node_fragmentation(n, classes);
+  fgd_choice c;
+  if (sharing(task)) {
+    for (std::size_t i = 0; i < n.gpu_free_milli.size(); ++i) {
+      if (n.gpu_free_milli[i] < task.gpu_milli) continue;
+      const auto s = fgd_score_of(
+          before, fgd_node_fragmentation(place(n, task, static_cast<int>(i)), classes));
+      if (c.gpu < 0 || s > c.score) c = {s, static_cast<int>(i)};
+    }
+    return c;
+  }
+  c.score = fgd_score_of(before, fgd_node_fragmentation(place(n, task), classes));
+  return c;
+}
+
+std::int64_t best_fit_raw_score(const fgd_node& n, const fgd_task_class& task) {
+  const double cpu = static_cast<double>(n.cpu_free_milli - task.cpu_milli);
+  const double gpu = static_cast<double>(free_total(n) - task.gpu_milli * task.gpu_count);
+  const double left = cpu / best_fit_max_cpu_milli * 0.5 + gpu / best_fit_max_gpu_milli * 0.5;
+  return static_cast<std::int64_t>((1.0 - left) * static_cast<double>(max_node_score));
+}
+
+int best_fit_gpu(const fgd_node& n, const fgd_task_class& task) {
+  int best = -1;
+  for (std::size_t i = 0; i < n.gpu_free_milli.size(); ++i) {
+    const auto f = n.gpu_free_milli[i];
+    if (f < task.gpu_milli) continue;
+    if (best < 0 || f < n.gpu_free_milli[static_cast<std::size_t>(best)])
+      best = static_cast<int>(i);
+  }
+  return best;
+}
+
+double fgd_score_plugin::fragmentation(const fgd_node& n) {
+  key_.clear();
+  key_.append(n.gpu_model);
+  key_.push_back('\0');
+  auto put = [&](std::int64_t v) { key_.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(n.cpu_free_milli);
+  for (const auto f : n.gpu_free_milli) put(f);
+  if (const auto it = cache_.find(key_); it != cache_.end()) {
+    ++hits_;
+    return it->second;
+  }
+  ++misses_;
+  const double f = fgd_node_fragmentation(n, args_.task_classes);
+  cache_.emplace(key_, f);
+  return f;
+}
+
+fgd_choice fgd_score_plugin::choose(const fgd_node& n, const fgd_task_class& task) {
+  // fgd_score() with F looked up in the cache (the same rule, the same result).
+  const double before = fragmentation(n);
+  fgd_choice c;
+  if (sharing(task)) {
+    for (std::size_t i = 0; i < n.gpu_free_milli.size(); ++i) {
+      if (n.gpu_free_milli[i] < task.gpu_milli) continue;
+      const auto s = fgd_score_of(before, fragmentation(place(n, task, static_cast<int>(i))));
+      if (c.gpu < 0 || s > c.score) c = {s, static_cast<int>(i)};
+    }
+    return c;
+  }
+  c.score = fgd_score_of(before, fragmentation(place(n, task)));
+  return c;
+}
+
+std::int64_t fgd_score_plugin::score(cycle_state&, const pod_info& pod, const node_info& node,
+                                     event_time) {
+  return choose(fgd_node_of(node), fgd_task_of(pod)).score;
+}
+
+status fgd_score_plugin::reserve(cycle_state& st, const pod_info& pod, const node_info& node,
+                                 event_time) {
+  const fgd_task_class t = fgd_task_of(pod);
+  if (sharing(t)) move_allocation(st, node, choose(fgd_node_of(node), t).gpu);
+  return {};
+}
+
+std::int64_t best_fit_score_plugin::score(cycle_state&, const pod_info& pod, const node_info& node,
+                                          event_time) {
+  return best_fit_raw_score(fgd_node_of(node), fgd_task_of(pod));
+}
+
+bool best_fit_score_plugin::normalize_score(cycle_state&, const pod_info&,
+                                            std::span<std::int64_t> scores) {
+  // pkg/simulator/plugin/plugin_utils.go NormalizeScore: min-max onto [0, 100]; all equal -> 0.
+  if (scores.empty()) return true;
+  const auto [lo, hi] = std::minmax_element(scores.begin(), scores.end());
+  const std::int64_t low = *lo, range = *hi - *lo;
+  for (auto& s : scores) s = range == 0 ? 0 : (s - low) * max_node_score / range;
+  return true;
+}
+
+status best_fit_score_plugin::reserve(cycle_state& st, const pod_info& pod, const node_info& node,
+                                      event_time) {
+  const fgd_task_class t = fgd_task_of(pod);
+  if (sharing(t)) move_allocation(st, node, best_fit_gpu(fgd_node_of(node), t));
+  return {};
+}
+
+}  // namespace colony::scheduler
