@@ -42,6 +42,7 @@ struct job_info {
   // Passed arbitration (annotation descheduler.koordinator.sh/passed-arbitration).
   bool passed_arbitration = false;
   std::int64_t created_ms = 0;
+  std::int64_t ttl_ms = 0;  // spec.ttl; 0 = none
   std::string mode;
 };
 

@@ -90,6 +90,7 @@ bool descheduler_component::evict(const descheduler::eviction_request& r,
   j.reason = r.reason;
   j.trigger = std::string(descheduler::low_node_load_plugin_name);
   j.ttl_ms = mc.default_job_ttl_ms;
+  j.info.ttl_ms = j.ttl_ms;
   view_.add_job(std::move(j));
   limiter_.done(p);
   ++stats_.jobs_created;

@@ -210,6 +210,7 @@ void descheduler_view::on_event(const wire::Envelope& env) {
       j.info.created_ms = env.event_time_ms();
       j.reason = str(e->reason());
       j.ttl_ms = e->ttl_ms();
+      j.info.ttl_ms = j.ttl_ms;
       j.created_offset = static_cast<std::int64_t>(env.offset());
       if (e->inputs())
         for (const auto* t : *e->inputs())

@@ -61,9 +61,9 @@ void migration_controller_component::on_event(const wire::Envelope& env,
 
 std::optional<std::int64_t> migration_controller_component::next_wakeup_ms() const {
   std::optional<std::int64_t> t = next_tick_;
-  for (const auto& [name, j] : view_.jobs()) {
-    if (descheduler::is_final(j.info.phase) || j.ttl_ms <= 0) continue;
-    const std::int64_t due = j.info.created_ms + j.ttl_ms;
+  for (const auto& j : view_.job_list()) {  // the jobs not final
+    if (j.ttl_ms <= 0) continue;
+    const std::int64_t due = j.created_ms + j.ttl_ms;
     if (!t || due < *t) t = due;
   }
   if (t) t = std::max(*t, now_);
@@ -160,9 +160,8 @@ void migration_controller_component::on_batch_end(std::vector<messages::byte_buf
     return;
   }
   // A TTL that runs out between ticks.
-  for (const auto& [name, j] : view_.jobs())
-    if (!descheduler::is_final(j.info.phase) && j.ttl_ms > 0 &&
-        now_ - j.info.created_ms >= j.ttl_ms) {
+  for (const auto& j : view_.job_list())
+    if (j.ttl_ms > 0 && now_ - j.created_ms >= j.ttl_ms) {
       tick(out);
       return;
     }
@@ -177,10 +176,8 @@ void migration_controller_component::on_wakeup(std::int64_t now_ms,
 void migration_controller_component::tick(std::vector<messages::byte_buffer>& out) {
   // 1. TTL (controller.go: now - creationTimestamp >= ttl -> Failed/Timeout).
   std::vector<std::string> expired;
-  for (const auto& [name, j] : view_.jobs())
-    if (!descheduler::is_final(j.info.phase) && j.ttl_ms > 0 &&
-        now_ - j.info.created_ms >= j.ttl_ms)
-      expired.push_back(name);
+  for (const auto& j : view_.job_list())
+    if (j.ttl_ms > 0 && now_ - j.created_ms >= j.ttl_ms) expired.push_back(j.name);
   for (const auto& name : expired) {
     const view_job copy = *view_.job(name);
     phase(copy, job_phase::failed, descheduler::job_reason::timeout,
