@@ -65,6 +65,11 @@ struct metrics_row {
   std::int64_t gpu_total = 0, gpu_allocated = 0;  // x100 per device
   double gpu_frag = 0;                            // fragmented GPUs (FGD), in devices
   std::int64_t evictions = 0, unschedulable = 0;  // cumulative
+  // The spread of node cpu usage: p90 - p10 over the nodes of each node's cpu used (its latest
+  // NodeMetric; usage model none: allocated) in % of its capacity (nearest rank, rank =
+  // floor(q * (n - 1)) of the sorted values), in percentage points.
+  double cpu_used_spread_pct = 0;
+  std::int64_t migrations = 0;  // PodMigrationJobs created, cumulative
 };
 
 // One quota at one metrics sample (quota.csv). CPU in milli-cores, memory in bytes.

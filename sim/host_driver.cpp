@@ -15,7 +15,9 @@
 //   - usage model none (pods use what they request): a node's collector reports when the pods on
 //     it change, at that instant, so the slo-controller sees every change of the node's pods.
 // Pods leave when their trace run time is over (counted from their binding), or are deleted by
-// the trace while still pending.
+// the trace while still pending. A pod the descheduler evicts (PodEvicted, reason Descheduled) is
+// replaced at the same instant, as its workload controller would: a new pod of the same trace row
+// named "<name>-r<n>" with the rest of the run time, which the scheduler places again.
 #include "sim/driver.hpp"
 
 #include <algorithm>
@@ -28,6 +30,8 @@
 #include <fmt/format.h>
 
 #include "actors/admission/actor/colocation_profile_component.hpp"
+#include "actors/descheduler/actor/descheduler_component.hpp"
+#include "actors/descheduler/actor/migration_controller_component.hpp"
 #include "actors/entities/step_host.hpp"
 #include "actors/koordlet/actor/koordlet_component.hpp"
 #include "actors/quota/actor/quota_component.hpp"
@@ -61,6 +65,7 @@ enum class pod_status : std::uint8_t { future, pending, bound, done };
 // What the driver tracks of a pod, from the trace and from the log (never decided here).
 struct pod_rec {
   std::string key;
+  std::uint32_t row = 0;  // the trace row it plays (a replacement plays its original's)
   pod_status status = pod_status::future;
   std::int32_t node = -1;
   std::int64_t bind_ms = -1, duration_ms = 0;
@@ -87,6 +92,7 @@ class component_sim {
   void track(const wire::Envelope& env);
   void observe(const messages::byte_buffer& b) { host_->observe(b); }
   void report_nodes(std::int64_t t, const std::vector<std::uint32_t>& nodes);
+  void replace(std::int64_t t, std::uint32_t evicted);
   void collector_tick(std::int64_t t);
   [[nodiscard]] summary_header summary_header_of() const;
   void node_changed(std::uint32_t n) {
@@ -118,8 +124,10 @@ class component_sim {
   // Each node's state in the host's world, found once (the world never erases a node, and its
   // ordered map keeps a node's address): a report then skips the map walk.
   std::vector<const entities::node_state*> node_states_;
-  std::vector<std::uint32_t> late_withdrawals_;        // pods created and deleted at this instant
-  string_map<std::uint32_t> node_index_;               // lookup only
+  std::vector<std::uint32_t> late_withdrawals_;     // pods created and deleted at this instant
+  std::vector<std::uint32_t> descheduled_;          // pods evicted by the descheduler, to replace
+  std::vector<std::uint32_t> replacements_of_row_;  // per trace row: replacements made
+  string_map<std::uint32_t> node_index_;            // lookup only
   std::vector<std::vector<std::uint32_t>> node_pods_;  // ascending pod row
   std::vector<char> reported_empty_;
   std::vector<messages::byte_buffer> idle_report_;  // per node: its empty report (a template)
@@ -207,6 +215,16 @@ result<void> component_sim::setup() {
     sl.cache_idle_nodes = opt_.cache_idle_nodes;
     host_->add_component(std::make_unique<slo_controller_actor::slo_controller_component>(sl));
   }
+  if (cfg_.descheduler) {
+    // koord-descheduler: the descheduling loop, then the migration controller.
+    descheduler_actor::descheduler_component_options dopt;
+    dopt.config = *cfg_.descheduler;
+    host_->add_component(std::make_unique<descheduler_actor::descheduler_component>(dopt));
+    descheduler_actor::migration_controller_options mopt;
+    mopt.args = cfg_.descheduler->migration;
+    host_->add_component(
+        std::make_unique<descheduler_actor::migration_controller_component>(std::move(mopt)));
+  }
   if (cfg_.colocation)
     slo_initial_ = slo_controller_actor::read_initial_config(cfg_.slo_configmap_json);
   host_->on_new_node([this](std::string_view node) { return node_components(node); });
@@ -236,6 +254,7 @@ result<void> component_sim::setup() {
     auto& p = pods_[i];
     const auto& r = prows[i];
     p.key = src_.pod_key(static_cast<std::uint32_t>(i));
+    p.row = static_cast<std::uint32_t>(i);
     const std::int64_t start = r.scheduled ? r.scheduled->value : r.creation.value;
     p.duration_ms = std::max<std::int64_t>(0, r.deletion.value - start);
     p.stays = lifetime_ == pod_lifetime::running_stays && r.phase == trace::openb_phase::running;
@@ -248,6 +267,7 @@ result<void> component_sim::setup() {
               static_cast<std::uint32_t>(i));
   }
   for (std::uint32_t i = 0; i < pods_.size(); ++i) pod_index_.emplace(pods_[i].key, i);
+  replacements_of_row_.assign(pods_.size(), 0);
   if (pod_index_.size() != pods_.size())
     return fail(errc::invalid_input, "the pod list names a pod twice", trace_.openb_pods->file);
   for (auto& p : pods_)
@@ -349,6 +369,9 @@ void component_sim::track(const wire::Envelope& env) {
     }
     case P::PodEvicted:
       if (auto* p = pod_of(env.payload_as_PodEvicted()->pod())) {
+        if (env.payload_as_PodEvicted()->reason() == wire::EvictionReason::Descheduled &&
+            p->status == pod_status::bound)
+          descheduled_.push_back(static_cast<std::uint32_t>(p - pods_.data()));
         unbind(*p);
         p->status = pod_status::done;
       }
@@ -362,6 +385,29 @@ void component_sim::track(const wire::Envelope& env) {
     default:
       break;
   }
+}
+
+// The replacement of a descheduled pod: the same trace row, the rest of its run time, a new name.
+void component_sim::replace(std::int64_t t, std::uint32_t evicted) {
+  const pod_rec old = pods_[evicted];
+  const std::int64_t left =
+      old.stays ? old.duration_ms : std::max<std::int64_t>(0, old.bind_ms + old.duration_ms - t);
+  if (!old.stays && left == 0) return;  // its run was over anyway
+  const std::uint32_t n = ++replacements_of_row_[old.row];
+  const auto& row = trace_.openb_pods->rows[old.row];
+  pod_rec r;
+  r.row = old.row;
+  r.key = src_.pod_key(old.row) + "-r" + std::to_string(n);
+  r.duration_ms = left;
+  r.stays = old.stays;
+  r.requests = old.requests;
+  r.status = pod_status::pending;
+  r.submit_ms = t;
+  const auto idx = static_cast<std::uint32_t>(pods_.size());
+  pod_index_.emplace(r.key, idx);
+  const std::string uid = row.name + "-r" + std::to_string(n);
+  observe(src_.pod_resubmitted(t, old.row, left, r.key, uid));
+  pods_.push_back(std::move(r));
 }
 
 // NodeMetricReported of the given nodes at t (in the given order).
@@ -403,7 +449,7 @@ void component_sim::report_nodes(std::int64_t t, const std::vector<std::uint32_t
       for (const std::uint32_t pi : node_pods_[n]) {
         const auto& p = pods_[pi];
         pod_on_node_usage u;
-        u.pod = pi;
+        u.pod = p.row;
         u.key = &p.key;
         u.requests = p.requests;
         u.bind_ms = p.bind_ms;
@@ -511,7 +557,8 @@ result<run_result> component_sim::run() {
           break;
         case action::pod_complete:
           if (p.status == pod_status::bound && a.tag == p.complete_tag)
-            observe(src_.pod_finished(t, a.index, node_names_[static_cast<std::size_t>(p.node)]));
+            observe(
+                src_.pod_finished(t, p.row, node_names_[static_cast<std::size_t>(p.node)], p.key));
           break;
         case action::pod_withdraw:
           // The trace deleted the pod before it was placed. A pod created at this very instant
@@ -543,6 +590,13 @@ result<run_result> component_sim::run() {
       for (const auto i : late_withdrawals_)
         if (pods_[i].status == pod_status::pending) observe(src_.pod_finished(t, i, ""));
       late_withdrawals_.clear();
+      if (auto r = host_->run_instant(t); !r) return tl::unexpected(r.error());
+    }
+    // Descheduled pods: their replacements are created now.
+    while (!descheduled_.empty()) {
+      std::vector<std::uint32_t> evicted;
+      evicted.swap(descheduled_);
+      for (const auto i : evicted) replace(t, i);
       if (auto r = host_->run_instant(t); !r) return tl::unexpected(r.error());
     }
     // Usage model none: the collectors of nodes whose pods changed report now.

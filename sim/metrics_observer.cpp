@@ -155,6 +155,11 @@ struct metrics_observer::impl {
   std::uint64_t batch_overcommitted = 0, metric_reports = 0, batch_updates = 0,
                 suppress_updates = 0;
   counter_map unsched_reasons, evicted_by_reason, completed_by_phase, admission_errors;
+  // PodMigrationJobs: created, and phase changes by "<phase> (<reason>)".
+  std::uint64_t migrations_created = 0, migrations_started = 0, migrations_succeeded = 0,
+                migrations_failed = 0, migrations_aborted = 0;
+  counter_map migration_phases;
+  std::vector<double> spread_scratch;
   std::vector<std::int64_t> latency_ms, latency_prod_ms, latency_batch_ms;
   std::int64_t start_ms = -1, end_ms = 0;
 
@@ -249,6 +254,26 @@ struct metrics_observer::impl {
       case P::PodEvicted:
         pod_evicted(*env.payload_as_PodEvicted());
         break;
+      case P::MigrationJobCreated:
+        ++migrations_created;
+        break;
+      case P::MigrationJobPhaseChanged: {
+        const auto* e = env.payload_as_MigrationJobPhaseChanged();
+        key.assign(to_string_view(e->phase()));
+        const auto reason = to_string_view(e->reason());
+        if (!reason.empty()) {
+          key.append(" (");
+          key.append(reason);
+          key.append(")");
+        }
+        migration_phases.add(key);
+        const auto phase = to_string_view(e->phase());
+        if (phase == "Running") ++migrations_started;
+        if (phase == "Succeeded") ++migrations_succeeded;
+        if (phase == "Failed") ++migrations_failed;
+        if (phase == "Aborted") ++migrations_aborted;
+        break;
+      }
       case P::QuotaUpserted: {
         const auto spec = quota::spec_of(*env.payload_as_QuotaUpserted());
         auto& q = quota(spec.name);
@@ -516,6 +541,10 @@ struct metrics_observer::impl {
     const auto msg = to_string_view(e.message());
     std::string_view feature = msg;
     if (feature.starts_with(prefix)) feature.remove_prefix(prefix.size());
+    // A descheduled pod: by the plugin that asked for its PodMigrationJob (its "trigger" input).
+    if (e.reason() == wire::EvictionReason::Descheduled && e.inputs() != nullptr)
+      for (const auto* t : *e.inputs())
+        if (to_string_view(t->name()) == "trigger") feature = to_string_view(t->text());
     key.assign(wire::EnumNameEvictionReason(e.reason()));
     key.append(" (");
     key.append(feature);
@@ -528,6 +557,24 @@ struct metrics_observer::impl {
   }
 
   // ---- samples ----------------------------------------------------------------------------
+  // p90 - p10 of the nodes' cpu used in % of their capacity (metrics_row::cpu_used_spread_pct).
+  double cpu_used_spread() {
+    spread_scratch.clear();
+    for (const auto& nr : nodes) {
+      if (nr.capacity_cpu <= 0) continue;
+      const std::int64_t used = opt.usage_is_allocation ? nr.allocated.cpu_milli : nr.used_cpu;
+      spread_scratch.push_back(100.0 * static_cast<double>(used) /
+                               static_cast<double>(nr.capacity_cpu));
+    }
+    if (spread_scratch.empty()) return 0;
+    std::sort(spread_scratch.begin(), spread_scratch.end());
+    const auto at = [&](double q) {
+      return spread_scratch[static_cast<std::size_t>(
+          q * static_cast<double>(spread_scratch.size() - 1))];
+    };
+    return at(0.9) - at(0.1);
+  }
+
   double node_frag(const node_rec& nr) const {
     if (nr.gpus.empty()) return 0;
     const std::int64_t cpu_free = nr.allocatable.cpu_milli - nr.allocated.cpu_milli;
@@ -604,6 +651,8 @@ struct metrics_observer::impl {
     r.gpu_frag = frag;
     r.evictions = static_cast<std::int64_t>(evicted);
     r.unschedulable = static_cast<std::int64_t>(unschedulable_events);
+    r.cpu_used_spread_pct = cpu_used_spread();
+    r.migrations = static_cast<std::int64_t>(migrations_created);
     rows.push_back(r);
     if (quotas_on) sample_quotas(t);
     if (gpu_total > 0) {
@@ -715,6 +764,16 @@ struct metrics_observer::impl {
     pj["admission_errors"] = admission_errors.ordered();
     pj["conservation_ok"] = submitted == scheduled + pending_end + rejected + withdrawn;
     j["pods"] = pj;
+    {
+      nlohmann::ordered_json mj;
+      mj["created"] = migrations_created;
+      mj["started"] = migrations_started;
+      mj["succeeded"] = migrations_succeeded;
+      mj["failed"] = migrations_failed;
+      mj["aborted"] = migrations_aborted;
+      mj["by_phase_and_reason"] = migration_phases.ordered();
+      j["migrations"] = mj;
+    }
 
     auto pct = [](std::vector<std::int64_t> v) {
       std::sort(v.begin(), v.end());

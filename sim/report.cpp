@@ -112,13 +112,13 @@ std::string metrics_csv(const std::vector<metrics_row>& rows) {
       "allocated_pct,"
       "gpu_frag_gpus,gpu_frag_pct,cpu_requested_pct,cpu_allocated_pct,cpu_used_pct,mem_allocated_"
       "pct,mem_used_pct,"
-      "evictions_total,unschedulable_events_total\n";
+      "evictions_total,unschedulable_events_total,cpu_used_spread_pct,migrations_total\n";
   for (const auto& r : rows) {
     const double gfrag_pct =
         r.gpu_total > 0 ? r.gpu_frag * 10000.0 / static_cast<double>(r.gpu_total) : 0.0;
     s += fmt::format(
         "{},{:.4f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:."
-        "3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n",
+        "3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.3f},{}\n",
         r.time_ms / 1000, static_cast<double>(r.time_ms) / 86'400'000.0, r.pods_running,
         r.pods_pending, r.cpu_capacity, r.cpu_requested, r.cpu_allocated, r.cpu_used,
         r.mem_capacity, r.mem_requested, r.mem_allocated, r.mem_used, r.batch_cpu_allocatable,
@@ -127,7 +127,7 @@ std::string metrics_csv(const std::vector<metrics_row>& rows) {
         r.gpu_frag, gfrag_pct, pct(r.cpu_requested, r.cpu_capacity),
         pct(r.cpu_allocated, r.cpu_capacity), pct(r.cpu_used, r.cpu_capacity),
         pct(r.mem_allocated, r.mem_capacity), pct(r.mem_used, r.mem_capacity), r.evictions,
-        r.unschedulable);
+        r.unschedulable, r.cpu_used_spread_pct, r.migrations);
   }
   return s;
 }
@@ -190,6 +190,17 @@ std::string summary_text(const run_result& r) {
     o << "    evicted: " << k << ": " << v << "\n";
   for (const auto& [k, v] : p["pending_at_end_by_last_reason"].items())
     o << "    pending: " << k << ": " << v << "\n";
+  if (j.contains("migrations") && j["migrations"]["created"].get<std::uint64_t>() > 0) {
+    const auto& m = j["migrations"];
+    o << fmt::format(
+        "  migrations (PodMigrationJobs): created {}  started {}  succeeded {}  failed {}  "
+        "aborted {}\n",
+        m["created"].get<std::uint64_t>(), m["started"].get<std::uint64_t>(),
+        m["succeeded"].get<std::uint64_t>(), m["failed"].get<std::uint64_t>(),
+        m["aborted"].get<std::uint64_t>());
+    for (const auto& [k, v] : m["by_phase_and_reason"].items())
+      o << "    migration: " << k << ": " << v << "\n";
+  }
   o << fmt::format("  unschedulable attempts {} (bind rejections {})\n",
                    p["unschedulable_events"].get<std::uint64_t>(),
                    p["bind_rejections"].get<std::uint64_t>());
@@ -351,7 +362,22 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
                     "plot $gpu using 1:2 with lines lw 2 title 'GPU allocated', "
                     "'' using 1:3 with lines lw 2 title 'GPU fragmented'\n",
                     out.string(), title));
-    pngs = {"utilisation.png", "batch.png", "pending.png", "gpu.png"};
+    blocks.push_back(
+        metrics_block("spread", r.rows,
+                      [&](const metrics_row& m, std::vector<std::string>& l) {
+                        l.push_back(f3(m.cpu_used_spread_pct));
+                        l.push_back(std::to_string(m.migrations));
+                      }) +
+        fmt::format(
+            "set output '{0}/spread.png'\nset title 'Node CPU usage spread: {1}'\n"
+            "set ylabel 'p90 - p10 of node cpu used (points)'\nset yrange [0:*]\n"
+            "set y2label 'PodMigrationJobs created'\nset y2range [0:*]\nset ytics nomirror\n"
+            "set y2tics\n"
+            "plot $spread using 1:2 with lines lw 2 title 'node CPU used p90 - p10', "
+            "'' using 1:3 axes x1y2 with lines lw 2 dt 2 title 'migrations (total)'\n"
+            "unset y2tics\nunset y2label\nset ytics mirror\n",
+            out.string(), title));
+    pngs = {"utilisation.png", "batch.png", "pending.png", "gpu.png", "spread.png"};
     if (!r.quota_rows.empty()) {
       // quota.csv holds one block per quota (quota-major, time order within): plot each quota's
       // used and runtime by filtering on the quota column.

@@ -163,7 +163,8 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "koordletFeatureGates",
                                               "colocationProfiles",
                                               "elasticQuotas",
-                                              "schedulerConfig"};
+                                              "schedulerConfig",
+                                              "deschedulerConfig"};
   try {
     for (const auto& kv : root) {
       const auto key = kv.first.as<std::string>();
@@ -311,6 +312,14 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
           return fail(errc::invalid_input, "elasticQuotas: quota '" + q.name + "' listed twice",
                       where);
       c.quotas = std::move(qs->quotas);
+    }
+    if (auto n = root["deschedulerConfig"]) {
+      c.descheduler_yaml = text_of(n);
+      auto d = descheduler::parse_descheduler_config(c.descheduler_yaml);
+      if (!d)
+        return fail(d.error().code, "deschedulerConfig: " + d.error().message,
+                    at(source, n) + ": deschedulerConfig." + d.error().where);
+      c.descheduler = std::move(*d);
     }
     std::string sched_text = std::string(scheduler::koord_scheduler_shipped_config());
     std::string sched_where = std::string(source) + ": schedulerConfig (builtin:koord-scheduler)";

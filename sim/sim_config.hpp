@@ -9,12 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "actors/admission/colocation_profile.hpp"
+#include "actors/descheduler/descheduler_config.hpp"
 #include "actors/koordlet/koordlet_types.hpp"
 #include "actors/quota/quota_tree.hpp"
 #include "actors/scheduler/scheduler_config.hpp"
@@ -82,6 +84,11 @@ struct sim_config {
   // KubeSchedulerConfiguration YAML and its parsed form. Default: Koordinator's shipped one.
   std::string scheduler_yaml;
   scheduler::scheduler_config scheduler;
+  // koord-descheduler's DeschedulerConfiguration (YAML) and its parsed form. Default: none (no
+  // descheduler, as Koordinator installs it only on request). Given: the descheduler and the
+  // migration controller components run (docs/sim.md "Descheduling").
+  std::string descheduler_yaml;
+  std::optional<descheduler::descheduler_config> descheduler;
   // The top-level fields the file sets. A re-simulation of a cluster's log (--from-log) replaces
   // only the configuration the file gives and keeps the cluster's own for the rest (docs/sim.md
   // "Re-simulating a cluster's log"); a trace run reads the defaults above for what is absent.

@@ -50,6 +50,8 @@ std::vector<messages::byte_buffer> trace_source::configuration(std::int64_t t) {
          cfg_.slo_configmap_json);
   config("admission", "ClusterColocationProfile", cfg_.name, cfg_.profiles_yaml);
   config("scheduler", "KubeSchedulerConfiguration", cfg_.name, cfg_.scheduler_yaml);
+  if (cfg_.descheduler)
+    config("descheduler", "DeschedulerConfiguration", cfg_.name, cfg_.descheduler_yaml);
   std::vector<const quota::quota_spec*> qs;
   for (const auto& q : cfg_.quotas) qs.push_back(&q);
   std::sort(qs.begin(), qs.end(), [](auto* a, auto* b) { return a->name < b->name; });
@@ -86,8 +88,15 @@ messages::byte_buffer trace_source::node_registered(std::int64_t t, std::uint32_
 
 messages::byte_buffer trace_source::pod_submitted(std::int64_t t, std::uint32_t p,
                                                   std::int64_t expected_duration_ms) {
+  return pod_resubmitted(t, p, expected_duration_ms, pod_key(p), trace_.openb_pods->rows[p].name);
+}
+
+messages::byte_buffer trace_source::pod_resubmitted(std::int64_t t, std::uint32_t p,
+                                                    std::int64_t expected_duration_ms,
+                                                    std::string_view key_in,
+                                                    std::string_view uid_in) {
   const auto& r = trace_.openb_pods->rows[p];
-  const std::string key = pod_key(p);
+  const std::string key(key_in);
   admission::pod_spec spec;
   admission::container_spec c;
   c.name = "main";
@@ -97,7 +106,7 @@ messages::byte_buffer trace_source::pod_submitted(std::int64_t t, std::uint32_t 
   const auto kube_qos = admission::get_kube_qos_class(spec);
   auto& fbb = b_.fbb();
   auto name = fbb.CreateString(key);
-  auto uid = fbb.CreateString(r.name);
+  auto uid = fbb.CreateString(uid_in);
   auto req = b_.resources(c.requests);
   auto lim = b_.resources(c.limits);
   auto lab = b_.key_values({{std::string(trace_qos_label), std::string(trace::to_string(r.qos))}});
@@ -115,12 +124,17 @@ messages::byte_buffer trace_source::pod_submitted(std::int64_t t, std::uint32_t 
 
 messages::byte_buffer trace_source::pod_finished(std::int64_t t, std::uint32_t p,
                                                  std::string_view node) {
+  return pod_finished(t, p, node, pod_key(p));
+}
+
+messages::byte_buffer trace_source::pod_finished(std::int64_t t, std::uint32_t p,
+                                                 std::string_view node, std::string_view key_in) {
   const auto& row = trace_.openb_pods->rows[p];
   wire::PodPhase phase = wire::PodPhase::Deleted;
   if (!node.empty() && row.phase == trace::openb_phase::succeeded)
     phase = wire::PodPhase::Succeeded;
   if (!node.empty() && row.phase == trace::openb_phase::failed) phase = wire::PodPhase::Failed;
-  const std::string key = pod_key(p);
+  const std::string key(key_in);
   auto& fbb = b_.fbb();
   auto pod = fbb.CreateString(key);
   auto nd = fbb.CreateString(node);

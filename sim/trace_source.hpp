@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bridges/trace/trace_set.hpp"
@@ -41,10 +42,18 @@ class trace_source {
   // limits = requests), the trace's qos as a label, its GPU models, the expected run time.
   [[nodiscard]] messages::byte_buffer pod_submitted(std::int64_t t, std::uint32_t p,
                                                     std::int64_t expected_duration_ms);
+  // A pod that replaces row p's evicted pod under another name (its workload controller creates
+  // it, as a ReplicaSet replaces a descheduled pod): row p's spec, `key` and `uid`.
+  [[nodiscard]] messages::byte_buffer pod_resubmitted(std::int64_t t, std::uint32_t p,
+                                                      std::int64_t expected_duration_ms,
+                                                      std::string_view key, std::string_view uid);
   // Pod row p ends: its trace phase when it ran on `node`, Deleted when node is "" (the trace
   // deleted it before it was placed).
   [[nodiscard]] messages::byte_buffer pod_finished(std::int64_t t, std::uint32_t p,
                                                    std::string_view node);
+  // The same for a pod of row p named `key` (a replacement).
+  [[nodiscard]] messages::byte_buffer pod_finished(std::int64_t t, std::uint32_t p,
+                                                   std::string_view node, std::string_view key);
   // The end of the run.
   [[nodiscard]] messages::byte_buffer end_of_trace(std::int64_t t);
 

@@ -2,6 +2,7 @@
 // node's batch/mid resources are what they are, told from the decision events' own inputs.
 #include <cstdio>
 #include <deque>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -107,12 +108,38 @@ int explain_pod(const explain_args& a) {
   std::string out;
   std::int64_t submitted = -1;
   bool found = false;
+  std::set<std::string, std::less<>> jobs;  // this pod's PodMigrationJobs
   auto n = (*log)->read(
       0, a.at == no_offset ? no_offset : a.at + 1, [&](log_offset, messages::bytes_view b) {
         const auto& e = *wire::GetEnvelope(b.data());
+        using P = wire::Payload;
+        // The PodMigrationJobs of this pod (keyed by the job, so routed to the job only).
+        if (e.payload_type() == P::MigrationJobCreated &&
+            to_string_view(e.payload_as_MigrationJobCreated()->pod()) == a.name) {
+          const auto* p = e.payload_as_MigrationJobCreated();
+          jobs.emplace(to_string_view(p->name()));
+          out += fmt::format("PodMigrationJob {} created by {} ({}): mode {}, ttl {} s: {}\n",
+                             to_string_view(p->name()), to_string_view(p->creator()), at(e),
+                             to_string_view(p->mode()), p->ttl_ms() / 1000,
+                             to_string_view(p->reason()));
+          out += terms(p->inputs(), "    ");
+          return true;
+        }
+        if (e.payload_type() == P::MigrationJobPhaseChanged &&
+            jobs.count(to_string_view(e.payload_as_MigrationJobPhaseChanged()->name())) != 0) {
+          const auto* p = e.payload_as_MigrationJobPhaseChanged();
+          out += fmt::format("PodMigrationJob {} {} ({}){}{}\n", to_string_view(p->name()),
+                             to_string_view(p->phase()), at(e),
+                             p->reason() && p->reason()->size()
+                                 ? ": " + std::string(to_string_view(p->reason()))
+                                 : std::string(),
+                             p->message() && p->message()->size()
+                                 ? " - " + std::string(to_string_view(p->message()))
+                                 : std::string());
+          return true;
+        }
         if (!touches(e, wire::EntityKind::Pod, a.name)) return true;
         found = true;
-        using P = wire::Payload;
         switch (e.payload_type()) {
           case P::PodSubmitted: {
             const auto* p = e.payload_as_PodSubmitted();

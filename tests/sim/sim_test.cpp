@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -105,8 +106,8 @@ int run_cli(const std::string& args, std::string* err = nullptr) {
 }  // namespace
 
 TEST(SimConfig, ShippedConfigsParse) {
-  for (const char* n :
-       {"koordinator-defaults", "no-colocation", "aggressive-reclaim", "elastic-quota"}) {
+  for (const char* n : {"koordinator-defaults", "no-colocation", "aggressive-reclaim",
+                        "elastic-quota", "descheduler"}) {
     auto c = sim::load_sim_config(repo_root() + "/sim/configs/" + n + ".yaml");
     ASSERT_TRUE(c.has_value()) << n << ": " << c.error().describe();
     EXPECT_EQ(c->name, n);
@@ -118,6 +119,12 @@ TEST(SimConfig, ShippedConfigsParse) {
   EXPECT_EQ(q.quotas[1].parent, "tenants");
   EXPECT_EQ(q.quotas[2].max.batch_cpu_milli, 100'000);
   EXPECT_TRUE(shipped("koordinator-defaults").quotas.empty());
+  EXPECT_FALSE(shipped("koordinator-defaults").descheduler.has_value());
+  const auto d = shipped("descheduler");
+  ASSERT_TRUE(d.descheduler.has_value());
+  EXPECT_TRUE(d.descheduler->low_node_load_enabled);
+  EXPECT_EQ(d.descheduler->descheduling_interval_ms, 60'000);
+  EXPECT_EQ(d.descheduler->migration.default_job_mode, "EvictDirectly");
 }
 
 TEST(SimConfig, BuiltInDefaultIsTheShippedFile) {
@@ -858,4 +865,76 @@ TEST(SimComponents, DecisionsFollowTheComponentsRules) {
     ASSERT_TRUE(wire::GetMutableEnvelope(log[i].data())->mutate_causation(-1));
     EXPECT_EQ(find_divergences(log).decisions_without_cause, 1u);
   }
+}
+
+// koord-descheduler in the sim (sim/configs/descheduler.yaml on the cut, pods of Running rows
+// staying): LowNodeLoad creates PodMigrationJobs, the migration controller arbitrates and evicts
+// them (EvictDirectly), each evicted pod's replacement is placed again, and the log is the same
+// at 1 and 4 threads and in both hosts.
+TEST(SimComponents, DeschedulerMigratesPodsAndTheLogIsTheSameAtOneAndFourThreads) {
+  const auto t = load_cut();
+  auto c = shipped("descheduler");
+  c.lifetime = sim::pod_lifetime::running_stays;
+  const auto one = run_components(t, c, 1, false, busy_until_ms);
+  ASSERT_GT(one.log.size(), 1000u);
+  expect_invariants(one.result.summary);
+  const auto audit = entities::audit_log(one.log);
+  EXPECT_TRUE(audit.clean()) << audit.describe();
+  auto n = count_types(one.log);
+  const std::size_t created = n[wire::Payload::MigrationJobCreated];
+  // What the run exercised: migrations, each carried out, each evicted pod replaced and bound.
+  EXPECT_GE(created, 20u);
+  std::size_t descheduled = 0, succeeded = 0, replacements_bound = 0;
+  std::set<std::string> evicted_pods;
+  for (const auto& rec : one.log) {
+    const auto* env = wire::GetEnvelope(rec.data());
+    if (env->payload_type() == wire::Payload::PodEvicted &&
+        env->payload_as_PodEvicted()->reason() == wire::EvictionReason::Descheduled) {
+      ++descheduled;
+      evicted_pods.insert(
+          std::string(messages::to_string_view(env->payload_as_PodEvicted()->pod())));
+    }
+    if (env->payload_type() == wire::Payload::MigrationJobPhaseChanged &&
+        messages::to_string_view(env->payload_as_MigrationJobPhaseChanged()->phase()) ==
+            "Succeeded")
+      ++succeeded;
+    if (env->payload_type() == wire::Payload::PodScheduled &&
+        messages::to_string_view(env->payload_as_PodScheduled()->pod()).find("-r") !=
+            std::string_view::npos)
+      ++replacements_bound;
+  }
+  EXPECT_EQ(descheduled, created);
+  EXPECT_EQ(succeeded, created);
+  EXPECT_GT(evicted_pods.size(), 5u);
+  EXPECT_GE(replacements_bound + 5, descheduled);  // nearly every replacement placed again
+  const auto& m = one.result.summary["migrations"];
+  EXPECT_EQ(m["created"].get<std::size_t>(), created);
+  EXPECT_EQ(m["succeeded"].get<std::size_t>(), created);
+  EXPECT_EQ(one.result.summary["pods"]["evicted_by_reason"]["Descheduled (LowNodeLoad)"]
+                .get<std::size_t>(),
+            created);
+  bool spread = false;
+  for (const auto& row : one.result.rows) spread = spread || row.cpu_used_spread_pct > 0;
+  EXPECT_TRUE(spread);
+  std::printf("descheduler cut: %zu records, %zu migrations of %zu pods, %zu replacements bound\n",
+              one.log.size(), created, evicted_pods.size(), replacements_bound);
+
+  const auto four = run_components(t, c, 4, false, busy_until_ms);
+  ASSERT_EQ(four.log.size(), one.log.size());
+  EXPECT_TRUE(four.log == one.log) << "4 threads: the log differs";
+  EXPECT_EQ(four.result.summary.dump(), one.result.summary.dump());
+  const auto actors = run_components(t, c, 2, true, busy_until_ms);
+  ASSERT_EQ(actors.log.size(), one.log.size());
+  EXPECT_TRUE(actors.log == one.log) << "actor_host: the log differs";
+}
+
+// Without deschedulerConfig no descheduler runs: no job, no descheduled eviction.
+TEST(SimComponents, NoDeschedulerWithoutItsConfig) {
+  const auto t = load_cut();
+  auto c = shipped("koordinator-defaults");
+  c.lifetime = sim::pod_lifetime::running_stays;
+  const auto run = run_components(t, c, 2, false, 12 * 3'600'000);
+  auto n = count_types(run.log);
+  EXPECT_EQ(n[wire::Payload::MigrationJobCreated], 0u);
+  EXPECT_EQ(run.result.summary["migrations"]["created"].get<std::size_t>(), 0u);
 }

@@ -1,0 +1,246 @@
+#include "actors/descheduler/actor/migration_controller_component.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "actors/descheduler/arbitration.hpp"
+#include "actors/descheduler/migration_filter.hpp"
+
+namespace colony::descheduler_actor {
+
+namespace fb = flatbuffers;
+using descheduler::job_phase;
+using messages::to_string_view;
+
+migration_controller_component::migration_controller_component(migration_controller_options opt)
+    : opt_(std::move(opt)),
+      tokens_(static_cast<double>(std::max<std::int64_t>(1, opt_.args.evict_burst))) {}
+
+std::int64_t migration_controller_component::next_tick_after(std::int64_t t) const {
+  const std::int64_t i = std::max<std::int64_t>(1, opt_.args.arbitration_interval_ms);
+  return (t / i + 1) * i;
+}
+
+void migration_controller_component::on_event(const wire::Envelope& env,
+                                              std::vector<messages::byte_buffer>& /*out*/) {
+  now_ = std::max(now_, env.event_time_ms());
+  last_offset_ = static_cast<std::int64_t>(env.offset());
+  using P = wire::Payload;
+  switch (env.payload_type()) {
+    case P::PodEvicted:
+      ended_.emplace_back(std::string(to_string_view(env.payload_as_PodEvicted()->pod())),
+                          last_offset_);
+      break;
+    case P::PodFinished:
+      ended_.emplace_back(std::string(to_string_view(env.payload_as_PodFinished()->pod())),
+                          last_offset_);
+      break;
+    default:
+      break;
+  }
+  view_.on_event(env);
+  if (env.payload_type() == P::MigrationJobCreated) {
+    const std::string name(to_string_view(env.payload_as_MigrationJobCreated()->name()));
+    const auto* j = view_.job(name);
+    if (j != nullptr && j->info.phase == job_phase::pending && !waiting_.count(name)) {
+      waiting_.insert(name);
+      const std::int64_t t = next_tick_after(now_);
+      if (!next_tick_ || t < *next_tick_) next_tick_ = t;
+    }
+  } else if (env.payload_type() == P::MigrationJobPhaseChanged) {
+    const std::string name(to_string_view(env.payload_as_MigrationJobPhaseChanged()->name()));
+    const auto* j = view_.job(name);
+    if (j != nullptr && descheduler::is_final(j->info.phase)) {
+      waiting_.erase(name);
+      evicting_.erase(name);
+      std::erase(to_evict_, name);
+    }
+  }
+}
+
+std::optional<std::int64_t> migration_controller_component::next_wakeup_ms() const {
+  std::optional<std::int64_t> t = next_tick_;
+  for (const auto& j : view_.job_list()) {  // the jobs not final
+    if (j.ttl_ms <= 0) continue;
+    const std::int64_t due = j.created_ms + j.ttl_ms;
+    if (!t || due < *t) t = due;
+  }
+  if (t) t = std::max(*t, now_);
+  return t;
+}
+
+void migration_controller_component::phase(const view_job& j, job_phase p, std::string_view reason,
+                                           const std::string& message, std::int64_t causation,
+                                           std::vector<messages::byte_buffer>& out) {
+  auto& fbb = b_.fbb();
+  auto name = fbb.CreateString(j.info.name);
+  auto ph = fbb.CreateString(descheduler::to_string(p));
+  auto why = fbb.CreateString(reason);
+  auto msg = fbb.CreateString(message);
+  auto payload = wire::CreateMigrationJobPhaseChanged(fbb, name, ph, why, msg);
+  const messages::header h{event_time{now_}, wire::EntityKind::PodMigrationJob, j.info.name,
+                           causation >= 0 ? causation : last_offset_, opt_.name};
+  out.push_back(b_.finish(h, payload));
+  const std::string n = j.info.name;
+  view_.set_phase(n, p, reason);
+  if (descheduler::is_final(p)) {
+    waiting_.erase(n);
+    evicting_.erase(n);
+    std::erase(to_evict_, n);
+  }
+}
+
+bool migration_controller_component::try_evict(const view_job& j,
+                                               std::vector<messages::byte_buffer>& out) {
+  const auto* pod = view_.pod(j.info.pod);
+  if (pod == nullptr || pod->node.empty()) {
+    phase(j, job_phase::failed, descheduler::job_reason::missing_pod,
+          "Pod " + j.info.pod + " is not found", j.created_offset, out);
+    return true;
+  }
+  // One token bucket for every eviction (evictor/interpreter.go): evictQPS, evictBurst.
+  const double qps = opt_.args.evict_qps;
+  if (qps > 0) {
+    const double burst = static_cast<double>(std::max<std::int64_t>(1, opt_.args.evict_burst));
+    tokens_ = std::min(burst, tokens_ + static_cast<double>(now_ - tokens_at_) / 1000.0 * qps);
+    tokens_at_ = now_;
+    if (tokens_ < 1) {
+      ++stats_.throttled;
+      return false;
+    }
+    tokens_ -= 1;
+  }
+  const resource_list* req = view_.requests(j.info.pod);
+  auto& fbb = b_.fbb();
+  auto p = fbb.CreateString(j.info.pod);
+  auto node = fbb.CreateString(pod->node);
+  const std::string trigger = j.trigger.empty() ? std::string("PodMigrationJob") : j.trigger;
+  auto msg = fbb.CreateString(
+      fmt::format("evicted by PodMigrationJob {} ({}): {}", j.info.name, trigger, j.reason));
+  std::vector<fb::Offset<wire::Term>> terms;
+  for (const auto& [n, v] :
+       {std::pair<std::string_view, std::string_view>{"migrationJob", j.info.name},
+        {"trigger", trigger}}) {
+    auto tn = fbb.CreateString(n);
+    auto tv = fbb.CreateString(v);
+    wire::TermBuilder tb(fbb);
+    tb.add_name(tn);
+    tb.add_text(tv);
+    terms.push_back(tb.Finish());
+  }
+  auto inputs = fbb.CreateVector(terms);
+  auto released = b_.resources(req ? *req : resource_list{});
+  auto payload = wire::CreatePodEvicted(fbb, p, node, wire::EvictionReason::Descheduled, msg,
+                                        inputs, released);
+  const messages::header h{event_time{now_}, wire::EntityKind::Pod, j.info.pod,
+                           j.created_offset >= 0 ? j.created_offset : last_offset_, opt_.name};
+  out.push_back(b_.finish(h, payload));
+  evicting_.insert(j.info.name);
+  ++stats_.evictions;
+  return true;
+}
+
+void migration_controller_component::on_batch_end(std::vector<messages::byte_buffer>& out) {
+  // Pods that ended: their jobs complete (eviction issued) or lose their pod.
+  for (const auto& [pod, causation] : ended_) {
+    const view_job* j = view_.active_job_of(pod);
+    if (j == nullptr) continue;
+    const view_job copy = *j;
+    if (evicting_.count(copy.info.name))
+      phase(copy, job_phase::succeeded, descheduler::job_reason::evict_complete,
+            "Pod " + pod + " has been evicted", causation, out);
+    else
+      phase(copy, job_phase::failed, descheduler::job_reason::missing_pod,
+            "Pod " + pod + " ended before its eviction", causation, out);
+  }
+  ended_.clear();
+  if (next_tick_ && now_ >= *next_tick_) {
+    tick(out);
+    return;
+  }
+  // A TTL that runs out between ticks.
+  for (const auto& j : view_.job_list())
+    if (j.ttl_ms > 0 && now_ - j.created_ms >= j.ttl_ms) {
+      tick(out);
+      return;
+    }
+}
+
+void migration_controller_component::on_wakeup(std::int64_t now_ms,
+                                               std::vector<messages::byte_buffer>& out) {
+  now_ = std::max(now_, now_ms);
+  tick(out);
+}
+
+void migration_controller_component::tick(std::vector<messages::byte_buffer>& out) {
+  // 1. TTL (controller.go: now - creationTimestamp >= ttl -> Failed/Timeout).
+  std::vector<std::string> expired;
+  for (const auto& j : view_.job_list())
+    if (j.ttl_ms > 0 && now_ - j.created_ms >= j.ttl_ms) expired.push_back(j.name);
+  for (const auto& name : expired) {
+    const view_job copy = *view_.job(name);
+    phase(copy, job_phase::failed, descheduler::job_reason::timeout,
+          fmt::format("job timed out after {} ms", copy.ttl_ms), copy.created_offset, out);
+  }
+  // 2. Arbitration of the waiting jobs.
+  if (!waiting_.empty()) {
+    ++stats_.passes;
+    std::vector<descheduler::arbitration_job> jobs;
+    for (const auto& name : waiting_) {
+      const view_job* j = view_.job(name);
+      if (j == nullptr) continue;
+      jobs.push_back({&j->info, view_.pod(j->info.pod)});
+    }
+    descheduler::sort_jobs(jobs, view_.migration());
+    const auto outcome = descheduler::arbitrate_once(
+        jobs,
+        [this](const descheduler::arbitration_job& a) {
+          return descheduler::non_retryable_refusal(*a.pod, opt_.args, view_.migration());
+        },
+        [this](const descheduler::arbitration_job& a) {
+          return descheduler::retryable_refusal(*a.pod, opt_.args, view_.migration(), true);
+        },
+        [this](const descheduler::job_info& j) { view_.mark_passed(j.name); });
+    for (const auto& [job, why] : outcome.failed) {
+      ++stats_.forbidden;
+      const view_job copy = *view_.job(job->name);
+      phase(copy, job_phase::failed, descheduler::job_reason::forbidden_migrate_pod, why,
+            copy.created_offset, out);
+    }
+    for (const auto* job : outcome.passed) {
+      ++stats_.passed;
+      const view_job copy = *view_.job(job->name);
+      waiting_.erase(copy.info.name);
+      if (opt_.paused) continue;
+      const std::string mode = copy.info.mode.empty() ? opt_.args.default_job_mode : copy.info.mode;
+      if (view_.pod(copy.info.pod) == nullptr) {
+        phase(copy, job_phase::failed, descheduler::job_reason::missing_pod,
+              "Pod " + copy.info.pod + " is not found", copy.created_offset, out);
+      } else if (mode != descheduler::job_mode_evict_directly) {
+        phase(copy, job_phase::failed, "FailedCreateReservation",
+              "mode " + mode + " needs a Reservation, which Colony does not create yet",
+              copy.created_offset, out);
+      } else {
+        phase(copy, job_phase::running, descheduler::job_reason::evicting,
+              "Pod " + copy.info.pod + " passed arbitration", copy.created_offset, out);
+        to_evict_.push_back(copy.info.name);
+      }
+    }
+  }
+  // 3. Evictions, in the order the jobs passed, as the token bucket allows.
+  std::vector<std::string> left;
+  for (const auto& name : std::vector<std::string>(to_evict_)) {
+    const view_job* j = view_.job(name);
+    if (j == nullptr || descheduler::is_final(j->info.phase)) continue;
+    const view_job copy = *j;
+    if (!try_evict(copy, out)) left.push_back(name);
+  }
+  to_evict_ = std::move(left);
+  if (!waiting_.empty() || !to_evict_.empty())
+    next_tick_ = next_tick_after(now_);
+  else
+    next_tick_.reset();
+}
+
+}  // namespace colony::descheduler_actor

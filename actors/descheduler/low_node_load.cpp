@@ -1,0 +1,496 @@
+#include "actors/descheduler/low_node_load.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "actors/descheduler/pod_sorter.hpp"
+#include "messages/names.hpp"
+
+namespace colony::descheduler {
+
+namespace {
+
+constexpr double max_percentage = 100;
+constexpr double min_percentage = 0;
+
+double normalize_percentage(double p) { return std::clamp(p, min_percentage, max_percentage); }
+
+std::int64_t& at(resource_amounts& m, std::string_view r) {
+  auto it = m.find(r);
+  if (it == m.end()) it = m.emplace(std::string(r), 0).first;
+  return it->second;
+}
+
+}  // namespace
+
+pool_thresholds new_thresholds(const low_node_load_node_pool& pool) {
+  pool_thresholds t;
+  if (pool.low_thresholds) t.low = *pool.low_thresholds;
+  if (pool.high_thresholds) t.high = *pool.high_thresholds;
+  if (pool.prod_low_thresholds) t.prod_low = *pool.prod_low_thresholds;
+  if (pool.prod_high_thresholds) t.prod_high = *pool.prod_high_thresholds;
+  std::set<std::string> names;
+  for (const auto* m : {&t.low, &t.high, &t.prod_low, &t.prod_high})
+    for (const auto& [r, p] : *m) names.insert(r);
+  names.insert(std::string(names::memory));
+  const double fill = pool.use_deviation_thresholds ? min_percentage : max_percentage;
+  for (const auto& r : names) {
+    if (!t.low.count(r)) {
+      t.low[r] = fill;
+      t.high[r] = fill;
+    }
+    if (!t.prod_low.count(r)) {
+      t.prod_low[r] = fill;
+      t.prod_high[r] = fill;
+    }
+  }
+  // getResourceNames(lowThresholds): every name is in low now.
+  for (const auto& [r, p] : t.low) t.resources.push_back(r);
+  return t;
+}
+
+std::int64_t resource_threshold(const resource_amounts& capacity, std::string_view r,
+                                double percent) {
+  return static_cast<std::int64_t>(percent * 0.01 * static_cast<double>(amount(capacity, r)));
+}
+
+std::map<std::string, node_thresholds, std::less<>> node_thresholds_of(
+    const std::map<std::string, node_usage, std::less<>>& usages, const pool_thresholds& t,
+    bool use_deviation) {
+  std::map<std::string, double, std::less<>> avg, prod_avg;
+  if (use_deviation && !usages.empty()) {
+    // calcAverageResourceUsagePercent: the mean over the pool's nodes of usage / capacity.
+    for (const auto& [name, u] : usages) {
+      for (const auto* pair : {&u.usage, &u.prod_usage}) {
+        auto& sum = pair == &u.usage ? avg : prod_avg;
+        for (const auto& [r, used] : *pair) {
+          const std::int64_t total = amount(u.node->allocatable, r);
+          if (total == 0) continue;
+          sum[r] += static_cast<double>(used) / static_cast<double>(total) * 100.0;
+        }
+      }
+    }
+    const auto n = static_cast<double>(usages.size());
+    for (auto& [r, s] : avg) s /= n;
+    for (auto& [r, s] : prod_avg) s /= n;
+  }
+  auto get = [](const std::map<std::string, double, std::less<>>& m, const std::string& r) {
+    const auto it = m.find(r);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  std::map<std::string, node_thresholds, std::less<>> out;
+  for (const auto& [name, u] : usages) {
+    node_thresholds nt;
+    const auto& cap = u.node->allocatable;
+    for (const auto& r : t.resources) {
+      if (use_deviation) {
+        if (get(t.low, r) == min_percentage) {
+          nt.low[r] = nt.high[r] = amount(cap, r);
+        } else {
+          nt.low[r] = resource_threshold(cap, r, normalize_percentage(get(avg, r) - get(t.low, r)));
+          nt.high[r] =
+              resource_threshold(cap, r, normalize_percentage(get(avg, r) + get(t.high, r)));
+        }
+        if (get(t.prod_low, r) == min_percentage) {
+          nt.prod_low[r] = nt.prod_high[r] = amount(cap, r);
+        } else {
+          nt.prod_low[r] = resource_threshold(
+              cap, r, normalize_percentage(get(prod_avg, r) - get(t.prod_low, r)));
+          nt.prod_high[r] = resource_threshold(
+              cap, r, normalize_percentage(get(prod_avg, r) + get(t.prod_high, r)));
+        }
+      } else {
+        nt.low[r] = resource_threshold(cap, r, get(t.low, r));
+        nt.high[r] = resource_threshold(cap, r, get(t.high, r));
+        nt.prod_low[r] = resource_threshold(cap, r, get(t.prod_low, r));
+        nt.prod_high[r] = resource_threshold(cap, r, get(t.prod_high, r));
+      }
+    }
+    out.emplace(name, std::move(nt));
+  }
+  return out;
+}
+
+std::map<std::string, double, std::less<>> resource_usage_percentages(
+    const resource_amounts& usage, const resource_amounts& capacity) {
+  std::map<std::string, double, std::less<>> out;
+  for (const auto& [r, u] : usage) {
+    const std::int64_t c = amount(capacity, r);
+    if (c != 0) out[r] = 100.0 * static_cast<double>(u) / static_cast<double>(c);
+  }
+  return out;
+}
+
+resource_amounts overutilized(const resource_amounts& usage, const resource_amounts& thresholds) {
+  resource_amounts over;
+  for (const auto& [r, th] : thresholds) {
+    const auto it = usage.find(r);
+    if (it != usage.end() && it->second > th) over[r] = it->second;
+  }
+  return over;
+}
+
+bool underutilized(const resource_amounts& usage, const resource_amounts& thresholds) {
+  for (const auto& [r, th] : thresholds) {
+    const auto it = usage.find(r);
+    if (it != usage.end() && it->second > th) return false;
+  }
+  return true;
+}
+
+void sort_nodes_by_usage(std::vector<const node_usage*>& nodes, const weight_map& w, bool ascending,
+                         bool prod) {
+  std::vector<std::pair<std::int64_t, const node_usage*>> scored;
+  scored.reserve(nodes.size());
+  for (const auto* n : nodes)
+    scored.emplace_back(node_usage_score(prod ? n->prod_usage : n->usage, n->node->allocatable, w),
+                        n);
+  std::stable_sort(scored.begin(), scored.end(), [ascending](const auto& a, const auto& b) {
+    return ascending ? a.first < b.first : a.first > b.first;
+  });
+  for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i] = scored[i].second;
+}
+
+bool node_fit(const pod_info& pod, const node_info& node,
+              std::span<const pod_info* const> pods_on_node) {
+  if (node.unschedulable || !node.ready) return false;
+  resource_amounts requested;
+  for (const auto* p : pods_on_node)
+    for (const auto& [r, q] : p->requests) at(requested, r) += q;
+  if (const auto cap = node.allocatable.find(names::pods); cap != node.allocatable.end())
+    if (static_cast<std::int64_t>(pods_on_node.size()) + 1 > cap->second) return false;
+  for (const auto& [r, q] : pod.requests) {
+    if (q <= 0 || r == names::pods) continue;
+    if (amount(requested, r) + q > amount(node.allocatable, r)) return false;
+  }
+  return true;
+}
+
+bool pod_fits_any_node_with_threshold(
+    const pod_info& pod, const resource_amounts& pod_usage, std::span<const std::string> targets,
+    std::map<std::string, node_usage, std::less<>>& usages,
+    const std::map<std::string, node_thresholds, std::less<>>& thresholds, bool prod) {
+  for (const auto& name : targets) {
+    auto u = usages.find(name);
+    if (u == usages.end()) continue;
+    if (!node_fit(pod, *u->second.node, u->second.all_pods)) continue;
+    const auto t = thresholds.find(name);
+    if (t == thresholds.end()) return true;
+    auto& usage = prod ? u->second.prod_usage : u->second.usage;
+    const auto& th = prod ? t->second.prod_high : t->second.high;
+    std::vector<std::string_view> added;
+    bool exceeded = false;
+    for (const auto& [r, limit] : th) {
+      auto it = usage.find(r);
+      if (it == usage.end()) continue;
+      it->second += amount(pod_usage, r);
+      added.push_back(r);
+      if (it->second > limit) {
+        exceeded = true;
+        break;
+      }
+    }
+    if (!exceeded) return true;
+    for (const auto r : added) usage.find(r)->second -= amount(pod_usage, r);
+  }
+  return false;
+}
+
+std::vector<std::string> filter_real_abnormal_nodes(std::span<const std::string> sources,
+                                                    detector_cache& cache,
+                                                    const anomaly_condition& c,
+                                                    std::int64_t now_ms) {
+  std::vector<std::string> out;
+  for (const auto& n : sources)
+    if (c.consecutive_abnormalities == 1 || cache.mark_abnormal(n, c, now_ms)) out.push_back(n);
+  return out;
+}
+
+low_node_load::low_node_load(low_node_load_args args)
+    : args_(std::move(args)),
+      node_detectors_(args_.detector_cache_timeout_ms.value_or(300'000)),
+      prod_detectors_(args_.detector_cache_timeout_ms.value_or(300'000)) {}
+
+bool low_node_load::pod_selected(const pod_info& p) const {
+  const auto& inc = args_.evictable_namespaces_include;
+  const auto& exc = args_.evictable_namespaces_exclude;
+  if (!inc.empty() && std::find(inc.begin(), inc.end(), p.ns) == inc.end()) return false;
+  if (std::find(exc.begin(), exc.end(), p.ns) != exc.end()) return false;
+  bool any = false, matched = false;
+  for (const auto& s : args_.pod_selectors) {
+    if (!s.selector) continue;
+    any = true;
+    if (admission::label_selector_matches(*s.selector, p.labels).value_or(false)) {
+      matched = true;
+      break;
+    }
+  }
+  return !any || matched;
+}
+
+std::vector<pool_round> low_node_load::balance(const low_node_load_input& in, const evictor& ev) {
+  std::vector<pool_round> out;
+  if (args_.paused) return out;
+  std::vector<std::string> processed;
+  for (const auto& pool : args_.node_pools) out.push_back(process_pool(pool, in, ev, processed));
+  return out;
+}
+
+pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
+                                       const low_node_load_input& in, const evictor& ev,
+                                       std::vector<std::string>& processed) {
+  pool_round round;
+  round.pool = pool.name;
+  const std::int64_t now = in.now_ms;
+  // filterNodes: a pool without a selector takes every node, processed ones included.
+  std::vector<const node_info*> nodes;
+  for (const auto& n : in.nodes) {
+    if (pool.node_selector) {
+      if (std::find(processed.begin(), processed.end(), n.name) != processed.end()) continue;
+      if (!admission::label_selector_matches(*pool.node_selector, n.labels).value_or(false))
+        continue;
+    }
+    nodes.push_back(&n);
+  }
+  round.nodes = nodes.size();
+  if (nodes.empty()) {
+    round.stopped = "no nodes";
+    return round;
+  }
+  const pool_thresholds t = new_thresholds(pool);
+  const weight_map weights = pool.resource_weights.value_or(weight_map{});
+  const anomaly_condition anomaly = pool.anomaly.value_or(anomaly_condition{});
+
+  // getNodeUsage
+  std::map<std::string, node_usage, std::less<>> usages;
+  for (const auto* n : nodes) {
+    const node_metric_info* m = in.node_metric ? in.node_metric(n->name) : nullptr;
+    if (m == nullptr || !m->has_node_metric) continue;
+    const auto exp = args_.node_metric_expiration_seconds;
+    if (!m->update_time_ms || (exp && *exp > 0 && now - *m->update_time_ms >= *exp * 1000))
+      continue;
+    node_usage u;
+    u.node = n;
+    u.all_pods = in.pods_on_node(*n);
+    std::set<std::string, std::less<>> prod_keys;
+    for (const auto* p : u.all_pods)
+      if (effective_priority_class(*p) == priority_class::prod) {
+        u.prod_pods.push_back(p);
+        prod_keys.insert(p->key());
+      }
+    for (const auto& r : t.resources) {
+      std::int64_t used = amount(m->system_usage, r), prod_used = 0;
+      for (const auto& pm : m->pods) {
+        const std::int64_t q = amount(pm.usage, r);
+        used += q;
+        if (prod_keys.count(pm.key())) prod_used += q;
+      }
+      u.usage[r] = used;
+      u.prod_usage[r] = prod_used;
+    }
+    u.usage[std::string(names::pods)] = static_cast<std::int64_t>(u.all_pods.size());
+    u.prod_usage[std::string(names::pods)] = static_cast<std::int64_t>(u.prod_pods.size());
+    for (const auto& pm : m->pods) u.pod_metrics[pm.key()] = &pm.usage;
+    usages.emplace(n->name, std::move(u));
+  }
+  const auto thresholds = node_thresholds_of(usages, t, pool.use_deviation_thresholds);
+
+  // classifyNodes (exclusive, first match wins).
+  std::vector<node_usage*> low, high, prod_low, prod_high, both_low;
+  for (auto& [name, u] : usages) {
+    const auto& th = thresholds.at(name);
+    const bool schedulable = !u.node->unschedulable;
+    auto prod_over = [&] { return !overutilized(u.prod_usage, th.prod_high).empty(); };
+    auto prod_under = [&] { return schedulable && underutilized(u.prod_usage, th.prod_low); };
+    if (schedulable && underutilized(u.usage, th.low)) {
+      if (prod_over())
+        prod_high.push_back(&u);
+      else if (prod_under())
+        both_low.push_back(&u);
+      else
+        low.push_back(&u);
+    } else if (!overutilized(u.usage, th.high).empty()) {
+      high.push_back(&u);
+    } else if (prod_over()) {
+      prod_high.push_back(&u);
+    } else if (prod_under()) {
+      prod_low.push_back(&u);
+    }
+  }
+  round.low = low.size();
+  round.high = high.size();
+  round.prod_low = prod_low.size();
+  round.prod_high = prod_high.size();
+  round.both_low = both_low.size();
+  if (high.empty() && prod_high.empty()) {
+    round.stopped = "all nodes are under target utilization";
+    return round;
+  }
+  // filterRealAbnormalNodes
+  auto abnormal_of = [&](const std::vector<node_usage*>& src, detector_cache& cache) {
+    std::vector<std::string> names;
+    for (const auto* u : src) names.push_back(u->node->name);
+    std::vector<const node_usage*> v;
+    for (const auto& n : filter_real_abnormal_nodes(names, cache, anomaly, now))
+      v.push_back(&usages.at(n));
+    return v;
+  };
+  auto abnormal = abnormal_of(high, node_detectors_);
+  auto abnormal_prod = abnormal_of(prod_high, prod_detectors_);
+  round.abnormal = abnormal.size();
+  round.abnormal_prod = abnormal_prod.size();
+  if (abnormal.empty() && abnormal_prod.empty()) {
+    round.stopped = "no node detected as anomalous";
+    return round;
+  }
+  if (low.empty() && prod_low.empty() && both_low.empty()) {
+    round.stopped = "no node is underutilized";
+    return round;
+  }
+  for (auto* u : low) node_detectors_.reset(u->node->name, now);
+  for (auto* u : prod_low) prod_detectors_.reset(u->node->name, now);
+  for (auto* u : both_low) node_detectors_.reset(u->node->name, now);
+  const std::size_t all_low = low.size() + prod_low.size() + both_low.size();
+  if (static_cast<std::int64_t>(all_low) <= args_.number_of_nodes) {
+    round.stopped = "underutilized nodes not more than numberOfNodes";
+    return round;
+  }
+  if (all_low == nodes.size()) {
+    round.stopped = "all nodes are underutilized";
+    return round;
+  }
+  sort_nodes_by_usage(abnormal, weights, false, false);
+  sort_nodes_by_usage(abnormal_prod, weights, false, true);
+
+  // targetAvailableUsage
+  auto available = [&](const std::vector<node_usage*>& dst, bool prod) {
+    resource_amounts a;
+    for (const auto& r : t.resources) a[r] = 0;
+    for (const auto* u : dst) {
+      const auto& th = thresholds.at(u->node->name);
+      for (const auto& r : t.resources)
+        a[r] +=
+            amount(prod ? th.prod_high : th.high, r) - amount(prod ? u->prod_usage : u->usage, r);
+    }
+    return a;
+  };
+  resource_amounts total = available(low, false);
+  const resource_amounts prod_avail = available(prod_low, true);
+  resource_amounts both_total = available(both_low, false);
+  const resource_amounts prod_both = available(both_low, true);
+  resource_amounts node_total;
+  for (const auto& r : t.resources) node_total[r] = total[r] + both_total[r];
+
+  // The eviction reason (overUtilizedEvictionReason), over the filled high thresholds.
+  auto reason_of = [&](const node_usage& u, bool prod) {
+    const auto& th = thresholds.at(u.node->name);
+    const auto over = overutilized(prod ? u.prod_usage : u.usage, prod ? th.prod_high : th.high);
+    const auto pct = resource_usage_percentages(prod ? u.prod_usage : u.usage, u.node->allocatable);
+    const auto& percent = prod ? t.prod_high : t.high;
+    std::string s = "node is overutilized, ";
+    bool first = true;
+    for (const auto& [r, p] : percent) {
+      if (!over.count(r)) continue;
+      const auto pi = pct.find(r);
+      s += fmt::format("{}{} {} usage({:.2f}%)>threshold({:.2f}%)", first ? "" : ", ",
+                       prod ? "prod" : "node", r, pi == pct.end() ? 0.0 : pi->second, p);
+      first = false;
+    }
+    return s;
+  };
+  auto pod_filter = [&](const pod_info& p) {
+    return pod_selected(p) && (!ev.filter || ev.filter(p));
+  };
+  const bool fit = args_.node_fit.value_or(true);
+
+  auto balance_pods = [&](const std::vector<const node_usage*>& sources,
+                          const std::vector<node_usage*>& targets_a,
+                          const std::vector<node_usage*>& targets_b, resource_amounts& budget,
+                          bool prod) {
+    std::vector<std::string> targets;
+    for (const auto* v : {&targets_a, &targets_b})
+      for (const auto* u : *v) targets.push_back(u->node->name);
+    if (targets.empty()) return;
+    for (const auto* src_c : sources) {
+      auto& src = usages.at(src_c->node->name);
+      const auto& all = prod ? src.prod_pods : src.all_pods;
+      std::vector<const pod_info*> removable;
+      for (const auto* p : all) {
+        if (!pod_filter(*p)) continue;
+        if (fit) {
+          const auto m = src.pod_metrics.find(p->key());
+          if (m == src.pod_metrics.end()) continue;
+          if (!pod_fits_any_node_with_threshold(*p, *m->second, targets, usages, thresholds, prod))
+            continue;
+        }
+        removable.push_back(p);
+      }
+      if (removable.empty()) continue;
+      // sortPodsOnOneOverloadedNode
+      const auto& th = thresholds.at(src.node->name);
+      const auto& limit = prod ? th.prod_high : th.high;
+      const auto over = overutilized(prod ? src.prod_usage : src.usage, limit);
+      weight_map w;
+      resource_amounts excess;
+      for (const auto& [r, used] : over) {
+        const auto wi = weights.find(r);
+        w[r] = wi == weights.end() ? 0 : wi->second;
+        excess[r] = used - amount(limit, r);
+      }
+      sort_pods_by_usage(removable, excess, w,
+                         [&src](const pod_info& p) -> const resource_amounts* {
+                           const auto m = src.pod_metrics.find(p.key());
+                           return m == src.pod_metrics.end() ? nullptr : m->second;
+                         });
+      // evictPods
+      for (const auto* p : removable) {
+        // continueEvictionCond
+        if (overutilized(prod ? src.prod_usage : src.usage, limit).empty()) {
+          (prod ? prod_detectors_ : node_detectors_).reset(src.node->name, now);
+          break;
+        }
+        bool exhausted = false;
+        for (const auto& r : t.resources)
+          if (const auto b = budget.find(r); b != budget.end() && b->second <= 0) exhausted = true;
+        if (exhausted) break;
+        if (!pod_filter(*p)) continue;
+        if (!args_.dry_run) {
+          eviction_request req;
+          req.pod = p;
+          req.node = src.node->name;
+          req.pool = pool.name;
+          req.prod = prod;
+          req.reason = reason_of(src, prod);
+          if (!ev.evict || !ev.evict(req)) continue;
+        }
+        ++round.evicted;
+        const auto m = src.pod_metrics.find(p->key());
+        if (m == src.pod_metrics.end()) continue;
+        for (auto& [r, avail] : budget) {
+          const std::int64_t q = r == names::pods ? 1 : amount(*m->second, r);
+          avail -= q;
+          if (auto nu = src.usage.find(r); nu != src.usage.end()) nu->second -= q;
+          if (prod)
+            if (auto pu = src.prod_usage.find(r); pu != src.prod_usage.end()) pu->second -= q;
+        }
+      }
+    }
+  };
+  balance_pods(abnormal, low, both_low, node_total, false);
+  // The bothLow part left after the node phase bounds what the prod phase may use of it.
+  for (const auto& r : t.resources)
+    if (both_total[r] > node_total[r]) both_total[r] = node_total[r];
+  resource_amounts prod_total;
+  for (const auto& r : t.resources)
+    prod_total[r] = amount(prod_avail, r) + std::min(amount(prod_both, r), both_total[r]);
+  balance_pods(abnormal_prod, prod_low, both_low, prod_total, true);
+
+  for (const auto* u : abnormal) node_detectors_.mark_normal(u->node->name, now);
+  for (const auto* u : abnormal_prod) prod_detectors_.mark_normal(u->node->name, now);
+  for (const auto* u : high) processed.push_back(u->node->name);
+  return round;
+}
+
+}  // namespace colony::descheduler

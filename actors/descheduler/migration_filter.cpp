@@ -1,0 +1,179 @@
+#include "actors/descheduler/migration_filter.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "actors/descheduler/pod_sorter.hpp"
+
+namespace colony::descheduler {
+
+namespace {
+
+bool skipped(const migration_controller_args& a, std::string_view gate) {
+  return a.skip_eviction_gates.count(gate) != 0;
+}
+
+std::string_view namespace_of(std::string_view key) {
+  const auto slash = key.find('/');
+  return slash == std::string_view::npos ? std::string_view{} : key.substr(0, slash);
+}
+
+bool has_evict_annotation(const pod_info& p) { return p.annotations.count(annotation_evict) != 0; }
+
+// Calls fn(job) for every job that counts and is not the pod's own.
+template <class F>
+void for_each_counting(const pod_info& pod, const migration_view& view, bool arbitrating, F&& fn) {
+  if (view.jobs == nullptr) return;
+  const std::string key = pod.key();
+  for (const auto& j : *view.jobs)
+    if (j.pod != key && job_counts(j, arbitrating)) fn(j);
+}
+
+}  // namespace
+
+bool job_counts(const job_info& j, bool arbitrating) {
+  if (j.phase == job_phase::running) return true;
+  if (j.phase != job_phase::pending) return false;
+  return !arbitrating || j.passed_arbitration;
+}
+
+bool filter_max_migrating_globally(const pod_info& pod, std::optional<std::int64_t> limit,
+                                   const migration_view& view, bool arbitrating) {
+  if (!limit || *limit <= 0) return true;
+  std::int64_t n = 0;
+  for_each_counting(pod, view, arbitrating, [&](const job_info&) { ++n; });
+  return n < *limit;
+}
+
+bool filter_max_migrating_per_node(const pod_info& pod, std::optional<std::int64_t> limit,
+                                   const migration_view& view, bool arbitrating) {
+  if (!limit || *limit <= 0 || pod.node.empty()) return true;
+  std::set<std::string_view> pods;
+  for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
+    const pod_info* p = view.pod(j.pod);
+    if (p != nullptr && p->node == pod.node) pods.insert(j.pod);
+  });
+  return static_cast<std::int64_t>(pods.size()) < *limit;
+}
+
+bool filter_max_migrating_per_namespace(const pod_info& pod, std::optional<std::int64_t> limit,
+                                        const migration_view& view, bool arbitrating) {
+  if (!limit || *limit <= 0) return true;
+  std::int64_t n = 0;
+  for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
+    if (namespace_of(j.pod) == pod.ns) ++n;
+  });
+  return n < *limit;
+}
+
+std::string filter_workload(const pod_info& pod, const migration_controller_args& args,
+                            const migration_view& view, bool arbitrating) {
+  const bool skip_migrating = skipped(args, "MaxMigratingPerWorkload");
+  const bool skip_unavailable = skipped(args, "MaxUnavailablePerWorkload");
+  if ((skip_migrating && skip_unavailable) || pod.owner.empty()) return {};
+  const auto w = view.workload ? view.workload(pod) : std::nullopt;
+  if (!w) return fmt::format("workload {}/{} not found", pod.owner.kind, pod.owner.name);
+  const std::int64_t max_migrating =
+      skip_migrating ? 0 : get_max_unavailable(w->replicas, args.max_migrating_per_workload);
+  const std::int64_t max_unavailable =
+      skip_unavailable ? 0 : get_max_unavailable(w->replicas, args.max_unavailable_per_workload);
+  std::set<std::string, std::less<>> migrating;
+  for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
+    const pod_info* p = view.pod(j.pod);
+    if (p != nullptr && p->ns == pod.ns && p->owner == pod.owner) migrating.insert(j.pod);
+  });
+  if (!skip_migrating && !migrating.empty() &&
+      static_cast<std::int64_t>(migrating.size()) >= max_migrating)
+    return fmt::format("workload {}/{} has {} migrating pods, maxMigratingPerWorkload {}",
+                       pod.owner.kind, pod.owner.name, migrating.size(), max_migrating);
+  if (skip_unavailable) return {};
+  std::set<std::string, std::less<>> unavailable = migrating;
+  for (const auto& k : w->pods) {
+    const pod_info* p = view.pod(k);
+    if (p == nullptr || !p->ready || p->terminating || p->failed) unavailable.insert(k);
+  }
+  if (static_cast<std::int64_t>(unavailable.size()) >= max_unavailable)
+    return fmt::format("workload {}/{} has {} unavailable pods, maxUnavailablePerWorkload {}",
+                       pod.owner.kind, pod.owner.name, unavailable.size(), max_unavailable);
+  return {};
+}
+
+bool filter_expected_replicas(const pod_info& pod, const migration_controller_args& args,
+                              const migration_view& view) {
+  if (skipped(args, "ExpectedReplicas") || pod.owner.empty()) return true;
+  const auto w = view.workload ? view.workload(pod) : std::nullopt;
+  if (!w) return false;
+  const std::int64_t max_migrating =
+      get_max_unavailable(w->replicas, args.max_migrating_per_workload);
+  const std::int64_t max_unavailable =
+      get_max_unavailable(w->replicas, args.max_unavailable_per_workload);
+  if (args.skip_check_expected_replicas) return true;
+  return !(w->replicas == 1 || w->replicas == max_migrating || w->replicas == max_unavailable);
+}
+
+bool filter_max_eviction_cost(const pod_info& pod) {
+  return int32_annotation(pod, annotation_eviction_cost) !=
+         std::numeric_limits<std::int32_t>::max();
+}
+
+std::string non_retryable_refusal(const pod_info& pod, const migration_controller_args& args,
+                                  const migration_view& view) {
+  if (has_evict_annotation(pod)) return {};
+  const auto& f = args.filter;
+  if (!skipped(args, "Namespaces")) {
+    if (!f.namespaces_include.empty() &&
+        std::find(f.namespaces_include.begin(), f.namespaces_include.end(), pod.ns) ==
+            f.namespaces_include.end())
+      return "namespace " + pod.ns + " is not included";
+    if (std::find(f.namespaces_exclude.begin(), f.namespaces_exclude.end(), pod.ns) !=
+        f.namespaces_exclude.end())
+      return "namespace " + pod.ns + " is excluded";
+  }
+  if (!filter_max_eviction_cost(pod)) return "eviction cost is MaxInt32";
+  if (pod.owner.kind == "DaemonSet") return "pod is a DaemonSet pod";
+  if (pod.mirror) return "pod is a mirror pod";
+  if (pod.static_pod) return "pod is a static pod";
+  if (pod.terminating) return "pod is terminating";
+  if (pod.owner.empty() && !skipped(args, "BarePods") && !f.evict_all_bare_pods &&
+      !(f.evict_failed_bare_pods && pod.failed))
+    return "pod has no owner";
+  if (!skipped(args, "SystemCritical") && !f.evict_system_critical_pods &&
+      pod.priority.value_or(0) >= system_critical_priority)
+    return "pod has system critical priority";
+  if (!skipped(args, "PriorityThreshold") && f.priority_threshold &&
+      pod.priority.value_or(0) >= *f.priority_threshold)
+    return fmt::format("pod priority {} is not below the threshold {}", pod.priority.value_or(0),
+                       *f.priority_threshold);
+  if (!skipped(args, "LocalStorage") && !f.evict_local_storage_pods && pod.local_storage)
+    return "pod has local storage";
+  if (!skipped(args, "PVC") && f.ignore_pvc_pods && pod.pvc) return "pod has a PVC";
+  if (!skipped(args, "LabelSelector") && f.label_selector &&
+      !admission::label_selector_matches(*f.label_selector, pod.labels).value_or(false))
+    return "pod does not match the label selector";
+  if (!filter_expected_replicas(pod, args, view))
+    return fmt::format("workload {}/{} has too few replicas to migrate one", pod.owner.kind,
+                       pod.owner.name);
+  return {};
+}
+
+std::string retryable_refusal(const pod_info& pod, const migration_controller_args& args,
+                              const migration_view& view, bool arbitrating) {
+  if (has_evict_annotation(pod)) return {};
+  if (!skipped(args, "MaxMigratingGlobally") &&
+      !filter_max_migrating_globally(pod, args.max_migrating_globally, view, arbitrating))
+    return fmt::format("maxMigratingGlobally {} reached", *args.max_migrating_globally);
+  if (!skipped(args, "MaxMigratingPerNode") &&
+      !filter_max_migrating_per_node(pod, args.max_migrating_per_node, view, arbitrating))
+    return fmt::format("maxMigratingPerNode {} reached on {}", *args.max_migrating_per_node,
+                       pod.node);
+  if (!skipped(args, "MaxMigratingPerNamespace") &&
+      !filter_max_migrating_per_namespace(pod, args.max_migrating_per_namespace, view, arbitrating))
+    return fmt::format("maxMigratingPerNamespace {} reached in {}",
+                       *args.max_migrating_per_namespace, pod.ns);
+  return filter_workload(pod, args, view, arbitrating);
+}
+
+}  // namespace colony::descheduler

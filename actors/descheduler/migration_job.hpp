@@ -1,0 +1,65 @@
+// PodMigrationJob as the migration controller and its arbitration read it
+// (apis/scheduling/v1alpha1/pod_migration_job_types.go): phases, the reasons Koordinator writes,
+// and the cluster view the filters count jobs in. Plain values.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/descheduler/descheduler_types.hpp"
+
+namespace colony::descheduler {
+
+enum class job_phase : std::uint8_t { pending, running, succeeded, failed, aborted };
+// "Pending", "Running", "Succeeded", "Failed", "Aborted".
+[[nodiscard]] std::string_view to_string(job_phase p) noexcept;
+// The phase of its name; "" counts as Pending (PodMigrationJobPending's empty form).
+[[nodiscard]] std::optional<job_phase> parse_job_phase(std::string_view s) noexcept;
+[[nodiscard]] constexpr bool is_final(job_phase p) noexcept {
+  return p == job_phase::succeeded || p == job_phase::failed || p == job_phase::aborted;
+}
+
+// Reasons and condition types (pod_migration_job_types.go).
+namespace job_reason {
+inline constexpr std::string_view timeout = "Timeout";
+inline constexpr std::string_view forbidden_migrate_pod = "ForbiddenMigratePod";
+inline constexpr std::string_view missing_pod = "MissingPod";
+inline constexpr std::string_view invalid_pod_ref = "InvalidPodRef";
+inline constexpr std::string_view evicting = "Evicting";
+inline constexpr std::string_view failed_evict = "FailedEvict";
+inline constexpr std::string_view evict_complete = "EvictComplete";
+}  // namespace job_reason
+
+struct job_info {
+  std::string name;
+  std::string pod;  // namespace/name
+  job_phase phase = job_phase::pending;
+  // Passed arbitration (annotation descheduler.koordinator.sh/passed-arbitration).
+  bool passed_arbitration = false;
+  std::int64_t created_ms = 0;
+  std::int64_t ttl_ms = 0;  // spec.ttl; 0 = none
+  std::string mode;
+};
+
+// A workload as the controller finder resolves it: its desired replicas and its pods' keys.
+struct workload_info {
+  std::int64_t replicas = 0;
+  std::vector<std::string> pods;
+};
+
+// What the filters read: every pod by key, every job (any phase), and the workload of a pod's
+// controller owner (nullopt: not found, which fails the workload filters as an error does).
+struct migration_view {
+  const std::map<std::string, pod_info, std::less<>>* pods = nullptr;
+  const std::vector<job_info>* jobs = nullptr;
+  std::function<std::optional<workload_info>(const pod_info&)> workload;
+
+  [[nodiscard]] const pod_info* pod(std::string_view key) const;
+};
+
+}  // namespace colony::descheduler
