@@ -159,10 +159,12 @@ TEST(RealCgroup, CollectorMeasuresABusyLoopInABestEffortPod) {
       p.cpu_cores, p.containers.empty() ? -1.0 : p.containers[0].cpu_cores, child, reference,
       static_cast<long long>(p.memory.value >> 20),
       static_cast<long long>(p.working_set.value >> 20), u->cpu_cores);
-  // ~1 core: one spinning thread gets a whole core unless the machine is loaded; the
-  // independent reference (the process's own ticks, 10 ms each) must agree within 0.05 cores.
+  // ~1 core: one spinning thread gets a whole core unless the machine is loaded (the cgroup
+  // tests run alone, RUN_SERIAL, but other work on the machine may still take a share); the
+  // independent reference (the process's own ticks, 10 ms each) must agree within 0.05 cores,
+  // and the loop must have run a good part of the time for that agreement to mean something.
   EXPECT_NEAR(p.cpu_cores, reference, 0.05);
-  EXPECT_GE(p.cpu_cores, 0.5);
+  EXPECT_GE(p.cpu_cores, 0.25);
   EXPECT_LE(p.cpu_cores, 1.05);
   ASSERT_EQ(p.containers.size(), 1u);
   EXPECT_EQ(p.containers[0].id, "busy");
