@@ -57,6 +57,12 @@ double seconds_of(F&& fn) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The process's resident set now (/proc/self/statm), in bytes and in MiB.
+[[nodiscard]] std::int64_t rss_bytes();
+[[nodiscard]] inline double rss_mib() {
+  return static_cast<double>(rss_bytes()) / (1024.0 * 1024.0);
+}
+
 // Keeps the optimiser from deleting a computed value.
 template <class T>
 inline void do_not_optimize(const T& v) {

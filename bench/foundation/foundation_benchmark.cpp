@@ -35,13 +35,6 @@ messages::byte_buffer event_200(messages::event_builder& b, std::uint64_t i) {
   return pod_scheduled_200(b, i, std::numeric_limits<std::uint64_t>::max());
 }
 
-std::int64_t rss_bytes() {
-  std::ifstream f("/proc/self/statm");
-  std::int64_t size = 0, resident = 0;
-  f >> size >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
-}
-
 COLONY_BENCH("log.append", "embedded RocksDB log: append ~200-byte events, WAL synced per batch") {
   messages::event_builder b;
   const std::uint64_t total = ctx.quick() ? 20000 : 400000;
@@ -144,7 +137,7 @@ COLONY_BENCH("codec", "FlatBuffers envelope encode and verify-then-decode") {
 void actor_memory(context& ctx, std::uint64_t pods) {
   messages::event_builder b;
   entities::actor_host host(2);
-  const auto before = rss_bytes();
+  const auto before = bench::rss_bytes();
   for (std::uint64_t i = 0; i < pods; i += 4096) {
     auto batch = std::make_shared<entities::record_batch>();
     for (std::uint64_t j = i; j < std::min(pods, i + 4096); ++j) {
@@ -166,7 +159,7 @@ void actor_memory(context& ctx, std::uint64_t pods) {
   // After the barrier every mailbox is drained: what is left is actors and their state.
   auto synced = host.sync();
   do_not_optimize(synced);
-  const auto after = rss_bytes();
+  const auto after = bench::rss_bytes();
   ctx.report("actors.memory_per_pod." + std::to_string(pods),
              static_cast<double>(after - before) / static_cast<double>(c ? *c : 1), "bytes");
 }

@@ -31,14 +31,6 @@ double process_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-double rss_mib() {
-  std::ifstream f("/proc/self/statm");
-  long size = 0, resident = 0;
-  f >> size >> resident;
-  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) /
-         (1024.0 * 1024.0);
-}
-
 std::uintmax_t dir_bytes(const std::filesystem::path& d) {
   std::uintmax_t n = 0;
   std::error_code ec;
@@ -104,7 +96,7 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
     const auto& st = a.stats();
     ctx.report(name + ".cpu_per_step", cpu / static_cast<double>(n) * 1e3, "ms");
     ctx.report(name + ".core_share_at_1s", cpu / static_cast<double>(n) * 100, "% of one core");
-    ctx.report(name + ".rss", rss_mib(), "MiB");
+    ctx.report(name + ".rss", bench::rss_mib(), "MiB");
     ctx.report(name + ".log_bytes_per_step",
                static_cast<double>(dir_bytes(root / "log") - bytes_before) / static_cast<double>(n),
                "bytes");
@@ -119,7 +111,7 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
 COLONY_BENCH("koordlet.agent",
              "colony koordlet's loop (collect, log, koordlet component) on a 110-pod node per "
              "1-s interval, dry run; goal <= 1 % of a core, <= 30 MiB RSS") {
-  ctx.report("koordlet.agent.rss_at_start", rss_mib(), "MiB");  // the colony binary alone
+  ctx.report("koordlet.agent.rss_at_start", bench::rss_mib(), "MiB");  // the colony binary alone
   run_case(ctx, "koordlet.agent.v1_cgroupfs", koordlet::cgroup_version::v1, false);
   run_case(ctx, "koordlet.agent.v2_systemd", koordlet::cgroup_version::v2, true);
 }

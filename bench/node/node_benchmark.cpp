@@ -32,14 +32,6 @@ double cpu_seconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-double rss_mib() {
-  std::ifstream f("/proc/self/statm");
-  long size = 0, resident = 0;
-  f >> size >> resident;
-  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) /
-         (1024.0 * 1024.0);
-}
-
 void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_version v,
               bool systemd, bool pressure) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "colony-bench-node-XXXXXX").string();
@@ -78,7 +70,7 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
       w.trim_pods(event_time{(s - pod_keep_s) * 1000});
     }
     const auto pods = node::pods_by_uid(*u);
-    const double rss_before_loop = rss_mib();
+    const double rss_before_loop = bench::rss_mib();
     const int n = ctx.quick() ? 30 : 300;
     const double c0 = cpu_seconds();
     std::size_t reports = 0;
@@ -103,8 +95,8 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
     ctx.report(name + ".cpu_per_collection", per * 1e3, "ms");
     ctx.report(name + ".core_share_at_1s", per * 100, "% of one core");
     ctx.report(name + ".window_samples", static_cast<double>(w.sample_count()), "samples");
-    ctx.report(name + ".rss", rss_mib(), "MiB");
-    ctx.report(name + ".rss_growth_in_loop", rss_mib() - rss_before_loop, "MiB");
+    ctx.report(name + ".rss", bench::rss_mib(), "MiB");
+    ctx.report(name + ".rss_growth_in_loop", bench::rss_mib() - rss_before_loop, "MiB");
   }
   std::filesystem::remove_all(root);
 }
@@ -114,7 +106,7 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
 COLONY_BENCH("koordlet.collect",
              "110 pods x 2 containers: cgroup + /proc collection and NodeMetric window per 1-s "
              "interval; goal <= 1 % of a core, <= 30 MiB RSS") {
-  ctx.report("koordlet.collect.rss_at_start", rss_mib(), "MiB");  // the colony binary alone
+  ctx.report("koordlet.collect.rss_at_start", bench::rss_mib(), "MiB");  // the colony binary alone
   run_case(ctx, "koordlet.collect.v1_cgroupfs", koordlet::cgroup_version::v1, false, false);
   run_case(ctx, "koordlet.collect.v2_systemd", koordlet::cgroup_version::v2, true, false);
   // With cpu.stat throttling and PSI of every pod and container (not needed for NodeMetric).
