@@ -132,7 +132,7 @@ wait_for() {   # $1 seconds, $2 description, rest: a test command
   local limit=$1 what=$2; shift 2
   for ((i = 0; i < limit * 2; i++)); do
     if "$@"; then return 0; fi
-    kill -0 "$RUN_PID" 2>/dev/null || die "colony run exited: $(tail -5 "$DIR/colony-run.err")"
+    [[ -z "$RUN_PID" ]] || kill -0 "$RUN_PID" 2>/dev/null || die "colony run exited: $(tail -5 "$DIR/colony-run.err")"
     sleep 0.5
   done
   die "$what not reached in ${limit}s (colony run stderr: $(tail -5 "$DIR/colony-run.err"))"
