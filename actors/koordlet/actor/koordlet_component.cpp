@@ -372,7 +372,8 @@ void koordlet_component::on_event(const wire::Envelope& env,
         burst_written_.erase(it);
       if (const auto it = sampled_only_.find(key); it != sampled_only_.end())
         sampled_only_.erase(it);
-      if (env.payload_type() == wire::Payload::PodEvicted)
+      // Only where samples name the pods (a node's collectors): they prune it.
+      if (env.payload_type() == wire::Payload::PodEvicted && next_report_ms_)
         evicted_.insert_or_assign(std::string(key), env.event_time_ms());
       break;
     }
