@@ -4,6 +4,10 @@
 #include <deque>
 #include <iterator>
 
+#include <nlohmann/json.hpp>
+
+#include "bridges/kubernetes/write_failed.hpp"
+
 namespace colony::agent {
 
 namespace {
@@ -46,20 +50,39 @@ std::optional<std::int64_t> term_value(const wire::BeSuppressed& e, std::string_
 }  // namespace
 
 byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node,
-                               const node::node_usage& u, std::int64_t interval_ms) {
+                               const node::node_usage& u, std::int64_t interval_ms,
+                               const koordlet_cluster* cluster) {
   auto& fbb = b.fbb();
-  std::vector<fb::Offset<wire::PodSample>> pods;
-  pods.reserve(u.pods.size());
+  // Sorted by pod (the schema's order), after naming.
+  struct named {
+    std::string key;
+    wire::QoSClass qos;
+    const node::pod_usage* p;
+  };
+  std::vector<named> list;
+  list.reserve(u.pods.size());
   for (const auto& p : u.pods) {
-    const auto key = fbb.CreateString(p.uid);
-    const auto uid = fbb.CreateString(p.uid);
+    std::optional<pod_ref> ref = cluster != nullptr ? cluster->pod_of_uid(p.uid) : std::nullopt;
+    if (ref) {
+      list.push_back({ref->key, static_cast<wire::QoSClass>(ref->qos), &p});
+    } else {
+      // A cgroup the API server does not name (or a lone node): the tier is all it says.
+      list.push_back(
+          {p.uid, p.qos == kube_qos_class::best_effort ? wire::QoSClass::BE : wire::QoSClass::LS,
+           &p});
+    }
+  }
+  std::sort(list.begin(), list.end(), [](const named& a, const named& c) { return a.key < c.key; });
+  std::vector<fb::Offset<wire::PodSample>> pods;
+  pods.reserve(list.size());
+  for (const auto& n : list) {
+    const auto key = fbb.CreateString(n.key);
+    const auto uid = fbb.CreateString(n.p->uid);
     resource_list r;
-    r.cpu_milli = p.cpu.value;
-    r.memory_bytes = p.memory.value;
+    r.cpu_milli = n.p->cpu.value;
+    r.memory_bytes = n.p->memory.value;
     const auto usage = b.resources(r);
-    // Until uids are mapped to pods, the tier is all the cgroups say about a pod's QoS.
-    const auto qos = p.qos == kube_qos_class::best_effort ? wire::QoSClass::BE : wire::QoSClass::LS;
-    pods.push_back(wire::CreatePodSample(fbb, key, uid, usage, qos, wire_kube_qos(p.qos)));
+    pods.push_back(wire::CreatePodSample(fbb, key, uid, usage, n.qos, wire_kube_qos(n.p->qos)));
   }
   const auto pv = fbb.CreateVector(pods);
   const auto name = fbb.CreateString(node);
@@ -125,7 +148,8 @@ result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_opti
   const std::pair<std::int64_t, std::int64_t> cap{std::int64_t{snap->cpu.cpus} * 1000,
                                                   snap->memory.total_bytes};
   std::vector<byte_buffer> first;
-  if (a->registered_capacity_ != cap) {
+  // In a cluster the Node is the API server's (its informer registers it).
+  if (a->opt_.cluster == nullptr && a->registered_capacity_ != cap) {
     a->registered_capacity_ = cap;
     first.push_back(a->node_registered(t));
   }
@@ -157,6 +181,7 @@ result<void> koordlet_agent::replay() {
     if (env.payload_type() == wire::Payload::NodeMetricReported &&
         to_string_view(env.source()) == comp_->name())
       last_report_ = rec;
+    track_observation(env, rec);
     ++stats_.replayed;
     return true;
   });
@@ -180,7 +205,7 @@ result<void> koordlet_agent::step(event_time now) {
   const std::int64_t interval = cur->time.value - prev_->time.value;
   prev_ = std::move(*cur);
   std::vector<byte_buffer> first;
-  first.push_back(node_usage_sampled(b_, opt_.koordlet.node, *u, interval));
+  first.push_back(node_usage_sampled(b_, opt_.koordlet.node, *u, interval, opt_.cluster));
   usage_ = std::move(*u);
   ++stats_.samples;
   return process(std::move(first), t);
@@ -205,6 +230,15 @@ result<void> koordlet_agent::process(std::vector<byte_buffer> first, std::int64_
       ++stats_.decisions;
     }
     fold_decision(env, off);
+    track_observation(env, rec);
+    // The NodeMetric report is written in a dry run too (it is a report, not an enforcement);
+    // an eviction only with enforce.
+    if (mine && opt_.cluster != nullptr &&
+        (env.payload_type() == wire::Payload::NodeMetricReported ||
+         (opt_.enforce && env.payload_type() == wire::Payload::PodEvicted))) {
+      opt_.cluster->carry_out(off, rec);  // in the log (synced) first
+      ++stats_.carried_out;
+    }
     std::vector<byte_buffer> effects;
     if (opt_.enforce && mine) enforce(env, off, t, effects);
     for (auto& b : out) q.push_back(std::move(b));
@@ -341,6 +375,91 @@ byte_buffer koordlet_agent::node_registered(std::int64_t t) const {
   const auto a = b.resources(cap);  // no kubelet reservation known on the node itself
   const auto payload = wire::CreateNodeRegistered(fbb, name, c, a, 0, 0, 0, false);
   return b.finish(make_header(t, wire::EntityKind::Node, opt_.koordlet.node, -1), payload);
+}
+
+void koordlet_agent::track_observation(const wire::Envelope& env, const byte_buffer& rec) {
+  const auto type = env.payload_type();
+  const auto key = to_string_view(env.entity_key());
+  // What the log places here (PodScheduled on this node; gone with PodFinished or PodEvicted).
+  if (type == wire::Payload::PodScheduled &&
+      to_string_view(env.payload_as_PodScheduled()->node()) == opt_.koordlet.node)
+    placed_.emplace(to_string_view(env.payload_as_PodScheduled()->pod()));
+  if (type == wire::Payload::PodEvicted) {
+    if (const auto it = placed_.find(key); it != placed_.end()) placed_.erase(it);
+    return;  // still an API object until it is deleted: its observations stand
+  }
+  if (type == wire::Payload::PodFinished || type == wire::Payload::NodeRemoved) {
+    if (const auto it = placed_.find(key); it != placed_.end()) placed_.erase(it);
+    // The entity starts over: its next observations are news.
+    const std::string prefix = std::string(key) + "|";
+    for (auto it = last_observed_.lower_bound(prefix);
+         it != last_observed_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
+      it = last_observed_.erase(it);
+    return;
+  }
+  if (to_string_view(env.source()) != "bridge/k8s") return;
+  auto j = messages::to_json(rec);
+  if (!j) return;
+  const auto parsed = nlohmann::json::parse(*j, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("payload")) return;
+  last_observed_.insert_or_assign(std::string(key) + "|" + wire::EnumNamePayload(type),
+                                  parsed["payload"].dump());
+}
+
+bool koordlet_agent::seen_before(const byte_buffer& rec) {
+  const auto& env = *wire::GetEnvelope(rec.data());
+  if (to_string_view(env.source()) != "bridge/k8s") return false;
+  const auto it = last_observed_.find(std::string(to_string_view(env.entity_key())) + "|" +
+                                      wire::EnumNamePayload(env.payload_type()));
+  if (it == last_observed_.end()) return false;
+  auto j = messages::to_json(rec);
+  if (!j) return false;
+  const auto parsed = nlohmann::json::parse(*j, nullptr, false);
+  return parsed.is_object() && parsed.contains("payload") && parsed["payload"].dump() == it->second;
+}
+
+result<std::vector<kube::write_outcome>> koordlet_agent::observe(event_time now) {
+  std::vector<kube::write_outcome> done;
+  if (opt_.cluster == nullptr) return done;
+  const std::int64_t t = std::max(now.value, last_t_);
+  std::vector<byte_buffer> recs;
+  for (auto& r : opt_.cluster->take_observations()) {
+    if (seen_before(r)) {
+      ++stats_.duplicates;
+      continue;
+    }
+    recs.push_back(std::move(r));
+  }
+  // Pods the log places here that the API server no longer has: deleted while this koordlet
+  // was not watching (the informer's first list cannot say so).
+  if (auto listed = opt_.cluster->take_first_pod_list()) {
+    std::set<std::string> pending;  // placed by the records about to be appended
+    for (const auto& r : recs) {
+      const auto& env = *wire::GetEnvelope(r.data());
+      if (env.payload_type() == wire::Payload::PodScheduled)
+        pending.emplace(to_string_view(env.payload_as_PodScheduled()->pod()));
+    }
+    for (const auto& pod : placed_) {
+      if (listed->count(pod) != 0 || pending.count(pod) != 0) continue;
+      auto& fbb = b_.fbb();
+      const auto pn = fbb.CreateString(pod);
+      const auto nn = fbb.CreateString(opt_.koordlet.node);
+      auto h = make_header(t, wire::EntityKind::Pod, pod, -1);
+      h.source = "bridge/k8s";
+      recs.push_back(b_.finish(h, wire::CreatePodFinished(fbb, pn, nn, wire::PodPhase::Deleted)));
+    }
+  }
+  for (auto& w : opt_.cluster->take_outcomes()) {
+    if (!w.ok) {
+      recs.push_back(kube::write_failed_record(w, event_time{t}));
+      ++stats_.api_writes_failed;
+    }
+    done.push_back(std::move(w));
+  }
+  stats_.observed += recs.size();
+  if (recs.empty()) return done;
+  if (auto r = process(std::move(recs), t); !r) return tl::unexpected(r.error());
+  return done;
 }
 
 std::vector<error> koordlet_agent::take_problems() {

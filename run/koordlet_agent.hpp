@@ -22,14 +22,25 @@
 // unless the log's last one says the same, and with enforce writes the desired state again
 // (reconcile on start), logging what it wrote as in 3.
 //
-// Not done here: PodEvicted is logged but no pod is evicted (no API server); uids are not mapped
-// to pods. Thread-safety: one thread calls every method.
+// In a cluster (options.cluster, run/koordlet_agent_cluster.hpp) the API server is a second
+// source and a sink: observe() appends and steps what the informers translated (the Node, the
+// pods bound here, the NodeSLO) and the outcomes of the API writes (a failed one as a WriteFailed,
+// write node_metric or eviction, causation = the decision); the collectors' pods are named by
+// the pod their uid belongs to (namespace/name, QoS from its labels); no NodeRegistered is made
+// from /proc (the Node is the API server's); every NodeMetricReported the component emits is
+// handed to the cluster's sink once it is in the log, and with enforce every PodEvicted (a dry
+// run logs evictions and carries none out). On a restart the
+// informers list again: an observation equal to the last one of its kind the log holds for the
+// same entity is not appended again, and a pod the log places here that the first list lacks
+// gets its PodFinished (deleted while the koordlet was down).
+// Thread-safety: one thread calls every method.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +51,7 @@
 #include "bridges/node/collector.hpp"
 #include "messages/codec.hpp"
 #include "messages/result.hpp"
+#include "run/koordlet_agent_cluster.hpp"
 #include "stores/event_log.hpp"
 
 namespace colony::agent {
@@ -51,6 +63,9 @@ struct koordlet_agent_options {
   node::source_config source;
   // Write cgroups (true) or only log decisions (false: dry run). Default: false.
   bool enforce = false;
+  // The API server's informers and sink (cluster mode); outlives the agent. Default: none (a
+  // lone node).
+  koordlet_cluster* cluster = nullptr;
 };
 
 // The cgroup state the logged decisions ask for, with the offset of the decision behind each
@@ -77,7 +92,11 @@ struct agent_stats {
   std::uint64_t reports = 0;    // NodeMetricReported the component emitted
   std::uint64_t decisions = 0;  // BeSuppressed, CgroupUpdated and PodEvicted the component emitted
   std::uint64_t files_written = 0;
-  std::uint64_t writes_failed = 0;
+  std::uint64_t writes_failed = 0;      // cgroup writes
+  std::uint64_t observed = 0;           // records from the API server appended
+  std::uint64_t duplicates = 0;         // observations equal to the log's last: not appended
+  std::uint64_t carried_out = 0;        // decisions handed to the API sink
+  std::uint64_t api_writes_failed = 0;  // WriteFailed appended for API writes
 };
 
 class koordlet_agent {
@@ -93,6 +112,10 @@ class koordlet_agent {
   // One collect interval ending at `now` (see the top of the file). Fails on an unreadable /proc
   // or a log error; per-cgroup problems and failed writes go to problems().
   [[nodiscard]] result<void> step(event_time now);
+  // Cluster mode: appends and steps what the API server's informers translated and what became
+  // of the API writes (see the top of the file). A no-op on a lone node. Returns the outcomes of
+  // the API writes since the last call (the caller prints them).
+  [[nodiscard]] result<std::vector<kube::write_outcome>> observe(event_time now);
 
   [[nodiscard]] const desired_cgroups& desired() const { return desired_; }
   [[nodiscard]] const agent_stats& stats() const { return stats_; }
@@ -118,6 +141,10 @@ class koordlet_agent {
   void record_outcome(const node::apply_result& r, std::string_view target, log_offset cause,
                       std::int64_t t, std::vector<messages::byte_buffer>& out);
   [[nodiscard]] messages::byte_buffer node_registered(std::int64_t t) const;
+  // The record is an observation from the API server equal to the last one of its kind for its
+  // entity (remembered when it is new).
+  [[nodiscard]] bool seen_before(const messages::byte_buffer& rec);
+  void track_observation(const wire::Envelope& env, const messages::byte_buffer& rec);
 
   koordlet_agent_options opt_;
   stores::event_log& log_;
@@ -135,13 +162,20 @@ class koordlet_agent {
   std::vector<error> problems_;
   messages::byte_buffer last_report_;
   messages::event_builder b_;
+  // Cluster mode: the last observation from the API server per "entity|type" (its payload as
+  // JSON), and the pods the log places on this node.
+  std::map<std::string, std::string, std::less<>> last_observed_;
+  std::set<std::string, std::less<>> placed_;
 };
 
 // The source translation of one collect interval: a NodeUsageSampled keyed Node/<node>, source
 // "bridge/node", pods keyed by uid with QoS from their tier (BestEffort -> BE, else LS).
+// With a cluster, pods whose uid the API server knows are named by it (namespace/name) with the
+// QoS of their labels.
 [[nodiscard]] messages::byte_buffer node_usage_sampled(messages::event_builder& b,
                                                        std::string_view node,
                                                        const node::node_usage& u,
-                                                       std::int64_t interval_ms);
+                                                       std::int64_t interval_ms,
+                                                       const koordlet_cluster* cluster = nullptr);
 
 }  // namespace colony::agent

@@ -10,8 +10,14 @@
 # (the pool's node strategy on one), publishes a NodeMetric report per node, waits until the nodes
 # carry kubernetes.io/batch-cpu, submits LS pods and plain pods (cpu and memory requests, no batch
 # resources) labelled for co-location, shows with kubectl that the webhook made the latter BE
-# pods asking for kubernetes.io/batch-cpu and -memory, and that every pod is bound. Exit 0 only
-# if all of that holds. Needs build/colony (tools/setup.sh).
+# pods asking for kubernetes.io/batch-cpu and -memory, and that every pod is bound. Then
+# `colony koordlet --enforce` runs for demo-node-0 under the colony-koordlet ServiceAccount's token
+# (deploy/koordlet/rbac.yaml): the demo has no kubelet, so it makes a kubepods tree for that node's
+# bound pods (cgroup directories named by their uids) under a temporary parent in the machine's
+# cgroup v1 hierarchy when it may (root), else a fake tree in the demo folder, and says which; the
+# koordlet's NodeMetric names the pods (kubectl get nodemetric), and on real cgroups its BE CPU
+# suppression is read back from the BE tier's cpu.cfs_quota_us. Exit 0 only if all of that holds.
+# Needs build/colony (tools/setup.sh).
 #   DEMO_DIR=dir   where the apiserver, the log and the logs go (default: a new temp folder)
 #   COLONY=path    the colony binary (default: build/colony)
 set -euo pipefail
@@ -26,8 +32,16 @@ die() { say "FAILED: $*"; exit 1; }
 [[ -x "$COLONY" ]] || die "$COLONY is missing (run tools/setup.sh)"
 
 RUN_PID=""
+KOORDLET_PID=""
+CG_PARENT=""  # the temporary kubepods parent in the real cgroup hierarchy, when made
 cleanup() {
   [[ -n "$RUN_PID" ]] && kill "$RUN_PID" 2>/dev/null && wait "$RUN_PID" 2>/dev/null || true
+  [[ -n "$KOORDLET_PID" ]] && kill "$KOORDLET_PID" 2>/dev/null && wait "$KOORDLET_PID" 2>/dev/null || true
+  if [[ -n "$CG_PARENT" ]]; then  # deepest directories first
+    for c in cpu cpuacct memory; do
+      find "/sys/fs/cgroup/$c/$CG_PARENT" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+    done
+  fi
   bash "$KUBE_SH" stop --dir "$DIR/kube" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -60,7 +74,7 @@ kind: ConfigMap
 metadata: {name: slo-controller-config, namespace: koordinator-system}
 data:
   colocation-config: '{"enable": true}'
-  resource-threshold-config: '{"clusterStrategy": {"enable": true}, "nodeStrategies": [{"name": "batch-pool", "nodeSelector": {"matchLabels": {"pool": "batch"}}, "cpuSuppressThresholdPercent": 40}]}'
+  resource-threshold-config: '{"clusterStrategy": {"enable": true, "cpuSuppressPolicy": "cfsQuota"}, "nodeStrategies": [{"name": "batch-pool", "nodeSelector": {"matchLabels": {"pool": "batch"}}, "cpuSuppressThresholdPercent": 40}]}'
 YAML
 
 NODES=(demo-node-0 demo-node-1 demo-node-2)
@@ -118,7 +132,7 @@ wait_for() {   # $1 seconds, $2 description, rest: a test command
   local limit=$1 what=$2; shift 2
   for ((i = 0; i < limit * 2; i++)); do
     if "$@"; then return 0; fi
-    kill -0 "$RUN_PID" 2>/dev/null || die "colony run exited: $(tail -5 "$DIR/colony-run.err")"
+    [[ -z "$RUN_PID" ]] || kill -0 "$RUN_PID" 2>/dev/null || die "colony run exited: $(tail -5 "$DIR/colony-run.err")"
     sleep 0.5
   done
   die "$what not reached in ${limit}s (colony run stderr: $(tail -5 "$DIR/colony-run.err"))"
@@ -195,4 +209,71 @@ k get pods -n demo -o wide >&2
 kill "$RUN_PID"; wait "$RUN_PID" 2>/dev/null || true
 RUN_PID=""
 say "colony run summary: $(cat "$DIR/colony-run.out")"
-say "OK: under deploy/'s RBAC, every node has its NodeSLO and kubernetes.io/batch-cpu, the webhook made the labelled pods batch pods, and every pod is bound"
+
+# ---- the koordlet of demo-node-0 (docs/koordlet.md "In a cluster")
+KNODE=demo-node-0
+k apply -f "$ROOT/deploy/koordlet/rbac.yaml" >/dev/null
+KTOKEN=$(k -n colony-system create token colony-koordlet --duration=1h)
+KKC="$DIR/colony-koordlet.kubeconfig"
+sed -e "s/colony-manager/colony-koordlet/g" -e "s|token: \".*\"|token: \"$KTOKEN\"|" "$SAKC" >"$KKC"
+chmod 600 "$KKC"
+# The pods bound to it, as a kubelet would have made their cgroups (cgroupfs names).
+mapfile -t KPODS < <(k get pods -A --field-selector "spec.nodeName=$KNODE" \
+  -o 'jsonpath={range .items[*]}{.metadata.uid} {.status.qosClass} {.metadata.name}{"\n"}{end}')
+tier_of() { case $1 in Guaranteed) echo "" ;; Burstable) echo burstable/ ;; *) echo besteffort/ ;; esac; }
+PARENT="colony-demo-$$"
+if [[ -w /sys/fs/cgroup/cpu && -d /sys/fs/cgroup/cpuacct && -d /sys/fs/cgroup/memory && ! -e /sys/fs/cgroup/cgroup.controllers ]] &&
+   mkdir "/sys/fs/cgroup/cpu/$PARENT" 2>/dev/null; then
+  CG_PARENT=$PARENT
+  for c in cpu cpuacct memory; do
+    mkdir -p "/sys/fs/cgroup/$c/$PARENT/kubepods/burstable" "/sys/fs/cgroup/$c/$PARENT/kubepods/besteffort"
+    for line in "${KPODS[@]}"; do
+      read -r uid qos _ <<<"$line"
+      mkdir -p "/sys/fs/cgroup/$c/$PARENT/kubepods/$(tier_of "$qos")pod$uid"
+    done
+  done
+  CG_ARGS=(--cgroup-root /sys/fs/cgroup --kube-parent "$PARENT")
+  say "cgroups: a real cgroup v1 kubepods tree under /sys/fs/cgroup/{cpu,cpuacct,memory}/$PARENT (removed at exit); /proc is this machine's"
+else
+  FAKE="$DIR/fake-node"
+  mkdir -p "$FAKE/proc"
+  { echo "cpu  1000 0 0 5000 0 0 0 0 0 0"; for ((i = 0; i < 16; i++)); do echo "cpu$i 0 0 0 0 0 0 0 0 0 0"; done; } >"$FAKE/proc/stat"
+  printf 'MemTotal:       33554432 kB\nMemFree:         1000 kB\nMemAvailable:   29360128 kB\n' >"$FAKE/proc/meminfo"
+  for line in "${KPODS[@]}"; do
+    read -r uid qos _ <<<"$line"
+    d="kubepods/$(tier_of "$qos")pod$uid"
+    mkdir -p "$FAKE/cgroup/cpu/$d" "$FAKE/cgroup/cpuacct/$d" "$FAKE/cgroup/memory/$d"
+    echo 0 >"$FAKE/cgroup/cpuacct/$d/cpuacct.usage"
+    echo 268435456 >"$FAKE/cgroup/memory/$d/memory.usage_in_bytes"
+    printf 'total_inactive_anon 0\ntotal_active_anon 268435456\ntotal_inactive_file 0\ntotal_unevictable 0\n' >"$FAKE/cgroup/memory/$d/memory.stat"
+  done
+  mkdir -p "$FAKE/cgroup/cpu/kubepods/besteffort"
+  CG_ARGS=(--cgroup-root "$FAKE/cgroup" --proc-root "$FAKE/proc")
+  say "cgroups: not writable here, so a FAKE kubepods tree and /proc under $FAKE"
+fi
+"$COLONY" koordlet --node "$KNODE" --kubeconfig "$KKC" --log "$DIR/koordlet-log" --enforce \
+  "${CG_ARGS[@]}" --interval 500ms --report-every 2s >"$DIR/koordlet.out" 2>"$DIR/koordlet.err" &
+KOORDLET_PID=$!
+say "colony koordlet --enforce started for $KNODE as system:serviceaccount:colony-system:colony-koordlet (pid $KOORDLET_PID, log $DIR/koordlet-log)"
+koordlet_reported() {
+  kill -0 "$KOORDLET_PID" 2>/dev/null || die "colony koordlet exited: $(tail -5 "$DIR/koordlet.err")"
+  [[ $(k get nodemetric "$KNODE" -o 'jsonpath={range .status.podsMetric[*]}{.name}{"\n"}{end}' 2>/dev/null | grep -c .) -eq ${#KPODS[@]} ]]
+}
+wait_for 30 "the koordlet's NodeMetric naming the node's ${#KPODS[@]} pods" koordlet_reported
+say "kubectl get nodemetric $KNODE (written by the koordlet: status.podsMetric by namespace/name):"
+k get nodemetric "$KNODE" -o 'jsonpath={"updateTime: "}{.status.updateTime}{"\nnodeUsage: "}{.status.nodeMetric.nodeUsage.resources}{"\n"}{range .status.podsMetric[*]}{"  "}{.namespace}/{.name}{"  qos "}{.qos}{"  priority "}{.priority}{"  usage "}{.podUsage.resources}{"\n"}{end}' >&2
+if [[ -n "$CG_PARENT" ]]; then
+  quota_written() { grep -q "cpu.cfs_quota_us" <("$COLONY" log dump --log "$DIR/koordlet-log" 2>/dev/null | grep CgroupUpdated); }
+  # The log is the koordlet's (RocksDB locks it): read it after the koordlet stops.
+  sleep 2
+fi
+kill "$KOORDLET_PID"; wait "$KOORDLET_PID" 2>/dev/null || true
+KOORDLET_PID=""
+grep -E "eviction|FAILED|not reachable" "$DIR/koordlet.err" >&2 || true
+if [[ -n "$CG_PARENT" ]]; then
+  Q="/sys/fs/cgroup/cpu/$CG_PARENT/kubepods/besteffort/cpu.cfs_quota_us"
+  say "the BE tier's $Q holds $(cat "$Q") (the koordlet's cfsQuota suppression, read back and logged):"
+  "$COLONY" log dump --log "$DIR/koordlet-log" | grep '"CgroupUpdated"' | tail -n 1 | cut -c1-300 >&2
+  quota_written || die "no CgroupUpdated with cpu.cfs_quota_us in the koordlet's log"
+fi
+say "OK: under deploy/'s RBAC, every node has its NodeSLO and kubernetes.io/batch-cpu, the webhook made the labelled pods batch pods, every pod is bound, and $KNODE's koordlet reported its pods by name"

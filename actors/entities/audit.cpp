@@ -370,8 +370,8 @@ struct log_audit::impl {
                   to_string_view(env.entity_key()),
                   "causation " + std::to_string(cause) +
                       " is no earlier PodScheduled, PodUnschedulable, NodeBatchResourceUpdated, "
-                      "PodEvicted, QuotaRuntimeUpdated, NodeSLOUpdated, BeSuppressed or "
-                      "CgroupUpdated");
+                      "PodEvicted, QuotaRuntimeUpdated, NodeSLOUpdated, BeSuppressed, "
+                      "CgroupUpdated or koordlet NodeMetricReported");
         break;
       default:
         break;
@@ -379,7 +379,8 @@ struct log_audit::impl {
     if (type == P::PodScheduled || type == P::PodUnschedulable ||
         type == P::NodeBatchResourceUpdated || type == P::PodEvicted ||
         type == P::QuotaRuntimeUpdated || type == P::NodeSLOUpdated || type == P::BeSuppressed ||
-        type == P::CgroupUpdated)  // cgroup writes (colony koordlet)
+        type == P::CgroupUpdated ||                     // cgroup writes (colony koordlet)
+        (type == P::NodeMetricReported && cause >= 0))  // a koordlet's own report, written
       effect_offsets.push_back(off);
 
     // Nodes: the fold, then capacity after the event.

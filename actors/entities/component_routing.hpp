@@ -9,7 +9,9 @@
 //     CgroupUpdated, a PodMutated of a running pod, ...);
 //   - right before a PodScheduled naming N: the pod's latest PodMutated (its spec after
 //     admission, as a kubelet learns a pod's spec when the pod is bound to it), re-delivered as
-//     logged (same offset and time);
+//     logged (same offset and time); a pod whose log has no PodMutated (admitted outside this
+//     log: a koordlet's own log, where the API server's pod is the admitted one) has its latest
+//     PodSubmitted re-delivered instead;
 //   - records of kind Cluster (ConfigUpdated, ClockTicked);
 // never ObjectRefused or WriteFailed (records for people and the audit, which no component reads),
 // nor ObjectObserved (schema v4: recorded objects of kinds no component reads yet; a cluster-scoped
@@ -50,9 +52,11 @@ class node_routing {
   [[nodiscard]] std::size_t waiting_specs() const { return mutated_.size(); }
 
  private:
-  string_map<std::string> bound_;                  // pod -> node (lookup only)
-  string_map<std::vector<std::uint8_t>> mutated_;  // pod -> latest PodMutated, while unbound
-  std::vector<std::vector<std::uint8_t>> taken_;   // re-delivered this round
+  string_map<std::string> bound_;  // pod -> node (lookup only)
+  // pod -> latest PodMutated (else latest PodSubmitted), while unbound
+  string_map<std::vector<std::uint8_t>> mutated_;
+  string_map<bool> has_mutated_;                  // pods in mutated_ whose entry is a PodMutated
+  std::vector<std::vector<std::uint8_t>> taken_;  // re-delivered this round
 };
 
 template <class ToNode, class ToAll>
@@ -79,6 +83,7 @@ void node_routing::route(const wire::Envelope& env, std::span<const std::uint8_t
       if (auto it = mutated_.find(pod); it != mutated_.end()) {
         taken_.push_back(std::move(it->second));
         mutated_.erase(it);
+        if (auto m = has_mutated_.find(pod); m != has_mutated_.end()) has_mutated_.erase(m);
         const auto& rec = taken_.back();
         to_node(rl.refs[k].key, *wire::GetEnvelope(rec.data()),
                 std::span<const std::uint8_t>(rec.data(), rec.size()));
@@ -104,6 +109,7 @@ void node_routing::route(const wire::Envelope& env, std::span<const std::uint8_t
       if (auto it = bound_.find(pod); it != bound_.end()) bound_.erase(it);
       // Never placed, or gone: its spec will not be needed.
       if (auto it = mutated_.find(pod); it != mutated_.end()) mutated_.erase(it);
+      if (auto m = has_mutated_.find(pod); m != has_mutated_.end()) has_mutated_.erase(m);
       return;
     }
     default:
@@ -116,9 +122,14 @@ void node_routing::route(const wire::Envelope& env, std::span<const std::uint8_t
     to_node(std::string_view(b->second), env, bytes);
     return;
   }
-  if (type == P::PodMutated)
+  if (type == P::PodMutated) {
     mutated_.insert_or_assign(std::string(pod),
                               std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+    has_mutated_.insert_or_assign(std::string(pod), true);
+  } else if (type == P::PodSubmitted && has_mutated_.find(pod) == has_mutated_.end()) {
+    mutated_.insert_or_assign(std::string(pod),
+                              std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+  }
 }
 
 }  // namespace colony::entities

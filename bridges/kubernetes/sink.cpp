@@ -12,6 +12,8 @@
 #include "bridges/kubernetes/kube_time.hpp"
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
+#include "messages/priority.hpp"
+#include "messages/qos.hpp"
 #include "messages/quantity.hpp"
 
 namespace colony::kube {
@@ -44,6 +46,8 @@ std::string_view to_string(write_kind k) noexcept {
       return "quota-status";
     case write_kind::node_slo:
       return "node-slo";
+    case write_kind::node_metric:
+      return "node-metric";
   }
   return "unknown";
 }
@@ -201,10 +205,92 @@ bool node_has_resources(const json& node, const node_batch_values& v) {
   return true;
 }
 
-json eviction_body(std::string_view ns, std::string_view name) {
-  return json{{"apiVersion", "policy/v1"},
-              {"kind", "Eviction"},
-              {"metadata", {{"name", name}, {"namespace", ns}}}};
+json eviction_body(std::string_view ns, std::string_view name, std::string_view uid) {
+  json body{{"apiVersion", "policy/v1"},
+            {"kind", "Eviction"},
+            {"metadata", {{"name", name}, {"namespace", ns}}}};
+  // metav1.NewUIDPreconditions, no grace period override (evictor.go).
+  if (!uid.empty()) body["deleteOptions"] = {{"preconditions", {{"uid", uid}}}};
+  return body;
+}
+
+namespace {
+
+// metav1.Duration as Go prints it: "5m0s", "1h0m0s", "30s".
+std::string go_duration(std::int64_t secs) {
+  std::string out;
+  if (secs >= 3600) out += std::to_string(secs / 3600) + "h";
+  if (secs >= 60) out += std::to_string(secs % 3600 / 60) + "m";
+  return out + std::to_string(secs % 60) + "s";
+}
+
+json resource_map(const wire::Resources* r) {
+  const auto u = messages::to_resource_list(r);
+  return json{{"resources",
+               {{std::string(names::cpu), k8s::format_milli(u.cpu_milli)},
+                {std::string(names::memory), k8s::format_memory(u.memory_bytes)}}}};
+}
+
+json aggregated(const flatbuffers::Vector<flatbuffers::Offset<wire::AggregatedUsage>>* v) {
+  json out = json::array();
+  if (v == nullptr) return out;
+  for (const auto* a : *v) {
+    json usage = json::object();
+    const std::pair<const char*, const wire::Resources*> kinds[] = {{"avg", a->avg()},
+                                                                    {"p50", a->p50()},
+                                                                    {"p90", a->p90()},
+                                                                    {"p95", a->p95()},
+                                                                    {"p99", a->p99()}};
+    for (const auto& k : kinds)
+      if (k.second != nullptr) usage[k.first] = resource_map(k.second);
+    out.push_back({{"duration", go_duration(a->duration_ms() / 1000)}, {"usage", usage}});
+  }
+  return out;
+}
+
+}  // namespace
+
+json node_metric_status(const wire::NodeMetricReported& m) {
+  json nm = json::object();
+  if (m.node_usage() != nullptr) nm["nodeUsage"] = resource_map(m.node_usage());
+  if (m.system_usage() != nullptr) nm["systemUsage"] = resource_map(m.system_usage());
+  nm["aggregatedNodeUsages"] = aggregated(m.aggregated_node_usages());
+  nm["aggregatedSystemUsages"] = aggregated(m.aggregated_system_usages());
+  json pods = json::array();
+  if (m.pods() != nullptr) {
+    for (const auto* p : *m.pods()) {
+      const auto key = to_string_view(p->pod());
+      const auto slash = key.find('/');
+      const auto ns = slash == std::string_view::npos ? std::string_view() : key.substr(0, slash);
+      const auto name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+      // Same numbering as the wire enums (messages/priority.hpp, messages/qos.hpp).
+      pods.push_back(
+          {{"namespace", std::string(ns)},
+           {"name", std::string(name)},
+           {"podUsage", resource_map(p->usage())},
+           {"priority", std::string(to_string(static_cast<priority_class>(p->priority_class())))},
+           {"qos", std::string(to_string(static_cast<qos_class>(p->qos_class())))}});
+    }
+  }
+  return json{{"updateTime", rfc3339(m.update_time_ms())},
+              {"nodeMetric", nm},
+              {"podsMetric", pods},
+              {"hostApplicationMetric", json::array()}};
+}
+
+json node_metric_object(const wire::NodeMetricReported& m) {
+  json durations = json::array();
+  if (m.aggregated_node_usages() != nullptr)
+    for (const auto* a : *m.aggregated_node_usages())
+      durations.push_back(go_duration(a->duration_ms() / 1000));
+  json policy{{"aggregateDurationSeconds", m.aggregate_duration_ms() / 1000},
+              {"reportIntervalSeconds", std::max<std::int64_t>(m.report_interval_ms() / 1000, 1)},
+              {"nodeMemoryCollectPolicy", "usageWithoutPageCache"}};
+  if (!durations.empty()) policy["nodeAggregatePolicy"] = {{"durations", durations}};
+  return json{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
+              {"kind", "NodeMetric"},
+              {"metadata", {{"name", std::string(to_string_view(m.node()))}}},
+              {"spec", {{"metricCollectPolicy", policy}}}};
 }
 
 json quota_status_patch(const wire::QuotaRuntimeUpdated& q, const json& current) {
@@ -543,7 +629,8 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         const std::string& ns = pod_key.first;
         const std::string& name = pod_key.second;
         write_outcome o{.kind = write_kind::eviction, .object = ns + "/" + name};
-        const std::string body = eviction_body(ns, name).dump();
+        const std::string uid = opt_.pod_uid ? opt_.pod_uid(o.object) : std::string();
+        const std::string body = eviction_body(ns, name, uid).dump();
         // 429: a PodDisruptionBudget allows no disruption now (pkg/registry/core/pod/storage/
         // eviction.go); it may later, so it is retried like any unavailable answer.
         auto r = send([&] { return client_.post(pod_path(ns, name) + "/eviction", body); },
@@ -558,6 +645,11 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
           o.ok = true;
           o.http_status = 404;
           o.message = "pod is gone";
+        } else if (http_status_of(r.last.error()) == 429) {
+          from_error(o, r.last.error());
+          o.message = "eviction of pod " + o.object +
+                      " refused: a PodDisruptionBudget allows no disruption now (HTTP 429 after " +
+                      std::to_string(r.attempts) + " attempts): " + o.message;
         } else {
           from_error(o, r.last.error());
           o.message = "eviction of pod " + o.object + " failed after " +
@@ -727,6 +819,78 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         }
         if (!o.ok && o.message.find("NodeSLO") == std::string::npos)
           o.message = "NodeSLO " + node + ": " + o.message;
+        finish(std::move(o));
+        break;
+      }
+      case wire::Payload::NodeMetricReported: {
+        // Only a koordlet's own report (a decision) is written; one observed from the cluster
+        // is the API server's already.
+        if (env.causation() < 0) {
+          ++counters_.ignored;
+          break;
+        }
+        const auto& m = *env.payload_as_NodeMetricReported();
+        const std::string node(to_string_view(m.node()));
+        write_outcome o{.kind = write_kind::node_metric, .object = node};
+        const std::string path = std::string(node_slo_api) + "/nodemetrics/" + node;
+        const json status = node_metric_status(m);
+        // Read (create when missing), then replace the status; a 409 reads again
+        // (RetryOnConflict). attempts: every request of every round.
+        for (std::uint32_t round = 1;; ++round) {
+          const bool last_round = round >= std::max(1u, opt_.max_attempts);
+          auto g = send([&] { return client_.get(path); }, opt_.max_attempts);
+          o.attempts += g.attempts;
+          json cur;
+          if (!g.last && g.last.error().code == errc::not_found) {
+            const std::string body = node_metric_object(m).dump();
+            auto c =
+                send([&] { return client_.post(std::string(node_slo_api) + "/nodemetrics", body); },
+                     opt_.max_attempts);
+            o.attempts += c.attempts;
+            if (!c.last && c.last.error().code == errc::already_exists && !last_round) continue;
+            if (!c.last) {
+              from_error(o, c.last.error());
+              if (c.last.error().code == errc::not_found)
+                o.message =
+                    "no NodeMetric API (CRD slo.koordinator.sh nodemetrics not "
+                    "installed): " +
+                    o.message;
+              break;
+            }
+            cur = json::parse(c.last->body, nullptr, false);
+          } else if (!g.last) {
+            from_error(o, g.last.error());
+            break;
+          } else {
+            cur = json::parse(g.last->body, nullptr, false);
+          }
+          if (!cur.is_object()) {
+            o.message = "response is not a JSON object";
+            break;
+          }
+          if (cur.contains("status") && cur["status"] == status) {
+            o.ok = true;
+            o.http_status = 200;
+            o.message = "NodeMetric already has this status";
+            break;
+          }
+          cur["status"] = status;
+          const std::string body = cur.dump();
+          auto r = send([&] { return client_.put(path + "/status", body); }, opt_.max_attempts);
+          o.attempts += r.attempts;
+          if (r.last) {
+            o.ok = o.wrote = true;
+            o.http_status = r.last->status;
+            o.message = "status " + status["updateTime"].get<std::string>();
+            break;
+          }
+          if (r.last.error().code == errc::failed_precondition &&
+              http_status_of(r.last.error()) == 409 && !last_round)
+            continue;
+          from_error(o, r.last.error());
+          break;
+        }
+        if (!o.ok) o.message = "NodeMetric " + node + " status: " + o.message;
         finish(std::move(o));
         break;
       }

@@ -10,7 +10,18 @@
 //                            handleSchedulingFailure, pkg/scheduler/schedule_one.go)
 //   NodeBatchResourceUpdated PATCH nodes/N/status (merge): kubernetes.io/batch-* (and mid-*)
 //                            in capacity and allocatable, as Koordinator's slo-controller does
-//   PodEvicted               POST pods/NAME/eviction (policy/v1 Eviction)
+//   PodEvicted               POST pods/NAME/eviction (policy/v1 Eviction; with
+//                            deleteOptions.preconditions.uid when options.pod_uid knows the pod,
+//                            as Koordinator's koordlet evictor sends it,
+//                            pkg/koordlet/qosmanager/plugins/util/evictor.go)
+//   NodeMetricReported       a koordlet's own report (causation set, `colony koordlet`): the
+//   (a decision)             NodeMetric named after the node is created when missing (spec from
+//                            the report's collect policy) and its status replaced with PUT
+//                            nodemetrics/N/status (UpdateStatus, as the koordlet's
+//                            statesinformer does, pkg/koordlet/statesinformer/impl/
+//                            states_nodemetric.go sync; a 409 reads it again and retries, as
+//                            RetryOnConflict). A report observed from a cluster (causation -1,
+//                            colony run) is never written back.
 //   QuotaRuntimeUpdated      PATCH elasticquotas/NAME (merge): the runtime, request and
 //                            non-preemptible-used annotations and status.used, as Koordinator's
 //                            ElasticQuota plugin writes them back (elasticquota/quota_handler.go)
@@ -65,6 +76,7 @@ enum class write_kind : std::uint8_t {
   eviction,        // POST pods/NAME/eviction
   quota_status,    // PATCH elasticquotas/NAME (annotations and status.used)
   node_slo,        // POST nodeslos / PUT nodeslos/N (slo.koordinator.sh/v1alpha1)
+  node_metric,     // POST nodemetrics when missing, PUT nodemetrics/N/status
 };
 [[nodiscard]] std::string_view to_string(write_kind k) noexcept;
 
@@ -105,6 +117,9 @@ struct sink_options {
   std::uint32_t max_attempts = 6;  // tries of one write, the first included
   // Tries of an eviction refused by a PodDisruptionBudget (429), the first included.
   std::uint32_t eviction_max_attempts = 5;
+  // The pod's uid for an eviction's preconditions ("" = none: the eviction names the pod
+  // alone). Default: unset (colony run).
+  std::function<std::string(std::string_view pod_key)> pod_uid;
   // Waits between tries; tests replace it to run without sleeping. Default: sleep_for.
   std::function<void(std::chrono::milliseconds)> sleep;
   client_options client;
@@ -208,7 +223,20 @@ struct node_batch_values {
 // slo.koordinator.sh/v1alpha1 NodeSLO named after the node, with this spec (Create's body).
 [[nodiscard]] nlohmann::json node_slo_object(std::string_view node, const nlohmann::json& spec);
 
-// policy/v1 Eviction of pod ns/name.
-[[nodiscard]] nlohmann::json eviction_body(std::string_view ns, std::string_view name);
+// policy/v1 Eviction of pod ns/name; with a uid, deleteOptions.preconditions.uid (the pod
+// evicted is the pod the decision was about, not a new one of the same name).
+[[nodiscard]] nlohmann::json eviction_body(std::string_view ns, std::string_view name,
+                                           std::string_view uid = {});
+
+// Koordinator's NodeMetric status (apis/slo/v1alpha1/nodemetric_types.go NodeMetricStatus) from
+// a koordlet's NodeMetricReported: updateTime, nodeMetric {nodeUsage, systemUsage,
+// aggregatedNodeUsages, aggregatedSystemUsages}, podsMetric [{namespace, name, podUsage,
+// priority, qos}], hostApplicationMetric []. Quantities in Kubernetes' canonical form.
+[[nodiscard]] nlohmann::json node_metric_status(const wire::NodeMetricReported& m);
+// The NodeMetric object a koordlet creates when its node has none: name = the node, spec
+// metricCollectPolicy from the report (aggregateDurationSeconds, reportIntervalSeconds,
+// nodeAggregatePolicy durations, nodeMemoryCollectPolicy usageWithoutPageCache: Koordinator's
+// defaults, pkg/util/sloconfig).
+[[nodiscard]] nlohmann::json node_metric_object(const wire::NodeMetricReported& m);
 
 }  // namespace colony::kube

@@ -30,11 +30,12 @@ constexpr std::array<std::pair<object_kind, std::string_view>, 13> kinds = {{
 }};
 
 // Why a known kind has no event (docs/kubernetes-bridge.md "Gaps").
-std::string_view gap_of(object_kind k) noexcept {
+std::string_view gap_of(object_kind k, const translate_options& o) noexcept {
   switch (k) {
     case object_kind::node_slo:
+      if (!o.koordlet_node.empty()) return {};
       return "NodeSLOs are the slo-controller's output (NodeSLOUpdated, written by the sink); "
-             "the bridge does not read them back";
+             "only a koordlet (translate_options::koordlet_node) reads them back";
     default:
       return {};
   }
@@ -66,13 +67,13 @@ result<event_list> guarded(object_kind kind, F&& f) {
 }
 
 result<event_list> dispatch(object_kind kind, const ti::request& r) {
-  if (!gap_of(kind).empty()) {
+  if (!gap_of(kind, *r.options).empty()) {
     // Named as precisely as the object allows; a nameless one is still refused by kind.
     ti::object_ref ref;
     ref.kind = kind;
     ref.name = "<unnamed>";
     if (auto named = ti::read_ref(kind, *r.object, namespaced(kind))) ref = *named;
-    return ti::not_translated(ref, std::string(gap_of(kind)));
+    return ti::not_translated(ref, std::string(gap_of(kind, *r.options)));
   }
   switch (kind) {
     case object_kind::node:
@@ -89,6 +90,8 @@ result<event_list> dispatch(object_kind kind, const ti::request& r) {
       return ti::translate_elastic_quota(r);
     case object_kind::node_metric:
       return ti::translate_node_metric(r);
+    case object_kind::node_slo:
+      return ti::translate_node_slo(r);
     case object_kind::elastic_quota_profile:
     case object_kind::reservation:
     case object_kind::pod_migration_job:
@@ -187,6 +190,10 @@ change change_kind(object_kind kind, const json& old_object, const json& new_obj
       case object_kind::pod:
         return ti::pod_projection(old_object) == ti::pod_projection(new_object) ? change::none
                                                                                 : change::relevant;
+      case object_kind::node_slo:
+        return ti::node_slo_projection(old_object) == ti::node_slo_projection(new_object)
+                   ? change::none
+                   : change::relevant;
       case object_kind::priority_class:
         return ti::priority_class_projection(old_object) ==
                        ti::priority_class_projection(new_object)

@@ -23,6 +23,12 @@
 //   ClusterColocationProfile   ConfigUpdated kind "ClusterColocationProfile"
 //   ElasticQuota               QuotaUpserted; DELETED: QuotaDeleted
 //   NodeMetric                 NodeMetricReported (once status.updateTime is set)
+//   NodeSLO (koordlet_node     NodeSLOUpdated keyed to its node (the slo-controller's rendering
+//   set)                       as the koordlet reads it back); DELETED: nothing
+//   Pod bound to koordlet_node PodSubmitted (its spec as the API server holds it, after
+//   (koordlet_node set)        admission) then PodScheduled with proposal_offset -1 (a binding
+//                              observed, not decided); relevant MODIFIED: PodSubmitted;
+//                              Succeeded/Failed or DELETED: PodFinished
 //   ElasticQuotaProfile,       ObjectObserved (schema v4): the object recorded as the apiserver
 //   Reservation,               holds it (apiVersion, kind, namespace, name, uid,
 //   PodMigrationJob, PodGroup, resourceVersion, labels, .spec and .status as compact JSON);
@@ -30,7 +36,7 @@
 //                              yet (recorded_kind below).
 //
 // Not yet translated (errc::failed_precondition, message "<Kind> is not yet translated: ..."):
-//   NodeSLO (docs/kubernetes-bridge.md "Gaps");
+//   NodeSLO without koordlet_node (docs/kubernetes-bridge.md "Gaps");
 //   a Pod first seen already bound, or bound by a scheduler not in scheduler_names: the schema
 //   has no event for a binding Colony did not decide (PodScheduled is the node actor's
 //   decision); a NodeMetric DELETED: no event clears a node's metric.
@@ -112,6 +118,14 @@ struct translate_options {
   // is no change (change_kind none). They are still carried when something else changed.
   // Default: true. Set false when another slo-controller (koord-manager) writes them.
   bool colocation_written_by_colony = true;
+  // The node a koordlet runs on (`colony koordlet --kubeconfig`, docs/koordlet.md). When set,
+  // Pods are translated as that node's koordlet sees them (Koordinator's statesinformer,
+  // pkg/koordlet/statesinformer/impl/states_pods.go: the pods bound to its node, whoever bound
+  // them): a pod bound to it is a PodSubmitted and an observed PodScheduled, so a node-scoped
+  // component is delivered its spec (entities::node_routing) and knows it by namespace/name,
+  // QoS and priority; pods of other nodes translate to nothing. NodeSLOs translate to
+  // NodeSLOUpdated. Default: "" (colony run: pods are Colony's to schedule).
+  std::string koordlet_node;
 };
 
 // What a MODIFIED changed, as far as Colony's events go.

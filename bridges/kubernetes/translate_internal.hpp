@@ -138,6 +138,7 @@ struct request {
 [[nodiscard]] result<event_list> translate_colocation_profile(const request& r);
 [[nodiscard]] result<event_list> translate_elastic_quota(const request& r);
 [[nodiscard]] result<event_list> translate_node_metric(const request& r);
+[[nodiscard]] result<event_list> translate_node_slo(const request& r);
 // The recorded kinds (recorded_kind(kind) set): ObjectObserved.
 [[nodiscard]] result<event_list> translate_recorded(object_kind kind, const request& r);
 
@@ -151,6 +152,7 @@ struct request {
 [[nodiscard]] json colocation_profile_projection(const json& o);
 [[nodiscard]] json elastic_quota_projection(const json& o);
 [[nodiscard]] json node_metric_projection(const json& o);
+[[nodiscard]] json node_slo_projection(const json& o);
 [[nodiscard]] json recorded_projection(const json& o);
 
 }  // namespace colony::kube::translate_internal

@@ -332,6 +332,71 @@ messages::byte_buffer pod_started(messages::event_builder& b, const pod_view& p,
   return b.finish(header(t, wire::EntityKind::Pod, key, opt), payload);
 }
 
+// The binding as a node's koordlet observes it (spec.nodeName set by whoever bound the pod):
+// a PodScheduled with no proposal in the log (proposal_offset -1; the audit counts it as an
+// unproposed binding) and the pod's requests, so the node's components place the pod.
+messages::byte_buffer pod_bound(messages::event_builder& b, const pod_view& p, event_time t,
+                                const translate_options& opt) {
+  auto& fbb = b.fbb();
+  const std::string key = p.ref.key();
+  const auto pod = fbb.CreateString(key);
+  const auto node = fbb.CreateString(p.node_name);
+  const auto requests = build_resources(b, p.requests);
+  const auto scheduler = fbb.CreateString(p.scheduler_name);
+  const auto payload = wire::CreatePodScheduled(fbb, pod, node, -1, requests, 0, scheduler);
+  return b.finish(header(t, wire::EntityKind::Pod, key, opt), payload);
+}
+
+// A koordlet's pods (translate_options::koordlet_node): those bound to its node, whoever bound
+// them, as Koordinator's statesinformer lists them. A pod's spec goes first, then its binding:
+// node_routing hands the spec to the node's components right before the binding.
+result<event_list> translate_node_pod(const request& r, const pod_view& p) {
+  const translate_options& opt = *r.options;
+  const bool mine = p.node_name == opt.koordlet_node;
+  messages::event_builder b;
+  event_list out;
+  switch (r.what) {
+    case op::added:
+      if (!mine || terminal(p.phase)) return out;
+      out.push_back(pod_submitted(b, p, r.time, opt));
+      out.push_back(pod_bound(b, p, r.time, opt));
+      return out;
+    case op::modified: {
+      const auto [old_phase, old_node] = phase_and_node(*r.old_object);
+      const bool was_mine = old_node == opt.koordlet_node && !terminal(old_phase);
+      if (!mine) {
+        // Moved off the node (a pod's nodeName cannot change; a replaced object can).
+        if (was_mine) out.push_back(pod_finished(b, p, wire::PodPhase::Deleted, r.time, opt));
+        return out;
+      }
+      if (terminal(p.phase)) {
+        if (was_mine)
+          out.push_back(pod_finished(
+              b, p, p.phase == "Succeeded" ? wire::PodPhase::Succeeded : wire::PodPhase::Failed,
+              r.time, opt));
+        return out;
+      }
+      if (!was_mine) {
+        out.push_back(pod_submitted(b, p, r.time, opt));
+        out.push_back(pod_bound(b, p, r.time, opt));
+        return out;
+      }
+      // Still here: a new spec only when something PodSubmitted carries changed (not the phase).
+      json before = pod_projection(*r.old_object);
+      json after = pod_projection(*r.object);
+      before.erase("phase");
+      after.erase("phase");
+      if (before != after) out.push_back(pod_submitted(b, p, r.time, opt));
+      return out;
+    }
+    case op::deleted:
+      if (!mine || terminal(p.phase)) return out;
+      out.push_back(pod_finished(b, p, wire::PodPhase::Deleted, r.time, opt));
+      return out;
+  }
+  return out;
+}
+
 tl::unexpected<error> bound_elsewhere(const pod_view& p, std::string_view how) {
   return not_translated(p.ref, std::string(how) + " to node " + quote_text(p.node_name) +
                                    " (schedulerName " + quote_text(p.scheduler_name) +
@@ -363,6 +428,7 @@ result<event_list> translate_pod(const request& r) {
   auto p = read_pod(*r.object);
   if (!p) return tl::unexpected(p.error());
   const translate_options& opt = *r.options;
+  if (!opt.koordlet_node.empty()) return translate_node_pod(r, *p);
   const bool bound = !p->node_name.empty();
   messages::event_builder b;
   event_list out;

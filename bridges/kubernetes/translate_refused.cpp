@@ -23,6 +23,7 @@ std::pair<wire::EntityKind, std::string> entity_of(object_kind kind, const std::
   switch (kind) {
     case object_kind::node:
     case object_kind::node_metric:  // a NodeMetric is named after its node
+    case object_kind::node_slo:     // so is a NodeSLO
       return {wire::EntityKind::Node, name};
     case object_kind::pod:
       return {wire::EntityKind::Pod, ns.empty() ? name : ns + "/" + name};

@@ -22,6 +22,8 @@ wire::WriteKind to_wire(write_kind k) noexcept {
       return wire::WriteKind::quota_status;
     case write_kind::node_slo:
       return wire::WriteKind::node_slo;
+    case write_kind::node_metric:
+      return wire::WriteKind::node_metric;
   }
   return wire::WriteKind::unknown;
 }
@@ -41,7 +43,8 @@ messages::byte_buffer write_failed_record(const write_outcome& o, event_time t,
                                                clamp(o.attempts), message);
   messages::header h;
   h.time = t;
-  h.kind = o.kind == write_kind::node_resources || o.kind == write_kind::node_slo
+  h.kind = o.kind == write_kind::node_resources || o.kind == write_kind::node_slo ||
+                   o.kind == write_kind::node_metric
                ? wire::EntityKind::Node
            : o.kind == write_kind::quota_status ? wire::EntityKind::ElasticQuota
                                                 : wire::EntityKind::Pod;

@@ -7,14 +7,17 @@
 //
 //   colony koordlet --node NAME --log DIR [--enforce] [--node-slo FILE] [--cgroup-root DIR]
 //                   [--proc-root DIR] [--kube-parent DIR] [--interval 1s]
-//                   [--report-interval 60s] [--pressure] [--once] [--json]
+//                   [--report-interval 60s] [--report-every D] [--pressure] [--once] [--json]
+//                   [--kubeconfig FILE [--context C] [--server URL] | --in-cluster]
 //
 // The NodeMetric report is the component's NodeMetricReported, printed with --json as
 // Koordinator's NodeMetric (apis/slo/v1alpha1/nodemetric_types.go): status.updateTime,
 // status.nodeMetric.{nodeUsage,systemUsage,aggregatedNodeUsages,aggregatedSystemUsages},
-// status.podsMetric[] {namespace, name, podUsage, priority, qos}. Cgroups carry no pod name:
-// pods are reported with name = uid and namespace "" until uids are mapped to pods. Nothing is
-// written to the API server yet.
+// status.podsMetric[] {namespace, name, podUsage, priority, qos}. On a lone node cgroups carry no
+// pod name: pods are reported with name = uid and namespace "". In cluster mode (--kubeconfig,
+// --in-cluster; run/koordlet_agent_cluster.hpp) the API server's Node, pods and NodeSLO are
+// observations too (pods named by the uid their cgroup carries), each report is written as the
+// node's NodeMetric status and each eviction goes through the Eviction API.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,12 +34,15 @@
 
 #include "actors/slo_controller/node_slo.hpp"
 #include "bridges/kubernetes/kube_time.hpp"
+#include "bridges/kubernetes/kubeconfig.hpp"
+#include "bridges/kubernetes/sink.hpp"
 #include "cmd/colony/commands.hpp"
 #include "cmd/colony/duration_flag.hpp"
 #include "cmd/colony/exit_codes.hpp"
 #include "messages/names.hpp"
 #include "messages/quantity.hpp"
 #include "run/koordlet_agent.hpp"
+#include "run/koordlet_agent_cluster.hpp"
 #include "stores/event_log.hpp"
 
 namespace colony::cli {
@@ -58,6 +64,12 @@ struct koordlet_args {
   std::string log;
   bool enforce = false;
   std::string node_slo;
+  std::string kubeconfig;
+  std::string context;
+  std::string server;
+  bool in_cluster = false;
+  std::string report_every;
+  std::string feature_gates;
 };
 
 std::atomic<bool> koordlet_stop{false};
@@ -68,70 +80,13 @@ int report_error(const error& e) {
   return exit_code_for(e);
 }
 
-// metav1.Duration as Go prints it: "5m0s", "1h0m0s", "30s".
-std::string go_duration(std::int64_t secs) {
-  std::string out;
-  if (secs >= 3600) out += std::to_string(secs / 3600) + "h";
-  if (secs >= 60) out += std::to_string(secs % 3600 / 60) + "m";
-  return out + std::to_string(secs % 60) + "s";
-}
-
-json resource_map(const wire::Resources* r) {
-  const auto u = messages::to_resource_list(r);
-  return json{{"resources",
-               {{std::string(names::cpu), k8s::format_milli(u.cpu_milli)},
-                {std::string(names::memory), k8s::format_memory(u.memory_bytes)}}}};
-}
-
-json aggregated(const flatbuffers::Vector<flatbuffers::Offset<wire::AggregatedUsage>>* v) {
-  json out = json::array();
-  if (v == nullptr) return out;
-  for (const auto* a : *v) {
-    json usage = json::object();
-    const std::pair<const char*, const wire::Resources*> kinds[] = {{"avg", a->avg()},
-                                                                    {"p50", a->p50()},
-                                                                    {"p90", a->p90()},
-                                                                    {"p95", a->p95()},
-                                                                    {"p99", a->p99()}};
-    for (const auto& k : kinds) {
-      if (k.second != nullptr) usage[k.first] = resource_map(k.second);
-    }
-    out.push_back({{"duration", go_duration(a->duration_ms() / 1000)}, {"usage", usage}});
-  }
-  return out;
-}
-
-// The component's NodeMetricReported as Koordinator's NodeMetric object.
+// The component's NodeMetricReported as Koordinator's NodeMetric object (the status the sink
+// writes in a cluster).
 json node_metric_json(const wire::NodeMetricReported& m) {
-  json nm = json::object();
-  if (m.node_usage() != nullptr) nm["nodeUsage"] = resource_map(m.node_usage());
-  if (m.system_usage() != nullptr) nm["systemUsage"] = resource_map(m.system_usage());
-  nm["aggregatedNodeUsages"] = aggregated(m.aggregated_node_usages());
-  nm["aggregatedSystemUsages"] = aggregated(m.aggregated_system_usages());
-  json pods = json::array();
-  if (m.pods() != nullptr) {
-    for (const auto* p : *m.pods()) {
-      const auto key = messages::to_string_view(p->pod());
-      const auto slash = key.find('/');
-      const auto ns = slash == std::string_view::npos ? std::string_view() : key.substr(0, slash);
-      const auto name = slash == std::string_view::npos ? key : key.substr(slash + 1);
-      // Same numbering as the wire enums (messages/priority.hpp, messages/qos.hpp).
-      pods.push_back(
-          {{"namespace", std::string(ns)},
-           {"name", std::string(name)},
-           {"podUsage", resource_map(p->usage())},
-           {"priority", std::string(to_string(static_cast<priority_class>(p->priority_class())))},
-           {"qos", std::string(to_string(static_cast<qos_class>(p->qos_class())))}});
-    }
-  }
   return json{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
               {"kind", "NodeMetric"},
               {"metadata", {{"name", std::string(messages::to_string_view(m.node()))}}},
-              {"status",
-               {{"updateTime", kube::rfc3339(m.update_time_ms())},
-                {"nodeMetric", nm},
-                {"podsMetric", pods},
-                {"hostApplicationMetric", json::array()}}}};
+              {"status", kube::node_metric_status(m)}};
 }
 
 std::int64_t now_ms() {
@@ -158,6 +113,56 @@ void print_problems(agent::koordlet_agent& a, bool& warned_no_pods) {
     }
     std::fprintf(stderr, "koordlet: %s\n", e.describe().c_str());
   }
+}
+
+std::string cluster_server(const koordlet_args& a) {
+  return a.server.empty() ? (a.in_cluster ? std::string("in-cluster") : a.kubeconfig) : a.server;
+}
+
+// One API write's outcome, as a line: what was written or why not.
+void print_outcome(const kube::write_outcome& w) {
+  std::fprintf(stderr, "koordlet: %s %s %s: %s (HTTP %ld, %u attempts, decision at offset %llu)\n",
+               std::string(kube::to_string(w.kind)).c_str(), w.object.c_str(),
+               w.ok ? (w.wrote ? "written" : "unchanged") : "FAILED", w.message.c_str(),
+               w.http_status, w.attempts, static_cast<unsigned long long>(w.offset));
+}
+
+// --feature-gates "BEMemoryEvict=true,CPUBurst=false": the koordlet's gates by Koordinator's
+// names (pkg/features/koordlet_features.go), over their defaults.
+result<koordlet::koordlet_feature_gates> parse_feature_gates(std::string_view text) {
+  koordlet::koordlet_feature_gates g;
+  const std::pair<std::string_view, bool koordlet::koordlet_feature_gates::*> known[] = {
+      {"BECPUSuppress", &koordlet::koordlet_feature_gates::be_cpu_suppress},
+      {"CPUBurst", &koordlet::koordlet_feature_gates::cpu_burst},
+      {"BECPUEvict", &koordlet::koordlet_feature_gates::be_cpu_evict},
+      {"CPUEvict", &koordlet::koordlet_feature_gates::cpu_evict},
+      {"CPUAllocatableEvict", &koordlet::koordlet_feature_gates::cpu_allocatable_evict},
+      {"BEMemoryEvict", &koordlet::koordlet_feature_gates::be_memory_evict},
+      {"MemoryEvict", &koordlet::koordlet_feature_gates::memory_evict},
+      {"MemoryAllocatableEvict", &koordlet::koordlet_feature_gates::memory_allocatable_evict},
+  };
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const auto item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const auto eq = item.find('=');
+    const auto name = item.substr(0, eq);
+    const auto value = eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
+    if (value != "true" && value != "false")
+      return fail(errc::invalid_input,
+                  "\"" + std::string(item) + "\" is not NAME=true or NAME=false",
+                  "--feature-gates");
+    bool found = false;
+    for (const auto& [n, field] : known) {
+      if (n != name) continue;
+      g.*field = value == "true";
+      found = true;
+    }
+    if (!found)
+      return fail(errc::invalid_input,
+                  "unknown koordlet feature gate \"" + std::string(name) + "\"", "--feature-gates");
+  }
+  return g;
 }
 
 result<std::string> read_text(const std::string& path) {
@@ -198,24 +203,101 @@ int run_koordlet(const koordlet_args& a) {
     o.koordlet.threshold = koordlet_actor::to_koordlet(spec->resource_used_threshold_with_be);
     o.koordlet.cpu_burst = koordlet_actor::to_koordlet(spec->cpu_burst);
   }
+  if (!a.feature_gates.empty()) {
+    auto g = parse_feature_gates(a.feature_gates);
+    if (!g) return report_error(g.error());
+    o.koordlet.gates = *g;
+  }
+  if (!a.report_every.empty()) {
+    const auto every = parse_duration_flag(a.report_every, "--report-every");
+    if (!every) return report_error(every.error());
+    o.koordlet.report_interval_ms = every->count();
+  }
+  // Cluster mode: the API server's informers and sink (run/koordlet_agent_cluster.hpp).
+  std::unique_ptr<agent::koordlet_cluster> cluster;
+  const bool cluster_mode = !a.kubeconfig.empty() || a.in_cluster;
+  std::signal(SIGINT, on_koordlet_signal);
+  std::signal(SIGTERM, on_koordlet_signal);
+  if (cluster_mode) {
+    if (!a.kubeconfig.empty() && a.in_cluster)
+      return report_error(error{errc::invalid_input, "--kubeconfig and --in-cluster are exclusive",
+                                "--in-cluster"});
+    auto conn = a.in_cluster ? kube::in_cluster() : kube::load_kubeconfig(a.kubeconfig, a.context);
+    if (!conn) return report_error(conn.error());
+    if (!a.server.empty()) conn->server = a.server;
+    agent::koordlet_cluster_options co;
+    co.conn = std::move(*conn);
+    co.node = a.node;
+    // Koordinator's evictor tries an eviction once per round (evictor.go evictPod); a refusal
+    // (a PodDisruptionBudget's 429) is a WriteFailed, not retried here.
+    co.sink.eviction_max_attempts = 1;
+    auto c = agent::koordlet_cluster::start(std::move(co));
+    if (!c) return report_error(c.error());
+    cluster = std::move(*c);
+    o.cluster = cluster.get();
+  } else if (!a.server.empty() || !a.context.empty()) {
+    return report_error(error{errc::invalid_input, "--server and --context need --kubeconfig",
+                              a.server.empty() ? "--context" : "--server"});
+  }
   stores::log_options lo;
   auto log = stores::open_log(a.log, lo);
   if (!log) return report_error(log.error());
   auto ag = agent::koordlet_agent::open(o, **log, event_time{now_ms()});
   if (!ag) return report_error(ag.error());
   auto& agent = **ag;
-  std::signal(SIGINT, on_koordlet_signal);
-  std::signal(SIGTERM, on_koordlet_signal);
   bool warned = false;
   print_problems(agent, warned);
-  std::fprintf(stderr, "koordlet: node %s log %s (%llu records replayed) %s\n", a.node.c_str(),
+  const std::string api =
+      cluster ? "; API server " + cluster_server(a) + ": NodeMetric status written" +
+                    (a.enforce ? ", evictions through the Eviction API" : ", evictions logged only")
+              : std::string();
+  std::fprintf(stderr, "koordlet: node %s log %s (%llu records replayed) %s%s\n", a.node.c_str(),
                (*log)->describe().c_str(), static_cast<unsigned long long>(agent.stats().replayed),
-               a.enforce ? "enforcing: cgroups are written" : "dry run: decisions are logged only");
+               a.enforce ? "enforcing: cgroups are written" : "dry run: decisions are logged only",
+               api.c_str());
+  // What the API server's informers and writes say, printed when it changes.
+  std::string last_api_problem;
+  auto observe = [&]() -> result<void> {
+    if (!cluster) return {};
+    auto done = agent.observe(event_time{now_ms()});
+    if (!done) return tl::unexpected(done.error());
+    for (const auto& w : *done) print_outcome(w);
+    // Printed when the set of informers in trouble changes, with the first one's error.
+    const auto problems = cluster->problems();
+    std::string names;
+    for (const auto& p : problems) names += (names.empty() ? "" : ", ") + p.substr(0, p.find(':'));
+    if (names != last_api_problem) {
+      if (names.empty())
+        std::fprintf(stderr, "koordlet: API server answers again: every informer is watching\n");
+      else
+        std::fprintf(stderr, "koordlet: API server not reachable or refusing (%s): %s\n",
+                     names.c_str(), problems.front().c_str());
+      last_api_problem = names;
+    }
+    return {};
+  };
+  // Koordinator's qosmanager starts once the statesinformer has synced (pkg/koordlet/koordlet.go):
+  // the component decides over the pods the API server names.
+  if (cluster) {
+    while (!koordlet_stop && !cluster->synced()) {
+      if (auto r = observe(); !r) return report_error(r.error());
+      sleep_ms(100);
+    }
+    if (auto r = observe(); !r) return report_error(r.error());
+  }
   std::uint64_t reported = agent.stats().reports;
   double cpu_seconds = 0;  // this process's CPU time spent in steps
   std::uint64_t steps = 0;
   for (;;) {
-    sleep_ms(interval->count());
+    // The informers' records and the writes' outcomes between two collections.
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(interval->count());
+    while (!koordlet_stop && std::chrono::steady_clock::now() < until) {
+      if (auto r = observe(); !r) return report_error(r.error());
+      sleep_ms(std::min<std::int64_t>(100, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               until - std::chrono::steady_clock::now())
+                                               .count()));
+    }
     if (koordlet_stop) break;
     const auto c0 = std::clock();
     if (auto r = agent.step(event_time{now_ms()}); !r) return report_error(r.error());
@@ -249,6 +331,22 @@ int run_koordlet(const koordlet_args& a) {
     }
     if (a.once) break;
   }
+  if (cluster) {
+    // The writes of what is logged, then their outcomes into the log (a failure as WriteFailed).
+    if (!cluster->wait_idle(10'000))
+      std::fprintf(stderr, "koordlet: API writes still in flight after 10 s; stopping\n");
+    if (auto r = observe(); !r) return report_error(r.error());
+    cluster->stop();
+    const auto st = agent.stats();
+    std::fprintf(stderr,
+                 "koordlet: stopped: %llu API observations logged (%llu duplicates dropped), "
+                 "%llu decisions carried out, %llu API writes failed, %llu dropped at stop\n",
+                 static_cast<unsigned long long>(st.observed),
+                 static_cast<unsigned long long>(st.duplicates),
+                 static_cast<unsigned long long>(st.carried_out),
+                 static_cast<unsigned long long>(st.api_writes_failed),
+                 static_cast<unsigned long long>(cluster->dropped()));
+  }
   return exit_ok;
 }
 
@@ -267,8 +365,9 @@ void add_koordlet_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--enforce", args->enforce,
                 "Write the component's cgroup decisions (BE cfs quota, BE cpuset, cfs burst) and "
-                "log what the files hold; without it a dry run: decisions are logged, no cgroup "
-                "is written");
+                "log what the files hold, and in cluster mode evict through the Eviction API; "
+                "without it a dry run: decisions are logged, no cgroup is written, no pod "
+                "evicted (the NodeMetric status is written either way)");
   cmd->add_option("--node-slo", args->node_slo,
                   "A NodeSLO spec JSON file (resourceUsedThresholdWithBE, cpuBurstStrategy): the "
                   "strategies in force until the log holds a NodeSLOUpdated for this node");
@@ -286,6 +385,19 @@ void add_koordlet_command(CLI::App& app) {
   cmd->add_flag("--once", args->once,
                 "collect three times one interval apart, print the first report, exit");
   cmd->add_flag("--json", args->json_out, "print each report as a NodeMetric JSON line");
+  cmd->add_option("--kubeconfig", args->kubeconfig,
+                  "cluster mode: watch this node's Node, its pods and its NodeSLO, write its "
+                  "NodeMetric status and carry evictions out through the Eviction API");
+  cmd->add_option("--context", args->context, "the kubeconfig context (default: current)");
+  cmd->add_option("--server", args->server, "the API server's URL, instead of the kubeconfig's");
+  cmd->add_flag("--in-cluster", args->in_cluster,
+                "cluster mode with the pod's ServiceAccount (a DaemonSet)");
+  cmd->add_option("--feature-gates", args->feature_gates,
+                  "koordlet feature gates, Koordinator's names: BEMemoryEvict=true,BECPUEvict=true,"
+                  "MemoryEvict, CPUEvict, CPUAllocatableEvict, MemoryAllocatableEvict, "
+                  "BECPUSuppress, CPUBurst (Koordinator's defaults: evictions off)");
+  cmd->add_option("--report-every", args->report_every,
+                  "report at exactly this cadence, below Koordinator's 30-s floor (tests, demos)");
   cmd->callback([args] { exit_status() = run_koordlet(*args); });
 }
 

@@ -2,7 +2,8 @@
 # tests/run/deploy_rbac_kube_test.sh — deploy/ against a real kube-apiserver 1.34 (tools/peers/kube.sh):
 #  1. every manifest is accepted: `kubectl apply --dry-run=server`, then for real, in order
 #     (namespaces and CRDs first: a server dry run of an object in a namespace that does not
-#     exist yet is refused); the Kafka overlay and the koordlet DaemonSet by server dry run;
+#     exist yet is refused); the Kafka overlay and deploy/koordlet by server dry run (its RBAC
+#     applied, its DaemonSet's flags checked against `colony koordlet --help`);
 #  2. colony run, under a TokenRequest token of ServiceAccount colony-system/colony-manager and
 #     nothing else, does its whole job without one 403: binds every pod, writes an unschedulable
 #     pod's condition and FailedScheduling Event, nodes' batch resources, NodeSLOs (created, then
@@ -10,7 +11,8 @@
 #     (every kind's CRD is installed, none skipped); the run summary shows zero write failures,
 #     the log holds no WriteFailed, stderr names no Forbidden;
 #  3. `kubectl auth can-i --as=system:serviceaccount:colony-system:colony-manager` allows what
-#     colony run needs and denies a table of what it must not do.
+#     colony run needs and denies a table of what it must not do; the same for
+#     colony-system:colony-koordlet and `colony koordlet --in-cluster`.
 # Skipped (exit 77) only when kube.sh's binaries are not installed. Needs COLONY (the colony
 # binary; default build/colony), curl, python3. COLONY_TEST_KEEP=1 keeps the work folder;
 # COLONY_TEST_WAIT (default 60) bounds each wait in seconds. COLONY_DEPLOY_DIR runs it over
@@ -111,9 +113,18 @@ if [[ -d "$DEPLOY/kafka" ]]; then
   check "the overlay's Deployment logs to kafka:// with --state" \
     grep -q -- '--log=kafka://.*--state=' <<<"$(admin kustomize "$DEPLOY/kafka" 2>&1 | tr '\n' ' ')"
 fi
-if [[ -f "$DEPLOY/koordlet/daemonset.yaml" ]]; then
-  out=$(admin apply --dry-run=server -f "$DEPLOY/koordlet/daemonset.yaml" 2>&1); rc=$?
-  check "server dry run of the koordlet DaemonSet, not applied (rc $rc)" test "$rc" -eq 0
+if [[ -d "$DEPLOY/koordlet" ]]; then
+  out=$(admin apply --dry-run=server -k "$DEPLOY/koordlet" 2>&1); rc=$?
+  check "server dry run of deploy/koordlet (DaemonSet and RBAC) (rc $rc)" test "$rc" -eq 0
+  [[ $rc -eq 0 ]] || echo "$out"
+  # Its RBAC only (no DaemonSet: this cluster has no kubelet to run it).
+  out=$(admin apply -f "$DEPLOY/koordlet/rbac.yaml" 2>&1); rc=$?
+  check "apply deploy/koordlet/rbac.yaml (rc $rc)" test "$rc" -eq 0
+  # Every colony koordlet flag the DaemonSet passes exists.
+  khelp=$("$COLONY" koordlet --help 2>&1)
+  for f in $(admin kustomize "$DEPLOY/koordlet" 2>/dev/null | sed -n 's/^ *- \(--[a-z-]*\).*/\1/p'); do
+    check "the DaemonSet's $f is a colony koordlet flag" grep -q -- "$f" <<<"$khelp"
+  done
 fi
 # Every colony run flag the Deployment passes exists.
 help=$("$COLONY" run --help 2>&1)
@@ -372,7 +383,35 @@ CAN_I=(
   "deny list leases.coordination.k8s.io -n colony-system"
   "deny * *"
 )
+# The koordlet's ServiceAccount (deploy/koordlet/rbac.yaml): its three informers, its
+# NodeMetric status and the Eviction API, nothing else.
+KSA=system:serviceaccount:colony-system:colony-koordlet
+CAN_I_KOORDLET=(
+  "allow list nodes" "allow watch nodes"
+  "allow list pods -A" "allow watch pods -A"
+  "allow create pods --subresource=eviction -n $NS"
+  "allow get nodemetrics.slo.koordinator.sh" "allow create nodemetrics.slo.koordinator.sh"
+  "allow update nodemetrics.slo.koordinator.sh --subresource=status"
+  "allow list nodeslos.slo.koordinator.sh" "allow watch nodeslos.slo.koordinator.sh"
+  # Reads and writes it never makes.
+  "deny get nodes" "deny patch nodes" "deny patch nodes --subresource=status"
+  "deny get pods -n $NS" "deny delete pods -n $NS" "deny patch pods -n $NS"
+  "deny update pods --subresource=status -n $NS" "deny create pods --subresource=binding -n $NS"
+  "deny update nodemetrics.slo.koordinator.sh" "deny delete nodemetrics.slo.koordinator.sh"
+  "deny list nodemetrics.slo.koordinator.sh"
+  "deny create nodeslos.slo.koordinator.sh" "deny update nodeslos.slo.koordinator.sh"
+  "deny get secrets -A" "deny list configmaps -A" "deny create events -n $NS"
+  "deny create clusterrolebindings" "deny impersonate users"
+  "deny * *"
+)
 set -f   # "deny * *": no globbing of the rows' words
+for row in "${CAN_I_KOORDLET[@]}"; do
+  read -r want rest <<<"$row"
+  # shellcheck disable=SC2086  # the row's words are kubectl's arguments
+  got=$(admin auth can-i $rest --as="$KSA" 2>/dev/null)
+  case $want in allow) expect=yes ;; *) expect=no ;; esac
+  check_eq "koordlet can-i $rest: $want" "$got" "$expect"
+done
 for row in "${CAN_I[@]}"; do
   read -r want rest <<<"$row"
   # shellcheck disable=SC2086  # the row's words are kubectl's arguments

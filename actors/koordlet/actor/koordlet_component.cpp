@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "messages/names.hpp"
+#include "messages/priority.hpp"
+#include "messages/qos.hpp"
 
 namespace colony::koordlet_actor {
 
@@ -134,6 +136,7 @@ bool koordlet_component::wants(wire::Payload type) const {
     case wire::Payload::NodeRemoved:
     case wire::Payload::NodeBatchResourceUpdated:
     case wire::Payload::PodMutated:
+    case wire::Payload::PodSubmitted:
     case wire::Payload::PodRejected:
     case wire::Payload::PodScheduled:
     case wire::Payload::PodEvicted:
@@ -219,6 +222,52 @@ kl::pod_info koordlet_component::pod_from_event(const wire::PodMutated& e, event
   return p;
 }
 
+kl::pod_info koordlet_component::pod_from_event(const wire::PodSubmitted& e, event_time created) {
+  // The labels the webhook reads (apis/extension/qos_utils.go GetPodQoSClassWithDefault,
+  // priority_utils.go GetPodPriorityClassWithDefault, GetPodPriorityValueWithDefault).
+  std::optional<std::string_view> qos_label, class_label;
+  if (e.labels() != nullptr)
+    for (const auto* kv : *e.labels()) {
+      const auto k = to_string_view(kv->key());
+      if (k == names::label_qos_class) qos_label = to_string_view(kv->value());
+      if (k == names::label_priority_class) class_label = to_string_view(kv->value());
+    }
+  qos_class qos = qos_label ? get_pod_qos_class_by_name(*qos_label) : qos_class::none;
+  if (qos == qos_class::none)
+    qos = get_pod_qos_class_with_kube_qos(static_cast<kube_qos_class>(e.kube_qos()));
+  const std::optional<std::int32_t> prio =
+      e.has_priority() ? std::optional<std::int32_t>(e.priority()) : std::nullopt;
+  priority_class pc = class_label ? get_pod_priority_class_by_name(*class_label)
+                                  : get_priority_class_by_priority(prio);
+  if (pc == priority_class::none) pc = get_pod_priority_class_with_qos(qos);
+  const std::int32_t value = prio && *prio != priority_none_value_default
+                                 ? *prio
+                                 : get_default_priority_by_priority_class(pc);
+  // The same reading as an admitted pod's: build the PodMutated the webhook would have logged
+  // for a pod no profile matched, and read it.
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  std::vector<std::pair<std::string, std::string>> labels, annos;
+  if (e.labels() != nullptr)
+    for (const auto* kv : *e.labels())
+      labels.emplace_back(to_string_view(kv->key()), to_string_view(kv->value()));
+  if (e.annotations() != nullptr)
+    for (const auto* kv : *e.annotations())
+      annos.emplace_back(to_string_view(kv->key()), to_string_view(kv->value()));
+  const auto req = b.resources(messages::to_resource_list(e.requests()));
+  const auto lim = b.resources(messages::to_resource_list(e.limits()));
+  const auto lab = b.key_values(labels);
+  const auto ann = b.key_values(annos);
+  const auto n = fbb.CreateString(to_string_view(e.name()));
+  const auto pcn = fbb.CreateString(to_string_view(e.priority_class_name()));
+  const auto sn = fbb.CreateString(to_string_view(e.scheduler_name()));
+  const auto m = wire::CreatePodMutated(fbb, n, 0, static_cast<wire::QoSClass>(qos),
+                                        static_cast<wire::PriorityClass>(pc), value, pcn, sn, req,
+                                        lim, lab, ann);
+  fbb.Finish(m);
+  return pod_from_event(*flatbuffers::GetRoot<wire::PodMutated>(fbb.GetBufferPointer()), created);
+}
+
 messages::header koordlet_component::header(const wire::Envelope& env, wire::EntityKind kind,
                                             std::string_view key) const {
   messages::header h;
@@ -267,10 +316,14 @@ void koordlet_component::on_event(const wire::Envelope& env,
       node_.has_batch_cpu_allocatable = to_string_view(e->cpu_policy()) != "reset";
       break;
     }
-    case wire::Payload::PodMutated: {
-      const auto* e = env.payload_as_PodMutated();
-      const auto key = to_string_view(e->name());
-      auto p = pod_from_event(*e, event_time{env.event_time_ms()});
+    case wire::Payload::PodMutated:
+    case wire::Payload::PodSubmitted: {
+      const bool mutated = env.payload_type() == wire::Payload::PodMutated;
+      const auto key = mutated ? to_string_view(env.payload_as_PodMutated()->name())
+                               : to_string_view(env.payload_as_PodSubmitted()->name());
+      auto p =
+          mutated ? pod_from_event(*env.payload_as_PodMutated(), event_time{env.event_time_ms()})
+                  : pod_from_event(*env.payload_as_PodSubmitted(), event_time{env.event_time_ms()});
       if (auto* q = pods_.find(key); q != nullptr) {
         p.phase = q->phase;
         p.cpu_used_cores = q->cpu_used_cores;
@@ -317,6 +370,11 @@ void koordlet_component::on_event(const wire::Envelope& env,
       if (const auto it = pending_.find(key); it != pending_.end()) pending_.erase(it);
       if (const auto it = burst_written_.find(key); it != burst_written_.end())
         burst_written_.erase(it);
+      if (const auto it = sampled_only_.find(key); it != sampled_only_.end())
+        sampled_only_.erase(it);
+      // Only where samples name the pods (a node's collectors): they prune it.
+      if (env.payload_type() == wire::Payload::PodEvicted && next_report_ms_)
+        evicted_.insert_or_assign(std::string(key), env.event_time_ms());
       break;
     }
     case wire::Payload::PodUsageSampled: {
@@ -408,6 +466,11 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
       const auto u = messages::to_resource_list(pm->usage());
       auto* q = pods_.find(key);
       if (q == nullptr) {
+        if (const auto ev = evicted_.find(key);
+            ev != evicted_.end() && now.value - ev->second < evicted_ttl_ms) {
+          seen.insert(key);  // evicted here, its cgroup not gone yet
+          continue;
+        }
         // Not placed here by the log: the pod as the node's cgroups show it.
         kl::pod_info p;
         std::tie(p.ns, p.name) = split_key(key);
@@ -441,6 +504,12 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
       pod_samples.push_back(s);
       seen.insert(key);
     }
+  }
+  for (auto it = evicted_.begin(); it != evicted_.end();) {
+    if (seen.count(it->first) == 0 || now.value - it->second >= evicted_ttl_ms)
+      it = evicted_.erase(it);
+    else
+      ++it;
   }
   for (auto it = sampled_only_.begin(); it != sampled_only_.end();) {
     if (seen.count(*it) != 0) {

@@ -5,7 +5,11 @@
 // Consumes (only what concerns its node, except pod admission which precedes placement):
 //   NodeRegistered / NodeRemoved / NodeBatchResourceUpdated of its node (capacity, allocatable
 //     with batch-*), PodMutated (a pod's QoS, priority, labels and requests, kept until the pod
-//     is placed: PodScheduled on this node keeps it, elsewhere drops it), PodScheduled,
+//     is placed: PodScheduled on this node keeps it, elsewhere drops it); PodSubmitted the same
+//     way where the log has no PodMutated for the pod (a koordlet's own log in a cluster: the
+//     API server's pod is the admitted one; its QoS and priority class are read from its labels,
+//     status.qosClass and spec.priority as the webhook would, GetPodQoSClassWithDefault and
+//     GetPodPriorityClassWithDefault), PodScheduled,
 //     PodEvicted, PodFinished, PodRejected, PodUsageSampled of its node (last usage), and its
 //     node's NodeSLOUpdated (the NodeSLO the slo-controller rendered: resourceUsedThresholdWithBE
 //     and cpuBurstStrategy, as Koordinator's koordlet reads its NodeSLO,
@@ -22,7 +26,10 @@
 //     time (the qosmanager's loops at the collect cadence). A pod in the sample that the log has
 //     not placed on this node (no PodScheduled: a node whose pods no Colony scheduler bound) is
 //     taken as the sample describes it (QoS, Kubernetes tier) and dropped once a sample no
-//     longer lists it.
+//     longer lists it. A pod evicted here (its PodEvicted) is not taken back from the samples
+//     while they still list it (its cgroup outlives the eviction until the kubelet removes it),
+//     for Koordinator's evicted-pod cache lifetime (pkg/util/cache/expiration_cache.go: 2 min;
+//     qosmanager/plugins/util/evictor.go IsPodEvicted): it is not evicted twice.
 // Emits, causation = the NodeMetricReported's or NodeUsageSampled's offset:
 //   NodeMetricReported (node) once a report interval has passed since the last one, from the
 //     samples' window (states_nodemetric.go collectMetric: build_node_metric_status); the first
@@ -130,6 +137,9 @@ class koordlet_component final : public entities::component {
   // A pod as the koordlet sees it, from its PodMutated.
   [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodMutated& e,
                                                          event_time created);
+  // A pod as the API server holds it after admission, from its PodSubmitted.
+  [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodSubmitted& e,
+                                                         event_time created);
 
  private:
   void on_metric(const wire::Envelope& env, const wire::NodeMetricReported& e,
@@ -199,6 +209,10 @@ class koordlet_component final : public entities::component {
   koordlet::sample_window window_;
   std::optional<std::int64_t> next_report_ms_;
   std::set<std::string, std::less<>> sampled_only_;
+  // Pods evicted here, by key, with the event time of their PodEvicted: not taken back from
+  // the samples until a sample no longer lists them or evicted_ttl_ms has passed.
+  std::map<std::string, std::int64_t, std::less<>> evicted_;
+  static constexpr std::int64_t evicted_ttl_ms = 2 * 60 * 1000;
   messages::event_builder b_;
 };
 

@@ -122,6 +122,61 @@ TEST(SinkBodies, Eviction) {
   EXPECT_EQ(rfc3339(0), "1970-01-01T00:00:00Z");
 }
 
+// Koordinator's koordlet evictor: metav1.NewUIDPreconditions, no grace period override
+// (pkg/koordlet/qosmanager/plugins/util/evictor.go).
+TEST(SinkBodies, EvictionWithTheUidPrecondition) {
+  EXPECT_EQ(eviction_body("ns", "p", "u-1"), json::parse(R"({"apiVersion":"policy/v1",
+      "kind":"Eviction","metadata":{"name":"p","namespace":"ns"},
+      "deleteOptions":{"preconditions":{"uid":"u-1"}}})"));
+}
+
+// The NodeMetric a koordlet creates and the status it writes (apis/slo/v1alpha1
+// nodemetric_types.go), from its NodeMetricReported.
+TEST(SinkBodies, NodeMetricObjectAndStatus) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  resource_list nu;
+  nu.cpu_milli = 1500;
+  nu.memory_bytes = 2LL << 30;
+  resource_list pu;
+  pu.memory_bytes = 512LL << 20;
+  const auto node = fbb.CreateString("n1");
+  const auto nur = b.resources(nu);
+  const auto avg = b.resources(nu);
+  std::vector<flatbuffers::Offset<wire::AggregatedUsage>> agg{
+      wire::CreateAggregatedUsage(fbb, 300000, avg, 0, 0, 0, 0)};
+  const auto aggv = fbb.CreateVector(agg);
+  const auto pod = fbb.CreateString("apps/be-1");
+  const auto pur = b.resources(pu);
+  std::vector<flatbuffers::Offset<wire::PodMetric>> pods{
+      wire::CreatePodMetric(fbb, pod, pur, wire::PriorityClass::Batch, wire::QoSClass::BE)};
+  const auto podv = fbb.CreateVector(pods);
+  const auto payload =
+      wire::CreateNodeMetricReported(fbb, node, 0, 300000, 60000, nur, 0, aggv, 0, podv, 0);
+  messages::header h;
+  h.kind = wire::EntityKind::Node;
+  h.key = "n1";
+  h.causation = 3;
+  h.source = "koordlet/n1";
+  const auto rec = b.finish(h, payload);
+  const auto& m = *wire::GetEnvelope(rec.data())->payload_as_NodeMetricReported();
+  EXPECT_EQ(node_metric_object(m), json::parse(R"({"apiVersion":"slo.koordinator.sh/v1alpha1",
+      "kind":"NodeMetric","metadata":{"name":"n1"},
+      "spec":{"metricCollectPolicy":{"aggregateDurationSeconds":300,"reportIntervalSeconds":60,
+        "nodeAggregatePolicy":{"durations":["5m0s"]},
+        "nodeMemoryCollectPolicy":"usageWithoutPageCache"}}})"));
+  EXPECT_EQ(node_metric_status(m), json::parse(R"({"updateTime":"1970-01-01T00:00:00Z",
+      "nodeMetric":{"nodeUsage":{"resources":{"cpu":"1500m","memory":"2Gi"}},
+        "aggregatedNodeUsages":[{"duration":"5m0s",
+          "usage":{"avg":{"resources":{"cpu":"1500m","memory":"2Gi"}}}}],
+        "aggregatedSystemUsages":[]},
+      "podsMetric":[{"namespace":"apps","name":"be-1","priority":"koord-batch","qos":"BE",
+        "podUsage":{"resources":{"cpu":"0","memory":"512Mi"}}}],
+      "hostApplicationMetric":[]})"));
+  EXPECT_EQ(to_string(write_kind::node_metric), "node-metric");
+  EXPECT_EQ(to_wire(write_kind::node_metric), wire::WriteKind::node_metric);
+}
+
 TEST(SinkBodies, NodeSlo) {
   // nodeslo_controller.go initNodeSLO: named after the node, cluster-scoped, the spec as is.
   const json spec = json::parse(R"({"resourceUsedThresholdWithBE":{"enable":true}})");

@@ -1321,5 +1321,114 @@ TEST(KubeTranslate, EveryFieldOfEveryTypeIsAValueNeverAnException) {
   EXPECT_GT(tried, 5000u);
 }
 
+// ---- a koordlet's view (translate_options::koordlet_node) ----------------------------------
+
+// A koordlet observes the pods bound to its node, whoever bound them (Koordinator's
+// statesinformer, pkg/koordlet/statesinformer/impl/states_pods.go): the pod's spec, then the
+// binding as an observation (no proposal); pods of other nodes are nothing; its end a PodFinished.
+TEST(KubeTranslate, AKoordletObservesThePodsBoundToItsNode) {
+  translate_options mine;
+  mine.koordlet_node = "cpu-node-7";
+  translate_options other;
+  other.koordlet_node = "cpu-node-8";
+  const json pod = load("pod-bound-default-scheduler.json");
+
+  auto added = translate_added(object_kind::pod, pod, t0, mine);
+  ASSERT_TRUE(added.has_value()) << added.error().describe();
+  const auto e = decode_all(*added);
+  ASSERT_EQ(e.size(), 2u);
+  expect_header(e[0], wire::EntityKind::Pod, "kube-system/dns-abc12");
+  ASSERT_EQ(e[0]->payload_type(), P::PodSubmitted);
+  EXPECT_EQ(str(e[0]->payload_as_PodSubmitted()->uid()), "8f14e45f-ceea-467a-9575-1b2f3c4d5e6f");
+  EXPECT_EQ(e[0]->payload_as_PodSubmitted()->kube_qos(), wire::KubeQoSClass::Burstable);
+  expect_header(e[1], wire::EntityKind::Pod, "kube-system/dns-abc12");
+  ASSERT_EQ(e[1]->payload_type(), P::PodScheduled);
+  const auto* s = e[1]->payload_as_PodScheduled();
+  EXPECT_EQ(str(s->pod()), "kube-system/dns-abc12");
+  EXPECT_EQ(str(s->node()), "cpu-node-7");
+  EXPECT_EQ(s->proposal_offset(), -1);
+  EXPECT_EQ(e[1]->causation(), -1);
+  EXPECT_EQ(str(s->scheduler()), "default-scheduler");
+  EXPECT_EQ(to_resource_list(s->requests()),
+            to_resource_list(e[0]->payload_as_PodSubmitted()->requests()));
+
+  // Another node's koordlet: nothing (no refusal either).
+  auto elsewhere = translate_added(object_kind::pod, pod, t0, other);
+  ASSERT_TRUE(elsewhere.has_value()) << elsewhere.error().describe();
+  EXPECT_TRUE(elsewhere->empty());
+
+  // A phase change alone carries nothing PodSubmitted has; a label change is a new spec.
+  json pending = pod;
+  pending["status"]["phase"] = "Pending";
+  auto phase_only = translate_modified(object_kind::pod, pending, pod, t0, mine);
+  ASSERT_TRUE(phase_only.has_value()) << phase_only.error().describe();
+  EXPECT_TRUE(phase_only->empty());
+  json relabelled = pod;
+  relabelled["metadata"]["labels"]["koordinator.sh/qosClass"] = "LS";
+  auto respec = translate_modified(object_kind::pod, pod, relabelled, t0, mine);
+  ASSERT_TRUE(respec.has_value()) << respec.error().describe();
+  const auto r = decode_all(*respec);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0]->payload_type(), P::PodSubmitted);
+
+  // Bound here since the last version: spec and binding.
+  json unbound = pod;
+  unbound["spec"].erase("nodeName");
+  auto bound_now = translate_modified(object_kind::pod, unbound, pod, t0, mine);
+  ASSERT_TRUE(bound_now.has_value()) << bound_now.error().describe();
+  ASSERT_EQ(bound_now->size(), 2u);
+
+  // Its end: Succeeded, or deleted.
+  json done = pod;
+  done["status"]["phase"] = "Succeeded";
+  auto finished = translate_modified(object_kind::pod, pod, done, t0, mine);
+  ASSERT_TRUE(finished.has_value()) << finished.error().describe();
+  const auto f = decode_all(*finished);
+  ASSERT_EQ(f.size(), 1u);
+  ASSERT_EQ(f[0]->payload_type(), P::PodFinished);
+  EXPECT_EQ(f[0]->payload_as_PodFinished()->phase(), wire::PodPhase::Succeeded);
+  auto deleted = translate_deleted(object_kind::pod, pod, t0, mine);
+  ASSERT_TRUE(deleted.has_value()) << deleted.error().describe();
+  const auto d = decode_all(*deleted);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0]->payload_as_PodFinished()->phase(), wire::PodPhase::Deleted);
+  EXPECT_EQ(str(d[0]->payload_as_PodFinished()->node()), "cpu-node-7");
+  auto deleted_elsewhere = translate_deleted(object_kind::pod, pod, t0, other);
+  ASSERT_TRUE(deleted_elsewhere.has_value());
+  EXPECT_TRUE(deleted_elsewhere->empty());
+}
+
+// A koordlet reads its NodeSLO back as the slo-controller's NodeSLOUpdated, keyed to the node;
+// colony run (no koordlet_node) still refuses it as not translated.
+TEST(KubeTranslate, AKoordletReadsItsNodeSloAsNodeSloUpdated) {
+  translate_options mine;
+  mine.koordlet_node = "gpu-node-1";
+  const json slo = load("nodeslo-gpu-node-1.json");
+  auto added = translate_added(object_kind::node_slo, slo, t0, mine);
+  ASSERT_TRUE(added.has_value()) << added.error().describe();
+  const auto e = decode_all(*added);
+  ASSERT_EQ(e.size(), 1u);
+  expect_header(e[0], wire::EntityKind::Node, "gpu-node-1");
+  ASSERT_EQ(e[0]->payload_type(), P::NodeSLOUpdated);
+  EXPECT_EQ(json::parse(str(e[0]->payload_as_NodeSLOUpdated()->spec_json())), slo["spec"]);
+  // Only a spec change is news; a deletion leaves the strategies in force.
+  json same = slo;
+  same["metadata"]["resourceVersion"] = "4501";
+  auto unchanged = translate_modified(object_kind::node_slo, slo, same, t0, mine);
+  ASSERT_TRUE(unchanged.has_value());
+  EXPECT_TRUE(unchanged->empty());
+  json changed = slo;
+  changed["spec"]["resourceUsedThresholdWithBE"]["memoryEvictThresholdPercent"] = 60;
+  auto modified = translate_modified(object_kind::node_slo, slo, changed, t0, mine);
+  ASSERT_TRUE(modified.has_value());
+  EXPECT_EQ(modified->size(), 1u);
+  auto deleted = translate_deleted(object_kind::node_slo, slo, t0, mine);
+  ASSERT_TRUE(deleted.has_value());
+  EXPECT_TRUE(deleted->empty());
+  auto run = translate_added(object_kind::node_slo, slo, t0);
+  ASSERT_FALSE(run.has_value());
+  EXPECT_EQ(run.error().code, errc::failed_precondition);
+}
+
 }  // namespace
 }  // namespace colony::kube::testing
