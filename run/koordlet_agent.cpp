@@ -82,7 +82,8 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
     r.cpu_milli = n.p->cpu.value;
     r.memory_bytes = n.p->memory.value;
     const auto usage = b.resources(r);
-    pods.push_back(wire::CreatePodSample(fbb, key, uid, usage, n.qos, wire_kube_qos(n.p->qos)));
+    pods.push_back(wire::CreatePodSample(fbb, key, uid, usage, n.qos, wire_kube_qos(n.p->qos),
+                                         n.p->cpu_limit_milli.value_or(0)));
   }
   const auto pv = fbb.CreateVector(pods);
   const auto name = fbb.CreateString(node);

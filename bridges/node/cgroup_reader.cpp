@@ -21,7 +21,68 @@ result<std::int64_t> usec_to_ns(std::int64_t us, std::string_view field, const s
   return us * 1000;
 }
 
+// A signed decimal (cpu.cfs_quota_us holds -1 for "no quota"), surrounding whitespace allowed.
+result<std::int64_t> parse_signed(std::string_view text, std::string_view field,
+                                  const std::string& path) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.remove_suffix(1);
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size())
+    return fail(errc::invalid_input, "field " + std::string(field) + ": not a number", path);
+  return v;
+}
+
 }  // namespace
+
+result<std::optional<std::int64_t>> read_cpu_limit_milli(const cgroup_mounts& m,
+                                                         std::string_view dir) {
+  const std::string base = internal::join(m.cpu, dir);
+  std::int64_t quota = -1, period = 0;
+  if (v2(m)) {
+    const std::string path = internal::join(base, "cpu.max");
+    auto c = internal::read_file(path);
+    if (!c) {
+      if (c.error().code == errc::not_found) return std::optional<std::int64_t>{};
+      return tl::unexpected(c.error());
+    }
+    const std::string_view t = *c;
+    const auto sp = t.find(' ');
+    if (sp == std::string_view::npos)
+      return fail(errc::invalid_input, "cpu.max: expected \"QUOTA PERIOD\"", path);
+    if (t.substr(0, sp) == "max") return std::optional<std::int64_t>{};
+    auto q = parse_signed(t.substr(0, sp), "cpu.max quota", path);
+    if (!q) return tl::unexpected(q.error());
+    auto p = parse_signed(t.substr(sp + 1), "cpu.max period", path);
+    if (!p) return tl::unexpected(p.error());
+    quota = *q;
+    period = *p;
+  } else {
+    const std::string qpath = internal::join(base, "cpu.cfs_quota_us");
+    auto qt = internal::read_file(qpath);
+    if (!qt) {
+      if (qt.error().code == errc::not_found) return std::optional<std::int64_t>{};
+      return tl::unexpected(qt.error());
+    }
+    auto q = parse_signed(*qt, "cpu.cfs_quota_us", qpath);
+    if (!q) return tl::unexpected(q.error());
+    if (*q < 0) return std::optional<std::int64_t>{};
+    const std::string ppath = internal::join(base, "cpu.cfs_period_us");
+    auto pt = internal::read_file(ppath);
+    if (!pt) return tl::unexpected(pt.error());
+    auto p = internal::parse_count(*pt, "cpu.cfs_period_us", ppath);
+    if (!p) return tl::unexpected(p.error());
+    quota = *q;
+    period = *p;
+  }
+  if (quota < 0) return std::optional<std::int64_t>{};
+  if (period <= 0 || quota > INT64_MAX / 1000)
+    return fail(errc::invalid_input,
+                "cfs quota " + std::to_string(quota) + " over period " + std::to_string(period) +
+                    " is out of range",
+                internal::join(base, v2(m) ? "cpu.max" : "cpu.cfs_quota_us"));
+  return std::optional<std::int64_t>{quota * 1000 / period};
+}
 
 result<std::int64_t> read_cpu_usage_ns(const cgroup_mounts& m, std::string_view dir) {
   if (v2(m)) {

@@ -9,6 +9,7 @@
 //               v2 <dir>/memory.current + memory.stat
 //   PSI         v1 cpuacct/<dir>/{cpu,memory,io}.pressure (kernels with cgroup1 PSI)
 //               v2 <dir>/{cpu,memory,io}.pressure
+//   CPU limit   v1 cpu/<dir>/cpu.cfs_quota_us, cpu.cfs_period_us   v2 <dir>/cpu.max
 // `dir` is relative to the controller directories of cgroup_mounts. Errors name the file (where)
 // and the field (message): not_found when the file is missing (the cgroup went away),
 // invalid_input when it is malformed. Thread-safety: free functions.
@@ -34,6 +35,13 @@ struct cpu_throttling {
 };
 [[nodiscard]] result<cpu_throttling> read_cpu_throttling(const cgroup_mounts& m,
                                                          std::string_view dir);
+
+// The CPU limit kubelet wrote as the cgroup's cfs quota, in milli-cores (quota x 1000 / period,
+// the inverse of kubelet's MilliCPUToQuota). nullopt when the cgroup has no quota (-1, "max") or
+// the files are absent (a tree without the cpu controller's quota files); invalid_input when
+// they are malformed.
+[[nodiscard]] result<std::optional<std::int64_t>> read_cpu_limit_milli(const cgroup_mounts& m,
+                                                                       std::string_view dir);
 
 struct cgroup_memory {
   std::int64_t usage_bytes = 0;          // memory.usage_in_bytes / memory.current

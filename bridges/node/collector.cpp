@@ -70,7 +70,12 @@ result<node_snapshot> node_source::snapshot(event_time now) const {
       snap.skipped.push_back(ps.error());
       continue;
     }
-    pod_snapshot pod{std::move(p.uid), p.qos, std::move(*ps), {}};
+    auto limit = read_cpu_limit_milli(mounts_, p.dir);
+    if (!limit) {
+      snap.skipped.push_back(limit.error());
+      continue;
+    }
+    pod_snapshot pod{std::move(p.uid), p.qos, std::move(*ps), *limit, {}};
     pod.containers.reserve(p.containers.size());
     for (auto& c : p.containers) {
       auto cs = read_sample(mounts_, c.dir, config_.read_pressure);
@@ -142,6 +147,7 @@ result<node_usage> usage_between(const node_snapshot& before, const node_snapsho
     pu.cpu = milli_cpu{to_milli(*cores)};
     pu.memory = bytes{p.sample.memory.anon_bytes};
     pu.working_set = bytes{p.sample.memory.working_set_bytes()};
+    pu.cpu_limit_milli = p.cpu_limit_milli;
     if (p.sample.throttling && prev->sample.throttling &&
         p.sample.throttling->nr_throttled >= prev->sample.throttling->nr_throttled &&
         p.sample.throttling->throttled_ns >= prev->sample.throttling->throttled_ns) {

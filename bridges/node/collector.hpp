@@ -61,6 +61,10 @@ struct pod_snapshot {
   std::string uid;
   kube_qos_class qos = kube_qos_class::unset;
   cgroup_sample sample;
+  // The pod cgroup's cfs quota as a CPU limit (read_cpu_limit_milli); nullopt: none. On a node
+  // without an API server this is all the koordlet knows of the pod's limit: kubelet writes the
+  // pod's CPU limit there (MilliCPUToQuota), where Koordinator's koordlet reads the pod's spec.
+  std::optional<std::int64_t> cpu_limit_milli;
   std::vector<container_snapshot> containers;  // sorted by id
 };
 
@@ -110,6 +114,7 @@ struct pod_usage {
   bytes working_set{0};
   std::int64_t nr_throttled = 0;  // periods throttled in the interval (0 without throttling)
   std::int64_t throttled_ns = 0;  // time throttled in the interval
+  std::optional<std::int64_t> cpu_limit_milli;  // the later snapshot's (pod_snapshot)
   std::vector<container_usage> containers;
 };
 

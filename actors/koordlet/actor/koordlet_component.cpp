@@ -497,6 +497,13 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
         ++inputs_gen_;
         q = pods_.find(key);
       }
+      if (sampled_only_.count(key) != 0 && q->limits.cpu_milli != pm->cpu_limit_milli()) {
+        // The pod cgroup's cfs quota is the only limit a lone node knows (kubelet wrote it from
+        // the pod's spec); cpuburst's calcStaticCPUBurstVal needs it.
+        q->limits.cpu_milli = pm->cpu_limit_milli();
+        q->containers.front().limits.cpu_milli = pm->cpu_limit_milli();
+        ++inputs_gen_;
+      }
       q->cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
       q->memory_used_bytes = static_cast<double>(u.memory_bytes);
       const kl::usage_sample s{now, *q->cpu_used_cores, *q->memory_used_bytes};
@@ -839,7 +846,11 @@ void koordlet_component::burst_round(const wire::Envelope& env, std::span<const 
     if (it != burst_written_.end() && it->second == v.pod) continue;
     burst_written_.insert_or_assign(key, v.pod);
     std::vector<std::pair<std::string, std::string>> settings;
-    for (std::size_t i = 0; i < v.containers.size() && i < p.containers.size(); ++i)
+    // A pod known from the samples only has no containers by name (its one container stands for
+    // the pod cgroup): only the pod's file is set.
+    const bool named_containers = sampled_only_.count(key) == 0;
+    for (std::size_t i = 0; named_containers && i < v.containers.size() && i < p.containers.size();
+         ++i)
       settings.emplace_back(p.containers[i].name + "/cpu.cfs_burst_us",
                             std::to_string(v.containers[i]));
     settings.emplace_back("cpu.cfs_burst_us", std::to_string(v.pod));

@@ -127,6 +127,45 @@ TEST_P(CgroupReaders, ReadCpuMemoryThrottlingAndPsi) {
   EXPECT_FALSE(absent->has_value());
 }
 
+// The pod's CPU limit from its cfs quota (kubelet's MilliCPUToQuota inverted): v1
+// cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max; no quota or no files: none.
+TEST_P(CgroupReaders, CpuLimitFromTheCfsQuota) {
+  colony::testing::temp_dir tmp;
+  node_tree tree(tmp.path(), GetParam());
+  tree.write_cgroup("kubepods/podq", fake_cgroup{});
+  tree.write_cgroup("kubepods/podn", fake_cgroup{});
+  tree.write_cgroup("kubepods/pode", fake_cgroup{});
+  auto m = detect_mounts(tree.cgroup_root());
+  ASSERT_TRUE(m) << m.error().describe();
+  const bool v1 = GetParam() == v::v1;
+  auto set = [&](const std::string& rel, std::int64_t quota, std::int64_t period) {
+    if (v1) {
+      node_tree::write(tree.file_path(rel, "cpu.cfs_quota_us"), std::to_string(quota) + "\n");
+      node_tree::write(tree.file_path(rel, "cpu.cfs_period_us"), std::to_string(period) + "\n");
+    } else {
+      node_tree::write(tree.file_path(rel, "cpu.max"),
+                       (quota < 0 ? std::string("max") : std::to_string(quota)) + " " +
+                           std::to_string(period) + "\n");
+    }
+  };
+  set("kubepods/podq", 150000, 100000);
+  set("kubepods/podn", -1, 100000);
+  auto q = read_cpu_limit_milli(*m, "kubepods/podq");
+  ASSERT_TRUE(q) << q.error().describe();
+  EXPECT_EQ(*q, std::optional<std::int64_t>{1500});
+  auto n = read_cpu_limit_milli(*m, "kubepods/podn");
+  ASSERT_TRUE(n) << n.error().describe();
+  EXPECT_FALSE(n->has_value());
+  auto e = read_cpu_limit_milli(*m, "kubepods/pode");  // no quota files
+  ASSERT_TRUE(e) << e.error().describe();
+  EXPECT_FALSE(e->has_value());
+  node_tree::write(tree.file_path("kubepods/pode", v1 ? "cpu.cfs_quota_us" : "cpu.max"), "x\n");
+  auto bad = read_cpu_limit_milli(*m, "kubepods/pode");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, errc::invalid_input);
+  EXPECT_NE(bad.error().where.find(v1 ? "cpu.cfs_quota_us" : "cpu.max"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Versions, CgroupReaders, ::testing::Values(v::v1, v::v2),
                          [](const ::testing::TestParamInfo<v>& i) {
                            return i.param == v::v1 ? "V1" : "V2";
