@@ -2,6 +2,7 @@
 #include "actors/scheduler/fgd.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <yaml-cpp/yaml.h>
@@ -145,8 +146,37 @@ double fgd_class_fragmentation(const fgd_node& n, const fgd_task_class& m) {
 }
 
 double fgd_node_fragmentation(const fgd_node& n, const std::vector<fgd_task_class>& classes) {
+  // NodeGpuShareFragAmount adds each class's share into the bucket of its case (q1_lack_both,
+  // q2_lack_gpu, q3_satisfied, q4_lack_cpu, xl_satisfied, xr_lack_cpu, no_access, in that
+  // order); FragAmountSumExceptQ3 then adds the buckets but q3. Summed the same way, F is theirs
+  // to the last bit, so a score on the edge of an integer truncates as theirs does.
+  enum { q1, q2, q3, q4, xl, xr, na, buckets };
+  std::array<double, buckets> b{};
+  const std::int64_t total = free_total(n);
+  for (const auto& m : classes) {
+    const bool cpu_ok = n.cpu_free_milli >= m.cpu_milli;
+    int at = 0;
+    if (m.gpu_milli == 0)
+      at = cpu_ok ? xl : xr;
+    else if (!accessible(n, m))
+      at = na;
+    else if (gpus_fit(n, m))
+      at = cpu_ok ? q3 : q4;
+    else
+      at = cpu_ok ? q2 : q1;
+    if (at == q3) {
+      std::int64_t frag = 0;
+      for (const auto f : n.gpu_free_milli)
+        if (f < m.gpu_milli) frag += f;
+      b[q2] += m.popularity * static_cast<double>(frag);
+      b[q3] += m.popularity * static_cast<double>(total - frag);
+    } else {
+      b[at] += m.popularity * static_cast<double>(total);
+    }
+  }
   double f = 0;
-  for (const auto& m : classes) f += m.popularity * fgd_class_fragmentation(n, m);
+  for (int i = 0; i < buckets; ++i)
+    if (i != q3) f += b[static_cast<std::size_t>(i)];
   return f;
 }
 

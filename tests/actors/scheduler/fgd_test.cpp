@@ -44,6 +44,37 @@ TEST(FGD, UnfitAndInaccessibleClassesMakeEveryFreeShareFragmented) {
   EXPECT_DOUBLE_EQ(fgd_class_fragmentation({8000, {0, 0}, "T4"}, {1000, 500, 1, {}, 1}), 0);
 }
 
+TEST(FGD, EveryFragmentCaseByHand) {
+  // One class per case of pkg/utils/frag.go GetNodePodFrag on sample_node() (8 cores; GPUs
+  // 1000, 500, 0, 200 free: 1700 in all), each with popularity 1/8 (exact in binary):
+  struct row {
+    const char* kind;
+    fgd_task_class m;
+    double frag;  // by hand
+  };
+  const std::vector<row> rows = {
+      {"q1_lack_both: 2 whole GPUs, 9 cores", {9000, 1000, 2, {}, 0.125}, 1700},
+      {"q2_lack_gpu: 2 whole GPUs", {1000, 1000, 2, {}, 0.125}, 1700},
+      {"q3_satisfied: half a GPU (0 + 200 below 500)", {2000, 500, 1, {}, 0.125}, 200},
+      {"q3_satisfied: a whole GPU (500 + 0 + 200 below it)", {4000, 1000, 1, {}, 0.125}, 700},
+      {"q4_lack_cpu: half a GPU, 9 cores", {9000, 500, 1, {}, 0.125}, 1700},
+      {"xl_satisfied: 1 core, no GPU", {1000, 0, 0, {}, 0.125}, 1700},
+      {"xr_lack_cpu: 9 cores, no GPU", {9000, 0, 0, {}, 0.125}, 1700},
+      {"no_access: V100 only", {1000, 500, 1, {"V100"}, 0.125}, 1700},
+  };
+  const auto n = sample_node();
+  std::vector<fgd_task_class> all;
+  double want = 0;
+  for (const auto& r : rows) {
+    EXPECT_DOUBLE_EQ(fgd_class_fragmentation(n, r.m), r.frag) << r.kind;
+    all.push_back(r.m);
+    want += r.m.popularity * r.frag;
+  }
+  // (6 x 1700 + 200 + 700) / 8 = 1387.5.
+  EXPECT_DOUBLE_EQ(want, 1387.5);
+  EXPECT_DOUBLE_EQ(fgd_node_fragmentation(n, all), 1387.5);
+}
+
 TEST(FGD, SharingTaskTakesTheGpuThatFragmentsLeast) {
   const auto n = sample_node();
   const auto c = sample_classes();
