@@ -605,15 +605,23 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
     std::uint64_t key;
     std::size_t j;
   };
+  // Under tie_break::node_name the key is the name's first 8 bytes, big-endian and zero-padded:
+  // a smaller key is a smaller name, and equal keys fall back to the whole names.
   const bool by_name = opts_.ties == tie_break::node_name;
+  auto name_key = [](std::string_view s) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < 8; ++i)
+      v = (v << 8) | (i < s.size() ? static_cast<unsigned char>(s[i]) : 0u);
+    return v;
+  };
   auto better = [&](const ranked& a, const ranked& b) {
     if (a.total != b.total) return a.total > b.total;
+    if (a.key != b.key) return a.key < b.key;
     if (by_name) {
       const std::string_view na = nodes[feasible_[a.j]].name, nb = nodes[feasible_[b.j]].name;
       if (na != nb) return na < nb;
       return feasible_[a.j] < feasible_[b.j];
     }
-    if (a.key != b.key) return a.key < b.key;
     return a.j < b.j;
   };
   const std::size_t keep = opts_.top_n + 1;
@@ -621,8 +629,8 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   best.reserve(keep + 1);
   for (std::size_t j = 0; j < f; ++j) {
     if (best.size() == keep && total_[j] < best.back().total) continue;  // no hash needed
-    ranked r{total_[j], by_name ? 0 : tie_break_key(opts_.seed, pod.key, nodes[feasible_[j]].name),
-             j};
+    const std::string_view name = nodes[feasible_[j]].name;
+    ranked r{total_[j], by_name ? name_key(name) : tie_break_key(opts_.seed, pod.key, name), j};
     if (best.size() == keep && !better(r, best.back())) continue;
     best.insert(std::upper_bound(best.begin(), best.end(), r, better), r);
     if (best.size() > keep) best.pop_back();
@@ -647,7 +655,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   for (std::size_t a = 1; a < best.size(); ++a) {
     const auto& r = best[a];
     d.alternatives.push_back(
-        {nodes[feasible_[r.j]].name, feasible_[r.j], r.total, r.key, scores_of(r.j)});
+        {nodes[feasible_[r.j]].name, feasible_[r.j], r.total, by_name ? 0 : r.key, scores_of(r.j)});
   }
 
   // --- Reserve -------------------------------------------------------------------------------
