@@ -2,8 +2,10 @@
 #include "sim/fgd_experiment.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -50,25 +52,34 @@ struct node_view {
 double view_fragmentation(const node_view& n, const std::vector<fgd_task_class>& classes) {
   std::int64_t idle = 0;
   for (const auto f : n.gpu_free) idle += f;
-  double total = 0;
+  // Their ClusterGpuFragReport sums NodeGpuShareFragAmount's buckets (pkg/utils/frag.go): the
+  // fragmented share of a class that fits (q3) goes to q2_lack_gpu, every other class's idle
+  // share to its own case; the frag is the buckets but q3, added in their order.
+  std::array<double, 6> bucket{};  // q1, q2, q4, xl, xr, no_access
   for (const auto& m : classes) {
-    bool fits = m.gpu_milli > 0 && n.cpu_free >= m.cpu_milli &&
-                (m.gpu_models.empty() || std::find(m.gpu_models.begin(), m.gpu_models.end(),
-                                                   n.model) != m.gpu_models.end());
-    if (fits) {
-      std::int64_t need = m.gpu_count;
-      for (const auto f : n.gpu_free)
-        if (f >= m.gpu_milli) --need;
-      fits = need <= 0;
-    }
-    std::int64_t frag = idle;
-    if (fits) {
-      frag = 0;
+    const bool cpu_ok = n.cpu_free >= m.cpu_milli;
+    const bool access = m.gpu_models.empty() || std::find(m.gpu_models.begin(), m.gpu_models.end(),
+                                                          n.model) != m.gpu_models.end();
+    std::int64_t need = m.gpu_count;
+    for (const auto f : n.gpu_free)
+      if (f >= m.gpu_milli) --need;
+    const bool gpu_ok = need <= 0;
+    const double share = m.popularity * static_cast<double>(idle);
+    if (m.gpu_milli == 0) {
+      bucket[cpu_ok ? 3 : 4] += share;
+    } else if (!access) {
+      bucket[5] += share;
+    } else if (gpu_ok && cpu_ok) {
+      std::int64_t frag = 0;
       for (const auto f : n.gpu_free)
         if (f < m.gpu_milli) frag += f;
+      bucket[1] += m.popularity * static_cast<double>(frag);
+    } else {
+      bucket[gpu_ok ? 2 : cpu_ok ? 1 : 0] += share;
     }
-    total += m.popularity * static_cast<double>(frag);
   }
+  double total = 0;
+  for (const auto b : bucket) total += b;
   return total;
 }
 
@@ -144,9 +155,11 @@ std::vector<fgd_task_class> fgd_typical_pods(const std::vector<trace::openb_pod>
   for (const auto& p : pods)
     ++count[{p.cpu_milli, p.num_gpu == 0 ? 0 : p.gpu_milli, p.num_gpu, joined(p.gpu_spec)}];
   std::vector<std::pair<key, std::int64_t>> v(count.begin(), count.end());
-  // Most frequent first; ties keep the key order of the map (smaller cpu, share, count, models).
-  std::stable_sort(v.begin(), v.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  // sort.Sort(sort.Reverse(TargetPodList)): most frequent first, ties by the larger key.
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    if (a.second != b.second) return a.second > b.second;
+    return a.first > b.first;
+  });
   const double total = static_cast<double>(pods.size());
   const double expected = 95.0 * total / 100.0;
   double cum = 0;
@@ -166,14 +179,15 @@ std::vector<fgd_task_class> fgd_typical_pods(const std::vector<trace::openb_pod>
       if (bar == std::string::npos) break;
       models.erase(0, bar + 1);
     }
-    m.popularity = static_cast<double>(n) / cum;
+    m.popularity = (static_cast<double>(n) / total) / (cum / total);
     out.push_back(std::move(m));
   }
   return out;
 }
 
 fgd_workload draw_fgd_workload(const std::vector<trace::openb_pod>& pods,
-                               std::int64_t cluster_gpu_milli, double inflate, std::int64_t seed) {
+                               std::int64_t cluster_gpu_milli, double inflate, std::int64_t seed,
+                               std::size_t node_count) {
   go_rand rng(seed);
   (void)rng.int_();  // core.go: log.Debugf("... Random Int: %d", ..., rand.Int())
   std::vector<std::uint32_t> by_name(pods.size());
@@ -190,38 +204,61 @@ fgd_workload draw_fgd_workload(const std::vector<trace::openb_pod>& pods,
     w.requested_gpu_milli += total_gpu_milli(pods[r]);
   }
   const double target = inflate * static_cast<double>(cluster_gpu_milli);
-  if (inflate <= 0 || static_cast<double>(w.requested_gpu_milli) == target) return w;
-  if (static_cast<double>(w.requested_gpu_milli) > target) {
+  if (inflate <= 0 || static_cast<double>(w.requested_gpu_milli) == target) {
+    // no tuning
+  } else if (static_cast<double>(w.requested_gpu_milli) > target) {
     while (static_cast<double>(w.requested_gpu_milli) > target && !w.rows.empty()) {
       const auto idx = static_cast<std::size_t>(rng.intn(static_cast<std::int64_t>(w.rows.size())));
       w.requested_gpu_milli -= total_gpu_milli(pods[w.rows[idx]]);
       w.rows.erase(w.rows.begin() + static_cast<std::ptrdiff_t>(idx));
       w.names.erase(w.names.begin() + static_cast<std::ptrdiff_t>(idx));
     }
-    return w;
+  } else {
+    for (std::int64_t i = 0;; ++i) {
+      const auto idx =
+          by_name[static_cast<std::size_t>(rng.intn(static_cast<std::int64_t>(by_name.size())))];
+      const auto& p = pods[idx];
+      if (static_cast<double>(w.requested_gpu_milli + p.gpu_milli) > target) break;
+      w.requested_gpu_milli += total_gpu_milli(p);
+      w.rows.push_back(idx);
+      w.names.push_back(p.name + "-tuned-" + std::to_string(i));
+    }
   }
-  for (std::int64_t i = 0;; ++i) {
-    const auto idx =
-        by_name[static_cast<std::size_t>(rng.intn(static_cast<std::int64_t>(by_name.size())))];
-    const auto& p = pods[idx];
-    if (static_cast<double>(w.requested_gpu_milli + p.gpu_milli) > target) break;
-    w.requested_gpu_milli += total_gpu_milli(p);
-    w.rows.push_back(idx);
-    w.names.push_back(p.name + "-tuned-" + std::to_string(i));
+  // simulator.go syncClusterResourceList: the nodes, sorted by name, are renamed
+  // "<rand.Perm(n)[i] as %04d>-<name>" by the same generator, after the scheduler's informers
+  // (started by RunCluster's runScheduler) have each drawn one rand.Float64 for their watch
+  // timeout (k8s.io/client-go tools/cache/reflector.go ListAndWatch).
+  if (node_count > 0) {
+    for (int i = 0; i < fgd_informer_draws; ++i) (void)rng.int63();
+    for (const auto v : rng.perm(static_cast<std::int64_t>(node_count)))
+      w.node_prefixes.push_back(v);
   }
   return w;
 }
 
-result<fgd_run> run_fgd_experiment(const std::vector<trace::openb_node>& nodes,
+result<fgd_run> run_fgd_experiment(const std::vector<trace::openb_node>& nodes_in,
                                    const std::vector<trace::openb_pod>& pods,
                                    const sim_config& cfg_in, std::int64_t seed, double inflate) {
   const auto wall0 = std::chrono::steady_clock::now();
   std::int64_t cluster_gpu = 0;
-  for (const auto& n : nodes) cluster_gpu += std::int64_t{n.gpu} * 1000;
+  for (const auto& n : nodes_in) cluster_gpu += std::int64_t{n.gpu} * 1000;
   if (cluster_gpu <= 0)
     return fail(errc::invalid_input, "the node list has no GPUs", "--until-saturated");
   const auto classes = fgd_typical_pods(pods);
-  const fgd_workload w = draw_fgd_workload(pods, cluster_gpu, inflate, seed);
+  const fgd_workload w = draw_fgd_workload(pods, cluster_gpu, inflate, seed, nodes_in.size());
+  // The nodes under the names the authors' simulator gives them (fgd_workload::node_prefixes):
+  // under schedulerTieBreak nodeName their order decides between equally scored nodes.
+  std::vector<trace::openb_node> nodes = nodes_in;
+  {
+    std::vector<std::size_t> by_name(nodes.size());
+    for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
+    std::stable_sort(by_name.begin(), by_name.end(), [&](std::size_t a, std::size_t b) {
+      return nodes_in[a].name < nodes_in[b].name;
+    });
+    for (std::size_t i = 0; i < by_name.size(); ++i)
+      nodes[by_name[i]].name =
+          fmt::format("{:04d}-{}", w.node_prefixes[i], nodes_in[by_name[i]].name);
+  }
 
   sim_config cfg = cfg_in;
   auto yaml = with_task_classes(cfg.scheduler_yaml, classes);
@@ -243,7 +280,8 @@ result<fgd_run> run_fgd_experiment(const std::vector<trace::openb_node>& nodes,
     p.name = w.names[k];
     ts.openb_pods->rows.push_back(std::move(p));
   }
-  trace_source src(ts, cfg);
+  // Their node YAML (data/node_yaml/openb_node_list_gpu_node.yaml) allocates 1001 pods a node.
+  trace_source src(ts, cfg, fgd_pods_per_node);
 
   fgd_run run;
   run.config = cfg.name;
@@ -266,6 +304,7 @@ result<fgd_run> run_fgd_experiment(const std::vector<trace::openb_node>& nodes,
   so.config = cfg.scheduler;
   so.profile = 0;
   so.seed = static_cast<std::uint64_t>(seed);
+  so.ties = cfg.scheduler_tie_break;
   so.await_admission = false;
   so.pod_max_in_unschedulable_pods_duration = duration_ms{0};
   auto sched = scheduler::scheduler_component::create(std::move(so));
@@ -305,6 +344,8 @@ result<fgd_run> run_fgd_experiment(const std::vector<trace::openb_node>& nodes,
   std::int64_t arrived = 0;
   const std::int64_t stay_ms = static_cast<std::int64_t>(w.rows.size() + 2) * 1000;
   run.samples.reserve(w.rows.size());
+  run.placed_on.reserve(w.rows.size());
+  for (const auto& n : nodes) run.node_names.push_back(n.name);
   for (std::uint32_t k = 0; k < w.rows.size(); ++k) {
     const std::int64_t t = std::int64_t{k + 1} * 1000;
     const auto& p = ts.openb_pods->rows[k];
@@ -312,20 +353,73 @@ result<fgd_run> run_fgd_experiment(const std::vector<trace::openb_node>& nodes,
     bound_node.clear();
     host->observe(src.pod_submitted(t, k, stay_ms));
     if (auto r = host->run_instant(t); !r) return tl::unexpected(r.error());
+    std::int32_t placed = -1;
     if (bound_node.empty()) {
       ++run.failed;
       host->observe(src.pod_finished(t, k, ""));
       if (auto r = host->run_instant(t); !r) return tl::unexpected(r.error());
     } else {
       ++run.scheduled;
-      if (const auto it = node_index.find(bound_node); it != node_index.end()) refresh(it->second);
+      if (const auto it = node_index.find(bound_node); it != node_index.end()) {
+        placed = static_cast<std::int32_t>(it->second);
+        refresh(it->second);
+      }
     }
+    run.placed_on.push_back(placed);
     run.samples.push_back({arrived, cluster_gpu - idle, frag_sum, static_cast<double>(idle)});
   }
   run.events = events;
   run.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return run;
+}
+
+namespace {
+// x rounded to two decimals as Python's round(x, 2) and Go's "%.2f" do: from x's exact binary
+// value, ties to even (printf rounds the same way), not from x * 100, whose product may round.
+double round2(double x) {
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.2f", x);
+  return std::strtod(buf.data(), nullptr);
+}
+
+// The sum numpy takes of a float64 array (pandas' Series.mean without bottleneck, as their
+// requirements.txt installs it): numpy/core/src/umath/loops_utils.h.src pairwise_sum, so a mean
+// that lands on a rounding tie rounds as theirs does.
+double numpy_sum(const double* a, std::size_t n) {
+  constexpr std::size_t block = 128;  // PW_BLOCKSIZE
+  if (n < 8) {
+    double s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += a[i];
+    return s;
+  }
+  if (n <= block) {
+    std::array<double, 8> r{};
+    for (std::size_t j = 0; j < 8; ++j) r[j] = a[j];
+    std::size_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (std::size_t j = 0; j < 8; ++j) r[j] += a[i + j];
+    double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) s += a[i];
+    return s;
+  }
+  std::size_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return numpy_sum(a, n2) + numpy_sum(a + n2, n - n2);
+}
+double numpy_mean(const std::vector<double>& v) {
+  return numpy_sum(v.data(), v.size()) / static_cast<double>(v.size());
+}
+}  // namespace
+
+std::uint64_t fgd_placements_digest(const fgd_run& r) {
+  std::string s;
+  for (const auto i : r.placed_on) {
+    s +=
+        i < 0 ? std::string_view("-") : std::string_view(r.node_names[static_cast<std::size_t>(i)]);
+    s += '\n';
+  }
+  return scheduler::fnv1a64(s);
 }
 
 fgd_levels fgd_discrete_levels(const fgd_run& r, double inflate) {
@@ -340,32 +434,30 @@ fgd_levels fgd_discrete_levels(const fgd_run& r, double inflate) {
   pts.reserve(r.samples.size());
   for (const auto& s : r.samples) {
     const double level = std::nearbyint(static_cast<double>(s.arrived_gpu_milli) / gpus / 10);
-    const double alloc =
-        std::nearbyint(static_cast<double>(s.used_gpu_milli) / gpus / 10 * 100) / 100;
+    const double alloc = round2(static_cast<double>(s.used_gpu_milli) / gpus / 10);
     // Their log prints both with two decimals (analysis.go "%.2f").
-    const double fm = std::nearbyint(s.frag_gpu_milli * 100) / 100;
-    const double fr = s.idle_gpu_milli > 0
-                          ? std::nearbyint(100 * s.frag_gpu_milli / s.idle_gpu_milli * 100) / 100
-                          : 0;
+    const double fm = round2(s.frag_gpu_milli);
+    const double fr = s.idle_gpu_milli > 0 ? round2(100 * s.frag_gpu_milli / s.idle_gpu_milli) : 0;
     pts.push_back({level, alloc, fm, fr});
   }
+  std::vector<double> a, f, q;
   for (int L = 0; L <= top; ++L) {
-    double a = 0, f = 0, q = 0;
-    std::size_t n = 0;
+    a.clear(), f.clear(), q.clear();
+    auto take = [&](const pt& p) {
+      a.push_back(p.alloc), f.push_back(p.frag_milli), q.push_back(p.frag_ratio);
+    };
     for (const auto& p : pts)
-      if (p.level == L) a += p.alloc, f += p.frag_milli, q += p.frag_ratio, ++n;
-    if (n == 0)
+      if (p.level == L) take(p);
+    if (a.empty())
       for (const auto& p : pts)
-        if (p.level >= L - 1 && p.level <= L + 1)
-          a += p.alloc, f += p.frag_milli, q += p.frag_ratio, ++n;
-    if (n == 0) {
+        if (p.level >= L - 1 && p.level <= L + 1) take(p);
+    if (a.empty()) {
       out.alloc.push_back(nan), out.frag.push_back(nan), out.frag_ratio.push_back(nan);
       continue;
     }
-    const double dn = static_cast<double>(n);
-    out.alloc.push_back(std::nearbyint(a / dn * 100) / 100);
-    out.frag.push_back(std::nearbyint(100 * (f / dn) / 1000 / gpus * 100) / 100);
-    out.frag_ratio.push_back(q / dn);
+    out.alloc.push_back(round2(numpy_mean(a)));
+    out.frag.push_back(round2(100 * numpy_mean(f) / 1000 / gpus));
+    out.frag_ratio.push_back(numpy_mean(q));
   }
   return out;
 }
@@ -387,6 +479,9 @@ result<void> run_fgd_command(const std::vector<trace::openb_node>& nodes,
   // levels.csv: one row per config, seed and level; mean.csv: the mean over seeds.
   std::ofstream lv(fs::path(out) / "levels.csv");
   lv << "config,seed,arrived_pct,gpu_alloc_pct,frag_pct,frag_ratio_pct\n";
+  // decisions.csv: per config and seed, the counts and fgd_placements_digest.
+  std::ofstream dv(fs::path(out) / "decisions.csv");
+  dv << "config,seed,pods,scheduled,failed,placements_fnv1a64\n";
   std::string txt = fmt::format(
       "colony sim --until-saturated: {} pods in the list, {} nodes, inflate {}, seeds {}..{}\n\n",
       pods.size(), nodes.size(), opt.inflate, opt.seed, opt.seed + opt.seeds - 1);
@@ -400,6 +495,8 @@ result<void> run_fgd_command(const std::vector<trace::openb_node>& nodes,
       if (!r) return tl::unexpected(r.error());
       failed += r->failed, scheduled += r->scheduled, submitted += r->pods;
       wall += r->wall_seconds;
+      dv << fmt::format("{},{},{},{},{},{:016x}\n", configs[c].name, s, r->pods, r->scheduled,
+                        r->failed, fgd_placements_digest(*r));
       all[c].push_back(fgd_discrete_levels(*r, opt.inflate));
       const auto& l = all[c].back();
       for (int L = 0; L <= top; ++L)

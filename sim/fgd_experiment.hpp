@@ -34,22 +34,40 @@ namespace colony::sim {
 
 // The workload's task classes as the authors' simulator computes them (pkg/utils/frag.go
 // GetTypicalPods with typicalPodsConfig isInvolvedCpuPods true, podPopularityThreshold 95): pods
-// grouped by (cpu, per-GPU share, GPU count, GPU models), the most frequent first (ties: smaller
-// cpu, share, count, then models, a Colony rule: Go's map order decides theirs), taken until
-// they cover 95 % of the pods, popularities renormalised to sum to 1.
+// grouped by (cpu, per-GPU share, GPU count, GPU models), the most frequent first; equally
+// frequent ones in decreasing (cpu, share, count, models) order, as their sort.Reverse of
+// TargetPodList.Less orders them (pkg/type/resource.go: a total order, so Go's map order never
+// shows); taken until they cover 95 % of the pods, popularities renormalised to sum to 1 with
+// their arithmetic ((n / total) / (covered / total)).
 [[nodiscard]] std::vector<scheduler::fgd_task_class> fgd_typical_pods(
     const std::vector<trace::openb_pod>& pods);
+
+// Draws of Go's global generator between the workload's tune draws and the node renaming in the
+// FGD authors' simulator: one rand.Float64 (one Int63) per informer of the scheduler's informer
+// factory as it starts its watch (k8s.io/client-go tools/cache/reflector.go). Measured, not
+// read: with 10, the node prefixes their simulator logs for seed 42 ("is scheduled to
+// node(0000-openb-node-0260)") are those of rand.Perm, all 233 seen (docs/results.md E).
+inline constexpr int fgd_informer_draws = 10;
 
 // The pods to submit, in order: indices into `pods` and the name each goes by.
 struct fgd_workload {
   std::vector<std::uint32_t> rows;
   std::vector<std::string> names;
   std::int64_t requested_gpu_milli = 0;  // their total GPU request
+  // The FGD authors' simulator renames node i of the name-sorted node list
+  // fmt.Sprintf("%04d-", node_prefixes[i]) + name (pkg/simulator/simulator.go
+  // syncClusterResourceList: rand.Perm after the tune draws); their kube-scheduler breaks score
+  // ties by the smallest name, so this permutation is their tie order. Empty when node_count is 0.
+  std::vector<std::int64_t> node_prefixes;
 };
 // REQUIRES: pods non-empty. cluster_gpu_milli: the node list's GPUs x 1000.
 [[nodiscard]] fgd_workload draw_fgd_workload(const std::vector<trace::openb_pod>& pods,
                                              std::int64_t cluster_gpu_milli, double inflate,
-                                             std::int64_t seed);
+                                             std::int64_t seed, std::size_t node_count = 0);
+
+// Pods a node may hold in the experiment: the FGD authors' node list allocates 1001
+// (data/node_yaml/openb_node_list_gpu_node.yaml status.allocatable.pods), not kubelet's 110.
+inline constexpr std::int64_t fgd_pods_per_node = 1001;
 
 struct fgd_experiment_options {
   double inflate = 1.3;    // the tune ratio: total GPU request / cluster GPUs
@@ -71,9 +89,18 @@ struct fgd_run {
   std::size_t pods = 0, scheduled = 0, failed = 0;
   std::int64_t total_gpu_milli = 0;
   std::vector<fgd_sample> samples;
+  // The names the nodes went by (fgd_workload::node_prefixes applied), in node-list order, and
+  // per submitted pod the index of its node there (-1: not placed): the decisions, to set
+  // beside the authors' log ("pod(...) is scheduled to node(...)").
+  std::vector<std::string> node_names;
+  std::vector<std::int32_t> placed_on;
   std::uint64_t events = 0;
   double wall_seconds = 0;
 };
+
+// FNV-1a (64 bits) of the run's decisions: per submitted pod, in order, the name of its node
+// and a newline ("-" when it was not placed). Equal digests, equal decisions.
+[[nodiscard]] std::uint64_t fgd_placements_digest(const fgd_run& r);
 
 // Runs one config and one seed.
 [[nodiscard]] result<fgd_run> run_fgd_experiment(const std::vector<trace::openb_node>& nodes,

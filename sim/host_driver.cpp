@@ -193,6 +193,7 @@ result<void> component_sim::setup() {
   so.config = cfg_.scheduler;
   so.profile = 0;
   so.seed = opt_.seed;
+  so.ties = cfg_.scheduler_tie_break;
   so.elastic_quota = !cfg_.quotas.empty();
   so.await_admission = true;
   // No leftover flush (kube's 5-min flushUnschedulablePodsLeftover): with the queueing hints, a

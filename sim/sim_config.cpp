@@ -163,6 +163,7 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "koordletFeatureGates",
                                               "colocationProfiles",
                                               "elasticQuotas",
+                                              "schedulerTieBreak",
                                               "schedulerConfig",
                                               "deschedulerConfig"};
   try {
@@ -320,6 +321,11 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
         return fail(d.error().code, "deschedulerConfig: " + d.error().message,
                     at(source, n) + ": deschedulerConfig." + d.error().where);
       c.descheduler = std::move(*d);
+    }
+    if (auto n = root["schedulerTieBreak"]) {
+      auto t = scheduler::parse_tie_break(n.as<std::string>());
+      if (!t) return bad(source, n, "schedulerTieBreak", t.error().message);
+      c.scheduler_tie_break = *t;
     }
     std::string sched_text = std::string(scheduler::koord_scheduler_shipped_config());
     std::string sched_where = std::string(source) + ": schedulerConfig (builtin:koord-scheduler)";

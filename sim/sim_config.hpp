@@ -81,6 +81,10 @@ struct sim_config {
   // quota.scheduling.koordinator.sh/name (set by a ClusterColocationProfile) or by namespace.
   std::string quotas_yaml;
   std::vector<quota::quota_spec> quotas;
+  // schedulerTieBreak: the scheduler's rule among equally scored nodes (framework.hpp
+  // tie_break): seeded, or nodeName (the smallest node name, as the FGD authors' simulator).
+  // Default: seeded (Colony's stand-in for kube-scheduler's random choice).
+  scheduler::tie_break scheduler_tie_break = scheduler::tie_break::seeded;
   // KubeSchedulerConfiguration YAML and its parsed form. Default: Koordinator's shipped one.
   std::string scheduler_yaml;
   scheduler::scheduler_config scheduler;

@@ -65,7 +65,7 @@ std::vector<messages::byte_buffer> trace_source::configuration(std::int64_t t) {
 messages::byte_buffer trace_source::node_registered(std::int64_t t, std::uint32_t n) {
   const auto& r = trace_.openb_nodes->rows[n];
   resource_list cap = r.capacity();
-  cap.pods = trace_pods_per_node;
+  cap.pods = pods_per_node_;
   auto& fbb = b_.fbb();
   auto name = fbb.CreateString(r.name);
   auto rc = b_.resources(cap);

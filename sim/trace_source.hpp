@@ -30,12 +30,15 @@ inline constexpr std::string_view trace_qos_label = "colony.sim/trace-qos";
 
 class trace_source {
  public:
-  trace_source(const trace::trace_set& t, const sim_config& cfg) : trace_(t), cfg_(cfg) {}
+  // pods_per_node: every node's pod capacity. Default: trace_pods_per_node.
+  trace_source(const trace::trace_set& t, const sim_config& cfg,
+               std::int64_t pods_per_node = trace_pods_per_node)
+      : trace_(t), cfg_(cfg), pods_per_node_(pods_per_node) {}
 
   // The configuration in force at time t: the slo-controller-config ConfigMap, the
   // ClusterColocationProfiles, the KubeSchedulerConfiguration, the ElasticQuotas (by name).
   [[nodiscard]] std::vector<messages::byte_buffer> configuration(std::int64_t t);
-  // Node n of the node list registers (capacity = allocatable; pods 110; its GPUs; label
+  // Node n of the node list registers (capacity = allocatable; pods pods_per_node; its GPUs; label
   // node.koordinator.sh/gpu-model).
   [[nodiscard]] messages::byte_buffer node_registered(std::int64_t t, std::uint32_t n);
   // Pod row p is created: one container with the row's requests (Guaranteed rows also get
@@ -63,6 +66,7 @@ class trace_source {
  private:
   const trace::trace_set& trace_;
   const sim_config& cfg_;
+  std::int64_t pods_per_node_;
   messages::event_builder b_;
 };
 

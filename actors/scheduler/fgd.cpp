@@ -2,6 +2,7 @@
 #include "actors/scheduler/fgd.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <yaml-cpp/yaml.h>
@@ -43,31 +44,53 @@ std::int64_t fgd_score_of(double before, double after) {
                                    static_cast<double>(max_node_score));
 }
 
-// n with the task placed: CPU taken; a whole-GPU or multi-GPU task takes the fitting GPUs with
-// the least free first (NodeResource.Sub; for whole GPUs only fully free ones fit), a
-// GPU-sharing one the GPU given.
-fgd_node place(const fgd_node& n, const fgd_task_class& t, int gpu = -1) {
-  fgd_node out = n;
-  out.cpu_free_milli -= t.cpu_milli;
-  if (t.gpu_count == 0) return out;
+// n with the task placed, into out (its buffers reused): CPU taken; a whole-GPU or multi-GPU
+// task takes the fitting GPUs with the least free first, the lower index on equal shares
+// (NodeResource.Sub: a stable ascending sort, then the fitting ones in that order; for whole
+// GPUs only fully free ones fit), a GPU-sharing one the GPU given.
+void place_into(const fgd_node& n, const fgd_task_class& t, int gpu, fgd_node& out) {
+  out.cpu_free_milli = n.cpu_free_milli - t.cpu_milli;
+  out.gpu_free_milli.assign(n.gpu_free_milli.begin(), n.gpu_free_milli.end());
+  out.gpu_model = n.gpu_model;
+  if (t.gpu_count == 0) return;
   if (gpu >= 0) {
     out.gpu_free_milli[static_cast<std::size_t>(gpu)] -= t.gpu_milli;
-    return out;
+    return;
   }
-  std::vector<std::size_t> idx(out.gpu_free_milli.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-    return out.gpu_free_milli[a] < out.gpu_free_milli[b];
-  });
-  std::int64_t need = t.gpu_count;
-  for (const auto i : idx) {
-    if (need <= 0) break;
-    if (out.gpu_free_milli[i] >= t.gpu_milli) {
-      out.gpu_free_milli[i] -= t.gpu_milli;
-      --need;
+  // Each GPU is taken at most once: mark it (a bit per GPU up to 64, a vector beyond).
+  const std::size_t g = n.gpu_free_milli.size();
+  std::uint64_t bits = 0;
+  std::vector<bool> more(g > 64 ? g : 0, false);
+  auto taken = [&](std::size_t i) { return g > 64 ? more[i] : ((bits >> i) & 1u) != 0; };
+  for (std::int64_t k = 0; k < t.gpu_count; ++k) {
+    std::size_t best = g;
+    for (std::size_t i = 0; i < g; ++i) {
+      const auto f = n.gpu_free_milli[i];
+      if (taken(i) || f < t.gpu_milli) continue;
+      if (best == g || f < n.gpu_free_milli[best]) best = i;
     }
+    if (best == g) return;
+    if (g > 64)
+      more[best] = true;
+    else
+      bits |= std::uint64_t{1} << best;
+    out.gpu_free_milli[best] -= t.gpu_milli;
   }
+}
+
+fgd_node place(const fgd_node& n, const fgd_task_class& t, int gpu = -1) {
+  fgd_node out;
+  place_into(n, t, gpu, out);
   return out;
+}
+
+void node_into(const node_info& node, fgd_node& n) {
+  n.cpu_free_milli = node.allocatable.cpu_milli - node.requested.cpu_milli;
+  n.gpu_free_milli.clear();
+  for (const auto& g : node.gpus)
+    n.gpu_free_milli.push_back(
+        g.healthy ? std::max<std::int64_t>(0, g.core_total - g.core_used) * 10 : 0);
+  n.gpu_model = node.gpu_model;
 }
 
 bool sharing(const fgd_task_class& t) { return t.gpu_count == 1 && t.gpu_milli < milli_per_gpu; }
@@ -145,19 +168,43 @@ double fgd_class_fragmentation(const fgd_node& n, const fgd_task_class& m) {
 }
 
 double fgd_node_fragmentation(const fgd_node& n, const std::vector<fgd_task_class>& classes) {
+  // NodeGpuShareFragAmount adds each class's share into the bucket of its case (q1_lack_both,
+  // q2_lack_gpu, q3_satisfied, q4_lack_cpu, xl_satisfied, xr_lack_cpu, no_access, in that
+  // order); FragAmountSumExceptQ3 then adds the buckets but q3. Summed the same way, F is theirs
+  // to the last bit, so a score on the edge of an integer truncates as theirs does.
+  enum { q1, q2, q3, q4, xl, xr, na, buckets };
+  std::array<double, buckets> b{};
+  const std::int64_t total = free_total(n);
+  for (const auto& m : classes) {
+    const bool cpu_ok = n.cpu_free_milli >= m.cpu_milli;
+    int at = 0;
+    if (m.gpu_milli == 0)
+      at = cpu_ok ? xl : xr;
+    else if (!accessible(n, m))
+      at = na;
+    else if (gpus_fit(n, m))
+      at = cpu_ok ? q3 : q4;
+    else
+      at = cpu_ok ? q2 : q1;
+    if (at == q3) {
+      std::int64_t frag = 0;
+      for (const auto f : n.gpu_free_milli)
+        if (f < m.gpu_milli) frag += f;
+      b[q2] += m.popularity * static_cast<double>(frag);
+      b[q3] += m.popularity * static_cast<double>(total - frag);
+    } else {
+      b[at] += m.popularity * static_cast<double>(total);
+    }
+  }
   double f = 0;
-  for (const auto& m : classes) f += m.popularity * fgd_class_fragmentation(n, m);
+  for (int i = 0; i < buckets; ++i)
+    if (i != q3) f += b[static_cast<std::size_t>(i)];
   return f;
 }
 
 fgd_node fgd_node_of(const node_info& node) {
   fgd_node n;
-  n.cpu_free_milli = node.allocatable.cpu_milli - node.requested.cpu_milli;
-  n.gpu_free_milli.reserve(node.gpus.size());
-  for (const auto& g : node.gpus)
-    n.gpu_free_milli.push_back(
-        g.healthy ? std::max<std::int64_t>(0, g.core_total - g.core_used) * 10 : 0);
-  n.gpu_model = node.gpu_model;
+  node_into(node, n);
   return n;
 }
 
@@ -208,48 +255,115 @@ int best_fit_gpu(const fgd_node& n, const fgd_task_class& task) {
   return best;
 }
 
-double fgd_score_plugin::fragmentation(const fgd_node& n) {
-  key_.clear();
-  key_.append(n.gpu_model);
-  key_.push_back('\0');
-  auto put = [&](std::int64_t v) { key_.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  put(n.cpu_free_milli);
-  for (const auto f : n.gpu_free_milli) put(f);
-  if (const auto it = cache_.find(key_); it != cache_.end()) {
+std::size_t fgd_score_plugin::state_key_hash::operator()(const state_key& k) const noexcept {
+  // Multiply-xorshift over the key's words, one splitmix64 finaliser at the end.
+  constexpr std::uint64_t m = 0x9e3779b97f4a7c15ull;
+  std::uint64_t h = static_cast<std::uint64_t>(k.cpu_free_milli) * m;
+  h = (h ^ (h >> 32) ^ ((std::uint64_t{k.model} << 32) | k.gpus)) * m;
+  for (std::size_t i = 0; i < max_key_gpus; i += 2)
+    h = (h ^ (h >> 32) ^
+         ((static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.free[i])) << 32) |
+          static_cast<std::uint32_t>(k.free[i + 1]))) *
+        m;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<std::size_t>(h ^ (h >> 31));
+}
+
+struct fgd_score_plugin::cycle_task : cycle_data {
+  std::uint64_t cycle = ~0ull;
+  const pod_info* pod = nullptr;
+  fgd_task_class task;
+};
+
+const fgd_task_class& fgd_score_plugin::task_of(cycle_state& st, const pod_info& pod) {
+  auto& s = st.slot<cycle_task>(slot());
+  if (s.cycle != st.cycle || s.pod != &pod) {  // REQUIRES: the pod outlives the cycle
+    s.cycle = st.cycle;
+    s.pod = &pod;
+    s.task = fgd_task_of(pod);
+  }
+  return s.task;
+}
+
+std::uint32_t fgd_score_plugin::model_id(std::string_view model) {
+  std::size_t m = 0;
+  while (m < models_.size() && models_[m] != model) ++m;
+  if (m == models_.size()) models_.emplace_back(model);
+  return static_cast<std::uint32_t>(m);
+}
+
+double fgd_score_plugin::fragmentation(const fgd_node& n, std::uint32_t model) {
+  const std::size_t g = n.gpu_free_milli.size();
+  if (g > max_key_gpus) {
+    ++misses_;
+    return fgd_node_fragmentation(n, args_.task_classes);
+  }
+  state_key k;
+  k.cpu_free_milli = n.cpu_free_milli;
+  k.gpus = static_cast<std::uint32_t>(g);
+  k.model = model;
+  // Shares in decreasing order (insertion sort: at most max_key_gpus of them).
+  for (std::size_t i = 0; i < g; ++i) {
+    const auto v = static_cast<std::int32_t>(n.gpu_free_milli[i]);
+    std::size_t j = i;
+    for (; j > 0 && k.free[j - 1] < v; --j) k.free[j] = k.free[j - 1];
+    k.free[j] = v;
+  }
+  if (const auto it = cache_.find(k); it != cache_.end()) {
     ++hits_;
     return it->second;
   }
   ++misses_;
   const double f = fgd_node_fragmentation(n, args_.task_classes);
-  cache_.emplace(key_, f);
+  cache_.emplace(k, f);
   return f;
 }
 
 fgd_choice fgd_score_plugin::choose(const fgd_node& n, const fgd_task_class& task) {
   // fgd_score() with F looked up in the cache (the same rule, the same result).
-  const double before = fragmentation(n);
+  const std::uint32_t model = model_id(n.gpu_model);
+  const double before = fragmentation(n, model);
   fgd_choice c;
   if (sharing(task)) {
     for (std::size_t i = 0; i < n.gpu_free_milli.size(); ++i) {
       if (n.gpu_free_milli[i] < task.gpu_milli) continue;
-      const auto s = fgd_score_of(before, fragmentation(place(n, task, static_cast<int>(i))));
+      place_into(n, task, static_cast<int>(i), placed_);
+      const auto s = fgd_score_of(before, fragmentation(placed_, model));
       if (c.gpu < 0 || s > c.score) c = {s, static_cast<int>(i)};
     }
     return c;
   }
-  c.score = fgd_score_of(before, fragmentation(place(n, task)));
+  place_into(n, task, -1, placed_);
+  c.score = fgd_score_of(before, fragmentation(placed_, model));
   return c;
 }
 
-std::int64_t fgd_score_plugin::score(cycle_state&, const pod_info& pod, const node_info& node,
+std::int64_t fgd_score_plugin::score(cycle_state& st, const pod_info& pod, const node_info& node,
                                      event_time) {
-  return choose(fgd_node_of(node), fgd_task_of(pod)).score;
+  const fgd_task_class& t = task_of(st, pod);
+  node_into(node, node_);
+  return choose(node_, t).score;
+}
+
+void fgd_score_plugin::score_nodes(cycle_state& st, const pod_info& pod,
+                                   std::span<const node_info> nodes,
+                                   std::span<const std::uint32_t> indices,
+                                   std::span<std::int64_t> out, event_time) {
+  const fgd_task_class& t = task_of(st, pod);
+  for (std::size_t j = 0; j < indices.size(); ++j) {
+    node_into(nodes[indices[j]], node_);
+    out[j] = choose(node_, t).score;
+  }
 }
 
 status fgd_score_plugin::reserve(cycle_state& st, const pod_info& pod, const node_info& node,
                                  event_time) {
-  const fgd_task_class t = fgd_task_of(pod);
-  if (sharing(t)) move_allocation(st, node, choose(fgd_node_of(node), t).gpu);
+  const fgd_task_class& t = task_of(st, pod);
+  if (sharing(t)) {
+    node_into(node, node_);
+    move_allocation(st, node, choose(node_, t).gpu);
+  }
   return {};
 }
 

@@ -31,11 +31,13 @@
 //       taskClasses:     # the workload's typical tasks (the sim fills them from the trace)
 //       - {cpuMilli: 4000, gpuMilli: 1000, gpuCount: 1, popularity: 0.45}
 //       - {cpuMilli: 8000, gpuMilli: 500, gpuCount: 1, gpuModels: [T4], popularity: 0.55}
-// Thread-safety: a plugin keeps a cache of node fragmentation; one cycle at a time (not
-// parallel_safe).
+// Thread-safety: a plugin keeps a cache of node fragmentation and scratch nodes; one cycle at a
+// time (not parallel_safe).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -103,19 +105,44 @@ class fgd_score_plugin final : public plugin {
   [[nodiscard]] const fgd_args& args() const noexcept { return args_; }
   std::int64_t score(cycle_state& st, const pod_info& pod, const node_info& node,
                      event_time now) override;
+  // score() over many nodes, the pod's task read once.
+  void score_nodes(cycle_state& st, const pod_info& pod, std::span<const node_info> nodes,
+                   std::span<const std::uint32_t> indices, std::span<std::int64_t> out,
+                   event_time now) override;
   status reserve(cycle_state& st, const pod_info& pod, const node_info& node,
                  event_time now) override;
   // Node states whose fragmentation was computed, and lookups answered from the cache.
   [[nodiscard]] std::size_t cache_misses() const noexcept { return misses_; }
   [[nodiscard]] std::size_t cache_hits() const noexcept { return hits_; }
 
+  // A node state as the cache keys it: the model (interned), the free CPU and the GPU shares
+  // sorted, since F depends on the multiset of shares only (a free total, counts and sums over
+  // the GPUs). Nodes with more than max_key_gpus GPUs are not cached.
+  static constexpr std::size_t max_key_gpus = 8;
+  struct state_key {
+    std::int64_t cpu_free_milli = 0;
+    std::uint32_t model = 0;
+    std::uint32_t gpus = 0;
+    std::array<std::int32_t, max_key_gpus> free{};
+    bool operator==(const state_key&) const = default;
+  };
+  struct state_key_hash {
+    std::size_t operator()(const state_key& k) const noexcept;
+  };
+
  private:
-  [[nodiscard]] double fragmentation(const fgd_node& n);
+  struct cycle_task;  // the pod's task, per cycle (cycle_state slot)
+  [[nodiscard]] const fgd_task_class& task_of(cycle_state& st, const pod_info& pod);
+  // The index of model in models_, added when new.
+  [[nodiscard]] std::uint32_t model_id(std::string_view model);
+  // F of n, whose model has index model.
+  [[nodiscard]] double fragmentation(const fgd_node& n, std::uint32_t model);
   [[nodiscard]] fgd_choice choose(const fgd_node& n, const fgd_task_class& task);
   fgd_args args_;
-  // F_n by node state (model, free CPU, GPU shares): the same state has the same F.
-  std::unordered_map<std::string, double> cache_;
-  std::string key_;
+  // F_n by node state: the same state has the same F.
+  std::unordered_map<state_key, double, state_key_hash> cache_;
+  std::vector<std::string> models_;  // interned GPU models (few per cluster)
+  fgd_node node_, placed_;           // scratch: the scored node, the node with the task placed
   std::size_t misses_ = 0, hits_ = 0;
 };
 

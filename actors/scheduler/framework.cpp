@@ -226,6 +226,23 @@ std::uint64_t tie_break_key(std::uint64_t seed, std::string_view pod_key,
   return mix64(seed ^ mix64(fnv1a64(pod_key)) ^ (fnv1a64(node_name) * 0x9e3779b97f4a7c15ull));
 }
 
+std::string_view to_string(tie_break t) noexcept {
+  switch (t) {
+    case tie_break::seeded:
+      return "seeded";
+    case tie_break::node_name:
+      return "nodeName";
+  }
+  return "";
+}
+
+result<tie_break> parse_tie_break(std::string_view s) {
+  if (s == "seeded") return tie_break::seeded;
+  if (s == "nodeName") return tie_break::node_name;
+  return fail(errc::invalid_input, "expected one of seeded, nodeName, got '" + std::string(s) + "'",
+              "tieBreak");
+}
+
 void framework::add(std::shared_ptr<plugin> p, std::int64_t score_weight,
                     std::optional<std::uint32_t> enabled) {
   p->set_slot(plugins_.size());
@@ -581,15 +598,30 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
 
   timed_point(ep_score, status_code::success, t_normalize - score_ns);
 
-  // --- Select: best total, then lowest tie_break_key, then lowest node index ----------------
+  // --- Select: best total, then the tie-break (lowest tie_break_key, or smallest node name),
+  // then lowest node index -------------------------------------------------------------------
   struct ranked {
     std::int64_t total;
     std::uint64_t key;
     std::size_t j;
   };
-  auto better = [](const ranked& a, const ranked& b) {
+  // Under tie_break::node_name the key is the name's first 8 bytes, big-endian and zero-padded:
+  // a smaller key is a smaller name, and equal keys fall back to the whole names.
+  const bool by_name = opts_.ties == tie_break::node_name;
+  auto name_key = [](std::string_view s) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < 8; ++i)
+      v = (v << 8) | (i < s.size() ? static_cast<unsigned char>(s[i]) : 0u);
+    return v;
+  };
+  auto better = [&](const ranked& a, const ranked& b) {
     if (a.total != b.total) return a.total > b.total;
     if (a.key != b.key) return a.key < b.key;
+    if (by_name) {
+      const std::string_view na = nodes[feasible_[a.j]].name, nb = nodes[feasible_[b.j]].name;
+      if (na != nb) return na < nb;
+      return feasible_[a.j] < feasible_[b.j];
+    }
     return a.j < b.j;
   };
   const std::size_t keep = opts_.top_n + 1;
@@ -597,7 +629,8 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   best.reserve(keep + 1);
   for (std::size_t j = 0; j < f; ++j) {
     if (best.size() == keep && total_[j] < best.back().total) continue;  // no hash needed
-    ranked r{total_[j], tie_break_key(opts_.seed, pod.key, nodes[feasible_[j]].name), j};
+    const std::string_view name = nodes[feasible_[j]].name;
+    ranked r{total_[j], by_name ? name_key(name) : tie_break_key(opts_.seed, pod.key, name), j};
     if (best.size() == keep && !better(r, best.back())) continue;
     best.insert(std::upper_bound(best.begin(), best.end(), r, better), r);
     if (best.size() > keep) best.pop_back();
@@ -622,7 +655,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   for (std::size_t a = 1; a < best.size(); ++a) {
     const auto& r = best[a];
     d.alternatives.push_back(
-        {nodes[feasible_[r.j]].name, feasible_[r.j], r.total, r.key, scores_of(r.j)});
+        {nodes[feasible_[r.j]].name, feasible_[r.j], r.total, by_name ? 0 : r.key, scores_of(r.j)});
   }
 
   // --- Reserve -------------------------------------------------------------------------------

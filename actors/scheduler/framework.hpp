@@ -527,6 +527,22 @@ class framework_recorder {
 // "ScoreExtensionNormalize", "Reserve", "Permit", "PostFilter", "PreEnqueue"); "" for others.
 [[nodiscard]] std::string_view extension_point_label(std::uint32_t ep) noexcept;
 
+// How selectHost picks among the feasible nodes with the best total score.
+enum class tie_break : std::uint8_t {
+  // The lowest tie_break_key(seed, pod key, node name): Colony's deterministic stand-in for
+  // kube-scheduler's reservoir sampling (pkg/scheduler/schedule_one.go selectHost), which draws
+  // at random.
+  seeded,
+  // The node with the smallest name: the FGD authors' vendored kube-scheduler
+  // (hkust-adsl/kubernetes-scheduler-simulator vendor/k8s.io/kubernetes/pkg/scheduler/core/
+  // generic_scheduler.go selectHost, "for reproducibility, choose the smallest lexicographical
+  // order"), so their runs are reproduced decision for decision (docs/results.md E).
+  node_name,
+};
+[[nodiscard]] std::string_view to_string(tie_break t) noexcept;
+// "seeded" or "nodeName"; invalid_input otherwise.
+[[nodiscard]] result<tie_break> parse_tie_break(std::string_view s);
+
 struct framework_options {
   std::string scheduler_name = "koord-scheduler";
   // 0 = adaptive (50 - nodes/125, at least 5 %); 100 = every node. Default: 0 (kube-scheduler
@@ -534,6 +550,8 @@ struct framework_options {
   std::int32_t percentage_of_nodes_to_score = 0;
   // Seed of the tie-break between equally scored nodes (see tie_break_key).
   std::uint64_t seed = 0;
+  // The rule among equally scored nodes. Default: seeded.
+  tie_break ties = tie_break::seeded;
   // How many runner-up nodes a decision lists.
   std::size_t top_n = 3;
   // kube-scheduler's Parallelizer: calls fn(i) for every i in [0, n), on any threads, and
@@ -558,7 +576,7 @@ struct node_candidate {
   std::string node;
   std::size_t node_index = 0;
   std::int64_t total = 0;
-  std::uint64_t tie_key = 0;
+  std::uint64_t tie_key = 0;  // tie_break_key (seeded); 0 under tie_break::node_name
   std::vector<plugin_score> scores;
 };
 
@@ -610,9 +628,10 @@ struct decision {
 [[nodiscard]] std::size_t num_feasible_nodes_to_find(std::int32_t percentage,
                                                      std::size_t num_all_nodes) noexcept;
 
-// The documented tie-break: among nodes with the same total score, the lowest
+// The documented tie-break (tie_break::seeded): among nodes with the same total score, the lowest
 // tie_break_key(seed, pod key, node name) wins (splitmix64 over FNV-1a of both strings);
 // equal keys fall back to the lower node index. Same inputs -> same choice, no hash-map order.
+// Under tie_break::node_name the smallest name wins, then the lower node index.
 [[nodiscard]] std::uint64_t tie_break_key(std::uint64_t seed, std::string_view pod_key,
                                           std::string_view node_name) noexcept;
 [[nodiscard]] std::uint64_t fnv1a64(std::string_view s) noexcept;

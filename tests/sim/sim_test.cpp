@@ -141,6 +141,22 @@ TEST(SimConfig, AggressiveReclaimReadsSloKeys) {
   EXPECT_TRUE(c.gates.be_memory_evict);
 }
 
+TEST(SimConfig, SchedulerTieBreakIsSeededUnlessTheFgdConfigsAskForNames) {
+  // The FGD paper's BestFit and FGD runs break ties as the authors' scheduler does (smallest
+  // node name); every other shipped config keeps Colony's seeded tie-break.
+  struct row {
+    const char* config;
+    scheduler::tie_break want;
+  };
+  const row rows[] = {{"koordinator-defaults", scheduler::tie_break::seeded},
+                      {"fgd-bestfit", scheduler::tie_break::node_name},
+                      {"fgd-fgd", scheduler::tie_break::node_name}};
+  for (const auto& r : rows) EXPECT_EQ(shipped(r.config).scheduler_tie_break, r.want) << r.config;
+  auto c = sim::parse_sim_config("name: x\nschedulerTieBreak: seeded\n", "cfg.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().describe();
+  EXPECT_TRUE(c->gives("schedulerTieBreak"));
+}
+
 TEST(SimConfig, ErrorsNameFileAndField) {
   struct row {
     const char* name;
@@ -155,6 +171,8 @@ TEST(SimConfig, ErrorsNameFileAndField) {
       {"bad interval", "name: x\nnodeMetricReportIntervalSeconds: -5\n", "cfg.yaml:2:34",
        "positive integer"},
       {"missing name", "usageModel: none\n", "cfg.yaml", "name: required"},
+      {"bad tie break", "name: x\nschedulerTieBreak: name\n", "cfg.yaml:2:20",
+       "schedulerTieBreak: expected one of seeded, nodeName"},
       {"bad slo key",
        "name: x\nsloControllerConfig:\n  colocation-config: '{\"cpuReclaimThresholdPercent\": "
        "-5}'\n",

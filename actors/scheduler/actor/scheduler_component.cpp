@@ -120,6 +120,7 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   if (!built) return tl::unexpected(built.error());
   std::unique_ptr<scheduler_component> c(new scheduler_component(std::move(opts)));
   c->fwk_ = std::move(built->fwk);
+  c->fwk_->options().ties = c->opts_.ties;
   c->fwk_->options().parallelizer = c->opts_.parallelizer;
   c->fwk_->options().recorder = c->opts_.recorder;
   c->skipped_plugins_ = std::move(built->skipped_plugins);

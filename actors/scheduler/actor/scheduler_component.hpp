@@ -78,6 +78,8 @@ struct scheduler_component_options {
   std::size_t profile = 0;
   // Seed of the framework's tie-break. Default: 0.
   std::uint64_t seed = 0;
+  // The framework's rule among equally scored nodes (framework_options::ties). Default: seeded.
+  tie_break ties = tie_break::seeded;
   // schedulerName values served; empty = all pods. Default: empty.
   std::set<std::string, std::less<>> scheduler_names;
   // Runs the ElasticQuota plugin over the component's own quota tree. Default: false (the

@@ -44,6 +44,37 @@ TEST(FGD, UnfitAndInaccessibleClassesMakeEveryFreeShareFragmented) {
   EXPECT_DOUBLE_EQ(fgd_class_fragmentation({8000, {0, 0}, "T4"}, {1000, 500, 1, {}, 1}), 0);
 }
 
+TEST(FGD, EveryFragmentCaseByHand) {
+  // One class per case of pkg/utils/frag.go GetNodePodFrag on sample_node() (8 cores; GPUs
+  // 1000, 500, 0, 200 free: 1700 in all), each with popularity 1/8 (exact in binary):
+  struct row {
+    const char* kind;
+    fgd_task_class m;
+    double frag;  // by hand
+  };
+  const std::vector<row> rows = {
+      {"q1_lack_both: 2 whole GPUs, 9 cores", {9000, 1000, 2, {}, 0.125}, 1700},
+      {"q2_lack_gpu: 2 whole GPUs", {1000, 1000, 2, {}, 0.125}, 1700},
+      {"q3_satisfied: half a GPU (0 + 200 below 500)", {2000, 500, 1, {}, 0.125}, 200},
+      {"q3_satisfied: a whole GPU (500 + 0 + 200 below it)", {4000, 1000, 1, {}, 0.125}, 700},
+      {"q4_lack_cpu: half a GPU, 9 cores", {9000, 500, 1, {}, 0.125}, 1700},
+      {"xl_satisfied: 1 core, no GPU", {1000, 0, 0, {}, 0.125}, 1700},
+      {"xr_lack_cpu: 9 cores, no GPU", {9000, 0, 0, {}, 0.125}, 1700},
+      {"no_access: V100 only", {1000, 500, 1, {"V100"}, 0.125}, 1700},
+  };
+  const auto n = sample_node();
+  std::vector<fgd_task_class> all;
+  double want = 0;
+  for (const auto& r : rows) {
+    EXPECT_DOUBLE_EQ(fgd_class_fragmentation(n, r.m), r.frag) << r.kind;
+    all.push_back(r.m);
+    want += r.m.popularity * r.frag;
+  }
+  // (6 x 1700 + 200 + 700) / 8 = 1387.5.
+  EXPECT_DOUBLE_EQ(want, 1387.5);
+  EXPECT_DOUBLE_EQ(fgd_node_fragmentation(n, all), 1387.5);
+}
+
 TEST(FGD, SharingTaskTakesTheGpuThatFragmentsLeast) {
   const auto n = sample_node();
   const auto c = sample_classes();
@@ -88,6 +119,90 @@ TEST(BestFit, ScoreGpuChoiceAndNormalisation) {
   std::vector<std::int64_t> same{7, 7};
   ASSERT_TRUE(p.normalize_score(st, pod_info{}, same));
   EXPECT_EQ(same, (std::vector<std::int64_t>{0, 0}));
+}
+
+// A node_info with the given GPU shares used (percent of a device, in minor order) and cpu_used.
+node_info gpu_node(std::string name, std::string model, std::int64_t cpu_used,
+                   std::vector<std::int64_t> used) {
+  node_info n;
+  n.name = std::move(name);
+  n.gpu_model = std::move(model);
+  n.allocatable.cpu_milli = 8000;
+  n.requested.cpu_milli = cpu_used;
+  n.allocatable.memory_bytes = std::int64_t{64} << 30;
+  n.allocatable.pods = 110;
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    gpu_device g;
+    g.minor = static_cast<std::int32_t>(i);
+    g.core_used = used[i];
+    g.memory_ratio_used = used[i];
+    g.memory_total_bytes = std::int64_t{16} << 30;
+    n.gpus.push_back(g);
+  }
+  return n;
+}
+
+pod_info gpu_pod(std::int64_t cpu, std::int64_t gpu_percent) {
+  pod_info p;
+  p.key = "default/p";
+  p.requests.cpu_milli = cpu;
+  p.requests.memory_bytes = 1 << 30;
+  p.requests.gpu = p.requests.gpu_core = p.requests.gpu_memory_ratio = gpu_percent;
+  p.devices.koord_gpu = gpu_percent;
+  return p;
+}
+
+TEST(FGD, PluginCacheGivesTheScoresAndGpusOfTheDefinition) {
+  // The plugin keys its cache by the sorted GPU shares; the score and the GPU it picks must stay
+  // those of fgd_score() on the node as it is (minor order), for every task kind. The same
+  // state in another GPU order is a cache hit.
+  const std::vector<node_info> nodes = {
+      gpu_node("a", "T4", 0, {0, 50, 100, 80}),   gpu_node("b", "T4", 0, {80, 100, 50, 0}),
+      gpu_node("c", "T4", 0, {100, 80, 0, 50}),   gpu_node("d", "V100", 3000, {0, 0}),
+      gpu_node("e", "T4", 7500, {30, 30, 30, 0}), gpu_node("f", "T4", 0, {})};
+  struct row {
+    const char* task;
+    pod_info pod;
+  };
+  const std::vector<row> rows = {{"half a GPU", gpu_pod(1000, 50)},
+                                 {"a fifth of a GPU", gpu_pod(500, 20)},
+                                 {"a whole GPU", gpu_pod(4000, 100)},
+                                 {"two whole GPUs", gpu_pod(2000, 200)},
+                                 {"CPU only", gpu_pod(3000, 0)}};
+  const auto classes = sample_classes();
+  fgd_score_plugin p(fgd_args{classes});
+  for (const auto& r : rows) {
+    const fgd_task_class t = fgd_task_of(r.pod);
+    for (const auto& n : nodes) {
+      const fgd_node fn = fgd_node_of(n);
+      // Only nodes the task fits (Filter passed): enough CPU and GPUs.
+      if (fn.cpu_free_milli < t.cpu_milli) continue;
+      std::int64_t fit = 0;
+      for (const auto f : fn.gpu_free_milli) fit += f >= t.gpu_milli ? 1 : 0;
+      if (t.gpu_count > 0 && fit < t.gpu_count) continue;
+      cycle_state st;
+      const auto want = fgd_score(fn, t, classes);
+      EXPECT_EQ(p.score(st, r.pod, n, event_time{0}), want.score) << r.task << " on " << n.name;
+    }
+  }
+  EXPECT_GT(p.cache_hits(), 0u);
+  // Nodes a, b and c are one state in three GPU orders; a half-GPU pod goes to the GPU with
+  // 500 free in each (F' is least there), found by its minor.
+  const fgd_task_class half = fgd_task_of(gpu_pod(1000, 50));
+  EXPECT_EQ(fgd_score(fgd_node_of(nodes[0]), half, classes).gpu, 1);
+  EXPECT_EQ(fgd_score(fgd_node_of(nodes[1]), half, classes).gpu, 2);
+  EXPECT_EQ(fgd_score(fgd_node_of(nodes[2]), half, classes).gpu, 3);
+  // The plugin's Reserve moves DeviceShare's allocation to that minor, whatever the cache holds.
+  const std::int32_t want_minor[] = {1, 2, 3};
+  for (std::size_t i = 0; i < 3; ++i) {
+    cycle_state st;
+    gpu_allocation a;
+    a.minor = 0;
+    a.core = 50;
+    st.gpu_allocations.push_back(a);
+    ASSERT_TRUE(p.reserve(st, gpu_pod(1000, 50), nodes[i], event_time{0}).ok());
+    EXPECT_EQ(st.gpu_allocations[0].minor, want_minor[i]) << nodes[i].name;
+  }
 }
 
 TEST(FGD, ArgsParseAndErrorsNameTheField) {

@@ -161,6 +161,75 @@ TEST(Framework, TieBreakPicksLowestSeededKey) {
   EXPECT_GT(chosen_over_seeds.size(), 1u);  // the seed really decides ties
 }
 
+TEST(Framework, NodeNameTieBreakPicksTheSmallestName) {
+  // The FGD authors' selectHost (vendor/k8s.io/kubernetes/pkg/scheduler/core/
+  // generic_scheduler.go): the best total wins; among equal totals the smallest name, whatever
+  // the node order, the pod or the seed. Cases by hand; alternatives follow the same order.
+  struct row {
+    const char* name;
+    std::vector<std::string> nodes;              // in node-list order
+    std::map<std::string, std::int64_t> scores;  // absent = 0
+    std::string want;
+    std::vector<std::string> alternatives;
+  };
+  const std::vector<row> rows = {
+      {"all tie", {"0713-n0", "0002-n1", "0100-n2"}, {}, "0002-n1", {"0100-n2", "0713-n0"}},
+      {"higher score beats a smaller name",
+       {"0713-n0", "0002-n1", "0100-n2"},
+       {{"0713-n0", 7}},
+       "0713-n0",
+       {"0002-n1", "0100-n2"}},
+      {"tie among the best only",
+       {"c", "b", "a", "d"},
+       {{"c", 5}, {"d", 5}, {"b", 1}},
+       "c",
+       {"d", "b", "a"}},
+      {"byte order, not number order", {"10000-x", "9999-x"}, {}, "10000-x", {"9999-x"}},
+  };
+  for (const auto& r : rows) {
+    for (std::uint64_t seed : {0ull, 7ull}) {
+      framework fwk({.seed = seed, .ties = tie_break::node_name, .top_n = 3});
+      fwk.add(std::make_shared<fixed_score>("S", r.scores));
+      std::vector<node_info> nodes;
+      for (const auto& n : r.nodes) nodes.push_back(make_node(n, 1000, Gi));
+      cycle_state st;
+      pod_info p = make_pod("ns/p" + std::to_string(seed), cpu_mem(100, Mi));
+      auto d = scheduling_cycle(fwk, st, p, nodes, kNow);
+      ASSERT_EQ(d.result, outcome::scheduled) << r.name;
+      EXPECT_EQ(d.node, r.want) << r.name;
+      std::vector<std::string> alt;
+      for (const auto& a : d.alternatives) {
+        alt.push_back(a.node);
+        EXPECT_EQ(a.tie_key, 0u) << r.name;
+      }
+      EXPECT_EQ(alt, r.alternatives) << r.name;
+    }
+  }
+}
+
+TEST(Framework, ParsesTieBreakNames) {
+  struct row {
+    const char* text;
+    bool ok;
+    tie_break want;
+  };
+  const row rows[] = {{"seeded", true, tie_break::seeded},
+                      {"nodeName", true, tie_break::node_name},
+                      {"nodename", false, tie_break::seeded},
+                      {"", false, tie_break::seeded}};
+  for (const auto& r : rows) {
+    auto t = parse_tie_break(r.text);
+    ASSERT_EQ(t.has_value(), r.ok) << r.text;
+    if (r.ok) {
+      EXPECT_EQ(*t, r.want);
+      EXPECT_EQ(to_string(*t), r.text);
+    } else {
+      EXPECT_EQ(t.error().code, errc::invalid_input);
+      EXPECT_NE(t.error().message.find("seeded, nodeName"), std::string::npos);
+    }
+  }
+}
+
 // Random cluster from a seed (raw mt19937_64 output, no std distributions).
 std::vector<node_info> random_cluster(std::uint64_t seed, std::size_t n) {
   std::mt19937_64 rng(seed);
