@@ -516,6 +516,7 @@ summary_header component_sim::summary_header_of() const {
               {"idle_node_report_interval_seconds", cfg_.idle_node_report_interval_s},
               {"colocation", cfg_.colocation},
               {"koordlet_qos", koordlet_qos},
+              {"descheduler", cfg_.descheduler.has_value()},
               {"scheduler_plugins_skipped", skipped_plugins_},
               {"host", "components"},
               {"seed", opt_.seed}};

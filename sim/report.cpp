@@ -362,22 +362,27 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
                     "plot $gpu using 1:2 with lines lw 2 title 'GPU allocated', "
                     "'' using 1:3 with lines lw 2 title 'GPU fragmented'\n",
                     out.string(), title));
-    blocks.push_back(
-        metrics_block("spread", r.rows,
-                      [&](const metrics_row& m, std::vector<std::string>& l) {
-                        l.push_back(f3(m.cpu_used_spread_pct));
-                        l.push_back(std::to_string(m.migrations));
-                      }) +
-        fmt::format(
-            "set output '{0}/spread.png'\nset title 'Node CPU usage spread: {1}'\n"
-            "set ylabel 'p90 - p10 of node cpu used (points)'\nset yrange [0:*]\n"
-            "set y2label 'PodMigrationJobs created'\nset y2range [0:*]\nset ytics nomirror\n"
-            "set y2tics\n"
-            "plot $spread using 1:2 with lines lw 2 title 'node CPU used p90 - p10', "
-            "'' using 1:3 axes x1y2 with lines lw 2 dt 2 title 'migrations (total)'\n"
-            "unset y2tics\nunset y2label\nset ytics mirror\n",
-            out.string(), title));
-    pngs = {"utilisation.png", "batch.png", "pending.png", "gpu.png", "spread.png"};
+    pngs = {"utilisation.png", "batch.png", "pending.png", "gpu.png"};
+    // The node CPU spread is the descheduler's figure: drawn for runs that have one (the column
+    // is in metrics.csv for every run, and compare-spread.png sets runs side by side).
+    if (r.summary["config"].value("descheduler", false)) {
+      pngs.push_back("spread.png");
+      blocks.push_back(
+          metrics_block("spread", r.rows,
+                        [&](const metrics_row& m, std::vector<std::string>& l) {
+                          l.push_back(f3(m.cpu_used_spread_pct));
+                          l.push_back(std::to_string(m.migrations));
+                        }) +
+          fmt::format(
+              "set output '{0}/spread.png'\nset title 'Node CPU usage spread: {1}'\n"
+              "set ylabel 'p90 - p10 of node cpu used (points)'\nset yrange [0:*]\n"
+              "set y2label 'PodMigrationJobs created'\nset y2range [0:*]\nset ytics nomirror\n"
+              "set y2tics\n"
+              "plot $spread using 1:2 with lines lw 2 title 'node CPU used p90 - p10', "
+              "'' using 1:3 axes x1y2 with lines lw 2 dt 2 title 'migrations (total)'\n"
+              "unset y2tics\nunset y2label\nset ytics mirror\n",
+              out.string(), title));
+    }
     if (!r.quota_rows.empty()) {
       // quota.csv holds one block per quota (quota-major, time order within): plot each quota's
       // used and runtime by filtering on the quota column.
@@ -517,6 +522,7 @@ result<report_files> write_compare(
        "($13/1000)"},
       {"compare-pending.png", "pending pods", "pods", "4"},
       {"compare-gpu.png", "GPU allocated (%)", "%", "21"},
+      {"compare-spread.png", "node CPU used, p90 - p10 across nodes (points)", "points", "31"},
   };
   for (const auto& p : plots) {
     std::string gp = fmt::format("set output '{}/{}'\nset title '{}'\nset ylabel '{}'\nplot ",

@@ -153,7 +153,9 @@ TEST(FrameworkRecorder, ReportsEachCycleAndChangesNoDecision) {
       // may filter nodes past the ones the decision takes).
       const auto filters = rec->plugin_calls(ep_filter);
       EXPECT_GE(filters, db.evaluated_nodes);
-      if (!parallel) EXPECT_LE(filters, db.evaluated_nodes * filter_plugins);
+      if (!parallel) {
+        EXPECT_LE(filters, db.evaluated_nodes * filter_plugins);
+      }
       EXPECT_EQ(rec->point(ep_filter), 0u);  // none per cycle, as in kube
       if (db.result == outcome::scheduled) {
         ++scheduled;
