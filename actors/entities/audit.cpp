@@ -296,8 +296,14 @@ struct log_audit::impl {
         p.node = std::string(to_string_view(e->node()));
         p.last = outcome::scheduled;
         p.last_offset = off;
-        bound_req = to_resource_list(e->requests());
-        bound = &bound_req;
+        // A binding observed in the cluster (no proposal: a koordlet's log, a pod another
+        // scheduler bound) is a fact, not an arbitration: batch/mid at bind is checked only for
+        // Colony's own decisions. The node's batch allocatable may even reach such a log after
+        // the binding (informers deliver in their own order).
+        if (e->proposal_offset() >= 0) {
+          bound_req = to_resource_list(e->requests());
+          bound = &bound_req;
+        }
         break;
       }
       case P::PodBindRejected: {

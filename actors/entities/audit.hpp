@@ -44,7 +44,8 @@ enum class audit_check : std::uint8_t {
   offset_order,                // offsets not strictly increasing
   over_allocatable,            // node allocated cpu/memory/pods/gpu above its allocatable
   gpu_over_device,             // a GPU device's core used above its core
-  over_batch_at_bind,          // a binding took batch/mid above the node's batch/mid allocatable
+  over_batch_at_bind,          // a binding Colony decided took batch/mid above the node's batch/mid
+                               // allocatable (observed bindings are facts, not checked)
   bound_twice,                 // a second PodScheduled for a pod
   bound_not_pending,           // PodScheduled for a pod never submitted, or already terminal
   answered_twice,              // a proposal answered more than once

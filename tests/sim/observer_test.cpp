@@ -404,6 +404,25 @@ TEST(SimAudit, ForgedSimLogsAreFlagged) {
     const auto a = audit_of(log);
     EXPECT_GT(a.count(audit_check::over_allocatable), 0u) << a.describe();
   }
+  {  // A decided binding that takes batch-cpu above its node's batch allocatable is flagged; the
+     // same binding observed (no proposal: a koordlet's log, another scheduler's pod) is a fact
+     // and is not.
+    auto log = base;
+    const auto i = find_record(log, wire::Payload::PodScheduled, [](const wire::Envelope& env) {
+      const auto* e = env.payload_as_PodScheduled();
+      return e->proposal_offset() > 0 && e->requests() != nullptr &&
+             e->requests()->batch_cpu_milli() > 0;
+    });
+    ASSERT_LT(i, log.size());
+    auto* ps = static_cast<wire::PodScheduled*>(
+        wire::GetMutableEnvelope(log[i].data())->mutable_payload());
+    ASSERT_TRUE(ps->mutable_requests()->mutate_batch_cpu_milli(1'000'000'000));
+    EXPECT_GT(audit_of(log).count(audit_check::over_batch_at_bind), 0u);
+    ASSERT_TRUE(ps->mutate_proposal_offset(-1));
+    const auto a = audit_of(log);
+    EXPECT_EQ(a.count(audit_check::over_batch_at_bind), 0u) << a.describe();
+    EXPECT_GT(a.unproposed_bindings, 0u);
+  }
   {  // A second binding of a bound pod (its proposal answered twice).
     auto log = base;
     const auto i = find_record(log, wire::Payload::PodScheduled, [](auto&) { return true; });
