@@ -299,7 +299,10 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
 
   // classifyNodes (exclusive, first match wins).
   std::vector<node_usage*> low, high, prod_low, prod_high, both_low;
-  for (auto& [name, u] : usages) {
+  for (auto& entry : usages) {
+    // Named members, not a structured binding: Clang 14 refuses bindings captured by lambdas.
+    const auto& name = entry.first;
+    auto& u = entry.second;
     const auto& th = thresholds.at(name);
     const bool schedulable = !u.node->unschedulable;
     auto prod_over = [&] { return !overutilized(u.prod_usage, th.prod_high).empty(); };
