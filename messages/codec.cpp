@@ -6,7 +6,9 @@ namespace colony::messages {
 
 byte_buffer event_builder::finish_raw(const header& h, wire::Payload type,
                                       flatbuffers::Offset<void> payload) {
-  auto key = fbb_.CreateString(h.key.data(), h.key.size());
+  auto key = !key_off_.IsNull() && h.key == key_ ? key_off_
+                                                 : fbb_.CreateString(h.key.data(), h.key.size());
+  key_off_ = {};
   auto source = fbb_.CreateString(h.source.data(), h.source.size());
   wire::EnvelopeBuilder b(fbb_);
   // offset must be physically present (even when 0) so the log can patch it in place.
@@ -26,6 +28,12 @@ byte_buffer event_builder::finish_raw(const header& h, wire::Payload type,
   byte_buffer out(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
   fbb_.Clear();
   return out;
+}
+
+flatbuffers::Offset<flatbuffers::String> event_builder::key_string(std::string_view key) {
+  key_.assign(key);
+  key_off_ = fbb_.CreateString(key.data(), key.size());
+  return key_off_;
 }
 
 std::uint16_t compat_version_of(wire::Payload type) noexcept {

@@ -24,7 +24,7 @@ namespace colony::messages {
 // The schema version this code writes, and the oldest reader version able to read what it
 // writes. Bump schema_version on every released schema change; bump compat_version only
 // when old readers must refuse new records (docs/events.md).
-inline constexpr std::uint16_t schema_version = 5;
+inline constexpr std::uint16_t schema_version = 6;
 inline constexpr std::uint16_t compat_version = 2;
 
 // The compat_version a record of this payload is written with: compat_version, or the version
@@ -62,6 +62,11 @@ class event_builder {
   }
   byte_buffer finish_raw(const header& h, wire::Payload type, flatbuffers::Offset<void> payload);
 
+  // The record's entity key as a string for a payload field that repeats it (a node's name, a
+  // pod's key): finish() then points the envelope's entity_key at the same bytes instead of
+  // writing them twice. Valid until the next finish().
+  flatbuffers::Offset<flatbuffers::String> key_string(std::string_view key);
+
   // Helpers for the shared sub-tables.
   flatbuffers::Offset<wire::Resources> resources(const resource_list& r);
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>> key_values(
@@ -69,6 +74,8 @@ class event_builder {
 
  private:
   flatbuffers::FlatBufferBuilder fbb_;
+  std::string key_;  // what key_string() wrote, and where
+  flatbuffers::Offset<flatbuffers::String> key_off_;
 };
 
 // A verified record: the envelope points into the caller's bytes, which must outlive it.

@@ -105,7 +105,7 @@ messages::byte_buffer trace_source::pod_resubmitted(std::int64_t t, std::uint32_
   spec.containers.push_back(c);
   const auto kube_qos = admission::get_kube_qos_class(spec);
   auto& fbb = b_.fbb();
-  auto name = fbb.CreateString(key);
+  auto name = b_.key_string(key);
   auto uid = fbb.CreateString(uid_in);
   auto req = b_.resources(c.requests);
   auto lim = b_.resources(c.limits);
@@ -136,7 +136,7 @@ messages::byte_buffer trace_source::pod_finished(std::int64_t t, std::uint32_t p
   if (!node.empty() && row.phase == trace::openb_phase::failed) phase = wire::PodPhase::Failed;
   const std::string key(key_in);
   auto& fbb = b_.fbb();
-  auto pod = fbb.CreateString(key);
+  auto pod = b_.key_string(key);
   auto nd = fbb.CreateString(node);
   auto payload = wire::CreatePodFinished(fbb, pod, nd, phase);
   return b_.finish(hdr(t, wire::EntityKind::Pod, key, "trace"), payload);

@@ -104,9 +104,10 @@ messages::byte_buffer usage_source::node_metric(messages::event_builder& b, std:
                                                 std::span<const pod_on_node_usage> pods,
                                                 const resource_list& node_usage) const {
   auto& fbb = b.fbb();
-  auto name = fbb.CreateString(node);
+  auto name = b.key_string(node);
   auto nu = b.resources(node_usage);
-  auto su = b.resources(resource_list{});
+  // Modelled usage has no system part: the table is left out (a reader takes absent as zero).
+  const fb::Offset<wire::Resources> su;
   std::vector<fb::Offset<wire::PodMetric>> pms;
   pms.reserve(pods.size());
   for (const auto& p : pods) {

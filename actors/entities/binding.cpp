@@ -55,7 +55,7 @@ buffer acceptance(const wire::Envelope& env, const resource_list& req,
   const auto off = static_cast<std::int64_t>(env.offset());
   const auto node = to_string_view(p->node());
   auto pod = fbb.CreateString(to_string_view(p->pod()));
-  auto nd = fbb.CreateString(node);
+  auto nd = b.key_string(node);
   auto rq = b.resources(req);
   std::vector<flatbuffers::Offset<wire::DeviceAllocation>> dv;
   dv.reserve(devs.size());

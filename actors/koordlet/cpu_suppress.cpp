@@ -5,6 +5,67 @@
 
 namespace colony::koordlet {
 
+namespace {
+
+// In the order calculate_be_suppress_cpu lists them, then the policies' own terms.
+constexpr suppress_term_def suppress_defs[] = {
+    {"capacityMilli", "milli", "node status.capacity cpu"},
+    {"cpuSuppressThresholdPercent", "percent",
+     "share of capacity LS+system+BE may use (resourceUsedThresholdWithBE)"},
+    {"cpuSuppressMinPercent", "percent", "floor for BE as share of capacity; -1 = unset"},
+    {"nodeUsed", "cores", "last node CPU usage"},
+    {"podsAllUsed", "cores", "sum of last usage of all pods with metrics"},
+    {"podNonBEUsed", "cores",
+     "usage of pods that are not BE (raw QoS) nor BestEffort, plus pods without meta"},
+    {"hostAppsAllUsed", "cores", "sum of host application usage"},
+    {"hostAppNonBEUsed", "cores", "usage of host apps not running as BE"},
+    {"nodeReserved", "cores", "max(kubelet reserved, node reservation annotation)"},
+    {"systemUsed", "cores", "max(nodeUsed - podsAllUsed - hostAppsAllUsed, 0, nodeReserved)"},
+    {"beMinMilli", "milli", "capacity x cpuSuppressMinPercent; -1 = unset"},
+    {"beSuppressMilli", "milli",
+     "capacity x threshold - podNonBEUsed - hostAppNonBEUsed - systemUsed, at least beMinMilli"},
+    {"targetCPUs", "count", "BE cpuset size after the floor of 2 and the growth limit"},
+    {"lsrCPUs", "count", "share taken from the LSR pool"},
+    {"cfsQuotaUs", "us", "besteffort cpu.cfs_quota_us written"},
+    {"stepLimited", "count", "growth capped at 10 % of the node"},
+};
+
+enum suppress_term : std::size_t {
+  t_capacity,
+  t_threshold,
+  t_min,
+  t_node_used,
+  t_pods_all,
+  t_pods_non_be,
+  t_apps_all,
+  t_apps_non_be,
+  t_reserved,
+  t_system,
+  t_be_min,
+  t_be_suppress,
+};
+
+explain_term term_of(suppress_term t, double value) {
+  const auto& d = suppress_defs[t];
+  return {d.name, value, d.unit, d.text};
+}
+
+}  // namespace
+
+std::span<const suppress_term_def> suppress_terms() noexcept { return suppress_defs; }
+
+const suppress_term_def* find_suppress_term(std::string_view name) noexcept {
+  for (const auto& d : suppress_defs)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+explain_term suppress_term(std::string_view name, double value) noexcept {
+  const auto* d = find_suppress_term(name);
+  return d == nullptr ? explain_term{name, value, {}, {}}
+                      : explain_term{d->name, value, d->unit, d->text};
+}
+
 // helpers.NonBEPodFilter: Raw QoS != BE and Kubernetes QoS != BestEffort.
 bool non_be_pod(const pod_info& p) noexcept {
   return p.qos != qos_class::be && p.kube_qos_class != kube_qos::best_effort;
@@ -61,26 +122,18 @@ be_suppress_cpu calculate_be_suppress_cpu(const node_info& node, double node_use
 
   auto& e = out.explain;
   e.reserve(12);
-  e.push_back({"capacityMilli", double(capacity_milli), "milli", "node status.capacity cpu"});
-  e.push_back({"cpuSuppressThresholdPercent", double(threshold_percent), "percent",
-               "share of capacity LS+system+BE may use (resourceUsedThresholdWithBE)"});
-  e.push_back({"cpuSuppressMinPercent", min_percent ? double(*min_percent) : -1.0, "percent",
-               "floor for BE as share of capacity; -1 = unset"});
-  e.push_back({"nodeUsed", node_used_cores, "cores", "last node CPU usage"});
-  e.push_back({"podsAllUsed", pods_all, "cores", "sum of last usage of all pods with metrics"});
-  e.push_back({"podNonBEUsed", pods_non_be, "cores",
-               "usage of pods that are not BE (raw QoS) nor BestEffort, plus pods without meta"});
-  e.push_back({"hostAppsAllUsed", apps_all, "cores", "sum of host application usage"});
-  e.push_back({"hostAppNonBEUsed", apps_non_be, "cores", "usage of host apps not running as BE"});
-  e.push_back({"nodeReserved", reserved_cores, "cores",
-               "max(kubelet reserved, node reservation annotation)"});
-  e.push_back({"systemUsed", system_used, "cores",
-               "max(nodeUsed - podsAllUsed - hostAppsAllUsed, 0, nodeReserved)"});
-  e.push_back(
-      {"beMinMilli", double(min_milli), "milli", "capacity x cpuSuppressMinPercent; -1 = unset"});
-  e.push_back(
-      {"beSuppressMilli", double(suppress), "milli",
-       "capacity x threshold - podNonBEUsed - hostAppNonBEUsed - systemUsed, at least beMinMilli"});
+  e.push_back(term_of(t_capacity, double(capacity_milli)));
+  e.push_back(term_of(t_threshold, double(threshold_percent)));
+  e.push_back(term_of(t_min, min_percent ? double(*min_percent) : -1.0));
+  e.push_back(term_of(t_node_used, node_used_cores));
+  e.push_back(term_of(t_pods_all, pods_all));
+  e.push_back(term_of(t_pods_non_be, pods_non_be));
+  e.push_back(term_of(t_apps_all, apps_all));
+  e.push_back(term_of(t_apps_non_be, apps_non_be));
+  e.push_back(term_of(t_reserved, reserved_cores));
+  e.push_back(term_of(t_system, system_used));
+  e.push_back(term_of(t_be_min, double(min_milli)));
+  e.push_back(term_of(t_be_suppress, double(suppress)));
   return out;
 }
 

@@ -39,6 +39,18 @@ struct be_suppress_cpu {
   std::vector<explain_term> explain;
 };
 
+// What each term of a BE CPU suppression decision (BeSuppressed) is: its unit and one line of
+// text. A record names these terms by the schema's vocabulary and leaves the text out; a reader
+// shows it from here ("" for a name that is not one of them).
+struct suppress_term_def {
+  std::string_view name, unit, text;
+};
+[[nodiscard]] std::span<const suppress_term_def> suppress_terms() noexcept;
+// The definition named `name`, or none.
+[[nodiscard]] const suppress_term_def* find_suppress_term(std::string_view name) noexcept;
+// A term of that definition with this value (REQUIRES: name is one of suppress_terms()).
+[[nodiscard]] explain_term suppress_term(std::string_view name, double value) noexcept;
+
 // REQUIRES: pods' cpu_used_cores are the "last" pod CPU metrics; orphan_pod_cpu_cores are metrics
 // whose pod is unknown (counted as non-BE, as Koordinator does for transient pods).
 [[nodiscard]] be_suppress_cpu calculate_be_suppress_cpu(

@@ -1118,7 +1118,7 @@ sync_decision need_sync(const colocation_strategy& strategy,
   const std::int64_t threshold_s = strategy.update_time_threshold_seconds.value_or(300);
   if (!last_update) {
     d.need_sync = true;
-    d.reason = "node resource expired";
+    d.reason = sync_reason_expired;
     d.terms.push_back({"lastUpdateTime", 0, "", "never written"});
   } else {
     const std::int64_t elapsed_ms = now.value - last_update->value;
@@ -1127,7 +1127,7 @@ sync_decision need_sync(const colocation_strategy& strategy,
         threshold_s > limit ? std::numeric_limits<std::int64_t>::max() : threshold_s * 1000;
     if (elapsed_ms > threshold_ms) {  // Clock.Since(last) > UpdateTimeThresholdSeconds
       d.need_sync = true;
-      d.reason = "node resource expired";
+      d.reason = sync_reason_expired;
       d.terms.push_back({"millisSinceLastUpdate", elapsed_ms, "ms", "now - last successful write"});
       d.terms.push_back(
           {"updateTimeThresholdSeconds", threshold_s, "seconds", "rewrite at least this often"});

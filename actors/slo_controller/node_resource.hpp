@@ -407,6 +407,9 @@ struct prepared_node_resources {
 [[nodiscard]] prepared_node_resources prepare_node_resource(const node_resource_result& r,
                                                             const node_input& node);
 
+// The reason of a write because the last one is older than updateTimeThresholdSeconds.
+inline constexpr std::string_view sync_reason_expired = "node resource expired";
+
 struct sync_decision {
   bool need_sync = false;
   std::string_view

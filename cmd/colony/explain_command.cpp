@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "actors/entities/entities.hpp"
+#include "actors/koordlet/cpu_suppress.hpp"
 #include "cmd/colony/commands.hpp"
 #include "cmd/colony/exit_codes.hpp"
 #include "messages/terms.hpp"
@@ -55,7 +56,8 @@ std::string terms(const flatbuffers::Vector<flatbuffers::Offset<wire::Term>>* ts
   if (ts == nullptr) return s;
   for (const auto* t : *ts) {
     s += indent;
-    s += messages::term_name(*t);
+    const auto name = messages::term_name(*t);
+    s += name;
     if (t->text() && t->text()->size()) {
       s += " = " + std::string(to_string_view(t->text()));
       if (t->value() != 0) s += fmt::format(" ({})", t->value());
@@ -63,6 +65,11 @@ std::string terms(const flatbuffers::Vector<flatbuffers::Offset<wire::Term>>* ts
       s += fmt::format(" = {}", t->value());
     }
     if (t->unit() && t->unit()->size()) s += " " + std::string(to_string_view(t->unit()));
+    // A koordlet term named by the vocabulary alone (schema v6): its unit and what it is come
+    // from the policy's definitions.
+    if (t->name() == nullptr && t->unit() == nullptr && t->text() == nullptr)
+      if (const auto* d = koordlet::find_suppress_term(name); d != nullptr)
+        s += fmt::format(" {} ({})", d->unit, d->text);
     s += "\n";
   }
   return s;
@@ -264,6 +271,8 @@ int explain_node(const explain_args& a) {
   auto log = open_reader(a.log);
   if (!log) return report(log.error());
   std::string registered, batch, suppress, metric;
+  std::string full_terms;           // the terms of the node's last complete batch/mid record
+  std::int64_t full_terms_ms = -1;  // and its event time
   std::deque<std::string> history, evictions;
   bool found = false;
   log_offset last = 0;
@@ -291,13 +300,32 @@ int explain_node(const explain_args& a) {
           }
           case P::NodeBatchResourceUpdated: {
             const auto* p = e.payload_as_NodeBatchResourceUpdated();
+            std::string ts = terms(p->terms(), "    ");
+            if (p->terms_as_of_ms() < 0) {
+              full_terms = ts;
+              full_terms_ms = e.event_time_ms();
+            } else {
+              // A repeat (schema v6): the formula's terms are those of an earlier record.
+              const std::string when =
+                  fmt::format("t={:.3f}s", static_cast<double>(p->terms_as_of_ms()) / 1000.0);
+              ts = full_terms_ms == p->terms_as_of_ms()
+                       ? fmt::format(
+                             "    (the decision of {}, rewritten: its last write is older "
+                             "than updateTimeThresholdSeconds)\n{}{}",
+                             when, full_terms, ts)
+                       : fmt::format(
+                             "    (the decision of {}, which the log read does not "
+                             "hold)\n{}",
+                             when, ts);
+            }
             batch = fmt::format(
                 "batch/mid resources ({}): batch-cpu={} batch-memory={} mid-cpu={} mid-memory={}\n"
-                "  cpu policy {}, memory policy {}{}\n  terms:\n{}",
+                "  cpu policy {}, memory policy {}{}\n  terms (a formula term not listed is "
+                "0):\n{}",
                 at(e), cpu(p->batch_cpu_milli()), mem(p->batch_memory_bytes()),
                 cpu(p->mid_cpu_milli()), mem(p->mid_memory_bytes()),
                 to_string_view(p->cpu_policy()), to_string_view(p->memory_policy()),
-                p->degraded() ? ", DEGRADED (stale NodeMetric)" : "", terms(p->terms(), "    "));
+                p->degraded() ? ", DEGRADED (stale NodeMetric)" : "", ts);
             history.push_back(fmt::format("    {}: batch-cpu={} batch-memory={}", at(e),
                                           cpu(p->batch_cpu_milli()), mem(p->batch_memory_bytes())));
             if (history.size() > 8) history.pop_front();
@@ -305,12 +333,14 @@ int explain_node(const explain_args& a) {
           }
           case P::BeSuppressed: {
             const auto* p = e.payload_as_BeSuppressed();
-            suppress = fmt::format("BE suppression ({}): policy {}, BE cpu {}{}\n{}", at(e),
-                                   to_string_view(p->policy()), cpu(p->be_cpu_milli()),
-                                   p->cpuset() && p->cpuset()->size()
-                                       ? ", cpuset " + std::string(to_string_view(p->cpuset()))
-                                       : "",
-                                   terms(p->inputs(), "    "));
+            suppress = fmt::format(
+                "BE suppression ({}): policy {}, BE cpu {}{}\n  terms (a defined term not listed "
+                "is 0):\n{}",
+                at(e), to_string_view(p->policy()), cpu(p->be_cpu_milli()),
+                p->cpuset() && p->cpuset()->size()
+                    ? ", cpuset " + std::string(to_string_view(p->cpuset()))
+                    : "",
+                terms(p->inputs(), "    "));
             break;
           }
           case P::PodEvicted: {

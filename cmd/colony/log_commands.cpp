@@ -80,7 +80,7 @@ int run_dump(const dump_args& a) {
 int run_stats(const std::string& name) {
   auto log = open_reader(name);
   if (!log) return report(log.error());
-  std::map<std::string, std::uint64_t> per_type;
+  std::map<std::string, std::uint64_t> per_type, per_type_bytes;
   std::uint64_t count = 0, bytes_total = 0;
   std::optional<log_offset> first, last;
   std::int64_t t_min = 0, t_max = 0;
@@ -95,7 +95,9 @@ int run_stats(const std::string& name) {
     bytes_total += b.size();
     t_min = std::min(t_min, env->event_time_ms());
     t_max = std::max(t_max, env->event_time_ms());
-    ++per_type[std::string(messages::payload_name(env->payload_type()))];
+    const std::string type(messages::payload_name(env->payload_type()));
+    ++per_type[type];
+    per_type_bytes[type] += b.size();
     return true;
   });
   if (!n) return report(n.error());
@@ -108,6 +110,7 @@ int run_stats(const std::string& name) {
   j["first_time_ms"] = t_min;
   j["last_time_ms"] = t_max;
   j["types"] = per_type;
+  j["type_bytes"] = per_type_bytes;
   std::cout << j.dump() << "\n";
   return exit_ok;
 }
@@ -224,8 +227,8 @@ void add_log_commands(CLI::App& app) {
     exit_status() = run_dump(*da);
   });
 
-  auto* stats =
-      log->add_subcommand("stats", "Print a JSON summary: count, offsets, per-type counts");
+  auto* stats = log->add_subcommand(
+      "stats", "Print a JSON summary: count, offsets, per-type counts and bytes");
   auto sl = std::make_shared<std::string>();
   stats->add_option("--log", *sl, "Log directory")->required();
   stats->callback([sl] { exit_status() = run_stats(*sl); });

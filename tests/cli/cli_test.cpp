@@ -120,6 +120,75 @@ TEST(Cli, DumpAndExplainShowRefusalsAndFailedWrites) {
   EXPECT_EQ(o1, o2);
 }
 
+// Schema v6's short forms read back whole: `explain node` shows a repeated batch decision with
+// the terms of the complete record it names, and a BE suppression's vocabulary terms with the
+// policy's units and descriptions; `log stats` gives bytes per type.
+TEST(Cli, ExplainNodeShowsARepeatWithTheTermsOfItsCompleteRecord) {
+  temp_dir d;
+  auto log = d.sub("log");
+  {
+    auto l = stores::open_log(log, stores::log_options{});
+    ASSERT_TRUE(l) << l.error().describe();
+    messages::event_builder b;
+    auto& f = b.fbb();
+    std::vector<messages::byte_buffer> recs;
+    const auto cap = b.resources(resource_list{.cpu_milli = 32000, .memory_bytes = 64LL << 30});
+    const auto nn = b.key_string("n1");
+    recs.push_back(b.finish({event_time{0}, wire::EntityKind::Node, "n1", -1, "test"},
+                            wire::CreateNodeRegistered(f, nn, cap, cap)));
+    auto batch = [&](std::int64_t t, std::int64_t as_of) {
+      std::vector<flatbuffers::Offset<wire::Term>> terms;
+      if (as_of < 0) {
+        wire::TermBuilder tb(f);
+        tb.add_value(32000);
+        tb.add_group(wire::TermGroup::batch_cpu);
+        tb.add_known(wire::TermName::nodeCapacity);
+        terms.push_back(tb.Finish());
+      }
+      const auto tv = f.CreateVector(terms);
+      const auto node = b.key_string("n1");
+      const auto pol = f.CreateString("usage");
+      return b.finish({event_time{t}, wire::EntityKind::Node, "n1", -1, "slo-controller"},
+                      wire::CreateNodeBatchResourceUpdated(f, node, 19200, 1 << 30, 0, 0, pol, pol,
+                                                           false, tv, as_of));
+    };
+    recs.push_back(batch(60000, -1));
+    recs.push_back(batch(361000, 60000));
+    {
+      wire::TermBuilder tb(f);
+      tb.add_value(32000);
+      tb.add_known(wire::TermName::capacityMilli);
+      const auto t0 = tb.Finish();
+      const auto tv = f.CreateVector(std::vector<flatbuffers::Offset<wire::Term>>{t0});
+      const auto node = b.key_string("n1");
+      const auto pol = f.CreateString("cpuset");
+      const auto cs = f.CreateString("0-3");
+      recs.push_back(b.finish({event_time{362000}, wire::EntityKind::Node, "n1", -1, "koordlet"},
+                              wire::CreateBeSuppressed(f, node, pol, 4000, cs, tv)));
+    }
+    std::vector<messages::bytes_view> views(recs.begin(), recs.end());
+    ASSERT_TRUE((*l)->append(views));
+  }
+  auto [xrc, xout] = run_colony({"explain", "node", "n1", "--log", log});
+  ASSERT_EQ(xrc, 0) << xout;
+  EXPECT_NE(xout.find("(the decision of t=60.000s, rewritten"), std::string::npos) << xout;
+  EXPECT_NE(xout.find("batch-cpu.nodeCapacity = 32000"), std::string::npos) << xout;
+  EXPECT_NE(xout.find("capacityMilli = 32000 milli (node status.capacity cpu)"), std::string::npos)
+      << xout;
+  // Up to the first record only: the complete one, no repeat.
+  auto [yrc, yout] = run_colony({"explain", "node", "n1", "--log", log, "--at", "1"});
+  ASSERT_EQ(yrc, 0) << yout;
+  EXPECT_EQ(yout.find("rewritten"), std::string::npos) << yout;
+  EXPECT_NE(yout.find("batch-cpu.nodeCapacity = 32000"), std::string::npos) << yout;
+  auto [src, sout] = run_colony({"log", "stats", "--log", log});
+  ASSERT_EQ(src, 0) << sout;
+  const auto stats = nlohmann::json::parse(sout);
+  EXPECT_EQ(stats["types"]["NodeBatchResourceUpdated"], 2);
+  EXPECT_GT(stats["type_bytes"]["NodeBatchResourceUpdated"].get<std::int64_t>(), 0);
+  EXPECT_LT(stats["type_bytes"]["BeSuppressed"].get<std::int64_t>(),
+            stats["type_bytes"]["NodeBatchResourceUpdated"].get<std::int64_t>());
+}
+
 // Schema v4's recorded objects: `log dump --entity object/KIND/NAME` finds an object's history,
 // `replay --json` shows its latest state with the spec and status as JSON, and the digest
 // covers it.

@@ -29,6 +29,42 @@ TEST(Codec, RoundTripsAnEnvelope) {
   EXPECT_EQ(req.memory_bytes, 2 * gib);
 }
 
+// A payload field that repeats the entity key shares its bytes with the envelope's copy: the
+// record is smaller, verifies, and both fields read the same; a key that differs is written.
+TEST(Codec, KeyStringIsWrittenOnceForTheEnvelopeAndThePayload) {
+  auto build = [](bool shared, std::string_view header_key) {
+    messages::event_builder b;
+    auto& fbb = b.fbb();
+    const std::string node = "openb-node-0245";
+    const auto nn = shared ? b.key_string(node) : fbb.CreateString(node);
+    const auto why = fbb.CreateString("Ready");
+    const auto payload = wire::CreateNodeConditionChanged(fbb, nn, true, false, why);
+    messages::header h;
+    h.time = event_time{1000};
+    h.kind = wire::EntityKind::Node;
+    h.key = header_key;
+    h.source = "test";
+    return b.finish(h, payload);
+  };
+  const auto apart = build(false, "openb-node-0245");
+  const auto together = build(true, "openb-node-0245");
+  EXPECT_GE(apart.size() - together.size(), 20u);  // 4-byte length + 15 chars + NUL (+ padding)
+  for (const auto* buf : {&apart, &together}) {
+    auto d = messages::decode(*buf, "test");
+    ASSERT_TRUE(d) << d.error().describe();
+    EXPECT_EQ(messages::to_string_view(d->envelope->entity_key()), "openb-node-0245");
+    EXPECT_EQ(messages::to_string_view(d->envelope->payload_as_NodeConditionChanged()->name()),
+              "openb-node-0245");
+  }
+  // key_string() for one key, then a header naming another: both are written as given.
+  const auto other = build(true, "openb-node-9999");
+  auto d = messages::decode(other, "test");
+  ASSERT_TRUE(d) << d.error().describe();
+  EXPECT_EQ(messages::to_string_view(d->envelope->entity_key()), "openb-node-9999");
+  EXPECT_EQ(messages::to_string_view(d->envelope->payload_as_NodeConditionChanged()->name()),
+            "openb-node-0245");
+}
+
 TEST(Codec, PatchesOffsetInPlace) {
   messages::event_builder b;
   auto buf = testing::pod_submitted(b, "default/a", 100, 100);

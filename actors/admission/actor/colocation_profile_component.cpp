@@ -227,7 +227,7 @@ void colocation_profile_component::on_submitted(const wire::Envelope& env,
   profs.reserve(m->applied_profiles.size());
   for (const auto& s : m->applied_profiles) profs.push_back(fbb.CreateString(s));
   const auto prof_vec = fbb.CreateVector(profs);
-  const auto n = fbb.CreateString(key);
+  const auto n = b_.key_string(key);
   const auto pcn = fbb.CreateString(m->pod.priority_class_name);
   const auto sn = fbb.CreateString(m->pod.scheduler_name);
   const auto payload =

@@ -8,6 +8,7 @@
 #include "messages/names.hpp"
 #include "messages/priority.hpp"
 #include "messages/qos.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::koordlet_actor {
 
@@ -582,7 +583,7 @@ void koordlet_component::report(const wire::Envelope& env,
     }
     return fbb.CreateVector(v);
   };
-  const auto node = fbb.CreateString(opt_.node);
+  const auto node = b_.key_string(opt_.node);
   const auto nu = usage(st.node_metric.node_usage);
   const auto su = usage(st.node_metric.system_usage);
   const auto an = aggregated(st.node_metric.aggregated_node_usages);
@@ -720,10 +721,8 @@ void koordlet_component::suppress_round(const wire::Envelope& env,
       cpuset = kl::format_cpuset(d.cpuset.cpus);
       be_milli = std::max<std::int64_t>(0, d.suppress.suppress_milli);
       key = policy + "|" + cpuset;
-      extra.push_back({"targetCPUs", static_cast<double>(d.cpuset.target_cpus), "count",
-                       "BE cpuset size after the floor of 2 and the growth limit"});
-      extra.push_back({"lsrCPUs", static_cast<double>(d.cpuset.lsr_cpus), "count",
-                       "share taken from the LSR pool"});
+      extra.push_back(kl::suppress_term("targetCPUs", static_cast<double>(d.cpuset.target_cpus)));
+      extra.push_back(kl::suppress_term("lsrCPUs", static_cast<double>(d.cpuset.lsr_cpus)));
       be_cpuset_ = d.cpuset.cpus;
       std::sort(be_cpuset_.begin(), be_cpuset_.end());
       break;
@@ -732,10 +731,8 @@ void koordlet_component::suppress_round(const wire::Envelope& env,
       policy = "cfsQuota";
       be_milli = std::max<std::int64_t>(0, d.suppress.suppress_milli);
       key = policy + "|" + std::to_string(d.cfs_quota.quota_us);
-      extra.push_back({"cfsQuotaUs", static_cast<double>(d.cfs_quota.quota_us), "us",
-                       "besteffort cpu.cfs_quota_us written"});
-      extra.push_back({"stepLimited", d.cfs_quota.step_limited ? 1.0 : 0.0, "count",
-                       "growth capped at 10 % of the node"});
+      extra.push_back(kl::suppress_term("cfsQuotaUs", static_cast<double>(d.cfs_quota.quota_us)));
+      extra.push_back(kl::suppress_term("stepLimited", d.cfs_quota.step_limited ? 1.0 : 0.0));
       be_cfs_quota_us_ = d.cfs_quota.quota_us;
       break;
     case kl::suppress_action::recover:
@@ -756,16 +753,40 @@ void koordlet_component::suppress_round(const wire::Envelope& env,
   last_suppress_ = key;
   auto& fbb = b_.fbb();
   std::vector<fb::Offset<wire::Term>> terms;
+  // A term as defined by the policy (kl::suppress_terms) goes by the vocabulary's number alone,
+  // and not at all when it is 0: its unit and description are the reader's to look up. Others
+  // carry their strings, each distinct one written once.
+  std::vector<std::pair<std::string_view, fb::Offset<fb::String>>> pool;
+  auto shared = [&](std::string_view v) {
+    if (v.empty()) return fb::Offset<fb::String>{};
+    for (const auto& [k, off] : pool)
+      if (k == v) return off;
+    const auto off = fbb.CreateString(v.data(), v.size());
+    pool.emplace_back(v, off);
+    return off;
+  };
   auto add = [&](const kl::explain_term& x) {
+    const auto* def = kl::find_suppress_term(x.name);
+    const auto known = def != nullptr && def->unit == x.unit && def->text == x.text
+                           ? messages::known_term(x.name)
+                           : wire::TermName::unnamed;
+    if (known != wire::TermName::unnamed) {
+      if (as_int(x.value) == 0) return;  // schema v6: a defined term not listed is 0
+      wire::TermBuilder tb(fbb);
+      tb.add_value(as_int(x.value));
+      tb.add_known(known);
+      terms.push_back(tb.Finish());
+      return;
+    }
     const auto n = fbb.CreateString(x.name);
-    const auto u = fbb.CreateString(x.unit);
-    const auto t = fbb.CreateString(x.text);
+    const auto u = shared(x.unit);
+    const auto t = shared(x.text);
     terms.push_back(wire::CreateTerm(fbb, n, as_int(x.value), u, t));
   };
   for (const auto& x : d.suppress.explain) add(x);
   for (const auto& x : extra) add(x);
   const auto tv = fbb.CreateVector(terms);
-  const auto nn = fbb.CreateString(opt_.node);
+  const auto nn = b_.key_string(opt_.node);
   const auto pp = fbb.CreateString(policy);
   const auto cs = fbb.CreateString(cpuset);
   out.push_back(b_.finish(header(env, wire::EntityKind::Node, opt_.node),

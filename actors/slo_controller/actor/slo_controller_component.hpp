@@ -183,10 +183,20 @@ class slo_controller_component final : public entities::component {
       messages::byte_buffer record;
       std::string_view sync_reason;
       std::vector<slo_controller::term> sync_terms;
+      bool record_repeat = false;  // the record is a repeat, naming the complete one of
+      std::int64_t record_as_of = -1;
+      // The result's decision key (publish), once computed.
+      bool has_key = false;
+      std::string key;
     };
     // Out of line: ~5 KB that most nodes never use would otherwise sit in every record a
     // round walks (measured: +6 % on the config round).
     std::unique_ptr<idle_result> idle;
+    // The node's last complete NodeBatchResourceUpdated (terms_as_of_ms -1): its event time and
+    // its decision as a key (decision_key); a repeat of that decision is written in the short
+    // form that points back to it. Empty key: none known (then the next record is complete).
+    std::optional<event_time> full_time;
+    std::string full_key;
   };
 
   void on_config(const wire::Envelope& env, const wire::ConfigUpdated& c,
@@ -240,6 +250,7 @@ class slo_controller_component final : public entities::component {
   std::uint64_t config_generation_ = 0;  // + 1 whenever the colocation config changes
   std::uint64_t idle_hits_ = 0;
   std::uint64_t record_reuses_ = 0;
+  std::string key_scratch_;  // publish's decision key, kept for its capacity
 };
 
 }  // namespace colony::slo_controller_actor

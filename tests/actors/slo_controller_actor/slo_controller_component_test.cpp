@@ -75,14 +75,24 @@ void expect_update_matches(const slo_controller_component& c, const byte_buffer&
   EXPECT_EQ(to_string_view(u.cpu_policy()), e.r.batch_cpu.formula);
   EXPECT_EQ(to_string_view(u.memory_policy()), e.r.batch_memory.formula);
   EXPECT_EQ(u.degraded(), e.r.degraded);
-  // Every term of the four formulas, under "<resource>.<name>", with the policy's value.
+  // A repeat (schema v6) lists no formula terms: they are those of the record it points at.
+  if (u.terms_as_of_ms() >= 0) {
+    EXPECT_LT(u.terms_as_of_ms(), now);
+    return;
+  }
+  // Every term of the four formulas, under "<resource>.<name>", with the policy's value; a
+  // numeric term is left out only when it is 0 (schema v6).
   const auto terms = numeric_terms(u);
   for (const auto* x : {&e.r.batch_cpu, &e.r.batch_memory, &e.r.mid_cpu, &e.r.mid_memory}) {
     std::string_view res = x->resource;
     res.remove_prefix(std::string_view("kubernetes.io/").size());
     for (const auto& t : x->terms) {
       const auto key = std::string(res) + "." + std::string(t.name);
-      ASSERT_TRUE(terms.count(key)) << key;
+      if (!terms.count(key)) {
+        EXPECT_EQ(t.value, 0) << key;
+        EXPECT_FALSE(t.unit.empty() && !t.text.empty()) << key << ": a text term is kept";
+        continue;
+      }
       EXPECT_EQ(terms.at(key), t.value) << key;
     }
   }
@@ -193,6 +203,76 @@ TEST(SloControllerComponent, SmallChangeUnderDiffThresholdIsNotWritten) {
   out = feed_resources(c, log, from);
   ASSERT_EQ(out.size(), 1u);
   expect_update_matches(c, out[0], "n1", 481000, m2);
+  // The same decision again: written short, pointing at the complete record of 180 s.
+  EXPECT_EQ(decoded(out[0]).payload_as_NodeBatchResourceUpdated()->terms_as_of_ms(), 180000);
+}
+
+// Schema v6: a write that repeats the node's last complete decision (republished because
+// updateTimeThresholdSeconds passed) carries the values and no formula terms, and names the
+// complete record's time; any change in a value or a term writes a complete record again.
+TEST(SloControllerComponent, ARepeatedDecisionIsWrittenShortAndNamesTheCompleteRecord) {
+  slo_controller_component c({.configmap_json = std::string(enabled_config)});
+  event_log log;
+  log.node(0, "n1", cpu_mem(32000, 128 * gib), cpu_mem(32000, 128 * gib));
+  log.metric(60000, "n1", 6000, 40 * gib, {}, cpu_mem(1000, 4 * gib));
+  auto out = feed_resources(c, log);
+  ASSERT_EQ(out.size(), 2u);
+  const auto* full = decoded(out[1]).payload_as_NodeBatchResourceUpdated();
+  EXPECT_EQ(full->terms_as_of_ms(), -1);
+  ASSERT_NE(full->terms(), nullptr);
+  const std::size_t full_terms = full->terms()->size();
+  EXPECT_GE(full_terms, 10u);
+  const auto full_bytes = out[1].size();
+  // Every 301 s the same report: each write is a repeat of the record of 60 s.
+  std::size_t repeats = 0;
+  for (std::int64_t t = 60000 + 301000; t < 60000 + 5 * 301000; t += 301000) {
+    const auto from = log.records.size();
+    log.metric(t, "n1", 6000, 40 * gib, {}, cpu_mem(1000, 4 * gib));
+    out = feed_resources(c, log, from);
+    ASSERT_EQ(out.size(), 1u) << t;
+    const auto* u = decoded(out[0]).payload_as_NodeBatchResourceUpdated();
+    EXPECT_EQ(u->terms_as_of_ms(), 60000) << t;
+    EXPECT_EQ(u->batch_cpu_milli(), full->batch_cpu_milli());
+    EXPECT_EQ(u->batch_memory_bytes(), full->batch_memory_bytes());
+    EXPECT_EQ(to_string_view(u->cpu_policy()), to_string_view(full->cpu_policy()));
+    EXPECT_TRUE(u->terms() == nullptr || u->terms()->size() == 0);
+    EXPECT_LT(out[0].size() * 3, full_bytes) << "a repeat is a fraction of the complete record";
+    ++repeats;
+  }
+  EXPECT_EQ(repeats, 4u);
+  // 100m more system usage after expiry: the value moves (under the diff threshold, written
+  // because expired), so the record is complete again.
+  const auto t = 60000 + 5 * 301000;
+  const auto from = log.records.size();
+  const auto m = log.metric(t, "n1", 6100, 40 * gib, {}, cpu_mem(1100, 4 * gib));
+  out = feed_resources(c, log, from);
+  ASSERT_EQ(out.size(), 1u);
+  expect_update_matches(c, out[0], "n1", t, m);
+  const auto* u = decoded(out[0]).payload_as_NodeBatchResourceUpdated();
+  EXPECT_EQ(u->terms_as_of_ms(), -1);
+  EXPECT_NE(u->batch_cpu_milli(), full->batch_cpu_milli());
+}
+
+// After a restart the component learns the complete decision from the log it replays, so the
+// next repeat is still written short and points at the replayed record.
+TEST(SloControllerComponent, ARestartRecognisesARepeatOfTheReplayedRecord) {
+  event_log log;
+  log.node(0, "n1", cpu_mem(32000, 128 * gib), cpu_mem(32000, 128 * gib));
+  log.metric(60000, "n1", 6000, 40 * gib, {}, cpu_mem(1000, 4 * gib));
+  slo_controller_component first({.configmap_json = std::string(enabled_config)});
+  auto out = feed_resources(first, log);
+  ASSERT_EQ(out.size(), 2u);
+  event_log replay;
+  replay.node(0, "n1", cpu_mem(32000, 128 * gib), cpu_mem(32000, 128 * gib));
+  replay.append_bytes(out[0]);
+  replay.append_bytes(out[1]);
+  slo_controller_component second({.configmap_json = std::string(enabled_config)});
+  (void)feed_resources(second, replay);
+  const auto from = replay.records.size();
+  replay.metric(60000 + 301000, "n1", 6000, 40 * gib, {}, cpu_mem(1000, 4 * gib));
+  auto out2 = feed_resources(second, replay, from);
+  ASSERT_EQ(out2.size(), 1u);
+  EXPECT_EQ(decoded(out2[0]).payload_as_NodeBatchResourceUpdated()->terms_as_of_ms(), 60000);
 }
 
 TEST(SloControllerComponent, InvalidConfigKeepsTheLastValidAndNamesTheKey) {
