@@ -82,7 +82,8 @@ result<void> write_runs(
   if (ec) return fail(errc::unavailable, ec.message(), a.out);
   const bool compare = configs.size() > 1;
   // Started now so that gnuplot's start overlaps the simulation (sim/gnuplot.hpp).
-  gnuplot_pool gnuplot(plot_processes);
+  const auto format = a.plot_format == "png" ? plot_format::png : plot_format::svg;
+  gnuplot_pool gnuplot(plot_processes(format));
   std::vector<run_result> results;
   results.reserve(configs.size());
   for (const auto& cfg : configs) {
@@ -100,7 +101,7 @@ result<void> write_runs(
     ro.progress = [&bar](std::int64_t d, std::int64_t t) { bar.update(d, t); };
     auto r = simulate(cfg, ro);
     if (!r) return tl::unexpected(r.error());
-    auto files = write_report(out.string(), *r, gnuplot);
+    auto files = write_report(out.string(), *r, gnuplot, format);
     if (!files) return tl::unexpected(files.error());
     if (!a.quiet) std::cout << summary_text(*r) << "Report: " << out.string() << "\n\n";
     results.push_back(std::move(*r));
@@ -109,7 +110,7 @@ result<void> write_runs(
     std::vector<std::pair<std::string, const run_result*>> runs;
     for (std::size_t i = 0; i < configs.size(); ++i)
       runs.emplace_back(configs[i].name, &results[i]);
-    auto files = write_compare(a.out, runs, gnuplot);
+    auto files = write_compare(a.out, runs, gnuplot, format);
     if (!files) return tl::unexpected(files.error());
     if (!a.quiet) {
       std::FILE* f = std::fopen((fs::path(a.out) / "compare.txt").c_str(), "rb");

@@ -35,9 +35,10 @@ struct sim_args {
   std::string lifetime;                         // empty = each config's own (trace | running-stays)
   bool skip_bad_rows = false;
   std::uint64_t seed = 1;
-  double until_days = -1;  // stop the clock early (-1 = trace end)
-  double from_days = 0;    // start the clock later (earlier pods submitted at the start)
-  bool quiet = false;      // no summary on stdout
+  double until_days = -1;           // stop the clock early (-1 = trace end)
+  double from_days = 0;             // start the clock later (earlier pods submitted at the start)
+  bool quiet = false;               // no summary on stdout
+  std::string plot_format = "svg";  // svg | png
   // The FGD paper's experiment (sim/fgd_experiment.hpp): pods submitted one after another until
   // the cluster saturates, the list inflated to `inflate` x the GPUs, seeds seed .. seed+seeds-1.
   bool until_saturated = false;

@@ -62,6 +62,31 @@ std::string first_line_of(int fd) {
   return text.substr(b, e == std::string::npos ? std::string::npos : e - b);
 }
 
+// gnuplot reads a script on stdin one byte per read(2) (120 KB: 120,000 system calls), but a
+// file it loads through stdio's buffer. So a script goes to a temporary file and stdin carries
+// only `load` naming it; "" when the file cannot be written or its path cannot be quoted (then
+// the script goes on stdin as before).
+std::string script_file(const std::string& script) {
+  std::error_code ec;
+  std::string path = (std::filesystem::temp_directory_path(ec) / "colony-plot-XXXXXX").string();
+  if (ec || path.find_first_of("'\n") != std::string::npos) return {};
+  const int fd = ::mkostemp(path.data(), O_CLOEXEC);
+  if (fd < 0) return {};
+  bool ok = true;
+  for (std::size_t done = 0; ok && done < script.size();) {
+    const ssize_t n = ::write(fd, script.data() + done, script.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (!ok) {
+    ::unlink(path.c_str());
+    return {};
+  }
+  return path;
+}
+
 }  // namespace
 
 gnuplot_pool::gnuplot_pool(std::size_t prestart) {
@@ -80,6 +105,7 @@ gnuplot_pool::~gnuplot_pool() {
     while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
     }
     close_fd(p.stderr_fd);
+    if (!p.script.empty()) ::unlink(p.script.c_str());
   }
 }
 
@@ -124,6 +150,8 @@ result<void> gnuplot_pool::finish(process& p, const std::string& where) {
       return fail(errc::internal, std::strerror(errno), where);
     }
   }
+  if (!p.script.empty()) ::unlink(p.script.c_str());
+  p.script.clear();
   result<void> r;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     // Exit status 127: the shell-less spawn found gnuplot but could not run it.
@@ -159,9 +187,10 @@ void gnuplot_pool::start(const std::vector<std::string>& scripts) {
       }
       p = *q;
     }
+    p.script = script_file(s);
     running_.push_back(p);
     // A gnuplot that died before reading says why in finish().
-    write_all(p.stdin_fd, s);
+    write_all(p.stdin_fd, p.script.empty() ? s : "load '" + p.script + "'\n");
     close_fd(running_.back().stdin_fd);
   }
 }

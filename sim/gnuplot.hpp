@@ -1,7 +1,8 @@
 // gnuplot processes for the report's plots, started before the simulation so that gnuplot's own
 // start (fonts, cairo: about 45 ms each on the dev box) overlaps the run instead of following it,
-// and so that several plots render side by side. Each process reads its script on stdin and exits
-// at end of input; its stderr goes to an unnamed temporary file read back when it fails.
+// and so that several plots render side by side. Each process loads its script from a temporary
+// file named on stdin and exits at end of input; its stderr goes to an unnamed temporary file
+// read back when it fails.
 #pragma once
 
 #include <sys/types.h>
@@ -41,6 +42,7 @@ class gnuplot_pool {
     pid_t pid = -1;
     int stdin_fd = -1;
     int stderr_fd = -1;  // unnamed temporary file
+    std::string script;  // the temporary file its script is loaded from ("" on stdin)
   };
   [[nodiscard]] result<process> spawn();
   static result<void> finish(process& p, const std::string& where);

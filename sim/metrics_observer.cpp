@@ -160,6 +160,8 @@ struct metrics_observer::impl {
                 migrations_failed = 0, migrations_aborted = 0;
   counter_map migration_phases;
   std::vector<double> spread_scratch;
+  bool spread_stale = true;  // a node's used or allocated cpu moved since cpu_used_spread()
+  double spread_last = 0;
   std::vector<std::int64_t> latency_ms, latency_prod_ms, latency_batch_ms;
   std::int64_t start_ms = -1, end_ms = 0;
 
@@ -319,6 +321,7 @@ struct metrics_observer::impl {
     mem_capacity += cap.memory_bytes - nr.capacity_mem;
     gpu_total += cap.gpu - nr.capacity_gpu;
     nr.capacity_cpu = cap.cpu_milli;
+    spread_stale = true;
     nr.capacity_mem = cap.memory_bytes;
     nr.capacity_gpu = cap.gpu;
     nr.allocatable = e.allocatable() ? to_resource_list(e.allocatable()) : cap;
@@ -373,6 +376,7 @@ struct metrics_observer::impl {
     be_cpu_used += bcpu - nr.be_cpu;
     be_mem_used += bmem - nr.be_mem;
     nr.used_cpu = ucpu;
+    spread_stale = true;
     nr.used_mem = umem;
     nr.be_cpu = bcpu;
     nr.be_mem = bmem;
@@ -472,6 +476,7 @@ struct metrics_observer::impl {
     resource_list req = p->requests;
     req.pods = 1;
     nr.allocated += req;
+    spread_stale = true;
     p->devices.clear();
     if (const auto* devs = e->devices()) {
       for (const auto* d : *devs) {
@@ -496,6 +501,7 @@ struct metrics_observer::impl {
     resource_list req = p.requests;
     req.pods = 1;
     nr.allocated -= req;
+    spread_stale = true;
     for (const auto& [minor, core] : p.devices)
       if (auto* g = nr.find_gpu(minor)) g->core_used -= core;
     mark_frag(p.node);
@@ -559,6 +565,13 @@ struct metrics_observer::impl {
   // ---- samples ----------------------------------------------------------------------------
   // p90 - p10 of the nodes' cpu used in % of their capacity (metrics_row::cpu_used_spread_pct).
   double cpu_used_spread() {
+    // Unchanged since the last sample (no node's used or allocated cpu moved): the same value.
+    if (!spread_stale) return spread_last;
+    spread_stale = false;
+    spread_last = cpu_used_spread_now();
+    return spread_last;
+  }
+  double cpu_used_spread_now() {
     spread_scratch.clear();
     for (const auto& nr : nodes) {
       if (nr.capacity_cpu <= 0) continue;

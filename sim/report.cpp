@@ -28,22 +28,30 @@ double pct(std::int64_t a, std::int64_t b) {
   return b > 0 ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0;
 }
 
-constexpr const char* plot_header =
-    "set terminal pngcairo size 1100,520 font 'Sans,11'\n"
-    "set datafile separator ','\n"
-    "set key outside right top\n"
-    "set grid\n"
-    "set xlabel 'virtual time (days)'\n";
+// The terminal, and `ext` (the plots' file extension, which every `set output` appends).
+std::string plot_header(plot_format f) {
+  std::string h = f == plot_format::png
+                      ? "set terminal pngcairo size 1100,520 font 'Sans,11'\next = 'png'\n"
+                      : "set terminal svg size 1100,520 font 'Sans,11' background "
+                        "rgb 'white'\next = 'svg'\n";
+  return h +
+         "set datafile separator ','\n"
+         "set key outside right top\n"
+         "set grid\n"
+         "set xlabel 'virtual time (days)'\n";
+}
 
-// Each plot's block sets everything it relies on, so any split over plot_processes draws the
+const char* extension(plot_format f) { return f == plot_format::png ? "png" : "svg"; }
+
+// Each plot's block sets everything it relies on, so any split over plot_processes() draws the
 // same pictures as plots.gp run as one script.
 
 // Writes the whole script (for a user to re-run or edit) and starts rendering its blocks, dealt
-// round-robin over plot_processes gnuplots; gnuplot.wait() collects them.
+// round-robin over plot_processes() gnuplots; gnuplot.wait() collects them.
 result<void> start_plots(gnuplot_pool& gnuplot, const fs::path& script,
-                         const std::vector<std::string>& blocks) {
-  std::string whole = plot_header;
-  std::vector<std::string> parts(std::min(plot_processes, blocks.size()), plot_header);
+                         const std::vector<std::string>& blocks, plot_format format) {
+  std::string whole = plot_header(format);
+  std::vector<std::string> parts(std::min(plot_processes(format), blocks.size()), whole);
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     whole += blocks[i];
     parts[i % parts.size()] += blocks[i];
@@ -281,7 +289,7 @@ std::string summary_text(const run_result& r) {
 }
 
 result<report_files> write_report(const std::string& out_dir, const run_result& r,
-                                  gnuplot_pool& gnuplot) {
+                                  gnuplot_pool& gnuplot, plot_format format) {
   report_files files;
   const fs::path out(out_dir);
   std::error_code ec;
@@ -294,7 +302,7 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
   };
   std::string txt = summary_text(r);
   // The plots first: they draw from the script's own data while the other files are written.
-  std::vector<std::string> pngs;
+  std::vector<std::string> plot_names;  // file names without the extension
   bool plotting = false;
   if (!gnuplot.available()) {
     files.notes.push_back("gnuplot not found: no plots written");
@@ -315,7 +323,7 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
                         l.push_back(f3(pct(m.mem_used, m.mem_capacity)));
                       }) +
         fmt::format(
-            "set output '{0}/utilisation.png'\nset title 'Cluster utilisation: {1}'\nset ylabel "
+            "set output '{0}/utilisation.'.ext\nset title 'Cluster utilisation: {1}'\nset ylabel "
             "'% of cluster capacity'\n"
             "set yrange [0:*]\n"
             "plot $utilisation using 1:2 with lines lw 2 title 'CPU requested', "
@@ -332,7 +340,7 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
                         l.push_back(cores(m.batch_cpu_used));
                       }) +
         fmt::format(
-            "set output '{0}/batch.png'\nset title 'Batch CPU reclaimed vs used by BE pods: "
+            "set output '{0}/batch.'.ext\nset title 'Batch CPU reclaimed vs used by BE pods: "
             "{1}'\nset ylabel 'cores'\n"
             "plot $batch using 1:2 with lines lw 2 title 'batch-cpu allocatable (reclaimed)', "
             "'' using 1:3 with lines lw 2 title 'batch-cpu allocated to BE', "
@@ -344,7 +352,7 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
                         l.push_back(std::to_string(m.pods_pending));
                         l.push_back(std::to_string(m.pods_running));
                       }) +
-        fmt::format("set output '{0}/pending.png'\nset title 'Pods: {1}'\nset ylabel 'pods'\n"
+        fmt::format("set output '{0}/pending.'.ext\nset title 'Pods: {1}'\nset ylabel 'pods'\n"
                     "plot $pods using 1:2 with lines lw 2 title 'pending', "
                     "'' using 1:3 with lines lw 2 title 'running'\n",
                     out.string(), title));
@@ -356,17 +364,17 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
                                            ? m.gpu_frag * 10000.0 / static_cast<double>(m.gpu_total)
                                            : 0.0));
                       }) +
-        fmt::format("set output '{0}/gpu.png'\nset title 'GPU allocation and fragmentation "
+        fmt::format("set output '{0}/gpu.'.ext\nset title 'GPU allocation and fragmentation "
                     "(FGD): {1}'\nset ylabel '% of GPUs'\n"
                     "set yrange [0:100]\n"
                     "plot $gpu using 1:2 with lines lw 2 title 'GPU allocated', "
                     "'' using 1:3 with lines lw 2 title 'GPU fragmented'\n",
                     out.string(), title));
-    pngs = {"utilisation.png", "batch.png", "pending.png", "gpu.png"};
+    plot_names = {"utilisation", "batch", "pending", "gpu"};
     // The node CPU spread is the descheduler's figure: drawn for runs that have one (the column
-    // is in metrics.csv for every run, and compare-spread.png sets runs side by side).
+    // is in metrics.csv for every run, and compare-spread sets runs side by side).
     if (r.summary["config"].value("descheduler", false)) {
-      pngs.push_back("spread.png");
+      plot_names.push_back("spread");
       blocks.push_back(
           metrics_block("spread", r.rows,
                         [&](const metrics_row& m, std::vector<std::string>& l) {
@@ -374,7 +382,7 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
                           l.push_back(std::to_string(m.migrations));
                         }) +
           fmt::format(
-              "set output '{0}/spread.png'\nset title 'Node CPU usage spread: {1}'\n"
+              "set output '{0}/spread.'.ext\nset title 'Node CPU usage spread: {1}'\n"
               "set ylabel 'p90 - p10 of node cpu used (points)'\nset yrange [0:*]\n"
               "set y2label 'PodMigrationJobs created'\nset y2range [0:*]\nset ytics nomirror\n"
               "set y2tics\n"
@@ -401,12 +409,12 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
             i == 0 ? "" : ", ", qcsv, names[i], i + 1);
       }
       blocks.push_back(fmt::format(
-          "set output '{0}/quota.png'\nset title 'ElasticQuota CPU: used vs runtime: {1}'\n"
+          "set output '{0}/quota.'.ext\nset title 'ElasticQuota CPU: used vs runtime: {1}'\n"
           "set ylabel 'cores'\nset yrange [0:*]\nplot {2}\n",
           out.string(), title, plots));
-      pngs.push_back("quota.png");
+      plot_names.push_back("quota");
     }
-    if (auto g = start_plots(gnuplot, out / "plots.gp", blocks); !g)
+    if (auto g = start_plots(gnuplot, out / "plots.gp", blocks, format); !g)
       files.notes.push_back(g.error().describe());
     else
       plotting = true;
@@ -420,7 +428,8 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
     if (auto g = gnuplot.wait((out / "plots.gp").string()); !g) {
       files.notes.push_back(g.error().describe());
     } else {
-      for (const auto& n : pngs) files.written.push_back((out / n).string());
+      for (const auto& n : plot_names)
+        files.written.push_back((out / (n + "." + extension(format))).string());
     }
   }
   if (!written) return tl::unexpected(written.error());
@@ -431,7 +440,7 @@ result<report_files> write_report(const std::string& out_dir, const run_result& 
 
 result<report_files> write_compare(
     const std::string& out_dir, const std::vector<std::pair<std::string, const run_result*>>& runs,
-    gnuplot_pool& gnuplot) {
+    gnuplot_pool& gnuplot, plot_format format) {
   report_files files;
   const fs::path out(out_dir);
   nlohmann::ordered_json cj;
@@ -516,16 +525,16 @@ result<report_files> write_compare(
     const char* expr;
   };
   const ov plots[] = {
-      {"compare-cpu-used.png", "CPU used (% of capacity)", "%", "26"},
-      {"compare-cpu-allocated.png", "CPU allocated (% of capacity)", "%", "25"},
-      {"compare-batch-reclaimed.png", "batch-cpu allocatable (reclaimed, cores)", "cores",
+      {"compare-cpu-used", "CPU used (% of capacity)", "%", "26"},
+      {"compare-cpu-allocated", "CPU allocated (% of capacity)", "%", "25"},
+      {"compare-batch-reclaimed", "batch-cpu allocatable (reclaimed, cores)", "cores",
        "($13/1000)"},
-      {"compare-pending.png", "pending pods", "pods", "4"},
-      {"compare-gpu.png", "GPU allocated (%)", "%", "21"},
-      {"compare-spread.png", "node CPU used, p90 - p10 across nodes (points)", "points", "31"},
+      {"compare-pending", "pending pods", "pods", "4"},
+      {"compare-gpu", "GPU allocated (%)", "%", "21"},
+      {"compare-spread", "node CPU used, p90 - p10 across nodes (points)", "points", "31"},
   };
   for (const auto& p : plots) {
-    std::string gp = fmt::format("set output '{}/{}'\nset title '{}'\nset ylabel '{}'\nplot ",
+    std::string gp = fmt::format("set output '{}/{}.'.ext\nset title '{}'\nset ylabel '{}'\nplot ",
                                  out.string(), p.file, p.title, p.ylabel);
     // One dash type per config, so equal curves stay visible on top of each other.
     std::size_t k = 0;
@@ -538,13 +547,14 @@ result<report_files> write_compare(
     gp += "\n";
     blocks.push_back(std::move(gp));
   }
-  if (auto g = start_plots(gnuplot, out / "compare.gp", blocks).and_then([&] {
+  if (auto g = start_plots(gnuplot, out / "compare.gp", blocks, format).and_then([&] {
         return gnuplot.wait((out / "compare.gp").string());
       });
       !g) {
     files.notes.push_back(g.error().describe());
   } else {
-    for (const auto& p : plots) files.written.push_back((out / p.file).string());
+    for (const auto& p : plots)
+      files.written.push_back((out / (std::string(p.file) + "." + extension(format))).string());
   }
   return files;
 }

@@ -118,7 +118,9 @@ messages::byte_buffer usage_source::node_metric(messages::event_builder& b, std:
     auto ru = b.resources(r);
     pms.push_back(wire::CreatePodMetric(fbb, key, ru, p.priority_class, p.qos));
   }
-  auto pv = fbb.CreateVector(pms);
+  // An idle node's report lists no pods: the vector is left out (readers take absent as empty).
+  const auto pv =
+      pms.empty() ? fb::Offset<fb::Vector<fb::Offset<wire::PodMetric>>>{} : fbb.CreateVector(pms);
   const std::int64_t interval_ms = cfg_->node_metric_report_interval_s * 1000;
   auto payload =
       wire::CreateNodeMetricReported(fbb, name, t, 300000, interval_ms, nu, su, 0, 0, pv, 0);

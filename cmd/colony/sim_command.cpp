@@ -37,6 +37,10 @@ void add_sim_command(CLI::App& app) {
                   "builtin:recorded names the cluster's own configuration)");
   cmd->add_option("--out", a->out, "Output directory")->capture_default_str();
   cmd->add_option("--log", a->log, "Event log path (default: OUT/log)");
+  cmd->add_option("--plot-format", a->plot_format,
+                  "Plots as svg (vector; drawn in a fraction of png's time) or png")
+      ->check(CLI::IsMember({"svg", "png"}))
+      ->capture_default_str();
   cmd->add_option("--threads", a->threads,
                   "Worker threads (node-scoped components; the log is the same at any count)")
       ->capture_default_str();

@@ -5,6 +5,7 @@
 // and the first 8,000 rows of the v2018 machine_usage extract.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -504,6 +505,29 @@ TEST(SimCli, CompareWritesSideBySideTable) {
   EXPECT_TRUE(j["rows"]["pods scheduled"].contains("no-colocation"));
 }
 
+// --plot-format png draws the same plots with pngcairo.
+TEST(SimCli, PlotFormatPngWritesPngs) {
+  const auto out = fixture().root / "plots-png";
+  const std::string args = "sim --trace " + (fixture().root / "trace").string() +
+                           " --usage-model none --quiet --plot-format png --out " + out.string();
+  std::string err;
+  const int rc = run_cli(args, &err);
+  if (rc == -1) GTEST_SKIP() << "COLONY_BINARY not set";
+  ASSERT_EQ(rc, 0) << err;
+  if (!fs::exists(out / "plots.gp")) GTEST_SKIP() << "gnuplot is not installed: no plots";
+  for (const char* n : {"utilisation", "batch", "pending", "gpu"}) {
+    const auto png = out / (std::string(n) + ".png");
+    ASSERT_TRUE(fs::exists(png)) << png;
+    std::ifstream f(png, std::ios::binary);
+    char magic[4] = {};
+    f.read(magic, 4);
+    EXPECT_EQ(std::string(magic + 1, 3), "PNG") << png;
+    EXPECT_FALSE(fs::exists(out / (std::string(n) + ".svg")));
+  }
+  // A format that is neither is a usage error.
+  EXPECT_EQ(run_cli("sim --plot-format gif --out " + out.string(), &err), 2);
+}
+
 // The report's plots carry their own data (datablocks in plots.gp): the utilisation block is
 // metrics.csv's columns with the rows whose series equal both neighbours' left out, which draws
 // the same lines. The log is complete when the command returns (the simulation is released on a
@@ -517,7 +541,14 @@ TEST(SimCli, PlotDataIsMetricsWithFlatRunsLeftOut) {
   if (rc == -1) GTEST_SKIP() << "COLONY_BINARY not set";
   ASSERT_EQ(rc, 0) << err;
   if (!fs::exists(out / "plots.gp")) GTEST_SKIP() << "gnuplot is not installed: no plots";
-  EXPECT_GT(fs::file_size(out / "utilisation.png"), 1000u);
+  // SVG by default: a text file gnuplot wrote, with the plot's title.
+  ASSERT_TRUE(fs::exists(out / "utilisation.svg"));
+  EXPECT_GT(fs::file_size(out / "utilisation.svg"), 1000u);
+  const auto svg = lines_of((out / "utilisation.svg").string());
+  EXPECT_TRUE(std::any_of(svg.begin(), svg.end(), [](const std::string& l) {
+    return l.find("<svg") != std::string::npos;
+  }));
+  EXPECT_FALSE(fs::exists(out / "utilisation.png"));
   // metrics.csv: day, then the utilisation series (cpu requested/allocated/used, memory
   // allocated/used %, columns 24-28 counted from 1).
   std::vector<std::vector<std::string>> metrics;
