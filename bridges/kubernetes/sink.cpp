@@ -395,6 +395,33 @@ result<decision_sink> decision_sink::open(connection conn, sink_options options)
   return decision_sink(std::move(*c), std::move(options));
 }
 
+bool decision_sink::replace_field(write_outcome& o, json& cur, const char* field, const json& want,
+                                  const std::string& path, bool last_round, const char* unchanged,
+                                  std::string written) {
+  if (cur.contains(field) && cur[field] == want) {
+    o.ok = true;
+    o.http_status = 200;
+    o.message = unchanged;
+    return false;
+  }
+  cur[field] = want;
+  const std::string body = cur.dump();
+  auto r = send([&] { return client_.put(path, body); }, opt_.max_attempts);
+  o.attempts += r.attempts;
+  if (r.last) {
+    o.ok = o.wrote = true;
+    o.http_status = r.last->status;
+    o.message = std::move(written);
+    return false;
+  }
+  if (r.last.error().code == errc::failed_precondition && http_status_of(r.last.error()) == 409 &&
+      !last_round)
+    return true;
+  o.http_status = http_status_of(r.last.error());
+  o.message = r.last.error().describe();
+  return false;
+}
+
 decision_sink::attempt_result decision_sink::send(const std::function<result<response>()>& call,
                                                   std::uint32_t limit) {
   backoff b(opt_.backoff_initial, opt_.backoff_cap, opt_.jitter, opt_.seed + counters_.requests);
@@ -794,27 +821,9 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
             o.message = "NodeSLO " + node + ": response is not a JSON object";
             break;
           }
-          if (cur.contains("spec") && cur["spec"] == spec) {
-            o.ok = true;
-            o.http_status = 200;
-            o.message = "NodeSLO already has this spec";
-            break;
-          }
-          // Update with the object as read: its resourceVersion makes a concurrent change a 409.
-          cur["spec"] = spec;
-          const std::string body = cur.dump();
-          auto r = send([&] { return client_.put(path, body); }, opt_.max_attempts);
-          o.attempts += r.attempts;
-          if (r.last) {
-            o.ok = o.wrote = true;
-            o.http_status = r.last->status;
-            o.message = "updated";
-            break;
-          }
-          if (r.last.error().code == errc::failed_precondition &&
-              http_status_of(r.last.error()) == 409 && !last_round)
+          if (replace_field(o, cur, "spec", spec, path, last_round, "NodeSLO already has this spec",
+                            "updated"))
             continue;
-          from_error(o, r.last.error());
           break;
         }
         if (!o.ok && o.message.find("NodeSLO") == std::string::npos)
@@ -868,26 +877,10 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
             o.message = "response is not a JSON object";
             break;
           }
-          if (cur.contains("status") && cur["status"] == status) {
-            o.ok = true;
-            o.http_status = 200;
-            o.message = "NodeMetric already has this status";
-            break;
-          }
-          cur["status"] = status;
-          const std::string body = cur.dump();
-          auto r = send([&] { return client_.put(path + "/status", body); }, opt_.max_attempts);
-          o.attempts += r.attempts;
-          if (r.last) {
-            o.ok = o.wrote = true;
-            o.http_status = r.last->status;
-            o.message = "status " + status["updateTime"].get<std::string>();
-            break;
-          }
-          if (r.last.error().code == errc::failed_precondition &&
-              http_status_of(r.last.error()) == 409 && !last_round)
+          if (replace_field(o, cur, "status", status, path + "/status", last_round,
+                            "NodeMetric already has this status",
+                            "status " + status["updateTime"].get<std::string>()))
             continue;
-          from_error(o, r.last.error());
           break;
         }
         if (!o.ok) o.message = "NodeMetric " + node + " status: " + o.message;

@@ -144,6 +144,13 @@ class decision_sink {
   decision_sink(api_client c, sink_options o);
   struct attempt_result;
   attempt_result send(const std::function<result<response>()>& call, std::uint32_t limit);
+  // One round of a read-modify-write (RetryOnConflict): `cur` (the object as read) already has
+  // `want` at `field` (ok, `unchanged` as the message), or gets it and is PUT to `path` (ok,
+  // `written`; the resourceVersion read makes a concurrent change a 409). true: read again and
+  // retry (a 409 before the last round); false: `o` is final.
+  bool replace_field(write_outcome& o, nlohmann::json& cur, const char* field,
+                     const nlohmann::json& want, const std::string& path, bool last_round,
+                     const char* unchanged, std::string written);
 
   api_client client_;
   sink_options opt_;

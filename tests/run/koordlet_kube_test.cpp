@@ -30,7 +30,7 @@
 #include "messages/codec.hpp"
 #include "messages/units.hpp"
 #include "tests/bridges/kubernetes/kube_api_test.hpp"
-#include "tests/cli/process.hpp"
+#include "tests/cli/drained_process.hpp"
 #include "tests/support/log_records.hpp"
 #include "tests/support/node_tree.hpp"
 
@@ -46,63 +46,7 @@ using messages::to_string_view;
 
 constexpr std::int64_t gib_kib = 1024 * 1024;
 
-// A colony koordlet process whose stderr a thread collects.
-class koordlet_process {
- public:
-  explicit koordlet_process(const std::vector<std::string>& args) : proc_(args, true) {
-    reader_ = std::thread([this] {
-      std::string line;
-      while (proc_.read_line(line)) {
-        std::lock_guard lk(mu_);
-        out_ += line + "\n";
-      }
-    });
-  }
-  ~koordlet_process() {
-    if (!exited_) {
-      proc_.kill9();
-      (void)proc_.wait();
-    }
-    if (reader_.joinable()) reader_.join();
-  }
-  koordlet_process(const koordlet_process&) = delete;
-  koordlet_process& operator=(const koordlet_process&) = delete;
-  std::string output() {
-    std::lock_guard lk(mu_);
-    return out_;
-  }
-  // Waits until the output holds `text` after position `from`; the position after it, or npos.
-  std::size_t wait_output(const std::string& text, std::size_t from, std::chrono::seconds limit) {
-    const auto t0 = steady::now();
-    while (steady::now() - t0 < limit) {
-      const auto out = output();
-      if (const auto p = out.find(text, from); p != std::string::npos) return p + text.size();
-      std::this_thread::sleep_for(100ms);
-    }
-    return std::string::npos;
-  }
-  // SIGTERM, then the exit code (-1 when it did not exit within the limit; then killed).
-  int stop(std::chrono::seconds limit) {
-    ::kill(proc_.pid(), SIGTERM);
-    auto f = std::async(std::launch::async, [this] { return proc_.wait(); });
-    exited_ = true;
-    if (f.wait_for(limit) != std::future_status::ready) {
-      proc_.kill9();
-      (void)f.get();
-      return -1;
-    }
-    const int rc = f.get();
-    if (reader_.joinable()) reader_.join();
-    return rc;
-  }
-
- private:
-  colony::testing::child proc_;
-  bool exited_ = false;
-  std::thread reader_;
-  std::mutex mu_;
-  std::string out_;
-};
+using koordlet_process = colony::testing::drained_process;
 
 class KoordletCluster : public kube::testing::kube_api_test {
  protected:

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "actors/entities/audit.hpp"
-#include "tests/cli/process.hpp"
+#include "tests/cli/drained_process.hpp"
 #include "tests/run/colony_run_test.hpp"
 
 namespace colony::run::testing {
@@ -28,58 +28,7 @@ namespace {
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
-// A colony run process whose output a thread drains (so its pipe never fills).
-class candidate {
- public:
-  explicit candidate(const std::vector<std::string>& args) : proc_(args, true) {
-    reader_ = std::thread([this] {
-      std::string line;
-      while (proc_.read_line(line)) {
-        std::lock_guard lk(mu_);
-        out_ += line + "\n";
-      }
-    });
-  }
-  ~candidate() {
-    if (!exited_) {
-      proc_.kill9();
-      (void)proc_.wait();
-    }
-    if (reader_.joinable()) reader_.join();
-  }
-  candidate(const candidate&) = delete;
-  candidate& operator=(const candidate&) = delete;
-  [[nodiscard]] bool started() const { return proc_.started(); }
-  void signal(int sig) { ::kill(proc_.pid(), sig); }
-  void kill9() { signal(SIGKILL); }
-  // Exit code (128+signal), or -1 when it has not exited within `limit` (then killed).
-  int wait_exit(std::chrono::seconds limit) {
-    auto f = std::async(std::launch::async, [this] { return proc_.wait(); });
-    if (f.wait_for(limit) != std::future_status::ready) {
-      proc_.kill9();
-      (void)f.get();
-      exited_ = true;
-      return -1;
-    }
-    exited_ = true;
-    return f.get();
-  }
-  std::string output() {
-    std::lock_guard lk(mu_);
-    return out_;
-  }
-  std::string finish() {  // after exit: the whole output
-    if (reader_.joinable()) reader_.join();
-    return output();
-  }
-
- private:
-  colony::testing::child proc_;
-  bool exited_ = false;
-  std::thread reader_;
-  std::mutex mu_;
-  std::string out_;
-};
+using candidate = colony::testing::drained_process;
 
 class ColonyRunLeader : public colony_run_test {
  protected:

@@ -33,6 +33,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -66,6 +67,24 @@ std::string missing(const std::vector<const char*>& controllers, std::vector<std
 // runs after every child is dead (a cgroup with tasks cannot be removed).
 struct cgroup_cleanup {
   std::vector<std::string> dirs;  // absolute, parents before children
+  // Creates each of `rels` (parents first) under every controller directory, skipping one that
+  // exists (co-mounted cpu,cpuacct), and remembers it for removal; `init` runs on each new one.
+  // "" when done, else why not (the test skips).
+  std::string create(const std::vector<std::string>& controllers,
+                     const std::vector<std::string>& rels,
+                     const std::function<bool(const std::string&, const std::string&)>& init = {}) {
+    for (const auto& c : controllers) {
+      for (const auto& rel : rels) {
+        const std::string d = c + "/" + rel;
+        if (fs::exists(d)) continue;
+        if (::mkdir(d.c_str(), 0755) != 0)
+          return "cannot create cgroup " + d + ": " + std::strerror(errno);
+        dirs.push_back(d);
+        if (init && !init(c, d)) return "cannot set up cgroup " + d;
+      }
+    }
+    return {};
+  }
   ~cgroup_cleanup() {
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
       if (fs::exists(*it) && ::rmdir(it->c_str()) != 0)
@@ -156,16 +175,10 @@ TEST(RealCgroupEnforce, CfsQuotaSuppressionHoldsBestEffortAtTheTargetAndReleases
   const std::string be_tier = kp + "/besteffort";
   const std::string be_pod = be_tier + "/pod" + be_uid;
   cgroup_cleanup cleanup;
-  for (const auto& c : ctrl) {
-    for (const std::string& rel :
-         {parent, kp, kp + "/burstable", ls_pod, ls_pod + "/ls", be_tier, be_pod, be_pod + "/be"}) {
-      const std::string d = c + "/" + rel;
-      if (fs::exists(d)) continue;  // co-mounted cpu,cpuacct
-      if (::mkdir(d.c_str(), 0755) != 0)
-        GTEST_SKIP() << "cannot create cgroup " << d << ": " << std::strerror(errno);
-      cleanup.dirs.push_back(d);
-    }
-  }
+  if (auto why = cleanup.create(ctrl, {parent, kp, kp + "/burstable", ls_pod, ls_pod + "/ls",
+                                       be_tier, be_pod, be_pod + "/be"});
+      !why.empty())
+    GTEST_SKIP() << why;
   ASSERT_TRUE(write_file(cpu_dir + "/" + parent + "/cpu.shares", "65536"));
 
   auto in_all = [&](const std::string& rel) {
@@ -310,19 +323,14 @@ TEST(RealCgroupEnforce, BestEffortCpusetIsWrittenLeveledOnTheCpusetController) {
   const std::string pod = tier + "/pod3c000000-0000-0000-0000-000000000001";
   const std::string ctr = pod + "/c1";
   cgroup_cleanup cleanup;
-  for (const auto& c : ctrl) {
-    for (const std::string& rel : {parent, kp, tier, pod, ctr}) {
-      const std::string d = c + "/" + rel;
-      if (fs::exists(d)) continue;
-      if (::mkdir(d.c_str(), 0755) != 0)
-        GTEST_SKIP() << "cannot create cgroup " << d << ": " << std::strerror(errno);
-      cleanup.dirs.push_back(d);
-      if (c == cpuset_dir) {  // a new v1 cpuset is empty: give it every CPU and memory node
-        ASSERT_TRUE(write_file(d + "/cpuset.cpus", all));
-        ASSERT_TRUE(write_file(d + "/cpuset.mems", mems));
-      }
-    }
-  }
+  // A new v1 cpuset is empty: it gets every CPU and memory node.
+  const auto why = cleanup.create(
+      ctrl, {parent, kp, tier, pod, ctr}, [&](const std::string& c, const std::string& d) {
+        return c != cpuset_dir ||
+               (write_file(d + "/cpuset.cpus", all) && write_file(d + "/cpuset.mems", mems));
+      });
+  ASSERT_EQ(why.find("cannot set up"), std::string::npos) << why;
+  if (!why.empty()) GTEST_SKIP() << why;
   node::executor_config ec;
   ec.cgroup_root = cgroup_root;
   ec.kube_parent_dir = parent;
@@ -412,15 +420,9 @@ TEST(RealCgroupEnforce, CpuBurstLetsABurstyLsProcessExceedItsQuotaWithinTheBurst
   const std::string kp = parent + "/kubepods";
   const std::string pod = kp + "/burstable/pod" + uid;
   cgroup_cleanup cleanup;
-  for (const auto& c : ctrl) {
-    for (const std::string& rel : {parent, kp, kp + "/burstable", pod, pod + "/ls"}) {
-      const std::string d = c + "/" + rel;
-      if (fs::exists(d)) continue;  // co-mounted cpu,cpuacct
-      if (::mkdir(d.c_str(), 0755) != 0)
-        GTEST_SKIP() << "cannot create cgroup " << d << ": " << std::strerror(errno);
-      cleanup.dirs.push_back(d);
-    }
-  }
+  if (auto why = cleanup.create(ctrl, {parent, kp, kp + "/burstable", pod, pod + "/ls"});
+      !why.empty())
+    GTEST_SKIP() << why;
   ASSERT_TRUE(write_file(cpu_dir + "/" + parent + "/cpu.shares", "65536"));
   constexpr std::int64_t quota_us = 50000, period_us = 100000;
   ASSERT_TRUE(write_file(cpu_dir + "/" + pod + "/cpu.cfs_period_us", std::to_string(period_us)));
