@@ -452,6 +452,7 @@ result<run_stats> run_cluster(const run_options& o) {
   // PriorityClasses).
   control_plane_options cpo;
   cpo.elastic_quota = o.elastic_quota;
+  cpo.descheduler = o.descheduler;
   // The scheduler's timings count from the end of the replay (set_live below).
   m.framework->set_live(false);
   cpo.scheduler_recorder = m.framework;

@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 
+#include "actors/descheduler/descheduler_config.hpp"
 #include "bridges/kubernetes/lease.hpp"
 #include "messages/result.hpp"
 
@@ -46,6 +47,9 @@ struct run_options {
   std::string state_path;
   std::size_t threads = 2;  // CAF scheduler threads of the host
   bool elastic_quota = true;
+  // koord-descheduler and its migration controller (run/control_plane.hpp); evictions go
+  // through the Eviction API. Default: none.
+  std::optional<descheduler::descheduler_config> descheduler;
   // API connections the sink writes on at once (run/sink_pool.hpp); one object's records stay
   // in order on one of them. Default: 16.
   std::size_t sink_connections = 16;

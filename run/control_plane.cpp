@@ -1,6 +1,8 @@
 #include "run/control_plane.hpp"
 
 #include "actors/admission/actor/colocation_profile_component.hpp"
+#include "actors/descheduler/actor/descheduler_component.hpp"
+#include "actors/descheduler/actor/migration_controller_component.hpp"
 #include "actors/quota/actor/quota_component.hpp"
 #include "actors/scheduler/actor/scheduler_component.hpp"
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
@@ -26,6 +28,14 @@ result<std::vector<std::unique_ptr<entities::component>>> control_plane(
   if (o.slo_controller)
     v.push_back(std::make_unique<slo_controller_actor::slo_controller_component>(
         slo_controller_actor::slo_controller_options{}));
+  if (o.descheduler) {
+    descheduler_actor::descheduler_component_options d;
+    d.config = *o.descheduler;
+    v.push_back(std::make_unique<descheduler_actor::descheduler_component>(std::move(d)));
+    descheduler_actor::migration_controller_options m;
+    m.args = o.descheduler->migration;
+    v.push_back(std::make_unique<descheduler_actor::migration_controller_component>(std::move(m)));
+  }
   return v;
 }
 

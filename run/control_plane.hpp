@@ -3,8 +3,9 @@
 // cluster's log").
 //
 // In the order a host adds them (its merge order): the ClusterColocationProfile webhook
-// (admission), one koord-scheduler, the ElasticQuota controller (with elastic_quota), and a
-// cluster-wide slo-controller (with slo_controller). Every one starts without configuration and
+// (admission), one koord-scheduler, the ElasticQuota controller (with elastic_quota), a
+// cluster-wide slo-controller (with slo_controller), and koord-descheduler with its migration
+// controller (with descheduler). Every one starts without configuration and
 // is configured by the cluster's objects as they reach the log: ConfigUpdated observations (the
 // slo-controller ConfigMap, ClusterColocationProfiles, PriorityClasses) and QuotaUpserted. The
 // scheduler runs Koordinator's shipped profile unless `scheduler` names another. Seeds are the
@@ -16,6 +17,7 @@
 #include <optional>
 #include <vector>
 
+#include "actors/descheduler/descheduler_config.hpp"
 #include "actors/entities/component.hpp"
 #include "actors/scheduler/scheduler_config.hpp"
 #include "messages/codec.hpp"
@@ -29,6 +31,9 @@ struct control_plane_options {
   bool elastic_quota = true;
   // The slo-controller (noderesource: batch and mid allocatable). Default: true.
   bool slo_controller = true;
+  // koord-descheduler (its LowNodeLoad loop) and the PodMigrationJob controller, configured by a
+  // DeschedulerConfiguration. Default: none (Koordinator installs the descheduler apart).
+  std::optional<descheduler::descheduler_config> descheduler;
   // The KubeSchedulerConfiguration (profile 0 runs). Default: Koordinator's shipped one.
   std::optional<scheduler::scheduler_config> scheduler;
   // Threads the scheduler may fan its Filter and Score out on (the decision does not depend on

@@ -136,6 +136,7 @@ result<void> log_sim::setup() {
   run::control_plane_options cp;
   cp.slo_controller = cfg_.colocation;
   if (cfg_.gives("schedulerConfig")) cp.scheduler = cfg_.scheduler;
+  cp.descheduler = cfg_.descheduler;
   cp.parallelizer = host_->cluster_parallelizer();
   auto components = run::control_plane(cp);
   if (!components) return tl::unexpected(components.error());

@@ -2,6 +2,7 @@
 // docs/kubernetes-bridge.md "colony run").
 //
 //   colony run --kubeconfig FILE --log DIR [--threads N] [--no-elastic-quota]
+//              [--descheduler-config FILE]
 //              [--metrics-addr HOST:PORT] [--leader-elect [--leader-elect-...]]
 //              [--webhook-addr HOST:PORT [--webhook-cert-dir DIR]
 //               [--webhook-url https://HOST:PORT | --webhook-service NAMESPACE/NAME[:PORT]]]
@@ -15,7 +16,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -46,6 +49,21 @@ std::string default_identity() {
   return buf;
 }
 
+// A DeschedulerConfiguration file, parsed and validated; an error names the file and the field.
+result<descheduler::descheduler_config> read_descheduler_config(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return fail(errc::not_found, "cannot read the descheduler config", path);
+  std::stringstream text;
+  text << f.rdbuf();
+  auto d = descheduler::parse_descheduler_config(text.str());
+  if (!d) {
+    auto e = d.error();
+    e.where = path + (e.where.empty() ? "" : ": " + e.where);
+    return tl::unexpected(std::move(e));
+  }
+  return d;
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -66,6 +84,11 @@ void add_run_command(CLI::App& app) {
                   "API connections the sink writes on at once (default 16)")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--no-elastic-quota", *no_quota, "run without the ElasticQuota plugin");
+  auto desched = std::make_shared<std::string>();
+  cmd->add_option("--descheduler-config", *desched,
+                  "run koord-descheduler (LowNodeLoad) and the PodMigrationJob controller with "
+                  "this DeschedulerConfiguration (YAML); evictions go through the Eviction API; "
+                  "default: no descheduler (docs/operating.md \"Descheduler\")");
   cmd->add_option("--metrics-addr", opts->metrics_addr,
                   "serve /healthz, /readyz and Prometheus /metrics on HOST:PORT (port 0: a free "
                   "one, printed on stderr); default: off (docs/operating.md)");
@@ -102,7 +125,7 @@ void add_run_command(CLI::App& app) {
                   "how long the leader keeps trying to renew before it stops (default 10s)");
   cmd->add_option("--leader-elect-retry-period", le->retry,
                   "the time between two tries to acquire or renew (default 2s)");
-  cmd->callback([opts, no_quota, le] {
+  cmd->callback([opts, no_quota, le, desched] {
     // Warnings (a kind whose CRD is missing, a refused object) go to stderr: stdout is the
     // summary.
     spdlog::set_default_logger(spdlog::stderr_color_mt("colony-run"));
@@ -110,6 +133,15 @@ void add_run_command(CLI::App& app) {
     std::signal(SIGTERM, on_run_signal);
     auto o = *opts;
     o.elastic_quota = !*no_quota;
+    if (!desched->empty()) {
+      auto d = read_descheduler_config(*desched);
+      if (!d) {
+        std::fprintf(stderr, "colony: %s\n", d.error().describe().c_str());
+        exit_status() = exit_code_for(d.error());
+        return;
+      }
+      o.descheduler = std::move(*d);
+    }
     if (le->on) {
       auto lease = le->lease;
       const std::pair<const std::string*, std::chrono::milliseconds*> ds[] = {

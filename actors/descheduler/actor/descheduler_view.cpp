@@ -50,6 +50,9 @@ bool view_wants(wire::Payload type) {
     case P::NodeMetricReported:
     case P::MigrationJobCreated:
     case P::MigrationJobPhaseChanged:
+    // colony run moves event time by ClockTicked records (a host there wakes no component):
+    // the rounds and TTLs due by then run at that batch's end.
+    case P::ClockTicked:
       return true;
     default:
       return false;
