@@ -69,6 +69,10 @@ void sort_jobs(std::vector<arbitration_job>& jobs, const migration_view& view) {
     if (view.jobs == nullptr) return n;
     for (const auto& j : *view.jobs) {
       if (!(j.passed_arbitration || j.phase == job_phase::running) || is_final(j.phase)) continue;
+      // A pod's key starts with its namespace: other namespaces are skipped before the lookup.
+      if (!j.pod.starts_with(pod.ns) || j.pod.size() <= pod.ns.size() ||
+          j.pod[pod.ns.size()] != '/')
+        continue;
       const pod_info* p = view.pod(j.pod);
       if (p != nullptr && p->ns == pod.ns && p->owner == pod.owner) ++n;
     }

@@ -153,14 +153,22 @@ void sort_nodes_by_usage(std::vector<const node_usage*>& nodes, const weight_map
   for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i] = scored[i].second;
 }
 
-bool node_fit(const pod_info& pod, const node_info& node,
-              std::span<const pod_info* const> pods_on_node) {
-  if (node.unschedulable || !node.ready) return false;
+namespace {
+
+// The requests of a node's pods, summed (nodeFit's requested side).
+resource_amounts requested_of(std::span<const pod_info* const> pods_on_node) {
   resource_amounts requested;
   for (const auto* p : pods_on_node)
     for (const auto& [r, q] : p->requests) at(requested, r) += q;
+  return requested;
+}
+
+// nodeFit against the node's summed requests and pod count.
+bool node_fit_with(const pod_info& pod, const node_info& node, const resource_amounts& requested,
+                   std::size_t pod_count) {
+  if (node.unschedulable || !node.ready) return false;
   if (const auto cap = node.allocatable.find(names::pods); cap != node.allocatable.end())
-    if (static_cast<std::int64_t>(pods_on_node.size()) + 1 > cap->second) return false;
+    if (static_cast<std::int64_t>(pod_count) + 1 > cap->second) return false;
   for (const auto& [r, q] : pod.requests) {
     if (q <= 0 || r == names::pods) continue;
     if (amount(requested, r) + q > amount(node.allocatable, r)) return false;
@@ -168,34 +176,72 @@ bool node_fit(const pod_info& pod, const node_info& node,
   return true;
 }
 
-bool pod_fits_any_node_with_threshold(
-    const pod_info& pod, const resource_amounts& pod_usage, std::span<const std::string> targets,
-    std::map<std::string, node_usage, std::less<>>& usages,
-    const std::map<std::string, node_thresholds, std::less<>>& thresholds, bool prod) {
-  for (const auto& name : targets) {
-    auto u = usages.find(name);
-    if (u == usages.end()) continue;
-    if (!node_fit(pod, *u->second.node, u->second.all_pods)) continue;
-    const auto t = thresholds.find(name);
-    if (t == thresholds.end()) return true;
-    auto& usage = prod ? u->second.prod_usage : u->second.usage;
-    const auto& th = prod ? t->second.prod_high : t->second.high;
-    std::vector<std::string_view> added;
+// A target of one eviction phase, resolved once: its usage, thresholds (nullptr: none) and the
+// summed requests of its pods (fixed for the round: LowNodeLoad moves no pod onto a target).
+struct fit_target {
+  node_usage* usage = nullptr;
+  const node_thresholds* thresholds = nullptr;
+  resource_amounts requested;
+};
+
+// podFitsAnyNodeWithThreshold over resolved targets. Both checks are pure, so the cheap threshold
+// check runs first and nodeFit only on a target that would take the pod; the result is the
+// first target passing both, as in Koordinator's loop (nodeFit, then the thresholds).
+bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
+                         std::span<fit_target> targets, bool prod) {
+  for (auto& t : targets) {
+    if (t.thresholds == nullptr) {
+      if (node_fit_with(pod, *t.usage->node, t.requested, t.usage->all_pods.size())) return true;
+      continue;
+    }
+    auto& usage = prod ? t.usage->prod_usage : t.usage->usage;
+    const auto& th = prod ? t.thresholds->prod_high : t.thresholds->high;
     bool exceeded = false;
     for (const auto& [r, limit] : th) {
-      auto it = usage.find(r);
-      if (it == usage.end()) continue;
-      it->second += amount(pod_usage, r);
-      added.push_back(r);
-      if (it->second > limit) {
+      const auto it = usage.find(r);
+      if (it != usage.end() && it->second + amount(pod_usage, r) > limit) {
         exceeded = true;
         break;
       }
     }
-    if (!exceeded) return true;
-    for (const auto r : added) usage.find(r)->second -= amount(pod_usage, r);
+    if (exceeded) continue;
+    if (!node_fit_with(pod, *t.usage->node, t.requested, t.usage->all_pods.size())) continue;
+    // The pod's usage is pre-reserved on the target (kept whether or not it is evicted).
+    for (const auto& [r, limit] : th)
+      if (const auto it = usage.find(r); it != usage.end()) it->second += amount(pod_usage, r);
+    return true;
   }
   return false;
+}
+
+std::vector<fit_target> resolve_targets(
+    std::span<const std::string> targets, std::map<std::string, node_usage, std::less<>>& usages,
+    const std::map<std::string, node_thresholds, std::less<>>& thresholds) {
+  std::vector<fit_target> out;
+  out.reserve(targets.size());
+  for (const auto& name : targets) {
+    const auto u = usages.find(name);
+    if (u == usages.end()) continue;
+    const auto t = thresholds.find(name);
+    out.push_back({&u->second, t == thresholds.end() ? nullptr : &t->second,
+                   requested_of(u->second.all_pods)});
+  }
+  return out;
+}
+
+}  // namespace
+
+bool node_fit(const pod_info& pod, const node_info& node,
+              std::span<const pod_info* const> pods_on_node) {
+  return node_fit_with(pod, node, requested_of(pods_on_node), pods_on_node.size());
+}
+
+bool pod_fits_any_node_with_threshold(
+    const pod_info& pod, const resource_amounts& pod_usage, std::span<const std::string> targets,
+    std::map<std::string, node_usage, std::less<>>& usages,
+    const std::map<std::string, node_thresholds, std::less<>>& thresholds, bool prod) {
+  auto resolved = resolve_targets(targets, usages, thresholds);
+  return pod_fits_any_target(pod, pod_usage, resolved, prod);
 }
 
 std::vector<std::string> filter_real_abnormal_nodes(std::span<const std::string> sources,
@@ -408,79 +454,80 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
   };
   const bool fit = args_.node_fit.value_or(true);
 
-  auto balance_pods = [&](const std::vector<const node_usage*>& sources,
-                          const std::vector<node_usage*>& targets_a,
-                          const std::vector<node_usage*>& targets_b, resource_amounts& budget,
-                          bool prod) {
-    std::vector<std::string> targets;
-    for (const auto* v : {&targets_a, &targets_b})
-      for (const auto* u : *v) targets.push_back(u->node->name);
-    if (targets.empty()) return;
-    for (const auto* src_c : sources) {
-      auto& src = usages.at(src_c->node->name);
-      const auto& all = prod ? src.prod_pods : src.all_pods;
-      std::vector<const pod_info*> removable;
-      for (const auto* p : all) {
-        if (!pod_filter(*p)) continue;
-        if (fit) {
-          const auto m = src.pod_metrics.find(p->key());
-          if (m == src.pod_metrics.end()) continue;
-          if (!pod_fits_any_node_with_threshold(*p, *m->second, targets, usages, thresholds, prod))
-            continue;
+  auto balance_pods =
+      [&](const std::vector<const node_usage*>& sources, const std::vector<node_usage*>& targets_a,
+          const std::vector<node_usage*>& targets_b, resource_amounts& budget, bool prod) {
+        std::vector<std::string> target_names;
+        for (const auto* v : {&targets_a, &targets_b})
+          for (const auto* u : *v) target_names.push_back(u->node->name);
+        if (target_names.empty()) return;
+        // Resolved once per phase, not once per candidate pod.
+        auto targets = resolve_targets(target_names, usages, thresholds);
+        for (const auto* src_c : sources) {
+          auto& src = usages.at(src_c->node->name);
+          const auto& all = prod ? src.prod_pods : src.all_pods;
+          std::vector<const pod_info*> removable;
+          for (const auto* p : all) {
+            if (!pod_filter(*p)) continue;
+            if (fit) {
+              const auto m = src.pod_metrics.find(p->key());
+              if (m == src.pod_metrics.end()) continue;
+              if (!pod_fits_any_target(*p, *m->second, targets, prod)) continue;
+            }
+            removable.push_back(p);
+          }
+          if (removable.empty()) continue;
+          // sortPodsOnOneOverloadedNode
+          const auto& th = thresholds.at(src.node->name);
+          const auto& limit = prod ? th.prod_high : th.high;
+          const auto over = overutilized(prod ? src.prod_usage : src.usage, limit);
+          weight_map w;
+          resource_amounts excess;
+          for (const auto& [r, used] : over) {
+            const auto wi = weights.find(r);
+            w[r] = wi == weights.end() ? 0 : wi->second;
+            excess[r] = used - amount(limit, r);
+          }
+          sort_pods_by_usage(removable, excess, w,
+                             [&src](const pod_info& p) -> const resource_amounts* {
+                               const auto m = src.pod_metrics.find(p.key());
+                               return m == src.pod_metrics.end() ? nullptr : m->second;
+                             });
+          // evictPods
+          for (const auto* p : removable) {
+            // continueEvictionCond
+            if (overutilized(prod ? src.prod_usage : src.usage, limit).empty()) {
+              (prod ? prod_detectors_ : node_detectors_).reset(src.node->name, now);
+              break;
+            }
+            bool exhausted = false;
+            for (const auto& r : t.resources)
+              if (const auto b = budget.find(r); b != budget.end() && b->second <= 0)
+                exhausted = true;
+            if (exhausted) break;
+            if (!pod_filter(*p)) continue;
+            if (!args_.dry_run) {
+              eviction_request req;
+              req.pod = p;
+              req.node = src.node->name;
+              req.pool = pool.name;
+              req.prod = prod;
+              req.reason = reason_of(src, prod);
+              if (!ev.evict || !ev.evict(req)) continue;
+            }
+            ++round.evicted;
+            const auto m = src.pod_metrics.find(p->key());
+            if (m == src.pod_metrics.end()) continue;
+            for (auto& [r, avail] : budget) {
+              const std::int64_t q = r == names::pods ? 1 : amount(*m->second, r);
+              avail -= q;
+              if (auto nu = src.usage.find(r); nu != src.usage.end()) nu->second -= q;
+              if (prod)
+                if (auto pu = src.prod_usage.find(r); pu != src.prod_usage.end()) pu->second -= q;
+            }
+          }
         }
-        removable.push_back(p);
-      }
-      if (removable.empty()) continue;
-      // sortPodsOnOneOverloadedNode
-      const auto& th = thresholds.at(src.node->name);
-      const auto& limit = prod ? th.prod_high : th.high;
-      const auto over = overutilized(prod ? src.prod_usage : src.usage, limit);
-      weight_map w;
-      resource_amounts excess;
-      for (const auto& [r, used] : over) {
-        const auto wi = weights.find(r);
-        w[r] = wi == weights.end() ? 0 : wi->second;
-        excess[r] = used - amount(limit, r);
-      }
-      sort_pods_by_usage(removable, excess, w,
-                         [&src](const pod_info& p) -> const resource_amounts* {
-                           const auto m = src.pod_metrics.find(p.key());
-                           return m == src.pod_metrics.end() ? nullptr : m->second;
-                         });
-      // evictPods
-      for (const auto* p : removable) {
-        // continueEvictionCond
-        if (overutilized(prod ? src.prod_usage : src.usage, limit).empty()) {
-          (prod ? prod_detectors_ : node_detectors_).reset(src.node->name, now);
-          break;
-        }
-        bool exhausted = false;
-        for (const auto& r : t.resources)
-          if (const auto b = budget.find(r); b != budget.end() && b->second <= 0) exhausted = true;
-        if (exhausted) break;
-        if (!pod_filter(*p)) continue;
-        if (!args_.dry_run) {
-          eviction_request req;
-          req.pod = p;
-          req.node = src.node->name;
-          req.pool = pool.name;
-          req.prod = prod;
-          req.reason = reason_of(src, prod);
-          if (!ev.evict || !ev.evict(req)) continue;
-        }
-        ++round.evicted;
-        const auto m = src.pod_metrics.find(p->key());
-        if (m == src.pod_metrics.end()) continue;
-        for (auto& [r, avail] : budget) {
-          const std::int64_t q = r == names::pods ? 1 : amount(*m->second, r);
-          avail -= q;
-          if (auto nu = src.usage.find(r); nu != src.usage.end()) nu->second -= q;
-          if (prod)
-            if (auto pu = src.prod_usage.find(r); pu != src.prod_usage.end()) pu->second -= q;
-        }
-      }
-    }
-  };
+      };
   balance_pods(abnormal, low, both_low, node_total, false);
   // The bothLow part left after the node phase bounds what the prod phase may use of it.
   for (const auto& r : t.resources)

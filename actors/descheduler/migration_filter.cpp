@@ -82,6 +82,8 @@ std::string filter_workload(const pod_info& pod, const migration_controller_args
       skip_unavailable ? 0 : get_max_unavailable(w->replicas, args.max_unavailable_per_workload);
   std::set<std::string, std::less<>> migrating;
   for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
+    // A pod's key starts with its namespace: other namespaces are skipped before the lookup.
+    if (namespace_of(j.pod) != pod.ns) return;
     const pod_info* p = view.pod(j.pod);
     if (p != nullptr && p->ns == pod.ns && p->owner == pod.owner) migrating.insert(j.pod);
   });
