@@ -145,6 +145,7 @@ bool koordlet_component::wants(wire::Payload type) const {
     case wire::Payload::PodUsageSampled:
     case wire::Payload::NodeMetricReported:
     case wire::Payload::NodeUsageSampled:
+    case wire::Payload::WriteFailed:
       return true;
     case wire::Payload::NodeSLOUpdated:
       return opt_.follow_node_slo;
@@ -367,6 +368,16 @@ void koordlet_component::on_event(const wire::Envelope& env,
       const auto key = env.payload_type() == wire::Payload::PodEvicted
                            ? to_string_view(env.payload_as_PodEvicted()->pod())
                            : to_string_view(env.payload_as_PodFinished()->pod());
+      if (env.payload_type() == wire::Payload::PodFinished) {
+        if (const auto it = evicting_.find(key); it != evicting_.end()) evicting_.erase(it);
+      } else if (to_string_view(env.source()) == name_) {
+        // Its own eviction: kept as it was until the API has carried it out.
+        std::erase_if(evicting_, [&](const auto& e) {
+          return env.event_time_ms() - e.second.at >= evicted_ttl_ms;
+        });
+        if (const auto* q = pods_.find(key); q != nullptr)
+          evicting_.insert_or_assign(std::string(key), evicting{*q, env.event_time_ms()});
+      }
       pods_.erase(key);
       if (const auto it = pending_.find(key); it != pending_.end()) pending_.erase(it);
       if (const auto it = burst_written_.find(key); it != burst_written_.end())
@@ -376,6 +387,21 @@ void koordlet_component::on_event(const wire::Envelope& env,
       // Only where samples name the pods (a node's collectors): they prune it.
       if (env.payload_type() == wire::Payload::PodEvicted && next_report_ms_)
         evicted_.insert_or_assign(std::string(key), env.event_time_ms());
+      break;
+    }
+    case wire::Payload::WriteFailed: {
+      // The API refused one of its evictions (a PodDisruptionBudget, the apiserver gone): the
+      // pod is still here, and the next round weighs it again.
+      const auto* e = env.payload_as_WriteFailed();
+      if (e->write() != wire::WriteKind::eviction) break;
+      const auto key = to_string_view(e->object());
+      const auto it = evicting_.find(key);
+      if (it == evicting_.end()) break;
+      auto p = std::move(it->second.pod);
+      p.evicted = false;
+      pods_.upsert(key, std::move(p));
+      if (const auto ev = evicted_.find(key); ev != evicted_.end()) evicted_.erase(ev);
+      evicting_.erase(it);
       break;
     }
     case wire::Payload::PodUsageSampled: {

@@ -213,6 +213,14 @@ class koordlet_component final : public entities::component {
   // the samples until a sample no longer lists them or evicted_ttl_ms has passed.
   std::map<std::string, std::int64_t, std::less<>> evicted_;
   static constexpr std::int64_t evicted_ttl_ms = 2 * 60 * 1000;
+  // Pods this koordlet evicted, as they were, with the time of their PodEvicted: an eviction the
+  // API refused (WriteFailed) puts the pod back, so a later round may evict it again; dropped
+  // when the pod finishes or after evicted_ttl_ms.
+  struct evicting {
+    koordlet::pod_info pod;
+    std::int64_t at = 0;
+  };
+  std::map<std::string, evicting, std::less<>> evicting_;
   messages::event_builder b_;
 };
 

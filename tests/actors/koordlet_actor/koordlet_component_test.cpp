@@ -3,6 +3,7 @@
 // and inputs of evictions, determinism, and the strategies taken from the node's NodeSLOUpdated.
 #include "actors/koordlet/actor/koordlet_component.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -120,6 +121,60 @@ TEST(KoordletComponent, MemoryPressureEvictsBEPodsInPolicyOrder) {
   log.metric(t + 1000, "n1", 6300, used, {});
   out = feed(c, log, from2);
   for (const auto& b : out) EXPECT_NE(decoded(b).payload_type(), wire::Payload::PodEvicted);
+}
+
+// An eviction the API refused (WriteFailed, as colony koordlet's sink appends it) puts the pod
+// back: under the same pressure the next round evicts it again. Without the refusal the pod stays
+// evicted, and its samples are not taken back.
+TEST(KoordletComponent, AnEvictionTheApiRefusedPutsThePodBack) {
+  const std::vector<std::pair<std::string, std::int64_t>> usage{
+      {"default/prod", 14 * gib}, {"default/be-a", 20 * gib}, {"default/be-b", 16 * gib}};
+  const std::int64_t used = 55 * gib;  // 86 % of 64 GiB > 70 %
+  auto metric = [&](event_log& log, std::int64_t t) {
+    return log.metric(t, "n1", 6300, used,
+                      {{"default/prod", 3000, usage[0].second},
+                       {"default/be-a", 1500, usage[1].second},
+                       {"default/be-b", 1800, usage[2].second}});
+  };
+  auto evicted_pods = [](const std::vector<byte_buffer>& out) {
+    std::vector<std::string> v;
+    for (const auto& b : out)
+      if (decoded(b).payload_type() == wire::Payload::PodEvicted)
+        v.emplace_back(to_string_view(decoded(b).payload_as_PodEvicted()->pod()));
+    return v;
+  };
+  for (const bool refused : {true, false}) {
+    auto log = scenario();
+    koordlet_component c(options());
+    (void)feed(c, log);
+    (void)metric(log, 60000);
+    auto out = feed(c, log, log.records.size() - 1);
+    ASSERT_EQ(evicted_pods(out), std::vector<std::string>{"default/be-b"}) << refused;
+    // The decision comes back through the log, then (or not) the sink's failure.
+    std::uint64_t eviction = 0;
+    for (auto& b : out)
+      if (decoded(b).payload_type() == wire::Payload::PodEvicted)
+        eviction = log.append_bytes(std::move(b));
+    if (refused) {
+      messages::event_builder b;
+      auto& fbb = b.fbb();
+      const auto obj = fbb.CreateString("default/be-b");
+      const auto msg = fbb.CreateString("eviction of pod default/be-b refused: HTTP 429");
+      const auto wf = wire::CreateWriteFailed(fbb, wire::WriteKind::eviction, obj, 429, 3, msg);
+      log.append_bytes(b.finish({event_time{60500}, wire::EntityKind::Pod, "default/be-b",
+                                 static_cast<std::int64_t>(eviction), "koordlet-sink"},
+                                wf));
+    }
+    const auto from = log.records.size();
+    (void)metric(log, 90000);  // past the cool-down, the same pressure, be-b still running
+    out = feed(c, log, from - (refused ? 2 : 1));
+    const auto again = evicted_pods(out);
+    if (refused) {
+      EXPECT_EQ(again, std::vector<std::string>{"default/be-b"});
+    } else {
+      EXPECT_TRUE(std::find(again.begin(), again.end(), "default/be-b") == again.end());
+    }
+  }
 }
 
 TEST(KoordletComponent, CpuSuppressEmitsThePolicyCpusetOnlyWhenItChanges) {
