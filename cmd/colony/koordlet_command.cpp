@@ -184,6 +184,8 @@ int run_koordlet(const koordlet_args& a) {
   o.source.ticks_per_second = ::sysconf(_SC_CLK_TCK) > 0 ? ::sysconf(_SC_CLK_TCK) : 100;
   o.enforce = a.enforce;
   o.koordlet.node = a.node;
+  // In a cluster the Node's status carries the batch allocatable the slo-controller wrote.
+  o.koordlet.batch_from_node_status = !a.kubeconfig.empty() || a.in_cluster;
   o.koordlet.report_policy.report_interval_seconds =
       std::max<std::int64_t>(report_every->count() / 1000, 1);
   // --once reports after one interval of samples (two collections) instead of a full report

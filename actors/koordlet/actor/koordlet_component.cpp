@@ -294,10 +294,12 @@ void koordlet_component::on_event(const wire::Envelope& env,
       const resource_list batch = node_.allocatable;  // keep what the slo-controller wrote
       node_.capacity = messages::to_resource_list(e->capacity());
       node_.allocatable = messages::to_resource_list(e->allocatable());
-      node_.allocatable.batch_cpu_milli = batch.batch_cpu_milli;
-      node_.allocatable.batch_memory_bytes = batch.batch_memory_bytes;
-      node_.allocatable.mid_cpu_milli = batch.mid_cpu_milli;
-      node_.allocatable.mid_memory_bytes = batch.mid_memory_bytes;
+      if (!opt_.batch_from_node_status) {
+        node_.allocatable.batch_cpu_milli = batch.batch_cpu_milli;
+        node_.allocatable.batch_memory_bytes = batch.batch_memory_bytes;
+        node_.allocatable.mid_cpu_milli = batch.mid_cpu_milli;
+        node_.allocatable.mid_memory_bytes = batch.mid_memory_bytes;
+      }
       node_.reserved_cpu_milli =
           std::max<std::int64_t>(0, node_.capacity.cpu_milli - node_.allocatable.cpu_milli);
       break;

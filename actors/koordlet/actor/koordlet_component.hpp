@@ -81,6 +81,11 @@ struct koordlet_options {
   std::int32_t processors = 0;
   // Default: true (take threshold and cpu burst strategies from the node's NodeSLOUpdated).
   bool follow_node_slo = true;
+  // Take the batch and mid allocatable from NodeRegistered (the Node's status as the API server
+  // holds it, as Koordinator's koordlet reads node.status.allocatable). Default: false (they come
+  // from the slo-controller's NodeBatchResourceUpdated, which a node's own log does not hold:
+  // colony koordlet in a cluster sets it).
+  bool batch_from_node_status = false;
   // NodeMetric reporting from NodeUsageSampled (NodeMetric spec.metricCollectPolicy).
   koordlet::node_metric_collect_policy report_policy;
   // The report cadence in ms, overriding report_policy's reportIntervalSeconds and its 30-s floor

@@ -177,6 +177,31 @@ TEST(KoordletComponent, AnEvictionTheApiRefusedPutsThePodBack) {
   }
 }
 
+// The batch allocatable a koordlet weighs: from the slo-controller's records on a log that has
+// them (the sim, colony run's log), from the Node's status in a cluster (a node's own log holds
+// only what the API server says), where a reset (no batch in the status) is 0 again.
+TEST(KoordletComponent, BatchAllocatableComesFromTheNodeStatusInAClusterOnly) {
+  for (const bool from_status : {false, true}) {
+    auto o = options();
+    o.batch_from_node_status = from_status;
+    koordlet_component c(o);
+    event_log log;
+    resource_list alloc = cpu_mem(16000, 64 * gib);
+    alloc.batch_cpu_milli = 9000;
+    alloc.batch_memory_bytes = 30 * gib;
+    log.node(0, "n1", cpu_mem(16000, 64 * gib), alloc);
+    (void)feed(c, log);
+    EXPECT_EQ(c.node().allocatable.batch_cpu_milli, from_status ? 9000 : 0) << from_status;
+    EXPECT_EQ(c.node().allocatable.batch_memory_bytes, from_status ? 30 * gib : 0) << from_status;
+    // The Node's status without batch resources (the slo-controller reset them).
+    const auto from = log.records.size();
+    log.node(10, "n1", cpu_mem(16000, 64 * gib), cpu_mem(16000, 64 * gib));
+    (void)feed(c, log, from);
+    EXPECT_EQ(c.node().allocatable.batch_cpu_milli, 0) << from_status;
+    EXPECT_EQ(c.node().allocatable.cpu_milli, 16000);
+  }
+}
+
 TEST(KoordletComponent, CpuSuppressEmitsThePolicyCpusetOnlyWhenItChanges) {
   auto log = scenario();
   auto opt = options();
