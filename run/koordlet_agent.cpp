@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
 
 #include <nlohmann/json.hpp>
@@ -125,6 +127,31 @@ koordlet_agent::koordlet_agent(koordlet_agent_options o, stores::event_log& log,
 
 koordlet_agent::~koordlet_agent() = default;
 
+namespace {
+
+// The sink's position file: one number, written to a temporary file and renamed.
+std::optional<log_offset> load_position(const std::string& path) {
+  std::ifstream in(path);
+  log_offset v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
+}
+
+result<void> save_position(const std::string& path, log_offset v) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << v << "\n";
+    if (!out) return fail(errc::unavailable, "cannot write the sink position", tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return fail(errc::unavailable, "cannot rename: " + ec.message(), path);
+  return {};
+}
+
+}  // namespace
+
 result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_options o,
                                                              stores::event_log& log,
                                                              event_time now) {
@@ -141,7 +168,25 @@ result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_opti
   }
   std::unique_ptr<koordlet_agent> a(new koordlet_agent(std::move(o), log, std::move(*src)));
   a->exec_ = std::move(exec);
+  const bool positioned =
+      a->opt_.cluster != nullptr && a->opt_.enforce && !a->opt_.position_path.empty();
+  const auto saved = positioned ? load_position(a->opt_.position_path) : std::nullopt;
   if (auto r = a->replay(); !r) return tl::unexpected(r.error());
+  if (positioned) {
+    const auto end = log.end_offset();
+    if (!end) return tl::unexpected(end.error());
+    if (!saved) {
+      a->carry_over_.clear();  // a log from before the position file: nothing carried again
+      a->position_ = *end;
+      if (auto w = save_position(a->opt_.position_path, a->position_); !w)
+        return tl::unexpected(w.error());
+    } else {
+      a->position_ = *saved;
+      std::erase_if(a->carry_over_, [&](const auto& e) { return e.first < *saved; });
+    }
+  } else {
+    a->carry_over_.clear();
+  }
   const std::int64_t t = std::max(now.value, a->last_t_);
   auto snap = a->src_.snapshot(event_time{t});
   if (!snap) return tl::unexpected(snap.error());
@@ -182,6 +227,15 @@ result<void> koordlet_agent::replay() {
     if (env.payload_type() == wire::Payload::NodeMetricReported &&
         to_string_view(env.source()) == comp_->name())
       last_report_ = rec;
+    // Its evictions, until an answer (a WriteFailed caused by one) says the API saw it.
+    if (env.payload_type() == wire::Payload::PodEvicted &&
+        to_string_view(env.source()) == comp_->name())
+      carry_over_.emplace_back(off, rec);
+    if (env.payload_type() == wire::Payload::WriteFailed &&
+        env.payload_as_WriteFailed()->write() == wire::WriteKind::eviction)
+      std::erase_if(carry_over_, [&](const auto& e) {
+        return static_cast<std::int64_t>(e.first) == env.causation();
+      });
     track_observation(env, rec);
     ++stats_.replayed;
     return true;
@@ -450,16 +504,32 @@ result<std::vector<kube::write_outcome>> koordlet_agent::observe(event_time now)
       recs.push_back(b_.finish(h, wire::CreatePodFinished(fbb, pn, nn, wire::PodPhase::Deleted)));
     }
   }
+  // Evictions a stop left unanswered: carried out once the informers know the pods' uids.
+  if (!carry_over_.empty() && opt_.cluster->synced()) {
+    for (auto& [off, rec] : carry_over_) {
+      opt_.cluster->carry_out(off, std::move(rec));
+      ++stats_.carried_out;
+      ++stats_.carried_over;
+    }
+    carry_over_.clear();
+  }
+  log_offset answered = position_;
   for (auto& w : opt_.cluster->take_outcomes()) {
     if (!w.ok) {
       recs.push_back(kube::write_failed_record(w, event_time{t}));
       ++stats_.api_writes_failed;
     }
+    answered = std::max<log_offset>(answered, w.offset + 1);
     done.push_back(std::move(w));
   }
   stats_.observed += recs.size();
-  if (recs.empty()) return done;
-  if (auto r = process(std::move(recs), t); !r) return tl::unexpected(r.error());
+  if (!recs.empty())
+    if (auto r = process(std::move(recs), t); !r) return tl::unexpected(r.error());
+  // Past the decisions answered, once their failures are in the log.
+  if (answered > position_ && !opt_.position_path.empty() && opt_.enforce) {
+    position_ = answered;
+    if (auto w = save_position(opt_.position_path, position_); !w) problems_.push_back(w.error());
+  }
   return done;
 }
 

@@ -66,6 +66,12 @@ struct koordlet_agent_options {
   // The API server's informers and sink (cluster mode); outlives the agent. Default: none (a
   // lone node).
   koordlet_cluster* cluster = nullptr;
+  // With a cluster and enforce: the file of the sink's position, the first offset of the log
+  // whose decision the API has not answered yet (colony run's STATE.sink-position). At open the
+  // evictions logged at or after it, and not answered by a WriteFailed, are carried out again once
+  // the informers have listed (a crash between the append and the write loses none). A log
+  // without the file starts at its end: no older decision is carried out again. Default: none.
+  std::string position_path;
 };
 
 // The cgroup state the logged decisions ask for, with the offset of the decision behind each
@@ -97,6 +103,7 @@ struct agent_stats {
   std::uint64_t duplicates = 0;         // observations equal to the log's last: not appended
   std::uint64_t carried_out = 0;        // decisions handed to the API sink
   std::uint64_t api_writes_failed = 0;  // WriteFailed appended for API writes
+  std::uint64_t carried_over = 0;       // evictions logged before a stop, carried out at open
 };
 
 class koordlet_agent {
@@ -166,6 +173,10 @@ class koordlet_agent {
   // JSON), and the pods the log places on this node.
   std::map<std::string, std::string, std::less<>> last_observed_;
   std::set<std::string, std::less<>> placed_;
+  // The sink's position (opt_.position_path): saved when the outcomes move it; the evictions a
+  // stop left unanswered, carried out once the informers have listed.
+  log_offset position_ = 0;
+  std::vector<std::pair<log_offset, messages::byte_buffer>> carry_over_;
 };
 
 // The source translation of one collect interval: a NodeUsageSampled keyed Node/<node>, source

@@ -244,6 +244,9 @@ int run_koordlet(const koordlet_args& a) {
   stores::log_options lo;
   auto log = stores::open_log(a.log, lo);
   if (!log) return report_error(log.error());
+  // Evictions logged and not yet answered by the API when it stopped are carried out again
+  // (LOG.sink-position, as colony run's).
+  if (cluster && a.enforce) o.position_path = a.log + ".sink-position";
   auto ag = agent::koordlet_agent::open(o, **log, event_time{now_ms()});
   if (!ag) return report_error(ag.error());
   auto& agent = **ag;
@@ -342,10 +345,12 @@ int run_koordlet(const koordlet_args& a) {
     const auto st = agent.stats();
     std::fprintf(stderr,
                  "koordlet: stopped: %llu API observations logged (%llu duplicates dropped), "
-                 "%llu decisions carried out, %llu API writes failed, %llu dropped at stop\n",
+                 "%llu decisions carried out (%llu carried over from before a stop), %llu API "
+                 "writes failed, %llu dropped at stop\n",
                  static_cast<unsigned long long>(st.observed),
                  static_cast<unsigned long long>(st.duplicates),
                  static_cast<unsigned long long>(st.carried_out),
+                 static_cast<unsigned long long>(st.carried_over),
                  static_cast<unsigned long long>(st.api_writes_failed),
                  static_cast<unsigned long long>(cluster->dropped()));
   }

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <string>
@@ -334,6 +335,57 @@ TEST_F(KoordletCluster, ReportsPodsByNameEvictsTheBestEffortPodAndSurvivesTheApi
   EXPECT_TRUE(rep.clean()) << rep.describe();
   EXPECT_EQ(rep.unproposed_bindings, 2u);
   EXPECT_EQ(rep.evictions, 1u);
+}
+
+// An eviction logged but never carried out (a stop between the append and the write) is carried
+// out at the next start: here a dry run logs it under memory pressure, and the sink position file
+// says nothing after offset 0 was answered, as after a crash. The pressure is gone before the
+// restart, so only the carried-over decision can evict the pod; the restart logs no second
+// PodEvicted, and a third start (position saved) carries out nothing again.
+TEST_F(KoordletCluster, AnEvictionLoggedBeforeAStopIsCarriedOutAtTheNextStart) {
+  if (IsSkipped() || HasFatalFailure()) return;
+  auto dry = koordlet_args();
+  dry.pop_back();  // no --enforce: decisions logged, nothing carried out
+  tree_->write_proc(4, 1000, 5000, 8 * gib_kib, 1 * gib_kib);  // 7 of 8 GiB: above 70 %
+  {
+    koordlet_process k(dry);
+    auto evicted = [&] {
+      if (!std::filesystem::exists(log_ + "/CURRENT")) return false;  // not created yet
+      for (const auto& r : records())
+        if (wire::GetEnvelope(r.data())->payload_type() == wire::Payload::PodEvicted) return true;
+      return false;
+    };
+    const auto t0 = steady::now();
+    while (steady::now() - t0 < 60s && !evicted()) std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(k.stop(30s), 0) << k.output();
+    ASSERT_TRUE(evicted()) << k.output();
+  }
+  EXPECT_FALSE(
+      get("/api/v1/namespaces/" + ns + "/pods/be-1")["metadata"].contains("deletionTimestamp"));
+  tree_->write_proc(4, 1000, 5000, 8 * gib_kib, 6 * gib_kib);  // the pressure is gone
+  std::ofstream(log_ + ".sink-position") << "0\n";             // as a crash leaves it
+  {
+    koordlet_process k(koordlet_args());
+    EXPECT_TRUE(wait_deletion("be-1", 60s)) << k.output();
+    EXPECT_NE(k.wait_output("eviction " + ns + "/be-1 written: evicted (HTTP 201", 0, 30s),
+              std::string::npos)
+        << k.output();
+    EXPECT_EQ(k.stop(30s), 0) << k.output();
+    EXPECT_NE(k.output().find("(1 carried over from before a stop)"), std::string::npos)
+        << k.output();
+  }
+  std::size_t evictions = 0;
+  for (const auto& r : records())
+    evictions += wire::GetEnvelope(r.data())->payload_type() == wire::Payload::PodEvicted ? 1 : 0;
+  EXPECT_EQ(evictions, 1u);
+  {
+    koordlet_process k(koordlet_args());
+    EXPECT_NE(k.wait_output("node-metric " + node_ + " written", 0, 90s), std::string::npos)
+        << k.output();
+    EXPECT_EQ(k.stop(30s), 0) << k.output();
+    EXPECT_NE(k.output().find("(0 carried over from before a stop)"), std::string::npos)
+        << k.output();
+  }
 }
 
 }  // namespace
