@@ -18,6 +18,7 @@
 #include <ctime>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -119,6 +120,22 @@ COLONY_BENCH("descheduler.arbitration",
   ctx.report(p + ".jobs_passed", static_cast<double>(last.passed.size()), "jobs");
   ctx.report(p + ".jobs_failed", static_cast<double>(last.failed.size()), "jobs");
   ctx.report(p + ".jobs_waiting", static_cast<double>(last.waiting.size()), "jobs");
+  // The outcome in order (passed, failed with its refusal, waiting), hashed (FNV-1a, 52 bits):
+  // equal across builds when the pass decides the same.
+  std::uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](std::string_view s) {
+    for (const char ch : s) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ULL;
+    h = (h ^ '\n') * 1099511628211ULL;
+  };
+  for (const auto* j : last.passed) mix(j->name);
+  mix("--");
+  for (const auto& [j, why] : last.failed) {
+    mix(j->name);
+    mix(why);
+  }
+  mix("--");
+  for (const auto* j : last.waiting) mix(j->name);
+  ctx.report(p + ".outcome_digest", static_cast<double>(h >> 12), "hash");
   // Which limit keeps each waiting job (judged again after the pass, not timed).
   std::size_t by_node = 0, by_namespace = 0, by_workload = 0;
   for (const auto* j : last.waiting) {
