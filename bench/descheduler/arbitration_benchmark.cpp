@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "actors/descheduler/arbitration.hpp"
+#include "actors/descheduler/job_index.hpp"
 #include "actors/descheduler/migration_controller_args.hpp"
 #include "actors/descheduler/migration_filter.hpp"
 #include "bench/descheduler/synthetic_cluster.hpp"
@@ -84,13 +85,18 @@ COLONY_BENCH("descheduler.arbitration",
     }
     jobs.push_back(std::move(j));
   }
-  const migration_view view{&c.pods, &jobs, [&c](const pod_info& pod) { return c.workload(pod); }};
+  // The jobs' index, as the controller's view keeps it (rebuilt untimed before each pass).
+  job_index index;
+  const migration_view view{&c.pods, &jobs, [&c](const pod_info& pod) { return c.workload(pod); },
+                            &index};
 
   std::vector<double> ms, cpu;
   arbitration_outcome last;
   const int passes = ctx.quick() ? 3 : 5;
   for (int k = 0; k <= passes; ++k) {  // pass 0 warms up
     for (std::size_t i = 0; i < pending && i < jobs.size(); ++i) jobs[i].passed_arbitration = false;
+    index.clear();
+    for (const auto& j : jobs) index.add(j, view.pod(j.pod));
     const double c0 = thread_cpu_ms();
     const double s = bench::seconds_of([&] {
       std::vector<arbitration_job> waiting;
@@ -103,7 +109,10 @@ COLONY_BENCH("descheduler.arbitration",
           [&](const arbitration_job& a) { return non_retryable_refusal(*a.pod, args, view); },
           [&](const arbitration_job& a) { return retryable_refusal(*a.pod, args, view, true); },
           [&](const job_info& j) {
-            jobs[static_cast<std::size_t>(&j - jobs.data())].passed_arbitration = true;
+            auto& passed = jobs[static_cast<std::size_t>(&j - jobs.data())];
+            index.remove(passed);
+            passed.passed_arbitration = true;
+            index.add(passed, view.pod(passed.pod));
           });
     });
     const double used = thread_cpu_ms() - c0;
