@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "actors/descheduler/job_index.hpp"
 #include "actors/descheduler/pod_sorter.hpp"
 
 namespace colony::descheduler {
@@ -65,6 +66,7 @@ void sort_jobs(std::vector<arbitration_job>& jobs, const migration_view& view) {
   sort_jobs_by_pod(jobs);
   sort_jobs_by_controller(jobs);
   sort_jobs_by_migrating_num(jobs, [&view](const pod_info& pod) {
+    if (view.index != nullptr) return view.index->migrating_in_workload(pod.ns, pod.owner);
     std::int64_t n = 0;
     if (view.jobs == nullptr) return n;
     for (const auto& j : *view.jobs) {

@@ -1,6 +1,7 @@
 #include "actors/descheduler/low_node_load.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -176,55 +177,91 @@ bool node_fit_with(const pod_info& pod, const node_info& node, const resource_am
   return true;
 }
 
-// A target of one eviction phase, resolved once: its usage, thresholds (nullptr: none) and the
-// summed requests of its pods (fixed for the round: LowNodeLoad moves no pod onto a target).
+// A target of one eviction phase, resolved once: its usage, thresholds (nullptr: none), each
+// threshold as a slot (the resource's index in the phase's list, the limit and the usage it
+// bounds; resources the usage lacks are never checked, so they get no slot), and the summed
+// requests of its pods, computed at its first nodeFit (fixed for the round: LowNodeLoad moves no
+// pod onto a target).
+struct fit_slot {
+  std::size_t resource = 0;
+  std::int64_t limit = 0;
+  std::int64_t* used = nullptr;
+};
 struct fit_target {
   node_usage* usage = nullptr;
   const node_thresholds* thresholds = nullptr;
-  resource_amounts requested;
+  std::vector<fit_slot> slots, prod_slots;
+  std::optional<resource_amounts> requested;
 };
+struct fit_targets {
+  std::vector<fit_target> targets;
+  std::vector<std::string> resources;  // every threshold resource of the targets
+};
+
+bool fits_node(const pod_info& pod, fit_target& t) {
+  if (!t.requested) t.requested = requested_of(t.usage->all_pods);
+  return node_fit_with(pod, *t.usage->node, *t.requested, t.usage->all_pods.size());
+}
 
 // podFitsAnyNodeWithThreshold over resolved targets. Both checks are pure, so the cheap threshold
 // check runs first and nodeFit only on a target that would take the pod; the result is the
 // first target passing both, as in Koordinator's loop (nodeFit, then the thresholds).
 bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
-                         std::span<fit_target> targets, bool prod) {
-  for (auto& t : targets) {
+                         fit_targets& resolved, bool prod) {
+  // The pod's usage per resource, looked up once rather than per target.
+  std::vector<std::int64_t> amounts(resolved.resources.size());
+  for (std::size_t i = 0; i < amounts.size(); ++i)
+    amounts[i] = amount(pod_usage, resolved.resources[i]);
+  for (auto& t : resolved.targets) {
     if (t.thresholds == nullptr) {
-      if (node_fit_with(pod, *t.usage->node, t.requested, t.usage->all_pods.size())) return true;
+      if (fits_node(pod, t)) return true;
       continue;
     }
-    auto& usage = prod ? t.usage->prod_usage : t.usage->usage;
-    const auto& th = prod ? t.thresholds->prod_high : t.thresholds->high;
+    const auto& slots = prod ? t.prod_slots : t.slots;
     bool exceeded = false;
-    for (const auto& [r, limit] : th) {
-      const auto it = usage.find(r);
-      if (it != usage.end() && it->second + amount(pod_usage, r) > limit) {
+    for (const auto& s : slots)
+      if (*s.used + amounts[s.resource] > s.limit) {
         exceeded = true;
         break;
       }
-    }
-    if (exceeded) continue;
-    if (!node_fit_with(pod, *t.usage->node, t.requested, t.usage->all_pods.size())) continue;
+    if (exceeded || !fits_node(pod, t)) continue;
     // The pod's usage is pre-reserved on the target (kept whether or not it is evicted).
-    for (const auto& [r, limit] : th)
-      if (const auto it = usage.find(r); it != usage.end()) it->second += amount(pod_usage, r);
+    for (const auto& s : slots) *s.used += amounts[s.resource];
     return true;
   }
   return false;
 }
 
-std::vector<fit_target> resolve_targets(
-    std::span<const std::string> targets, std::map<std::string, node_usage, std::less<>>& usages,
-    const std::map<std::string, node_thresholds, std::less<>>& thresholds) {
-  std::vector<fit_target> out;
-  out.reserve(targets.size());
+fit_targets resolve_targets(std::span<const std::string> targets,
+                            std::map<std::string, node_usage, std::less<>>& usages,
+                            const std::map<std::string, node_thresholds, std::less<>>& thresholds) {
+  fit_targets out;
+  out.targets.reserve(targets.size());
+  auto index_of = [&out](const std::string& r) {
+    const auto it = std::find(out.resources.begin(), out.resources.end(), r);
+    if (it != out.resources.end()) return static_cast<std::size_t>(it - out.resources.begin());
+    out.resources.push_back(r);
+    return out.resources.size() - 1;
+  };
+  auto slots_of = [&](const resource_amounts& th, resource_amounts& usage) {
+    std::vector<fit_slot> v;
+    for (const auto& [r, limit] : th)
+      if (const auto it = usage.find(r); it != usage.end())
+        v.push_back({index_of(r), limit, &it->second});
+    return v;
+  };
   for (const auto& name : targets) {
     const auto u = usages.find(name);
     if (u == usages.end()) continue;
     const auto t = thresholds.find(name);
-    out.push_back({&u->second, t == thresholds.end() ? nullptr : &t->second,
-                   requested_of(u->second.all_pods)});
+    fit_target f;
+    f.usage = &u->second;
+    if (t != thresholds.end()) {
+      f.thresholds = &t->second;
+      f.slots = slots_of(t->second.high, u->second.usage);
+      f.prod_slots = slots_of(t->second.prod_high, u->second.prod_usage);
+    }
+    out.targets.push_back(std::move(f));
   }
   return out;
 }
@@ -326,12 +363,16 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
         u.prod_pods.push_back(p);
         prod_keys.insert(p->key());
       }
+    // Which metrics are of prod pods, found once per pod rather than once per resource.
+    std::vector<char> prod_metric(m->pods.size());
+    for (std::size_t i = 0; i < m->pods.size(); ++i)
+      prod_metric[i] = !prod_keys.empty() && prod_keys.count(m->pods[i].key()) != 0;
     for (const auto& r : t.resources) {
       std::int64_t used = amount(m->system_usage, r), prod_used = 0;
-      for (const auto& pm : m->pods) {
-        const std::int64_t q = amount(pm.usage, r);
+      for (std::size_t i = 0; i < m->pods.size(); ++i) {
+        const std::int64_t q = amount(m->pods[i].usage, r);
         used += q;
-        if (prod_keys.count(pm.key())) prod_used += q;
+        if (prod_metric[i]) prod_used += q;
       }
       u.usage[r] = used;
       u.prod_usage[r] = prod_used;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/descheduler/job_index.hpp"
 #include "actors/descheduler/pod_sorter.hpp"
 
 namespace colony::descheduler {
@@ -43,6 +44,11 @@ bool job_counts(const job_info& j, bool arbitrating) {
 bool filter_max_migrating_globally(const pod_info& pod, std::optional<std::int64_t> limit,
                                    const migration_view& view, bool arbitrating) {
   if (!limit || *limit <= 0) return true;
+  if (view.index != nullptr) {
+    const std::string key = pod.key();
+    return view.index->counting(arbitrating) - view.index->counting_of_pod(key, arbitrating) <
+           *limit;
+  }
   std::int64_t n = 0;
   for_each_counting(pod, view, arbitrating, [&](const job_info&) { ++n; });
   return n < *limit;
@@ -51,6 +57,14 @@ bool filter_max_migrating_globally(const pod_info& pod, std::optional<std::int64
 bool filter_max_migrating_per_node(const pod_info& pod, std::optional<std::int64_t> limit,
                                    const migration_view& view, bool arbitrating) {
   if (!limit || *limit <= 0 || pod.node.empty()) return true;
+  if (view.index != nullptr) {
+    // Distinct pods on the node, less the judged pod's own when it is filed there.
+    const std::string key = pod.key();
+    std::int64_t n = view.index->pods_counting_on_node(pod.node, arbitrating);
+    if (view.index->counting_of_pod(key, arbitrating) > 0 && view.index->node_of(key) == pod.node)
+      --n;
+    return n < *limit;
+  }
   std::set<std::string_view> pods;
   for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
     const pod_info* p = view.pod(j.pod);
@@ -63,6 +77,12 @@ bool filter_max_migrating_per_namespace(const pod_info& pod, std::optional<std::
                                         const migration_view& view, bool arbitrating) {
   if (!limit || *limit <= 0) return true;
   std::int64_t n = 0;
+  if (view.index != nullptr) {
+    const std::string key = pod.key();
+    n = view.index->counting_in_namespace(pod.ns, arbitrating);
+    if (namespace_of(key) == pod.ns) n -= view.index->counting_of_pod(key, arbitrating);
+    return n < *limit;
+  }
   for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
     if (namespace_of(j.pod) == pod.ns) ++n;
   });
@@ -81,12 +101,19 @@ std::string filter_workload(const pod_info& pod, const migration_controller_args
   const std::int64_t max_unavailable =
       skip_unavailable ? 0 : get_max_unavailable(w->replicas, args.max_unavailable_per_workload);
   std::set<std::string, std::less<>> migrating;
-  for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
-    // A pod's key starts with its namespace: other namespaces are skipped before the lookup.
-    if (namespace_of(j.pod) != pod.ns) return;
-    const pod_info* p = view.pod(j.pod);
-    if (p != nullptr && p->ns == pod.ns && p->owner == pod.owner) migrating.insert(j.pod);
-  });
+  if (view.index != nullptr) {
+    const std::string key = pod.key();
+    view.index->for_each_workload_pod(pod.ns, pod.owner, arbitrating, [&](std::string_view k) {
+      if (k != key) migrating.emplace(k);
+    });
+  } else {
+    for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
+      // A pod's key starts with its namespace: other namespaces are skipped before the lookup.
+      if (namespace_of(j.pod) != pod.ns) return;
+      const pod_info* p = view.pod(j.pod);
+      if (p != nullptr && p->ns == pod.ns && p->owner == pod.owner) migrating.insert(j.pod);
+    });
+  }
   if (!skip_migrating && !migrating.empty() &&
       static_cast<std::int64_t>(migrating.size()) >= max_migrating)
     return fmt::format("workload {}/{} has {} migrating pods, maxMigratingPerWorkload {}",

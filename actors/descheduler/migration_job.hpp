@@ -52,12 +52,17 @@ struct workload_info {
   std::vector<std::string> pods;
 };
 
+class job_index;
+
 // What the filters read: every pod by key, every job (any phase), and the workload of a pod's
 // controller owner (nullopt: not found, which fails the workload filters as an error does).
+// With an index (job_index.hpp, kept by the jobs' owner in step with `pods`) the filters and the
+// arbitration sort count from it and never read `jobs`, which may then be null.
 struct migration_view {
   const std::map<std::string, pod_info, std::less<>>* pods = nullptr;
   const std::vector<job_info>* jobs = nullptr;
   std::function<std::optional<workload_info>(const pod_info&)> workload;
+  const job_index* index = nullptr;
 
   [[nodiscard]] const pod_info* pod(std::string_view key) const;
 };

@@ -18,11 +18,13 @@
 #include <ctime>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "actors/descheduler/arbitration.hpp"
+#include "actors/descheduler/job_index.hpp"
 #include "actors/descheduler/migration_controller_args.hpp"
 #include "actors/descheduler/migration_filter.hpp"
 #include "bench/descheduler/synthetic_cluster.hpp"
@@ -83,13 +85,18 @@ COLONY_BENCH("descheduler.arbitration",
     }
     jobs.push_back(std::move(j));
   }
-  const migration_view view{&c.pods, &jobs, [&c](const pod_info& pod) { return c.workload(pod); }};
+  // The jobs' index, as the controller's view keeps it (rebuilt untimed before each pass).
+  job_index index;
+  const migration_view view{&c.pods, &jobs, [&c](const pod_info& pod) { return c.workload(pod); },
+                            &index};
 
   std::vector<double> ms, cpu;
   arbitration_outcome last;
   const int passes = ctx.quick() ? 3 : 5;
   for (int k = 0; k <= passes; ++k) {  // pass 0 warms up
     for (std::size_t i = 0; i < pending && i < jobs.size(); ++i) jobs[i].passed_arbitration = false;
+    index.clear();
+    for (const auto& j : jobs) index.add(j, view.pod(j.pod));
     const double c0 = thread_cpu_ms();
     const double s = bench::seconds_of([&] {
       std::vector<arbitration_job> waiting;
@@ -102,7 +109,10 @@ COLONY_BENCH("descheduler.arbitration",
           [&](const arbitration_job& a) { return non_retryable_refusal(*a.pod, args, view); },
           [&](const arbitration_job& a) { return retryable_refusal(*a.pod, args, view, true); },
           [&](const job_info& j) {
-            jobs[static_cast<std::size_t>(&j - jobs.data())].passed_arbitration = true;
+            auto& passed = jobs[static_cast<std::size_t>(&j - jobs.data())];
+            index.remove(passed);
+            passed.passed_arbitration = true;
+            index.add(passed, view.pod(passed.pod));
           });
     });
     const double used = thread_cpu_ms() - c0;
@@ -119,6 +129,22 @@ COLONY_BENCH("descheduler.arbitration",
   ctx.report(p + ".jobs_passed", static_cast<double>(last.passed.size()), "jobs");
   ctx.report(p + ".jobs_failed", static_cast<double>(last.failed.size()), "jobs");
   ctx.report(p + ".jobs_waiting", static_cast<double>(last.waiting.size()), "jobs");
+  // The outcome in order (passed, failed with its refusal, waiting), hashed (FNV-1a, 52 bits):
+  // equal across builds when the pass decides the same.
+  std::uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](std::string_view s) {
+    for (const char ch : s) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ULL;
+    h = (h ^ '\n') * 1099511628211ULL;
+  };
+  for (const auto* j : last.passed) mix(j->name);
+  mix("--");
+  for (const auto& [j, why] : last.failed) {
+    mix(j->name);
+    mix(why);
+  }
+  mix("--");
+  for (const auto* j : last.waiting) mix(j->name);
+  ctx.report(p + ".outcome_digest", static_cast<double>(h >> 12), "hash");
   // Which limit keeps each waiting job (judged again after the pass, not timed).
   std::size_t by_node = 0, by_namespace = 0, by_workload = 0;
   for (const auto* j : last.waiting) {

@@ -21,6 +21,7 @@
 
 #include "actors/descheduler/descheduler_config.hpp"
 #include "actors/descheduler/eviction_limiter.hpp"
+#include "actors/descheduler/job_index.hpp"
 #include "actors/descheduler/low_node_load.hpp"
 #include "actors/descheduler/migration_filter.hpp"
 #include "bench/descheduler/synthetic_cluster.hpp"
@@ -77,6 +78,7 @@ struct component_evictor {
   const descheduler_config& cfg;
   const bench::descheduler::synthetic_cluster& c;
   std::vector<job_info> jobs;
+  job_index index;                            // the jobs, as the component's view keeps them
   std::set<std::string, std::less<>> active;  // pods with a job
   eviction_limiter limiter;
   std::size_t limited = 0, refused = 0;
@@ -87,12 +89,14 @@ struct component_evictor {
 
   void reset() {
     jobs.clear();
+    index.clear();
     active.clear();
     limiter.reset();
     limited = refused = 0;
   }
   [[nodiscard]] migration_view view() const {
-    return migration_view{&c.pods, &jobs, [this](const pod_info& p) { return c.workload(p); }};
+    return migration_view{&c.pods, &jobs, [this](const pod_info& p) { return c.workload(p); },
+                          &index};
   }
   [[nodiscard]] bool filter(const pod_info& p) const {
     if (active.count(p.key())) return false;
@@ -116,6 +120,7 @@ struct component_evictor {
     j.mode = cfg.migration.default_job_mode;
     j.created_ms = now_ms;
     j.ttl_ms = cfg.migration.default_job_ttl_ms;
+    index.add(j, &p);
     jobs.push_back(std::move(j));
     active.insert(p.key());
     limiter.done(p);

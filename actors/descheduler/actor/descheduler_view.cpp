@@ -1,5 +1,7 @@
 #include "actors/descheduler/actor/descheduler_view.hpp"
 
+#include <algorithm>
+
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
 
@@ -89,7 +91,9 @@ void descheduler_view::remove_pod(std::string_view key) {
       if (o->second.empty()) by_owner_.erase(o);
     }
   requests_.erase(it->first);
+  const std::string k = it->first;
   pods_.erase(it);
+  jobs_index_.pod_changed(k, nullptr);
 }
 
 void descheduler_view::on_event(const wire::Envelope& env) {
@@ -146,7 +150,8 @@ void descheduler_view::on_event(const wire::Envelope& env) {
         by_owner_[owner_key(p)].insert(key);
       }
       requests_[key] = req;
-      pods_.emplace(key, std::move(p));
+      const auto at = pods_.emplace(key, std::move(p)).first;
+      jobs_index_.pod_changed(key, &at->second);
       break;
     }
     case P::PodMutated: {
@@ -173,6 +178,7 @@ void descheduler_view::on_event(const wire::Envelope& env) {
       if (!it->second.node.empty()) by_node_[it->second.node].erase(it->first);
       it->second.node = str(e->node());
       by_node_[it->second.node].insert(it->first);
+      jobs_index_.pod_changed(it->first, &it->second);
       break;
     }
     case P::PodRejected:
@@ -295,28 +301,52 @@ const std::vector<descheduler::job_info>& descheduler_view::job_list() const {
 void descheduler_view::add_job(view_job j) {
   const std::string name = j.info.name;
   if (!descheduler::is_final(j.info.phase)) active_by_pod_[j.info.pod] = name;
+  if (const auto old = jobs_.find(name); old != jobs_.end()) jobs_index_.remove(old->second.info);
+  jobs_index_.add(j.info, pod(j.info.pod));
   jobs_.insert_or_assign(name, std::move(j));
   job_list_dirty_ = true;
+}
+
+descheduler::job_info* descheduler_view::listed(std::string_view name) const {
+  if (job_list_dirty_) return nullptr;
+  const auto it = std::lower_bound(
+      job_list_.begin(), job_list_.end(), name,
+      [](const descheduler::job_info& j, std::string_view n) { return j.name < n; });
+  return it == job_list_.end() || it->name != name ? nullptr : &*it;
 }
 
 void descheduler_view::set_phase(std::string_view name, descheduler::job_phase p,
                                  std::string_view reason) {
   auto it = jobs_.find(name);
   if (it == jobs_.end()) return;
-  it->second.info.phase = p;
-  if (p == descheduler::job_phase::running) it->second.info.passed_arbitration = true;
+  auto& info = it->second.info;
+  const bool was_final = descheduler::is_final(info.phase);
+  jobs_index_.remove(info);
+  info.phase = p;
+  if (p == descheduler::job_phase::running) info.passed_arbitration = true;
+  jobs_index_.add(info, pod(info.pod));
   it->second.status_reason = std::string(reason);
   if (descheduler::is_final(p))
-    if (auto a = active_by_pod_.find(it->second.info.pod);
-        a != active_by_pod_.end() && a->second == it->first)
+    if (auto a = active_by_pod_.find(info.pod); a != active_by_pod_.end() && a->second == it->first)
       active_by_pod_.erase(a);
-  job_list_dirty_ = true;
+  // Listed jobs are the non-final ones: a change between active phases is made in place.
+  if (auto* l = listed(name); l != nullptr && !was_final && !descheduler::is_final(p))
+    *l = info;
+  else
+    job_list_dirty_ = true;
 }
 
 void descheduler_view::mark_passed(std::string_view name) {
   if (auto it = jobs_.find(name); it != jobs_.end()) {
-    it->second.info.passed_arbitration = true;
-    job_list_dirty_ = true;
+    auto& info = it->second.info;
+    jobs_index_.remove(info);
+    info.passed_arbitration = true;
+    jobs_index_.add(info, pod(info.pod));
+    // In place: arbitration marks every passing job, and a rebuild per mark is quadratic.
+    if (auto* l = listed(name); l != nullptr)
+      l->passed_arbitration = true;
+    else if (!descheduler::is_final(info.phase))
+      job_list_dirty_ = true;
   }
 }
 
@@ -328,8 +358,10 @@ const view_job* descheduler_view::active_job_of(std::string_view pod) const {
 }
 
 descheduler::migration_view descheduler_view::migration() const {
-  return descheduler::migration_view{
-      &pods_, &job_list(), [this](const descheduler::pod_info& p) { return workload(p); }};
+  // The filters count from the index: no job list to rebuild after each new or passed job.
+  return descheduler::migration_view{&pods_, nullptr,
+                                     [this](const descheduler::pod_info& p) { return workload(p); },
+                                     &jobs_index_};
 }
 
 }  // namespace colony::descheduler_actor

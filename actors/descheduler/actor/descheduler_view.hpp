@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "actors/descheduler/descheduler_types.hpp"
+#include "actors/descheduler/job_index.hpp"
 #include "actors/descheduler/migration_job.hpp"
 #include "colony_generated.h"
 #include "messages/resources.hpp"
@@ -63,7 +64,7 @@ class descheduler_view {
   [[nodiscard]] std::optional<descheduler::workload_info> workload(
       const descheduler::pod_info& p) const;
 
-  // Jobs by name, and the flat list the filters count (rebuilt on change).
+  // Jobs by name, and the flat list of the non-final ones (the filters count from an index).
   [[nodiscard]] const std::map<std::string, view_job, std::less<>>& jobs() const { return jobs_; }
   [[nodiscard]] view_job* job(std::string_view name);
   [[nodiscard]] const std::vector<descheduler::job_info>& job_list() const;
@@ -78,6 +79,8 @@ class descheduler_view {
 
  private:
   void remove_pod(std::string_view key);
+  // The listed copy of a job, nullptr when the list is stale or does not hold it.
+  [[nodiscard]] descheduler::job_info* listed(std::string_view name) const;
   std::map<std::string, descheduler::pod_info, std::less<>> pods_;
   std::map<std::string, resource_list, std::less<>> requests_;
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> by_node_;
@@ -87,6 +90,8 @@ class descheduler_view {
   std::map<std::string, std::int64_t, std::less<>> metric_offsets_;
   std::map<std::string, view_job, std::less<>> jobs_;
   std::map<std::string, std::string, std::less<>> active_by_pod_;  // pod -> its active job
+  descheduler::job_index jobs_index_;  // the active jobs, as the filters count them
+  // The non-final jobs by name; job_list_dirty_: rebuilt at the next job_list().
   mutable std::vector<descheduler::job_info> job_list_;
   mutable bool job_list_dirty_ = true;
 };
