@@ -74,4 +74,22 @@ std::string workload_limiter_key(std::string_view ns, std::string_view owner_kin
   return k;
 }
 
+void migration_object_limits::track(const pod_info& pod, std::int64_t replicas,
+                                    std::int64_t now_ms) {
+  if (const auto& w = args_->workload_limiter; w && !pod.owner.empty()) {
+    const auto& max = w->max_migrating ? w->max_migrating : args_->max_migrating_per_workload;
+    workload_.track(workload_limiter_key(pod.ns, pod.owner.kind, pod.owner.name),
+                    get_max_unavailable(replicas, max), *w, now_ms);
+  }
+  if (const auto& n = args_->namespace_limiter; n && n->max_migrating && !n->max_migrating->percent)
+    namespace_.track(pod.ns, n->max_migrating->value, *n, now_ms);
+}
+
+bool migration_object_limits::limited(const pod_info& pod, std::int64_t now_ms) const {
+  if (args_->workload_limiter && !pod.owner.empty() &&
+      workload_.limited(workload_limiter_key(pod.ns, pod.owner.kind, pod.owner.name), now_ms))
+    return true;
+  return args_->namespace_limiter && namespace_.limited(pod.ns, now_ms);
+}
+
 }  // namespace colony::descheduler

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "actors/descheduler/descheduler_types.hpp"
 #include "actors/descheduler/migration_controller_args.hpp"
 
 namespace colony::descheduler {
@@ -35,13 +36,13 @@ class object_limiter {
 
  private:
   struct bucket {
-    std::int64_t per_ms = 0;       // units added per millisecond (maxMigrating)
-    std::int64_t unit = 1;         // units per token (the duration in ms)
-    std::int64_t burst = 1;        // tokens at most
-    std::int64_t units = 0;        // at `last`
-    std::int64_t last = 0;         // event time of the last update
-    std::int64_t expires_at = 0;   // 1.5 x duration after the last eviction
-    bool fresh = true;             // never updated: full
+    std::int64_t per_ms = 0;      // units added per millisecond (maxMigrating)
+    std::int64_t unit = 1;        // units per token (the duration in ms)
+    std::int64_t burst = 1;       // tokens at most
+    std::int64_t units = 0;       // at `last`
+    std::int64_t last = 0;        // event time of the last update
+    std::int64_t expires_at = 0;  // 1.5 x duration after the last eviction
+    bool fresh = true;            // never updated: full
   };
   [[nodiscard]] static std::int64_t units_at(const bucket& b, std::int64_t now_ms);
   const bucket* live(std::string_view key, std::int64_t now_ms) const;
@@ -52,5 +53,22 @@ class object_limiter {
 // uid; Colony's pods carry the owner by kind and name).
 [[nodiscard]] std::string workload_limiter_key(std::string_view ns, std::string_view owner_kind,
                                                std::string_view owner_name);
+
+// Both limiters of a MigrationControllerArgs (objectLimiters.workload, objectLimiters.namespace)
+// over pods: a pod's eviction is tracked in its workload's bucket (maxMigrating: the limiter's,
+// else maxMigratingPerWorkload, resolved against the workload's replicas; a pod without a
+// controller owner is not tracked) and in its namespace's (an int maxMigrating only: a percentage
+// tracks nothing, as Koordinator's parses it as 0).
+class migration_object_limits {
+ public:
+  explicit migration_object_limits(const migration_controller_args& args) : args_(&args) {}
+  void track(const pod_info& pod, std::int64_t replicas, std::int64_t now_ms);
+  // Either limiter holds fewer than one token for the pod's object.
+  [[nodiscard]] bool limited(const pod_info& pod, std::int64_t now_ms) const;
+
+ private:
+  const migration_controller_args* args_;
+  object_limiter workload_, namespace_;
+};
 
 }  // namespace colony::descheduler

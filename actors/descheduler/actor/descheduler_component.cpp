@@ -20,6 +20,14 @@ descheduler_component::descheduler_component(descheduler_component_options opt)
 void descheduler_component::on_event(const wire::Envelope& env,
                                      std::vector<messages::byte_buffer>& /*out*/) {
   now_ = std::max(now_, env.event_time_ms());
+  if (env.payload_type() == wire::Payload::PodEvicted) {
+    const auto* e = env.payload_as_PodEvicted();
+    if (e->reason() == wire::EvictionReason::Descheduled)
+      if (const auto* p = view_.pod(messages::to_string_view(e->pod())); p != nullptr) {
+        const auto w = view_.workload(*p);
+        limits_.track(*p, w ? w->replicas : 0, env.event_time_ms());
+      }
+  }
   view_.on_event(env);
 }
 
@@ -53,6 +61,10 @@ bool descheduler_component::evict(const descheduler::eviction_request& r,
     return false;
   }
   if (!filter(p)) return false;
+  if (limits_.limited(p, now_) && p.annotations.count(descheduler::annotation_evict) == 0) {
+    ++stats_.object_limited;
+    return false;
+  }
   const auto& mc = opt_.config.migration;
   const std::string key = p.key();
   const std::string job = p.ns + "." + p.name + "." + std::to_string(now_);

@@ -31,6 +31,7 @@
 #include "actors/descheduler/descheduler_config.hpp"
 #include "actors/descheduler/eviction_limiter.hpp"
 #include "actors/descheduler/low_node_load.hpp"
+#include "actors/descheduler/object_limiter.hpp"
 #include "actors/entities/component.hpp"
 #include "messages/codec.hpp"
 
@@ -45,6 +46,7 @@ struct descheduler_component_options {
 
 struct descheduler_stats {
   std::uint64_t rounds = 0, rounds_skipped = 0, jobs_created = 0, limited = 0;
+  std::uint64_t object_limited = 0;  // evictions refused by an object limiter
 };
 
 class descheduler_component final : public entities::component {
@@ -70,6 +72,9 @@ class descheduler_component final : public entities::component {
   descheduler_view view_;
   std::optional<descheduler::low_node_load> lnl_;
   descheduler::eviction_limiter limiter_;
+  // The migration controller's object limiters, fed the evictions it issued as the log tells
+  // them (Evict checks them before a job is created: controller.go).
+  descheduler::migration_object_limits limits_{opt_.config.migration};
   messages::event_builder b_;
   std::int64_t now_ = 0;
   std::int64_t next_round_ = 0;

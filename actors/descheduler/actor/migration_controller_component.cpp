@@ -28,10 +28,22 @@ void migration_controller_component::on_event(const wire::Envelope& env,
   last_offset_ = static_cast<std::int64_t>(env.offset());
   using P = wire::Payload;
   switch (env.payload_type()) {
-    case P::PodEvicted:
-      ended_.emplace_back(std::string(to_string_view(env.payload_as_PodEvicted()->pod())),
-                          last_offset_);
+    case P::PodEvicted: {
+      const auto* e = env.payload_as_PodEvicted();
+      const auto pod = to_string_view(e->pod());
+      ended_.emplace_back(std::string(pod), last_offset_);
+      // trackEvictedPod, for an eviction this instance did not just issue (before the view
+      // forgets the pod).
+      if (e->reason() == wire::EvictionReason::Descheduled) {
+        if (const auto it = tracked_.find(pod); it != tracked_.end()) {
+          tracked_.erase(it);
+        } else if (const auto* p = view_.pod(pod); p != nullptr) {
+          const auto w = view_.workload(*p);
+          limits_.track(*p, w ? w->replicas : 0, env.event_time_ms());
+        }
+      }
       break;
+    }
     case P::PodFinished:
       ended_.emplace_back(std::string(to_string_view(env.payload_as_PodFinished()->pod())),
                           last_offset_);
@@ -99,6 +111,12 @@ bool migration_controller_component::try_evict(const view_job& j,
           "Pod " + j.info.pod + " is not found", j.created_offset, out);
     return true;
   }
+  // An object limiter out of tokens holds the job (requeued: the next tick asks again) unless
+  // the pod asks to be evicted (controller.go doMigrate, filterLimitedObject).
+  if (limits_.limited(*pod, now_) && pod->annotations.count(descheduler::annotation_evict) == 0) {
+    ++stats_.object_limited;
+    return false;
+  }
   // One token bucket for every eviction (evictor/interpreter.go): evictQPS, evictBurst.
   const double qps = opt_.args.evict_qps;
   if (qps > 0) {
@@ -138,6 +156,9 @@ bool migration_controller_component::try_evict(const view_job& j,
   out.push_back(b_.finish(h, payload));
   evicting_.insert(j.info.name);
   ++stats_.evictions;
+  const auto w = view_.workload(*pod);
+  limits_.track(*pod, w ? w->replicas : 0, now_);
+  tracked_.insert(j.info.pod);
   return true;
 }
 

@@ -39,6 +39,7 @@
 
 #include "actors/descheduler/actor/descheduler_view.hpp"
 #include "actors/descheduler/migration_controller_args.hpp"
+#include "actors/descheduler/object_limiter.hpp"
 #include "actors/entities/component.hpp"
 #include "messages/codec.hpp"
 
@@ -55,6 +56,7 @@ struct migration_controller_options {
 
 struct migration_controller_stats {
   std::uint64_t passes = 0, passed = 0, forbidden = 0, evictions = 0, throttled = 0;
+  std::uint64_t object_limited = 0;  // evictions held by an object limiter (tick by tick)
 };
 
 class migration_controller_component final : public entities::component {
@@ -91,6 +93,10 @@ class migration_controller_component final : public entities::component {
   // The eviction token bucket (evictQPS, evictBurst).
   double tokens_ = 0;
   std::int64_t tokens_at_ = 0;
+  // The object limiters (objectLimiters): an eviction is tracked when it is issued, and a
+  // PodEvicted read back that this instance did not issue (a replay) when it is read.
+  descheduler::migration_object_limits limits_{opt_.args};
+  std::multiset<std::string, std::less<>> tracked_;
   migration_controller_stats stats_;
 };
 

@@ -179,6 +179,7 @@ TEST(MigrationController, ArbitrationLimitsAndTheTokenBucketSpaceEvictions) {
   auto o = options();
   o.args.max_unavailable_per_workload = descheduler::int_or_percent{3, false};
   o.args.max_migrating_per_workload = descheduler::int_or_percent{3, false};
+  o.args.workload_limiter.reset();  // the object limiter has its own test below
   migration_controller_component c(o);
   (void)testing::feed(c, log);
   std::vector<messages::byte_buffer> first;
@@ -209,6 +210,65 @@ TEST(MigrationController, ArbitrationLimitsAndTheTokenBucketSpaceEvictions) {
   ASSERT_EQ(ph3.size(), 1u);
   EXPECT_EQ(ph3[0].phase, "Running") << ph3[0].reason << ": " << ph3[0].message;
   EXPECT_EQ(evictions(third).size(), 1u);
+}
+
+// The default workload limiter (objectLimiters.workload: 5 min, maxMigrating =
+// maxMigratingPerWorkload 3): each eviction of rs-a takes the bucket's one token, which comes back
+// after 300 s / 3 = 100 s; a Running job of rs-a waits for it tick by tick, and a restarted
+// controller learns the bucket from the PodEvicted it reads back.
+TEST(MigrationController, TheWorkloadLimiterSpacesEvictionsOfOneWorkload) {
+  descheduler_log log;
+  cluster(log);
+  for (int i = 5; i <= 8; ++i)
+    log.pod(t0, "default/p" + std::to_string(i), "n2", "ReplicaSet/rs-a", 500);
+  for (int i = 1; i <= 2; ++i)
+    (void)job(log, t0, "job-" + std::to_string(i), "default/p" + std::to_string(i));
+  auto o = options();
+  o.args.max_unavailable_per_workload = descheduler::int_or_percent{3, false};
+  o.args.max_migrating_per_workload = descheduler::int_or_percent{3, false};
+  o.args.evict_qps = 0;  // no eviction token bucket: the object limiter alone spaces them
+  migration_controller_component c(o);
+  (void)testing::feed(c, log);
+  std::vector<messages::byte_buffer> first;
+  c.on_wakeup(1'500, first);
+  ASSERT_EQ(phases(first).size(), 2u);
+  ASSERT_EQ(evictions(first).size(), 1u) << "the second job of rs-a waits for a token";
+  EXPECT_EQ(c.stats().object_limited, 1u);
+  auto back = loop_back(c, log, std::move(first));  // read back: not tracked twice
+  std::size_t held = 0;
+  std::int64_t evicted_at = -1;
+  for (std::int64_t t = 2'000; t <= 200'000 && evicted_at < 0; t += 500) {
+    std::vector<messages::byte_buffer> out;
+    c.on_wakeup(t, out);
+    if (!evictions(out).empty()) {
+      evicted_at = t;
+      break;
+    }
+    ++held;
+  }
+  EXPECT_EQ(evicted_at, 101'500) << "one token per 100 s after the eviction at 1.5 s";
+  EXPECT_GE(held, 190u);
+
+  // A new controller replays a log with one eviction of rs-a: the bucket is empty for rs-a.
+  descheduler_log log2;
+  cluster(log2);
+  for (int i = 5; i <= 8; ++i)
+    log2.pod(t0, "default/p" + std::to_string(i), "n2", "ReplicaSet/rs-a", 500);
+  migration_controller_component fresh(o);
+  (void)job(log2, t0, "job-1", "default/p1");
+  (void)testing::feed(fresh, log2);
+  std::vector<messages::byte_buffer> a;
+  fresh.on_wakeup(1'500, a);
+  ASSERT_EQ(evictions(a).size(), 1u);
+  (void)loop_back(fresh, log2, std::move(a));
+  migration_controller_component replayed(o);
+  (void)testing::feed(replayed, log2);
+  (void)job(log2, 2'000, "job-3", "default/p3");
+  (void)testing::feed(replayed, log2, log2.records.size() - 1);
+  std::vector<messages::byte_buffer> b;
+  replayed.on_wakeup(2'500, b);
+  EXPECT_TRUE(evictions(b).empty()) << "the replayed eviction emptied rs-a's bucket";
+  EXPECT_EQ(replayed.stats().object_limited, 1u);
 }
 
 }  // namespace
