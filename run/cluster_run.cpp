@@ -31,6 +31,7 @@
 #include "run/metrics_server.hpp"
 #include "run/run_metrics.hpp"
 #include "run/sink_pool.hpp"
+#include "run/sink_position.hpp"
 #include "run/webhook_certs.hpp"
 #include "run/webhook_server.hpp"
 #include "stores/event_log.hpp"
@@ -69,27 +70,6 @@ messages::byte_buffer lease_record(const kube::lease_options& lo, std::int64_t a
   h.key = "lease";
   h.source = "colony-run";
   return b.finish(h, payload);
-}
-
-// The sink's position: the first offset it has not applied yet, beside the log.
-std::uint64_t load_position(const std::string& path) {
-  std::ifstream in(path);
-  std::uint64_t v = 0;
-  if (in >> v) return v;
-  return 0;
-}
-
-result<void> save_position(const std::string& path, std::uint64_t v) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << v << "\n";
-    if (!out) return fail(errc::unavailable, "cannot write the sink position", tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return fail(errc::unavailable, "cannot rename: " + ec.message(), path);
-  return {};
 }
 
 // The log every writer of the run appends through: times and counts appends for /metrics.
@@ -479,7 +459,7 @@ result<run_stats> run_cluster(const run_options& o) {
   // had not carried out yet (a stop or crash between the append and the write) are carried out
   // first, below.
   const std::string position_path = state + ".sink-position";
-  log_offset applied = load_position(position_path);
+  log_offset applied = load_sink_position(position_path).value_or(0);
   std::vector<std::pair<log_offset, std::vector<std::uint8_t>>> pending;
   std::unordered_set<std::string> logged;  // "causation/source" of every decision in the log
   // (decision offset, write kind) of every WriteFailed in the log: a decision carried out again
@@ -597,7 +577,7 @@ result<run_stats> run_cluster(const run_options& o) {
   };
   if (auto c = carry_out(pending); !c) return tl::unexpected(c.error());
   m.carried_over = pending.size();
-  if (!pending.empty()) (void)save_position(position_path, applied);
+  if (!pending.empty()) (void)save_sink_position(position_path, applied);
   pending.clear();
 
   log_offset next = *end0;
@@ -692,7 +672,7 @@ result<run_stats> run_cluster(const run_options& o) {
       status = c;
       break;
     }
-    if (!effects.empty()) (void)save_position(position_path, applied);
+    if (!effects.empty()) (void)save_sink_position(position_path, applied);
     // Wake-ups: once the wall clock passes what a component waits for, a ClockTicked moves the
     // log's time there.
     const auto now = std::chrono::steady_clock::now();
@@ -733,7 +713,7 @@ result<run_stats> run_cluster(const run_options& o) {
   }
   (void)host.sync();
   (void)(*log)->sync_appended();
-  (void)save_position(position_path, applied);
+  (void)save_sink_position(position_path, applied);
   // After the last write: a successor may start as soon as the Lease is free.
   if (leader) {
     leader->stop();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bridges/kubernetes/write_failed.hpp"
+#include "run/sink_position.hpp"
 
 namespace colony::agent {
 
@@ -127,31 +128,6 @@ koordlet_agent::koordlet_agent(koordlet_agent_options o, stores::event_log& log,
 
 koordlet_agent::~koordlet_agent() = default;
 
-namespace {
-
-// The sink's position file: one number, written to a temporary file and renamed.
-std::optional<log_offset> load_position(const std::string& path) {
-  std::ifstream in(path);
-  log_offset v = 0;
-  if (in >> v) return v;
-  return std::nullopt;
-}
-
-result<void> save_position(const std::string& path, log_offset v) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << v << "\n";
-    if (!out) return fail(errc::unavailable, "cannot write the sink position", tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return fail(errc::unavailable, "cannot rename: " + ec.message(), path);
-  return {};
-}
-
-}  // namespace
-
 result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_options o,
                                                              stores::event_log& log,
                                                              event_time now) {
@@ -170,7 +146,7 @@ result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_opti
   a->exec_ = std::move(exec);
   const bool positioned =
       a->opt_.cluster != nullptr && a->opt_.enforce && !a->opt_.position_path.empty();
-  const auto saved = positioned ? load_position(a->opt_.position_path) : std::nullopt;
+  const auto saved = positioned ? run::load_sink_position(a->opt_.position_path) : std::nullopt;
   if (auto r = a->replay(); !r) return tl::unexpected(r.error());
   if (positioned) {
     const auto end = log.end_offset();
@@ -178,7 +154,7 @@ result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_opti
     if (!saved) {
       a->carry_over_.clear();  // a log from before the position file: nothing carried again
       a->position_ = *end;
-      if (auto w = save_position(a->opt_.position_path, a->position_); !w)
+      if (auto w = run::save_sink_position(a->opt_.position_path, a->position_); !w)
         return tl::unexpected(w.error());
     } else {
       a->position_ = *saved;
@@ -528,7 +504,8 @@ result<std::vector<kube::write_outcome>> koordlet_agent::observe(event_time now)
   // Past the decisions answered, once their failures are in the log.
   if (answered > position_ && !opt_.position_path.empty() && opt_.enforce) {
     position_ = answered;
-    if (auto w = save_position(opt_.position_path, position_); !w) problems_.push_back(w.error());
+    if (auto w = run::save_sink_position(opt_.position_path, position_); !w)
+      problems_.push_back(w.error());
   }
   return done;
 }
