@@ -93,7 +93,8 @@ TEST(ObjectLimiter, Cases) {
         continue;
       }
       ++questions;
-      EXPECT_EQ(l.limited("default/ReplicaSet/web", st.at), st.limited) << c.name << " at " << st.at;
+      EXPECT_EQ(l.limited("default/ReplicaSet/web", st.at), st.limited)
+          << c.name << " at " << st.at;
       EXPECT_FALSE(l.limited("default/ReplicaSet/other", st.at)) << c.name;
     }
   }
@@ -107,7 +108,7 @@ TEST(ObjectLimiter, AnExpiredBucketStartsFullAgain) {
   EXPECT_TRUE(l.limited("k", 1));
   EXPECT_EQ(l.tokens_milli("k", 5 * minute), 500);
   EXPECT_EQ(l.tokens_milli("k", 15 * minute), -1);  // dropped
-  l.track("k", 1, a, 15 * minute);                   // a new bucket, full, takes one
+  l.track("k", 1, a, 15 * minute);                  // a new bucket, full, takes one
   EXPECT_TRUE(l.limited("k", 15 * minute));
   EXPECT_EQ(l.tokens_milli("k", 20 * minute), 500);
 }
