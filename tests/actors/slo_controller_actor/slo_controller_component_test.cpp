@@ -217,12 +217,13 @@ TEST(SloControllerComponent, ARepeatedDecisionIsWrittenShortAndNamesTheCompleteR
   log.metric(60000, "n1", 6000, 40 * gib, {}, cpu_mem(1000, 4 * gib));
   auto out = feed_resources(c, log);
   ASSERT_EQ(out.size(), 2u);
-  const auto* full = decoded(out[1]).payload_as_NodeBatchResourceUpdated();
+  const byte_buffer full_record = out[1];  // out is reassigned below
+  const auto* full = decoded(full_record).payload_as_NodeBatchResourceUpdated();
   EXPECT_EQ(full->terms_as_of_ms(), -1);
   ASSERT_NE(full->terms(), nullptr);
   const std::size_t full_terms = full->terms()->size();
   EXPECT_GE(full_terms, 10u);
-  const auto full_bytes = out[1].size();
+  const auto full_bytes = full_record.size();
   // Every 301 s the same report: each write is a repeat of the record of 60 s.
   std::size_t repeats = 0;
   for (std::int64_t t = 60000 + 301000; t < 60000 + 5 * 301000; t += 301000) {
