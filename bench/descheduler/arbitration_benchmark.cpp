@@ -28,25 +28,17 @@
 #include "actors/descheduler/migration_controller_args.hpp"
 #include "actors/descheduler/migration_filter.hpp"
 #include "bench/descheduler/synthetic_cluster.hpp"
+#include "bench/descheduler/timing.hpp"
 #include "bench/registry.hpp"
 
 namespace {
 
 using namespace colony;
 using namespace colony::descheduler;
+using bench::descheduler::median;
+using bench::descheduler::thread_cpu_ms;
 
 constexpr std::int64_t now_ms = 10'000'000;
-
-double thread_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 }  // namespace
 

@@ -25,12 +25,15 @@
 #include "actors/descheduler/low_node_load.hpp"
 #include "actors/descheduler/migration_filter.hpp"
 #include "bench/descheduler/synthetic_cluster.hpp"
+#include "bench/descheduler/timing.hpp"
 #include "bench/registry.hpp"
 
 namespace {
 
 using namespace colony;
 using namespace colony::descheduler;
+using bench::descheduler::median;
+using bench::descheduler::thread_cpu_ms;
 
 constexpr std::int64_t now_ms = 10'000'000;
 
@@ -61,17 +64,6 @@ profiles:
       prodHighThresholds: {cpu: 55, memory: 65}
       anomalyCondition: {consecutiveAbnormalities: 1}
 )";
-
-double thread_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // The descheduler component's evictor over plain views (descheduler_component.cpp filter/evict).
 struct component_evictor {
