@@ -114,28 +114,26 @@ result<admission::label_selector> selector(const node& n, const std::string& f) 
   return s;
 }
 
-result<resource_thresholds> thresholds(const node& n, const std::string& f) {
-  if (!n.IsMap()) return bad(f, "expected a mapping of resource name to percentage");
-  resource_thresholds t;
+// A mapping of resource name to a value read by `read` (a percentage, a weight).
+template <class Map, class Read>
+result<Map> resource_map(const node& n, const std::string& f, const char* what, Read read) {
+  if (!n.IsMap()) return bad(f, std::string("expected a mapping of resource name to ") + what);
+  Map m;
   for (const auto& kv : n) {
     const auto r = kv.first.as<std::string>();
-    auto v = number(kv.second, fmt::format("{}[{}]", f, r));
+    auto v = read(kv.second, fmt::format("{}[{}]", f, r));
     if (!v) return tl::unexpected(v.error());
-    t[r] = *v;
+    m[r] = *v;
   }
-  return t;
+  return m;
+}
+
+result<resource_thresholds> thresholds(const node& n, const std::string& f) {
+  return resource_map<resource_thresholds>(n, f, "percentage", number);
 }
 
 result<weight_map> weights(const node& n, const std::string& f) {
-  if (!n.IsMap()) return bad(f, "expected a mapping of resource name to weight");
-  weight_map w;
-  for (const auto& kv : n) {
-    const auto r = kv.first.as<std::string>();
-    auto v = integer(kv.second, fmt::format("{}[{}]", f, r));
-    if (!v) return tl::unexpected(v.error());
-    w[r] = *v;
-  }
-  return w;
+  return resource_map<weight_map>(n, f, "weight", integer);
 }
 
 result<anomaly_condition> anomaly(const node& n, const std::string& f) {
