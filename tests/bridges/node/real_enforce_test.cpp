@@ -124,8 +124,8 @@ std::int64_t stat_field(const std::string& cpu_stat, const std::string& key) {
   return -1;
 }
 
-// A busy-loop child moved into `dirs` (one per controller) before it starts spinning.
-pid_t spawn_spinner(const std::vector<std::string>& dirs) {
+// A child moved into `dirs` (one per controller) before it runs `body` (which never returns).
+pid_t spawn_in(const std::vector<std::string>& dirs, const std::function<void()>& body) {
   int go[2];
   if (::pipe(go) != 0) return -1;
   const pid_t child = ::fork();
@@ -134,13 +134,21 @@ pid_t spawn_spinner(const std::vector<std::string>& dirs) {
     ::close(go[1]);
     char b = 0;
     if (::read(go[0], &b, 1) != 1) ::_exit(1);
-    for (std::uint64_t x = 0;; ++x) asm volatile("" : "+r"(x));  // spin
+    body();
+    ::_exit(0);
   }
   ::close(go[0]);
   for (const auto& d : dirs) write_file(d + "/cgroup.procs", std::to_string(child));
   if (::write(go[1], "g", 1) != 1) return -1;
   ::close(go[1]);
   return child;
+}
+
+// A busy-loop child moved into `dirs` before it starts spinning.
+pid_t spawn_spinner(const std::vector<std::string>& dirs) {
+  return spawn_in(dirs, [] {
+    for (std::uint64_t x = 0;; ++x) asm volatile("" : "+r"(x));  // spin
+  });
 }
 
 // The node's /proc as the koordlet reads it: the subtree's CPU time as used ticks of /proc/stat.
@@ -357,14 +365,7 @@ TEST(RealCgroupEnforce, BestEffortCpusetIsWrittenLeveledOnTheCpusetController) {
 // int64) to `report_fd`: CPU time over wall time is the rate the burst achieved.
 pid_t spawn_bursty(const std::vector<std::string>& dirs, int burst_cpu_ms, int gap_ms,
                    int report_fd) {
-  int go[2];
-  if (::pipe(go) != 0) return -1;
-  const pid_t child = ::fork();
-  if (child < 0) return -1;
-  if (child == 0) {
-    ::close(go[1]);
-    char b = 0;
-    if (::read(go[0], &b, 1) != 1) ::_exit(1);
+  return spawn_in(dirs, [=] {
     auto ns = [](clockid_t c) {
       timespec t{};
       ::clock_gettime(c, &t);
@@ -381,12 +382,7 @@ pid_t spawn_bursty(const std::vector<std::string>& dirs, int burst_cpu_ms, int g
       if (::write(report_fd, &wall, sizeof wall) != sizeof wall) ::_exit(2);
       ::nanosleep(&gap, nullptr);
     }
-  }
-  ::close(go[0]);
-  for (const auto& d : dirs) write_file(d + "/cgroup.procs", std::to_string(child));
-  if (::write(go[1], "g", 1) != 1) return -1;
-  ::close(go[1]);
-  return child;
+  });
 }
 
 // CPU burst (Koordinator's pkg/koordlet/qosmanager/plugins/cpuburst, cpuBurstStrategy
