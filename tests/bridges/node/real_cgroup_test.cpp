@@ -71,6 +71,20 @@ std::int64_t process_ticks(pid_t pid) {
   return utime + stime;
 }
 
+// The memory controller's directory among the ones missing_controllers returned.
+std::string ctrl_memory(const std::vector<std::string>& dirs) { return dirs.back(); }
+
+// total_active_anon + total_inactive_anon of a v1 memory.stat, read by the test itself.
+std::int64_t stat_anon(const std::string& path) {
+  std::ifstream f(path);
+  std::string key;
+  std::int64_t value = 0, sum = 0;
+  while (f >> key >> value) {
+    if (key == "total_active_anon" || key == "total_inactive_anon") sum += value;
+  }
+  return sum;
+}
+
 TEST(RealCgroup, CollectorMeasuresABusyLoopInABestEffortPod) {
   std::vector<std::string> ctrl;
   if (auto why = missing_controllers(ctrl); !why.empty()) GTEST_SKIP() << why;
@@ -122,7 +136,15 @@ TEST(RealCgroup, CollectorMeasuresABusyLoopInABestEffortPod) {
   }
   ASSERT_EQ(::write(go[1], "g", 1), 1);
   ::close(go[1]);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // allocation done, loop running
+  // The kernel charges the pages at once (memory.usage_in_bytes) but folds memory.stat's
+  // per-cpu counters lazily (a periodic flush, about every 2 s), so wait until the file the
+  // collector reads shows the 64 MiB before measuring.
+  const std::string stat_path = ctrl_memory(ctrl) + "/" + ctr_rel + "/memory.stat";
+  std::int64_t anon = 0;
+  for (int i = 0; i < 100 && (anon = stat_anon(stat_path)) < 60 * mib; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_GE(anon, 60 * mib) << stat_path << " never showed the child's 64 MiB within 10 s";
 
   source_config cfg;
   cfg.cgroup_root = cgroup_root;
