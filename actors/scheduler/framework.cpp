@@ -315,6 +315,8 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   ++st.cycle;
   st.gpu_allocations.clear();
   st.rejected_pods.clear();
+  st.reservation_relief.clear();
+  st.reservation.clear();
 
   // Metrics only (framework_recorder): nothing below reads these times.
   framework_recorder* const rec = opts_.recorder.get();
@@ -709,7 +711,16 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   d.result = waiting ? outcome::waiting : outcome::scheduled;
   if (waiting) d.wait = duration_ms{wait_ms};
   d.gpu_allocations = st.gpu_allocations;
+  d.reservation = st.reservation;
   return d;
+}
+
+const resource_list* cycle_state::relief_for(const node_info& node) const noexcept {
+  if (reservation_relief.empty()) return nullptr;
+  auto it = std::lower_bound(
+      reservation_relief.begin(), reservation_relief.end(), &node,
+      [](const auto& e, const node_info* n) { return std::less<const node_info*>{}(e.first, n); });
+  return it != reservation_relief.end() && it->first == &node ? &it->second : nullptr;
 }
 
 void assume_pod(node_info& node, const pod_info& pod, const decision& d, event_time now) {

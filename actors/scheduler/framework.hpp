@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "actors/scheduler/priority.hpp"
+#include "actors/scheduler/reservation_types.hpp"
 #include "messages/resources.hpp"
 #include "messages/result.hpp"
 #include "messages/units.hpp"
@@ -260,6 +261,10 @@ struct pod_info {
   // GPU models the pod may run on (PodSubmitted.gpu_models: openb's gpu_spec); empty = any.
   // Read by GPUModelAffinity, only for a pod that requests a GPU (requests_gpu).
   std::vector<std::string> gpu_models;
+  // uid, labels, owner references and reservation annotations, read by the Reservation plugin
+  // (reservation.hpp); shared by the pod's copies. nullptr: a pod that matches no owner rule
+  // but an empty one, and has no reservation affinity.
+  std::shared_ptr<const pod_identity> identity;
 
   [[nodiscard]] std::string_view namespace_name() const noexcept;
   [[nodiscard]] kube_qos effective_kube_qos() const noexcept;
@@ -284,6 +289,9 @@ struct node_info {
       custom_thresholds;  // scheduling.koordinator.sh/usage-thresholds
   // Label node.koordinator.sh/gpu-model ("" = none); read by GPUModelAffinity.
   std::string gpu_model;
+  // Reservations scheduled on this node (status.nodeName), sorted by name; the host keeps the
+  // accounting rule of reservation.hpp (requested includes what active ones still hold).
+  std::vector<reservation_info> reservations;
 };
 
 // kube-scheduler's non-zero request defaults (schedutil.DefaultMilliCPURequest / MemoryRequest),
@@ -354,6 +362,14 @@ class cycle_state {
   // Waiting pods a plugin rejected from Unreserve (a Strict gang falls as a whole); the
   // framework moves them into decision::rejected_pods. run_unreserve() callers read them here.
   std::vector<std::string> rejected_pods;
+  // The Reservation plugin's PreFilter: per node, what the reservations the pod matched there
+  // still hold (pods included), which NodeResourcesFit adds back to the node's free resources
+  // (Koordinator restores matched reservations into the NodeInfo). Sorted by node pointer;
+  // empty for most pods.
+  std::vector<std::pair<const node_info*, resource_list>> reservation_relief;
+  // The reservation the pod consumes on the chosen node (Reservation's Reserve); "" = none.
+  std::string reservation;
+  [[nodiscard]] const resource_list* relief_for(const node_info& node) const noexcept;
 
  private:
   std::vector<std::unique_ptr<cycle_data>> slots_;
@@ -621,6 +637,7 @@ struct decision {
   std::optional<std::string> nominated_node;
   std::vector<std::string> victims;
   std::vector<gpu_allocation> gpu_allocations;  // DeviceShare's per-device allocation
+  std::string reservation;  // the reservation the pod consumes (Reservation's Reserve); "" none
 };
 
 // numFeasibleNodesToFind (schedule_one.go): fewer than 100 nodes -> all; percentage 0 ->

@@ -62,18 +62,22 @@ node_resources_fit::node_resources_fit(node_resources_fit_args args) : args_(std
 }
 
 status node_resources_fit::fits_request(const pod_info& pod, const node_info& node) const {
+  return fits(pod, node.allocatable, node.requested);
+}
+
+status node_resources_fit::fits(const pod_info& pod, const resource_list& allocatable,
+                                const resource_list& requested) const {
   // fit.go fitsRequest: pod count first, then cpu, memory, scalar resources in order.
-  if (node.requested.pods + 1 > node.allocatable.pods) return status::unschedulable(too_many_pods);
+  if (requested.pods + 1 > allocatable.pods) return status::unschedulable(too_many_pods);
   const auto& req = pod.requests;
-  if (req.cpu_milli > 0 && req.cpu_milli > node.allocatable.cpu_milli - node.requested.cpu_milli)
+  if (req.cpu_milli > 0 && req.cpu_milli > allocatable.cpu_milli - requested.cpu_milli)
     return status::unschedulable(insufficient_[static_cast<std::size_t>(resource_name::cpu)]);
-  if (req.memory_bytes > 0 &&
-      req.memory_bytes > node.allocatable.memory_bytes - node.requested.memory_bytes)
+  if (req.memory_bytes > 0 && req.memory_bytes > allocatable.memory_bytes - requested.memory_bytes)
     return status::unschedulable(insufficient_[static_cast<std::size_t>(resource_name::memory)]);
   for (auto r : scalar_checks_) {
     const std::int64_t q = get(req, r);
     if (q == 0) continue;
-    if (q > get(node.allocatable, r) - get(node.requested, r))
+    if (q > get(allocatable, r) - get(requested, r))
       return status::unschedulable(insufficient_[static_cast<std::size_t>(r)]);
   }
   return {};
@@ -84,8 +88,14 @@ queueing_hint node_resources_fit::filter_hint(const pod_info& pod, const cluster
   return fits_request(pod, *ev.node).ok() ? queueing_hint::queue : queueing_hint::skip;
 }
 
-status node_resources_fit::filter(cycle_state&, const pod_info& pod, const node_info& node,
+status node_resources_fit::filter(cycle_state& st, const pod_info& pod, const node_info& node,
                                   event_time) {
+  // Reservations the pod matched on this node give back what they hold (reservation.hpp).
+  if (const resource_list* relief = st.relief_for(node)) {
+    resource_list requested = node.requested;
+    requested -= *relief;
+    return fits(pod, node.allocatable, requested);
+  }
   return fits_request(pod, node);
 }
 

@@ -77,6 +77,9 @@ class node_resources_fit final : public plugin {
   [[nodiscard]] std::int64_t score_node(const pod_info& pod, const node_info& node) const;
 
  private:
+  [[nodiscard]] status fits(const pod_info& pod, const resource_list& allocatable,
+                            const resource_list& requested) const;
+
   node_resources_fit_args args_;
   std::array<bool, resource_name_count> ignored_{};
   std::vector<resource_name> scalar_checks_;  // scalar resources the filter checks, in order
