@@ -127,30 +127,44 @@ resource_list reservation_info::remaining() const noexcept {
   return r;
 }
 
-bool match_reservation_owners(std::string_view pod_key, const pod_identity& pod,
-                              const std::vector<reservation_owner>& owners) {
-  const auto slash = pod_key.find('/');
-  const std::string_view ns = slash == std::string_view::npos ? "" : pod_key.substr(0, slash);
-  const std::string_view name =
-      slash == std::string_view::npos ? pod_key : pod_key.substr(slash + 1);
+namespace {
+
+// The pod's side of the owner rules, split once per pod.
+struct pod_match_view {
+  std::string_view ns;
+  std::string_view name;
+  const pod_identity* id = nullptr;
+  explicit pod_match_view(std::string_view key, const pod_identity& identity) : id(&identity) {
+    const auto slash = key.find('/');
+    ns = slash == std::string_view::npos ? std::string_view{} : key.substr(0, slash);
+    name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+  }
+};
+
+const pod_identity& identity_of(const pod_info& pod) {
+  static const pod_identity empty;
+  return pod.identity ? *pod.identity : empty;
+}
+
+bool match_owners(const pod_match_view& pod, const std::vector<reservation_owner>& owners) {
   for (const auto& o : owners) {
-    if (o.object && !match_object_ref(ns, name, pod, *o.object)) continue;
-    if (o.controller && !match_controller_ref(ns, pod, *o.controller)) continue;
-    // An invalid selector matches nothing (Koordinator refuses it when parsing the owners).
-    if (o.label_selector) {
-      auto m = admission::label_selector_matches(*o.label_selector, pod.labels);
-      if (!m || !*m) continue;
-    }
+    if (o.object && !match_object_ref(pod.ns, pod.name, *pod.id, *o.object)) continue;
+    if (o.controller && !match_controller_ref(pod.ns, *pod.id, *o.controller)) continue;
+    // Selectors were validated when the reservation was accepted (validate_owners).
+    if (o.label_selector &&
+        !admission::label_selector_matches_valid(*o.label_selector, pod.id->labels))
+      continue;
     return true;
   }
   return false;
 }
 
-bool reservation_matches_pod(const reservation_info& r, const pod_info& pod) {
+// memo: per owner class, -1 unknown, 0 no, 1 yes (the plugin's per-cycle cache).
+bool matches(const reservation_info& r, const pod_match_view& pod,
+             std::vector<std::int8_t>* memo = nullptr) {
   if (!r.active() || r.unschedulable) return false;
   if (r.allocate_once && r.owner_count > 0) return false;
-  static const pod_identity empty;
-  const pod_identity& id = pod.identity ? *pod.identity : empty;
+  const pod_identity& id = *pod.id;
   if (id.reservation_ignored) return false;
   if (id.has_reservation_affinity) {
     if (!id.affinity_name.empty() && id.affinity_name != r.name) return false;
@@ -159,7 +173,80 @@ bool reservation_matches_pod(const reservation_info& r, const pod_info& pod) {
       if (it == r.labels.end() || it->second != v) return false;
     }
   }
-  return match_reservation_owners(pod.key, id, r.owners);
+  if (memo == nullptr || r.owner_class == 0) return match_owners(pod, r.owners);
+  if (memo->size() <= r.owner_class) memo->resize(r.owner_class + 1, -1);
+  auto& m = (*memo)[r.owner_class];
+  if (m < 0) m = match_owners(pod, r.owners) ? 1 : 0;
+  return m == 1;
+}
+
+}  // namespace
+
+namespace {
+
+std::uint64_t mix(std::uint64_t h, std::string_view s) {
+  for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return (h ^ 0xff) * 1099511628211ULL;  // a separator, so "ab","c" != "a","bc"
+}
+
+std::uint64_t hash_owners(const std::vector<reservation_owner>& owners) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const auto& o : owners) {
+    h = mix(h, o.object ? "o" : "-");
+    if (o.object) {
+      for (const auto* f : {&o.object->uid, &o.object->name, &o.object->ns, &o.object->api_version})
+        h = mix(h, *f);
+    }
+    h = mix(h, o.controller ? "c" : "-");
+    if (o.controller) {
+      const auto& c = *o.controller;
+      for (const auto* f : {&c.api_version, &c.kind, &c.name, &c.uid, &c.ns}) h = mix(h, *f);
+      h = mix(h, !c.controller ? "" : *c.controller ? "t" : "f");
+    }
+    h = mix(h, o.label_selector ? "s" : "-");
+    if (o.label_selector) {
+      for (const auto& [k, v] : o.label_selector->match_labels) h = mix(mix(h, k), v);
+      for (const auto& e : o.label_selector->match_expressions) {
+        h = mix(mix(h, e.key), admission::to_string(e.op));
+        for (const auto& v : e.values) h = mix(h, v);
+      }
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+std::uint32_t owner_classes::intern(const std::vector<reservation_owner>& owners) {
+  const std::uint64_t h = hash_owners(owners);
+  auto it = std::lower_bound(index_.begin(), index_.end(), std::make_pair(h, std::uint32_t{0}));
+  for (; it != index_.end() && it->first == h; ++it)
+    if (specs_[it->second - 1] == owners) return it->second;
+  specs_.push_back(owners);
+  const auto id = static_cast<std::uint32_t>(specs_.size());
+  index_.insert(it, {h, id});
+  return id;
+}
+
+result<void> validate_owners(const std::vector<reservation_owner>& owners, std::string_view field) {
+  if (owners.empty())
+    return fail(errc::invalid_input, "the reservation has no owners", std::string(field));
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    if (!owners[i].label_selector) continue;
+    const std::string at = std::string(field) + "[" + std::to_string(i) + "].labelSelector";
+    if (auto ok = admission::validate_label_selector(*owners[i].label_selector, at); !ok)
+      return tl::unexpected(ok.error());
+  }
+  return {};
+}
+
+bool match_reservation_owners(std::string_view pod_key, const pod_identity& pod,
+                              const std::vector<reservation_owner>& owners) {
+  return match_owners(pod_match_view(pod_key, pod), owners);
+}
+
+bool reservation_matches_pod(const reservation_info& r, const pod_info& pod) {
+  return matches(r, pod_match_view(pod.key, identity_of(pod)));
 }
 
 std::string_view fit_with_reservation(const pod_info& pod, const node_info& node,
@@ -290,6 +377,7 @@ struct reservation_state final : cycle_data {
   std::vector<node_entry> entries;               // sorted by node
   std::vector<std::size_t> matched, candidates;  // scratch
   std::vector<std::int64_t> orders;              // scratch
+  std::vector<std::int8_t> owner_memo;           // per owner class: -1 unknown, 0 no, 1 yes
 
   [[nodiscard]] const node_entry* find(const node_info& n) const {
     if (base == nullptr || &n < base || &n >= base + count) return nullptr;
@@ -312,12 +400,24 @@ status reservation_plugin::pre_filter(cycle_state& st, const pod_info& pod,
   s.has_affinity =
       pod.identity && pod.identity->has_reservation_affinity && !pod.identity->reservation_ignored;
   if (pod.reserve_pod || (pod.identity && pod.identity->reservation_ignored)) return status::skip();
+  const pod_match_view view(pod.key, identity_of(pod));
+  std::fill(s.owner_memo.begin(), s.owner_memo.end(), std::int8_t{-1});
+  if (classes_) {
+    bool any = false;
+    s.owner_memo.assign(classes_->size() + 1, 0);
+    for (std::uint32_t id = 1; id <= classes_->size(); ++id) {
+      const bool m = match_owners(view, classes_->spec(id));
+      s.owner_memo[id] = m ? 1 : 0;
+      any = any || m;
+    }
+    if (!any) return s.has_affinity ? status::unresolvable(reason_no_match) : status::skip();
+  }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const node_info& n = nodes[i];
     if (n.reservations.empty()) continue;
     s.matched.clear();
     for (std::size_t k = 0; k < n.reservations.size(); ++k)
-      if (reservation_matches_pod(n.reservations[k], pod)) s.matched.push_back(k);
+      if (matches(n.reservations[k], view, &s.owner_memo)) s.matched.push_back(k);
     if (s.matched.empty()) continue;
     node_entry e;
     e.node = static_cast<std::uint32_t>(i);

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,7 +43,14 @@ namespace colony::scheduler {
 
 [[nodiscard]] std::string_view to_string(reservation_phase p) noexcept;
 
-// MatchReservationOwners over a pod's key ("namespace/name") and identity.
+// What Koordinator's owner parsing refuses (ParseReservationOwnerMatchers, ValidateReservation):
+// no owners, or a label selector apimachinery cannot convert; the error names
+// `field`[i].labelSelector. The matching below assumes owners that passed.
+[[nodiscard]] result<void> validate_owners(const std::vector<reservation_owner>& owners,
+                                           std::string_view field);
+
+// MatchReservationOwners over a pod's key ("namespace/name") and identity. REQUIRES: the owners
+// passed validate_owners.
 [[nodiscard]] bool match_reservation_owners(std::string_view pod_key, const pod_identity& pod,
                                             const std::vector<reservation_owner>& owners);
 
@@ -99,9 +107,15 @@ void assume_reservation_owner(node_info& node, std::size_t index, const pod_info
 // NormalizeScore scales the best to 100. Reserve
 // records the nominated reservation of the chosen node in cycle_state::reservation (the host
 // then calls assume_reservation_owner).
+//
+// With an owner_classes registry (REQUIRES: every reservation the nodes hold has its owner_class
+// from it), PreFilter first matches the pod against each distinct owner spec and skips the
+// node scan when none matches: most pods own no reservation.
 class reservation_plugin final : public plugin {
  public:
   static constexpr std::string_view plugin_name = "Reservation";
+  explicit reservation_plugin(std::shared_ptr<const owner_classes> classes = nullptr)
+      : classes_(std::move(classes)) {}
   [[nodiscard]] std::string_view name() const noexcept override { return plugin_name; }
   [[nodiscard]] std::uint32_t points() const noexcept override {
     return ep_pre_filter | ep_filter | ep_score | ep_reserve;
@@ -121,6 +135,9 @@ class reservation_plugin final : public plugin {
                  event_time now) override;
   void unreserve(cycle_state& st, const pod_info& pod, const node_info& node,
                  event_time now) override;
+
+ private:
+  std::shared_ptr<const owner_classes> classes_;
 };
 
 }  // namespace colony::scheduler

@@ -22,6 +22,7 @@ struct reservation_object_ref {
   std::string name;
   std::string ns;
   std::string api_version;
+  bool operator==(const reservation_object_ref&) const = default;
 };
 
 // ReservationControllerReference: an OwnerReference plus namespace; matches when the pod is in
@@ -33,6 +34,7 @@ struct reservation_controller_ref {
   std::string uid;
   std::optional<bool> controller;
   std::string ns;
+  bool operator==(const reservation_controller_ref&) const = default;
 };
 
 // One spec.owners entry: the AND of what it sets. Entries are ORed; no entries matches
@@ -41,6 +43,7 @@ struct reservation_owner {
   std::optional<reservation_object_ref> object;
   std::optional<reservation_controller_ref> controller;
   std::optional<admission::label_selector> label_selector;
+  bool operator==(const reservation_owner&) const = default;
 };
 
 // A pod's metadata.ownerReferences entry.
@@ -79,6 +82,9 @@ struct reservation_info {
   std::string name;  // cluster-scoped: the object's name
   std::string uid;
   std::vector<reservation_owner> owners;
+  // Reservations whose owners are equal share a non-zero class (owner_classes below), so the
+  // plugin matches a pod against each distinct owner spec once per cycle. 0 = not interned.
+  std::uint32_t owner_class = 0;
   resource_list allocatable;     // the template's requests (status.allocatable once Available)
   resource_list allocated;       // Σ requests of its owners (status.allocated)
   std::int32_t owner_count = 0;  // len(status.currentOwners)
@@ -99,6 +105,22 @@ struct reservation_info {
   }
   // What it still holds for owners: max(0, allocatable - allocated) per resource.
   [[nodiscard]] resource_list remaining() const noexcept;
+};
+
+// Interns owner specs: equal specs get the same class id (1, 2, ... in first-seen order).
+// A host keeps one for the reservations it feeds a scheduler.
+class owner_classes {
+ public:
+  [[nodiscard]] std::uint32_t intern(const std::vector<reservation_owner>& owners);
+  [[nodiscard]] std::size_t size() const noexcept { return specs_.size(); }
+  // The spec of class id (1..size()).
+  [[nodiscard]] const std::vector<reservation_owner>& spec(std::uint32_t id) const {
+    return specs_[id - 1];
+  }
+
+ private:
+  std::vector<std::vector<reservation_owner>> specs_;           // id - 1 -> spec
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> index_;  // (hash, id), sorted
 };
 
 }  // namespace colony::scheduler
