@@ -385,4 +385,53 @@ TEST(ReservationPlugin, NonAllocateOnceReservationsShareTheirRestAmongOwners) {
   EXPECT_EQ(c.run(owned_pod("default/p4", cpu_mem(1000, Gi))).result, outcome::unschedulable);
 }
 
+TEST(ReservationPlugin, InternedOwnerSpecsAreMatchedOncePerPod) {
+  reservation_owner web;
+  web.label_selector = selector("aaa", "bbb");
+  reservation_owner named;
+  named.object = reservation_object_ref{"", "p", "default", ""};
+  auto classes = std::make_shared<owner_classes>();
+  const std::uint32_t a = classes->intern({web});
+  EXPECT_EQ(classes->intern({web}), a);  // equal specs share a class
+  const std::uint32_t b = classes->intern({named});
+  const std::uint32_t c = classes->intern({web, named});
+  EXPECT_NE(a, b);
+  EXPECT_NE(c, a);
+  EXPECT_NE(c, b);
+  EXPECT_EQ(classes->size(), 3u);
+
+  framework fwk({.percentage_of_nodes_to_score = 100});
+  fwk.add(std::make_shared<node_resources_fit>());
+  fwk.add(std::make_shared<reservation_plugin>(classes), 5000);
+  std::vector<node_info> nodes;
+  for (int i = 0; i < 3; ++i) {
+    auto r =
+        available("r" + std::to_string(i), "n" + std::to_string(i), cpu_mem(2000, 4 * Gi), {web});
+    r.owner_class = a;
+    nodes.push_back(node_with("n" + std::to_string(i), 2000, 4 * Gi, {r}));  // all reserved
+  }
+  cycle_state st;
+  // A stranger matches no class: PreFilter skips the scan, and the reserved nodes stay full.
+  auto d =
+      scheduling_cycle(fwk, st, owned_pod("default/x", cpu_mem(500, Gi), "other"), nodes, kNow);
+  EXPECT_EQ(d.result, outcome::unschedulable);
+  // An owner finds its reservation through the class.
+  d = scheduling_cycle(fwk, st, owned_pod("default/y", cpu_mem(500, Gi)), nodes, kNow);
+  ASSERT_EQ(d.result, outcome::scheduled);
+  EXPECT_FALSE(d.reservation.empty());
+}
+
+TEST(ReservationPlugin, ValidateOwnersNamesTheBadSelector) {
+  EXPECT_FALSE(validate_owners({}, "spec.owners"));
+  reservation_owner bad;
+  bad.label_selector.emplace();
+  bad.label_selector->match_expressions.push_back({"app", admission::selector_operator::in, {}});
+  auto e = validate_owners({reservation_owner{}, bad}, "spec.owners");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().describe().find("spec.owners[1].labelSelector.matchExpressions[0]"),
+            std::string::npos)
+      << e.error().describe();
+  EXPECT_TRUE(validate_owners({reservation_owner{}}, "spec.owners"));
+}
+
 }  // namespace
