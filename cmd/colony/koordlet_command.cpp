@@ -140,6 +140,8 @@ result<koordlet::koordlet_feature_gates> parse_feature_gates(std::string_view te
       {"BEMemoryEvict", &koordlet::koordlet_feature_gates::be_memory_evict},
       {"MemoryEvict", &koordlet::koordlet_feature_gates::memory_evict},
       {"MemoryAllocatableEvict", &koordlet::koordlet_feature_gates::memory_allocatable_evict},
+      {"GroupIdentity", &koordlet::koordlet_feature_gates::group_identity},
+      {"BatchResource", &koordlet::koordlet_feature_gates::batch_resource},
   };
   while (!text.empty()) {
     const auto comma = text.find(',');
@@ -402,7 +404,8 @@ void add_koordlet_command(CLI::App& app) {
   cmd->add_option("--feature-gates", args->feature_gates,
                   "koordlet feature gates, Koordinator's names: BEMemoryEvict=true,BECPUEvict=true,"
                   "MemoryEvict, CPUEvict, CPUAllocatableEvict, MemoryAllocatableEvict, "
-                  "BECPUSuppress, CPUBurst (Koordinator's defaults: evictions off)");
+                  "BECPUSuppress, CPUBurst, GroupIdentity, BatchResource (Koordinator's defaults: "
+                  "evictions off)");
   cmd->add_option("--report-every", args->report_every,
                   "report at exactly this cadence, below Koordinator's 30-s floor (tests, demos)");
   cmd->callback([args] { exit_status() = run_koordlet(*args); });
