@@ -142,6 +142,22 @@ kl::resource_qos_cpu_strategy to_koordlet(const slo_controller::resource_qos_str
   return k;
 }
 
+kl::resource_qos_memory_strategy to_koordlet_memory(
+    const slo_controller::resource_qos_strategy& s) {
+  kl::resource_qos_memory_strategy k;
+  auto merge = [](const slo_controller::resource_qos_class& c, kl::memory_qos& q) {
+    q.enable = c.memory_enable.value_or(q.enable);
+    q.min_limit_percent = c.min_limit_percent.value_or(q.min_limit_percent);
+    q.low_limit_percent = c.low_limit_percent.value_or(q.low_limit_percent);
+    q.throttling_percent = c.throttling_percent.value_or(q.throttling_percent);
+  };
+  merge(s.lsr, k.lsr_class);
+  merge(s.ls, k.ls_class);
+  merge(s.be, k.be_class);
+  merge(s.system, k.system_class);
+  return k;
+}
+
 koordlet_component::koordlet_component(koordlet_options opt)
     : opt_(std::move(opt)), name_("koordlet/" + opt_.node) {
   node_.name = opt_.node;
@@ -475,6 +491,7 @@ void koordlet_component::on_event(const wire::Envelope& env,
       if (auto q = slo_controller::parse_resource_qos_strategy(spec->resource_qos_strategy_json);
           q) {
         opt_.cpu_qos = to_koordlet(*q);
+        opt_.memory_qos = to_koordlet_memory(*q);
       } else {  // keeps the cpu QoS in force
         auto e = q.error();
         e.where = "log offset " + std::to_string(env.offset()) + ": " + e.where;
@@ -1028,6 +1045,17 @@ void koordlet_component::hooks_round(const wire::Envelope& env, std::span<const 
                           "node.koordinator.sh/cpu-normalization-ratio"});
       }
     }
+    if (sampled_only_.count(key) == 0)
+      if (const auto m = kl::pod_memory_qos(opt_.memory_qos, p, node_.allocatable.memory_bytes)) {
+        settings.emplace_back("memory.min", std::to_string(m->min_bytes));
+        settings.emplace_back("memory.low", std::to_string(m->low_bytes));
+        settings.emplace_back("memory.high",
+                              m->high_bytes ? std::to_string(*m->high_bytes) : std::string("max"));
+        const auto& q = kl::memory_qos_of(opt_.memory_qos, p);
+        inputs.push_back({"minLimitPercent", q.min_limit_percent, "percent", "memoryQOS"});
+        inputs.push_back({"lowLimitPercent", q.low_limit_percent, "percent", "memoryQOS"});
+        inputs.push_back({"throttlingPercent", q.throttling_percent, "percent", "memoryQOS"});
+      }
     if (bvt_active_) {
       const auto v = kl::pod_bvt_value(bvt, p.qos, p.kube_qos_class);
       settings.emplace_back("cpu.bvt_warp_ns", std::to_string(v));

@@ -51,6 +51,8 @@
 //     (cpu.bvt_warp_ns by group_identity.hpp once the NodeSLO's resourceQOSStrategy enables a
 //     class; 0 again when it is disabled later). Files in cgroup v1 names; target = pod key;
 //     inputs name the pod's uid (term podUID) where it differs from the key.
+//     Memory QoS (memory_qos.hpp: memory.min, memory.low, memory.high of a pod whose class
+//     enables memoryQOS; a pod known from the samples only has no spec and is skipped).
 //   CgroupUpdated (node) with cpu.bvt_warp_ns of the kube QoS dirs, targets "qos/guaranteed",
 //     "qos/burstable", "qos/besteffort" (getKubeQOSDirBvtValue), when they change.
 // Not modelled: dynamic cfs-quota burst (needs throttling metrics the schema lacks), the
@@ -75,6 +77,7 @@
 #include "actors/koordlet/cpu_suppress.hpp"
 #include "actors/koordlet/group_identity.hpp"
 #include "actors/koordlet/memory_evict.hpp"
+#include "actors/koordlet/memory_qos.hpp"
 #include "actors/koordlet/node_metric.hpp"
 #include "actors/slo_controller/node_slo.hpp"
 #include "messages/result.hpp"
@@ -89,6 +92,8 @@ struct koordlet_options {
   koordlet::cpu_burst_strategy cpu_burst;
   // resourceQOSStrategy's cpuQOS (group identity). Default: every class disabled.
   koordlet::resource_qos_cpu_strategy cpu_qos;
+  // resourceQOSStrategy's memoryQOS. Default: every class disabled.
+  koordlet::resource_qos_memory_strategy memory_qos;
   koordlet::memory_evict_options memory_evict;
   // Logical CPUs for the cpuset policy. Default: 0 = capacity cores, two hyper-threads per
   // physical core, one socket and NUMA node (the schema carries no CPU topology).
@@ -117,6 +122,9 @@ struct koordlet_options {
 // resourceQOSStrategy's cpuQOS merged over Koordinator's DefaultCPUQOS (groupIdentity LSR 2, LS 2,
 // BE -1, SYSTEM 0; enable false).
 [[nodiscard]] koordlet::resource_qos_cpu_strategy to_koordlet(
+    const slo_controller::resource_qos_strategy& s);
+// resourceQOSStrategy's memoryQOS merged over the defaults (enable false, percents 0).
+[[nodiscard]] koordlet::resource_qos_memory_strategy to_koordlet_memory(
     const slo_controller::resource_qos_strategy& s);
 
 // The inputs of a koordlet's last BE suppression decision and the decision
@@ -152,6 +160,9 @@ class koordlet_component final : public entities::component {
   }
   [[nodiscard]] const koordlet::cpu_burst_strategy& cpu_burst() const { return opt_.cpu_burst; }
   [[nodiscard]] const koordlet::resource_qos_cpu_strategy& cpu_qos() const { return opt_.cpu_qos; }
+  [[nodiscard]] const koordlet::resource_qos_memory_strategy& memory_qos() const {
+    return opt_.memory_qos;
+  }
   // The node's node.koordinator.sh/cpu-normalization-ratio (1 when absent or out of [1, 5]).
   [[nodiscard]] double cpu_normalization_ratio() const { return cpu_norm_ratio_; }
   [[nodiscard]] const koordlet::evictor_state& memory_evictor() const { return mem_evictor_; }

@@ -1,6 +1,7 @@
 // koordlet_component's runtime-hook writes: BatchResource (a BE pod's cgroups from its batch
 // resources, GC-BECG-1 through the component) and GroupIdentity (cpu.bvt_warp_ns of pods and kube
-// QoS dirs from the NodeSLO's resourceQOSStrategy, GC-BVT-1), each emitted as a CgroupUpdated when
+// QoS dirs from the NodeSLO's resourceQOSStrategy, GC-BVT-1) and memory QoS (memory.min/low/high),
+// each emitted as a CgroupUpdated when
 // it changes.
 #include <map>
 #include <optional>
@@ -222,6 +223,36 @@ TEST(KoordletHooks, GroupIdentityFromTheNodeSloToPodsAndQosDirs) {
                                                      {"default/be", "0"},
                                                      {"qos/besteffort", "0"}}))
       << "coreSched: the values go back to 0 (guaranteed's dir was 0 already)";
+}
+
+// Memory QoS from the NodeSLO's lsClass.memoryQOS: the LS pod (request 1 GiB, limit 2 GiB) gets
+// min = low = 1 GiB and high 80 % of the way to its limit; the BE pod's class is disabled.
+TEST(KoordletHooks, MemoryQosFromTheNodeSloForTheEnabledClassOnly) {
+  event_log log;
+  node_with(log, 0, {});
+  log.mutated(1, "default/ls", wire::QoSClass::LS, wire::PriorityClass::Prod, 9500,
+              cpu_mem(1000, gib), cpu_mem(1000, 2 * gib));
+  log.mutated(2, "default/be", wire::QoSClass::BE, wire::PriorityClass::Batch, 5500, {});
+  log.scheduled(3, "default/ls", "n1", cpu_mem(1000, gib));
+  log.scheduled(4, "default/be", "n1", {});
+  node_slo(log, 5,
+           R"({"resourceQOSStrategy":{"lsClass":{"memoryQOS":{"enable":true,)"
+           R"("minLimitPercent":100,"lowLimitPercent":0,"throttlingPercent":80}}}})");
+  koordlet_options o;
+  o.node = "n1";
+  koordlet_component c(o);
+  feed(c, log);
+  ASSERT_TRUE(c.config_errors().empty()) << c.config_errors()[0].describe();
+  EXPECT_TRUE(c.memory_qos().ls_class.enable);
+  EXPECT_FALSE(c.memory_qos().be_class.enable);
+  const auto from = log.records.size();
+  log.metric(10000, "n1", 1000, gib, {});
+  const auto u = cgroup_updates(feed(c, log, from));
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].target, "default/ls");
+  EXPECT_EQ(u[0].settings, (settings_map{{"memory.min", std::to_string(gib)},
+                                         {"memory.low", std::to_string(gib)},
+                                         {"memory.high", "1932734464"}}));
 }
 
 TEST(KoordletHooks, AMalformedResourceQosStrategyKeepsTheCpuQosInForceAndNamesTheField) {

@@ -310,4 +310,42 @@ TEST(CgroupExecutor, BvtIsWrittenWhereTheFileExistsAndReportedUnsupportedWhereIt
   EXPECT_EQ(get(cpu / "besteffort/pode-1/cpu.shares"), "2");
 }
 
+// Memory QoS files: written on v2 where the kernel has them; on a v1 tree without them (no
+// Anolis kernel) each is reported unsupported and nothing is created.
+TEST(CgroupExecutor, MemoryQosWrittenOnV2AndUnsupportedWhereV1LacksTheFiles) {
+  const std::vector<std::pair<std::string, std::string>> mem{
+      {"memory.min", "1073741824"}, {"memory.low", "1073741824"}, {"memory.high", "max"}};
+  {
+    SCOPED_TRACE("v2");
+    colony::testing::temp_dir tmp;
+    const auto root = tmp.path();
+    put(root / "cgroup.controllers", "cpuset cpu io memory pids\n");
+    const fs::path pod = root / "kubepods/burstable/podm-1";
+    for (const char* f : {"memory.min", "memory.low", "memory.high"}) put(pod / f, "0\n");
+    auto ex = open_executor(root, "");
+    ASSERT_TRUE(ex) << ex.error().describe();
+    const auto r = ex->apply_pod_settings("m-1", mem);
+    ASSERT_FALSE(r.failed) << r.failed->describe();
+    EXPECT_TRUE(r.unsupported.empty());
+    ASSERT_EQ(r.done.size(), 3u);
+    EXPECT_EQ(get(pod / "memory.min"), "1073741824");
+    EXPECT_EQ(get(pod / "memory.high"), "max");
+  }
+  {
+    SCOPED_TRACE("v1 without the files");
+    colony::testing::temp_dir tmp;
+    const auto root = v1_tree(tmp.path(), "");
+    for (const char* c : {"cpu", "memory"}) fs::create_directories(root / c / "kubepods/podm-1");
+    auto ex = open_executor(root, "");
+    ASSERT_TRUE(ex) << ex.error().describe();
+    const auto r = ex->apply_pod_settings("m-1", mem);
+    ASSERT_FALSE(r.failed) << r.failed->describe();
+    EXPECT_TRUE(r.done.empty());
+    ASSERT_EQ(r.unsupported.size(), 3u);
+    EXPECT_EQ(r.unsupported[0].where, (root / "memory/kubepods/podm-1/memory.min").string());
+    EXPECT_NE(r.unsupported[0].message.find("(cgroup v1)"), std::string::npos);
+    EXPECT_FALSE(fs::exists(root / "memory/kubepods/podm-1/memory.min"));
+  }
+}
+
 }  // namespace
