@@ -206,6 +206,14 @@ int run_koordlet(const koordlet_args& a) {
     }
     o.koordlet.threshold = koordlet_actor::to_koordlet(spec->resource_used_threshold_with_be);
     o.koordlet.cpu_burst = koordlet_actor::to_koordlet(spec->cpu_burst);
+    auto qos = slo_controller::parse_resource_qos_strategy(spec->resource_qos_strategy_json);
+    if (!qos) {
+      auto e = qos.error();
+      e.where = a.node_slo + ": " + e.where;
+      return report_error(e);
+    }
+    o.koordlet.cpu_qos = koordlet_actor::to_koordlet(*qos);
+    o.koordlet.memory_qos = koordlet_actor::to_koordlet_memory(*qos);
   }
   if (!a.feature_gates.empty()) {
     auto g = parse_feature_gates(a.feature_gates);

@@ -277,5 +277,31 @@ TEST(KoordletHooks, AMalformedResourceQosStrategyKeepsTheCpuQosInForceAndNamesTh
       << "the other strategies still apply";
 }
 
+TEST(KoordletHooks, ResourceQosStrategyParseErrorsNameTheField) {
+  struct row {
+    const char* json;
+    const char* where;
+  };
+  const row rows[] = {
+      {R"({"beClass":{"memoryQOS":{"throttlingPercent":120}}})",
+       "resourceQOSStrategy.beClass.memoryQOS"},
+      {R"({"lsrClass":{"cpuQOS":{"groupIdentity":1.5}}})", "resourceQOSStrategy.lsrClass.cpuQOS"},
+      {R"({"lsClass":[]})", "resourceQOSStrategy"},
+      {R"({"policies":{"cpuPolicy":7}})", "resourceQOSStrategy.policies"},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.json);
+    const auto q = slo_controller::parse_resource_qos_strategy(r.json);
+    ASSERT_FALSE(q.has_value());
+    EXPECT_NE(q.error().where.find(r.where), std::string::npos) << q.error().describe();
+  }
+  const auto ok = slo_controller::parse_resource_qos_strategy(
+      R"({"policies":{"cpuPolicy":"groupIdentity"},"systemClass":{"cpuQOS":{"enable":true}}})");
+  ASSERT_TRUE(ok.has_value()) << ok.error().describe();
+  EXPECT_EQ(ok->cpu_policy, "groupIdentity");
+  EXPECT_EQ(ok->system.cpu_enable, true);
+  EXPECT_FALSE(ok->ls.cpu_enable.has_value());
+}
+
 }  // namespace
 }  // namespace colony::koordlet_actor
