@@ -50,6 +50,30 @@ std::optional<std::int64_t> term_value(const wire::BeSuppressed& e, std::string_
   return std::nullopt;
 }
 
+// The pod's cgroup uid a CgroupUpdated names where it is not the target (term podUID).
+std::string_view cgroup_uid(const wire::CgroupUpdated& e) {
+  if (e.inputs() == nullptr) return {};
+  for (const auto* t : *e.inputs())
+    if (to_string_view(t->name()) == "podUID") return to_string_view(t->text());
+  return {};
+}
+
+// "qos/guaranteed", "qos/burstable", "qos/besteffort": the component's kube QoS dir targets.
+std::optional<kube_qos_class> qos_dir_target(std::string_view target) {
+  if (target == "qos/guaranteed") return kube_qos_class::guaranteed;
+  if (target == "qos/burstable") return kube_qos_class::burstable;
+  if (target == "qos/besteffort") return kube_qos_class::best_effort;
+  return std::nullopt;
+}
+
+std::string file_name(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// The executor's message for a file the kernel lacks (cgroup_executor.cpp).
+constexpr std::string_view unsupported_prefix = "unsupported by this kernel";
+
 }  // namespace
 
 byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node,
@@ -195,6 +219,11 @@ result<void> koordlet_agent::replay() {
       return false;
     }
     fold_decision(env, off);
+    if (env.payload_type() == wire::Payload::WriteFailed &&
+        env.payload_as_WriteFailed()->write() == wire::WriteKind::cgroup &&
+        to_string_view(env.payload_as_WriteFailed()->message()).rfind(unsupported_prefix, 0) == 0)
+      unsupported_reported_.insert(
+          file_name(to_string_view(env.payload_as_WriteFailed()->object())));
     if (env.payload_type() == wire::Payload::NodeRegistered &&
         to_string_view(env.payload_as_NodeRegistered()->name()) == opt_.koordlet.node) {
       const auto cap = messages::to_resource_list(env.payload_as_NodeRegistered()->capacity());
@@ -304,13 +333,21 @@ void koordlet_agent::fold_decision(const wire::Envelope& env, log_offset offset)
       if (to_string_view(env.source()) == node_source_name) break;  // what was written, not asked
       const auto& e = *env.payload_as_CgroupUpdated();
       if (to_string_view(e.node()) != opt_.koordlet.node) break;
-      desired_cgroups::pod_part p;
+      // Merged file by file: burst and the runtime hooks set different files of one pod.
+      auto& p = desired_.pods[std::string(to_string_view(e.target()))];
       p.cause = offset;
       if (e.settings() != nullptr)
-        for (const auto* kv : *e.settings())
-          p.settings.emplace_back(std::string(to_string_view(kv->key())),
-                                  std::string(to_string_view(kv->value())));
-      desired_.pods.insert_or_assign(std::string(to_string_view(e.target())), std::move(p));
+        for (const auto* kv : *e.settings()) {
+          const auto k = to_string_view(kv->key());
+          const auto v = to_string_view(kv->value());
+          const auto it = std::find_if(p.settings.begin(), p.settings.end(),
+                                       [&](const auto& f) { return f.first == k; });
+          if (it != p.settings.end())
+            it->second = std::string(v);
+          else
+            p.settings.emplace_back(std::string(k), std::string(v));
+        }
+      if (const auto uid = cgroup_uid(e); !uid.empty()) p.uid = std::string(uid);
       break;
     }
     case wire::Payload::PodEvicted:
@@ -338,11 +375,16 @@ void koordlet_agent::enforce(const wire::Envelope& env, log_offset offset, std::
       record_outcome(exec_->apply_be_cfs_quota(*desired_.be_cfs_quota_us), "besteffort", offset, t,
                      out);
   } else if (env.payload_type() == wire::Payload::CgroupUpdated) {
-    const auto target = to_string_view(env.payload_as_CgroupUpdated()->target());
+    // This decision's files only: the pod's other files were written by their own.
+    const auto& e = *env.payload_as_CgroupUpdated();
+    const auto target = to_string_view(e.target());
     const auto it = desired_.pods.find(target);
-    if (it != desired_.pods.end() && it->second.cause == offset)
-      record_outcome(exec_->apply_pod_settings(target, it->second.settings), target, offset, t,
-                     out);
+    if (it == desired_.pods.end() || it->second.cause != offset) return;
+    std::vector<std::pair<std::string, std::string>> settings;
+    if (e.settings() != nullptr)
+      for (const auto* kv : *e.settings())
+        settings.emplace_back(to_string_view(kv->key()), to_string_view(kv->value()));
+    record_outcome(apply_target(target, it->second.uid, settings), target, offset, t, out);
   }
 }
 
@@ -355,13 +397,20 @@ void koordlet_agent::reconcile_all(std::int64_t t, std::vector<byte_buffer>& out
     record_outcome(exec_->apply_be_cfs_quota(*desired_.be_cfs_quota_us), "besteffort",
                    desired_.be_cfs_quota_cause, t, out);
   for (const auto& [key, p] : desired_.pods)
-    record_outcome(exec_->apply_pod_settings(key, p.settings), key, p.cause, t, out);
+    record_outcome(apply_target(key, p.uid, p.settings), key, p.cause, t, out);
+}
+
+node::apply_result koordlet_agent::apply_target(
+    std::string_view target, std::string_view uid,
+    const std::vector<std::pair<std::string, std::string>>& settings) const {
+  if (const auto tier = qos_dir_target(target)) return exec_->apply_qos_settings(*tier, settings);
+  return exec_->apply_pod_settings(uid.empty() ? target : uid, settings);
 }
 
 void koordlet_agent::record_outcome(const node::apply_result& r, std::string_view target,
                                     log_offset cause, std::int64_t t,
                                     std::vector<byte_buffer>& out) {
-  const bool be = target == "besteffort";
+  const bool be = target == "besteffort" || qos_dir_target(target).has_value();
   const auto kind = be ? wire::EntityKind::Node : wire::EntityKind::Pod;
   const std::string key = be ? opt_.koordlet.node : std::string(target);
   const auto causation = static_cast<std::int64_t>(cause);
@@ -392,6 +441,15 @@ void koordlet_agent::record_outcome(const node::apply_result& r, std::string_vie
                             wire::CreateWriteFailed(fbb, wire::WriteKind::cgroup, obj, 0, 1, msg)));
     ++stats_.writes_failed;
     problems_.push_back(*r.failed);
+  }
+  for (const auto& u : r.unsupported) {
+    ++stats_.unsupported;
+    if (!unsupported_reported_.insert(file_name(u.where)).second) continue;  // once per node
+    const auto obj = fbb.CreateString(u.where);
+    const auto msg = fbb.CreateString(u.message);
+    out.push_back(b_.finish(make_header(t, kind, key, causation),
+                            wire::CreateWriteFailed(fbb, wire::WriteKind::cgroup, obj, 0, 1, msg)));
+    problems_.push_back(u);
   }
 }
 

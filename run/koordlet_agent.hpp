@@ -16,7 +16,10 @@
 //      carried out once it is in the log: the files written and read back become a CgroupUpdated
 //      (source "bridge/node", causation = the decision, settings = file -> value read back), a
 //      write that failed or read back something else a WriteFailed (write "cgroup", object = the
-//      file). Without enforce (dry run) decisions are logged and nothing is written.
+//      file). Without enforce (dry run) decisions are logged and nothing is written. A file
+//      the kernel lacks (cpu.bvt_warp_ns off Anolis, memory.min on v1) is skipped and reported
+//      once per node and file name as a WriteFailed whose message starts "unsupported by this
+//      kernel" (the log remembers it across restarts), and in problems() that once.
 // Open replays the whole log through the host (outputs dropped: the log holds them), folds the
 // desired cgroup state from the logged decisions, appends a NodeRegistered (capacity from /proc)
 // unless the log's last one says the same, and with enforce writes the desired state again
@@ -85,10 +88,13 @@ struct desired_cgroups {
   log_offset be_cfs_quota_cause = 0;
   std::optional<part> be_cpuset;
   struct pod_part {
+    // Every file the pod's decisions set (burst, runtime hooks), each with its last value.
     std::vector<std::pair<std::string, std::string>> settings;
-    log_offset cause = 0;
+    log_offset cause = 0;  // the last decision that set one
+    std::string uid;       // the pod's cgroup uid where it is not the key (term podUID)
   };
-  std::map<std::string, pod_part, std::less<>> pods;  // by pod key
+  // By pod key; a kube QoS dir's by its target ("qos/burstable").
+  std::map<std::string, pod_part, std::less<>> pods;
 };
 
 struct agent_stats {
@@ -99,6 +105,7 @@ struct agent_stats {
   std::uint64_t decisions = 0;  // BeSuppressed, CgroupUpdated and PodEvicted the component emitted
   std::uint64_t files_written = 0;
   std::uint64_t writes_failed = 0;      // cgroup writes
+  std::uint64_t unsupported = 0;        // cgroup files skipped: the kernel lacks them
   std::uint64_t observed = 0;           // records from the API server appended
   std::uint64_t duplicates = 0;         // observations equal to the log's last: not appended
   std::uint64_t carried_out = 0;        // decisions handed to the API sink
@@ -147,6 +154,10 @@ class koordlet_agent {
   void reconcile_all(std::int64_t t, std::vector<messages::byte_buffer>& out);
   void record_outcome(const node::apply_result& r, std::string_view target, log_offset cause,
                       std::int64_t t, std::vector<messages::byte_buffer>& out);
+  // A CgroupUpdated's target carried out: a kube QoS dir ("qos/<tier>") or a pod by uid.
+  [[nodiscard]] node::apply_result apply_target(
+      std::string_view target, std::string_view uid,
+      const std::vector<std::pair<std::string, std::string>>& settings) const;
   [[nodiscard]] messages::byte_buffer node_registered(std::int64_t t) const;
   // The record is an observation from the API server equal to the last one of its kind for its
   // entity (remembered when it is new).
@@ -167,6 +178,7 @@ class koordlet_agent {
   desired_cgroups desired_;
   agent_stats stats_;
   std::vector<error> problems_;
+  std::set<std::string, std::less<>> unsupported_reported_;  // file names reported unsupported
   messages::byte_buffer last_report_;
   messages::event_builder b_;
   // Cluster mode: the last observation from the API server per "entity|type" (its payload as

@@ -194,6 +194,9 @@ struct koordlet_feature_gates {
   bool be_memory_evict = false;           // Default: off (BEMemoryEvict)
   bool memory_evict = false;              // Default: off (MemoryEvict)
   bool memory_allocatable_evict = false;  // Default: off (MemoryAllocatableEvict)
+  // Runtime hooks' gates (pkg/koordlet/runtimehooks/config.go).
+  bool group_identity = true;  // Default: on (GroupIdentity)
+  bool batch_resource = true;  // Default: on (BatchResource)
 };
 
 // Loop timing (pkg/koordlet/qosmanager/framework/config.go, metricsadvisor/framework/config.go).

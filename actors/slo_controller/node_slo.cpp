@@ -186,4 +186,55 @@ result<node_slo_spec> parse_node_slo_spec(std::string_view spec_json) {
   return s;
 }
 
+result<resource_qos_strategy> parse_resource_qos_strategy(std::string_view text) {
+  const std::string root = internal::path("NodeSLO.spec", node_slo_qos_field);
+  auto doc = internal::parse_json(text, root);
+  if (!doc) return tl::unexpected(doc.error());
+  resource_qos_strategy s;
+  if (doc->is_null()) return s;
+  if (!doc->is_object())
+    return internal::invalid("NodeSLO.spec", node_slo_qos_field, *doc, "want an object");
+  auto object = [](const json& o, std::string_view key) -> const json* {
+    const json* v = internal::find_field(o, key);
+    return v == nullptr || v->is_null() ? nullptr : v;
+  };
+  if (const json* p = object(*doc, "policies")) {
+    if (!p->is_object()) return internal::invalid(root, "policies", *p, "want an object");
+    if (auto r =
+            internal::read_string(*p, "cpuPolicy", internal::path(root, "policies"), s.cpu_policy);
+        !r)
+      return tl::unexpected(r.error());
+  }
+  auto read_class = [&](std::string_view name, resource_qos_class& c) -> result<void> {
+    const json* cls = object(*doc, name);
+    if (cls == nullptr) return {};
+    const std::string where = internal::path(root, name);
+    if (!cls->is_object()) return internal::invalid(root, name, *cls, "want an object");
+    if (const json* cpu = object(*cls, "cpuQOS")) {
+      const std::string w = internal::path(where, "cpuQOS");
+      if (!cpu->is_object()) return internal::invalid(where, "cpuQOS", *cpu, "want an object");
+      if (auto r = internal::read_bool(*cpu, "enable", w, c.cpu_enable); !r) return r;
+      if (auto r = internal::read_int64(*cpu, "groupIdentity", w, c.group_identity); !r) return r;
+    }
+    if (const json* mem = object(*cls, "memoryQOS")) {
+      const std::string w = internal::path(where, "memoryQOS");
+      if (!mem->is_object()) return internal::invalid(where, "memoryQOS", *mem, "want an object");
+      if (auto r = internal::read_bool(*mem, "enable", w, c.memory_enable); !r) return r;
+      const std::pair<std::string_view, std::optional<std::int64_t>*> pct[] = {
+          {"minLimitPercent", &c.min_limit_percent},
+          {"lowLimitPercent", &c.low_limit_percent},
+          {"throttlingPercent", &c.throttling_percent}};
+      for (const auto& [key, out] : pct) {
+        if (auto r = internal::read_int64(*mem, key, w, *out); !r) return r;
+        if (auto r = internal::check_range(w, key, *out, 0, 100); !r) return r;
+      }
+    }
+    return {};
+  };
+  for (auto [name, c] : {std::pair{"lsrClass", &s.lsr}, std::pair{"lsClass", &s.ls},
+                         std::pair{"beClass", &s.be}, std::pair{"systemClass", &s.system}})
+    if (auto r = read_class(name, *c); !r) return tl::unexpected(r.error());
+  return s;
+}
+
 }  // namespace colony::slo_controller

@@ -25,6 +25,8 @@
 // Pure; no I/O, no clock. Thread-safety: const methods may run concurrently.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -87,5 +89,27 @@ class node_slo_renderer {
 // field has its default. A malformed document, a wrong type or an out-of-range value is an error
 // naming the field (the koordlet then keeps the NodeSLO it had).
 [[nodiscard]] result<node_slo_spec> parse_node_slo_spec(std::string_view spec_json);
+
+// One class of a ResourceQOSStrategy (lsrClass, lsClass, beClass, systemClass) as far as the
+// koordlet's cgroup writers read it: cpuQOS {enable, groupIdentity} and memoryQOS {enable,
+// minLimitPercent, lowLimitPercent, throttlingPercent} (apis/slo/v1alpha1/nodeslo_types.go).
+// Unset: the strategy leaves it to the koordlet's default.
+struct resource_qos_class {
+  std::optional<bool> cpu_enable;
+  std::optional<std::int64_t> group_identity;
+  std::optional<bool> memory_enable;
+  std::optional<std::int64_t> min_limit_percent, low_limit_percent, throttling_percent;
+  bool operator==(const resource_qos_class&) const = default;
+};
+
+struct resource_qos_strategy {
+  std::optional<std::string> cpu_policy;  // policies.cpuPolicy: groupIdentity | coreSched
+  resource_qos_class lsr, ls, be, system;
+  bool operator==(const resource_qos_strategy&) const = default;
+};
+
+// The typed view of a node_slo_spec's resource_qos_strategy_json. A wrong type or a percent
+// outside [0, 100] is an error naming the field (NodeSLO.spec.resourceQOSStrategy.<class>...).
+[[nodiscard]] result<resource_qos_strategy> parse_resource_qos_strategy(std::string_view json);
 
 }  // namespace colony::slo_controller

@@ -1,6 +1,8 @@
 #include "bridges/node/cgroup_executor.hpp"
 
 #include <charconv>
+#include <filesystem>
+#include <optional>
 #include <span>
 
 #include "actors/koordlet/cgroup_writer.hpp"
@@ -36,6 +38,28 @@ std::string dirname(std::string_view path) {
   return slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash));
 }
 
+std::optional<std::int64_t> to_int(std::string_view s) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+constexpr std::int64_t page_size = 4096;
+constexpr std::int64_t page_counter_max = 9223372036854771712;
+
+bool is_memory_bytes_file(std::string_view file) {
+  const auto name = basename(file);
+  return name == "memory.limit_in_bytes" || name == "memory.min" || name == "memory.low" ||
+         name == "memory.high" || name == "memory.max";
+}
+
+// Files of kernel features a kernel may lack: written only where they exist.
+bool optional_feature_file(std::string_view name) {
+  return name == "cpu.bvt_warp_ns" || name == "memory.min" || name == "memory.low" ||
+         name == "memory.high";
+}
+
 }  // namespace
 
 bool same_cgroup_value(std::string_view file, std::string_view written,
@@ -47,6 +71,14 @@ bool same_cgroup_value(std::string_view file, std::string_view written,
     auto a = kl::parse_cpuset(w);
     auto b = kl::parse_cpuset(r);
     return a && b && *a == *b;
+  }
+  if (is_memory_bytes_file(file)) {
+    const auto wv = to_int(w);
+    const auto rv = to_int(r);
+    if (!wv || !rv) return false;
+    // v1 reads -1 back as PAGE_COUNTER_MAX pages (9223372036854771712 with 4-KiB pages).
+    if (*wv == -1) return *rv >= page_counter_max;
+    return *wv >= 0 && *rv == *wv / page_size * page_size;
   }
   return false;
 }
@@ -185,27 +217,64 @@ apply_result cgroup_executor::apply_pod_settings(
       }
       dir = found->dir;
     }
+    if (!write_settings(dir, {{basename(file), value}}, out)) return out;
+  }
+  return out;
+}
+
+apply_result cgroup_executor::apply_qos_settings(
+    kube_qos_class tier, const std::vector<std::pair<std::string, std::string>>& settings) const {
+  apply_result out;
+  auto layout = discover_kubepods(base(mounts_.cpu));
+  if (!layout) {
+    out.failed = layout.error();
+    return out;
+  }
+  (void)write_settings(qos_tier_dir(layout->driver, tier), settings, out);
+  return out;
+}
+
+bool cgroup_executor::write_settings(
+    const std::string& dir, const std::vector<std::pair<std::string, std::string>>& settings,
+    apply_result& out) const {
+  for (const auto& [name, value] : settings) {
     // The component names files as cgroup v1 does; translate the ones the writer knows.
     kl::cgroup_settings s;
     s.dir = dir;
-    const std::string name = basename(file);
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    const bool numeric = ec == std::errc{} && end == value.data() + value.size();
+    const auto v = to_int(value);
     std::vector<kl::cgroup_file_write> writes;
-    if (name == "cpu.cfs_burst_us" && numeric) {
-      s.cfs_burst_us = v;
-      writes = kl::translate_cgroup_settings(std::span(&s, 1), mounts_.version);
-    } else if (name == "cpu.cfs_quota_us" && numeric) {
-      s.cfs_quota_us = v;
-      writes = kl::translate_cgroup_settings(std::span(&s, 1), mounts_.version);
+    if (name == "cpu.cfs_burst_us" && v) {
+      s.cfs_burst_us = *v;
+    } else if (name == "cpu.cfs_quota_us" && v) {
+      s.cfs_quota_us = *v;
+    } else if (name == "cpu.shares" && v) {
+      s.cpu_shares = *v;
+    } else if (name == "memory.limit_in_bytes" && v) {
+      s.memory_limit_bytes = *v;
     } else {
       writes.push_back({internal::join(dir, name), value});
     }
-    for (const auto& w : writes)
-      if (!write_one(ctrl, w.path, w.value, out)) return out;
+    if (writes.empty()) writes = kl::translate_cgroup_settings(std::span(&s, 1), mounts_.version);
+    for (const auto& w : writes) {
+      const bool memory = basename(w.path).rfind("memory.", 0) == 0;
+      const std::string& ctrl =
+          memory && mounts_.version == cgroup_version::v1 ? mounts_.memory : mounts_.cpu;
+      if (optional_feature_file(basename(w.path))) {
+        const std::string file = internal::join(base(ctrl), w.path);
+        std::error_code ec;
+        if (!std::filesystem::exists(file, ec)) {
+          out.unsupported.push_back(
+              error{errc::not_found,
+                    "unsupported by this kernel: no " + basename(w.path) +
+                        (mounts_.version == cgroup_version::v1 ? " (cgroup v1)" : " (cgroup v2)"),
+                    file});
+          continue;
+        }
+      }
+      if (!write_one(ctrl, w.path, w.value, out)) return false;
+    }
   }
-  return out;
+  return true;
 }
 
 }  // namespace colony::node

@@ -9,8 +9,16 @@
 //                  controller, v2 unified). A v1 child's cpuset must stay inside its parent's, so
 //                  as Koordinator's LeveledUpdateBatch does: first the union of old and new top
 //                  down (tier, pods, containers), then the new set bottom up.
-//   pod settings   a pod's own files ("cpu.cfs_burst_us" in the component's v1 names, translated
-//                  to cpu.max.burst on v2), and "<container>/<file>" for a container directory.
+//   pod settings   a pod's own files in the component's v1 names, translated on v2
+//                  (cpu.cfs_burst_us -> cpu.max.burst, cpu.cfs_quota_us -> cpu.max, cpu.shares ->
+//                  cpu.weight, memory.limit_in_bytes -> memory.max), and "<container>/<file>" for
+//                  a container directory. memory.* files go to the memory controller (v1).
+//   QoS dirs       the same for a kube QoS dir (kubepods for Guaranteed, its burstable and
+//                  besteffort tiers): group identity's cpu.bvt_warp_ns.
+// Files of kernel features that a kernel may lack (cpu.bvt_warp_ns of Anolis' group identity,
+// memory.min/low/high where v1 lacks them) are written only where the file exists, as
+// Koordinator's resource IsSupported checks; an absent one is reported in `unsupported` (never a
+// silent no-op) and the other writes of the decision go on.
 // After each write the file is read back: a value other than the one written (the kernel's
 // canonical form is compared: trailing whitespace, cpuset lists as sets) is an error naming the
 // file and both values, and the writes after it are not attempted.
@@ -23,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +62,8 @@ struct applied_file {
 struct apply_result {
   std::vector<applied_file> done;
   std::optional<error> failed;  // the first write that failed or did not read back
+  // Files the kernel lacks (see the top of the file), one error naming each, not written.
+  std::vector<error> unsupported;
 };
 
 class cgroup_executor {
@@ -70,6 +81,10 @@ class cgroup_executor {
       std::string_view pod_uid,
       const std::vector<std::pair<std::string, std::string>>& settings) const;
 
+  // Settings of a kube QoS dir (Guaranteed: kubepods itself), same file names as a pod's.
+  [[nodiscard]] apply_result apply_qos_settings(
+      kube_qos_class tier, const std::vector<std::pair<std::string, std::string>>& settings) const;
+
   [[nodiscard]] const cgroup_mounts& mounts() const { return mounts_; }
 
  private:
@@ -80,13 +95,20 @@ class cgroup_executor {
   // Writes value into base(controller)/rel and reads it back into out (see the top of the file).
   [[nodiscard]] bool write_one(const std::string& controller, const std::string& rel,
                                const std::string& value, apply_result& out) const;
+  // Translates and writes (file, value) pairs relative to `dir` (a pod, container or QoS dir,
+  // the same relative path under every v1 controller). False once a write failed.
+  [[nodiscard]] bool write_settings(
+      const std::string& dir, const std::vector<std::pair<std::string, std::string>>& settings,
+      apply_result& out) const;
 
   executor_config config_;
   cgroup_mounts mounts_;
 };
 
 // Whether `read_back` is what writing `written` into `file` leaves there: equal after trimming
-// whitespace, or, for a cpuset.cpus file, the same set of CPUs.
+// whitespace; for a cpuset.cpus file, the same set of CPUs; for a memory byte file (v1
+// memory.limit_in_bytes, memory.min/low/high/max), the value rounded down to whole 4-KiB pages,
+// and for v1's -1 (unlimited) the kernel's page-counter maximum it reads back as.
 [[nodiscard]] bool same_cgroup_value(std::string_view file, std::string_view written,
                                      std::string_view read_back);
 

@@ -140,6 +140,8 @@ result<koordlet::koordlet_feature_gates> parse_feature_gates(std::string_view te
       {"BEMemoryEvict", &koordlet::koordlet_feature_gates::be_memory_evict},
       {"MemoryEvict", &koordlet::koordlet_feature_gates::memory_evict},
       {"MemoryAllocatableEvict", &koordlet::koordlet_feature_gates::memory_allocatable_evict},
+      {"GroupIdentity", &koordlet::koordlet_feature_gates::group_identity},
+      {"BatchResource", &koordlet::koordlet_feature_gates::batch_resource},
   };
   while (!text.empty()) {
     const auto comma = text.find(',');
@@ -204,6 +206,14 @@ int run_koordlet(const koordlet_args& a) {
     }
     o.koordlet.threshold = koordlet_actor::to_koordlet(spec->resource_used_threshold_with_be);
     o.koordlet.cpu_burst = koordlet_actor::to_koordlet(spec->cpu_burst);
+    auto qos = slo_controller::parse_resource_qos_strategy(spec->resource_qos_strategy_json);
+    if (!qos) {
+      auto e = qos.error();
+      e.where = a.node_slo + ": " + e.where;
+      return report_error(e);
+    }
+    o.koordlet.cpu_qos = koordlet_actor::to_koordlet(*qos);
+    o.koordlet.memory_qos = koordlet_actor::to_koordlet_memory(*qos);
   }
   if (!a.feature_gates.empty()) {
     auto g = parse_feature_gates(a.feature_gates);
@@ -402,7 +412,8 @@ void add_koordlet_command(CLI::App& app) {
   cmd->add_option("--feature-gates", args->feature_gates,
                   "koordlet feature gates, Koordinator's names: BEMemoryEvict=true,BECPUEvict=true,"
                   "MemoryEvict, CPUEvict, CPUAllocatableEvict, MemoryAllocatableEvict, "
-                  "BECPUSuppress, CPUBurst (Koordinator's defaults: evictions off)");
+                  "BECPUSuppress, CPUBurst, GroupIdentity, BatchResource (Koordinator's defaults: "
+                  "evictions off)");
   cmd->add_option("--report-every", args->report_every,
                   "report at exactly this cadence, below Koordinator's 30-s floor (tests, demos)");
   cmd->callback([args] { exit_status() = run_koordlet(*args); });

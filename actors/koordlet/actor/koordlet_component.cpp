@@ -126,6 +126,38 @@ kl::cpu_burst_strategy to_koordlet(const slo_controller::cpu_burst_strategy& s) 
   return k;
 }
 
+kl::resource_qos_cpu_strategy to_koordlet(const slo_controller::resource_qos_strategy& s) {
+  kl::resource_qos_cpu_strategy k;  // DefaultCPUQOS per class
+  if (s.cpu_policy)
+    k.cpu_policy = *s.cpu_policy == "coreSched" ? kl::cpu_qos_policy::core_sched
+                                                : kl::cpu_qos_policy::group_identity;
+  auto merge = [](const slo_controller::resource_qos_class& c, kl::cpu_qos& q) {
+    q.enable = c.cpu_enable.value_or(q.enable);
+    q.group_identity = c.group_identity.value_or(q.group_identity);
+  };
+  merge(s.lsr, k.lsr_class);
+  merge(s.ls, k.ls_class);
+  merge(s.be, k.be_class);
+  merge(s.system, k.system_class);
+  return k;
+}
+
+kl::resource_qos_memory_strategy to_koordlet_memory(
+    const slo_controller::resource_qos_strategy& s) {
+  kl::resource_qos_memory_strategy k;
+  auto merge = [](const slo_controller::resource_qos_class& c, kl::memory_qos& q) {
+    q.enable = c.memory_enable.value_or(q.enable);
+    q.min_limit_percent = c.min_limit_percent.value_or(q.min_limit_percent);
+    q.low_limit_percent = c.low_limit_percent.value_or(q.low_limit_percent);
+    q.throttling_percent = c.throttling_percent.value_or(q.throttling_percent);
+  };
+  merge(s.lsr, k.lsr_class);
+  merge(s.ls, k.ls_class);
+  merge(s.be, k.be_class);
+  merge(s.system, k.system_class);
+  return k;
+}
+
 koordlet_component::koordlet_component(koordlet_options opt)
     : opt_(std::move(opt)), name_("koordlet/" + opt_.node) {
   node_.name = opt_.node;
@@ -267,7 +299,10 @@ kl::pod_info koordlet_component::pod_from_event(const wire::PodSubmitted& e, eve
                                         static_cast<wire::PriorityClass>(pc), value, pcn, sn, req,
                                         lim, lab, ann);
   fbb.Finish(m);
-  return pod_from_event(*flatbuffers::GetRoot<wire::PodMutated>(fbb.GetBufferPointer()), created);
+  auto p = pod_from_event(*flatbuffers::GetRoot<wire::PodMutated>(fbb.GetBufferPointer()), created);
+  // The API server's uid names the pod's cgroup (kubelet's pod<uid> directory).
+  if (const auto uid = to_string_view(e.uid()); !uid.empty()) p.uid = std::string(uid);
+  return p;
 }
 
 messages::header koordlet_component::header(const wire::Envelope& env, wire::EntityKind kind,
@@ -302,6 +337,17 @@ void koordlet_component::on_event(const wire::Envelope& env,
       }
       node_.reserved_cpu_milli =
           std::max<std::int64_t>(0, node_.capacity.cpu_milli - node_.allocatable.cpu_milli);
+      cpu_norm_ratio_ = 1.0;
+      if (e->annotations() != nullptr)
+        for (const auto* kv : *e->annotations())
+          if (to_string_view(kv->key()) == names::annotation_cpu_normalization_ratio) {
+            // apis/extension/cpu_normalization.go: a ratio outside [1, 5] is not used.
+            const auto v = to_string_view(kv->value());
+            double r = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), r);
+            if (ec == std::errc{} && end == v.data() + v.size() && r >= 1.0 && r <= 5.0)
+              cpu_norm_ratio_ = r;
+          }
       break;
     }
     case wire::Payload::NodeRemoved:
@@ -442,6 +488,15 @@ void koordlet_component::on_event(const wire::Envelope& env,
       }
       opt_.threshold = to_koordlet(spec->resource_used_threshold_with_be);
       opt_.cpu_burst = to_koordlet(spec->cpu_burst);
+      if (auto q = slo_controller::parse_resource_qos_strategy(spec->resource_qos_strategy_json);
+          q) {
+        opt_.cpu_qos = to_koordlet(*q);
+        opt_.memory_qos = to_koordlet_memory(*q);
+      } else {  // keeps the cpu QoS in force
+        auto e = q.error();
+        e.where = "log offset " + std::to_string(env.offset()) + ": " + e.where;
+        config_errors_.push_back(std::move(e));
+      }
       break;
     }
     default:
@@ -703,6 +758,7 @@ void koordlet_component::qos_round(const wire::Envelope& env,
       evict(env, pods, d.round, d.tasks, d.be_satisfaction_explain, out);
   }
   burst_round(env, pods, out);
+  hooks_round(env, pods, out);
 }
 
 void koordlet_component::suppress_round(const wire::Envelope& env,
@@ -920,6 +976,110 @@ void koordlet_component::burst_round(const wire::Envelope& env, std::span<const 
     out.push_back(b_.finish(header(env, wire::EntityKind::Pod, key),
                             wire::CreateCgroupUpdated(fbb, nn, tn, sv, tv)));
   }
+}
+
+void koordlet_component::hooks_round(const wire::Envelope& env, std::span<const kl::pod_info> pods,
+                                     std::vector<messages::byte_buffer>& out) {
+  using settings_t = std::vector<std::pair<std::string, std::string>>;
+  const kl::bvt_rule bvt =
+      opt_.gates.group_identity ? kl::parse_bvt_rule(opt_.cpu_qos) : kl::bvt_rule{};
+  // Once a class was enabled the files are kept in step: disabling writes 0 back.
+  bvt_active_ = bvt_active_ || bvt.enable;
+  const bool quota_on = kl::be_cfs_quota_enabled(opt_.threshold);
+  auto& fbb = b_.fbb();
+  struct term {
+    std::string name;
+    std::int64_t value;
+    std::string unit, text;
+  };
+  auto emit = [&](wire::EntityKind kind, std::string_view entity, std::string_view target,
+                  const settings_t& settings, const std::vector<term>& inputs) {
+    const auto it = hooks_written_.find(target);
+    if (it != hooks_written_.end() && it->second == settings) return;
+    hooks_written_.insert_or_assign(std::string(target), settings);
+    const auto sv = b_.key_values(settings);
+    std::vector<fb::Offset<wire::Term>> terms;
+    for (const auto& t : inputs) {
+      const auto n = fbb.CreateString(t.name);
+      const auto u = fbb.CreateString(t.unit);
+      const auto x = fbb.CreateString(t.text);
+      terms.push_back(wire::CreateTerm(fbb, n, t.value, u, x));
+    }
+    const auto tv = fbb.CreateVector(terms);
+    const auto nn = fbb.CreateString(opt_.node);
+    const auto tn = fbb.CreateString(target);
+    out.push_back(
+        b_.finish(header(env, kind, entity), wire::CreateCgroupUpdated(fbb, nn, tn, sv, tv)));
+  };
+  std::set<std::string, std::less<>> live;
+  for (const auto& p : pods) {
+    if (p.evicted) continue;
+    const std::string key = p.ns.empty() ? p.name : p.ns + "/" + p.name;
+    settings_t settings;
+    std::vector<term> inputs;
+    // BatchResource: only a pod whose spec carries batch resources (Koordinator: the
+    // extended-resource-spec annotation; without it the kubelet's values stay).
+    bool batch = false;
+    for (const auto& c : p.containers)
+      batch = batch || c.requests.batch_cpu_milli > 0 || c.limits.batch_cpu_milli > 0 ||
+              c.requests.batch_memory_bytes > 0 || c.limits.batch_memory_bytes > 0;
+    if (opt_.gates.batch_resource && batch && sampled_only_.count(key) == 0) {
+      if (const auto s = kl::be_pod_cgroup(p, quota_on, cpu_norm_ratio_)) {
+        settings.emplace_back("cpu.shares", std::to_string(s->cpu_shares));
+        settings.emplace_back("cpu.cfs_quota_us", std::to_string(s->cfs_quota_us));
+        settings.emplace_back("memory.limit_in_bytes", std::to_string(s->memory_limit_bytes));
+        std::int64_t req = 0, lim = 0, mem = 0;
+        for (const auto& c : p.containers) {
+          req += std::max<std::int64_t>(0, c.requests.batch_cpu_milli);
+          lim += std::max<std::int64_t>(0, c.limits.batch_cpu_milli);
+          mem += std::max<std::int64_t>(0, c.limits.batch_memory_bytes);
+        }
+        inputs.push_back(
+            {"batchCPURequest", req, "milli", "sum of containers' batch-cpu requests"});
+        inputs.push_back({"batchCPULimit", lim, "milli", "sum of containers' batch-cpu limits"});
+        inputs.push_back(
+            {"batchMemoryLimit", mem, "bytes", "sum of containers' batch-memory limits"});
+        inputs.push_back({"cfsQuotaEnabled", quota_on ? 1 : 0, "",
+                          "0: resourceUsedThresholdWithBE suppresses by cfsQuota"});
+        inputs.push_back({"cpuNormalizationRatio", as_int(cpu_norm_ratio_ * 100), "percent",
+                          "node.koordinator.sh/cpu-normalization-ratio"});
+      }
+    }
+    if (sampled_only_.count(key) == 0)
+      if (const auto m = kl::pod_memory_qos(opt_.memory_qos, p, node_.allocatable.memory_bytes)) {
+        settings.emplace_back("memory.min", std::to_string(m->min_bytes));
+        settings.emplace_back("memory.low", std::to_string(m->low_bytes));
+        settings.emplace_back("memory.high",
+                              m->high_bytes ? std::to_string(*m->high_bytes) : std::string("max"));
+        const auto& q = kl::memory_qos_of(opt_.memory_qos, p);
+        inputs.push_back({"minLimitPercent", q.min_limit_percent, "percent", "memoryQOS"});
+        inputs.push_back({"lowLimitPercent", q.low_limit_percent, "percent", "memoryQOS"});
+        inputs.push_back({"throttlingPercent", q.throttling_percent, "percent", "memoryQOS"});
+      }
+    if (bvt_active_) {
+      const auto v = kl::pod_bvt_value(bvt, p.qos, p.kube_qos_class);
+      settings.emplace_back("cpu.bvt_warp_ns", std::to_string(v));
+      inputs.push_back({"groupIdentity", v, "", "pod bvt by QoS (getPodBvtValue)"});
+    }
+    if (settings.empty()) continue;
+    if (!p.uid.empty() && p.uid != key) inputs.push_back({"podUID", 0, "", p.uid});
+    live.insert(key);
+    emit(wire::EntityKind::Pod, key, key, settings, inputs);
+  }
+  if (bvt_active_) {
+    const std::pair<std::string_view, kl::kube_qos> dirs[] = {
+        {"qos/guaranteed", kl::kube_qos::guaranteed},
+        {"qos/burstable", kl::kube_qos::burstable},
+        {"qos/besteffort", kl::kube_qos::best_effort}};
+    for (const auto& [target, kq] : dirs) {
+      const auto v = kl::kube_qos_dir_bvt_value(bvt, kq);
+      live.emplace(target);
+      emit(wire::EntityKind::Node, opt_.node, target, {{"cpu.bvt_warp_ns", std::to_string(v)}},
+           {{"groupIdentity", v, "", "kube QoS dir bvt (getKubeQOSDirBvtValue)"}});
+    }
+  }
+  // Pods gone (finished, evicted, no longer sampled): a pod that comes back is written again.
+  std::erase_if(hooks_written_, [&](const auto& e) { return live.count(e.first) == 0; });
 }
 
 }  // namespace colony::koordlet_actor

@@ -43,6 +43,18 @@
 //     order, its sort keys, what its task had to release and what this victim released
 //     (release accounting, cumulative in the round), the node-level trigger values.
 //   CgroupUpdated (pod) with cpu.cfs_burst_us when static CPU burst changes a pod's value.
+//   CgroupUpdated (pod) with the runtime hooks' pod files when they change (the hooks'
+//     reconcilers, pkg/koordlet/runtimehooks/reconciler, at the collect cadence): BatchResource
+//     (a Raw-QoS BE pod with batch resources: cpu.shares, cpu.cfs_quota_us and
+//     memory.limit_in_bytes from be_cgroup.hpp, the quota divided by the node's
+//     node.koordinator.sh/cpu-normalization-ratio annotation when above 1) and GroupIdentity
+//     (cpu.bvt_warp_ns by group_identity.hpp once the NodeSLO's resourceQOSStrategy enables a
+//     class; 0 again when it is disabled later). Files in cgroup v1 names; target = pod key;
+//     inputs name the pod's uid (term podUID) where it differs from the key.
+//     Memory QoS (memory_qos.hpp: memory.min, memory.low, memory.high of a pod whose class
+//     enables memoryQOS; a pod known from the samples only has no spec and is skipped).
+//   CgroupUpdated (node) with cpu.bvt_warp_ns of the kube QoS dirs, targets "qos/guaranteed",
+//     "qos/burstable", "qos/besteffort" (getKubeQOSDirBvtValue), when they change.
 // Not modelled: dynamic cfs-quota burst (needs throttling metrics the schema lacks), the
 // koordinator.sh/eviction-policy and cpuBurst pod annotations (all features allowed / node
 // config), host applications.
@@ -59,10 +71,13 @@
 #include <vector>
 
 #include "actors/entities/component.hpp"
+#include "actors/koordlet/be_cgroup.hpp"
 #include "actors/koordlet/cpu_burst.hpp"
 #include "actors/koordlet/cpu_evict.hpp"
 #include "actors/koordlet/cpu_suppress.hpp"
+#include "actors/koordlet/group_identity.hpp"
 #include "actors/koordlet/memory_evict.hpp"
+#include "actors/koordlet/memory_qos.hpp"
 #include "actors/koordlet/node_metric.hpp"
 #include "actors/slo_controller/node_slo.hpp"
 #include "messages/result.hpp"
@@ -75,6 +90,10 @@ struct koordlet_options {
   koordlet::koordlet_feature_gates gates;
   koordlet::qos_manager_timing timing;
   koordlet::cpu_burst_strategy cpu_burst;
+  // resourceQOSStrategy's cpuQOS (group identity). Default: every class disabled.
+  koordlet::resource_qos_cpu_strategy cpu_qos;
+  // resourceQOSStrategy's memoryQOS. Default: every class disabled.
+  koordlet::resource_qos_memory_strategy memory_qos;
   koordlet::memory_evict_options memory_evict;
   // Logical CPUs for the cpuset policy. Default: 0 = capacity cores, two hyper-threads per
   // physical core, one socket and NUMA node (the schema carries no CPU topology).
@@ -100,6 +119,13 @@ struct koordlet_options {
 [[nodiscard]] koordlet::resource_threshold_strategy to_koordlet(
     const slo_controller::resource_threshold_strategy& s);
 [[nodiscard]] koordlet::cpu_burst_strategy to_koordlet(const slo_controller::cpu_burst_strategy& s);
+// resourceQOSStrategy's cpuQOS merged over Koordinator's DefaultCPUQOS (groupIdentity LSR 2, LS 2,
+// BE -1, SYSTEM 0; enable false).
+[[nodiscard]] koordlet::resource_qos_cpu_strategy to_koordlet(
+    const slo_controller::resource_qos_strategy& s);
+// resourceQOSStrategy's memoryQOS merged over the defaults (enable false, percents 0).
+[[nodiscard]] koordlet::resource_qos_memory_strategy to_koordlet_memory(
+    const slo_controller::resource_qos_strategy& s);
 
 // The inputs of a koordlet's last BE suppression decision and the decision
 // (koordlet_component::suppress_round).
@@ -133,6 +159,12 @@ class koordlet_component final : public entities::component {
     return opt_.threshold;
   }
   [[nodiscard]] const koordlet::cpu_burst_strategy& cpu_burst() const { return opt_.cpu_burst; }
+  [[nodiscard]] const koordlet::resource_qos_cpu_strategy& cpu_qos() const { return opt_.cpu_qos; }
+  [[nodiscard]] const koordlet::resource_qos_memory_strategy& memory_qos() const {
+    return opt_.memory_qos;
+  }
+  // The node's node.koordinator.sh/cpu-normalization-ratio (1 when absent or out of [1, 5]).
+  [[nodiscard]] double cpu_normalization_ratio() const { return cpu_norm_ratio_; }
   [[nodiscard]] const koordlet::evictor_state& memory_evictor() const { return mem_evictor_; }
   [[nodiscard]] std::optional<double> node_cpu_used_cores() const { return node_cpu_cores_; }
   [[nodiscard]] std::optional<double> node_memory_used_bytes() const { return node_mem_bytes_; }
@@ -162,6 +194,9 @@ class koordlet_component final : public entities::component {
              const std::vector<koordlet::explain_term>& trigger,
              std::vector<messages::byte_buffer>& out);
   void burst_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
+                   std::vector<messages::byte_buffer>& out);
+  // The runtime hooks' reconcile: BatchResource and GroupIdentity files of pods and QoS dirs.
+  void hooks_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
                    std::vector<messages::byte_buffer>& out);
   [[nodiscard]] messages::header header(const wire::Envelope& env, wire::EntityKind kind,
                                         std::string_view key) const;
@@ -208,6 +243,11 @@ class koordlet_component final : public entities::component {
   std::vector<koordlet::be_cpu_sample> be_samples_;
   std::vector<koordlet::usage_sample> node_samples_;
   std::map<std::string, std::int64_t, std::less<>> burst_written_;
+  // The runtime hooks' files last emitted, by pod key or QoS dir target.
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>, std::less<>>
+      hooks_written_;
+  bool bvt_active_ = false;  // a class was enabled once: later rounds write (0 when disabled)
+  double cpu_norm_ratio_ = 1.0;
   std::vector<error> config_errors_;
   // NodeMetric from samples: the window (pods keyed by pod key), when the next report is due,
   // and the pods known from samples only (not placed on this node by the log).

@@ -3,6 +3,7 @@
 
 #include "actors/koordlet/be_cgroup.hpp"
 #include "actors/koordlet/group_identity.hpp"
+#include "actors/koordlet/memory_qos.hpp"
 #include "tests/actors/koordlet/koordlet_test_util.hpp"
 
 namespace colony::koordlet {
@@ -82,6 +83,69 @@ TEST(KoordletBECgroup, PluginSetPodResources) {
   EXPECT_EQ(milli_cpu_to_shares(0), 2);
   EXPECT_EQ(milli_cpu_to_shares(1000000), 262144);
   EXPECT_EQ(milli_cpu_to_quota(5), 1000);
+}
+
+// Memory QoS (cgreconcile calculatePodMemoryQoS): min and low from the request, low raised to
+// min, high between request and limit (or the node's allocatable) by throttlingPercent, rounded
+// down to pages, "max" (nullopt) at 0; a class without memoryQOS.enable gets nothing.
+TEST(KoordletMemoryQoS, PodMemoryQoSTable) {
+  constexpr std::int64_t alloc = 64 * test::Gi;
+  struct row {
+    const char* name;
+    qos_class qos;
+    std::int64_t request, limit;  // limit 0: none
+    memory_qos cfg;
+    std::optional<memory_qos_settings> want;
+  };
+  const row rows[] = {
+      {"disabled class",
+       qos_class::ls,
+       test::Gi,
+       2 * test::Gi,
+       {false, 100, 100, 80},
+       std::nullopt},
+      {"min 100, low 0 raised to min, high 80 % of the way to the limit",
+       qos_class::ls,
+       test::Gi,
+       2 * test::Gi,
+       {true, 100, 0, 80},
+       memory_qos_settings{test::Gi, test::Gi, 1932734464}},
+      {"throttling 0 is max",
+       qos_class::ls,
+       test::Gi,
+       2 * test::Gi,
+       {true, 50, 80, 0},
+       memory_qos_settings{test::Gi / 2, test::Gi * 80 / 100, std::nullopt}},
+      {"no limit: the node's allocatable",
+       qos_class::ls,
+       test::Gi,
+       0,
+       {true, 0, 0, 50},
+       memory_qos_settings{0, 0, test::Gi + (alloc - test::Gi) / 2}},
+      {"LSR pods use lsrClass",
+       qos_class::lsr,
+       test::Gi,
+       test::Gi,
+       {true, 100, 100, 100},
+       memory_qos_settings{test::Gi, test::Gi, test::Gi}},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    auto pod = test::make_pod("p", r.qos);
+    pod.containers = {{"main", {}, {}}};
+    pod.containers[0].requests.memory_bytes = r.request;
+    pod.containers[0].limits.memory_bytes = r.limit;
+    resource_qos_memory_strategy s;
+    (r.qos == qos_class::lsr ? s.lsr_class : s.ls_class) = r.cfg;
+    EXPECT_EQ(pod_memory_qos(s, pod, alloc), r.want);
+  }
+  // The classes: LSE shares lsrClass, BE beClass, SYSTEM systemClass.
+  resource_qos_memory_strategy s;
+  s.be_class.enable = true;
+  EXPECT_TRUE(pod_memory_qos(s, test::make_pod("be", qos_class::be), alloc).has_value());
+  EXPECT_FALSE(pod_memory_qos(s, test::make_pod("ls", qos_class::ls), alloc).has_value());
+  EXPECT_EQ(&memory_qos_of(s, test::make_pod("lse", qos_class::lse)), &s.lsr_class);
+  EXPECT_EQ(&memory_qos_of(s, test::make_pod("sys", qos_class::system)), &s.system_class);
 }
 
 // apis/extension/priority_utils_test.go cases used by evict sorting (GC-PRIO-1, 2, 4, 7).

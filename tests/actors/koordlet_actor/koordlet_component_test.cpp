@@ -206,6 +206,7 @@ TEST(KoordletComponent, CpuSuppressEmitsThePolicyCpusetOnlyWhenItChanges) {
   auto log = scenario();
   auto opt = options();
   opt.gates.be_memory_evict = false;
+  opt.gates.batch_resource = false;  // the BE pods' own cgroups: KoordletHooks tests
   koordlet_component c(opt);
   feed(c, log);
   auto pods = c.pods();
@@ -310,7 +311,7 @@ TEST(KoordletComponent, NodeSloSelectsCfsQuotaAndCpuBurst) {
       60000, "n1", 7000, 3 * gib,
       {{"default/prod", 4000, gib}, {"default/be-a", 1500, gib}, {"default/be-b", 1500, gib}});
   const auto out = feed(c, log, from);
-  std::size_t suppressed = 0, cgroups = 0;
+  std::size_t suppressed = 0, cgroups = 0, batch = 0;
   for (const auto& b : out) {
     const auto& env = decoded(b);
     EXPECT_EQ(env.causation(), static_cast<std::int64_t>(m));
@@ -327,13 +328,21 @@ TEST(KoordletComponent, NodeSloSelectsCfsQuotaAndCpuBurst) {
       EXPECT_EQ(terms.at("cfsQuotaUs"), q.quota_us);
     }
     if (env.payload_type() == wire::Payload::CgroupUpdated) {
-      ++cgroups;
       const auto& g = *env.payload_as_CgroupUpdated();
-      // Only the LS prod pod is burstable (BE is not); 4 cores x 200 % x 100000.
-      EXPECT_EQ(to_string_view(g.target()), "default/prod");
       std::map<std::string, std::string> settings;
       for (const auto* kv : *g.settings())
         settings[std::string(to_string_view(kv->key()))] = std::string(to_string_view(kv->value()));
+      if (settings.count("cpu.cfs_burst_us") == 0) {
+        // BatchResource: suppression by cfsQuota owns the BE quota, so the pods' is -1.
+        ++batch;
+        EXPECT_NE(to_string_view(g.target()), "default/prod");
+        EXPECT_EQ(settings.at("cpu.cfs_quota_us"), "-1");
+        EXPECT_EQ(settings.at("cpu.shares"), "2048");
+        continue;
+      }
+      ++cgroups;
+      // Only the LS prod pod is burstable (BE is not); 4 cores x 200 % x 100000.
+      EXPECT_EQ(to_string_view(g.target()), "default/prod");
       const auto pods = c.pods();
       const auto v = kl::apply_cpu_burst(pods.front().name == "prod" ? pods.front() : pods.back(),
                                          c.cpu_burst().config);
@@ -343,6 +352,7 @@ TEST(KoordletComponent, NodeSloSelectsCfsQuotaAndCpuBurst) {
   }
   EXPECT_EQ(suppressed, 1u);
   EXPECT_EQ(cgroups, 1u);
+  EXPECT_EQ(batch, 2u);
 }
 
 TEST(KoordletComponent, AnUnreadableNodeSloKeepsTheStrategiesInForce) {

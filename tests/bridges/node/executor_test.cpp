@@ -190,4 +190,162 @@ TEST(CgroupExecutor, SameValueComparesCpusetsAsSetsAndTrimsWhitespace) {
   EXPECT_FALSE(same_cgroup_value("a/cpu.max", "0,1", "0-1"));
 }
 
+TEST(CgroupExecutor, SameValueRoundsMemoryBytesToPagesAndKnowsV1Unlimited) {
+  struct row {
+    const char* file;
+    const char* written;
+    const char* read_back;
+    bool same;
+  };
+  const row rows[] = {
+      {"p/memory.limit_in_bytes", "2147483648", "2147483648\n", true},
+      {"p/memory.limit_in_bytes", "1000000", "999424", true},  // rounded down to 4 KiB pages
+      {"p/memory.limit_in_bytes", "1000000", "1003520", false},
+      {"p/memory.limit_in_bytes", "-1", "9223372036854771712", true},  // v1 unlimited
+      {"p/memory.limit_in_bytes", "-1", "1073741824", false},
+      {"p/memory.high", "5000", "4096", true},
+      {"p/memory.max", "max", "max", true},
+      {"p/cpu.shares", "1000000", "999424", false},  // not a memory file
+  };
+  for (const auto& r : rows)
+    EXPECT_EQ(same_cgroup_value(r.file, r.written, r.read_back), r.same)
+        << r.file << " " << r.written << " -> " << r.read_back;
+}
+
+// A BE pod's BatchResource files: cpu files to the cpu controller, memory.limit_in_bytes to the
+// memory controller (v1); cpu.weight, cpu.max and memory.max in the unified tree (v2).
+TEST(CgroupExecutor, BatchResourceFilesGoToTheirControllersV1AndAreTranslatedV2) {
+  const std::vector<std::pair<std::string, std::string>> batch{
+      {"cpu.shares", "512"},
+      {"cpu.cfs_quota_us", "50000"},
+      {"memory.limit_in_bytes", "2147483648"}};
+  {
+    SCOPED_TRACE("v1 cgroupfs");
+    colony::testing::temp_dir tmp;
+    const auto root = v1_tree(tmp.path(), "");
+    for (const char* c : {"cpu", "memory"})
+      fs::create_directories(root / c / "kubepods/besteffort/podu-1");
+    auto ex = open_executor(root, "");
+    ASSERT_TRUE(ex) << ex.error().describe();
+    const auto r = ex->apply_pod_settings("u-1", batch);
+    ASSERT_FALSE(r.failed) << r.failed->describe();
+    EXPECT_TRUE(r.unsupported.empty());
+    ASSERT_EQ(r.done.size(), 3u);
+    EXPECT_EQ(get(root / "cpu/kubepods/besteffort/podu-1/cpu.shares"), "512");
+    EXPECT_EQ(get(root / "cpu/kubepods/besteffort/podu-1/cpu.cfs_quota_us"), "50000");
+    EXPECT_EQ(get(root / "memory/kubepods/besteffort/podu-1/memory.limit_in_bytes"), "2147483648");
+    EXPECT_FALSE(fs::exists(root / "cpu/kubepods/besteffort/podu-1/memory.limit_in_bytes"));
+    EXPECT_EQ(r.done[2].key, "kubepods/besteffort/podu-1/memory.limit_in_bytes");
+  }
+  {
+    SCOPED_TRACE("v2 systemd");
+    colony::testing::temp_dir tmp;
+    const auto root = tmp.path();
+    put(root / "cgroup.controllers", "cpuset cpu io memory pids\n");
+    const fs::path pod = root /
+                         "kubepods.slice/kubepods-besteffort.slice/"
+                         "kubepods-besteffort-podu_1.slice";
+    fs::create_directories(pod);
+    auto ex = open_executor(root, "");
+    ASSERT_TRUE(ex) << ex.error().describe();
+    auto r = ex->apply_pod_settings("u-1", batch);
+    ASSERT_FALSE(r.failed) << r.failed->describe();
+    ASSERT_EQ(r.done.size(), 3u);
+    // runc/kubelet's shares -> weight: 1 + (512 - 2) x 9999 / 262142 = 20.
+    EXPECT_EQ(get(pod / "cpu.weight"), "20");
+    EXPECT_EQ(get(pod / "cpu.max"), "50000 100000");
+    EXPECT_EQ(get(pod / "memory.max"), "2147483648");
+    r = ex->apply_pod_settings("u-1",
+                               {{"cpu.cfs_quota_us", "-1"}, {"memory.limit_in_bytes", "-1"}});
+    ASSERT_FALSE(r.failed) << r.failed->describe();
+    EXPECT_EQ(get(pod / "cpu.max"), "max 100000");
+    EXPECT_EQ(get(pod / "memory.max"), "max");
+  }
+}
+
+// Group identity where the kernel has cpu.bvt_warp_ns (a fake tree that has the files), and
+// where it does not: each absent file is reported, never written, and the rest goes on.
+TEST(CgroupExecutor, BvtIsWrittenWhereTheFileExistsAndReportedUnsupportedWhereItDoesNot) {
+  colony::testing::temp_dir tmp;
+  const auto root = v1_tree(tmp.path(), "");
+  const fs::path cpu = root / "cpu/kubepods";
+  fs::create_directories(cpu / "burstable/podb-1");
+  fs::create_directories(cpu / "besteffort/pode-1");
+  for (const auto& d : {cpu, cpu / "burstable", cpu / "besteffort", cpu / "burstable/podb-1"})
+    put(d / "cpu.bvt_warp_ns", "0\n");
+  auto ex = open_executor(root, "");
+  ASSERT_TRUE(ex) << ex.error().describe();
+
+  struct row {
+    kube_qos_class tier;
+    const char* value;
+    fs::path file;
+  };
+  const row rows[] = {{kube_qos_class::guaranteed, "0", cpu / "cpu.bvt_warp_ns"},
+                      {kube_qos_class::burstable, "2", cpu / "burstable/cpu.bvt_warp_ns"},
+                      {kube_qos_class::best_effort, "-1", cpu / "besteffort/cpu.bvt_warp_ns"}};
+  for (const auto& r : rows) {
+    const auto out = ex->apply_qos_settings(r.tier, {{"cpu.bvt_warp_ns", r.value}});
+    ASSERT_FALSE(out.failed) << out.failed->describe();
+    EXPECT_TRUE(out.unsupported.empty());
+    ASSERT_EQ(out.done.size(), 1u);
+    EXPECT_EQ(out.done[0].file, r.file.string());
+    EXPECT_EQ(get(r.file), r.value);
+  }
+  auto out = ex->apply_pod_settings("b-1", {{"cpu.bvt_warp_ns", "2"}});
+  ASSERT_FALSE(out.failed) << out.failed->describe();
+  EXPECT_EQ(get(cpu / "burstable/podb-1/cpu.bvt_warp_ns"), "2");
+
+  // The BE pod's directory lacks the file: unsupported, nothing created, cpu.shares still set.
+  out = ex->apply_pod_settings("e-1", {{"cpu.bvt_warp_ns", "-1"}, {"cpu.shares", "2"}});
+  ASSERT_FALSE(out.failed) << out.failed->describe();
+  ASSERT_EQ(out.unsupported.size(), 1u);
+  const auto absent = cpu / "besteffort/pode-1/cpu.bvt_warp_ns";
+  EXPECT_EQ(out.unsupported[0].where, absent.string());
+  EXPECT_NE(out.unsupported[0].message.find("unsupported by this kernel: no cpu.bvt_warp_ns"),
+            std::string::npos)
+      << out.unsupported[0].message;
+  EXPECT_FALSE(fs::exists(absent));
+  ASSERT_EQ(out.done.size(), 1u);
+  EXPECT_EQ(get(cpu / "besteffort/pode-1/cpu.shares"), "2");
+}
+
+// Memory QoS files: written on v2 where the kernel has them; on a v1 tree without them (no
+// Anolis kernel) each is reported unsupported and nothing is created.
+TEST(CgroupExecutor, MemoryQosWrittenOnV2AndUnsupportedWhereV1LacksTheFiles) {
+  const std::vector<std::pair<std::string, std::string>> mem{
+      {"memory.min", "1073741824"}, {"memory.low", "1073741824"}, {"memory.high", "max"}};
+  {
+    SCOPED_TRACE("v2");
+    colony::testing::temp_dir tmp;
+    const auto root = tmp.path();
+    put(root / "cgroup.controllers", "cpuset cpu io memory pids\n");
+    const fs::path pod = root / "kubepods/burstable/podm-1";
+    for (const char* f : {"memory.min", "memory.low", "memory.high"}) put(pod / f, "0\n");
+    auto ex = open_executor(root, "");
+    ASSERT_TRUE(ex) << ex.error().describe();
+    const auto r = ex->apply_pod_settings("m-1", mem);
+    ASSERT_FALSE(r.failed) << r.failed->describe();
+    EXPECT_TRUE(r.unsupported.empty());
+    ASSERT_EQ(r.done.size(), 3u);
+    EXPECT_EQ(get(pod / "memory.min"), "1073741824");
+    EXPECT_EQ(get(pod / "memory.high"), "max");
+  }
+  {
+    SCOPED_TRACE("v1 without the files");
+    colony::testing::temp_dir tmp;
+    const auto root = v1_tree(tmp.path(), "");
+    for (const char* c : {"cpu", "memory"}) fs::create_directories(root / c / "kubepods/podm-1");
+    auto ex = open_executor(root, "");
+    ASSERT_TRUE(ex) << ex.error().describe();
+    const auto r = ex->apply_pod_settings("m-1", mem);
+    ASSERT_FALSE(r.failed) << r.failed->describe();
+    EXPECT_TRUE(r.done.empty());
+    ASSERT_EQ(r.unsupported.size(), 3u);
+    EXPECT_EQ(r.unsupported[0].where, (root / "memory/kubepods/podm-1/memory.min").string());
+    EXPECT_NE(r.unsupported[0].message.find("(cgroup v1)"), std::string::npos);
+    EXPECT_FALSE(fs::exists(root / "memory/kubepods/podm-1/memory.min"));
+  }
+}
+
 }  // namespace

@@ -561,4 +561,140 @@ TEST(RealCgroupEnforce, CpuBurstLetsABurstyLsProcessExceedItsQuotaWithinTheBurst
   EXPECT_GE(burst.bursts, 5u);
 }
 
+// The runtime hooks through the whole loop on this machine's v1 controllers: a BE pod whose spec
+// (placed on the node by the log, as colony run places pods) has batch-cpu 500 request and limit
+// and batch-memory 2 GiB (GC-BECG-1) gets cpu.shares 512, cpu.cfs_quota_us 50000 and
+// memory.limit_in_bytes 2147483648 in its pod cgroups, read back from the kernel. Group identity
+// is enabled for LS and BE: where the kernel has cpu.bvt_warp_ns (Anolis) the values are written;
+// where it lacks it, every bvt write is skipped and reported exactly once for the node as a
+// WriteFailed "unsupported by this kernel: no cpu.bvt_warp_ns", also across a restart on the same
+// log, while the batch files are still written. Skips, naming what is missing, where the v1
+// controllers are not writable.
+TEST(RealCgroupEnforce, BatchResourceFilesAreWrittenAndAMissingBvtFileIsReportedOnce) {
+  std::vector<std::string> ctrl;
+  if (auto why = missing({"cpu", "cpuacct", "memory"}, ctrl); !why.empty()) GTEST_SKIP() << why;
+  const std::string cpu_dir = ctrl[0], mem_dir = ctrl[2];
+  const bool bvt_supported = fs::exists(cpu_dir + "/cpu.bvt_warp_ns");
+
+  const std::string parent = "colony-test-" + std::to_string(::getpid()) + "-hooks";
+  const std::string uid = "5e000000-0000-0000-0000-" + std::to_string(100000000000 + ::getpid());
+  const std::string kp = parent + "/kubepods";
+  const std::string pod = kp + "/besteffort/pod" + uid;
+  cgroup_cleanup cleanup;
+  if (auto why = cleanup.create(ctrl, {parent, kp, kp + "/burstable", kp + "/besteffort", pod});
+      !why.empty())
+    GTEST_SKIP() << why;
+
+  colony::testing::temp_dir tmp;
+  stores::log_options lo;
+  auto log = stores::open_log(tmp.sub("log"), lo);
+  ASSERT_TRUE(log) << log.error().describe();
+  {
+    // The pod as the log holds it (named by its uid: the collector's key on a lone node).
+    messages::event_builder b;
+    auto& fbb = b.fbb();
+    resource_list batch;
+    batch.batch_cpu_milli = 500;
+    batch.batch_memory_bytes = 2147483648;
+    std::vector<messages::byte_buffer> recs;
+    messages::header h;
+    h.time = event_time{now_ms()};
+    h.kind = wire::EntityKind::Pod;
+    h.key = uid;
+    h.source = "test";
+    {
+      const auto r = b.resources(batch);
+      const auto l = b.resources(batch);
+      const auto n = fbb.CreateString(uid);
+      recs.push_back(
+          b.finish(h, wire::CreatePodMutated(fbb, n, 0, wire::QoSClass::BE,
+                                             wire::PriorityClass::Batch, 5500, 0, 0, r, l, 0, 0)));
+    }
+    {
+      const auto r = b.resources(batch);
+      const auto p = fbb.CreateString(uid);
+      const auto n = fbb.CreateString("test-node");
+      recs.push_back(b.finish(h, wire::CreatePodScheduled(fbb, p, n, -1, r, 0, 0)));
+    }
+    std::vector<messages::bytes_view> views(recs.begin(), recs.end());
+    ASSERT_TRUE((*log)->append(views));
+  }
+  agent::koordlet_agent_options o;
+  o.enforce = true;
+  o.source.cgroup_root = cgroup_root;
+  o.source.kube_parent_dir = parent;
+  o.koordlet.node = "test-node";
+  o.koordlet.report_interval_ms = 1000;
+  o.koordlet.cpu_qos.ls_class.enable = true;
+  o.koordlet.cpu_qos.be_class.enable = true;
+
+  // The WriteFailed records the log holds for unsupported files, by file.
+  auto unsupported_in_log = [&] {
+    std::vector<std::string> files;
+    auto n = (*log)->read(log_offset{0}, no_offset, [&](log_offset, messages::bytes_view bytes) {
+      const auto& env = *wire::GetEnvelope(bytes.data());
+      if (env.payload_type() != wire::Payload::WriteFailed) return true;
+      const auto& w = *env.payload_as_WriteFailed();
+      const auto msg = messages::to_string_view(w.message());
+      EXPECT_EQ(w.write(), wire::WriteKind::cgroup);
+      if (msg.rfind("unsupported by this kernel", 0) == 0)
+        files.emplace_back(messages::to_string_view(w.object()));
+      else
+        ADD_FAILURE() << "unexpected WriteFailed: " << msg;
+      return true;
+    });
+    EXPECT_TRUE(n) << n.error().describe();
+    return files;
+  };
+  auto run = [&](agent::koordlet_agent& a, int steps, std::vector<error>& problems) {
+    for (int i = 0; i < steps; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      auto r = a.step(event_time{now_ms()});
+      ASSERT_TRUE(r) << r.error().describe();
+      for (auto& e : a.take_problems()) problems.push_back(std::move(e));
+    }
+  };
+  const std::string pod_cpu = cpu_dir + "/" + pod;
+  {
+    auto ag = agent::koordlet_agent::open(o, **log, event_time{now_ms()});
+    ASSERT_TRUE(ag) << ag.error().describe();
+    std::vector<error> problems;
+    run(**ag, 4, problems);
+    EXPECT_EQ(std::stoll(read_file(pod_cpu + "/cpu.shares")), 512);
+    EXPECT_EQ(std::stoll(read_file(pod_cpu + "/cpu.cfs_quota_us")), 50000);
+    EXPECT_EQ(std::stoll(read_file(mem_dir + "/" + pod + "/memory.limit_in_bytes")), 2147483648);
+    EXPECT_EQ((*ag)->stats().writes_failed, 0u);
+    if (bvt_supported) {
+      EXPECT_EQ(std::stoll(read_file(pod_cpu + "/cpu.bvt_warp_ns")), -1);
+      EXPECT_EQ(std::stoll(read_file(cpu_dir + "/" + kp + "/burstable/cpu.bvt_warp_ns")), 2);
+      EXPECT_TRUE(unsupported_in_log().empty());
+      EXPECT_TRUE(problems.empty());
+    } else {
+      // The pod and the three QoS dirs each skipped the file; one report for the node.
+      EXPECT_GE((*ag)->stats().unsupported, 4u);
+      const auto files = unsupported_in_log();
+      ASSERT_EQ(files.size(), 1u);
+      EXPECT_NE(files[0].find("cpu.bvt_warp_ns"), std::string::npos) << files[0];
+      ASSERT_EQ(problems.size(), 1u);
+      EXPECT_EQ(problems[0].where, files[0]);
+      EXPECT_FALSE(fs::exists(pod_cpu + "/cpu.bvt_warp_ns"));
+      std::printf("this kernel lacks cpu.bvt_warp_ns: %llu bvt writes skipped, reported once: %s\n",
+                  static_cast<unsigned long long>((*ag)->stats().unsupported),
+                  problems[0].describe().c_str());
+    }
+  }
+  // A restart on the same log: the desired state is written again (reconcile on start), and the
+  // missing file is not reported a second time.
+  ASSERT_TRUE(write_file(pod_cpu + "/cpu.shares", "1024"));
+  {
+    auto ag = agent::koordlet_agent::open(o, **log, event_time{now_ms()});
+    ASSERT_TRUE(ag) << ag.error().describe();
+    EXPECT_EQ(std::stoll(read_file(pod_cpu + "/cpu.shares")), 512) << "reconciled at open";
+    std::vector<error> problems;
+    run(**ag, 2, problems);
+    EXPECT_TRUE(problems.empty()) << problems.front().describe();
+    if (!bvt_supported) EXPECT_EQ(unsupported_in_log().size(), 1u);
+  }
+}
+
 }  // namespace
