@@ -31,6 +31,10 @@ class job_index {
   // The job's pod as the filters would find it (nullptr: not found).
   void add(const job_info& j, const pod_info* pod);
   void remove(const job_info& j);
+  // The same as remove(j), then add() of j marked passed arbitration with `pod`; when j is
+  // filed as it is (Pending, not passed) its filing is kept rather than redone, since the
+  // contract already keeps it current.
+  void mark_passed(const job_info& j, const pod_info* pod);
   void pod_changed(std::string_view key, const pod_info* pod);
   void clear();
 
