@@ -116,21 +116,16 @@ void job_index::remove(const job_info& j) {
   }
 }
 
-void job_index::mark_passed(const job_info& j, const pod_info* pod) {
-  const auto it = j.phase == job_phase::pending && !j.passed_arbitration ? entries_.find(j.pod)
-                                                                         : entries_.end();
-  if (it == entries_.end() || it->second.active == 0) {
-    remove(j);
-    job_info passed = j;
-    passed.passed_arbitration = true;
-    add(passed, pod);
-    return;
-  }
+bool job_index::mark_passed(const job_info& j) {
+  if (j.phase != job_phase::pending || j.passed_arbitration) return false;
+  const auto it = entries_.find(j.pod);
+  if (it == entries_.end() || it->second.active == 0) return false;
   entry& e = it->second;
   ++total_[1];
   ++by_namespace_.find(namespace_of(j.pod))->second[1];
   if (++e.arbitrated == 1 && !e.node.empty()) ++pods_by_node_.find(e.node)->second[1];
   if (!e.group.empty() && e.key_prefixed) ++groups_.find(e.group)->second.migrating;
+  return true;
 }
 
 void job_index::pod_changed(std::string_view key, const pod_info* pod) {

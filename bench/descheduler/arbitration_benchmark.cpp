@@ -102,7 +102,11 @@ COLONY_BENCH("descheduler.arbitration",
           [&](const job_info& j) {
             // As descheduler_view::mark_passed.
             auto& passed = jobs[static_cast<std::size_t>(&j - jobs.data())];
-            index.mark_passed(passed, view.pod(passed.pod));
+            if (!index.mark_passed(passed)) {
+              index.remove(passed);
+              passed.passed_arbitration = true;
+              index.add(passed, view.pod(passed.pod));
+            }
             passed.passed_arbitration = true;
           });
     });

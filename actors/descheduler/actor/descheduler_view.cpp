@@ -357,7 +357,11 @@ void descheduler_view::set_phase(std::string_view name, descheduler::job_phase p
 void descheduler_view::mark_passed(std::string_view name) {
   if (auto it = jobs_.find(name); it != jobs_.end()) {
     auto& info = it->second.info;
-    jobs_index_.mark_passed(info, pod(info.pod));
+    if (!jobs_index_.mark_passed(info)) {
+      jobs_index_.remove(info);
+      info.passed_arbitration = true;
+      jobs_index_.add(info, pod(info.pod));
+    }
     info.passed_arbitration = true;
     // In place: arbitration marks every passing job, and a rebuild per mark is quadratic.
     if (auto* l = listed(name); l != nullptr)
