@@ -1,6 +1,7 @@
 #include "actors/descheduler/low_node_load.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -232,10 +233,76 @@ struct fit_target {
   std::vector<fit_slot> slots, prod_slots;
   std::optional<resource_amounts> requested;
 };
+// The targets' room under their thresholds (limit - usage per resource; none: no limit) as a
+// tree of maxima over ranges of targets, so that the first target whose room admits a pod is
+// found without checking each full target before it. Built for one scope (node or prod slots).
+struct room_tree {
+  static constexpr std::int64_t unlimited = std::numeric_limits<std::int64_t>::max();
+  std::size_t leaves = 0, resources = 0;  // leaves: a power of two
+  std::vector<std::int64_t> max;          // node k (1 = root), resource r: max[k * resources + r]
+};
+
 struct fit_targets {
   std::vector<fit_target> targets;
   std::vector<std::string> resources;  // every threshold resource of the targets
+  std::optional<bool> tree_prod;       // the scope `rooms` was built for
+  room_tree rooms;
 };
+
+const std::vector<fit_slot>& slots_of_scope(const fit_target& t, bool prod) {
+  return prod ? t.prod_slots : t.slots;
+}
+
+// Sets leaf i's room from its slots and updates its ancestors.
+void update_room(fit_targets& f, std::size_t i, bool prod) {
+  auto& tr = f.rooms;
+  const std::size_t r = tr.resources;
+  std::size_t k = tr.leaves + i;
+  for (std::size_t x = 0; x < r; ++x) tr.max[k * r + x] = room_tree::unlimited;
+  for (const auto& s : slots_of_scope(f.targets[i], prod)) {
+    auto& m = tr.max[k * r + s.resource];
+    m = std::min(m, s.limit - *s.used);
+  }
+  for (k /= 2; k >= 1; k /= 2)
+    for (std::size_t x = 0; x < r; ++x)
+      tr.max[k * r + x] = std::max(tr.max[2 * k * r + x], tr.max[(2 * k + 1) * r + x]);
+}
+
+void build_rooms(fit_targets& f, bool prod) {
+  auto& tr = f.rooms;
+  tr.resources = f.resources.size();
+  tr.leaves = 1;
+  while (tr.leaves < f.targets.size()) tr.leaves *= 2;
+  // Leaves past the targets admit nothing.
+  tr.max.assign(2 * tr.leaves * tr.resources, std::numeric_limits<std::int64_t>::min());
+  const std::size_t r = tr.resources;
+  for (std::size_t i = 0; i < f.targets.size(); ++i) {
+    const std::size_t k = tr.leaves + i;
+    for (std::size_t x = 0; x < r; ++x) tr.max[k * r + x] = room_tree::unlimited;
+    for (const auto& s : slots_of_scope(f.targets[i], prod)) {
+      auto& m = tr.max[k * r + s.resource];
+      m = std::min(m, s.limit - *s.used);
+    }
+  }
+  for (std::size_t k = tr.leaves - 1; k >= 1; --k)
+    for (std::size_t x = 0; x < r; ++x)
+      tr.max[k * r + x] = std::max(tr.max[2 * k * r + x], tr.max[(2 * k + 1) * r + x]);
+  f.tree_prod = prod;
+}
+
+// The first target at or after `from` in node k's range [lo, hi) whose room may admit `amounts`
+// (every resource within the range's maximum room); targets.size() when none.
+std::size_t first_room(const fit_targets& f, std::size_t k, std::size_t lo, std::size_t hi,
+                       std::size_t from, const std::vector<std::int64_t>& amounts) {
+  const auto& tr = f.rooms;
+  if (hi <= from || lo >= f.targets.size()) return f.targets.size();
+  for (std::size_t x = 0; x < tr.resources; ++x)
+    if (amounts[x] > tr.max[k * tr.resources + x]) return f.targets.size();
+  if (hi - lo == 1) return lo;
+  const std::size_t mid = lo + (hi - lo) / 2;
+  const std::size_t left = first_room(f, 2 * k, lo, mid, from, amounts);
+  return left != f.targets.size() ? left : first_room(f, 2 * k + 1, mid, hi, from, amounts);
+}
 
 bool fits_node(const pod_info& pod, fit_target& t) {
   if (!t.requested) t.requested = requested_of(t.usage->all_pods);
@@ -251,7 +318,13 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
   std::vector<std::int64_t> amounts(resolved.resources.size());
   for (std::size_t i = 0; i < amounts.size(); ++i)
     amounts[i] = amount(pod_usage, resolved.resources[i]);
-  for (auto& t : resolved.targets) {
+  if (resolved.tree_prod != prod) build_rooms(resolved, prod);
+  const std::size_t n = resolved.targets.size();
+  // A target passes the thresholds when usage + the pod's <= limit for each slot, i.e. the pod's
+  // amount is within the room; the tree skips ranges where no target has the room.
+  for (std::size_t i = first_room(resolved, 1, 0, resolved.rooms.leaves, 0, amounts); i < n;
+       i = first_room(resolved, 1, 0, resolved.rooms.leaves, i + 1, amounts)) {
+    auto& t = resolved.targets[i];
     if (t.thresholds == nullptr) {
       if (fits_node(pod, t)) return true;
       continue;
@@ -266,6 +339,7 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
     if (exceeded || !fits_node(pod, t)) continue;
     // The pod's usage is pre-reserved on the target (kept whether or not it is evicted).
     for (const auto& s : slots) *s.used += amounts[s.resource];
+    update_room(resolved, i, prod);
     return true;
   }
   return false;
