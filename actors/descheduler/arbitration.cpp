@@ -22,13 +22,20 @@ void sort_jobs_by_creation_time(std::vector<arbitration_job>& jobs) {
 }
 
 void sort_jobs_by_pod(std::vector<arbitration_job>& jobs) {
-  std::stable_sort(jobs.begin(), jobs.end(),
-                   [](const arbitration_job& a, const arbitration_job& b) {
-                     if (a.pod == nullptr || b.pod == nullptr)
-                       return a.pod == nullptr && b.pod != nullptr;
-                     if (int c = compare_pods_by_class(*a.pod, *b.pod)) return c < 0;
-                     return compare_pods_by_creation(*a.pod, *b.pod) < 0;
-                   });
+  // Each pod's keys computed once, not at each comparison.
+  struct keyed {
+    arbitration_job j;
+    pod_class_key k;
+  };
+  std::vector<keyed> v;
+  v.reserve(jobs.size());
+  for (const auto& j : jobs) v.push_back({j, j.pod ? pod_class_key_of(*j.pod) : pod_class_key{}});
+  std::stable_sort(v.begin(), v.end(), [](const keyed& a, const keyed& b) {
+    if (a.j.pod == nullptr || b.j.pod == nullptr) return a.j.pod == nullptr && b.j.pod != nullptr;
+    if (a.k != b.k) return a.k < b.k;
+    return compare_pods_by_creation(*a.j.pod, *b.j.pod) < 0;
+  });
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i] = v[i].j;
 }
 
 void sort_jobs_by_controller(std::vector<arbitration_job>& jobs) {

@@ -116,6 +116,18 @@ void job_index::remove(const job_info& j) {
   }
 }
 
+bool job_index::mark_passed(const job_info& j) {
+  if (j.phase != job_phase::pending || j.passed_arbitration) return false;
+  const auto it = entries_.find(j.pod);
+  if (it == entries_.end() || it->second.active == 0) return false;
+  entry& e = it->second;
+  ++total_[1];
+  ++by_namespace_.find(namespace_of(j.pod))->second[1];
+  if (++e.arbitrated == 1 && !e.node.empty()) ++pods_by_node_.find(e.node)->second[1];
+  if (!e.group.empty() && e.key_prefixed) ++groups_.find(e.group)->second.migrating;
+  return true;
+}
+
 void job_index::pod_changed(std::string_view key, const pod_info* pod) {
   const auto it = entries_.find(key);
   if (it == entries_.end()) return;

@@ -13,7 +13,8 @@
 // exactly as it was added (a phase change or passing arbitration is a remove then an add), and
 // pod_changed() whenever the pod under a key appears, moves to another node or goes away, so that
 // the node and workload a job is filed under are those of the pod the filters would look up.
-// Final jobs are ignored. Deterministic: ordered maps only. Single owner.
+// Final jobs are ignored. Deterministic: the tables are hash maps that only answer lookups, and a
+// workload's pods are walked in key order. Single owner.
 #pragma once
 
 #include <array>
@@ -21,6 +22,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "actors/descheduler/migration_job.hpp"
 
@@ -31,6 +33,11 @@ class job_index {
   // The job's pod as the filters would find it (nullptr: not found).
   void add(const job_info& j, const pod_info* pod);
   void remove(const job_info& j);
+  // The same as remove(j), then add() of j marked passed arbitration, when j is Pending and not
+  // passed: its filing is kept rather than redone (the contract keeps it current).
+  // False, and nothing changed, when j is not Pending and unpassed with a filed entry: the owner
+  // then does the remove and add itself.
+  [[nodiscard]] bool mark_passed(const job_info& j);
   void pod_changed(std::string_view key, const pod_info* pod);
   void clear();
 
@@ -60,6 +67,14 @@ class job_index {
                                                    const owner_ref& owner) const;
 
  private:
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  template <class V>
+  using table = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
   struct entry {
     std::int64_t active = 0;      // its non-final jobs
     std::int64_t arbitrated = 0;  // of them Running, or Pending and passed arbitration
@@ -75,11 +90,11 @@ class job_index {
   [[nodiscard]] static std::string group_key(std::string_view ns, const owner_ref& owner);
   void file(std::string_view key, entry& e, const pod_info* pod);
   void unfile(std::string_view key, entry& e);
-  std::map<std::string, entry, std::less<>> entries_;  // by pod key, while active > 0
-  std::array<std::int64_t, 2> total_{};                // [arbitrating]
-  std::map<std::string, std::array<std::int64_t, 2>, std::less<>> by_namespace_;
-  std::map<std::string, std::array<std::int64_t, 2>, std::less<>> pods_by_node_;
-  std::map<std::string, group, std::less<>> groups_;
+  table<entry> entries_;                 // by pod key, while active > 0
+  std::array<std::int64_t, 2> total_{};  // [arbitrating]
+  table<std::array<std::int64_t, 2>> by_namespace_;
+  table<std::array<std::int64_t, 2>> pods_by_node_;
+  table<group> groups_;
 };
 
 }  // namespace colony::descheduler

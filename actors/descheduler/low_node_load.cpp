@@ -1,6 +1,7 @@
 #include "actors/descheduler/low_node_load.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -24,7 +25,46 @@ std::int64_t& at(resource_amounts& m, std::string_view r) {
   return it->second;
 }
 
+// "<ns>/<name>" keys compared without building them (-1, 0, 1).
+int compare_keys(std::string_view ans, std::string_view an, std::string_view bns,
+                 std::string_view bn) {
+  if (ans.size() == bns.size()) {
+    // The '/' at the same place: the namespaces decide, then the names.
+    if (const int c = ans.compare(bns)) return c < 0 ? -1 : 1;
+    const int c = an.compare(bn);
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
+  auto at = [](std::string_view ns, std::string_view n, std::size_t i) {
+    return static_cast<unsigned char>(i < ns.size()    ? ns[i]
+                                      : i == ns.size() ? '/'
+                                                       : n[i - ns.size() - 1]);
+  };
+  const std::size_t la = ans.size() + 1 + an.size(), lb = bns.size() + 1 + bn.size();
+  for (std::size_t i = 0; i < std::min(la, lb); ++i)
+    if (const auto ca = at(ans, an, i), cb = at(bns, bn, i); ca != cb) return ca < cb ? -1 : 1;
+  return la == lb ? 0 : (la < lb ? -1 : 1);
+}
+
+using metric_ref = node_usage::pod_metric_ref;
+
+// The metrics of the pods under key ns/name.
+std::pair<std::vector<metric_ref>::const_iterator, std::vector<metric_ref>::const_iterator>
+metrics_of(const std::vector<metric_ref>& sorted, std::string_view ns, std::string_view name) {
+  const auto lo = std::partition_point(sorted.begin(), sorted.end(), [&](const metric_ref& m) {
+    return compare_keys(m.ns, m.name, ns, name) < 0;
+  });
+  const auto hi = std::partition_point(lo, sorted.end(), [&](const metric_ref& m) {
+    return compare_keys(m.ns, m.name, ns, name) == 0;
+  });
+  return {lo, hi};
+}
+
 }  // namespace
+
+const resource_amounts* node_usage::pod_metric(std::string_view ns, std::string_view name) const {
+  const auto [lo, hi] = metrics_of(pod_metrics, ns, name);
+  return lo == hi ? nullptr : std::prev(hi)->usage;
+}
 
 pool_thresholds new_thresholds(const low_node_load_node_pool& pool) {
   pool_thresholds t;
@@ -193,10 +233,76 @@ struct fit_target {
   std::vector<fit_slot> slots, prod_slots;
   std::optional<resource_amounts> requested;
 };
+// The targets' room under their thresholds (limit - usage per resource; none: no limit) as a
+// tree of maxima over ranges of targets, so that the first target whose room admits a pod is
+// found without checking each full target before it. Built for one scope (node or prod slots).
+struct room_tree {
+  static constexpr std::int64_t unlimited = std::numeric_limits<std::int64_t>::max();
+  std::size_t leaves = 0, resources = 0;  // leaves: a power of two
+  std::vector<std::int64_t> max;          // node k (1 = root), resource r: max[k * resources + r]
+};
+
 struct fit_targets {
   std::vector<fit_target> targets;
   std::vector<std::string> resources;  // every threshold resource of the targets
+  std::optional<bool> tree_prod;       // the scope `rooms` was built for
+  room_tree rooms;
 };
+
+const std::vector<fit_slot>& slots_of_scope(const fit_target& t, bool prod) {
+  return prod ? t.prod_slots : t.slots;
+}
+
+// Sets leaf i's room from its slots and updates its ancestors.
+void update_room(fit_targets& f, std::size_t i, bool prod) {
+  auto& tr = f.rooms;
+  const std::size_t r = tr.resources;
+  std::size_t k = tr.leaves + i;
+  for (std::size_t x = 0; x < r; ++x) tr.max[k * r + x] = room_tree::unlimited;
+  for (const auto& s : slots_of_scope(f.targets[i], prod)) {
+    auto& m = tr.max[k * r + s.resource];
+    m = std::min(m, s.limit - *s.used);
+  }
+  for (k /= 2; k >= 1; k /= 2)
+    for (std::size_t x = 0; x < r; ++x)
+      tr.max[k * r + x] = std::max(tr.max[2 * k * r + x], tr.max[(2 * k + 1) * r + x]);
+}
+
+void build_rooms(fit_targets& f, bool prod) {
+  auto& tr = f.rooms;
+  tr.resources = f.resources.size();
+  tr.leaves = 1;
+  while (tr.leaves < f.targets.size()) tr.leaves *= 2;
+  // Leaves past the targets admit nothing.
+  tr.max.assign(2 * tr.leaves * tr.resources, std::numeric_limits<std::int64_t>::min());
+  const std::size_t r = tr.resources;
+  for (std::size_t i = 0; i < f.targets.size(); ++i) {
+    const std::size_t k = tr.leaves + i;
+    for (std::size_t x = 0; x < r; ++x) tr.max[k * r + x] = room_tree::unlimited;
+    for (const auto& s : slots_of_scope(f.targets[i], prod)) {
+      auto& m = tr.max[k * r + s.resource];
+      m = std::min(m, s.limit - *s.used);
+    }
+  }
+  for (std::size_t k = tr.leaves - 1; k >= 1; --k)
+    for (std::size_t x = 0; x < r; ++x)
+      tr.max[k * r + x] = std::max(tr.max[2 * k * r + x], tr.max[(2 * k + 1) * r + x]);
+  f.tree_prod = prod;
+}
+
+// The first target at or after `from` in node k's range [lo, hi) whose room may admit `amounts`
+// (every resource within the range's maximum room); targets.size() when none.
+std::size_t first_room(const fit_targets& f, std::size_t k, std::size_t lo, std::size_t hi,
+                       std::size_t from, const std::vector<std::int64_t>& amounts) {
+  const auto& tr = f.rooms;
+  if (hi <= from || lo >= f.targets.size()) return f.targets.size();
+  for (std::size_t x = 0; x < tr.resources; ++x)
+    if (amounts[x] > tr.max[k * tr.resources + x]) return f.targets.size();
+  if (hi - lo == 1) return lo;
+  const std::size_t mid = lo + (hi - lo) / 2;
+  const std::size_t left = first_room(f, 2 * k, lo, mid, from, amounts);
+  return left != f.targets.size() ? left : first_room(f, 2 * k + 1, mid, hi, from, amounts);
+}
 
 bool fits_node(const pod_info& pod, fit_target& t) {
   if (!t.requested) t.requested = requested_of(t.usage->all_pods);
@@ -212,7 +318,13 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
   std::vector<std::int64_t> amounts(resolved.resources.size());
   for (std::size_t i = 0; i < amounts.size(); ++i)
     amounts[i] = amount(pod_usage, resolved.resources[i]);
-  for (auto& t : resolved.targets) {
+  if (resolved.tree_prod != prod) build_rooms(resolved, prod);
+  const std::size_t n = resolved.targets.size();
+  // A target passes the thresholds when usage + the pod's <= limit for each slot, i.e. the pod's
+  // amount is within the room; the tree skips ranges where no target has the room.
+  for (std::size_t i = first_room(resolved, 1, 0, resolved.rooms.leaves, 0, amounts); i < n;
+       i = first_room(resolved, 1, 0, resolved.rooms.leaves, i + 1, amounts)) {
+    auto& t = resolved.targets[i];
     if (t.thresholds == nullptr) {
       if (fits_node(pod, t)) return true;
       continue;
@@ -227,6 +339,7 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
     if (exceeded || !fits_node(pod, t)) continue;
     // The pod's usage is pre-reserved on the target (kept whether or not it is evicted).
     for (const auto& s : slots) *s.used += amounts[s.resource];
+    update_room(resolved, i, prod);
     return true;
   }
   return false;
@@ -357,16 +470,26 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     node_usage u;
     u.node = n;
     u.all_pods = in.pods_on_node(*n);
-    std::set<std::string, std::less<>> prod_keys;
+    // The metrics by key, with their places in the NodeMetric (keys compared, never built).
+    std::vector<std::pair<metric_ref, std::size_t>> by_key;
+    by_key.reserve(m->pods.size());
+    for (std::size_t i = 0; i < m->pods.size(); ++i)
+      by_key.push_back({{m->pods[i].ns, m->pods[i].name, &m->pods[i].usage}, i});
+    std::stable_sort(by_key.begin(), by_key.end(), [](const auto& a, const auto& b) {
+      return compare_keys(a.first.ns, a.first.name, b.first.ns, b.first.name) < 0;
+    });
+    u.pod_metrics.reserve(by_key.size());
+    for (const auto& [ref, i] : by_key) u.pod_metrics.push_back(ref);
+    // Which metrics are of prod pods (every entry under a prod pod's key), found once per pod
+    // rather than once per resource.
+    std::vector<char> prod_metric(m->pods.size());
     for (const auto* p : u.all_pods)
       if (effective_priority_class(*p) == priority_class::prod) {
         u.prod_pods.push_back(p);
-        prod_keys.insert(p->key());
+        const auto [lo, hi] = metrics_of(u.pod_metrics, p->ns, p->name);
+        for (auto it = lo; it != hi; ++it)
+          prod_metric[by_key[static_cast<std::size_t>(it - u.pod_metrics.begin())].second] = 1;
       }
-    // Which metrics are of prod pods, found once per pod rather than once per resource.
-    std::vector<char> prod_metric(m->pods.size());
-    for (std::size_t i = 0; i < m->pods.size(); ++i)
-      prod_metric[i] = !prod_keys.empty() && prod_keys.count(m->pods[i].key()) != 0;
     for (const auto& r : t.resources) {
       std::int64_t used = amount(m->system_usage, r), prod_used = 0;
       for (std::size_t i = 0; i < m->pods.size(); ++i) {
@@ -379,7 +502,6 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     }
     u.usage[std::string(names::pods)] = static_cast<std::int64_t>(u.all_pods.size());
     u.prod_usage[std::string(names::pods)] = static_cast<std::int64_t>(u.prod_pods.size());
-    for (const auto& pm : m->pods) u.pod_metrics[pm.key()] = &pm.usage;
     usages.emplace(n->name, std::move(u));
   }
   const auto thresholds = node_thresholds_of(usages, t, pool.use_deviation_thresholds);
@@ -511,9 +633,9 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
           for (const auto* p : all) {
             if (!pod_filter(*p)) continue;
             if (fit) {
-              const auto m = src.pod_metrics.find(p->key());
-              if (m == src.pod_metrics.end()) continue;
-              if (!pod_fits_any_target(*p, *m->second, targets, prod)) continue;
+              const auto* m = src.pod_metric(p->ns, p->name);
+              if (m == nullptr) continue;
+              if (!pod_fits_any_target(*p, *m, targets, prod)) continue;
             }
             removable.push_back(p);
           }
@@ -531,8 +653,7 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
           }
           sort_pods_by_usage(removable, excess, w,
                              [&src](const pod_info& p) -> const resource_amounts* {
-                               const auto m = src.pod_metrics.find(p.key());
-                               return m == src.pod_metrics.end() ? nullptr : m->second;
+                               return src.pod_metric(p.ns, p.name);
                              });
           // evictPods
           for (const auto* p : removable) {
@@ -557,10 +678,10 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
               if (!ev.evict || !ev.evict(req)) continue;
             }
             ++round.evicted;
-            const auto m = src.pod_metrics.find(p->key());
-            if (m == src.pod_metrics.end()) continue;
+            const auto* m = src.pod_metric(p->ns, p->name);
+            if (m == nullptr) continue;
             for (auto& [r, avail] : budget) {
-              const std::int64_t q = r == names::pods ? 1 : amount(*m->second, r);
+              const std::int64_t q = r == names::pods ? 1 : amount(*m, r);
               avail -= q;
               if (auto nu = src.usage.find(r); nu != src.usage.end()) nu->second -= q;
               if (prod)

@@ -37,7 +37,15 @@ struct node_usage {
   std::vector<const pod_info*> prod_pods;  // effective class koord-prod
   resource_amounts usage;                  // per threshold resource, plus pods
   resource_amounts prod_usage;
-  std::map<std::string, const resource_amounts*, std::less<>> pod_metrics;  // pod key -> usage
+  // The NodeMetric's pods in key order (stable: for a key listed twice the later entry is last).
+  struct pod_metric_ref {
+    std::string_view ns, name;
+    const resource_amounts* usage = nullptr;
+  };
+  std::vector<pod_metric_ref> pod_metrics;
+  // The usage of the pod under key ns/name (the NodeMetric's last entry for it), nullptr: none.
+  [[nodiscard]] const resource_amounts* pod_metric(std::string_view ns,
+                                                   std::string_view name) const;
 };
 
 struct node_thresholds {

@@ -41,27 +41,30 @@ bool job_counts(const job_info& j, bool arbitrating) {
   return !arbitrating || j.passed_arbitration;
 }
 
-bool filter_max_migrating_globally(const pod_info& pod, std::optional<std::int64_t> limit,
-                                   const migration_view& view, bool arbitrating) {
+namespace {
+
+// The single filters with the judged pod's key computed once by the caller.
+bool max_migrating_globally(const pod_info& pod, std::string_view key,
+                            std::optional<std::int64_t> limit, const migration_view& view,
+                            bool arbitrating) {
   if (!limit || *limit <= 0) return true;
-  if (view.index != nullptr) {
-    const std::string key = pod.key();
+  if (view.index != nullptr)
     return view.index->counting(arbitrating) - view.index->counting_of_pod(key, arbitrating) <
            *limit;
-  }
   std::int64_t n = 0;
   for_each_counting(pod, view, arbitrating, [&](const job_info&) { ++n; });
   return n < *limit;
 }
 
-bool filter_max_migrating_per_node(const pod_info& pod, std::optional<std::int64_t> limit,
-                                   const migration_view& view, bool arbitrating) {
+bool max_migrating_per_node(const pod_info& pod, std::string_view key,
+                            std::optional<std::int64_t> limit, const migration_view& view,
+                            bool arbitrating) {
   if (!limit || *limit <= 0 || pod.node.empty()) return true;
   if (view.index != nullptr) {
     // Distinct pods on the node, less the judged pod's own when it is filed there.
-    const std::string key = pod.key();
     std::int64_t n = view.index->pods_counting_on_node(pod.node, arbitrating);
-    if (view.index->counting_of_pod(key, arbitrating) > 0 && view.index->node_of(key) == pod.node)
+    if (n > 0 && view.index->counting_of_pod(key, arbitrating) > 0 &&
+        view.index->node_of(key) == pod.node)
       --n;
     return n < *limit;
   }
@@ -73,14 +76,14 @@ bool filter_max_migrating_per_node(const pod_info& pod, std::optional<std::int64
   return static_cast<std::int64_t>(pods.size()) < *limit;
 }
 
-bool filter_max_migrating_per_namespace(const pod_info& pod, std::optional<std::int64_t> limit,
-                                        const migration_view& view, bool arbitrating) {
+bool max_migrating_per_namespace(const pod_info& pod, std::string_view key,
+                                 std::optional<std::int64_t> limit, const migration_view& view,
+                                 bool arbitrating) {
   if (!limit || *limit <= 0) return true;
   std::int64_t n = 0;
   if (view.index != nullptr) {
-    const std::string key = pod.key();
     n = view.index->counting_in_namespace(pod.ns, arbitrating);
-    if (namespace_of(key) == pod.ns) n -= view.index->counting_of_pod(key, arbitrating);
+    if (n > 0 && namespace_of(key) == pod.ns) n -= view.index->counting_of_pod(key, arbitrating);
     return n < *limit;
   }
   for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
@@ -89,58 +92,115 @@ bool filter_max_migrating_per_namespace(const pod_info& pod, std::optional<std::
   return n < *limit;
 }
 
-std::string filter_workload(const pod_info& pod, const migration_controller_args& args,
-                            const migration_view& view, bool arbitrating) {
+bool unavailable_pod(const pod_info* p) {
+  return p == nullptr || !p->ready || p->terminating || p->failed;
+}
+
+// The pod's workload state: the owner's (workload_state_of), else derived from `workload` into
+// `derived`. nullptr: not found.
+const workload_state* state_of_pod(const pod_info& pod, const migration_view& view,
+                                   workload_state& derived) {
+  if (view.workload_state_of) return view.workload_state_of(pod);
+  const auto w = view.workload ? view.workload(pod) : std::nullopt;
+  if (!w) return nullptr;
+  derived = workload_state_of(*w, view);
+  return &derived;
+}
+
+std::string workload_refusal(const pod_info& pod, std::string_view key,
+                             const migration_controller_args& args, const migration_view& view,
+                             bool arbitrating) {
   const bool skip_migrating = skipped(args, "MaxMigratingPerWorkload");
   const bool skip_unavailable = skipped(args, "MaxUnavailablePerWorkload");
   if ((skip_migrating && skip_unavailable) || pod.owner.empty()) return {};
-  const auto w = view.workload ? view.workload(pod) : std::nullopt;
-  if (!w) return fmt::format("workload {}/{} not found", pod.owner.kind, pod.owner.name);
+  workload_state derived;
+  const workload_state* w = state_of_pod(pod, view, derived);
+  if (w == nullptr) return fmt::format("workload {}/{} not found", pod.owner.kind, pod.owner.name);
   const std::int64_t max_migrating =
       skip_migrating ? 0 : get_max_unavailable(w->replicas, args.max_migrating_per_workload);
   const std::int64_t max_unavailable =
       skip_unavailable ? 0 : get_max_unavailable(w->replicas, args.max_unavailable_per_workload);
-  std::set<std::string, std::less<>> migrating;
+  // The migrating pods' keys, distinct and sorted (they view the index's or the jobs' keys).
+  std::vector<std::string_view> migrating;
   if (view.index != nullptr) {
-    const std::string key = pod.key();
     view.index->for_each_workload_pod(pod.ns, pod.owner, arbitrating, [&](std::string_view k) {
-      if (k != key) migrating.emplace(k);
+      if (k != key) migrating.push_back(k);
     });
   } else {
+    std::set<std::string_view> keys;
     for_each_counting(pod, view, arbitrating, [&](const job_info& j) {
       // A pod's key starts with its namespace: other namespaces are skipped before the lookup.
       if (namespace_of(j.pod) != pod.ns) return;
       const pod_info* p = view.pod(j.pod);
-      if (p != nullptr && p->ns == pod.ns && p->owner == pod.owner) migrating.insert(j.pod);
+      if (p != nullptr && p->ns == pod.ns && p->owner == pod.owner) keys.insert(j.pod);
     });
+    migrating.assign(keys.begin(), keys.end());
   }
   if (!skip_migrating && !migrating.empty() &&
       static_cast<std::int64_t>(migrating.size()) >= max_migrating)
     return fmt::format("workload {}/{} has {} migrating pods, maxMigratingPerWorkload {}",
                        pod.owner.kind, pod.owner.name, migrating.size(), max_migrating);
   if (skip_unavailable) return {};
-  std::set<std::string, std::less<>> unavailable = migrating;
-  for (const auto& k : w->pods) {
-    const pod_info* p = view.pod(k);
-    if (p == nullptr || !p->ready || p->terminating || p->failed) unavailable.insert(k);
-  }
-  if (static_cast<std::int64_t>(unavailable.size()) >= max_unavailable)
+  // The migrating pods and the unavailable ones, each counted once.
+  std::size_t unavailable = migrating.size();
+  for (const auto& k : w->unavailable)
+    if (!std::binary_search(migrating.begin(), migrating.end(), std::string_view(k))) ++unavailable;
+  if (static_cast<std::int64_t>(unavailable) >= max_unavailable)
     return fmt::format("workload {}/{} has {} unavailable pods, maxUnavailablePerWorkload {}",
-                       pod.owner.kind, pod.owner.name, unavailable.size(), max_unavailable);
+                       pod.owner.kind, pod.owner.name, unavailable, max_unavailable);
   return {};
+}
+
+}  // namespace
+
+workload_state workload_state_of(const workload_info& w, const migration_view& view) {
+  workload_state s;
+  s.replicas = w.replicas;
+  for (const auto& k : w.pods)
+    if (unavailable_pod(view.pod(k))) s.unavailable.push_back(k);
+  std::sort(s.unavailable.begin(), s.unavailable.end());
+  s.unavailable.erase(std::unique(s.unavailable.begin(), s.unavailable.end()), s.unavailable.end());
+  return s;
+}
+
+bool filter_max_migrating_globally(const pod_info& pod, std::optional<std::int64_t> limit,
+                                   const migration_view& view, bool arbitrating) {
+  return max_migrating_globally(pod, pod.key(), limit, view, arbitrating);
+}
+
+bool filter_max_migrating_per_node(const pod_info& pod, std::optional<std::int64_t> limit,
+                                   const migration_view& view, bool arbitrating) {
+  return max_migrating_per_node(pod, pod.key(), limit, view, arbitrating);
+}
+
+bool filter_max_migrating_per_namespace(const pod_info& pod, std::optional<std::int64_t> limit,
+                                        const migration_view& view, bool arbitrating) {
+  return max_migrating_per_namespace(pod, pod.key(), limit, view, arbitrating);
+}
+
+std::string filter_workload(const pod_info& pod, const migration_controller_args& args,
+                            const migration_view& view, bool arbitrating) {
+  return workload_refusal(pod, pod.key(), args, view, arbitrating);
 }
 
 bool filter_expected_replicas(const pod_info& pod, const migration_controller_args& args,
                               const migration_view& view) {
   if (skipped(args, "ExpectedReplicas") || pod.owner.empty()) return true;
-  const auto w = view.workload ? view.workload(pod) : std::nullopt;
-  if (!w) return false;
-  const std::int64_t max_migrating =
-      get_max_unavailable(w->replicas, args.max_migrating_per_workload);
+  std::int64_t replicas = 0;
+  if (view.workload_state_of) {
+    const workload_state* w = view.workload_state_of(pod);
+    if (w == nullptr) return false;
+    replicas = w->replicas;
+  } else {
+    const auto w = view.workload ? view.workload(pod) : std::nullopt;
+    if (!w) return false;
+    replicas = w->replicas;
+  }
+  const std::int64_t max_migrating = get_max_unavailable(replicas, args.max_migrating_per_workload);
   const std::int64_t max_unavailable =
-      get_max_unavailable(w->replicas, args.max_unavailable_per_workload);
+      get_max_unavailable(replicas, args.max_unavailable_per_workload);
   if (args.skip_check_expected_replicas) return true;
-  return !(w->replicas == 1 || w->replicas == max_migrating || w->replicas == max_unavailable);
+  return !(replicas == 1 || replicas == max_migrating || replicas == max_unavailable);
 }
 
 bool filter_max_eviction_cost(const pod_info& pod) {
@@ -191,18 +251,19 @@ std::string non_retryable_refusal(const pod_info& pod, const migration_controlle
 std::string retryable_refusal(const pod_info& pod, const migration_controller_args& args,
                               const migration_view& view, bool arbitrating) {
   if (has_evict_annotation(pod)) return {};
+  const std::string key = pod.key();
   if (!skipped(args, "MaxMigratingGlobally") &&
-      !filter_max_migrating_globally(pod, args.max_migrating_globally, view, arbitrating))
+      !max_migrating_globally(pod, key, args.max_migrating_globally, view, arbitrating))
     return fmt::format("maxMigratingGlobally {} reached", *args.max_migrating_globally);
   if (!skipped(args, "MaxMigratingPerNode") &&
-      !filter_max_migrating_per_node(pod, args.max_migrating_per_node, view, arbitrating))
+      !max_migrating_per_node(pod, key, args.max_migrating_per_node, view, arbitrating))
     return fmt::format("maxMigratingPerNode {} reached on {}", *args.max_migrating_per_node,
                        pod.node);
   if (!skipped(args, "MaxMigratingPerNamespace") &&
-      !filter_max_migrating_per_namespace(pod, args.max_migrating_per_namespace, view, arbitrating))
+      !max_migrating_per_namespace(pod, key, args.max_migrating_per_namespace, view, arbitrating))
     return fmt::format("maxMigratingPerNamespace {} reached in {}",
                        *args.max_migrating_per_namespace, pod.ns);
-  return filter_workload(pod, args, view, arbitrating);
+  return workload_refusal(pod, key, args, view, arbitrating);
 }
 
 }  // namespace colony::descheduler

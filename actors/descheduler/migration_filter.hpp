@@ -50,6 +50,10 @@ inline constexpr std::int32_t system_critical_priority = 2'000'000'000;
                                             const migration_view& view);
 [[nodiscard]] bool filter_max_eviction_cost(const pod_info& pod);
 
+// The state the workload filters derive from a workload: its replicas and its pods that are not
+// available in `view` (for owners that keep migration_view::workload_state_of).
+[[nodiscard]] workload_state workload_state_of(const workload_info& w, const migration_view& view);
+
 // Whether a job counts toward the limits (see above).
 [[nodiscard]] bool job_counts(const job_info& j, bool arbitrating);
 

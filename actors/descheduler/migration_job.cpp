@@ -28,6 +28,10 @@ std::optional<job_phase> parse_job_phase(std::string_view s) noexcept {
 }
 
 const pod_info* migration_view::pod(std::string_view key) const {
+  if (pod_index != nullptr) {
+    const auto it = pod_index->find(key);
+    return it == pod_index->end() ? nullptr : it->second;
+  }
   if (pods == nullptr) return nullptr;
   const auto it = pods->find(key);
   return it == pods->end() ? nullptr : &it->second;

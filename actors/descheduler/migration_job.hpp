@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "actors/descheduler/descheduler_types.hpp"
@@ -52,17 +53,35 @@ struct workload_info {
   std::vector<std::string> pods;
 };
 
+// A workload as the owner of the view keeps it between events, for the workload filters' fast
+// path: its desired replicas and the keys of its pods that are not available (not found among
+// the view's pods, not ready, terminating or failed), sorted and distinct. Equal to what the
+// filters derive from workload_info by looking each of its pods up.
+struct workload_state {
+  std::int64_t replicas = 0;
+  std::vector<std::string> unavailable;
+};
+
+// Pods by key for point lookups: a hash map beside the ordered map (which is for walking in key
+// order). Lookups only, so nothing depends on its order.
+using pod_lookup = std::unordered_map<std::string_view, const pod_info*>;
+
 class job_index;
 
 // What the filters read: every pod by key, every job (any phase), and the workload of a pod's
 // controller owner (nullopt: not found, which fails the workload filters as an error does).
 // With an index (job_index.hpp, kept by the jobs' owner in step with `pods`) the filters and the
-// arbitration sort count from it and never read `jobs`, which may then be null.
+// arbitration sort count from it and never read `jobs`, which may then be null. With
+// `workload_state_of` (nullptr: not found) the workload filters read it instead of `workload` and
+// never look a workload's pods up; with `pod_index` pod() looks keys up there. Both optional, both
+// kept by the view's owner in step with `pods` and `workload`.
 struct migration_view {
   const std::map<std::string, pod_info, std::less<>>* pods = nullptr;
   const std::vector<job_info>* jobs = nullptr;
   std::function<std::optional<workload_info>(const pod_info&)> workload;
   const job_index* index = nullptr;
+  std::function<const workload_state*(const pod_info&)> workload_state_of;
+  const pod_lookup* pod_index = nullptr;
 
   [[nodiscard]] const pod_info* pod(std::string_view key) const;
 };

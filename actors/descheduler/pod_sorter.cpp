@@ -74,18 +74,18 @@ std::int32_t int32_annotation(const pod_info& p, std::string_view key) {
   return static_cast<std::int32_t>(v);
 }
 
+pod_class_key pod_class_key_of(const pod_info& p) {
+  return {priority_class_order(effective_priority_class(p)),
+          p.priority.value_or(0),
+          kube_qos_order(p.kube_qos),
+          qos_order(effective_qos_class(p)),
+          int32_annotation(p, annotation_pod_deletion_cost),
+          int32_annotation(p, annotation_eviction_cost)};
+}
+
 int compare_pods_by_class(const pod_info& a, const pod_info& b) {
-  if (int c = cmp(priority_class_order(effective_priority_class(a)),
-                  priority_class_order(effective_priority_class(b))))
-    return c;
-  if (int c = cmp(a.priority.value_or(0), b.priority.value_or(0))) return c;
-  if (int c = cmp(kube_qos_order(a.kube_qos), kube_qos_order(b.kube_qos))) return c;
-  if (int c = cmp(qos_order(effective_qos_class(a)), qos_order(effective_qos_class(b)))) return c;
-  if (int c = cmp(int32_annotation(a, annotation_pod_deletion_cost),
-                  int32_annotation(b, annotation_pod_deletion_cost)))
-    return c;
-  return cmp(int32_annotation(a, annotation_eviction_cost),
-             int32_annotation(b, annotation_eviction_cost));
+  const auto c = pod_class_key_of(a) <=> pod_class_key_of(b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
 int compare_pods_by_creation(const pod_info& a, const pod_info& b) {
@@ -131,15 +131,16 @@ void sort_pods_by_usage(std::vector<const pod_info*>& pods, const resource_amoun
     const pod_info* p;
     const resource_amounts* m;
     double score;
+    pod_class_key k;
   };
   std::vector<keyed> v;
   v.reserve(pods.size());
   for (const auto* p : pods) {
     const auto* m = metric(*p);
-    v.push_back({p, m, m ? pod_usage_score(*m, excess, weights) : 0.0});
+    v.push_back({p, m, m ? pod_usage_score(*m, excess, weights) : 0.0, pod_class_key_of(*p)});
   }
   std::stable_sort(v.begin(), v.end(), [](const keyed& a, const keyed& b) {
-    if (int c = compare_pods_by_class(*a.p, *b.p)) return c < 0;
+    if (a.k != b.k) return a.k < b.k;
     // Reverse(PodUsage): pods with a metric first, then the higher score.
     if ((a.m == nullptr) != (b.m == nullptr)) return a.m != nullptr;
     if (a.m && a.score != b.score) return a.score > b.score;

@@ -31,6 +31,18 @@ inline constexpr std::string_view annotation_eviction_cost =
 
 // PodSorter's keys before usage (1..6): -1 when a goes first, 1 when b does, 0 when equal.
 [[nodiscard]] int compare_pods_by_class(const pod_info& a, const pod_info& b);
+// The same keys as values, for sorts that compare each pod many times: ordered as
+// compare_pods_by_class orders the pods (lower first).
+struct pod_class_key {
+  int priority_class = 0;
+  std::int32_t priority = 0;
+  int kube_qos = 0;
+  int qos = 0;
+  std::int32_t deletion_cost = 0;
+  std::int32_t eviction_cost = 0;
+  auto operator<=>(const pod_class_key&) const = default;
+};
+[[nodiscard]] pod_class_key pod_class_key_of(const pod_info& p);
 // PodCreationTimestamp: newer first.
 [[nodiscard]] int compare_pods_by_creation(const pod_info& a, const pod_info& b);
 

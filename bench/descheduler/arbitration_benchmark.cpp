@@ -79,8 +79,7 @@ COLONY_BENCH("descheduler.arbitration",
   }
   // The jobs' index, as the controller's view keeps it (rebuilt untimed before each pass).
   job_index index;
-  const migration_view view{&c.pods, &jobs, [&c](const pod_info& pod) { return c.workload(pod); },
-                            &index};
+  const migration_view view = c.view(&jobs, &index);
 
   std::vector<double> ms, cpu;
   arbitration_outcome last;
@@ -101,10 +100,14 @@ COLONY_BENCH("descheduler.arbitration",
           [&](const arbitration_job& a) { return non_retryable_refusal(*a.pod, args, view); },
           [&](const arbitration_job& a) { return retryable_refusal(*a.pod, args, view, true); },
           [&](const job_info& j) {
+            // As descheduler_view::mark_passed.
             auto& passed = jobs[static_cast<std::size_t>(&j - jobs.data())];
-            index.remove(passed);
+            if (!index.mark_passed(passed)) {
+              index.remove(passed);
+              passed.passed_arbitration = true;
+              index.add(passed, view.pod(passed.pod));
+            }
             passed.passed_arbitration = true;
-            index.add(passed, view.pod(passed.pod));
           });
     });
     const double used = thread_cpu_ms() - c0;

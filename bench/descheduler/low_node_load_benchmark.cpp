@@ -86,10 +86,7 @@ struct component_evictor {
     limiter.reset();
     limited = refused = 0;
   }
-  [[nodiscard]] migration_view view() const {
-    return migration_view{&c.pods, &jobs, [this](const pod_info& p) { return c.workload(p); },
-                          &index};
-  }
+  [[nodiscard]] migration_view view() const { return c.view(&jobs, &index); }
   [[nodiscard]] bool filter(const pod_info& p) const {
     if (active.count(p.key())) return false;
     const auto v = view();
@@ -169,8 +166,7 @@ COLONY_BENCH("descheduler.low_node_load",
   std::vector<double> policy_ms;
   std::size_t policy_selected = 0;
   {
-    const migration_view none{&c.pods, nullptr,
-                              [&c](const pod_info& pod) { return c.workload(pod); }};
+    const migration_view none = c.view(nullptr, nullptr);
     evictor plain;
     plain.filter = [&](const pod_info& pod) {
       return non_retryable_refusal(pod, cfg->migration, none).empty();

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/descheduler/migration_filter.hpp"
 #include "messages/names.hpp"
 
 namespace colony::bench::descheduler {
@@ -62,6 +63,23 @@ std::optional<colony::descheduler::workload_info> synthetic_cluster::workload(
   const auto it = workloads.find(p.ns + "/" + p.owner.kind + "/" + p.owner.name);
   if (it == workloads.end()) return std::nullopt;
   return it->second;
+}
+
+const colony::descheduler::workload_state* synthetic_cluster::workload_state(
+    const pod_info& p) const {
+  if (p.owner.empty()) return nullptr;
+  const auto it = workload_states.find(p.ns + "/" + p.owner.kind + "/" + p.owner.name);
+  return it == workload_states.end() ? nullptr : &it->second;
+}
+
+colony::descheduler::migration_view synthetic_cluster::view(
+    const std::vector<colony::descheduler::job_info>* jobs,
+    const colony::descheduler::job_index* index) const {
+  colony::descheduler::migration_view v{&pods, jobs,
+                                        [this](const pod_info& p) { return workload(p); }, index};
+  v.workload_state_of = [this](const pod_info& p) { return workload_state(p); };
+  v.pod_index = &pod_index;
+  return v;
 }
 
 synthetic_cluster make_cluster(std::size_t nodes, std::size_t pods, std::uint64_t seed,
@@ -206,6 +224,10 @@ synthetic_cluster make_cluster(std::size_t nodes, std::size_t pods, std::uint64_
     }
     c.metrics.emplace(c.nodes[n].name, std::move(m));
   }
+  for (const auto& [key, p] : c.pods) c.pod_index.emplace(key, &p);
+  const auto v = c.view(nullptr, nullptr);
+  for (const auto& [key, w] : c.workloads)
+    c.workload_states.emplace(key, colony::descheduler::workload_state_of(w, v));
   return c;
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "actors/descheduler/descheduler_types.hpp"
@@ -29,9 +30,19 @@ struct synthetic_cluster {
   // Workload pods by "<ns>/<Kind>/<name>" (the view's stand-in: replicas = live pods).
   std::map<std::string, colony::descheduler::workload_info, std::less<>> workloads;
   std::size_t hot = 0, prod_hot = 0, warm = 0, cold = 0;
+  // What the component's view keeps for lookups: pods by key, and each workload's state.
+  colony::descheduler::pod_lookup pod_index;
+  std::unordered_map<std::string, colony::descheduler::workload_state> workload_states;
 
   [[nodiscard]] std::optional<colony::descheduler::workload_info> workload(
       const colony::descheduler::pod_info& p) const;
+  [[nodiscard]] const colony::descheduler::workload_state* workload_state(
+      const colony::descheduler::pod_info& p) const;
+  // The view the component's filters get (descheduler_view::migration): the jobs counted from
+  // `index`, pods and workloads looked up as above.
+  [[nodiscard]] colony::descheduler::migration_view view(
+      const std::vector<colony::descheduler::job_info>* jobs,
+      const colony::descheduler::job_index* index) const;
 };
 
 // `nodes` nodes and `pods` pods (one DaemonSet pod per node among them); metrics updated at

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/descheduler/migration_filter.hpp"
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
 
@@ -85,13 +86,17 @@ void descheduler_view::remove_pod(std::string_view key) {
   if (it == pods_.end()) return;
   if (!it->second.node.empty())
     if (auto n = by_node_.find(it->second.node); n != by_node_.end()) n->second.erase(it->first);
-  if (!it->second.owner.empty())
-    if (auto o = by_owner_.find(owner_key(it->second)); o != by_owner_.end()) {
+  if (!it->second.owner.empty()) {
+    const std::string owner = owner_key(it->second);
+    workload_states_.erase(owner);
+    if (auto o = by_owner_.find(owner); o != by_owner_.end()) {
       o->second.erase(it->first);
       if (o->second.empty()) by_owner_.erase(o);
     }
+  }
   requests_.erase(it->first);
   const std::string k = it->first;
+  pod_index_.erase(it->first);
   pods_.erase(it);
   jobs_index_.pod_changed(k, nullptr);
 }
@@ -148,9 +153,11 @@ void descheduler_view::on_event(const wire::Envelope& env) {
         p.owner.kind = std::string(owner.substr(0, s));
         p.owner.name = std::string(owner.substr(s + 1));
         by_owner_[owner_key(p)].insert(key);
+        workload_states_.erase(owner_key(p));
       }
       requests_[key] = req;
       const auto at = pods_.emplace(key, std::move(p)).first;
+      pod_index_.emplace(at->first, &at->second);
       jobs_index_.pod_changed(key, &at->second);
       break;
     }
@@ -244,8 +251,8 @@ void descheduler_view::on_event(const wire::Envelope& env) {
 }
 
 const descheduler::pod_info* descheduler_view::pod(std::string_view key) const {
-  const auto it = pods_.find(key);
-  return it == pods_.end() ? nullptr : &it->second;
+  const auto it = pod_index_.find(key);
+  return it == pod_index_.end() ? nullptr : it->second;
 }
 
 const resource_list* descheduler_view::requests(std::string_view key) const {
@@ -281,6 +288,17 @@ std::optional<descheduler::workload_info> descheduler_view::workload(
   w.replicas = static_cast<std::int64_t>(it->second.size());
   w.pods.assign(it->second.begin(), it->second.end());
   return w;
+}
+
+const descheduler::workload_state* descheduler_view::workload_state(
+    const descheduler::pod_info& p) const {
+  if (p.owner.empty()) return nullptr;
+  std::string k = owner_key(p);
+  if (const auto it = workload_states_.find(k); it != workload_states_.end()) return &it->second;
+  const auto w = workload(p);
+  if (!w) return nullptr;
+  auto s = descheduler::workload_state_of(*w, migration());
+  return &workload_states_.emplace(std::move(k), std::move(s)).first->second;
 }
 
 view_job* descheduler_view::job(std::string_view name) {
@@ -339,9 +357,12 @@ void descheduler_view::set_phase(std::string_view name, descheduler::job_phase p
 void descheduler_view::mark_passed(std::string_view name) {
   if (auto it = jobs_.find(name); it != jobs_.end()) {
     auto& info = it->second.info;
-    jobs_index_.remove(info);
+    if (!jobs_index_.mark_passed(info)) {
+      jobs_index_.remove(info);
+      info.passed_arbitration = true;
+      jobs_index_.add(info, pod(info.pod));
+    }
     info.passed_arbitration = true;
-    jobs_index_.add(info, pod(info.pod));
     // In place: arbitration marks every passing job, and a rebuild per mark is quadratic.
     if (auto* l = listed(name); l != nullptr)
       l->passed_arbitration = true;
@@ -359,9 +380,12 @@ const view_job* descheduler_view::active_job_of(std::string_view pod) const {
 
 descheduler::migration_view descheduler_view::migration() const {
   // The filters count from the index: no job list to rebuild after each new or passed job.
-  return descheduler::migration_view{&pods_, nullptr,
-                                     [this](const descheduler::pod_info& p) { return workload(p); },
-                                     &jobs_index_};
+  descheduler::migration_view v{&pods_, nullptr,
+                                [this](const descheduler::pod_info& p) { return workload(p); },
+                                &jobs_index_};
+  v.workload_state_of = [this](const descheduler::pod_info& p) { return workload_state(p); };
+  v.pod_index = &pod_index_;
+  return v;
 }
 
 }  // namespace colony::descheduler_actor

@@ -9,7 +9,8 @@
 // Colony's stand-ins: a pod is Ready once bound (the sim writes no readiness); a workload's
 // desired replicas are its live pods (the log carries no workload objects); a pod's owner is
 // PodSubmitted.owner ("Kind/name"); pods carry no volumes, so none has local storage or a PVC.
-// Deterministic: ordered maps only. Single owner.
+// Deterministic: walks are over ordered maps; the hash maps (pods by key, the workloads' states)
+// only answer lookups. Single owner; not copyable (those hold views of the pods map's nodes).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "actors/descheduler/descheduler_types.hpp"
@@ -45,6 +47,13 @@ struct view_job {
 
 class descheduler_view {
  public:
+  descheduler_view() = default;
+  descheduler_view(const descheduler_view&) = delete;
+  descheduler_view& operator=(const descheduler_view&) = delete;
+  descheduler_view(descheduler_view&&) = default;
+  descheduler_view& operator=(descheduler_view&&) = default;
+  ~descheduler_view() = default;
+
   // Folds one event. REQUIRES: env passed messages::decode().
   void on_event(const wire::Envelope& env);
 
@@ -62,6 +71,10 @@ class descheduler_view {
   [[nodiscard]] std::vector<const descheduler::pod_info*> pods_on(std::string_view node) const;
   // The workload of a pod's controller (its live pods), nullopt for a pod without one.
   [[nodiscard]] std::optional<descheduler::workload_info> workload(
+      const descheduler::pod_info& p) const;
+  // The same workload's state (migration_filter.hpp workload_state_of), kept until one of its
+  // pods comes or goes; nullptr for a pod without one. Valid until the next on_event.
+  [[nodiscard]] const descheduler::workload_state* workload_state(
       const descheduler::pod_info& p) const;
 
   // Jobs by name, and the flat list of the non-final ones (the filters count from an index).
@@ -82,9 +95,13 @@ class descheduler_view {
   // The listed copy of a job, nullptr when the list is stale or does not hold it.
   [[nodiscard]] descheduler::job_info* listed(std::string_view name) const;
   std::map<std::string, descheduler::pod_info, std::less<>> pods_;
+  descheduler::pod_lookup pod_index_;  // pods_ by key, for lookups
   std::map<std::string, resource_list, std::less<>> requests_;
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> by_node_;
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> by_owner_;  // ns/Kind/name
+  // by_owner_'s states, built at the first ask after a change (a pod of the owner comes or goes;
+  // nothing else changes what they hold: a pod's readiness is fixed when it is submitted).
+  mutable std::unordered_map<std::string, descheduler::workload_state> workload_states_;
   std::map<std::string, descheduler::node_info, std::less<>> nodes_;
   std::map<std::string, descheduler::node_metric_info, std::less<>> metrics_;
   std::map<std::string, std::int64_t, std::less<>> metric_offsets_;

@@ -81,17 +81,22 @@ struct world {
       jobs.push_back(std::move(j));
     } else if (r < 7) {
       auto& j = jobs[rng() % jobs.size()];
-      index.remove(j);
       const auto t = rng() % 4;
-      if (t == 0)
+      // Passing arbitration through mark_passed where it applies, else a remove and an add.
+      if (t == 0 && index.mark_passed(j)) {
         j.passed_arbitration = true;
-      else if (t == 1)
-        j.phase = job_phase::running;
-      else if (t == 2)
-        j.phase = rng() % 2 ? job_phase::succeeded : job_phase::failed;
-      else
-        j.passed_arbitration = false;
-      index.add(j, pod(j.pod));
+      } else {
+        index.remove(j);
+        if (t == 0)
+          j.passed_arbitration = true;
+        else if (t == 1)
+          j.phase = job_phase::running;
+        else if (t == 2)
+          j.phase = rng() % 2 ? job_phase::succeeded : job_phase::failed;
+        else
+          j.passed_arbitration = false;
+        index.add(j, pod(j.pod));
+      }
     } else if (r < 8 && !pods.empty()) {
       auto it = std::next(pods.begin(), static_cast<long>(rng() % pods.size()));
       it->second.node = "node-" + std::to_string(rng() % 4);
@@ -118,6 +123,18 @@ TEST(JobIndex, AgreesWithBruteForceOverRandomizedJobSets) {
       w.step();
       const auto brute = w.view(false);
       const auto indexed = w.view(true);
+      // The index with the owner-kept workload states and a hash lookup of pods.
+      pod_lookup lookup;
+      for (const auto& [k, p] : w.pods) lookup.emplace(k, &p);
+      workload_state state;
+      auto kept = w.view(true);
+      kept.pod_index = &lookup;
+      kept.workload_state_of = [&](const pod_info& p) -> const workload_state* {
+        const auto wl = brute.workload(p);
+        if (!wl) return nullptr;
+        state = workload_state_of(*wl, brute);
+        return &state;
+      };
       for (const auto& [key, pod] : w.pods) {
         for (const bool arb : {false, true}) {
           // The counts, by the definitions in migration_filter.hpp.
@@ -166,6 +183,9 @@ TEST(JobIndex, AgreesWithBruteForceOverRandomizedJobSets) {
             args.max_unavailable_per_workload = int_or_percent{limit + 1, false};
             const auto want = retryable_refusal(pod, args, brute, arb);
             EXPECT_EQ(retryable_refusal(pod, args, indexed, arb), want);
+            EXPECT_EQ(retryable_refusal(pod, args, kept, arb), want);
+            EXPECT_EQ(non_retryable_refusal(pod, args, kept),
+                      non_retryable_refusal(pod, args, brute));
             EXPECT_EQ(filter_max_migrating_per_node(pod, limit, indexed, arb),
                       filter_max_migrating_per_node(pod, limit, brute, arb));
             EXPECT_EQ(filter_max_migrating_per_namespace(pod, limit, indexed, arb),
