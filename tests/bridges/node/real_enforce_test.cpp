@@ -693,7 +693,9 @@ TEST(RealCgroupEnforce, BatchResourceFilesAreWrittenAndAMissingBvtFileIsReported
     std::vector<error> problems;
     run(**ag, 2, problems);
     EXPECT_TRUE(problems.empty()) << problems.front().describe();
-    if (!bvt_supported) EXPECT_EQ(unsupported_in_log().size(), 1u);
+    if (!bvt_supported) {
+      EXPECT_EQ(unsupported_in_log().size(), 1u);
+    }
   }
 }
 
