@@ -1001,13 +1001,17 @@ void koordlet_component::hooks_round(const wire::Envelope& env, std::span<const 
     std::vector<fb::Offset<wire::Term>> terms;
     for (const auto& t : inputs) {
       const auto n = fbb.CreateString(t.name);
-      const auto u = fbb.CreateString(t.unit);
-      const auto x = fbb.CreateString(t.text);
+      const auto u = t.unit.empty() ? fb::Offset<fb::String>{} : fbb.CreateString(t.unit);
+      const auto x = t.text.empty() ? fb::Offset<fb::String>{} : fbb.CreateString(t.text);
       terms.push_back(wire::CreateTerm(fbb, n, t.value, u, x));
     }
     const auto tv = fbb.CreateVector(terms);
-    const auto nn = fbb.CreateString(opt_.node);
-    const auto tn = fbb.CreateString(target);
+    // The pod's records name it as entity and as target, the QoS dirs' the node as entity and
+    // node: one string serves both.
+    const auto nn =
+        kind == wire::EntityKind::Node ? b_.key_string(opt_.node) : fbb.CreateString(opt_.node);
+    const auto tn = target == entity && kind != wire::EntityKind::Node ? b_.key_string(target)
+                                                                       : fbb.CreateString(target);
     out.push_back(
         b_.finish(header(env, kind, entity), wire::CreateCgroupUpdated(fbb, nn, tn, sv, tv)));
   };
@@ -1034,15 +1038,13 @@ void koordlet_component::hooks_round(const wire::Envelope& env, std::span<const 
           lim += std::max<std::int64_t>(0, c.limits.batch_cpu_milli);
           mem += std::max<std::int64_t>(0, c.limits.batch_memory_bytes);
         }
-        inputs.push_back(
-            {"batchCPURequest", req, "milli", "sum of containers' batch-cpu requests"});
-        inputs.push_back({"batchCPULimit", lim, "milli", "sum of containers' batch-cpu limits"});
-        inputs.push_back(
-            {"batchMemoryLimit", mem, "bytes", "sum of containers' batch-memory limits"});
-        inputs.push_back({"cfsQuotaEnabled", quota_on ? 1 : 0, "",
-                          "0: resourceUsedThresholdWithBE suppresses by cfsQuota"});
-        inputs.push_back({"cpuNormalizationRatio", as_int(cpu_norm_ratio_ * 100), "percent",
-                          "node.koordinator.sh/cpu-normalization-ratio"});
+        // The terms' meaning is in docs/koordlet.md ("BE cgroups from batch resources"); a
+        // record carries names, values and units only (one is written per BE pod).
+        inputs.push_back({"batchCPURequest", req, "milli", {}});
+        inputs.push_back({"batchCPULimit", lim, "milli", {}});
+        inputs.push_back({"batchMemoryLimit", mem, "bytes", {}});
+        inputs.push_back({"cfsQuotaEnabled", quota_on ? 1 : 0, "", {}});
+        inputs.push_back({"cpuNormalizationRatio", as_int(cpu_norm_ratio_ * 100), "percent", {}});
       }
     }
     if (sampled_only_.count(key) == 0)
@@ -1052,9 +1054,9 @@ void koordlet_component::hooks_round(const wire::Envelope& env, std::span<const 
         settings.emplace_back("memory.high",
                               m->high_bytes ? std::to_string(*m->high_bytes) : std::string("max"));
         const auto& q = kl::memory_qos_of(opt_.memory_qos, p);
-        inputs.push_back({"minLimitPercent", q.min_limit_percent, "percent", "memoryQOS"});
-        inputs.push_back({"lowLimitPercent", q.low_limit_percent, "percent", "memoryQOS"});
-        inputs.push_back({"throttlingPercent", q.throttling_percent, "percent", "memoryQOS"});
+        inputs.push_back({"minLimitPercent", q.min_limit_percent, "percent", {}});
+        inputs.push_back({"lowLimitPercent", q.low_limit_percent, "percent", {}});
+        inputs.push_back({"throttlingPercent", q.throttling_percent, "percent", {}});
       }
     if (bvt_active_) {
       const auto v = kl::pod_bvt_value(bvt, p.qos, p.kube_qos_class);
