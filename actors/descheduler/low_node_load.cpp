@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -217,11 +218,77 @@ bool node_fit_with(const pod_info& pod, const node_info& node, const resource_am
   return true;
 }
 
+// The names of requested resources met in a round, interned so that nodeFit compares indices.
+struct request_names {
+  std::vector<std::string> names;
+  std::size_t index(std::string_view r) {
+    const auto it = std::find(names.begin(), names.end(), r);
+    if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
+    names.emplace_back(r);
+    return names.size() - 1;
+  }
+};
+
+// nodeFit's view of a target, computed at its first nodeFit of the round and shared by both
+// eviction phases (fixed for the round: LowNodeLoad moves no pod onto a target): the summed
+// requests of its pods and its allocatable, by interned name (a name interned after the sum was
+// taken is requested by none of its pods).
+struct node_requests {
+  bool computed = false;
+  bool schedulable = false;
+  std::optional<std::int64_t> pods_cap;
+  std::int64_t pod_count = 0;
+  std::vector<std::int64_t> requested, allocatable;
+};
+
+// The round's nodeFit state: interned names and each target's requests.
+struct fit_cache {
+  request_names names;
+  std::unordered_map<const node_usage*, node_requests> nodes;
+};
+
+void compute_requests(node_requests& n, const node_usage& u, request_names& interned) {
+  const node_info& node = *u.node;
+  n.computed = true;
+  n.schedulable = !node.unschedulable && node.ready;
+  if (const auto cap = node.allocatable.find(names::pods); cap != node.allocatable.end())
+    n.pods_cap = cap->second;
+  n.pod_count = static_cast<std::int64_t>(u.all_pods.size());
+  for (const auto* p : u.all_pods)
+    for (const auto& [r, q] : p->requests) {
+      const std::size_t k = interned.index(r);
+      if (k >= n.requested.size()) n.requested.resize(k + 1, 0);
+      n.requested[k] += q;
+    }
+}
+
+// A pod's requests as nodeFit checks them: positive, not pods, by interned name.
+using pod_requests = std::vector<std::pair<std::size_t, std::int64_t>>;
+
+void pod_requests_of(const pod_info& pod, request_names& names, pod_requests& out) {
+  out.clear();
+  for (const auto& [r, q] : pod.requests)
+    if (q > 0 && r != names::pods) out.emplace_back(names.index(r), q);
+}
+
+// node_fit_with over a target's node_requests.
+bool fits_requests(const pod_requests& req, node_requests& n, const node_info& node,
+                   const request_names& interned) {
+  if (!n.schedulable) return false;
+  if (n.pods_cap && n.pod_count + 1 > *n.pods_cap) return false;
+  while (n.allocatable.size() < interned.names.size())
+    n.allocatable.push_back(amount(node.allocatable, interned.names[n.allocatable.size()]));
+  for (const auto& [k, q] : req) {
+    const std::int64_t used = k < n.requested.size() ? n.requested[k] : 0;
+    if (used + q > n.allocatable[k]) return false;
+  }
+  return true;
+}
+
 // A target of one eviction phase, resolved once: its usage, thresholds (nullptr: none), each
 // threshold as a slot (the resource's index in the phase's list, the limit and the usage it
-// bounds; resources the usage lacks are never checked, so they get no slot), and the summed
-// requests of its pods, computed at its first nodeFit (fixed for the round: LowNodeLoad moves no
-// pod onto a target).
+// bounds; resources the usage lacks are never checked, so they get no slot), and its nodeFit
+// state in the round's fit_cache.
 struct fit_slot {
   std::size_t resource = 0;
   std::int64_t limit = 0;
@@ -231,7 +298,7 @@ struct fit_target {
   node_usage* usage = nullptr;
   const node_thresholds* thresholds = nullptr;
   std::vector<fit_slot> slots, prod_slots;
-  std::optional<resource_amounts> requested;
+  node_requests* requests = nullptr;
 };
 // The targets' room under their thresholds (limit - usage per resource; none: no limit) as a
 // tree of maxima over ranges of targets, so that the first target whose room admits a pod is
@@ -243,10 +310,13 @@ struct room_tree {
 };
 
 struct fit_targets {
+  fit_cache* cache = nullptr;
   std::vector<fit_target> targets;
   std::vector<std::string> resources;  // every threshold resource of the targets
   std::optional<bool> tree_prod;       // the scope `rooms` was built for
   room_tree rooms;
+  std::vector<std::int64_t> amounts;  // scratch: the pod's usage per resource
+  pod_requests requests;              // scratch: the pod's requests
 };
 
 const std::vector<fit_slot>& slots_of_scope(const fit_target& t, bool prod) {
@@ -304,9 +374,9 @@ std::size_t first_room(const fit_targets& f, std::size_t k, std::size_t lo, std:
   return left != f.targets.size() ? left : first_room(f, 2 * k + 1, mid, hi, from, amounts);
 }
 
-bool fits_node(const pod_info& pod, fit_target& t) {
-  if (!t.requested) t.requested = requested_of(t.usage->all_pods);
-  return node_fit_with(pod, *t.usage->node, *t.requested, t.usage->all_pods.size());
+bool fits_node(fit_targets& f, fit_target& t) {
+  if (!t.requests->computed) compute_requests(*t.requests, *t.usage, f.cache->names);
+  return fits_requests(f.requests, *t.requests, *t.usage->node, f.cache->names);
 }
 
 // podFitsAnyNodeWithThreshold over resolved targets. Both checks are pure, so the cheap threshold
@@ -314,10 +384,12 @@ bool fits_node(const pod_info& pod, fit_target& t) {
 // first target passing both, as in Koordinator's loop (nodeFit, then the thresholds).
 bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
                          fit_targets& resolved, bool prod) {
-  // The pod's usage per resource, looked up once rather than per target.
-  std::vector<std::int64_t> amounts(resolved.resources.size());
+  // The pod's usage and requests, looked up once rather than per target.
+  auto& amounts = resolved.amounts;
+  amounts.resize(resolved.resources.size());
   for (std::size_t i = 0; i < amounts.size(); ++i)
     amounts[i] = amount(pod_usage, resolved.resources[i]);
+  pod_requests_of(pod, resolved.cache->names, resolved.requests);
   if (resolved.tree_prod != prod) build_rooms(resolved, prod);
   const std::size_t n = resolved.targets.size();
   // A target passes the thresholds when usage + the pod's <= limit for each slot, i.e. the pod's
@@ -326,7 +398,7 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
        i = first_room(resolved, 1, 0, resolved.rooms.leaves, i + 1, amounts)) {
     auto& t = resolved.targets[i];
     if (t.thresholds == nullptr) {
-      if (fits_node(pod, t)) return true;
+      if (fits_node(resolved, t)) return true;
       continue;
     }
     const auto& slots = prod ? t.prod_slots : t.slots;
@@ -336,7 +408,7 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
         exceeded = true;
         break;
       }
-    if (exceeded || !fits_node(pod, t)) continue;
+    if (exceeded || !fits_node(resolved, t)) continue;
     // The pod's usage is pre-reserved on the target (kept whether or not it is evicted).
     for (const auto& s : slots) *s.used += amounts[s.resource];
     update_room(resolved, i, prod);
@@ -345,10 +417,11 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
   return false;
 }
 
-fit_targets resolve_targets(std::span<const std::string> targets,
-                            std::map<std::string, node_usage, std::less<>>& usages,
-                            const std::map<std::string, node_thresholds, std::less<>>& thresholds) {
+using target_ref = std::pair<node_usage*, const node_thresholds*>;
+
+fit_targets resolve_targets(std::span<const target_ref> targets, fit_cache& cache) {
   fit_targets out;
+  out.cache = &cache;
   out.targets.reserve(targets.size());
   auto index_of = [&out](const std::string& r) {
     const auto it = std::find(out.resources.begin(), out.resources.end(), r);
@@ -363,16 +436,14 @@ fit_targets resolve_targets(std::span<const std::string> targets,
         v.push_back({index_of(r), limit, &it->second});
     return v;
   };
-  for (const auto& name : targets) {
-    const auto u = usages.find(name);
-    if (u == usages.end()) continue;
-    const auto t = thresholds.find(name);
+  for (const auto& [u, th] : targets) {
     fit_target f;
-    f.usage = &u->second;
-    if (t != thresholds.end()) {
-      f.thresholds = &t->second;
-      f.slots = slots_of(t->second.high, u->second.usage);
-      f.prod_slots = slots_of(t->second.prod_high, u->second.prod_usage);
+    f.usage = u;
+    f.requests = &cache.nodes[u];
+    if (th != nullptr) {
+      f.thresholds = th;
+      f.slots = slots_of(th->high, u->usage);
+      f.prod_slots = slots_of(th->prod_high, u->prod_usage);
     }
     out.targets.push_back(std::move(f));
   }
@@ -390,7 +461,15 @@ bool pod_fits_any_node_with_threshold(
     const pod_info& pod, const resource_amounts& pod_usage, std::span<const std::string> targets,
     std::map<std::string, node_usage, std::less<>>& usages,
     const std::map<std::string, node_thresholds, std::less<>>& thresholds, bool prod) {
-  auto resolved = resolve_targets(targets, usages, thresholds);
+  std::vector<target_ref> refs;
+  for (const auto& name : targets) {
+    const auto u = usages.find(name);
+    if (u == usages.end()) continue;
+    const auto t = thresholds.find(name);
+    refs.emplace_back(&u->second, t == thresholds.end() ? nullptr : &t->second);
+  }
+  fit_cache cache;
+  auto resolved = resolve_targets(refs, cache);
   return pod_fits_any_target(pod, pod_usage, resolved, prod);
 }
 
@@ -505,14 +584,19 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     usages.emplace(n->name, std::move(u));
   }
   const auto thresholds = node_thresholds_of(usages, t, pool.use_deviation_thresholds);
+  // Each node's thresholds by its usage (the two maps have the same keys).
+  std::unordered_map<const node_usage*, const node_thresholds*> thresholds_of;
+  thresholds_of.reserve(usages.size());
+  auto th = thresholds.begin();
+  for (const auto& [name, u] : usages) thresholds_of.emplace(&u, &(th++)->second);
+  fit_cache fits;
 
   // classifyNodes (exclusive, first match wins).
   std::vector<node_usage*> low, high, prod_low, prod_high, both_low;
   for (auto& entry : usages) {
-    // Named members, not a structured binding: Clang 14 refuses bindings captured by lambdas.
-    const auto& name = entry.first;
+    // A named member, not a structured binding: Clang 14 refuses bindings captured by lambdas.
     auto& u = entry.second;
-    const auto& th = thresholds.at(name);
+    const auto& th = *thresholds_of.at(&u);
     const bool schedulable = !u.node->unschedulable;
     auto prod_over = [&] { return !overutilized(u.prod_usage, th.prod_high).empty(); };
     auto prod_under = [&] { return schedulable && underutilized(u.prod_usage, th.prod_low); };
@@ -581,7 +665,7 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     resource_amounts a;
     for (const auto& r : t.resources) a[r] = 0;
     for (const auto* u : dst) {
-      const auto& th = thresholds.at(u->node->name);
+      const auto& th = *thresholds_of.at(u);
       for (const auto& r : t.resources)
         a[r] +=
             amount(prod ? th.prod_high : th.high, r) - amount(prod ? u->prod_usage : u->usage, r);
@@ -597,7 +681,7 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
 
   // The eviction reason (overUtilizedEvictionReason), over the filled high thresholds.
   auto reason_of = [&](const node_usage& u, bool prod) {
-    const auto& th = thresholds.at(u.node->name);
+    const auto& th = *thresholds_of.at(&u);
     const auto over = overutilized(prod ? u.prod_usage : u.usage, prod ? th.prod_high : th.high);
     const auto pct = resource_usage_percentages(prod ? u.prod_usage : u.usage, u.node->allocatable);
     const auto& percent = prod ? t.prod_high : t.high;
@@ -620,12 +704,12 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
   auto balance_pods =
       [&](const std::vector<const node_usage*>& sources, const std::vector<node_usage*>& targets_a,
           const std::vector<node_usage*>& targets_b, resource_amounts& budget, bool prod) {
-        std::vector<std::string> target_names;
+        std::vector<target_ref> refs;
         for (const auto* v : {&targets_a, &targets_b})
-          for (const auto* u : *v) target_names.push_back(u->node->name);
-        if (target_names.empty()) return;
+          for (auto* u : *v) refs.emplace_back(u, thresholds_of.at(u));
+        if (refs.empty()) return;
         // Resolved once per phase, not once per candidate pod.
-        auto targets = resolve_targets(target_names, usages, thresholds);
+        auto targets = resolve_targets(refs, fits);
         for (const auto* src_c : sources) {
           auto& src = usages.at(src_c->node->name);
           const auto& all = prod ? src.prod_pods : src.all_pods;
@@ -641,7 +725,7 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
           }
           if (removable.empty()) continue;
           // sortPodsOnOneOverloadedNode
-          const auto& th = thresholds.at(src.node->name);
+          const auto& th = *thresholds_of.at(&src);
           const auto& limit = prod ? th.prod_high : th.high;
           const auto over = overutilized(prod ? src.prod_usage : src.usage, limit);
           weight_map w;
