@@ -60,6 +60,31 @@ metrics_of(const std::vector<metric_ref>& sorted, std::string_view ns, std::stri
   return {lo, hi};
 }
 
+// Calls f(i, lo, hi) with the metrics [lo, hi) under each pod's key: one merge when the pods are
+// in key order, else a binary search per pod.
+template <class F>
+void for_each_metric_range(std::span<const pod_info* const> pods,
+                           const std::vector<metric_ref>& sorted, F&& f) {
+  const bool ordered =
+      std::is_sorted(pods.begin(), pods.end(), [](const pod_info* a, const pod_info* b) {
+        return compare_keys(a->ns, a->name, b->ns, b->name) < 0;
+      });
+  auto lo = sorted.begin();
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    const pod_info& p = *pods[i];
+    if (!ordered) {
+      const auto [l, h] = metrics_of(sorted, p.ns, p.name);
+      f(i, l, h);
+      continue;
+    }
+    // The first metric at or after this key is at or after the previous pod's.
+    while (lo != sorted.end() && compare_keys(lo->ns, lo->name, p.ns, p.name) < 0) ++lo;
+    auto hi = lo;
+    while (hi != sorted.end() && compare_keys(hi->ns, hi->name, p.ns, p.name) == 0) ++hi;
+    f(i, lo, hi);
+  }
+}
+
 }  // namespace
 
 const resource_amounts* node_usage::pod_metric(std::string_view ns, std::string_view name) const {
@@ -554,30 +579,52 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     by_key.reserve(m->pods.size());
     for (std::size_t i = 0; i < m->pods.size(); ++i)
       by_key.push_back({{m->pods[i].ns, m->pods[i].name, &m->pods[i].usage}, i});
-    std::stable_sort(by_key.begin(), by_key.end(), [](const auto& a, const auto& b) {
+    // Sorted only when out of key order (a stable sort of an ordered list changes nothing).
+    const auto key_less = [](const auto& a, const auto& b) {
       return compare_keys(a.first.ns, a.first.name, b.first.ns, b.first.name) < 0;
-    });
+    };
+    if (!std::is_sorted(by_key.begin(), by_key.end(), key_less))
+      std::stable_sort(by_key.begin(), by_key.end(), key_less);
     u.pod_metrics.reserve(by_key.size());
     for (const auto& [ref, i] : by_key) u.pod_metrics.push_back(ref);
     // Which metrics are of prod pods (every entry under a prod pod's key), found once per pod
-    // rather than once per resource.
+    // rather than once per resource. The pods are scattered in memory: each one's class is
+    // fetched a few pods ahead.
     std::vector<char> prod_metric(m->pods.size());
-    for (const auto* p : u.all_pods)
-      if (effective_priority_class(*p) == priority_class::prod) {
-        u.prod_pods.push_back(p);
-        const auto [lo, hi] = metrics_of(u.pod_metrics, p->ns, p->name);
-        for (auto it = lo; it != hi; ++it)
-          prod_metric[by_key[static_cast<std::size_t>(it - u.pod_metrics.begin())].second] = 1;
+    constexpr std::size_t ahead = 4;
+    for (std::size_t i = 0; i < u.all_pods.size(); ++i) {
+      if (i + ahead < u.all_pods.size()) __builtin_prefetch(&u.all_pods[i + ahead]->priority);
+      if (effective_priority_class(*u.all_pods[i]) == priority_class::prod)
+        u.prod_pods.push_back(u.all_pods[i]);
+    }
+    for_each_metric_range(u.prod_pods, u.pod_metrics, [&](std::size_t, auto lo, auto hi) {
+      for (auto it = lo; it != hi; ++it)
+        prod_metric[by_key[static_cast<std::size_t>(it - u.pod_metrics.begin())].second] = 1;
+    });
+    // Each metric's usage walked once beside the (sorted) threshold resources.
+    const std::size_t nr = t.resources.size();
+    std::vector<std::int64_t> used(nr), prod_used(nr);
+    for (std::size_t k = 0; k < nr; ++k) used[k] = amount(m->system_usage, t.resources[k]);
+    for (std::size_t i = 0; i < m->pods.size(); ++i) {
+      const auto& pu = m->pods[i].usage;
+      auto it = pu.begin();
+      for (std::size_t k = 0; it != pu.end() && k < nr;) {
+        const int c = it->first.compare(t.resources[k]);
+        if (c < 0) {
+          ++it;
+        } else if (c > 0) {
+          ++k;
+        } else {
+          used[k] += it->second;
+          if (prod_metric[i]) prod_used[k] += it->second;
+          ++it;
+          ++k;
+        }
       }
-    for (const auto& r : t.resources) {
-      std::int64_t used = amount(m->system_usage, r), prod_used = 0;
-      for (std::size_t i = 0; i < m->pods.size(); ++i) {
-        const std::int64_t q = amount(m->pods[i].usage, r);
-        used += q;
-        if (prod_metric[i]) prod_used += q;
-      }
-      u.usage[r] = used;
-      u.prod_usage[r] = prod_used;
+    }
+    for (std::size_t k = 0; k < nr; ++k) {
+      u.usage[t.resources[k]] = used[k];
+      u.prod_usage[t.resources[k]] = prod_used[k];
     }
     u.usage[std::string(names::pods)] = static_cast<std::int64_t>(u.all_pods.size());
     u.prod_usage[std::string(names::pods)] = static_cast<std::int64_t>(u.prod_pods.size());
