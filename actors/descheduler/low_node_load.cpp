@@ -748,79 +748,95 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
   };
   const bool fit = args_.node_fit.value_or(true);
 
-  auto balance_pods =
-      [&](const std::vector<const node_usage*>& sources, const std::vector<node_usage*>& targets_a,
-          const std::vector<node_usage*>& targets_b, resource_amounts& budget, bool prod) {
-        std::vector<target_ref> refs;
-        for (const auto* v : {&targets_a, &targets_b})
-          for (auto* u : *v) refs.emplace_back(u, thresholds_of.at(u));
-        if (refs.empty()) return;
-        // Resolved once per phase, not once per candidate pod.
-        auto targets = resolve_targets(refs, fits);
-        for (const auto* src_c : sources) {
-          auto& src = usages.at(src_c->node->name);
-          const auto& all = prod ? src.prod_pods : src.all_pods;
-          std::vector<const pod_info*> removable;
-          for (const auto* p : all) {
-            if (!pod_filter(*p)) continue;
-            if (fit) {
-              const auto* m = src.pod_metric(p->ns, p->name);
-              if (m == nullptr) continue;
-              if (!pod_fits_any_target(*p, *m, targets, prod)) continue;
-            }
-            removable.push_back(p);
-          }
-          if (removable.empty()) continue;
-          // sortPodsOnOneOverloadedNode
-          const auto& th = *thresholds_of.at(&src);
-          const auto& limit = prod ? th.prod_high : th.high;
-          const auto over = overutilized(prod ? src.prod_usage : src.usage, limit);
-          weight_map w;
-          resource_amounts excess;
-          for (const auto& [r, used] : over) {
-            const auto wi = weights.find(r);
-            w[r] = wi == weights.end() ? 0 : wi->second;
-            excess[r] = used - amount(limit, r);
-          }
-          sort_pods_by_usage(removable, excess, w,
-                             [&src](const pod_info& p) -> const resource_amounts* {
-                               return src.pod_metric(p.ns, p.name);
-                             });
-          // evictPods
-          for (const auto* p : removable) {
-            // continueEvictionCond
-            if (overutilized(prod ? src.prod_usage : src.usage, limit).empty()) {
-              (prod ? prod_detectors_ : node_detectors_).reset(src.node->name, now);
-              break;
-            }
-            bool exhausted = false;
-            for (const auto& r : t.resources)
-              if (const auto b = budget.find(r); b != budget.end() && b->second <= 0)
-                exhausted = true;
-            if (exhausted) break;
-            if (!pod_filter(*p)) continue;
-            if (!args_.dry_run) {
-              eviction_request req;
-              req.pod = p;
-              req.node = src.node->name;
-              req.pool = pool.name;
-              req.prod = prod;
-              req.reason = reason_of(src, prod);
-              if (!ev.evict || !ev.evict(req)) continue;
-            }
-            ++round.evicted;
-            const auto* m = src.pod_metric(p->ns, p->name);
-            if (m == nullptr) continue;
-            for (auto& [r, avail] : budget) {
-              const std::int64_t q = r == names::pods ? 1 : amount(*m, r);
-              avail -= q;
-              if (auto nu = src.usage.find(r); nu != src.usage.end()) nu->second -= q;
-              if (prod)
-                if (auto pu = src.prod_usage.find(r); pu != src.prod_usage.end()) pu->second -= q;
-            }
-          }
+  auto balance_pods = [&](const std::vector<const node_usage*>& sources,
+                          const std::vector<node_usage*>& targets_a,
+                          const std::vector<node_usage*>& targets_b, resource_amounts& budget,
+                          bool prod) {
+    std::vector<target_ref> refs;
+    for (const auto* v : {&targets_a, &targets_b})
+      for (auto* u : *v) refs.emplace_back(u, thresholds_of.at(u));
+    if (refs.empty()) return;
+    // Resolved once per phase, not once per candidate pod.
+    auto targets = resolve_targets(refs, fits);
+    for (const auto* src_c : sources) {
+      auto& src = usages.at(src_c->node->name);
+      const auto& all = prod ? src.prod_pods : src.all_pods;
+      // Each pod's metric (the last entry under its key), matched once; the removable
+      // pods' kept by pod for the sort and the evictions.
+      std::vector<const resource_amounts*> metric_of(all.size());
+      for_each_metric_range(all, src.pod_metrics, [&](std::size_t i, auto lo, auto hi) {
+        if (lo != hi) metric_of[i] = std::prev(hi)->usage;
+      });
+      std::vector<const pod_info*> removable;
+      std::vector<std::pair<const pod_info*, const resource_amounts*>> removable_metrics;
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        const auto* p = all[i];
+        if (!pod_filter(*p)) continue;
+        if (fit) {
+          const auto* m = metric_of[i];
+          if (m == nullptr) continue;
+          if (!pod_fits_any_target(*p, *m, targets, prod)) continue;
         }
+        removable.push_back(p);
+        removable_metrics.emplace_back(p, metric_of[i]);
+      }
+      if (removable.empty()) continue;
+      std::sort(removable_metrics.begin(), removable_metrics.end());
+      // A pod listed twice has one metric, so the first entry for it is as good as any.
+      auto removable_metric = [&removable_metrics](const pod_info& p) {
+        const auto it = std::lower_bound(
+            removable_metrics.begin(), removable_metrics.end(), &p,
+            [](const auto& e, const pod_info* q) { return std::less<>{}(e.first, q); });
+        return it->second;
       };
+      // sortPodsOnOneOverloadedNode
+      const auto& th = *thresholds_of.at(&src);
+      const auto& limit = prod ? th.prod_high : th.high;
+      const auto over = overutilized(prod ? src.prod_usage : src.usage, limit);
+      weight_map w;
+      resource_amounts excess;
+      for (const auto& [r, used] : over) {
+        const auto wi = weights.find(r);
+        w[r] = wi == weights.end() ? 0 : wi->second;
+        excess[r] = used - amount(limit, r);
+      }
+      sort_pods_by_usage(removable, excess, w, [&](const pod_info& p) -> const resource_amounts* {
+        return removable_metric(p);
+      });
+      // evictPods
+      for (const auto* p : removable) {
+        // continueEvictionCond
+        if (overutilized(prod ? src.prod_usage : src.usage, limit).empty()) {
+          (prod ? prod_detectors_ : node_detectors_).reset(src.node->name, now);
+          break;
+        }
+        bool exhausted = false;
+        for (const auto& r : t.resources)
+          if (const auto b = budget.find(r); b != budget.end() && b->second <= 0) exhausted = true;
+        if (exhausted) break;
+        if (!pod_filter(*p)) continue;
+        if (!args_.dry_run) {
+          eviction_request req;
+          req.pod = p;
+          req.node = src.node->name;
+          req.pool = pool.name;
+          req.prod = prod;
+          req.reason = reason_of(src, prod);
+          if (!ev.evict || !ev.evict(req)) continue;
+        }
+        ++round.evicted;
+        const auto* m = removable_metric(*p);
+        if (m == nullptr) continue;
+        for (auto& [r, avail] : budget) {
+          const std::int64_t q = r == names::pods ? 1 : amount(*m, r);
+          avail -= q;
+          if (auto nu = src.usage.find(r); nu != src.usage.end()) nu->second -= q;
+          if (prod)
+            if (auto pu = src.prod_usage.find(r); pu != src.prod_usage.end()) pu->second -= q;
+        }
+      }
+    }
+  };
   balance_pods(abnormal, low, both_low, node_total, false);
   // The bothLow part left after the node phase bounds what the prod phase may use of it.
   for (const auto& r : t.resources)
