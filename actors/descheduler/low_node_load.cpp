@@ -325,21 +325,25 @@ struct fit_target {
   std::vector<fit_slot> slots, prod_slots;
   node_requests* requests = nullptr;
 };
-// The targets' room under their thresholds (limit - usage per resource; none: no limit) as a
-// tree of maxima over ranges of targets, so that the first target whose room admits a pod is
-// found without checking each full target before it. Built for one scope (node or prod slots).
-struct room_tree {
+// The targets' room under their thresholds (limit - usage per resource; none: no limit), per
+// target and as maxima over blocks of consecutive targets, so that the first target whose room
+// admits a pod is found by skipping whole blocks without the room. (A tree of maxima prunes
+// badly with several resources: one target's cpu room and another's memory room make a range
+// look open where no target is.) Built for one scope (node or prod slots).
+struct room_blocks {
   static constexpr std::int64_t unlimited = std::numeric_limits<std::int64_t>::max();
-  std::size_t leaves = 0, resources = 0;  // leaves: a power of two
-  std::vector<std::int64_t> max;          // node k (1 = root), resource r: max[k * resources + r]
+  static constexpr std::size_t block = 32;
+  std::size_t resources = 0;
+  std::vector<std::int64_t> room;  // target i, resource r: room[i * resources + r]
+  std::vector<std::int64_t> max;   // block b, resource r: max[b * resources + r]
 };
 
 struct fit_targets {
   fit_cache* cache = nullptr;
   std::vector<fit_target> targets;
   std::vector<std::string> resources;  // every threshold resource of the targets
-  std::optional<bool> tree_prod;       // the scope `rooms` was built for
-  room_tree rooms;
+  std::optional<bool> rooms_prod;      // the scope `rooms` was built for
+  room_blocks rooms;
   std::vector<std::int64_t> amounts;  // scratch: the pod's usage per resource
   pod_requests requests;              // scratch: the pod's requests
 };
@@ -348,55 +352,70 @@ const std::vector<fit_slot>& slots_of_scope(const fit_target& t, bool prod) {
   return prod ? t.prod_slots : t.slots;
 }
 
-// Sets leaf i's room from its slots and updates its ancestors.
+void set_room(fit_targets& f, std::size_t i, bool prod) {
+  auto& rb = f.rooms;
+  const std::size_t r = rb.resources;
+  std::int64_t* room = rb.room.data() + i * r;
+  std::fill(room, room + r, room_blocks::unlimited);
+  for (const auto& s : slots_of_scope(f.targets[i], prod))
+    room[s.resource] = std::min(room[s.resource], s.limit - *s.used);
+}
+
+void set_block_max(fit_targets& f, std::size_t b) {
+  auto& rb = f.rooms;
+  const std::size_t r = rb.resources;
+  const std::size_t lo = b * room_blocks::block;
+  const std::size_t hi = std::min(lo + room_blocks::block, f.targets.size());
+  std::int64_t* m = rb.max.data() + b * r;
+  std::fill(m, m + r, std::numeric_limits<std::int64_t>::min());
+  for (std::size_t i = lo; i < hi; ++i)
+    for (std::size_t x = 0; x < r; ++x) m[x] = std::max(m[x], rb.room[i * r + x]);
+}
+
+// Sets target i's room from its slots and updates its block.
 void update_room(fit_targets& f, std::size_t i, bool prod) {
-  auto& tr = f.rooms;
-  const std::size_t r = tr.resources;
-  std::size_t k = tr.leaves + i;
-  for (std::size_t x = 0; x < r; ++x) tr.max[k * r + x] = room_tree::unlimited;
-  for (const auto& s : slots_of_scope(f.targets[i], prod)) {
-    auto& m = tr.max[k * r + s.resource];
-    m = std::min(m, s.limit - *s.used);
-  }
-  for (k /= 2; k >= 1; k /= 2)
-    for (std::size_t x = 0; x < r; ++x)
-      tr.max[k * r + x] = std::max(tr.max[2 * k * r + x], tr.max[(2 * k + 1) * r + x]);
+  set_room(f, i, prod);
+  set_block_max(f, i / room_blocks::block);
 }
 
 void build_rooms(fit_targets& f, bool prod) {
-  auto& tr = f.rooms;
-  tr.resources = f.resources.size();
-  tr.leaves = 1;
-  while (tr.leaves < f.targets.size()) tr.leaves *= 2;
-  // Leaves past the targets admit nothing.
-  tr.max.assign(2 * tr.leaves * tr.resources, std::numeric_limits<std::int64_t>::min());
-  const std::size_t r = tr.resources;
-  for (std::size_t i = 0; i < f.targets.size(); ++i) {
-    const std::size_t k = tr.leaves + i;
-    for (std::size_t x = 0; x < r; ++x) tr.max[k * r + x] = room_tree::unlimited;
-    for (const auto& s : slots_of_scope(f.targets[i], prod)) {
-      auto& m = tr.max[k * r + s.resource];
-      m = std::min(m, s.limit - *s.used);
-    }
-  }
-  for (std::size_t k = tr.leaves - 1; k >= 1; --k)
-    for (std::size_t x = 0; x < r; ++x)
-      tr.max[k * r + x] = std::max(tr.max[2 * k * r + x], tr.max[(2 * k + 1) * r + x]);
-  f.tree_prod = prod;
+  auto& rb = f.rooms;
+  rb.resources = f.resources.size();
+  const std::size_t n = f.targets.size();
+  const std::size_t blocks = (n + room_blocks::block - 1) / room_blocks::block;
+  rb.room.assign(n * rb.resources, 0);
+  rb.max.assign(blocks * rb.resources, 0);
+  for (std::size_t i = 0; i < n; ++i) set_room(f, i, prod);
+  for (std::size_t b = 0; b < blocks; ++b) set_block_max(f, b);
+  f.rooms_prod = prod;
 }
 
-// The first target at or after `from` in node k's range [lo, hi) whose room may admit `amounts`
-// (every resource within the range's maximum room); targets.size() when none.
-std::size_t first_room(const fit_targets& f, std::size_t k, std::size_t lo, std::size_t hi,
-                       std::size_t from, const std::vector<std::int64_t>& amounts) {
-  const auto& tr = f.rooms;
-  if (hi <= from || lo >= f.targets.size()) return f.targets.size();
-  for (std::size_t x = 0; x < tr.resources; ++x)
-    if (amounts[x] > tr.max[k * tr.resources + x]) return f.targets.size();
-  if (hi - lo == 1) return lo;
-  const std::size_t mid = lo + (hi - lo) / 2;
-  const std::size_t left = first_room(f, 2 * k, lo, mid, from, amounts);
-  return left != f.targets.size() ? left : first_room(f, 2 * k + 1, mid, hi, from, amounts);
+// Every amount within the room (r resources).
+bool admits(const std::int64_t* room, const std::int64_t* amounts, std::size_t r) {
+  for (std::size_t x = 0; x < r; ++x)
+    if (amounts[x] > room[x]) return false;
+  return true;
+}
+
+// The first target at or after `from` whose room admits `amounts`; targets.size() when none.
+std::size_t first_room(const fit_targets& f, std::size_t from,
+                       const std::vector<std::int64_t>& amounts) {
+  const auto& rb = f.rooms;
+  const std::size_t n = f.targets.size(), r = rb.resources;
+  const std::int64_t* a = amounts.data();
+  std::size_t i = from;
+  while (i < n) {
+    const std::size_t b = i / room_blocks::block;
+    // A block is skipped whole when its maxima do not admit; entered at i otherwise.
+    if (!admits(rb.max.data() + b * r, a, r)) {
+      i = (b + 1) * room_blocks::block;
+      continue;
+    }
+    const std::size_t end = std::min((b + 1) * room_blocks::block, n);
+    for (; i < end; ++i)
+      if (admits(rb.room.data() + i * r, a, r)) return i;
+  }
+  return n;
 }
 
 bool fits_node(fit_targets& f, fit_target& t) {
@@ -415,12 +434,12 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
   for (std::size_t i = 0; i < amounts.size(); ++i)
     amounts[i] = amount(pod_usage, resolved.resources[i]);
   pod_requests_of(pod, resolved.cache->names, resolved.requests);
-  if (resolved.tree_prod != prod) build_rooms(resolved, prod);
+  if (resolved.rooms_prod != prod) build_rooms(resolved, prod);
   const std::size_t n = resolved.targets.size();
   // A target passes the thresholds when usage + the pod's <= limit for each slot, i.e. the pod's
-  // amount is within the room; the tree skips ranges where no target has the room.
-  for (std::size_t i = first_room(resolved, 1, 0, resolved.rooms.leaves, 0, amounts); i < n;
-       i = first_room(resolved, 1, 0, resolved.rooms.leaves, i + 1, amounts)) {
+  // amount is within the room; the blocks skip ranges where no target has the room.
+  for (std::size_t i = first_room(resolved, 0, amounts); i < n;
+       i = first_room(resolved, i + 1, amounts)) {
     auto& t = resolved.targets[i];
     if (t.thresholds == nullptr) {
       if (fits_node(resolved, t)) return true;
