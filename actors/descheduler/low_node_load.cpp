@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -57,6 +58,31 @@ metrics_of(const std::vector<metric_ref>& sorted, std::string_view ns, std::stri
     return compare_keys(m.ns, m.name, ns, name) == 0;
   });
   return {lo, hi};
+}
+
+// Calls f(i, lo, hi) with the metrics [lo, hi) under each pod's key: one merge when the pods are
+// in key order, else a binary search per pod.
+template <class F>
+void for_each_metric_range(std::span<const pod_info* const> pods,
+                           const std::vector<metric_ref>& sorted, F&& f) {
+  const bool ordered =
+      std::is_sorted(pods.begin(), pods.end(), [](const pod_info* a, const pod_info* b) {
+        return compare_keys(a->ns, a->name, b->ns, b->name) < 0;
+      });
+  auto lo = sorted.begin();
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    const pod_info& p = *pods[i];
+    if (!ordered) {
+      const auto [l, h] = metrics_of(sorted, p.ns, p.name);
+      f(i, l, h);
+      continue;
+    }
+    // The first metric at or after this key is at or after the previous pod's.
+    while (lo != sorted.end() && compare_keys(lo->ns, lo->name, p.ns, p.name) < 0) ++lo;
+    auto hi = lo;
+    while (hi != sorted.end() && compare_keys(hi->ns, hi->name, p.ns, p.name) == 0) ++hi;
+    f(i, lo, hi);
+  }
 }
 
 }  // namespace
@@ -217,11 +243,91 @@ bool node_fit_with(const pod_info& pod, const node_info& node, const resource_am
   return true;
 }
 
+// The names of requested resources met in a round, interned so that nodeFit compares indices.
+struct request_names {
+  std::vector<std::string> names;
+  std::size_t index(std::string_view r) {
+    const auto it = std::find(names.begin(), names.end(), r);
+    if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
+    names.emplace_back(r);
+    return names.size() - 1;
+  }
+};
+
+// nodeFit's view of a target, computed at its first nodeFit of the round and shared by both
+// eviction phases (fixed for the round: LowNodeLoad moves no pod onto a target): the summed
+// requests of its pods and its allocatable, by interned name (a name interned after the sum was
+// taken is requested by none of its pods).
+struct node_requests {
+  bool computed = false;
+  bool schedulable = false;
+  std::optional<std::int64_t> pods_cap;
+  std::int64_t pod_count = 0;
+  std::vector<std::int64_t> requested, allocatable;
+};
+
+// The round's nodeFit state: interned names and each target's requests.
+struct fit_cache {
+  request_names names;
+  std::unordered_map<const node_usage*, node_requests> nodes;
+};
+
+void compute_requests(node_requests& n, const node_usage& u, request_names& interned) {
+  const node_info& node = *u.node;
+  n.computed = true;
+  n.schedulable = !node.unschedulable && node.ready;
+  if (const auto cap = node.allocatable.find(names::pods); cap != node.allocatable.end())
+    n.pods_cap = cap->second;
+  const auto& pods = u.all_pods;
+  n.pod_count = static_cast<std::int64_t>(pods.size());
+  // The pods and their request maps are scattered in memory: each pod's map is fetched a few
+  // pods ahead, its first entry once the map itself has arrived.
+  constexpr std::size_t ahead = 6, ahead_entry = 3;
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    if (i + ahead < pods.size()) __builtin_prefetch(&pods[i + ahead]->requests);
+    if (i + ahead_entry < pods.size()) {
+      const auto& next = pods[i + ahead_entry]->requests;
+      if (!next.empty()) __builtin_prefetch(&*next.begin());
+    }
+    std::size_t pos = 0;
+    for (const auto& [r, q] : pods[i]->requests) {
+      // Pods mostly request the same names in the same order: try the name's place first.
+      const std::size_t k =
+          pos < interned.names.size() && interned.names[pos] == r ? pos : interned.index(r);
+      if (k >= n.requested.size()) n.requested.resize(k + 1, 0);
+      n.requested[k] += q;
+      ++pos;
+    }
+  }
+}
+
+// A pod's requests as nodeFit checks them: positive, not pods, by interned name.
+using pod_requests = std::vector<std::pair<std::size_t, std::int64_t>>;
+
+void pod_requests_of(const pod_info& pod, request_names& names, pod_requests& out) {
+  out.clear();
+  for (const auto& [r, q] : pod.requests)
+    if (q > 0 && r != names::pods) out.emplace_back(names.index(r), q);
+}
+
+// node_fit_with over a target's node_requests.
+bool fits_requests(const pod_requests& req, node_requests& n, const node_info& node,
+                   const request_names& interned) {
+  if (!n.schedulable) return false;
+  if (n.pods_cap && n.pod_count + 1 > *n.pods_cap) return false;
+  while (n.allocatable.size() < interned.names.size())
+    n.allocatable.push_back(amount(node.allocatable, interned.names[n.allocatable.size()]));
+  for (const auto& [k, q] : req) {
+    const std::int64_t used = k < n.requested.size() ? n.requested[k] : 0;
+    if (used + q > n.allocatable[k]) return false;
+  }
+  return true;
+}
+
 // A target of one eviction phase, resolved once: its usage, thresholds (nullptr: none), each
 // threshold as a slot (the resource's index in the phase's list, the limit and the usage it
-// bounds; resources the usage lacks are never checked, so they get no slot), and the summed
-// requests of its pods, computed at its first nodeFit (fixed for the round: LowNodeLoad moves no
-// pod onto a target).
+// bounds; resources the usage lacks are never checked, so they get no slot), and its nodeFit
+// state in the round's fit_cache.
 struct fit_slot {
   std::size_t resource = 0;
   std::int64_t limit = 0;
@@ -231,82 +337,104 @@ struct fit_target {
   node_usage* usage = nullptr;
   const node_thresholds* thresholds = nullptr;
   std::vector<fit_slot> slots, prod_slots;
-  std::optional<resource_amounts> requested;
+  node_requests* requests = nullptr;
 };
-// The targets' room under their thresholds (limit - usage per resource; none: no limit) as a
-// tree of maxima over ranges of targets, so that the first target whose room admits a pod is
-// found without checking each full target before it. Built for one scope (node or prod slots).
-struct room_tree {
+// The targets' room under their thresholds (limit - usage per resource; none: no limit), per
+// target and as maxima over blocks of consecutive targets, so that the first target whose room
+// admits a pod is found by skipping whole blocks without the room. (A tree of maxima prunes
+// badly with several resources: one target's cpu room and another's memory room make a range
+// look open where no target is.) Built for one scope (node or prod slots).
+struct room_blocks {
   static constexpr std::int64_t unlimited = std::numeric_limits<std::int64_t>::max();
-  std::size_t leaves = 0, resources = 0;  // leaves: a power of two
-  std::vector<std::int64_t> max;          // node k (1 = root), resource r: max[k * resources + r]
+  static constexpr std::size_t block = 32;
+  std::size_t resources = 0;
+  std::vector<std::int64_t> room;  // target i, resource r: room[i * resources + r]
+  std::vector<std::int64_t> max;   // block b, resource r: max[b * resources + r]
 };
 
 struct fit_targets {
+  fit_cache* cache = nullptr;
   std::vector<fit_target> targets;
   std::vector<std::string> resources;  // every threshold resource of the targets
-  std::optional<bool> tree_prod;       // the scope `rooms` was built for
-  room_tree rooms;
+  std::optional<bool> rooms_prod;      // the scope `rooms` was built for
+  room_blocks rooms;
+  std::vector<std::int64_t> amounts;  // scratch: the pod's usage per resource
+  pod_requests requests;              // scratch: the pod's requests
 };
 
 const std::vector<fit_slot>& slots_of_scope(const fit_target& t, bool prod) {
   return prod ? t.prod_slots : t.slots;
 }
 
-// Sets leaf i's room from its slots and updates its ancestors.
+void set_room(fit_targets& f, std::size_t i, bool prod) {
+  auto& rb = f.rooms;
+  const std::size_t r = rb.resources;
+  std::int64_t* room = rb.room.data() + i * r;
+  std::fill(room, room + r, room_blocks::unlimited);
+  for (const auto& s : slots_of_scope(f.targets[i], prod))
+    room[s.resource] = std::min(room[s.resource], s.limit - *s.used);
+}
+
+void set_block_max(fit_targets& f, std::size_t b) {
+  auto& rb = f.rooms;
+  const std::size_t r = rb.resources;
+  const std::size_t lo = b * room_blocks::block;
+  const std::size_t hi = std::min(lo + room_blocks::block, f.targets.size());
+  std::int64_t* m = rb.max.data() + b * r;
+  std::fill(m, m + r, std::numeric_limits<std::int64_t>::min());
+  for (std::size_t i = lo; i < hi; ++i)
+    for (std::size_t x = 0; x < r; ++x) m[x] = std::max(m[x], rb.room[i * r + x]);
+}
+
+// Sets target i's room from its slots and updates its block.
 void update_room(fit_targets& f, std::size_t i, bool prod) {
-  auto& tr = f.rooms;
-  const std::size_t r = tr.resources;
-  std::size_t k = tr.leaves + i;
-  for (std::size_t x = 0; x < r; ++x) tr.max[k * r + x] = room_tree::unlimited;
-  for (const auto& s : slots_of_scope(f.targets[i], prod)) {
-    auto& m = tr.max[k * r + s.resource];
-    m = std::min(m, s.limit - *s.used);
-  }
-  for (k /= 2; k >= 1; k /= 2)
-    for (std::size_t x = 0; x < r; ++x)
-      tr.max[k * r + x] = std::max(tr.max[2 * k * r + x], tr.max[(2 * k + 1) * r + x]);
+  set_room(f, i, prod);
+  set_block_max(f, i / room_blocks::block);
 }
 
 void build_rooms(fit_targets& f, bool prod) {
-  auto& tr = f.rooms;
-  tr.resources = f.resources.size();
-  tr.leaves = 1;
-  while (tr.leaves < f.targets.size()) tr.leaves *= 2;
-  // Leaves past the targets admit nothing.
-  tr.max.assign(2 * tr.leaves * tr.resources, std::numeric_limits<std::int64_t>::min());
-  const std::size_t r = tr.resources;
-  for (std::size_t i = 0; i < f.targets.size(); ++i) {
-    const std::size_t k = tr.leaves + i;
-    for (std::size_t x = 0; x < r; ++x) tr.max[k * r + x] = room_tree::unlimited;
-    for (const auto& s : slots_of_scope(f.targets[i], prod)) {
-      auto& m = tr.max[k * r + s.resource];
-      m = std::min(m, s.limit - *s.used);
+  auto& rb = f.rooms;
+  rb.resources = f.resources.size();
+  const std::size_t n = f.targets.size();
+  const std::size_t blocks = (n + room_blocks::block - 1) / room_blocks::block;
+  rb.room.assign(n * rb.resources, 0);
+  rb.max.assign(blocks * rb.resources, 0);
+  for (std::size_t i = 0; i < n; ++i) set_room(f, i, prod);
+  for (std::size_t b = 0; b < blocks; ++b) set_block_max(f, b);
+  f.rooms_prod = prod;
+}
+
+// Every amount within the room (r resources).
+bool admits(const std::int64_t* room, const std::int64_t* amounts, std::size_t r) {
+  for (std::size_t x = 0; x < r; ++x)
+    if (amounts[x] > room[x]) return false;
+  return true;
+}
+
+// The first target at or after `from` whose room admits `amounts`; targets.size() when none.
+std::size_t first_room(const fit_targets& f, std::size_t from,
+                       const std::vector<std::int64_t>& amounts) {
+  const auto& rb = f.rooms;
+  const std::size_t n = f.targets.size(), r = rb.resources;
+  const std::int64_t* a = amounts.data();
+  std::size_t i = from;
+  while (i < n) {
+    const std::size_t b = i / room_blocks::block;
+    // A block is skipped whole when its maxima do not admit; entered at i otherwise.
+    if (!admits(rb.max.data() + b * r, a, r)) {
+      i = (b + 1) * room_blocks::block;
+      continue;
     }
+    const std::size_t end = std::min((b + 1) * room_blocks::block, n);
+    for (; i < end; ++i)
+      if (admits(rb.room.data() + i * r, a, r)) return i;
   }
-  for (std::size_t k = tr.leaves - 1; k >= 1; --k)
-    for (std::size_t x = 0; x < r; ++x)
-      tr.max[k * r + x] = std::max(tr.max[2 * k * r + x], tr.max[(2 * k + 1) * r + x]);
-  f.tree_prod = prod;
+  return n;
 }
 
-// The first target at or after `from` in node k's range [lo, hi) whose room may admit `amounts`
-// (every resource within the range's maximum room); targets.size() when none.
-std::size_t first_room(const fit_targets& f, std::size_t k, std::size_t lo, std::size_t hi,
-                       std::size_t from, const std::vector<std::int64_t>& amounts) {
-  const auto& tr = f.rooms;
-  if (hi <= from || lo >= f.targets.size()) return f.targets.size();
-  for (std::size_t x = 0; x < tr.resources; ++x)
-    if (amounts[x] > tr.max[k * tr.resources + x]) return f.targets.size();
-  if (hi - lo == 1) return lo;
-  const std::size_t mid = lo + (hi - lo) / 2;
-  const std::size_t left = first_room(f, 2 * k, lo, mid, from, amounts);
-  return left != f.targets.size() ? left : first_room(f, 2 * k + 1, mid, hi, from, amounts);
-}
-
-bool fits_node(const pod_info& pod, fit_target& t) {
-  if (!t.requested) t.requested = requested_of(t.usage->all_pods);
-  return node_fit_with(pod, *t.usage->node, *t.requested, t.usage->all_pods.size());
+bool fits_node(fit_targets& f, fit_target& t) {
+  if (!t.requests->computed) compute_requests(*t.requests, *t.usage, f.cache->names);
+  return fits_requests(f.requests, *t.requests, *t.usage->node, f.cache->names);
 }
 
 // podFitsAnyNodeWithThreshold over resolved targets. Both checks are pure, so the cheap threshold
@@ -314,19 +442,21 @@ bool fits_node(const pod_info& pod, fit_target& t) {
 // first target passing both, as in Koordinator's loop (nodeFit, then the thresholds).
 bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
                          fit_targets& resolved, bool prod) {
-  // The pod's usage per resource, looked up once rather than per target.
-  std::vector<std::int64_t> amounts(resolved.resources.size());
+  // The pod's usage and requests, looked up once rather than per target.
+  auto& amounts = resolved.amounts;
+  amounts.resize(resolved.resources.size());
   for (std::size_t i = 0; i < amounts.size(); ++i)
     amounts[i] = amount(pod_usage, resolved.resources[i]);
-  if (resolved.tree_prod != prod) build_rooms(resolved, prod);
+  pod_requests_of(pod, resolved.cache->names, resolved.requests);
+  if (resolved.rooms_prod != prod) build_rooms(resolved, prod);
   const std::size_t n = resolved.targets.size();
   // A target passes the thresholds when usage + the pod's <= limit for each slot, i.e. the pod's
-  // amount is within the room; the tree skips ranges where no target has the room.
-  for (std::size_t i = first_room(resolved, 1, 0, resolved.rooms.leaves, 0, amounts); i < n;
-       i = first_room(resolved, 1, 0, resolved.rooms.leaves, i + 1, amounts)) {
+  // amount is within the room; the blocks skip ranges where no target has the room.
+  for (std::size_t i = first_room(resolved, 0, amounts); i < n;
+       i = first_room(resolved, i + 1, amounts)) {
     auto& t = resolved.targets[i];
     if (t.thresholds == nullptr) {
-      if (fits_node(pod, t)) return true;
+      if (fits_node(resolved, t)) return true;
       continue;
     }
     const auto& slots = prod ? t.prod_slots : t.slots;
@@ -336,7 +466,7 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
         exceeded = true;
         break;
       }
-    if (exceeded || !fits_node(pod, t)) continue;
+    if (exceeded || !fits_node(resolved, t)) continue;
     // The pod's usage is pre-reserved on the target (kept whether or not it is evicted).
     for (const auto& s : slots) *s.used += amounts[s.resource];
     update_room(resolved, i, prod);
@@ -345,10 +475,11 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
   return false;
 }
 
-fit_targets resolve_targets(std::span<const std::string> targets,
-                            std::map<std::string, node_usage, std::less<>>& usages,
-                            const std::map<std::string, node_thresholds, std::less<>>& thresholds) {
+using target_ref = std::pair<node_usage*, const node_thresholds*>;
+
+fit_targets resolve_targets(std::span<const target_ref> targets, fit_cache& cache) {
   fit_targets out;
+  out.cache = &cache;
   out.targets.reserve(targets.size());
   auto index_of = [&out](const std::string& r) {
     const auto it = std::find(out.resources.begin(), out.resources.end(), r);
@@ -363,16 +494,14 @@ fit_targets resolve_targets(std::span<const std::string> targets,
         v.push_back({index_of(r), limit, &it->second});
     return v;
   };
-  for (const auto& name : targets) {
-    const auto u = usages.find(name);
-    if (u == usages.end()) continue;
-    const auto t = thresholds.find(name);
+  for (const auto& [u, th] : targets) {
     fit_target f;
-    f.usage = &u->second;
-    if (t != thresholds.end()) {
-      f.thresholds = &t->second;
-      f.slots = slots_of(t->second.high, u->second.usage);
-      f.prod_slots = slots_of(t->second.prod_high, u->second.prod_usage);
+    f.usage = u;
+    f.requests = &cache.nodes[u];
+    if (th != nullptr) {
+      f.thresholds = th;
+      f.slots = slots_of(th->high, u->usage);
+      f.prod_slots = slots_of(th->prod_high, u->prod_usage);
     }
     out.targets.push_back(std::move(f));
   }
@@ -390,7 +519,15 @@ bool pod_fits_any_node_with_threshold(
     const pod_info& pod, const resource_amounts& pod_usage, std::span<const std::string> targets,
     std::map<std::string, node_usage, std::less<>>& usages,
     const std::map<std::string, node_thresholds, std::less<>>& thresholds, bool prod) {
-  auto resolved = resolve_targets(targets, usages, thresholds);
+  std::vector<target_ref> refs;
+  for (const auto& name : targets) {
+    const auto u = usages.find(name);
+    if (u == usages.end()) continue;
+    const auto t = thresholds.find(name);
+    refs.emplace_back(&u->second, t == thresholds.end() ? nullptr : &t->second);
+  }
+  fit_cache cache;
+  auto resolved = resolve_targets(refs, cache);
   return pod_fits_any_target(pod, pod_usage, resolved, prod);
 }
 
@@ -475,44 +612,71 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     by_key.reserve(m->pods.size());
     for (std::size_t i = 0; i < m->pods.size(); ++i)
       by_key.push_back({{m->pods[i].ns, m->pods[i].name, &m->pods[i].usage}, i});
-    std::stable_sort(by_key.begin(), by_key.end(), [](const auto& a, const auto& b) {
+    // Sorted only when out of key order (a stable sort of an ordered list changes nothing).
+    const auto key_less = [](const auto& a, const auto& b) {
       return compare_keys(a.first.ns, a.first.name, b.first.ns, b.first.name) < 0;
-    });
+    };
+    if (!std::is_sorted(by_key.begin(), by_key.end(), key_less))
+      std::stable_sort(by_key.begin(), by_key.end(), key_less);
     u.pod_metrics.reserve(by_key.size());
     for (const auto& [ref, i] : by_key) u.pod_metrics.push_back(ref);
     // Which metrics are of prod pods (every entry under a prod pod's key), found once per pod
-    // rather than once per resource.
+    // rather than once per resource. The pods are scattered in memory: each one's class is
+    // fetched a few pods ahead.
     std::vector<char> prod_metric(m->pods.size());
-    for (const auto* p : u.all_pods)
-      if (effective_priority_class(*p) == priority_class::prod) {
-        u.prod_pods.push_back(p);
-        const auto [lo, hi] = metrics_of(u.pod_metrics, p->ns, p->name);
-        for (auto it = lo; it != hi; ++it)
-          prod_metric[by_key[static_cast<std::size_t>(it - u.pod_metrics.begin())].second] = 1;
+    constexpr std::size_t ahead = 4;
+    for (std::size_t i = 0; i < u.all_pods.size(); ++i) {
+      if (i + ahead < u.all_pods.size()) __builtin_prefetch(&u.all_pods[i + ahead]->priority);
+      if (effective_priority_class(*u.all_pods[i]) == priority_class::prod)
+        u.prod_pods.push_back(u.all_pods[i]);
+    }
+    for_each_metric_range(u.prod_pods, u.pod_metrics, [&](std::size_t, auto lo, auto hi) {
+      for (auto it = lo; it != hi; ++it)
+        prod_metric[by_key[static_cast<std::size_t>(it - u.pod_metrics.begin())].second] = 1;
+    });
+    // Each metric's usage walked once beside the (sorted) threshold resources.
+    const std::size_t nr = t.resources.size();
+    std::vector<std::int64_t> used(nr), prod_used(nr);
+    for (std::size_t k = 0; k < nr; ++k) used[k] = amount(m->system_usage, t.resources[k]);
+    for (std::size_t i = 0; i < m->pods.size(); ++i) {
+      const auto& pu = m->pods[i].usage;
+      auto it = pu.begin();
+      for (std::size_t k = 0; it != pu.end() && k < nr;) {
+        const int c = it->first.compare(t.resources[k]);
+        if (c < 0) {
+          ++it;
+        } else if (c > 0) {
+          ++k;
+        } else {
+          used[k] += it->second;
+          if (prod_metric[i]) prod_used[k] += it->second;
+          ++it;
+          ++k;
+        }
       }
-    for (const auto& r : t.resources) {
-      std::int64_t used = amount(m->system_usage, r), prod_used = 0;
-      for (std::size_t i = 0; i < m->pods.size(); ++i) {
-        const std::int64_t q = amount(m->pods[i].usage, r);
-        used += q;
-        if (prod_metric[i]) prod_used += q;
-      }
-      u.usage[r] = used;
-      u.prod_usage[r] = prod_used;
+    }
+    for (std::size_t k = 0; k < nr; ++k) {
+      u.usage[t.resources[k]] = used[k];
+      u.prod_usage[t.resources[k]] = prod_used[k];
     }
     u.usage[std::string(names::pods)] = static_cast<std::int64_t>(u.all_pods.size());
     u.prod_usage[std::string(names::pods)] = static_cast<std::int64_t>(u.prod_pods.size());
     usages.emplace(n->name, std::move(u));
   }
   const auto thresholds = node_thresholds_of(usages, t, pool.use_deviation_thresholds);
+  // Each node's thresholds by its usage (the two maps have the same keys).
+  std::unordered_map<const node_usage*, const node_thresholds*> thresholds_of;
+  thresholds_of.reserve(usages.size());
+  auto th = thresholds.begin();
+  for (const auto& [name, u] : usages) thresholds_of.emplace(&u, &(th++)->second);
+  fit_cache fits;
 
   // classifyNodes (exclusive, first match wins).
   std::vector<node_usage*> low, high, prod_low, prod_high, both_low;
   for (auto& entry : usages) {
-    // Named members, not a structured binding: Clang 14 refuses bindings captured by lambdas.
-    const auto& name = entry.first;
+    // A named member, not a structured binding: Clang 14 refuses bindings captured by lambdas.
     auto& u = entry.second;
-    const auto& th = thresholds.at(name);
+    const auto& th = *thresholds_of.at(&u);
     const bool schedulable = !u.node->unschedulable;
     auto prod_over = [&] { return !overutilized(u.prod_usage, th.prod_high).empty(); };
     auto prod_under = [&] { return schedulable && underutilized(u.prod_usage, th.prod_low); };
@@ -581,7 +745,7 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     resource_amounts a;
     for (const auto& r : t.resources) a[r] = 0;
     for (const auto* u : dst) {
-      const auto& th = thresholds.at(u->node->name);
+      const auto& th = *thresholds_of.at(u);
       for (const auto& r : t.resources)
         a[r] +=
             amount(prod ? th.prod_high : th.high, r) - amount(prod ? u->prod_usage : u->usage, r);
@@ -597,7 +761,7 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
 
   // The eviction reason (overUtilizedEvictionReason), over the filled high thresholds.
   auto reason_of = [&](const node_usage& u, bool prod) {
-    const auto& th = thresholds.at(u.node->name);
+    const auto& th = *thresholds_of.at(&u);
     const auto over = overutilized(prod ? u.prod_usage : u.usage, prod ? th.prod_high : th.high);
     const auto pct = resource_usage_percentages(prod ? u.prod_usage : u.usage, u.node->allocatable);
     const auto& percent = prod ? t.prod_high : t.high;
@@ -617,79 +781,95 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
   };
   const bool fit = args_.node_fit.value_or(true);
 
-  auto balance_pods =
-      [&](const std::vector<const node_usage*>& sources, const std::vector<node_usage*>& targets_a,
-          const std::vector<node_usage*>& targets_b, resource_amounts& budget, bool prod) {
-        std::vector<std::string> target_names;
-        for (const auto* v : {&targets_a, &targets_b})
-          for (const auto* u : *v) target_names.push_back(u->node->name);
-        if (target_names.empty()) return;
-        // Resolved once per phase, not once per candidate pod.
-        auto targets = resolve_targets(target_names, usages, thresholds);
-        for (const auto* src_c : sources) {
-          auto& src = usages.at(src_c->node->name);
-          const auto& all = prod ? src.prod_pods : src.all_pods;
-          std::vector<const pod_info*> removable;
-          for (const auto* p : all) {
-            if (!pod_filter(*p)) continue;
-            if (fit) {
-              const auto* m = src.pod_metric(p->ns, p->name);
-              if (m == nullptr) continue;
-              if (!pod_fits_any_target(*p, *m, targets, prod)) continue;
-            }
-            removable.push_back(p);
-          }
-          if (removable.empty()) continue;
-          // sortPodsOnOneOverloadedNode
-          const auto& th = thresholds.at(src.node->name);
-          const auto& limit = prod ? th.prod_high : th.high;
-          const auto over = overutilized(prod ? src.prod_usage : src.usage, limit);
-          weight_map w;
-          resource_amounts excess;
-          for (const auto& [r, used] : over) {
-            const auto wi = weights.find(r);
-            w[r] = wi == weights.end() ? 0 : wi->second;
-            excess[r] = used - amount(limit, r);
-          }
-          sort_pods_by_usage(removable, excess, w,
-                             [&src](const pod_info& p) -> const resource_amounts* {
-                               return src.pod_metric(p.ns, p.name);
-                             });
-          // evictPods
-          for (const auto* p : removable) {
-            // continueEvictionCond
-            if (overutilized(prod ? src.prod_usage : src.usage, limit).empty()) {
-              (prod ? prod_detectors_ : node_detectors_).reset(src.node->name, now);
-              break;
-            }
-            bool exhausted = false;
-            for (const auto& r : t.resources)
-              if (const auto b = budget.find(r); b != budget.end() && b->second <= 0)
-                exhausted = true;
-            if (exhausted) break;
-            if (!pod_filter(*p)) continue;
-            if (!args_.dry_run) {
-              eviction_request req;
-              req.pod = p;
-              req.node = src.node->name;
-              req.pool = pool.name;
-              req.prod = prod;
-              req.reason = reason_of(src, prod);
-              if (!ev.evict || !ev.evict(req)) continue;
-            }
-            ++round.evicted;
-            const auto* m = src.pod_metric(p->ns, p->name);
-            if (m == nullptr) continue;
-            for (auto& [r, avail] : budget) {
-              const std::int64_t q = r == names::pods ? 1 : amount(*m, r);
-              avail -= q;
-              if (auto nu = src.usage.find(r); nu != src.usage.end()) nu->second -= q;
-              if (prod)
-                if (auto pu = src.prod_usage.find(r); pu != src.prod_usage.end()) pu->second -= q;
-            }
-          }
+  auto balance_pods = [&](const std::vector<const node_usage*>& sources,
+                          const std::vector<node_usage*>& targets_a,
+                          const std::vector<node_usage*>& targets_b, resource_amounts& budget,
+                          bool prod) {
+    std::vector<target_ref> refs;
+    for (const auto* v : {&targets_a, &targets_b})
+      for (auto* u : *v) refs.emplace_back(u, thresholds_of.at(u));
+    if (refs.empty()) return;
+    // Resolved once per phase, not once per candidate pod.
+    auto targets = resolve_targets(refs, fits);
+    for (const auto* src_c : sources) {
+      auto& src = usages.at(src_c->node->name);
+      const auto& all = prod ? src.prod_pods : src.all_pods;
+      // Each pod's metric (the last entry under its key), matched once; the removable
+      // pods' kept by pod for the sort and the evictions.
+      std::vector<const resource_amounts*> metric_of(all.size());
+      for_each_metric_range(all, src.pod_metrics, [&](std::size_t i, auto lo, auto hi) {
+        if (lo != hi) metric_of[i] = std::prev(hi)->usage;
+      });
+      std::vector<const pod_info*> removable;
+      std::vector<std::pair<const pod_info*, const resource_amounts*>> removable_metrics;
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        const auto* p = all[i];
+        if (!pod_filter(*p)) continue;
+        if (fit) {
+          const auto* m = metric_of[i];
+          if (m == nullptr) continue;
+          if (!pod_fits_any_target(*p, *m, targets, prod)) continue;
         }
+        removable.push_back(p);
+        removable_metrics.emplace_back(p, metric_of[i]);
+      }
+      if (removable.empty()) continue;
+      std::sort(removable_metrics.begin(), removable_metrics.end());
+      // A pod listed twice has one metric, so the first entry for it is as good as any.
+      auto removable_metric = [&removable_metrics](const pod_info& p) {
+        const auto it = std::lower_bound(
+            removable_metrics.begin(), removable_metrics.end(), &p,
+            [](const auto& e, const pod_info* q) { return std::less<>{}(e.first, q); });
+        return it->second;
       };
+      // sortPodsOnOneOverloadedNode
+      const auto& th = *thresholds_of.at(&src);
+      const auto& limit = prod ? th.prod_high : th.high;
+      const auto over = overutilized(prod ? src.prod_usage : src.usage, limit);
+      weight_map w;
+      resource_amounts excess;
+      for (const auto& [r, used] : over) {
+        const auto wi = weights.find(r);
+        w[r] = wi == weights.end() ? 0 : wi->second;
+        excess[r] = used - amount(limit, r);
+      }
+      sort_pods_by_usage(removable, excess, w, [&](const pod_info& p) -> const resource_amounts* {
+        return removable_metric(p);
+      });
+      // evictPods
+      for (const auto* p : removable) {
+        // continueEvictionCond
+        if (overutilized(prod ? src.prod_usage : src.usage, limit).empty()) {
+          (prod ? prod_detectors_ : node_detectors_).reset(src.node->name, now);
+          break;
+        }
+        bool exhausted = false;
+        for (const auto& r : t.resources)
+          if (const auto b = budget.find(r); b != budget.end() && b->second <= 0) exhausted = true;
+        if (exhausted) break;
+        if (!pod_filter(*p)) continue;
+        if (!args_.dry_run) {
+          eviction_request req;
+          req.pod = p;
+          req.node = src.node->name;
+          req.pool = pool.name;
+          req.prod = prod;
+          req.reason = reason_of(src, prod);
+          if (!ev.evict || !ev.evict(req)) continue;
+        }
+        ++round.evicted;
+        const auto* m = removable_metric(*p);
+        if (m == nullptr) continue;
+        for (auto& [r, avail] : budget) {
+          const std::int64_t q = r == names::pods ? 1 : amount(*m, r);
+          avail -= q;
+          if (auto nu = src.usage.find(r); nu != src.usage.end()) nu->second -= q;
+          if (prod)
+            if (auto pu = src.prod_usage.find(r); pu != src.prod_usage.end()) pu->second -= q;
+        }
+      }
+    }
+  };
   balance_pods(abnormal, low, both_low, node_total, false);
   // The bothLow part left after the node phase bounds what the prod phase may use of it.
   for (const auto& r : t.resources)
