@@ -46,6 +46,9 @@ std::uint16_t compat_version_of(wire::Payload type) noexcept {
       return 4;
     case wire::Payload::NodeUsageSampled:
       return 5;
+    case wire::Payload::ReservationUpserted:
+    case wire::Payload::ReservationPhaseChanged:
+      return 7;
     default:
       return compat_version;
   }
@@ -156,6 +159,8 @@ std::string_view entity_kind_name(wire::EntityKind kind) {
       return "cluster";
     case wire::EntityKind::Object:
       return "object";
+    case wire::EntityKind::Reservation:
+      return "reservation";
     case wire::EntityKind::Unknown:
       break;
   }
@@ -163,13 +168,13 @@ std::string_view entity_kind_name(wire::EntityKind kind) {
 }
 
 result<wire::EntityKind> parse_entity_kind(std::string_view name) {
-  for (auto k :
-       {wire::EntityKind::Node, wire::EntityKind::Pod, wire::EntityKind::ElasticQuota,
-        wire::EntityKind::PodMigrationJob, wire::EntityKind::Cluster, wire::EntityKind::Object})
+  for (auto k : {wire::EntityKind::Node, wire::EntityKind::Pod, wire::EntityKind::ElasticQuota,
+                 wire::EntityKind::PodMigrationJob, wire::EntityKind::Cluster,
+                 wire::EntityKind::Object, wire::EntityKind::Reservation})
     if (entity_kind_name(k) == name) return k;
   return fail(errc::invalid_input,
               "unknown entity kind '" + std::string(name) +
-                  "' (expected node, pod, quota, job, cluster or object)",
+                  "' (expected node, pod, quota, job, cluster, object or reservation)",
               "--entity");
 }
 

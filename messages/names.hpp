@@ -34,6 +34,14 @@ inline constexpr std::string_view label_qos_class = "koordinator.sh/qosClass";
 inline constexpr std::string_view label_priority_class = "koordinator.sh/priority-class";
 inline constexpr std::string_view label_priority = "koordinator.sh/priority";
 
+// apis/extension/reservation.go: a pod's reservation label and annotation, a reservation's order.
+inline constexpr std::string_view label_reservation_ignored =
+    "scheduling.koordinator.sh/reservation-ignored";
+inline constexpr std::string_view annotation_reservation_affinity =
+    "scheduling.koordinator.sh/reservation-affinity";
+inline constexpr std::string_view label_reservation_order =
+    "scheduling.koordinator.sh/reservation-order";
+
 // apis/extension/elastic_quota.go: quota labels and annotations.
 inline constexpr std::string_view label_quota_name = "quota.scheduling.koordinator.sh/name";
 inline constexpr std::string_view label_quota_parent = "quota.scheduling.koordinator.sh/parent";

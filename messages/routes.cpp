@@ -19,7 +19,8 @@ route_list routes(const wire::Envelope& env) {
   // pod never seen before gets no empty entity from its refusal).
   if (env.payload_type() == P::ObjectRefused || env.payload_type() == P::WriteFailed) return out;
   const auto kind = env.entity_kind();
-  if (kind == K::Node || kind == K::Pod || kind == K::ElasticQuota || kind == K::PodMigrationJob)
+  if (kind == K::Node || kind == K::Pod || kind == K::ElasticQuota || kind == K::PodMigrationJob ||
+      kind == K::Reservation)
     out.push(kind, to_string_view(env.entity_key()));
   // A recorded object (schema v4) is its own entity and touches no other: nothing in it is a
   // node, pod or quota Colony's fold knows (a Reservation's node is not a binding).
@@ -48,6 +49,12 @@ route_list routes(const wire::Envelope& env) {
     case P::PodFinished: {
       const auto* e = env.payload_as_PodFinished();
       both(e->pod(), e->node());
+      break;
+    }
+    case P::ReservationPhaseChanged: {
+      // The node holds what an Available reservation keeps for its owners.
+      const auto* e = env.payload_as_ReservationPhaseChanged();
+      if (e->node() && e->node()->size()) out.push(K::Node, to_string_view(e->node()));
       break;
     }
     default:

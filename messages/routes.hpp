@@ -6,9 +6,10 @@
 // Own entity first (the envelope's kind/key when it is a node, pod, elastic quota or pod
 // migration job), then the entity its payload names: a PodScheduled or PodBindRejected keyed by
 // its node also touches its pod, a PodEvicted or PodFinished keyed by its pod also touches its
-// node. An ObjectObserved (schema v4) touches its own Object entity only. Cluster-scoped events
-// (configuration, clock ticks) touch no entity, and neither do ObjectRefused and WriteFailed
-// (schema v3), which are keyed to an entity but change nothing.
+// node. An ObjectObserved (schema v4) touches its own Object entity only. A Reservation's
+// events (schema v7) touch it, and a ReservationPhaseChanged naming a node touches that node.
+// Cluster-scoped events (configuration, clock ticks) touch no entity, and neither do ObjectRefused
+// and WriteFailed (schema v3), which are keyed to an entity but change nothing.
 #pragma once
 
 #include <cstdint>

@@ -63,7 +63,11 @@ buffer acceptance(const wire::Envelope& env, const resource_list& req,
     dv.push_back(wire::CreateDeviceAllocation(fbb, minor, r.gpu_core, r.gpu_memory_bytes));
   auto dvv = fbb.CreateVector(dv);
   auto sched = fbb.CreateString(to_string_view(p->scheduler()));
-  auto payload = wire::CreatePodScheduled(fbb, pod, nd, off, rq, dvv, sched);
+  // Schema v7: only an owner of a Reservation carries it (other records keep their bytes).
+  auto rsv = p->reservation() && p->reservation()->size() > 0
+                 ? fbb.CreateString(to_string_view(p->reservation()))
+                 : flatbuffers::Offset<flatbuffers::String>{};
+  auto payload = wire::CreatePodScheduled(fbb, pod, nd, off, rq, dvv, sched, rsv);
   return b.finish(
       messages::header{event_time{env.event_time_ms()}, wire::EntityKind::Node, node, off, "node"},
       payload);
@@ -118,12 +122,14 @@ buffer node_arbitrate(const node_state& s, node_live& x, const wire::Envelope& e
   const auto pod = to_string_view(p->pod());
   const resource_list req = messages::to_resource_list(p->requests());
   auto devs = proposal_devices(p);
-  const auto verdict = arbitrate(s, x.reserved, pod, req, devs);
+  const auto reservation = to_string_view(p->reservation());
+  const auto verdict = arbitrate(s, x.reserved, pod, req, devs, reservation);
   if (!verdict.accepted)
     return rejection(env, verdict.reason, wire::EntityKind::Node, to_string_view(p->node()),
                      "node");
   auto answer = acceptance(env, req, devs);
-  x.reserved.push_back(pod_on_node{std::string(pod), req, std::move(devs)});
+  x.reserved.push_back(
+      pod_on_node{std::string(pod), req, std::move(devs), std::string(reservation)});
   return answer;
 }
 

@@ -40,6 +40,13 @@ bool is_terminal(pod_phase p) {
          p == pod_phase::rejected || p == pod_phase::deleted;
 }
 
+resource_list node_reservation::held() const {
+  resource_list r = allocatable;
+  r.zip(allocated, [](std::int64_t& a, std::int64_t b) { a = std::max<std::int64_t>(0, a - b); });
+  r.pods = 1;  // the reserve pod's slot
+  return r;
+}
+
 resource_list node_state::effective_allocatable() const {
   resource_list r = allocatable;
   r.batch_cpu_milli = colocation.batch_cpu_milli;
@@ -73,19 +80,45 @@ gpu_state* find_gpu(node_state& s, std::int32_t minor) {
   return it != s.gpus.end() && it->minor == minor ? &*it : nullptr;
 }
 
+node_reservation* find_reservation(node_state& s, std::string_view name) {
+  if (name.empty()) return nullptr;
+  auto it =
+      std::lower_bound(s.reservations.begin(), s.reservations.end(), name,
+                       [](const node_reservation& r, std::string_view k) { return r.name < k; });
+  return it != s.reservations.end() && it->name == name ? &*it : nullptr;
+}
+
+// An owner's request moves into or out of a reservation: the node's allocated follows what the
+// reservation holds (sign +1: the owner binds, -1: it leaves).
+void owner_moves(node_state& s, node_reservation& r, const resource_list& req, int sign) {
+  const resource_list before = r.held();
+  resource_list q = req;
+  q.pods = 0;
+  if (sign > 0)
+    r.allocated += q;
+  else
+    r.allocated -= q;
+  s.allocated -= before;
+  s.allocated += r.held();
+}
+
 void bind_on_node(node_state& s, std::string_view pod, const resource_list& req,
-                  std::vector<std::pair<std::int32_t, resource_list>> devices) {
+                  std::vector<std::pair<std::int32_t, resource_list>> devices,
+                  std::string_view reservation = {}) {
   auto it = std::lower_bound(s.pods.begin(), s.pods.end(), pod,
                              [](const pod_on_node& p, std::string_view k) { return p.pod < k; });
   if (it != s.pods.end() && it->pod == pod) return;  // already bound: idempotent
   s.allocated += req;
+  node_reservation* r = find_reservation(s, reservation);
+  if (r != nullptr) owner_moves(s, *r, req, +1);
   for (const auto& [minor, r] : devices) {
     if (auto* g = find_gpu(s, minor)) {
       g->core_used += r.gpu_core;
       g->memory_used += r.gpu_memory_bytes;
     }
   }
-  s.pods.insert(it, pod_on_node{std::string(pod), req, std::move(devices)});
+  s.pods.insert(it, pod_on_node{std::string(pod), req, std::move(devices),
+                                r != nullptr ? std::string(reservation) : std::string()});
 }
 
 void release_on_node(node_state& s, std::string_view pod) {
@@ -93,6 +126,9 @@ void release_on_node(node_state& s, std::string_view pod) {
                              [](const pod_on_node& p, std::string_view k) { return p.pod < k; });
   if (it == s.pods.end() || it->pod != pod) return;
   s.allocated -= it->requests;
+  // An owner leaving a reservation still Available gives its share back to the reservation.
+  if (node_reservation* r = find_reservation(s, it->reservation))
+    owner_moves(s, *r, it->requests, -1);
   for (const auto& [minor, r] : it->devices) {
     if (auto* g = find_gpu(s, minor)) {
       g->core_used -= r.gpu_core;
@@ -111,7 +147,8 @@ bind_decision arbitrate(const node_state& node, std::string_view pod, const reso
 
 bind_decision arbitrate(const node_state& node, std::span<const pod_on_node> reserved,
                         std::string_view pod, const resource_list& requests,
-                        std::span<const std::pair<std::int32_t, resource_list>> devices) {
+                        std::span<const std::pair<std::int32_t, resource_list>> devices,
+                        std::string_view reservation) {
   if (node.removed) return {false, "node removed"};
   if (!node.ready) return {false, "node not ready"};
   if (node.unschedulable) return {false, "node unschedulable"};
@@ -122,6 +159,19 @@ bind_decision arbitrate(const node_state& node, std::span<const pod_on_node> res
   const resource_list cap = node.effective_allocatable();
   resource_list allocated = node.allocated;
   for (const auto& p : reserved) allocated += p.requests;
+  // The owner of an Available reservation here may use what it holds (the scheduler's
+  // Reservation plugin fitted it so); in-flight owners of the same one already took their part.
+  if (!reservation.empty()) {
+    auto it =
+        std::lower_bound(node.reservations.begin(), node.reservations.end(), reservation,
+                         [](const node_reservation& r, std::string_view k) { return r.name < k; });
+    if (it != node.reservations.end() && it->name == reservation) {
+      node_reservation r = *it;
+      for (const auto& p : reserved)
+        if (p.reservation == reservation) r.allocated += p.requests;
+      allocated -= r.held();
+    }
+  }
   struct field {
     const char* name;
     std::int64_t resource_list::*member;
@@ -209,7 +259,29 @@ void apply(node_state& s, const wire::Envelope& env) {
       const auto* e = env.payload_as_PodScheduled();
       if (to_string_view(e->node()) == s.name)
         bind_on_node(s, to_string_view(e->pod()), to_resource_list(e->requests()),
-                     devices_of(e->devices()));
+                     devices_of(e->devices()), to_string_view(e->reservation()));
+      break;
+    }
+    case P::ReservationPhaseChanged: {
+      const auto* e = env.payload_as_ReservationPhaseChanged();
+      if (to_string_view(e->node()) != s.name) break;
+      const std::string_view name = to_string_view(e->name());
+      auto it = std::lower_bound(
+          s.reservations.begin(), s.reservations.end(), name,
+          [](const node_reservation& r, std::string_view k) { return r.name < k; });
+      const bool held = it != s.reservations.end() && it->name == name;
+      if (held) {  // any phase change ends the hold it had (Available again re-adds it)
+        s.allocated -= it->held();
+        for (auto& p : s.pods)
+          if (p.reservation == name) p.reservation.clear();
+        it = s.reservations.erase(it);
+      }
+      if (to_string_view(e->phase()) == "Available") {
+        node_reservation r{std::string(name), to_resource_list(e->allocatable()), {}};
+        r.allocatable.pods = 0;
+        s.allocated += r.held();
+        s.reservations.insert(it, std::move(r));
+      }
       break;
     }
     case P::PodBindRejected:
@@ -379,6 +451,41 @@ void apply(quota_state& s, const wire::Envelope& env) {
   }
 }
 
+void apply(reservation_state& s, const wire::Envelope& env) {
+  using P = wire::Payload;
+  const std::int64_t t = env.event_time_ms();
+  switch (env.payload_type()) {
+    case P::ReservationUpserted: {
+      const auto* e = env.payload_as_ReservationUpserted();
+      if (s.name.empty()) {
+        s.created_ms = t;
+        s.phase = "Pending";
+      }
+      s.name = str(e->name());
+      s.uid = str(e->uid());
+      s.requests = to_resource_list(e->requests());
+      s.ttl_ms = e->ttl_ms();
+      s.expires_ms = e->expires_ms();
+      s.allocate_once = e->allocate_once();
+      s.deleted = e->deleted();
+      s.updated_ms = t;
+      break;
+    }
+    case P::ReservationPhaseChanged: {
+      const auto* e = env.payload_as_ReservationPhaseChanged();
+      if (s.name.empty()) s.name = str(e->name());
+      s.phase = str(e->phase());
+      s.reason = str(e->reason());
+      if (e->node() && e->node()->size() > 0) s.node = str(e->node());
+      if (e->owner() && e->owner()->size() > 0) s.owner = str(e->owner());
+      s.updated_ms = t;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 void apply(job_state& s, const wire::Envelope& env) {
   using P = wire::Payload;
   switch (env.payload_type()) {
@@ -481,7 +588,17 @@ std::string encode(const node_state& s) {
     auto name = b.CreateString(p.pod);
     auto req = res(b, p.requests);
     auto dv = b.CreateVector(devs);
-    pods.push_back(state::CreatePodOnNode(b, name, req, dv));
+    // Left out when empty, so a node without reservations keeps the bytes (and digest) it had.
+    auto rv = p.reservation.empty() ? flatbuffers::Offset<flatbuffers::String>{}
+                                    : b.CreateString(p.reservation);
+    pods.push_back(state::CreatePodOnNode(b, name, req, dv, rv));
+  }
+  std::vector<flatbuffers::Offset<state::NodeReservation>> rsv;
+  for (const auto& r : s.reservations) {
+    auto n = b.CreateString(r.name);
+    auto a = res(b, r.allocatable);
+    auto u = res(b, r.allocated);
+    rsv.push_back(state::CreateNodeReservation(b, n, a, u));
   }
   std::vector<flatbuffers::Offset<state::GpuState>> gpus;
   for (const auto& g : s.gpus)
@@ -495,9 +612,13 @@ std::string encode(const node_state& s) {
   auto usage = res(b, s.usage);
   auto pv = b.CreateVector(pods);
   auto gv = b.CreateVector(gpus);
+  auto rvv =
+      rsv.empty()
+          ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<state::NodeReservation>>>{}
+          : b.CreateVector(rsv);
   b.Finish(state::CreateNodeState(b, name, cap, alloc, used, s.ready, s.unschedulable, s.removed,
                                   colo, usage, s.metric_time_ms, s.be_cpu_milli, pv, gv,
-                                  s.registered_ms, s.rejected_binds));
+                                  s.registered_ms, s.rejected_binds, rvv));
   return finish(b);
 }
 
@@ -534,6 +655,21 @@ std::string encode(const job_state& s) {
   b.Finish(state::CreateJobStateDirect(b, s.name.c_str(), s.pod.c_str(), s.mode.c_str(),
                                        s.phase.c_str(), s.reason.c_str(), s.created_ms,
                                        s.updated_ms));
+  return finish(b);
+}
+
+std::string encode(const reservation_state& s) {
+  auto& b = builder();
+  auto name = b.CreateString(s.name);
+  auto uid = b.CreateString(s.uid);
+  auto req = res(b, s.requests);
+  auto node = b.CreateString(s.node);
+  auto phase = b.CreateString(s.phase);
+  auto reason = b.CreateString(s.reason);
+  auto owner = b.CreateString(s.owner);
+  b.Finish(state::CreateReservationState(b, name, uid, req, node, phase, reason, owner,
+                                         s.created_ms, s.updated_ms, s.ttl_ms, s.expires_ms,
+                                         s.allocate_once, s.deleted));
   return finish(b);
 }
 
@@ -578,8 +714,12 @@ result<node_state> decode_node(std::string_view bytes) {
   s.rejected_binds = x->rejected_binds();
   if (x->pods())
     for (const auto* p : *x->pods())
-      s.pods.push_back(
-          pod_on_node{str(p->pod()), to_resource_list(p->requests()), devices_of(p->devices())});
+      s.pods.push_back(pod_on_node{str(p->pod()), to_resource_list(p->requests()),
+                                   devices_of(p->devices()), str(p->reservation())});
+  if (x->reservations())
+    for (const auto* r : *x->reservations())
+      s.reservations.push_back(node_reservation{str(r->name()), to_resource_list(r->allocatable()),
+                                                to_resource_list(r->allocated())});
   if (x->gpus())
     for (const auto* g : *x->gpus())
       s.gpus.push_back(gpu_state{g->minor(), str(g->model()), g->core(), g->memory_bytes(),
@@ -642,6 +782,28 @@ result<job_state> decode_job(std::string_view bytes) {
   const auto* x = *r;
   return job_state{str(x->name()),   str(x->pod()),   str(x->mode()), str(x->phase()),
                    str(x->reason()), x->created_ms(), x->updated_ms()};
+}
+
+result<reservation_state> decode_reservation(std::string_view bytes) {
+  messages::aligned_byte_buffer scratch;
+  auto r = verified<state::ReservationState>(bytes, "reservation", scratch);
+  if (!r) return tl::unexpected(r.error());
+  const auto* x = *r;
+  reservation_state s;
+  s.name = str(x->name());
+  s.uid = str(x->uid());
+  s.requests = to_resource_list(x->requests());
+  s.node = str(x->node());
+  s.phase = str(x->phase());
+  s.reason = str(x->reason());
+  s.owner = str(x->owner());
+  s.created_ms = x->created_ms();
+  s.updated_ms = x->updated_ms();
+  s.ttl_ms = x->ttl_ms();
+  s.expires_ms = x->expires_ms();
+  s.allocate_once = x->allocate_once();
+  s.deleted = x->deleted();
+  return s;
 }
 
 result<object_state> decode_object(std::string_view bytes) {

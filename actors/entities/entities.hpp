@@ -1,5 +1,5 @@
-// The entity states of Colony: node, pod, elastic quota, pod migration job, and recorded
-// Kubernetes objects (Object, schema v4) that no component reads yet.
+// The entity states of Colony: node, pod, elastic quota, pod migration job, reservation
+// (schema v7), and recorded Kubernetes objects (Object, schema v4) that no component reads yet.
 //
 // Each is a plain struct; apply(state, envelope) folds one event into it and is a pure
 // function of (state, event): no clock, no I/O, no randomness. State is fold(events), so
@@ -45,6 +45,18 @@ struct pod_on_node {
   std::string pod;
   resource_list requests;
   std::vector<std::pair<std::int32_t, resource_list>> devices;  // minor -> gpu_core/memory
+  std::string reservation;  // the Reservation it consumes ("" none)
+};
+
+// An Available reservation on a node. The node's allocated includes what it still holds for
+// owners (allocatable - allocated, at least 0, per resource) and one pod (Koordinator's reserve
+// pod); an owner's bind moves that share into the owner's own request. Released when the
+// reservation becomes Succeeded or Failed (scheduler/reservation.hpp, "Accounting rule").
+struct node_reservation {
+  std::string name;
+  resource_list allocatable;
+  resource_list allocated;                   // owners' requests on this node
+  [[nodiscard]] resource_list held() const;  // what allocated of the node includes for it
 };
 
 struct gpu_state {
@@ -70,8 +82,9 @@ struct node_state {
   bool ready = false;
   bool unschedulable = false;
   bool removed = false;
-  std::vector<pod_on_node> pods;  // sorted by pod key
-  std::vector<gpu_state> gpus;    // sorted by minor
+  std::vector<pod_on_node> pods;               // sorted by pod key
+  std::vector<gpu_state> gpus;                 // sorted by minor
+  std::vector<node_reservation> reservations;  // Available ones here, sorted by name
 
   // The allocatable a scheduler sees: Kubernetes allocatable with batch/mid from colocation.
   [[nodiscard]] resource_list effective_allocatable() const;
@@ -118,6 +131,24 @@ struct job_state {
   std::int64_t updated_ms = 0;
 };
 
+// A Reservation (schema v7): its spec as last observed (ReservationUpserted) and its phase as
+// the scheduler decided it (ReservationPhaseChanged). Key: the reservation's name.
+struct reservation_state {
+  std::string name;
+  std::string uid;
+  resource_list requests;
+  std::string node;    // status.nodeName once Available
+  std::string phase;   // "Pending" until scheduled; Available, Succeeded, Failed
+  std::string reason;  // of the latest phase change
+  std::string owner;   // Succeeded: the owner pod that used it up
+  std::int64_t created_ms = 0;
+  std::int64_t updated_ms = 0;
+  std::int64_t ttl_ms = 0;
+  std::int64_t expires_ms = -1;
+  bool allocate_once = true;
+  bool deleted = false;
+};
+
 // A Kubernetes object recorded by a bridge (ObjectObserved): its latest observation, so that
 // the digest and snapshots cover it and a later consumer starts from a snapshot like any other.
 // The key is the envelope's ("Reservation/r1", "PodGroup/ml/train-1").
@@ -150,10 +181,13 @@ struct bind_decision {
     std::span<const std::pair<std::int32_t, resource_list>> devices);
 // The same with in-flight reservations: binds the node actor accepted whose PodScheduled has
 // not yet come back through the log (so `node`, the fold, does not include them). They count
-// as allocated, and a pod reserved here counts as already bound.
+// as allocated, and a pod reserved here counts as already bound. A pod that consumes the
+// Available reservation `reservation` (schema v7) may also use what it still holds here (a
+// name the node does not hold gives nothing).
 [[nodiscard]] bind_decision arbitrate(
     const node_state& node, std::span<const pod_on_node> reserved, std::string_view pod,
-    const resource_list& requests, std::span<const std::pair<std::int32_t, resource_list>> devices);
+    const resource_list& requests, std::span<const std::pair<std::int32_t, resource_list>> devices,
+    std::string_view reservation = {});
 
 // Fold one event into a state. An event that does not concern the state leaves it unchanged.
 // REQUIRES: env passed messages::decode().
@@ -162,6 +196,7 @@ void apply(pod_state& s, const wire::Envelope& env);
 void apply(quota_state& s, const wire::Envelope& env);
 void apply(job_state& s, const wire::Envelope& env);
 void apply(object_state& s, const wire::Envelope& env);
+void apply(reservation_state& s, const wire::Envelope& env);
 
 // routes() and its types live beside the schema (messages/routes.hpp): the Kafka store needs
 // them too.
@@ -175,11 +210,13 @@ using messages::routes;
 [[nodiscard]] std::string encode(const quota_state& s);
 [[nodiscard]] std::string encode(const job_state& s);
 [[nodiscard]] std::string encode(const object_state& s);
+[[nodiscard]] std::string encode(const reservation_state& s);
 [[nodiscard]] result<node_state> decode_node(std::string_view bytes);
 [[nodiscard]] result<pod_state> decode_pod(std::string_view bytes);
 [[nodiscard]] result<quota_state> decode_quota(std::string_view bytes);
 [[nodiscard]] result<job_state> decode_job(std::string_view bytes);
 [[nodiscard]] result<object_state> decode_object(std::string_view bytes);
+[[nodiscard]] result<reservation_state> decode_reservation(std::string_view bytes);
 
 // Stable 64-bit digest over entity states: XXH3 over (kind, key length, key, state length,
 // state) of every entity, in (kind, key) byte order. Feed entities in that order.

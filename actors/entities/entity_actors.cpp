@@ -297,6 +297,8 @@ caf::actor spawn_entity(caf::stateful_actor<router_state>* self, wire::EntityKin
       return spawn_with(decode_job, job_state{});
     case wire::EntityKind::Object:
       return spawn_with(decode_object, object_state{});
+    case wire::EntityKind::Reservation:
+      return spawn_with(decode_reservation, reservation_state{});
     default:
       return {};
   }

@@ -32,6 +32,9 @@ void world::apply(const wire::Envelope& env) {
       case wire::EntityKind::Object:
         entities::apply(find_or_create(objects, r.key), env);
         break;
+      case wire::EntityKind::Reservation:
+        entities::apply(find_or_create(reservations, r.key), env);
+        break;
       default:
         break;
     }
@@ -40,13 +43,15 @@ void world::apply(const wire::Envelope& env) {
 
 void world::for_each_encoded(
     const std::function<void(wire::EntityKind, std::string_view, const std::string&)>& fn) const {
-  // EntityKind order: Node(1) < Pod(2) < ElasticQuota(3) < PodMigrationJob(4) < Object(6)
-  // (Cluster has no entities). A log without recorded objects keeps the digest it had.
+  // EntityKind order: Node(1) < Pod(2) < ElasticQuota(3) < PodMigrationJob(4) < Object(6) <
+  // Reservation(7) (Cluster has no entities). A log without recorded objects or reservations
+  // keeps the digest it had.
   for (const auto& [k, s] : nodes) fn(wire::EntityKind::Node, k, encode(s));
   for (const auto& [k, s] : pods) fn(wire::EntityKind::Pod, k, encode(s));
   for (const auto& [k, s] : quotas) fn(wire::EntityKind::ElasticQuota, k, encode(s));
   for (const auto& [k, s] : jobs) fn(wire::EntityKind::PodMigrationJob, k, encode(s));
   for (const auto& [k, s] : objects) fn(wire::EntityKind::Object, k, encode(s));
+  for (const auto& [k, s] : reservations) fn(wire::EntityKind::Reservation, k, encode(s));
 }
 
 std::uint64_t world::digest() const {
@@ -90,6 +95,12 @@ result<void> world::load(wire::EntityKind kind, std::string_view key, std::strin
       auto s = decode_object(bytes);
       if (!s) return bad(s.error());
       objects.insert_or_assign(std::string(key), std::move(*s));
+      return {};
+    }
+    case wire::EntityKind::Reservation: {
+      auto s = decode_reservation(bytes);
+      if (!s) return bad(s.error());
+      reservations.insert_or_assign(std::string(key), std::move(*s));
       return {};
     }
     default:

@@ -26,7 +26,8 @@ class world {
       const std::function<void(wire::EntityKind, std::string_view, const std::string&)>& fn) const;
   [[nodiscard]] std::uint64_t digest() const;
   [[nodiscard]] std::uint64_t entity_count() const {
-    return nodes.size() + pods.size() + quotas.size() + jobs.size() + objects.size();
+    return nodes.size() + pods.size() + quotas.size() + jobs.size() + objects.size() +
+           reservations.size();
   }
 
   // The node `key`, created on first sight: the state apply() folds that node's events into.
@@ -48,7 +49,8 @@ class world {
   std::map<std::string, quota_state, std::less<>> quotas;
   std::map<std::string, job_state, std::less<>> jobs;
   std::map<std::string, object_state, std::less<>> objects;  // recorded objects (ObjectObserved)
-  std::uint64_t applied = 0;                                 // events applied (not deliveries)
+  std::map<std::string, reservation_state, std::less<>> reservations;  // schema v7
+  std::uint64_t applied = 0;  // events applied (not deliveries)
 
  private:
   // Hashed lookups into the ordered maps above (apply() finds an entity per event; the maps

@@ -354,6 +354,29 @@ void assume_reservation_owner(node_info& node, std::size_t index, const pod_info
   ++node.generation;
 }
 
+void forget_reservation_owner(node_info& node, std::size_t index, const pod_info& pod) {
+  auto& r = node.reservations[index];
+  const bool was_active = r.active();
+  const resource_list before = was_active ? r.remaining() : resource_list{};
+  resource_list sub = pod.requests;
+  sub.pods = 0;
+  r.allocated -= sub;
+  r.owner_count = std::max(0, r.owner_count - 1);
+  if (r.allocate_once && r.owner_count == 0 && r.phase == reservation_phase::succeeded)
+    r.phase = reservation_phase::available;
+  const resource_list after = r.active() ? r.remaining() : resource_list{};
+  node.requested -= before;
+  node.requested += after;
+  if (!was_active && r.active()) node.requested.pods += 1;
+  ++node.generation;
+}
+
+std::optional<std::size_t> find_reservation(const node_info& node, std::string_view name) noexcept {
+  for (std::size_t i = 0; i < node.reservations.size(); ++i)
+    if (node.reservations[i].name == name) return i;
+  return std::nullopt;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The plugin
 // ---------------------------------------------------------------------------------------------

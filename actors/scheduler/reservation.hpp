@@ -95,6 +95,12 @@ namespace colony::scheduler {
 // Places an owner pod into node.reservations[index] (assume_pod does the pod's own request):
 // allocated and owner count grow, node.requested drops by what the reservation stops holding.
 void assume_reservation_owner(node_info& node, std::size_t index, const pod_info& pod);
+// The reverse (a proposal the node refused, an owner that left): allocated and owner count
+// shrink, an allocate-once reservation with no owner left is Available again.
+void forget_reservation_owner(node_info& node, std::size_t index, const pod_info& pod);
+// The index of the reservation `name` in node.reservations, or none.
+[[nodiscard]] std::optional<std::size_t> find_reservation(const node_info& node,
+                                                          std::string_view name) noexcept;
 
 // The Reservation plugin (Koordinator's name). PreFilter finds, per node, the reservations the
 // pod matches and nominates one among those it fits (nothing to do for reserve pods or pods

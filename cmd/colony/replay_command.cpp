@@ -89,6 +89,16 @@ result<nlohmann::ordered_json> state_json(const entities::encoded_entity& e) {
       j["reason"] = s->reason;
       break;
     }
+    case wire::EntityKind::Reservation: {
+      auto s = entities::decode_reservation(e.state);
+      if (!s) return tl::unexpected(s.error());
+      j["phase"] = s->phase;
+      j["reason"] = s->reason;
+      j["node"] = s->node;
+      j["owner"] = s->owner;
+      j["deleted"] = s->deleted;
+      break;
+    }
     case wire::EntityKind::Object: {
       auto s = entities::decode_object(e.state);
       if (!s) return tl::unexpected(s.error());

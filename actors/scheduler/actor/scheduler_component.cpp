@@ -1,6 +1,8 @@
 #include "actors/scheduler/actor/scheduler_component.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <utility>
 
 #include "actors/scheduler/elastic_quota.hpp"
@@ -90,6 +92,59 @@ void set_quota_labels(pod_info& info, const quota::key_value_list* labels) {
   info.non_preemptible = quota::non_preemptible_of(labels);
 }
 
+// What the Reservation plugin's owner rules read of a pod (PodSubmitted): uid, labels, the
+// controller owner ("Kind/name"), reservation-ignored and reservation-affinity. An affinity
+// annotation that does not parse is left out (the pod then uses reservations as if it had none).
+std::shared_ptr<const pod_identity> identity_of(const wire::PodSubmitted& e) {
+  auto id = std::make_shared<pod_identity>();
+  id->uid = std::string(to_string_view(e.uid()));
+  if (e.labels())
+    for (const auto* kv : *e.labels())
+      id->labels.insert_or_assign(std::string(to_string_view(kv->key())),
+                                  std::string(to_string_view(kv->value())));
+  if (const auto owner = to_string_view(e.owner()); !owner.empty()) {
+    const auto slash = owner.find('/');
+    pod_owner_reference o;
+    o.kind = std::string(owner.substr(0, slash == std::string_view::npos ? 0 : slash));
+    o.name = std::string(slash == std::string_view::npos ? owner : owner.substr(slash + 1));
+    o.controller = true;
+    id->owner_references.push_back(std::move(o));
+  }
+  if (auto it = id->labels.find(names::label_reservation_ignored); it != id->labels.end())
+    id->reservation_ignored = it->second == "true";
+  if (e.annotations())
+    for (const auto* kv : *e.annotations())
+      if (to_string_view(kv->key()) == names::annotation_reservation_affinity)
+        (void)parse_reservation_affinity(to_string_view(kv->value()), *id);
+  return id;
+}
+
+reservation_owner owner_of(const wire::ReservationOwner& o) {
+  reservation_owner r;
+  auto s = [](const flatbuffers::String* x) { return std::string(to_string_view(x)); };
+  if (o.has_object())
+    r.object =
+        reservation_object_ref{s(o.object_uid()), s(o.object_name()), s(o.object_namespace()), ""};
+  if (o.has_controller()) {
+    reservation_controller_ref c{
+        s(o.controller_api_version()), s(o.controller_kind()), s(o.controller_name()),
+        s(o.controller_uid()),         std::nullopt,           s(o.controller_namespace())};
+    if (o.controller_flag() >= 0) c.controller = o.controller_flag() == 1;
+    r.controller = std::move(c);
+  }
+  if (o.has_label_selector()) {
+    admission::label_selector sel;
+    if (o.match_labels())
+      for (const auto* kv : *o.match_labels())
+        sel.match_labels.insert_or_assign(s(kv->key()), s(kv->value()));
+    r.label_selector = std::move(sel);
+  }
+  return r;
+}
+
+// The reserve pod's queue key: a namespace is a lowercase DNS label, so no pod has this one.
+std::string reserve_pod_key(std::string_view name) { return "Reservation/" + std::string(name); }
+
 // Whether a profile disables a plugin by name at Filter or multiPoint (kube's
 // plugins.<point>.disabled; "*" only disables kube's default plugins, which this is not).
 bool profile_disables(const profile_config& pc, std::string_view plugin) {
@@ -171,6 +226,8 @@ bool scheduler_component::wants(wire::Payload type) const {
     case P::PodEvicted:
     case P::PodFinished:
     case P::ClockTicked:
+    case P::ReservationUpserted:
+    case P::ReservationPhaseChanged:
       return true;
     default:
       return false;
@@ -210,8 +267,8 @@ void scheduler_component::unassume(pod_rec& p) {
 }
 
 void scheduler_component::on_bound(std::string_view pod, std::string_view node,
-                                   const resource_list& requests,
-                                   std::vector<gpu_allocation> gpus) {
+                                   const resource_list& requests, std::vector<gpu_allocation> gpus,
+                                   std::string_view reservation) {
   auto it = pods_.find(pod);
   if (it == pods_.end()) {
     pod_rec r;
@@ -235,6 +292,11 @@ void scheduler_component::on_bound(std::string_view pod, std::string_view node,
     d.gpu_allocations = std::move(gpus);
     assume_pod(nodes_[n], p.info, d, now_);
     p.node = std::string(node);
+    p.reservation.clear();
+    if (auto k = find_reservation(nodes_[n], reservation)) {
+      assume_reservation_owner(nodes_[n], *k, p.info);
+      p.reservation = std::string(reservation);
+    }
   }
   p.phase = pod_phase::bound;
   p.qp.reset();
@@ -355,6 +417,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
       r.ours = opts_.scheduler_names.empty() ||
                opts_.scheduler_names.count(to_string_view(e->scheduler_name())) != 0;
       r.admitted = !opts_.await_admission;
+      r.info.identity = identity_of(*e);
       if (r.ours && r.admitted) queue_->add(r.info, now_);
       pods_.emplace(key, std::move(r));
       break;
@@ -369,7 +432,19 @@ void scheduler_component::on_event(const wire::Envelope& env,
       p.info.priority = e->priority();
       if (e->requests()) set_requests(p.info, to_resource_list(e->requests()));
       if (e->limits()) p.info.limits = to_resource_list(e->limits());
-      if (e->labels()) set_quota_labels(p.info, e->labels());  // the full label set
+      if (e->labels()) {
+        set_quota_labels(p.info, e->labels());  // the full label set
+        auto id =
+            std::make_shared<pod_identity>(p.info.identity ? *p.info.identity : pod_identity{});
+        id->labels.clear();
+        for (const auto* kv : *e->labels())
+          id->labels.insert_or_assign(std::string(to_string_view(kv->key())),
+                                      std::string(to_string_view(kv->value())));
+        id->reservation_ignored = false;
+        if (auto l = id->labels.find(names::label_reservation_ignored); l != id->labels.end())
+          id->reservation_ignored = l->second == "true";
+        p.info.identity = std::move(id);
+      }
       const bool was = p.ours && p.admitted;
       if (!opts_.scheduler_names.empty() && e->scheduler_name() && e->scheduler_name()->size())
         p.ours = opts_.scheduler_names.count(to_string_view(e->scheduler_name())) != 0;
@@ -395,10 +470,23 @@ void scheduler_component::on_event(const wire::Envelope& env,
       if (e->devices())
         for (const auto* d : *e->devices())
           gpus.push_back(gpu_allocation{d->minor(), d->core(), d->memory_bytes(), 0});
+      const auto rsv = to_string_view(e->reservation());
       on_bound(to_string_view(e->pod()), to_string_view(e->node()), to_resource_list(e->requests()),
-               std::move(gpus));
+               std::move(gpus), rsv);
+      // The reservation controller's part: an allocate-once reservation with a bound owner is
+      // used up. The scheduler whose proposal it was writes it, once.
+      if (!rsv.empty() && to_string_view(e->scheduler()) == name_)
+        if (auto it = reservations_.find(rsv);
+            it != reservations_.end() && it->second.info.allocate_once)
+          succeeded_.emplace_back(std::string(rsv), std::string(to_string_view(e->pod())));
       break;
     }
+    case P::ReservationUpserted:
+      on_reservation_upserted(*env.payload_as_ReservationUpserted());
+      break;
+    case P::ReservationPhaseChanged:
+      on_reservation_phase(*env.payload_as_ReservationPhaseChanged());
+      break;
     case P::PodBindRejected: {
       const auto* e = env.payload_as_PodBindRejected();
       if (to_string_view(e->scheduler()) != name_) break;  // someone else's proposal
@@ -407,6 +495,11 @@ void scheduler_component::on_event(const wire::Envelope& env,
       auto& p = it->second;
       // Only the answer to our outstanding proposal; a pod bound meanwhile stays bound.
       if (p.phase != pod_phase::proposed || p.node != to_string_view(e->node())) break;
+      if (!p.reservation.empty())
+        if (auto n = node_index_.find(p.node); n != node_index_.end())
+          if (auto k = find_reservation(nodes_[n->second], p.reservation))
+            forget_reservation_owner(nodes_[n->second], *k, p.info);
+      p.reservation.clear();
       unassume(p);
       // Our Reserve marked it used in the quota tree; the binding did not happen.
       if (quota_) (void)quota_->tree()->update_pod_is_assigned(p.info.key, false);
@@ -426,6 +519,13 @@ void scheduler_component::on_event(const wire::Envelope& env,
       if (it == pods_.end()) break;
       auto& p = it->second;
       if (p.phase == pod_phase::queued) (void)queue_->remove(pod);
+      // An owner leaving a reservation that takes several gives its share back to it.
+      if (!p.reservation.empty())
+        if (auto n = node_index_.find(p.node); n != node_index_.end())
+          if (auto k = find_reservation(nodes_[n->second], p.reservation);
+              k && !nodes_[n->second].reservations[*k].allocate_once)
+            forget_reservation_owner(nodes_[n->second], *k, p.info);
+      p.reservation.clear();
       unassume(p);
       p.phase = pod_phase::done;
       p.qp.reset();
@@ -438,6 +538,11 @@ void scheduler_component::on_event(const wire::Envelope& env,
 
 void scheduler_component::on_batch_end(std::vector<messages::byte_buffer>& out) {
   if (quota_) quota_->flush();  // cluster total and pod association before the cycles
+  for (const auto& [name, owner] : succeeded_)
+    if (auto it = reservations_.find(name); it != reservations_.end())
+      emit_reservation_phase(it->second, "Succeeded", "Succeeded", owner, out);
+  succeeded_.clear();
+  if (!reservations_.empty()) expire_reservations(out);
   if (!events_.empty()) {
     // In node order; the hints read the nodes (and NodeUnschedulable's flags) as they are now.
     unsched_->prepare(nodes_.data(), &flags_);
@@ -455,6 +560,17 @@ void scheduler_component::on_batch_end(std::vector<messages::byte_buffer>& out) 
 std::optional<std::int64_t> scheduler_component::next_wakeup_ms() const {
   auto t = queue_->next_backoff_expiry_ms();
   if (const auto f = queue_->next_unschedulable_flush_ms(); f && (!t || *f < *t)) t = f;
+  // The reservation controller: the first expiry among placed reservations.
+  for (const auto& [name, r] : reservations_) {
+    if (!r.ours || r.expiry_sent || !r.info.active()) continue;
+    std::optional<std::int64_t> at;
+    if (r.info.expires_ms) at = *r.info.expires_ms + 1;
+    if (r.info.ttl_ms > 0) {
+      const std::int64_t by_ttl = r.info.created_ms + r.info.ttl_ms + 1;
+      at = at ? std::min(*at, by_ttl) : by_ttl;
+    }
+    if (at && (!t || *at < *t)) t = at;
+  }
   if (!t) return std::nullopt;
   return std::max(*t, now_.value);
 }
@@ -468,6 +584,10 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
   auto it = pods_.find(qp.pod.key);
   if (it == pods_.end()) return;
   auto& p = it->second;
+  if (p.reserve) {
+    schedule_reserve_pod(p, std::move(qp), out);
+    return;
+  }
   unsched_->prepare(nodes_.data(), &flags_);
   auto d = fwk_->run_cycle(cycle_, qp.pod, nodes_, now_);
   auto& fbb = b_.fbb();
@@ -496,11 +616,19 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
     auto dv = fbb.CreateVector(devs);
     auto quota = qp.pod.quota_name.empty() ? flatbuffers::Offset<flatbuffers::String>{}
                                            : fbb.CreateString(qp.pod.quota_name);
-    auto payload = wire::CreatePodBindProposed(
-        fbb, pod, node, sched, qp.attempts, d.total_score, sv, av, rq, dv, quota,
-        static_cast<std::int32_t>(d.feasible_nodes), static_cast<std::int32_t>(d.evaluated_nodes));
+    auto rsv = d.reservation.empty() ? flatbuffers::Offset<flatbuffers::String>{}
+                                     : fbb.CreateString(d.reservation);
+    auto payload =
+        wire::CreatePodBindProposed(fbb, pod, node, sched, qp.attempts, d.total_score, sv, av, rq,
+                                    dv, quota, static_cast<std::int32_t>(d.feasible_nodes),
+                                    static_cast<std::int32_t>(d.evaluated_nodes), rsv);
     out.push_back(b_.finish(h, payload));
     assume_pod(nodes_[d.node_index], qp.pod, d, now_);
+    p.reservation.clear();
+    if (auto k = find_reservation(nodes_[d.node_index], d.reservation)) {
+      assume_reservation_owner(nodes_[d.node_index], *k, qp.pod);
+      p.reservation = d.reservation;
+    }
     p.phase = pod_phase::proposed;
     p.node = d.node;
     p.qp = std::move(qp);
@@ -523,6 +651,222 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
   const bool error = d.result != outcome::unschedulable;
   set_rejection(qp, d);
   queue_->requeue(std::move(qp), now_, error);
+}
+
+// ---- Reservations ------------------------------------------------------------------------
+
+void scheduler_component::enable_reservations() {
+  if (reservation_plugin_) return;
+  owner_classes_ = std::make_shared<owner_classes>();
+  reservation_plugin_ = std::make_shared<reservation_plugin>(owner_classes_);
+  // The profile's score weight for Reservation, else the shipped profile's 5000.
+  std::int64_t weight = 5000;
+  const auto& pc = opts_.config->profiles[opts_.profile];
+  for (const char* point : {"score", "multiPoint"})
+    if (auto it = pc.plugins.find(point); it != pc.plugins.end())
+      for (const auto& e : it->second.enabled)
+        if (e.name == reservation_plugin::plugin_name && e.weight > 0) weight = e.weight;
+  fwk_->add(reservation_plugin_, weight);
+  weights_[std::string(reservation_plugin::plugin_name)] = weight;
+  std::erase(skipped_plugins_, std::string(reservation_plugin::plugin_name));
+}
+
+void scheduler_component::on_reservation_upserted(const wire::ReservationUpserted& e) {
+  enable_reservations();
+  const std::string name(to_string_view(e.name()));
+  auto [it, fresh] = reservations_.try_emplace(name);
+  auto& r = it->second;
+  auto& info = r.info;
+  if (fresh) {
+    info.name = name;
+    info.created_ms = now_.value;
+    info.phase = reservation_phase::pending;
+  }
+  info.uid = std::string(to_string_view(e.uid()));
+  info.allocatable = to_resource_list(e.requests());
+  info.allocatable.pods = 0;
+  info.owners.clear();
+  if (e.owners())
+    for (const auto* o : *e.owners()) info.owners.push_back(owner_of(*o));
+  info.owner_class = owner_classes_->intern(info.owners);
+  info.ttl_ms = e.ttl_ms();
+  info.expires_ms.reset();
+  if (e.expires_ms() >= 0) info.expires_ms = e.expires_ms();
+  info.allocate_once = e.allocate_once();
+  info.policy = parse_allocate_policy(to_string_view(e.allocate_policy()))
+                    .value_or(reservation_allocate_policy::aligned);
+  info.unschedulable = e.unschedulable();
+  info.labels.clear();
+  info.order = 0;
+  if (e.labels())
+    for (const auto* kv : *e.labels()) {
+      const auto k = to_string_view(kv->key());
+      const auto v = to_string_view(kv->value());
+      info.labels.insert_or_assign(std::string(k), std::string(v));
+      if (k == names::label_reservation_order) {
+        std::int64_t o = 0;
+        if (std::from_chars(v.data(), v.data() + v.size(), o).ec == std::errc{}) info.order = o;
+      }
+    }
+  r.pin = std::string(to_string_view(e.node_name()));
+  r.priority = e.priority();
+  r.ours = opts_.scheduler_names.empty() ||
+           opts_.scheduler_names.count(to_string_view(e.scheduler_name())) != 0;
+  const std::string key = reserve_pod_key(name);
+  if (e.deleted()) {
+    if (auto p = pods_.find(key); p != pods_.end() && p->second.phase == pod_phase::queued)
+      (void)queue_->remove(key);
+    if (!info.node.empty()) release_from_node(name, info.node);
+    info.phase = reservation_phase::failed;
+    return;
+  }
+  // The placed copy on the node follows the new spec (owners, order, policy).
+  if (!info.node.empty())
+    if (auto n = node_index_.find(info.node); n != node_index_.end())
+      if (auto k = find_reservation(nodes_[n->second], name)) {
+        auto& held = nodes_[n->second].reservations[*k];
+        const auto allocated = held.allocated;
+        const auto owners = held.owner_count;
+        const auto phase = held.phase;
+        held = info;
+        held.allocated = allocated;
+        held.owner_count = owners;
+        held.phase = phase;
+        ++nodes_[n->second].generation;
+      }
+  if (!fresh || !r.ours || info.phase != reservation_phase::pending) return;
+  // A pending reservation is scheduled like a pod of its template's requests.
+  pod_rec p;
+  p.reserve = true;
+  p.info.key = key;
+  p.info.reserve_pod = true;
+  set_requests(p.info, info.allocatable);
+  p.info.priority = r.priority;
+  queue_->add(p.info, now_);
+  pods_.insert_or_assign(key, std::move(p));
+}
+
+void scheduler_component::hold_on_node(const rsv_rec& r) {
+  const std::size_t n = node_slot(r.info.node);
+  auto& node = nodes_[n];
+  if (find_reservation(node, r.info.name)) return;  // already held (our own placement)
+  reservation_info held = r.info;
+  held.phase = reservation_phase::available;
+  held.allocated = {};
+  held.owner_count = 0;
+  auto pos =
+      std::lower_bound(node.reservations.begin(), node.reservations.end(), held.name,
+                       [](const reservation_info& a, const std::string& b) { return a.name < b; });
+  node.requested += held.remaining();
+  node.requested.pods += 1;
+  node.reservations.insert(pos, std::move(held));
+  ++node.generation;
+}
+
+void scheduler_component::release_from_node(std::string_view name, std::string_view node_name) {
+  auto n = node_index_.find(node_name);
+  if (n == node_index_.end()) return;
+  auto& node = nodes_[n->second];
+  auto k = find_reservation(node, name);
+  if (!k) return;
+  auto& r = node.reservations[*k];
+  if (r.active()) {
+    node.requested -= r.remaining();
+    node.requested.pods -= 1;
+  }
+  node.reservations.erase(node.reservations.begin() + static_cast<std::ptrdiff_t>(*k));
+  ++node.generation;
+  node_event(n->second, cluster_event_type::assigned_pod_delete);  // room for waiting pods
+}
+
+void scheduler_component::on_reservation_phase(const wire::ReservationPhaseChanged& e) {
+  const std::string_view name = to_string_view(e.name());
+  auto it = reservations_.find(name);
+  if (it == reservations_.end()) return;  // a phase for a reservation never observed
+  auto& r = it->second;
+  const auto phase = to_string_view(e.phase());
+  if (phase == "Available") {
+    r.info.phase = reservation_phase::available;
+    r.info.node = std::string(to_string_view(e.node()));
+    if (auto p = pods_.find(reserve_pod_key(name)); p != pods_.end()) {
+      if (p->second.phase == pod_phase::queued) (void)queue_->remove(p->first);
+      p->second.phase = pod_phase::done;
+    }
+    hold_on_node(r);
+  } else if (phase == "Succeeded" || phase == "Failed") {
+    r.info.phase = phase == "Succeeded" ? reservation_phase::succeeded : reservation_phase::failed;
+    if (!r.info.node.empty()) release_from_node(name, r.info.node);
+  }
+}
+
+void scheduler_component::emit_reservation_phase(const rsv_rec& r, std::string_view phase,
+                                                 std::string_view reason, std::string_view owner,
+                                                 std::vector<messages::byte_buffer>& out) {
+  auto& fbb = b_.fbb();
+  const messages::header h{now_, wire::EntityKind::Reservation, r.info.name, last_offset_, name_};
+  const auto name = b_.key_string(r.info.name);
+  const auto ph = fbb.CreateString(phase);
+  const auto node = r.info.node.empty() ? flatbuffers::Offset<flatbuffers::String>{}
+                                        : fbb.CreateString(r.info.node);
+  const auto why = fbb.CreateString(reason);
+  const auto alloc = b_.resources(r.info.allocatable);
+  const auto own =
+      owner.empty() ? flatbuffers::Offset<flatbuffers::String>{} : fbb.CreateString(owner);
+  out.push_back(
+      b_.finish(h, wire::CreateReservationPhaseChanged(fbb, name, ph, node, why, alloc, own)));
+}
+
+void scheduler_component::schedule_reserve_pod(pod_rec& p, queued_pod qp,
+                                               std::vector<messages::byte_buffer>& out) {
+  const std::string name = qp.pod.key.substr(reserve_pod_key("").size());
+  auto it = reservations_.find(name);
+  if (it == reservations_.end() || it->second.info.phase != reservation_phase::pending) {
+    p.phase = pod_phase::done;
+    return;
+  }
+  auto& r = it->second;
+  unsched_->prepare(nodes_.data(), &flags_);
+  decision d;
+  if (!r.pin.empty()) {
+    // template.spec.nodeName: that node only (a node not registered yet fits nothing).
+    auto n = node_index_.find(r.pin);
+    if (n != node_index_.end()) {
+      d = fwk_->run_cycle(cycle_, qp.pod, std::span<const node_info>(&nodes_[n->second], 1), now_);
+      d.node_index = n->second;
+    } else {
+      d.result = outcome::unschedulable;
+      d.message = "node " + r.pin + " not found";
+    }
+  } else {
+    d = fwk_->run_cycle(cycle_, qp.pod, nodes_, now_);
+  }
+  if (d.result == outcome::scheduled) {
+    r.info.node = nodes_[d.node_index].name;
+    emit_reservation_phase(r, "Available", "Scheduled", {}, out);
+    r.info.phase = reservation_phase::available;
+    hold_on_node(r);
+    p.phase = pod_phase::done;
+    return;
+  }
+  // Koordinator keeps an unschedulable reservation Pending with condition Scheduled=False,
+  // reason Unschedulable; written at the first failure, then retried like a pod.
+  if (qp.attempts <= 1) emit_reservation_phase(r, "Pending", "Unschedulable", {}, out);
+  const bool error = d.result != outcome::unschedulable;
+  set_rejection(qp, d);
+  queue_->requeue(std::move(qp), now_, error);
+}
+
+void scheduler_component::expire_reservations(std::vector<messages::byte_buffer>& out) {
+  for (auto& [name, r] : reservations_) {
+    if (!r.ours || r.expiry_sent || r.info.node.empty()) continue;
+    if (r.info.phase != reservation_phase::available && r.info.phase != reservation_phase::pending)
+      continue;
+    const auto n = node_index_.find(r.info.node);
+    const bool node_exists = n != node_index_.end() && !flags_[n->second].removed;
+    if (!reservation_needs_expiration(r.info, now_.value, node_exists)) continue;
+    r.expiry_sent = true;
+    emit_reservation_phase(r, "Failed", "Expired", {}, out);
+  }
 }
 
 }  // namespace colony::scheduler

@@ -43,6 +43,20 @@
 // namespace), non-preemptible from quota.scheduling.koordinator.sh/preemptible == "false".
 // PostFilter preemption is not enabled: the component has no eviction decision to emit yet.
 //
+// Reservations (schema v7; actors/scheduler/reservation.hpp, docs/reservation.md): a
+// ReservationUpserted adds the Reservation plugin to the profile (weight 5000, Koordinator's
+// shipped profile, unless the profile gives one) so runs without reservations decide and log as
+// before. A pending reservation is scheduled as a reserve pod (key "Reservation/<name>",
+// requests of its template, only on the template's node when it names one); placed, the
+// component writes ReservationPhaseChanged Available with the node and holds the reservation
+// there. Pods' owner rules read PodSubmitted's uid, labels, owner and reservation annotations.
+// An owner's proposal names the reservation it consumes (PodBindProposed.reservation, checked by
+// the node actor); once bound, an allocate-once reservation is Succeeded. As Koordinator's
+// reservation controller (part of koord-scheduler), the component fails reservations whose
+// ttl or expires passed (Failed / Expired) at their wake-up. Reserve pods are not arbitrated
+// by a node actor: two schedulers placing reservations at once can over-commit a node (one
+// scheduler per cluster is the supported set-up for reservations).
+//
 // Determinism: time is event time (the maximum seen); the framework's tie-break is seeded; the
 // queue and node list have total orders. Same events in the same order -> same bytes.
 // Thread-safety: none (one owner: its actor).
@@ -61,6 +75,7 @@
 #include "actors/entities/component.hpp"
 #include "actors/quota/actor/quota_events.hpp"
 #include "actors/scheduler/framework.hpp"
+#include "actors/scheduler/reservation.hpp"
 #include "actors/scheduler/scheduler_config.hpp"
 #include "actors/scheduler/scheduling_queue.hpp"
 #include "messages/result.hpp"
@@ -159,6 +174,15 @@ class scheduler_component final : public entities::component {
     std::optional<queued_pod> qp;  // while proposed: what to requeue on rejection
     bool ours = true;              // served by this scheduler
     bool admitted = true;          // false while awaiting admission (options.await_admission)
+    bool reserve = false;          // a Reservation's reserve pod
+    std::string reservation;       // the reservation its outstanding proposal consumes
+  };
+  struct rsv_rec {
+    reservation_info info;  // phase, node, owners as the log says
+    std::string pin;        // template.spec.nodeName
+    std::int32_t priority = 0;
+    bool ours = true;
+    bool expiry_sent = false;
   };
   struct node_flags {
     bool ready = false;
@@ -175,7 +199,16 @@ class scheduler_component final : public entities::component {
   void schedule_one(queued_pod qp, std::vector<messages::byte_buffer>& out);
   void unassume(pod_rec& p);
   void on_bound(std::string_view pod, std::string_view node, const resource_list& requests,
-                std::vector<gpu_allocation> gpus);
+                std::vector<gpu_allocation> gpus, std::string_view reservation);
+  void enable_reservations();
+  void on_reservation_upserted(const wire::ReservationUpserted& e);
+  void on_reservation_phase(const wire::ReservationPhaseChanged& e);
+  void hold_on_node(const rsv_rec& r);
+  void release_from_node(std::string_view name, std::string_view node);
+  void schedule_reserve_pod(pod_rec& p, queued_pod qp, std::vector<messages::byte_buffer>& out);
+  void emit_reservation_phase(const rsv_rec& r, std::string_view phase, std::string_view reason,
+                              std::string_view owner, std::vector<messages::byte_buffer>& out);
+  void expire_reservations(std::vector<messages::byte_buffer>& out);
 
   scheduler_component_options opts_;
   std::string name_;
@@ -190,6 +223,11 @@ class scheduler_component final : public entities::component {
   std::vector<node_flags> flags_;
   string_map<std::size_t> node_index_;  // lookup only, never iterated
   std::map<std::string, pod_rec, std::less<>> pods_;
+  std::map<std::string, rsv_rec, std::less<>> reservations_;  // by name
+  std::shared_ptr<owner_classes> owner_classes_;
+  std::shared_ptr<reservation_plugin> reservation_plugin_;  // once a reservation was seen
+  // Succeeded phases to write at the batch's end: (reservation, owner pod).
+  std::vector<std::pair<std::string, std::string>> succeeded_;
   event_time now_{0};
   std::int64_t last_offset_ = -1;
   // Cluster events of the current batch, by node index (ordered: deterministic move order);
