@@ -11,13 +11,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <mutex>
 
 #include "actors/entities/audit.hpp"
 #include "actors/entities/entity_actors.hpp"
 #include "actors/entities/world.hpp"
 #include "actors/scheduler/actor/scheduler_component.hpp"
 #include "stores/event_log.hpp"
+#include "tests/actors/scheduler_actor/host_loop.hpp"
 #include "tests/actors/scheduler_actor/test_events.hpp"
 
 namespace colony {
@@ -90,12 +90,8 @@ run_result run_contention(std::size_t threads) {
         f.pod(1000, "ns/pod-" + std::to_string(100 + p), 500 + 250 * (p % 3), gib, names[p % 3]));
   append(obs);
 
-  std::mutex m;
-  std::vector<messages::byte_buffer> got;
-  entities::actor_host host(threads, [&](std::vector<messages::byte_buffer> v) {
-    std::lock_guard lk(m);
-    for (auto& r : v) got.push_back(std::move(r));
-  });
+  testing::host_output written;
+  entities::actor_host host(threads, written.sink());
   for (int s = 0; s < 2; ++s) {
     scheduler::scheduler_component_options o;
     o.id = s == 0 ? "a" : "b";
@@ -107,36 +103,9 @@ run_result run_contention(std::size_t threads) {
     host.add_component(std::move(*c));
   }
 
-  log_offset next = 0;
-  std::int64_t clock = 1000;
-  int idle = 0;
-  for (res.rounds = 0; res.rounds < 400; ++res.rounds) {
-    auto batch = std::make_shared<entities::record_batch>();
-    auto rd = log.read(next, no_offset, [&](log_offset, messages::bytes_view b) {
-      batch->add(b);
-      return true;
-    });
-    EXPECT_TRUE(rd.has_value());
-    next += batch->size();
-    if (batch->size() > 0) host.deliver(batch);
-    EXPECT_TRUE(host.sync().has_value());
-    std::vector<messages::byte_buffer> out;
-    {
-      std::lock_guard lk(m);
-      out.swap(got);
-    }
-    if (!out.empty()) {
-      idle = 0;
-      append(out);
-      continue;
-    }
-    if (++idle > 15) {
-      res.quiescent = true;
-      break;
-    }
-    clock += 1000;
-    append({f.tick(clock)});
-  }
+  const auto run = testing::run_host(log, host, written, f, 1000, 400, 15);
+  res.rounds = run.rounds;
+  res.quiescent = run.quiescent;
   auto rd = log.read(0, no_offset, [&](log_offset, messages::bytes_view b) {
     res.log.emplace_back(b.begin(), b.end());
     return true;

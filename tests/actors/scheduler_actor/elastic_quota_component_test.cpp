@@ -8,8 +8,7 @@
 #include "actors/scheduler/actor/scheduler_component.hpp"
 #include "actors/scheduler/elastic_quota.hpp"
 #include "tests/actors/quota_actor/quota_test_events.hpp"
-#include "tests/actors/scheduler_actor/test_events.hpp"
-#include "tests/support/component_feed.hpp"
+#include "tests/actors/scheduler_actor/component_rig.hpp"
 
 namespace colony {
 namespace {
@@ -18,24 +17,15 @@ using messages::to_string_view;
 using testing::cpu_mem;
 using testing::gib;
 
-struct quota_rig {
-  std::unique_ptr<scheduler::scheduler_component> s;
-  testing::event_factory f;
-  testing::quota_event_factory q;
-  testing::offset_stamper stamp;
-  std::vector<messages::byte_buffer> kept;
+scheduler::scheduler_component_options quota_options(bool enable) {
+  scheduler::scheduler_component_options o;
+  o.elastic_quota = enable;
+  return o;
+}
 
-  explicit quota_rig(bool enable = true) {
-    scheduler::scheduler_component_options o;
-    o.id = "a";
-    o.elastic_quota = enable;
-    auto c = scheduler::scheduler_component::create(std::move(o));
-    EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().message);
-    s = std::move(*c);
-  }
-  std::vector<messages::byte_buffer> batch(std::vector<messages::byte_buffer> recs) {
-    return testing::feed_batch(*s, stamp, kept, std::move(recs));
-  }
+struct quota_rig : testing::component_rig {
+  testing::quota_event_factory q;
+  explicit quota_rig(bool enable = true) : component_rig(quota_options(enable)) {}
 };
 
 struct outcome_of {

@@ -6,13 +6,13 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 
 #include "actors/entities/audit.hpp"
 #include "actors/entities/entity_actors.hpp"
 #include "actors/entities/world.hpp"
 #include "actors/scheduler/actor/scheduler_component.hpp"
 #include "stores/event_log.hpp"
+#include "tests/actors/scheduler_actor/host_loop.hpp"
 #include "tests/actors/scheduler_actor/test_events.hpp"
 
 namespace colony {
@@ -62,61 +62,27 @@ TEST(ReservationHost, AnOwnerBindsIntoItsReservationThroughTheNodeActor) {
   append({f.node(0, "n1", 4000, 16 * gib), f.node(0, "n2", 4000, 16 * gib)});
   append({web_reservation(f, 100)});
 
-  std::mutex m;
-  std::vector<messages::byte_buffer> got;
-  entities::actor_host host(2, [&](std::vector<messages::byte_buffer> v) {
-    std::lock_guard lk(m);
-    for (auto& r : v) got.push_back(std::move(r));
-  });
+  testing::host_output written;
+  entities::actor_host host(2, written.sink());
   scheduler::scheduler_component_options o;
   o.id = "a";
   auto c = scheduler::scheduler_component::create(std::move(o));
   ASSERT_TRUE(c.has_value());
   host.add_component(std::move(*c));
 
-  log_offset next = 0;
-  std::int64_t clock = 1000;
-  int idle = 0;
-  bool pods_sent = false, quiescent = false;
-  for (int round = 0; round < 200; ++round) {
-    auto batch = std::make_shared<entities::record_batch>();
-    ASSERT_TRUE(log.read(next, no_offset,
-                         [&](log_offset, messages::bytes_view b) {
-                           batch->add(b);
-                           return true;
-                         })
-                    .has_value());
-    next += batch->size();
-    if (batch->size() > 0) host.deliver(batch);
-    ASSERT_TRUE(host.sync().has_value());
-    std::vector<messages::byte_buffer> out;
-    {
-      std::lock_guard lk(m);
-      out.swap(got);
-    }
-    if (!out.empty()) {
-      idle = 0;
-      append(out);
-      continue;
-    }
-    if (!pods_sent) {  // the reservation is placed: now the pods
-      pods_sent = true;
-      std::vector<messages::byte_buffer> pods;
-      for (int i = 0; i < 3; ++i)
-        pods.push_back(f.pod(clock, "ns/batch-" + std::to_string(i), 1000, gib, "koord-scheduler",
-                             {{"app", "batch"}}));
-      pods.push_back(f.pod(clock, "ns/web-0", 3000, 2 * gib, "koord-scheduler", {{"app", "web"}}));
-      append(pods);
-      continue;
-    }
-    if (++idle > 5) {
-      quiescent = true;
-      break;
-    }
-    clock += 1000;
-    append({f.tick(clock)});
-  }
-  ASSERT_TRUE(quiescent);
+  bool pods_sent = false;
+  const auto run = testing::run_host(log, host, written, f, 1000, 200, 5, [&](std::int64_t clock) {
+    if (pods_sent) return false;
+    pods_sent = true;  // the reservation is placed: now the pods
+    std::vector<messages::byte_buffer> pods;
+    for (int i = 0; i < 3; ++i)
+      pods.push_back(f.pod(clock, "ns/batch-" + std::to_string(i), 1000, gib, "koord-scheduler",
+                           {{"app", "batch"}}));
+    pods.push_back(f.pod(clock, "ns/web-0", 3000, 2 * gib, "koord-scheduler", {{"app", "web"}}));
+    append(pods);
+    return true;
+  });
+  ASSERT_TRUE(run.quiescent);
   std::vector<messages::byte_buffer> all;
   ASSERT_TRUE(log.read(0, no_offset,
                        [&](log_offset, messages::bytes_view b) {

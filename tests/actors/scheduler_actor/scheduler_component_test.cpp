@@ -3,8 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/actors/scheduler_actor/test_events.hpp"
-#include "tests/support/component_feed.hpp"
+#include "tests/actors/scheduler_actor/component_rig.hpp"
 
 namespace colony {
 namespace {
@@ -13,23 +12,7 @@ using messages::to_string_view;
 using testing::event_factory;
 using testing::gib;
 
-struct rig {
-  std::unique_ptr<scheduler::scheduler_component> s;
-  event_factory f;
-  testing::offset_stamper stamp;
-  std::vector<messages::byte_buffer> kept;  // envelopes must outlive on_event
-
-  explicit rig(scheduler::scheduler_component_options o = {}) {
-    o.id = "a";
-    auto c = scheduler::scheduler_component::create(std::move(o));
-    EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().message);
-    s = std::move(*c);
-  }
-  // One delivered batch; returns what the component emitted.
-  std::vector<messages::byte_buffer> batch(std::vector<messages::byte_buffer> recs) {
-    return testing::feed_batch(*s, stamp, kept, std::move(recs));
-  }
-};
+using rig = testing::component_rig;
 
 const wire::PodBindProposed* proposal(const messages::byte_buffer& r) {
   return testing::env_of(r).payload_as_PodBindProposed();
