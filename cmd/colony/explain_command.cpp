@@ -215,6 +215,8 @@ int explain_pod(const explain_args& a) {
                     ? fmt::format(", {:.3f}s after submission",
                                   static_cast<double>(e.event_time_ms() - submitted) / 1000.0)
                     : "");
+            if (p->reservation() && p->reservation()->size() > 0)
+              out += fmt::format("  into Reservation {}\n", to_string_view(p->reservation()));
             break;
           }
           case P::PodBindRejected: {
