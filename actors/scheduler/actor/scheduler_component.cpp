@@ -542,6 +542,10 @@ void scheduler_component::on_batch_end(std::vector<messages::byte_buffer>& out) 
     if (auto it = reservations_.find(name); it != reservations_.end())
       emit_reservation_phase(it->second, "Succeeded", "Succeeded", owner, out);
   succeeded_.clear();
+  for (const auto& name : deleted_)
+    if (auto it = reservations_.find(name); it != reservations_.end())
+      emit_reservation_phase(it->second, "Failed", "Deleted", {}, out);
+  deleted_.clear();
   if (!reservations_.empty()) expire_reservations(out);
   if (!events_.empty()) {
     // In node order; the hints read the nodes (and NodeUnschedulable's flags) as they are now.
@@ -716,7 +720,10 @@ void scheduler_component::on_reservation_upserted(const wire::ReservationUpserte
   if (e.deleted()) {
     if (auto p = pods_.find(key); p != pods_.end() && p->second.phase == pod_phase::queued)
       (void)queue_->remove(key);
-    if (!info.node.empty()) release_from_node(name, info.node);
+    if (!info.node.empty() && info.phase == reservation_phase::available) {
+      release_from_node(name, info.node);
+      if (r.ours) deleted_.push_back(name);
+    }
     info.phase = reservation_phase::failed;
     return;
   }

@@ -53,9 +53,10 @@
 // An owner's proposal names the reservation it consumes (PodBindProposed.reservation, checked by
 // the node actor); once bound, an allocate-once reservation is Succeeded. As Koordinator's
 // reservation controller (part of koord-scheduler), the component fails reservations whose
-// ttl or expires passed (Failed / Expired) at their wake-up. Reserve pods are not arbitrated
-// by a node actor: two schedulers placing reservations at once can over-commit a node (one
-// scheduler per cluster is the supported set-up for reservations).
+// ttl or expires passed (Failed / Expired) at their wake-up, and a placed reservation that is
+// deleted Failed / Deleted (the node's fold then releases its hold). Reserve pods are not
+// arbitrated by a node actor: two schedulers placing reservations at once can over-commit a node
+// (one scheduler per cluster is the supported set-up for reservations).
 //
 // Determinism: time is event time (the maximum seen); the framework's tie-break is seeded; the
 // queue and node list have total orders. Same events in the same order -> same bytes.
@@ -228,6 +229,9 @@ class scheduler_component final : public entities::component {
   std::shared_ptr<reservation_plugin> reservation_plugin_;  // once a reservation was seen
   // Succeeded phases to write at the batch's end: (reservation, owner pod).
   std::vector<std::pair<std::string, std::string>> succeeded_;
+  // Placed reservations deleted in this batch: written Failed / Deleted at its end, so the
+  // node's fold releases what they held.
+  std::vector<std::string> deleted_;
   event_time now_{0};
   std::int64_t last_offset_ = -1;
   // Cluster events of the current batch, by node index (ordered: deterministic move order);

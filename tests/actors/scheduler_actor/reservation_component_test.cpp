@@ -152,6 +152,37 @@ TEST(SchedulerReservations, AnExpiredReservationIsFailedAndReleased) {
   EXPECT_FALSE(r.s->next_wakeup_ms().has_value());
 }
 
+TEST(SchedulerReservations, ADeletedReservationIsFailedSoItsNodeReleasesIt) {
+  rig r;
+  auto out = r.batch(
+      {r.f.node(0, "n1", 4000, 16 * gib), reservation(r.f, 10, {"r1", 3000, 4 * gib, "web"})});
+  ASSERT_EQ(out.size(), 1u);
+  r.batch({std::move(out[0])});
+  EXPECT_EQ(r.s->node("n1")->requested.cpu_milli, 3000);
+  // The reservation is gone (its last observation: deleted).
+  messages::byte_buffer rec;
+  {
+    auto& b = r.f.b;
+    auto& fbb = b.fbb();
+    auto name = fbb.CreateString("r1");
+    wire::ReservationUpsertedBuilder rb(fbb);
+    rb.add_name(name);
+    rb.add_deleted(true);
+    auto p = rb.Finish();
+    rec =
+        b.finish(messages::header{event_time{20}, wire::EntityKind::Reservation, "r1", -1, "t"}, p);
+  }
+  out = r.batch({std::move(rec)});
+  ASSERT_EQ(out.size(), 1u);
+  const auto* f = phase_of(out[0]);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(to_string_view(f->phase()), "Failed");
+  EXPECT_EQ(to_string_view(f->reason()), "Deleted");
+  EXPECT_EQ(to_string_view(f->node()), "n1");
+  EXPECT_EQ(r.s->node("n1")->requested.cpu_milli, 0);
+  EXPECT_TRUE(r.batch({std::move(out[0])}).empty());
+}
+
 TEST(SchedulerReservations, AReservationPinnedToAMissingNodeStaysPendingUnschedulable) {
   rig r;
   reservation_spec spec{"r1", 1000, gib, "web"};
