@@ -80,12 +80,25 @@ gpu_state* find_gpu(node_state& s, std::int32_t minor) {
   return it != s.gpus.end() && it->minor == minor ? &*it : nullptr;
 }
 
-node_reservation* find_reservation(node_state& s, std::string_view name) {
-  if (name.empty()) return nullptr;
-  auto it =
-      std::lower_bound(s.reservations.begin(), s.reservations.end(), name,
-                       [](const node_reservation& r, std::string_view k) { return r.name < k; });
-  return it != s.reservations.end() && it->name == name ? &*it : nullptr;
+// Where `name` is or would go in a node's reservations (sorted by name).
+std::vector<node_reservation>::iterator reservation_slot(std::vector<node_reservation>& v,
+                                                         std::string_view name) {
+  return std::lower_bound(
+      v.begin(), v.end(), name,
+      [](const node_reservation& r, std::string_view k) { return std::string_view(r.name) < k; });
+}
+
+// The Available reservation `name` of a node, or nullptr.
+const node_reservation* find_reservation(const std::vector<node_reservation>& v,
+                                         std::string_view name) {
+  auto it = std::lower_bound(
+      v.begin(), v.end(), name,
+      [](const node_reservation& r, std::string_view k) { return std::string_view(r.name) < k; });
+  return !name.empty() && it != v.end() && it->name == name ? &*it : nullptr;
+}
+node_reservation* find_reservation(std::vector<node_reservation>& v, std::string_view name) {
+  return const_cast<node_reservation*>(
+      find_reservation(static_cast<const std::vector<node_reservation>&>(v), name));
 }
 
 // An owner's request moves into or out of a reservation: the node's allocated follows what the
@@ -109,7 +122,7 @@ void bind_on_node(node_state& s, std::string_view pod, const resource_list& req,
                              [](const pod_on_node& p, std::string_view k) { return p.pod < k; });
   if (it != s.pods.end() && it->pod == pod) return;  // already bound: idempotent
   s.allocated += req;
-  node_reservation* r = find_reservation(s, reservation);
+  node_reservation* r = find_reservation(s.reservations, reservation);
   if (r != nullptr) owner_moves(s, *r, req, +1);
   for (const auto& [minor, r] : devices) {
     if (auto* g = find_gpu(s, minor)) {
@@ -127,7 +140,7 @@ void release_on_node(node_state& s, std::string_view pod) {
   if (it == s.pods.end() || it->pod != pod) return;
   s.allocated -= it->requests;
   // An owner leaving a reservation still Available gives its share back to the reservation.
-  if (node_reservation* r = find_reservation(s, it->reservation))
+  if (node_reservation* r = find_reservation(s.reservations, it->reservation))
     owner_moves(s, *r, it->requests, -1);
   for (const auto& [minor, r] : it->devices) {
     if (auto* g = find_gpu(s, minor)) {
@@ -161,16 +174,11 @@ bind_decision arbitrate(const node_state& node, std::span<const pod_on_node> res
   for (const auto& p : reserved) allocated += p.requests;
   // The owner of an Available reservation here may use what it holds (the scheduler's
   // Reservation plugin fitted it so); in-flight owners of the same one already took their part.
-  if (!reservation.empty()) {
-    auto it =
-        std::lower_bound(node.reservations.begin(), node.reservations.end(), reservation,
-                         [](const node_reservation& r, std::string_view k) { return r.name < k; });
-    if (it != node.reservations.end() && it->name == reservation) {
-      node_reservation r = *it;
-      for (const auto& p : reserved)
-        if (p.reservation == reservation) r.allocated += p.requests;
-      allocated -= r.held();
-    }
+  if (const auto* held = find_reservation(node.reservations, reservation)) {
+    node_reservation r = *held;
+    for (const auto& p : reserved)
+      if (p.reservation == reservation) r.allocated += p.requests;
+    allocated -= r.held();
   }
   struct field {
     const char* name;
@@ -266,9 +274,7 @@ void apply(node_state& s, const wire::Envelope& env) {
       const auto* e = env.payload_as_ReservationPhaseChanged();
       if (to_string_view(e->node()) != s.name) break;
       const std::string_view name = to_string_view(e->name());
-      auto it = std::lower_bound(
-          s.reservations.begin(), s.reservations.end(), name,
-          [](const node_reservation& r, std::string_view k) { return r.name < k; });
+      auto it = reservation_slot(s.reservations, name);
       const bool held = it != s.reservations.end() && it->name == name;
       if (held) {  // any phase change ends the hold it had (Available again re-adds it)
         s.allocated -= it->held();

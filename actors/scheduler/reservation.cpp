@@ -120,6 +120,13 @@ result<void> parse_reservation_affinity(std::string_view json, pod_identity& id)
   return {};
 }
 
+resource_list reservation_info::held() const noexcept {
+  if (!active()) return {};
+  resource_list h = remaining();
+  h.pods = 1;
+  return h;
+}
+
 resource_list reservation_info::remaining() const noexcept {
   resource_list r = allocatable;
   r.zip(allocated, [](std::int64_t& a, std::int64_t b) { a = std::max<std::int64_t>(0, a - b); });
@@ -329,46 +336,44 @@ resource_list reservations_requested(const node_info& node) noexcept {
     sum += p.requests;
     sum.pods += 1;
   }
-  for (const auto& r : node.reservations) {
-    if (!r.active()) continue;
-    sum += r.remaining();
-    sum.pods += 1;
-  }
+  for (const auto& r : node.reservations) sum += r.held();
   return sum;
 }
 
-void assume_reservation_owner(node_info& node, std::size_t index, const pod_info& pod) {
+namespace {
+
+// Applies `change` to node.reservations[index] and moves the node's requested by what the
+// reservation holds after it instead of before.
+template <class Change>
+void rebook(node_info& node, std::size_t index, Change&& change) {
   auto& r = node.reservations[index];
-  const bool was_active = r.active();
-  const resource_list before = was_active ? r.remaining() : resource_list{};
-  resource_list add = pod.requests;
-  add.pods = 0;
-  r.allocated += add;
-  r.owner_count += 1;
-  if (r.allocate_once) r.phase = reservation_phase::succeeded;
-  const resource_list after = r.active() ? r.remaining() : resource_list{};
-  resource_list freed = before;
-  freed -= after;
-  node.requested -= freed;
-  if (was_active && !r.active()) node.requested.pods -= 1;
+  node.requested -= r.held();
+  change(r);
+  node.requested += r.held();
   ++node.generation;
 }
 
+}  // namespace
+
+void assume_reservation_owner(node_info& node, std::size_t index, const pod_info& pod) {
+  rebook(node, index, [&](reservation_info& r) {
+    resource_list add = pod.requests;
+    add.pods = 0;
+    r.allocated += add;
+    r.owner_count += 1;
+    if (r.allocate_once) r.phase = reservation_phase::succeeded;
+  });
+}
+
 void forget_reservation_owner(node_info& node, std::size_t index, const pod_info& pod) {
-  auto& r = node.reservations[index];
-  const bool was_active = r.active();
-  const resource_list before = was_active ? r.remaining() : resource_list{};
-  resource_list sub = pod.requests;
-  sub.pods = 0;
-  r.allocated -= sub;
-  r.owner_count = std::max(0, r.owner_count - 1);
-  if (r.allocate_once && r.owner_count == 0 && r.phase == reservation_phase::succeeded)
-    r.phase = reservation_phase::available;
-  const resource_list after = r.active() ? r.remaining() : resource_list{};
-  node.requested -= before;
-  node.requested += after;
-  if (!was_active && r.active()) node.requested.pods += 1;
-  ++node.generation;
+  rebook(node, index, [&](reservation_info& r) {
+    resource_list sub = pod.requests;
+    sub.pods = 0;
+    r.allocated -= sub;
+    r.owner_count = std::max(0, r.owner_count - 1);
+    if (r.allocate_once && r.owner_count == 0 && r.phase == reservation_phase::succeeded)
+      r.phase = reservation_phase::available;
+  });
 }
 
 std::optional<std::size_t> find_reservation(const node_info& node, std::string_view name) noexcept {

@@ -105,6 +105,9 @@ struct reservation_info {
   }
   // What it still holds for owners: max(0, allocatable - allocated) per resource.
   [[nodiscard]] resource_list remaining() const noexcept;
+  // What its node's requested includes for it (the accounting rule of reservation.hpp):
+  // remaining() and one pod while active, nothing otherwise.
+  [[nodiscard]] resource_list held() const noexcept;
 };
 
 // Interns owner specs: equal specs get the same class id (1, 2, ... in first-seen order).

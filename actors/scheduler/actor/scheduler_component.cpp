@@ -764,8 +764,7 @@ void scheduler_component::hold_on_node(const rsv_rec& r) {
   auto pos =
       std::lower_bound(node.reservations.begin(), node.reservations.end(), held.name,
                        [](const reservation_info& a, const std::string& b) { return a.name < b; });
-  node.requested += held.remaining();
-  node.requested.pods += 1;
+  node.requested += held.held();
   node.reservations.insert(pos, std::move(held));
   ++node.generation;
 }
@@ -776,11 +775,7 @@ void scheduler_component::release_from_node(std::string_view name, std::string_v
   auto& node = nodes_[n->second];
   auto k = find_reservation(node, name);
   if (!k) return;
-  auto& r = node.reservations[*k];
-  if (r.active()) {
-    node.requested -= r.remaining();
-    node.requested.pods -= 1;
-  }
+  node.requested -= node.reservations[*k].held();
   node.reservations.erase(node.reservations.begin() + static_cast<std::ptrdiff_t>(*k));
   ++node.generation;
   node_event(n->second, cluster_event_type::assigned_pod_delete);  // room for waiting pods
