@@ -41,6 +41,9 @@ inline constexpr std::string_view annotation_reservation_affinity =
     "scheduling.koordinator.sh/reservation-affinity";
 inline constexpr std::string_view label_reservation_order =
     "scheduling.koordinator.sh/reservation-order";
+// The label koord-descheduler puts on the Reservation of a ReservationFirst migration
+// (descheduler/controllers/migration/reservation/util.go), value "koord-descheduler".
+inline constexpr std::string_view label_created_by = "app.kubernetes.io/created-by";
 
 // apis/extension/elastic_quota.go: quota labels and annotations.
 inline constexpr std::string_view label_quota_name = "quota.scheduling.koordinator.sh/name";

@@ -46,6 +46,16 @@ result<pod_lifetime> parse_pod_lifetime(std::string_view s) {
               "expected one of trace, running-stays, got '" + std::string(s) + "'");
 }
 
+std::string_view to_string(workload_model m) noexcept {
+  return m == workload_model::none ? "none" : "shape";
+}
+
+result<workload_model> parse_workload_model(std::string_view s) {
+  if (s == "none") return workload_model::none;
+  if (s == "shape") return workload_model::shape;
+  return fail(errc::invalid_input, "expected one of none, shape, got '" + std::string(s) + "'");
+}
+
 admission::priority_class_table koordinator_priority_classes() {
   admission::priority_class_table t;
   for (auto [n, v] : {std::pair{"koord-prod", 9000}, std::pair{"koord-mid", 7000},
@@ -158,6 +168,7 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "metricsIntervalSeconds",
                                               "colocation",
                                               "podLifetime",
+                                              "workloadModel",
                                               "usageRatios",
                                               "sloControllerConfig",
                                               "koordletFeatureGates",
@@ -194,6 +205,11 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
       auto m = parse_pod_lifetime(n.as<std::string>());
       if (!m) return bad(source, n, "podLifetime", m.error().message);
       c.lifetime = *m;
+    }
+    if (auto n = root["workloadModel"]) {
+      auto m = parse_workload_model(n.as<std::string>());
+      if (!m) return bad(source, n, "workloadModel", m.error().message);
+      c.workloads = *m;
     }
     if (auto n = root["nodeMetricReportIntervalSeconds"]) {
       auto v = positive_int(source, n, "nodeMetricReportIntervalSeconds");

@@ -43,6 +43,13 @@ enum class pod_lifetime : std::uint8_t { trace, running_stays };
 [[nodiscard]] std::string_view to_string(pod_lifetime l) noexcept;
 [[nodiscard]] result<pod_lifetime> parse_pod_lifetime(std::string_view s);
 
+// Which workload owns a trace pod (the openb trace names none). none: bare pods. shape: the pods
+// of one request shape (trace qos, cpu, memory, GPU count and share) are the replicas of one
+// ReplicaSet, named after the shape; a replacement belongs to its original's.
+enum class workload_model : std::uint8_t { none, shape };
+[[nodiscard]] std::string_view to_string(workload_model m) noexcept;
+[[nodiscard]] result<workload_model> parse_workload_model(std::string_view s);
+
 struct sim_config {
   std::string name = "koordinator-defaults";
   std::string description;
@@ -59,6 +66,8 @@ struct sim_config {
   std::int64_t metrics_interval_s = 3600;
   // Default: trace (the trace's own clock).
   pod_lifetime lifetime = pod_lifetime::trace;
+  // Default: none (the trace's pods are bare, as the trace gives them).
+  workload_model workloads = workload_model::none;
   // Default: true. Off = no slo-controller batch resources and no koordlet QoS at all.
   bool colocation = true;
   // Default: prod cpu 0.35 / memory 0.6, batch cpu 0.7 / memory 0.6 (Colony choice; the class is

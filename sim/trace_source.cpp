@@ -1,6 +1,9 @@
 #include "sim/trace_source.hpp"
 
 #include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
 
 #include "actors/admission/qos.hpp"
 #include "actors/quota/actor/quota_events.hpp"
@@ -25,6 +28,16 @@ messages::header hdr(std::int64_t t, wire::EntityKind k, std::string_view key,
 
 // messages/qos.hpp numbers kube_qos_class as the wire enum.
 wire::KubeQoSClass to_wire(kube_qos_class k) { return static_cast<wire::KubeQoSClass>(k); }
+
+// workloadModel shape: the ReplicaSet of a row's request shape ("ReplicaSet/ls-c4000-m8192-g1x500":
+// trace qos, cpu millicores, memory MiB, GPUs x share in 1/1000).
+std::string workload_of(const trace::openb_pod& r) {
+  std::string qos(trace::to_string(r.qos));
+  std::transform(qos.begin(), qos.end(), qos.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return fmt::format("ReplicaSet/{}-c{}-m{}-g{}x{}", qos, r.cpu_milli, r.memory_bytes >> 20,
+                     r.num_gpu, r.gpu_milli);
+}
 
 }  // namespace
 
@@ -111,6 +124,9 @@ messages::byte_buffer trace_source::pod_resubmitted(std::int64_t t, std::uint32_
   auto lim = b_.resources(c.limits);
   auto lab = b_.key_values({{std::string(trace_qos_label), std::string(trace::to_string(r.qos))}});
   auto sched = fbb.CreateString("default-scheduler");
+  const auto owner = cfg_.workloads == workload_model::shape
+                         ? fbb.CreateString(workload_of(r))
+                         : flatbuffers::Offset<flatbuffers::String>{};
   fb::Offset<fb::Vector<fb::Offset<fb::String>>> models;
   if (!r.gpu_spec.empty()) {
     std::vector<fb::Offset<fb::String>> m;
@@ -118,7 +134,7 @@ messages::byte_buffer trace_source::pod_resubmitted(std::int64_t t, std::uint32_
     models = fbb.CreateVector(m);
   }
   auto payload = wire::CreatePodSubmitted(fbb, name, uid, req, lim, 0, false, 0, lab, 0, sched,
-                                          to_wire(kube_qos), models, 0, expected_duration_ms);
+                                          to_wire(kube_qos), models, owner, expected_duration_ms);
   return b_.finish(hdr(t, wire::EntityKind::Pod, key, "trace"), payload);
 }
 

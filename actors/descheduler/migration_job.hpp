@@ -34,6 +34,14 @@ inline constexpr std::string_view invalid_pod_ref = "InvalidPodRef";
 inline constexpr std::string_view evicting = "Evicting";
 inline constexpr std::string_view failed_evict = "FailedEvict";
 inline constexpr std::string_view evict_complete = "EvictComplete";
+// ReservationFirst (controller.go doMigrate).
+inline constexpr std::string_view reservation_created = "ReservationCreated";  // condition type
+inline constexpr std::string_view failed_create_reservation = "FailedCreateReservation";
+inline constexpr std::string_view unschedulable = "Unschedulable";
+inline constexpr std::string_view missing_reservation = "MissingReservation";
+inline constexpr std::string_view reservation_expired = "ReservationExpired";
+inline constexpr std::string_view wait_for_pod_bind_reservation = "WaitForPodBindReservation";
+inline constexpr std::string_view pod_bound_reservation = "PodBoundReservation";  // condition type
 }  // namespace job_reason
 
 struct job_info {

@@ -108,7 +108,7 @@ int run_cli(const std::string& args, std::string* err = nullptr) {
 
 TEST(SimConfig, ShippedConfigsParse) {
   for (const char* n : {"koordinator-defaults", "no-colocation", "aggressive-reclaim",
-                        "elastic-quota", "descheduler"}) {
+                        "elastic-quota", "descheduler", "descheduler-reservation"}) {
     auto c = sim::load_sim_config(repo_root() + "/sim/configs/" + n + ".yaml");
     ASSERT_TRUE(c.has_value()) << n << ": " << c.error().describe();
     EXPECT_EQ(c->name, n);
@@ -126,6 +126,11 @@ TEST(SimConfig, ShippedConfigsParse) {
   EXPECT_TRUE(d.descheduler->low_node_load_enabled);
   EXPECT_EQ(d.descheduler->descheduling_interval_ms, 60'000);
   EXPECT_EQ(d.descheduler->migration.default_job_mode, "EvictDirectly");
+  EXPECT_EQ(d.workloads, sim::workload_model::none);
+  const auto r = shipped("descheduler-reservation");
+  ASSERT_TRUE(r.descheduler.has_value());
+  EXPECT_EQ(r.descheduler->migration.default_job_mode, "ReservationFirst");
+  EXPECT_EQ(r.workloads, sim::workload_model::shape);
 }
 
 TEST(SimConfig, BuiltInDefaultIsTheShippedFile) {
@@ -174,6 +179,8 @@ TEST(SimConfig, ErrorsNameFileAndField) {
       {"missing name", "usageModel: none\n", "cfg.yaml", "name: required"},
       {"bad tie break", "name: x\nschedulerTieBreak: name\n", "cfg.yaml:2:20",
        "schedulerTieBreak: expected one of seeded, nodeName"},
+      {"bad workload model", "name: x\nworkloadModel: deployment\n", "cfg.yaml:2:16",
+       "workloadModel: expected one of none, shape"},
       {"bad slo key",
        "name: x\nsloControllerConfig:\n  colocation-config: '{\"cpuReclaimThresholdPercent\": "
        "-5}'\n",
@@ -974,6 +981,113 @@ TEST(SimComponents, DeschedulerMigratesPodsAndTheLogIsTheSameAtOneAndFourThreads
   EXPECT_EQ(four.result.summary.dump(), one.result.summary.dump());
   const auto actors = run_components(t, c, 2, true, busy_until_ms);
   ASSERT_EQ(actors.log.size(), one.log.size());
+  EXPECT_TRUE(actors.log == one.log) << "actor_host: the log differs";
+}
+
+// ReservationFirst in the sim (sim/configs/descheduler-reservation.yaml on the cut): every job
+// that evicts first has its Reservation placed on another node than its pod's, and every job
+// that succeeds does so because its pod's replacement (a pod of the same ReplicaSet) was bound
+// into that Reservation on that node; the log audits clean and is the same at 1 and 4 threads
+// and in both hosts.
+TEST(SimComponents, ReservationFirstMigrationsBindTheReplacementIntoTheReservation) {
+  const auto t = load_cut();
+  auto c = shipped("descheduler-reservation");
+  c.lifetime = sim::pod_lifetime::running_stays;
+  const auto one = run_components(t, c, 1, false, busy_until_ms);
+  ASSERT_GT(one.log.size(), 1000u);
+  expect_invariants(one.result.summary);
+  const auto audit = entities::audit_log(one.log);
+  EXPECT_TRUE(audit.clean()) << audit.describe();
+  using messages::to_string_view;
+  std::map<std::string, std::string> pod_node;    // pod -> node it is bound to now
+  std::map<std::string, std::string> job_pod;     // job -> pod
+  std::map<std::string, std::string> placed;      // reservation -> node (Available)
+  std::map<std::string, std::string> bound_into;  // reservation -> pod bound into it
+  std::map<std::string, std::string> bound_node;  // reservation -> that pod's node
+  std::size_t created = 0, reservations = 0, evicted = 0, succeeded = 0, bad_place = 0,
+              evicted_before_placed = 0, wrong_success = 0;
+  std::map<std::string, std::size_t> by_reason;
+  for (const auto& rec : one.log) {
+    const auto* env = wire::GetEnvelope(rec.data());
+    switch (env->payload_type()) {
+      case wire::Payload::PodScheduled: {
+        const auto* e = env->payload_as_PodScheduled();
+        const std::string pod(to_string_view(e->pod()));
+        pod_node[pod] = std::string(to_string_view(e->node()));
+        if (const auto r = to_string_view(e->reservation()); !r.empty()) {
+          bound_into[std::string(r)] = pod;
+          bound_node[std::string(r)] = pod_node[pod];
+        }
+        break;
+      }
+      case wire::Payload::MigrationJobCreated: {
+        const auto* e = env->payload_as_MigrationJobCreated();
+        ++created;
+        job_pod[std::string(to_string_view(e->name()))] = std::string(to_string_view(e->pod()));
+        break;
+      }
+      case wire::Payload::ReservationUpserted:
+        if (!env->payload_as_ReservationUpserted()->deleted()) ++reservations;
+        break;
+      case wire::Payload::ReservationPhaseChanged: {
+        const auto* e = env->payload_as_ReservationPhaseChanged();
+        if (to_string_view(e->phase()) != "Available") break;
+        const std::string name(to_string_view(e->name()));
+        const std::string node(to_string_view(e->node()));
+        placed[name] = node;
+        if (const auto j = job_pod.find(name); j != job_pod.end() && pod_node[j->second] == node)
+          ++bad_place;
+        break;
+      }
+      case wire::Payload::PodEvicted: {
+        const auto* e = env->payload_as_PodEvicted();
+        if (e->reason() != wire::EvictionReason::Descheduled) break;
+        ++evicted;
+        std::string job;
+        if (e->inputs() != nullptr)
+          for (const auto* term : *e->inputs())
+            if (to_string_view(term->name()) == "migrationJob")
+              job = std::string(to_string_view(term->text()));
+        if (placed.count(job) == 0) ++evicted_before_placed;
+        break;
+      }
+      case wire::Payload::MigrationJobPhaseChanged: {
+        const auto* e = env->payload_as_MigrationJobPhaseChanged();
+        const std::string job(to_string_view(e->name()));
+        ++by_reason[std::string(to_string_view(e->phase())) + "/" +
+                    std::string(to_string_view(e->reason()))];
+        if (to_string_view(e->phase()) != "Succeeded") break;
+        ++succeeded;
+        const std::string pod(to_string_view(e->pod()));
+        if (bound_into[job] != pod || bound_node[job] != placed[job] ||
+            to_string_view(e->node()) != placed[job])
+          ++wrong_success;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  std::string reasons;
+  for (const auto& [k, v] : by_reason) reasons += k + "=" + std::to_string(v) + " ";
+  std::printf(
+      "ReservationFirst cut: %zu records, %zu jobs, %zu reservations, %zu placed, %zu "
+      "evictions, %zu succeeded; %s\n",
+      one.log.size(), created, reservations, placed.size(), evicted, succeeded, reasons.c_str());
+  // What the run exercised.
+  EXPECT_GE(created, 10u);
+  EXPECT_GE(reservations, 10u);
+  EXPECT_GE(succeeded, 5u);
+  // The rules.
+  EXPECT_EQ(bad_place, 0u) << "a reservation on its pod's own node";
+  EXPECT_EQ(evicted_before_placed, 0u) << "an eviction before the reservation was placed";
+  EXPECT_EQ(wrong_success, 0u) << "a job succeeded without its replacement in its reservation";
+  EXPECT_LE(succeeded, evicted);
+  EXPECT_EQ(one.result.summary["migrations"]["succeeded"].get<std::size_t>(), succeeded);
+
+  const auto four = run_components(t, c, 4, false, busy_until_ms);
+  EXPECT_TRUE(four.log == one.log) << "4 threads: the log differs";
+  const auto actors = run_components(t, c, 2, true, busy_until_ms);
   EXPECT_TRUE(actors.log == one.log) << "actor_host: the log differs";
 }
 

@@ -227,6 +227,7 @@ void descheduler_view::on_event(const wire::Envelope& env) {
       j.reason = str(e->reason());
       j.ttl_ms = e->ttl_ms();
       j.info.ttl_ms = j.ttl_ms;
+      j.paused = e->paused();
       j.created_offset = static_cast<std::int64_t>(env.offset());
       if (e->inputs())
         for (const auto* t : *e->inputs())

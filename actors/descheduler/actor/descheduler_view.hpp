@@ -43,6 +43,7 @@ struct view_job {
   std::int64_t ttl_ms = 0;
   std::int64_t created_offset = -1;
   std::string status_reason;  // the latest phase change's reason
+  bool paused = false;        // spec.paused: arbitration lets it pass, nothing reconciles it
 };
 
 class descheduler_view {

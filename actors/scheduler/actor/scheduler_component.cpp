@@ -35,7 +35,11 @@ class scheduler_component::node_unschedulable final : public plugin {
   void prepare(const node_info* base, const std::vector<node_flags>* flags) {
     base_ = base;
     flags_ = flags;
+    excluded_.clear();
   }
+  // Node slots the next cycle's pod may not use (sorted): a reservation's required node
+  // affinity `metadata.name NotIn`. prepare() clears them.
+  void exclude(std::vector<std::size_t> slots) { excluded_ = std::move(slots); }
 
  private:
   // ErrReasonUnknownCondition / ErrReasonUnschedulable (nodeunschedulable/node_unschedulable.go),
@@ -43,14 +47,19 @@ class scheduler_component::node_unschedulable final : public plugin {
   static constexpr std::string_view unschedulable_ = "node(s) were unschedulable";
   static constexpr std::string_view not_ready_ =
       "node(s) had untolerated taint {node.kubernetes.io/not-ready: }";
+  // ErrReasonPod (nodeaffinity/node_affinity.go).
+  static constexpr std::string_view affinity_ = "node(s) didn't match Pod's node affinity/selector";
   const node_info* base_ = nullptr;
   const std::vector<node_flags>* flags_ = nullptr;
+  std::vector<std::size_t> excluded_;
 
   [[nodiscard]] status check(std::size_t i) const {
     if (flags_ == nullptr || i >= flags_->size()) return {};
     const auto& f = (*flags_)[i];
     if (f.removed || !f.ready) return status::unresolvable(not_ready_);
     if (f.unschedulable) return status::unresolvable(unschedulable_);
+    if (!excluded_.empty() && std::binary_search(excluded_.begin(), excluded_.end(), i))
+      return status::unresolvable(affinity_);
     return {};
   }
 };
@@ -713,6 +722,10 @@ void scheduler_component::on_reservation_upserted(const wire::ReservationUpserte
       }
     }
   r.pin = std::string(to_string_view(e.node_name()));
+  r.not_in.clear();
+  if (e.not_in_nodes())
+    for (const auto* n : *e.not_in_nodes()) r.not_in.emplace_back(to_string_view(n));
+  std::sort(r.not_in.begin(), r.not_in.end());
   r.priority = e.priority();
   r.ours = opts_.scheduler_names.empty() ||
            opts_.scheduler_names.count(to_string_view(e.scheduler_name())) != 0;
@@ -828,6 +841,13 @@ void scheduler_component::schedule_reserve_pod(pod_rec& p, queued_pod qp,
   }
   auto& r = it->second;
   unsched_->prepare(nodes_.data(), &flags_);
+  if (!r.not_in.empty()) {
+    std::vector<std::size_t> slots;
+    for (const auto& n : r.not_in)
+      if (auto it = node_index_.find(n); it != node_index_.end()) slots.push_back(it->second);
+    std::sort(slots.begin(), slots.end());
+    unsched_->exclude(std::move(slots));
+  }
   decision d;
   if (!r.pin.empty()) {
     // template.spec.nodeName: that node only (a node not registered yet fits nothing).
@@ -842,6 +862,7 @@ void scheduler_component::schedule_reserve_pod(pod_rec& p, queued_pod qp,
   } else {
     d = fwk_->run_cycle(cycle_, qp.pod, nodes_, now_);
   }
+  unsched_->exclude({});
   if (d.result == outcome::scheduled) {
     r.info.node = nodes_[d.node_index].name;
     emit_reservation_phase(r, "Available", "Scheduled", {}, out);

@@ -181,6 +181,9 @@ class scheduler_component final : public entities::component {
   struct rsv_rec {
     reservation_info info;  // phase, node, owners as the log says
     std::string pin;        // template.spec.nodeName
+    // The template's required affinity `metadata.name NotIn` (a migration keeps its
+    // reservation off the pod's node); sorted.
+    std::vector<std::string> not_in;
     std::int32_t priority = 0;
     bool ours = true;
     bool expiry_sent = false;

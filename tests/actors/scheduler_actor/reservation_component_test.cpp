@@ -28,6 +28,7 @@ struct reservation_spec {
   std::int64_t ttl_ms = 24 * 3600 * 1000;
   bool allocate_once = true;
   std::string node_name;
+  std::vector<std::string> not_in;  // required node affinity metadata.name NotIn
 };
 
 messages::byte_buffer reservation(event_factory& f, std::int64_t t, const reservation_spec& r) {
@@ -43,6 +44,9 @@ messages::byte_buffer reservation(event_factory& f, std::int64_t t, const reserv
   auto uid = fbb.CreateString("uid-" + r.name);
   auto req = b.resources(testing::cpu_mem(r.cpu, r.mem));
   auto node = fbb.CreateString(r.node_name);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> nin;
+  for (const auto& n : r.not_in) nin.push_back(fbb.CreateString(n));
+  auto not_in = fbb.CreateVector(nin);
   wire::ReservationUpsertedBuilder rb(fbb);
   rb.add_name(name);
   rb.add_uid(uid);
@@ -51,6 +55,7 @@ messages::byte_buffer reservation(event_factory& f, std::int64_t t, const reserv
   rb.add_owners(owners);
   rb.add_ttl_ms(r.ttl_ms);
   rb.add_allocate_once(r.allocate_once);
+  rb.add_not_in_nodes(not_in);
   auto p = rb.Finish();
   return b.finish(
       messages::header{event_time{t}, wire::EntityKind::Reservation, r.name, -1, "test"}, p);
@@ -194,6 +199,46 @@ TEST(SchedulerReservations, AReservationPinnedToAMissingNodeStaysPendingUnschedu
   EXPECT_EQ(to_string_view(p->phase()), "Pending");
   EXPECT_EQ(to_string_view(p->reason()), "Unschedulable");
   EXPECT_EQ(r.s->node("n1")->requested.cpu_milli, 0);
+}
+
+// A migration's reservation (schema v8 not_in_nodes) never lands on the nodes it names, however
+// they score; with every node named it stays Pending/Unschedulable.
+TEST(SchedulerReservations, AReservationKeepsOffTheNodesItsAffinityExcludes) {
+  struct row {
+    std::vector<std::string> not_in;
+    const char* phase;
+    const char* node;  // "" = any of the others
+  };
+  const std::vector<row> rows = {
+      {{"n1"}, "Available", "n2"},
+      {{"n2"}, "Available", "n1"},
+      {{"n1", "n2"}, "Pending", ""},
+      {{"n3"}, "Available", ""},  // a name no node has excludes nothing
+  };
+  int placed = 0;
+  for (const auto& w : rows) {
+    SCOPED_TRACE(w.not_in.front());
+    rig r;
+    reservation_spec spec{"r1", 1000, gib, "web"};
+    spec.not_in = w.not_in;
+    // Two equal nodes: without the exclusion the tie rule could pick either.
+    auto out = r.batch({r.f.node(0, "n1", 4000, 16 * gib), r.f.node(0, "n2", 4000, 16 * gib),
+                        reservation(r.f, 5, spec)});
+    ASSERT_EQ(out.size(), 1u);
+    const auto* p = phase_of(out[0]);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(to_string_view(p->phase()), w.phase);
+    if (std::string_view(w.phase) == "Available") {
+      ++placed;
+      const std::string node(to_string_view(p->node()));
+      if (*w.node != '\0') EXPECT_EQ(node, w.node);
+      for (const auto& n : w.not_in) EXPECT_NE(node, n);
+    } else {
+      EXPECT_EQ(to_string_view(p->reason()), "Unschedulable");
+      EXPECT_EQ(r.s->node("n1")->requested.cpu_milli + r.s->node("n2")->requested.cpu_milli, 0);
+    }
+  }
+  EXPECT_EQ(placed, 3);
 }
 
 // The node's fold and the node actor's arbitration keep the same rule.
