@@ -439,10 +439,61 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   std::size_t processed = 0;
   const std::size_t chunk = std::max<std::size_t>(1, opts_.parallel_chunk);
   const bool par = opts_.parallelizer && n >= 2 * chunk && parallel_ok(score_plugins);
-  if (!par) {
+  // The nodes that hold reservations the pod may use (the Reservation plugin's PreFilter) are
+  // filtered first, before the rotation: an owner always sees its reservations, however few
+  // nodes percentageOfNodesToScore lets the cycle evaluate (Colony's rule, docs/reservation.md;
+  // kube-scheduler narrows the same way for a PreFilterResult). The rotation then skips them,
+  // so a pod that matches no reservation is filtered exactly as before.
+  reserved_first_.clear();
+  for (const auto& [node, relief] : st.reservation_relief)
+    if (node >= nodes.data() && node < nodes.data() + n)
+      reserved_first_.push_back(static_cast<std::uint32_t>(node - nodes.data()));
+  std::sort(reserved_first_.begin(), reserved_first_.end());
+  const auto reserved_first = [&](std::size_t idx) {
+    return !reserved_first_.empty() &&
+           std::binary_search(reserved_first_.begin(), reserved_first_.end(),
+                              static_cast<std::uint32_t>(idx));
+  };
+  bool enough = false;
+  std::size_t judged_first = 0, skipped = 0;
+  for (const std::uint32_t idx : reserved_first_) {
+    ++judged_first;
+    bool fits = true;
+    for (const std::size_t p : filter_plugins_) {
+      auto s = run_filter(p, idx);
+      if (s.ok()) continue;
+      if (s.code == status_code::error) {
+        d.result = outcome::error;
+        d.message = std::string(plugins_[p].impl->name()) + ": " + s.message();
+        return d;
+      }
+      std::string_view reason = s.reason;
+      if (reason.empty()) {
+        owned_reasons.push_back(s.message());
+        reason = owned_reasons.back();
+      }
+      fail_scratch_.emplace_back(p, reason);
+      fits = false;
+      break;
+    }
+    if (fits) {
+      feasible_.push_back(idx);
+      if (feasible_.size() >= to_find) {
+        enough = true;
+        break;
+      }
+    }
+  }
+  if (enough) {
+    // Every feasible node found among the reserved ones: the rotation does not move.
+  } else if (!par) {
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t idx = (start + i) % n;
       ++processed;
+      if (reserved_first(idx)) {
+        ++skipped;
+        continue;
+      }
       bool fits = true;
       for (const std::size_t p : filter_plugins_) {
         auto& e = plugins_[p];
@@ -509,6 +560,10 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
       for (std::size_t i = 0; i < w; ++i) {
         const std::size_t idx = (start + base + i) % n;
         ++processed;
+        if (reserved_first(idx)) {  // judged before the rotation
+          ++skipped;
+          continue;
+        }
         auto& v = window_[i];
         if (v.plugin == fits_all) {
           feasible_.push_back(static_cast<std::uint32_t>(idx));
@@ -533,7 +588,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
     }
   }
   next_start_ = (start + processed) % n;
-  d.evaluated_nodes = processed;
+  d.evaluated_nodes = processed - skipped + judged_first;
   d.feasible_nodes = feasible_.size();
 
   if (feasible_.empty()) {

@@ -699,6 +699,7 @@ class framework {
   std::size_t next_start_ = 0;
   // Scratch reused across cycles (no per-cycle allocation on the hot path).
   std::vector<std::uint32_t> feasible_;
+  std::vector<std::uint32_t> reserved_first_;  // nodes holding the pod's matched reservations
   std::vector<std::size_t> score_plugins_;
   std::vector<std::size_t> filter_plugins_;
   std::vector<std::int64_t> raw_;    // [score plugin][feasible node]
