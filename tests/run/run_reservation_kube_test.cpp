@@ -238,7 +238,8 @@ TEST_F(ColonyRunReservation, AComponentsReservationIsCreatedPlacedAndNeverReadBa
     f.name = "pmj-1";
     f.cpu_milli = 1000;
     f.memory_bytes = 1LL << 30;
-    f.controller = {"apps/v1", "ReplicaSet", "web-rs", rs_uid, ns};
+    f.controller = {"", "ReplicaSet", "web-rs", "", ns};  // as the migration controller has it
+    f.source = "koord-descheduler/migration-controller";
     f.ttl_ms = 3'600'000;
     f.causation = 0;
     f.time_ms = now;
@@ -262,7 +263,7 @@ TEST_F(ColonyRunReservation, AComponentsReservationIsCreatedPlacedAndNeverReadBa
                             "app.kubernetes.io/managed-by":"colony"})"));
   EXPECT_EQ(r["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"],
             json::parse(R"({"cpu":"1","memory":"1Gi"})"));
-  EXPECT_EQ(r["spec"]["owners"][0]["controller"]["uid"], rs_uid);
+  EXPECT_EQ(r["spec"]["owners"][0]["controller"]["name"], "web-rs");
 
   // Restarted without the source's checkpoint: every object is listed again from scratch, the
   // Reservation among them, and still not read back. (The records the first run's bridge
@@ -286,7 +287,7 @@ TEST_F(ColonyRunReservation, AComponentsReservationIsCreatedPlacedAndNeverReadBa
   const auto recs = records();
   const auto upserts = of(recs, wire::Payload::ReservationUpserted);
   ASSERT_EQ(upserts.size(), 1u) << "Colony's own Reservation was read back";
-  EXPECT_EQ(to_string_view(upserts[0]->source()), "descheduler");
+  EXPECT_EQ(to_string_view(upserts[0]->source()), "koord-descheduler/migration-controller");
   std::vector<std::string> phases;
   for (const auto* e : of(recs, wire::Payload::ReservationPhaseChanged))
     phases.emplace_back(to_string_view(e->payload_as_ReservationPhaseChanged()->phase()));

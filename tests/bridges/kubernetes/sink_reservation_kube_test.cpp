@@ -171,6 +171,10 @@ TEST_F(KubeSinkReservation, AComponentsReservationIsCreatedOnceAndDeleted) {
   f.cpu_milli = 1500;
   f.memory_bytes = 1LL << 30;
   f.not_in_nodes = {"n1"};
+  // As the migration controller writes it: the pod's controller by kind, name and namespace
+  // (PodSubmitted carries no apiVersion or uid), its own source.
+  f.controller = {"", "ReplicaSet", "rs-1", "", "colony-sink"};
+  f.source = "koord-descheduler/migration-controller";
   const auto create = rec::reservation_upserted(20, f);
   auto s = sink();
   // Without the CRD there is nothing to create it in: a failure saying so.
@@ -194,7 +198,10 @@ TEST_F(KubeSinkReservation, AComponentsReservationIsCreatedOnceAndDeleted) {
              ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
              ["matchFields"][0]["values"],
             json::array({"n1"}));
-  EXPECT_EQ(r["spec"]["owners"][0]["controller"]["name"], "rs-1");
+  // Koordinator's schema requires apiVersion, kind, name and uid: the empty ones are accepted.
+  EXPECT_EQ(r["spec"]["owners"][0]["controller"],
+            json::parse(R"({"apiVersion":"","kind":"ReplicaSet","name":"rs-1","uid":"",
+                            "controller":true,"namespace":"colony-sink"})"));
   EXPECT_EQ(r["spec"]["ttl"], "5m0s");
   EXPECT_EQ(r["spec"]["allocateOnce"], true);
 
