@@ -269,7 +269,8 @@ json reservation_object(const wire::ReservationUpserted& r) {
 
 namespace {
 
-// The HTTP status in an api_client error message ("HTTP 409 Conflict: ..."); 0 if none.
+// The HTTP status in an api_client error message ("HTTP 409 Conflict: ..."); 0 if none. The same
+// reading as sink.cpp's, which is private to that file.
 long status_of(const error& e) {
   const auto p = e.message.find("HTTP ");
   if (p == std::string::npos) return 0;
