@@ -108,11 +108,11 @@ result<amounts> pod_resources(const json& spec, const object_ref& ref, std::stri
       if (pod_level(name)) (*total)[name] = v;
   auto overhead = parse_resources(member(spec, "overhead"), ref, path + ".overhead");
   if (!overhead) return tl::unexpected(overhead.error());
+  const std::string overhead_at = path + ".overhead.";
   for (const auto& [name, v] : *overhead) {
     auto it = total->find(name);
     if (limits && (it == total->end() || it->second == 0)) continue;
-    if (!add_to((*total)[name], v))
-      return invalid(ref, path + ".overhead." + name, "sum overflows int64");
+    if (!add_to((*total)[name], v)) return invalid(ref, overhead_at + name, "sum overflows int64");
   }
   return total;
 }

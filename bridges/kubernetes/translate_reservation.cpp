@@ -65,10 +65,11 @@ result<std::string> owner_string(const json& part, const char* key, const object
 result<owner_view> read_owner(const json& o, const object_ref& ref, const std::string& at) {
   if (!o.is_object()) return invalid(ref, at, "must be an object");
   owner_view v;
+  const std::string part_at = at + ".";
   for (const auto& [k, part] : o.items()) {
     if (part.is_null()) continue;
     if (k != "object" && k != "controller" && k != "labelSelector")
-      return invalid(ref, at + "." + k, "is not an owner part (object, controller, labelSelector)");
+      return invalid(ref, part_at + k, "is not an owner part (object, controller, labelSelector)");
   }
   if (const json* obj = member(o, "object")) {
     const std::string f = at + ".object";

@@ -91,6 +91,7 @@ inline byte_buffer reservation_upserted(std::uint64_t offset, const upserted_fie
   const auto labels = b.key_values(f.labels);
   const auto sched = fbb.CreateString(f.scheduler_name);
   std::vector<flatbuffers::Offset<flatbuffers::String>> nn;
+  nn.reserve(f.not_in_nodes.size());
   for (const auto& n : f.not_in_nodes) nn.push_back(fbb.CreateString(n));
   const auto not_in = fbb.CreateVector(nn);
   const auto payload = wire::CreateReservationUpserted(fbb, name, uid, rq, node, f.priority, owners,
