@@ -48,6 +48,10 @@ std::string_view to_string(write_kind k) noexcept {
       return "node-slo";
     case write_kind::node_metric:
       return "node-metric";
+    case write_kind::reservation_status:
+      return "reservation-status";
+    case write_kind::reservation:
+      return "reservation";
   }
   return "unknown";
 }
@@ -378,11 +382,6 @@ std::string pod_path(const std::string& ns, const std::string& name) {
 }
 
 }  // namespace
-
-struct decision_sink::attempt_result {
-  result<response> last;
-  std::uint32_t attempts = 0;
-};
 
 decision_sink::decision_sink(api_client c, sink_options o)
     : client_(std::move(c)), opt_(std::move(o)) {
@@ -887,6 +886,16 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         finish(std::move(o));
         break;
       }
+      case wire::Payload::ReservationPhaseChanged:
+        finish(reservation_status_write(env));
+        break;
+      case wire::Payload::ReservationUpserted:
+        if (auto o = reservation_object_write(env)) {
+          finish(std::move(*o));
+        } else {
+          ++counters_.ignored;
+        }
+        break;
       default:
         ++counters_.ignored;
         break;

@@ -29,6 +29,15 @@
 //                            the node, cluster-scoped) with the spec, as Koordinator's nodeslo
 //                            controller does (Create when absent, else Update when the spec
 //                            differs; pkg/slo-controller/nodeslo/nodeslo_controller.go)
+//   ReservationPhaseChanged  PUT reservations/N/status (scheduling.koordinator.sh/v1alpha1):
+//                            phase, nodeName, allocatable, conditions Scheduled / Ready and
+//                            currentOwners, as koord-scheduler writes them (UpdateStatus under
+//                            RetryOnConflict; pkg/util/reservation SetReservationAvailable,
+//                            SetReservationSucceeded, SetReservationExpired,
+//                            setReservationUnschedulable); a reservation gone is done
+//   ReservationUpserted      a component's (causation set, not the bridge's): POST reservations
+//   (a decision)             with the template, owners, ttl and labels, marked
+//                            managed_by_label = colony (translate.hpp); deleted: DELETE
 //   anything else            ignored (counted)
 //
 // Every write is idempotent, so a sink restarted from an older offset replays harmlessly: a
@@ -69,14 +78,16 @@
 namespace colony::kube {
 
 enum class write_kind : std::uint8_t {
-  binding,         // POST pods/NAME/binding
-  pod_condition,   // PATCH pods/NAME/status
-  event,           // POST events (core/v1)
-  node_resources,  // PATCH nodes/N/status
-  eviction,        // POST pods/NAME/eviction
-  quota_status,    // PATCH elasticquotas/NAME (annotations and status.used)
-  node_slo,        // POST nodeslos / PUT nodeslos/N (slo.koordinator.sh/v1alpha1)
-  node_metric,     // POST nodemetrics when missing, PUT nodemetrics/N/status
+  binding,             // POST pods/NAME/binding
+  pod_condition,       // PATCH pods/NAME/status
+  event,               // POST events (core/v1)
+  node_resources,      // PATCH nodes/N/status
+  eviction,            // POST pods/NAME/eviction
+  quota_status,        // PATCH elasticquotas/NAME (annotations and status.used)
+  node_slo,            // POST nodeslos / PUT nodeslos/N (slo.koordinator.sh/v1alpha1)
+  node_metric,         // POST nodemetrics when missing, PUT nodemetrics/N/status
+  reservation_status,  // PUT reservations/N/status (sink_reservation.cpp)
+  reservation,         // POST reservations / DELETE reservations/N (a component's decision)
 };
 [[nodiscard]] std::string_view to_string(write_kind k) noexcept;
 
@@ -142,7 +153,11 @@ class decision_sink {
 
  private:
   decision_sink(api_client c, sink_options o);
-  struct attempt_result;
+  // The last answer of a write and how many tries it took (send).
+  struct attempt_result {
+    result<response> last;
+    std::uint32_t attempts = 0;
+  };
   attempt_result send(const std::function<result<response>()>& call, std::uint32_t limit);
   // One round of a read-modify-write (RetryOnConflict): `cur` (the object as read) already has
   // `want` at `field` (ok, `unchanged` as the message), or gets it and is PUT to `path` (ok,
@@ -151,6 +166,13 @@ class decision_sink {
   bool replace_field(write_outcome& o, nlohmann::json& cur, const char* field,
                      const nlohmann::json& want, const std::string& path, bool last_round,
                      const char* unchanged, std::string written);
+  // sink_reservation.cpp: a ReservationPhaseChanged as the Reservation's status; a component's
+  // ReservationUpserted as the object's create or delete (nullopt: an observation, nothing to
+  // write).
+  write_outcome reservation_status_write(const wire::Envelope& env);
+  std::optional<write_outcome> reservation_object_write(const wire::Envelope& env);
+  // GET path as JSON (send's retries); not_found and the rest as errors.
+  result<nlohmann::json> get_object(const std::string& path, std::uint32_t& attempts);
 
   api_client client_;
   sink_options opt_;
@@ -245,5 +267,48 @@ struct node_batch_values {
 // nodeAggregatePolicy durations, nodeMemoryCollectPolicy usageWithoutPageCache: Koordinator's
 // defaults, pkg/util/sloconfig).
 [[nodiscard]] nlohmann::json node_metric_object(const wire::NodeMetricReported& m);
+
+// ---- Reservation (sink_reservation.cpp) -------------------------------------------------
+
+// A Resources table as a Kubernetes ResourceList (canonical quantities; zero fields left out):
+// cpu, memory, kubernetes.io/batch-* and mid-*, koordinator.sh/gpu (Colony's x100 count),
+// gpu-core, gpu-memory, gpu-memory-ratio, pods and the extended resources by name.
+[[nodiscard]] nlohmann::json resource_list_json(const wire::Resources* r);
+
+// What a ReservationPhaseChanged writes into a Reservation's status.
+struct reservation_phase_write {
+  std::string phase;   // Available | Pending | Succeeded | Failed
+  std::string node;    // Available: status.nodeName
+  std::string reason;  // Scheduled | Unschedulable | Succeeded | Expired | Deleted
+  nlohmann::json allocatable = nlohmann::json::object();  // Available: a ResourceList
+  std::string owner_ns, owner_name, owner_uid;            // Succeeded: the owner pod
+  std::string time;  // RFC 3339: the record's event time, for the conditions' times
+};
+// The status koord-scheduler writes for that phase over `current` (the status as read; null when
+// none): Available sets phase, nodeName, allocatable and the conditions Scheduled=True/Scheduled,
+// Ready=True/Available; Pending adds or updates Scheduled=False/<reason> and keeps the phase
+// unless empty (a scheduled reservation keeps Scheduled=True); Succeeded sets the phase, Ready=
+// False/Succeeded and currentOwners [{namespace, name, uid}]; Failed sets the phase and Ready=
+// False/<reason>. A condition keeps its lastTransitionTime unless its status changes.
+[[nodiscard]] nlohmann::json reservation_status(const nlohmann::json& current,
+                                                const reservation_phase_write& w);
+// Whether `current` already says what `want` says: phase, nodeName, allocatable (as quantities),
+// currentOwners, and each condition's type, status, reason and message (times aside).
+[[nodiscard]] bool reservation_status_holds(const nlohmann::json& current,
+                                            const nlohmann::json& want);
+// A record older than what the status says: the status is Succeeded or Failed and the record
+// another phase, or the status is Available and the record Pending (a phase never goes back;
+// only a replay from an older sink position brings such a record).
+[[nodiscard]] bool reservation_phase_is_stale(const nlohmann::json& current,
+                                              std::string_view record_phase);
+
+// The Reservation object a component's ReservationUpserted creates: the record's labels plus
+// managed_by_label = colony; a template whose one container requests the record's requests,
+// with schedulerName, nodeName, priority (left out when MaxInt32, the default it derives to)
+// and, for not_in_nodes, the required node affinity term matchFields metadata.name NotIn (as
+// koord-descheduler writes it); owners (a controller owner always names apiVersion, kind, name
+// and uid, which Koordinator's CRD requires); ttl as a Go duration, or expires; allocateOnce,
+// allocatePolicy, unschedulable.
+[[nodiscard]] nlohmann::json reservation_object(const wire::ReservationUpserted& r);
 
 }  // namespace colony::kube

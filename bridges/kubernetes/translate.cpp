@@ -92,8 +92,9 @@ result<event_list> dispatch(object_kind kind, const ti::request& r) {
       return ti::translate_node_metric(r);
     case object_kind::node_slo:
       return ti::translate_node_slo(r);
-    case object_kind::elastic_quota_profile:
     case object_kind::reservation:
+      return ti::translate_reservation(r);
+    case object_kind::elastic_quota_profile:
     case object_kind::pod_migration_job:
     case object_kind::pod_group:
     case object_kind::device:
@@ -133,7 +134,8 @@ result<object_kind> parse_object_kind(std::string_view kind) {
 }
 
 std::optional<recorded_kind_info> recorded_kind(object_kind k) noexcept {
-  // Group, version, plural and scope of the CRDs a Koordinator cluster installs
+  // Group, version, plural and scope of the CRDs a Koordinator cluster installs (Reservation's
+  // too: it is translated to ReservationUpserted, but listed and scoped like the others)
   // (koordinator config/crd/bases: quota.koordinator.sh_elasticquotaprofiles.yaml,
   // scheduling.koordinator.sh_{reservations,podmigrationjobs,devices}.yaml,
   // scheduling.sigs.k8s.io_podgroups.yaml from scheduler-plugins).
@@ -217,8 +219,11 @@ change change_kind(object_kind kind, const json& old_object, const json& new_obj
         return ti::node_metric_projection(old_object) == ti::node_metric_projection(new_object)
                    ? change::none
                    : change::relevant;
-      case object_kind::elastic_quota_profile:
       case object_kind::reservation:
+        return ti::reservation_projection(old_object) == ti::reservation_projection(new_object)
+                   ? change::none
+                   : change::relevant;
+      case object_kind::elastic_quota_profile:
       case object_kind::pod_migration_job:
       case object_kind::pod_group:
       case object_kind::device:

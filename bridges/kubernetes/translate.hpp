@@ -29,10 +29,14 @@
 //   (koordlet_node set)        admission) then PodScheduled with proposal_offset -1 (a binding
 //                              observed, not decided); relevant MODIFIED: PodSubmitted;
 //                              Succeeded/Failed or DELETED: PodFinished
+//   Reservation                ReservationUpserted (the spec koord-scheduler reads: the
+//                              template's requests, node, priority, owners, ttl/expires, ...);
+//                              DELETED: ReservationUpserted with deleted set. A Reservation
+//                              Colony created (label managed_by_label = colony): nothing
 //   ElasticQuotaProfile,       ObjectObserved (schema v4): the object recorded as the apiserver
-//   Reservation,               holds it (apiVersion, kind, namespace, name, uid,
-//   PodMigrationJob, PodGroup, resourceVersion, labels, .spec and .status as compact JSON);
-//   Device                     DELETED: ObjectObserved with deleted set. No component reads them
+//   PodMigrationJob, PodGroup, holds it (apiVersion, kind, namespace, name, uid,
+//   Device                     resourceVersion, labels, .spec and .status as compact JSON);
+//                              DELETED: ObjectObserved with deleted set. No component reads them
 //                              yet (recorded_kind below).
 //
 // Not yet translated (errc::failed_precondition, message "<Kind> is not yet translated: ..."):
@@ -73,7 +77,8 @@ enum class object_kind : std::uint8_t {
   cluster_colocation_profile,
   elastic_quota,
   node_metric,
-  // Recorded as ObjectObserved (see above; recorded_kind).
+  // Custom resources listed by recorded_kind(): Reservation is translated (ReservationUpserted),
+  // the others recorded as ObjectObserved.
   elastic_quota_profile,
   reservation,
   pod_migration_job,
@@ -88,9 +93,10 @@ enum class object_kind : std::uint8_t {
 // The inverse; invalid_input for a kind the bridge does not know ("Deployment").
 [[nodiscard]] result<object_kind> parse_object_kind(std::string_view kind);
 
-// A kind recorded as ObjectObserved: where its CRD serves it and its scope, as Koordinator's
-// CRDs (config/crd/bases) and scheduler-plugins' PodGroup define them. The bridge's informer
-// lists /apis/<api_version>/<plural> (every namespace for a namespaced kind).
+// A custom resource the bridge lists (recorded as ObjectObserved, or for Reservation translated):
+// where its CRD serves it and its scope, as Koordinator's CRDs (config/crd/bases) and
+// scheduler-plugins' PodGroup define them. The bridge's informer lists
+// /apis/<api_version>/<plural> (every namespace for a namespaced kind).
 struct recorded_kind_info {
   std::string_view api_version;  // "scheduling.koordinator.sh/v1alpha1"
   std::string_view plural;       // "reservations"
@@ -98,6 +104,16 @@ struct recorded_kind_info {
 };
 // nullopt for a kind with a translation of its own (Node, Pod, ...) or none (NodeSLO).
 [[nodiscard]] std::optional<recorded_kind_info> recorded_kind(object_kind k) noexcept;
+// The label Colony's decision sink puts on a Reservation it creates for a component's
+// ReservationUpserted (the descheduler's ReservationFirst migrations; sink_reservation.cpp), next
+// to Koordinator's own labels (app.kubernetes.io/created-by: koord-descheduler). Its record is
+// the component's decision, already in the log, so the bridge translates such an object to
+// nothing, after a restart too (the mark is on the object). created-by alone cannot tell
+// Colony's descheduler from a koord-descheduler whose reservations Colony must still schedule.
+// Kubernetes' recommended label for the tool that manages an object.
+inline constexpr std::string_view managed_by_label = "app.kubernetes.io/managed-by";
+inline constexpr std::string_view managed_by_colony = "colony";
+
 // The ObjectObserved entity key: "<Kind>/<namespace>/<name>", or "<Kind>/<name>" when ns is
 // empty (a cluster-scoped object).
 [[nodiscard]] std::string recorded_key(object_kind k, std::string_view ns, std::string_view name);
@@ -166,8 +182,8 @@ using event_list = std::vector<messages::byte_buffer>;
 // resourceVersion (read leniently: the refusal may be about them) and the field `refusal.where`
 // names, keyed to the entity the kind's observations are keyed to (Node name for a Node or
 // NodeMetric, Pod namespace/name, ElasticQuota name, Cluster slo-controller for the ConfigMap,
-// Cluster admission for a PriorityClass or ClusterColocationProfile, Object recorded_key for a
-// recorded kind). Same arguments, same bytes.
+// Cluster admission for a PriorityClass or ClusterColocationProfile, Reservation name, Object
+// recorded_key for a recorded kind). Same arguments, same bytes.
 [[nodiscard]] messages::byte_buffer translate_refused(object_kind kind,
                                                       const nlohmann::json& object,
                                                       const error& refusal, event_time t,

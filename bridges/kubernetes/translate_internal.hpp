@@ -120,6 +120,12 @@ struct split_resources {
 // "\"text\"" (JSON-quoted, first 64 characters) for messages.
 [[nodiscard]] std::string quote_text(std::string_view text);
 
+// Kubernetes' PodRequests (component-helpers resource.PodRequests, spec side) of a pod spec at
+// path `at` ("spec" for a Pod, "spec.template.spec" for a Reservation's template): containers,
+// init containers and sidecars, pod-level requests, overhead (translate_pod.cpp).
+[[nodiscard]] result<amounts> pod_requests(const json& spec, const object_ref& ref,
+                                           std::string_view at);
+
 // ---- per kind (translate_<kind>.cpp) ----------------------------------------------------
 
 struct request {
@@ -139,6 +145,7 @@ struct request {
 [[nodiscard]] result<event_list> translate_elastic_quota(const request& r);
 [[nodiscard]] result<event_list> translate_node_metric(const request& r);
 [[nodiscard]] result<event_list> translate_node_slo(const request& r);
+[[nodiscard]] result<event_list> translate_reservation(const request& r);
 // The recorded kinds (recorded_kind(kind) set): ObjectObserved.
 [[nodiscard]] result<event_list> translate_recorded(object_kind kind, const request& r);
 
@@ -154,5 +161,6 @@ struct request {
 [[nodiscard]] json node_metric_projection(const json& o);
 [[nodiscard]] json node_slo_projection(const json& o);
 [[nodiscard]] json recorded_projection(const json& o);
+[[nodiscard]] json reservation_projection(const json& o);
 
 }  // namespace colony::kube::translate_internal

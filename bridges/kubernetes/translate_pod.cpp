@@ -40,13 +40,15 @@ bool pod_level(std::string_view name) {
 // aggregateContainerResourcesByFn over spec.containers and spec.initContainers: containers
 // add up; restartable init containers (sidecars, restartPolicy Always) add to the sum and to
 // every later init container's use; the sum is at least the largest init container's use.
-result<amounts> aggregate(const json& spec, const object_ref& ref, std::string_view which) {
+result<amounts> aggregate(const json& spec, const object_ref& ref, std::string_view at,
+                          std::string_view which) {
   amounts total;
+  const std::string path(at);
   const json* containers = member(spec, "containers");
   if (containers == nullptr || !containers->is_array() || containers->empty())
-    return invalid(ref, "spec.containers", "at least one container is required");
+    return invalid(ref, path + ".containers", "at least one container is required");
   for (std::size_t i = 0; i < containers->size(); ++i) {
-    const std::string f = "spec.containers" + index(i);
+    const std::string f = path + ".containers" + index(i);
     const json& c = (*containers)[i];
     if (!c.is_object()) return invalid(ref, f, "must be an object");
     const std::string rf = f + ".resources." + std::string(which);
@@ -56,10 +58,10 @@ result<amounts> aggregate(const json& spec, const object_ref& ref, std::string_v
   }
   const json* inits = member(spec, "initContainers");
   if (inits == nullptr) return total;
-  if (!inits->is_array()) return invalid(ref, "spec.initContainers", "must be a list");
+  if (!inits->is_array()) return invalid(ref, path + ".initContainers", "must be a list");
   amounts restartable, init_use;
   for (std::size_t i = 0; i < inits->size(); ++i) {
-    const std::string f = "spec.initContainers" + index(i);
+    const std::string f = path + ".initContainers" + index(i);
     const json& c = (*inits)[i];
     if (!c.is_object()) return invalid(ref, f, "must be an object");
     const std::string rf = f + ".resources." + std::string(which);
@@ -83,15 +85,17 @@ result<amounts> aggregate(const json& spec, const object_ref& ref, std::string_v
 
 // PodRequests: the aggregate, pod-level requests in place of it where set, plus overhead.
 // PodLimits: the same with limits, overhead added only to limits present and non-zero.
-result<amounts> pod_resources(const json& spec, const object_ref& ref, bool limits) {
+result<amounts> pod_resources(const json& spec, const object_ref& ref, std::string_view at,
+                              bool limits) {
   const std::string_view which = limits ? "limits" : "requests";
-  auto total = aggregate(spec, ref, which);
+  const std::string path(at);
+  auto total = aggregate(spec, ref, at, which);
   if (!total) return total;
   auto pod_req = parse_resources(member(member(spec, "resources"), "requests"), ref,
-                                 "spec.resources.requests");
+                                 path + ".resources.requests");
   if (!pod_req) return tl::unexpected(pod_req.error());
   auto pod_lim =
-      parse_resources(member(member(spec, "resources"), "limits"), ref, "spec.resources.limits");
+      parse_resources(member(member(spec, "resources"), "limits"), ref, path + ".resources.limits");
   if (!pod_lim) return tl::unexpected(pod_lim.error());
   auto any_supported = [](const amounts& a) {
     return std::any_of(a.begin(), a.end(), [](const auto& kv) { return pod_level(kv.first); });
@@ -102,13 +106,13 @@ result<amounts> pod_resources(const json& spec, const object_ref& ref, bool limi
   if (apply)
     for (const auto& [name, v] : limits ? *pod_lim : *pod_req)
       if (pod_level(name)) (*total)[name] = v;
-  auto overhead = parse_resources(member(spec, "overhead"), ref, "spec.overhead");
+  auto overhead = parse_resources(member(spec, "overhead"), ref, path + ".overhead");
   if (!overhead) return tl::unexpected(overhead.error());
+  const std::string overhead_at = path + ".overhead.";
   for (const auto& [name, v] : *overhead) {
     auto it = total->find(name);
     if (limits && (it == total->end() || it->second == 0)) continue;
-    if (!add_to((*total)[name], v))
-      return invalid(ref, "spec.overhead." + name, "sum overflows int64");
+    if (!add_to((*total)[name], v)) return invalid(ref, overhead_at + name, "sum overflows int64");
   }
   return total;
 }
@@ -240,10 +244,10 @@ result<pod_view> read_pod(const json& o) {
   auto models = gpu_models_of(*spec, p.ref);
   if (!models) return tl::unexpected(models.error());
   p.gpu_models = std::move(*models);
-  auto requests = pod_resources(*spec, p.ref, false);
+  auto requests = pod_resources(*spec, p.ref, "spec", false);
   if (!requests) return tl::unexpected(requests.error());
   p.requests = split(*requests);
-  auto limits = pod_resources(*spec, p.ref, true);
+  auto limits = pod_resources(*spec, p.ref, "spec", true);
   if (!limits) return tl::unexpected(limits.error());
   p.limits = split(*limits);
   const json* status = member(o, "status");
@@ -405,6 +409,10 @@ tl::unexpected<error> bound_elsewhere(const pod_view& p, std::string_view how) {
 }
 
 }  // namespace
+
+result<amounts> pod_requests(const json& spec, const object_ref& ref, std::string_view at) {
+  return pod_resources(spec, ref, at, false);
+}
 
 json pod_projection(const json& o) {
   json p = json::object();

@@ -1,4 +1,4 @@
-// The recorded kinds (ElasticQuotaProfile, Reservation, PodMigrationJob, PodGroup, Device) ->
+// The recorded kinds (ElasticQuotaProfile, PodMigrationJob, PodGroup, Device) ->
 // ObjectObserved (schema v4): no component reads them yet, so the object is kept as the
 // apiserver holds it, for the components later issues add, `colony sim --from-log` and tools.
 // Only what the record and its entity key need is checked; the rest is carried as is.

@@ -34,6 +34,8 @@ std::pair<wire::EntityKind, std::string> entity_of(object_kind kind, const std::
     case object_kind::priority_class:
     case object_kind::cluster_colocation_profile:
       return {wire::EntityKind::Cluster, "admission"};
+    case object_kind::reservation:  // cluster-scoped, keyed by name
+      return {wire::EntityKind::Reservation, name};
     default:
       break;
   }

@@ -24,6 +24,11 @@ wire::WriteKind to_wire(write_kind k) noexcept {
       return wire::WriteKind::node_slo;
     case write_kind::node_metric:
       return wire::WriteKind::node_metric;
+    case write_kind::reservation_status:
+    case write_kind::reservation:
+      // Schema v8 has no WriteKind for them (colony.fbs is released): the record's message
+      // names the write, its entity the Reservation.
+      return wire::WriteKind::unknown;
   }
   return wire::WriteKind::unknown;
 }
@@ -47,7 +52,9 @@ messages::byte_buffer write_failed_record(const write_outcome& o, event_time t,
                    o.kind == write_kind::node_metric
                ? wire::EntityKind::Node
            : o.kind == write_kind::quota_status ? wire::EntityKind::ElasticQuota
-                                                : wire::EntityKind::Pod;
+           : o.kind == write_kind::reservation_status || o.kind == write_kind::reservation
+               ? wire::EntityKind::Reservation
+               : wire::EntityKind::Pod;
   h.key = o.object;
   h.causation = static_cast<std::int64_t>(o.offset);
   h.source = source;

@@ -19,7 +19,8 @@ inline constexpr std::string_view sink_source = "kube-sink";
 
 // WriteFailed for `o`: causation o.offset (the decision it failed to carry out), the write kind,
 // object, HTTP status of the last answer, attempts and message; keyed to the object written (Node
-// name for node_resources, Pod namespace/name otherwise). Same arguments, same bytes.
+// name for node_resources, Reservation name for the Reservation writes, Pod namespace/name
+// otherwise). Same arguments, same bytes.
 [[nodiscard]] messages::byte_buffer write_failed_record(const write_outcome& o, event_time t,
                                                         std::string_view source = sink_source);
 

@@ -7,7 +7,8 @@
 #  2. colony run, under a TokenRequest token of ServiceAccount colony-system/colony-manager and
 #     nothing else, does its whole job without one 403: binds every pod, writes an unschedulable
 #     pod's condition and FailedScheduling Event, nodes' batch resources, NodeSLOs (created, then
-#     updated after a ConfigMap change) and an ElasticQuota's runtime; all its informers sync
+#     updated after a ConfigMap change), an ElasticQuota's runtime and a Reservation's status;
+#     all its informers sync
 #     (every kind's CRD is installed, none skipped); the run summary shows zero write failures,
 #     the log holds no WriteFailed, stderr names no Forbidden;
 #  3. `kubectl auth can-i --as=system:serviceaccount:colony-system:colony-manager` allows what
@@ -212,6 +213,17 @@ spec:
   containers: [{name: c, image: registry.invalid/app:1, resources: {requests: {cpu: "64"}}}]
 EOF
 
+# A Reservation for koord-scheduler: colony run places it and writes its status.
+admin create -f - >/dev/null <<EOF
+apiVersion: scheduling.koordinator.sh/v1alpha1
+kind: Reservation
+metadata: {name: r-web}
+spec:
+  template: {spec: {schedulerName: koord-scheduler, containers: [{name: c, image: registry.invalid/app:1, resources: {requests: {cpu: "1"}}}]}}
+  owners: [{labelSelector: {matchLabels: {app: web}}}]
+  ttl: 1h
+EOF
+
 # With leader election and the admission webhooks, so their Lease and webhook configurations are
 # written under the ServiceAccount's RBAC too.
 "$COLONY" run --kubeconfig "$SAKC" --log "$WORK/log" --metrics-addr 127.0.0.1:0 --leader-elect \
@@ -281,7 +293,12 @@ quota() {
 }
 wait_for "$WAIT" "ElasticQuota team-a carries its runtime annotation (elasticquotas list + get + patch)" quota
 
-for k in binding pod-condition event node-resources node-slo quota-status; do
+reservation() {
+  [[ $(admin get reservation r-web -o 'jsonpath={.status.phase}/{.status.nodeName}' 2>/dev/null) == Available/dn-* ]]
+}
+wait_for "$WAIT" "Reservation r-web is Available on a node (reservations get + reservations/status update)" reservation
+
+for k in binding pod-condition event node-resources node-slo quota-status reservation-status; do
   v=$(metric "colony_api_writes_total{kind=\"$k\",result=\"written\"}")
   check "API writes of kind $k: ${v:-0} written" test "${v:-0}" -gt 0
 done
@@ -330,6 +347,10 @@ CAN_I=(
   "allow update nodeslos.slo.koordinator.sh"
   "allow watch elasticquotaprofiles.quota.koordinator.sh -A"
   "allow watch reservations.scheduling.koordinator.sh"
+  "allow get reservations.scheduling.koordinator.sh"
+  "allow update reservations.scheduling.koordinator.sh --subresource=status"
+  "allow create reservations.scheduling.koordinator.sh"
+  "allow delete reservations.scheduling.koordinator.sh"
   "allow watch podmigrationjobs.scheduling.koordinator.sh"
   "allow watch devices.scheduling.koordinator.sh"
   "allow watch podgroups.scheduling.sigs.k8s.io -A"
@@ -376,7 +397,10 @@ CAN_I=(
   "deny create elasticquotas.scheduling.sigs.k8s.io -n $NS" "deny delete elasticquotas.scheduling.sigs.k8s.io -n $NS"
   "deny update elasticquotas.scheduling.sigs.k8s.io -n $NS"
   "deny delete nodeslos.slo.koordinator.sh" "deny create nodemetrics.slo.koordinator.sh"
-  "deny update reservations.scheduling.koordinator.sh" "deny create podmigrationjobs.scheduling.koordinator.sh"
+  "deny update reservations.scheduling.koordinator.sh" "deny patch reservations.scheduling.koordinator.sh"
+  "deny patch reservations.scheduling.koordinator.sh --subresource=status"
+  "deny deletecollection reservations.scheduling.koordinator.sh"
+  "deny create podmigrationjobs.scheduling.koordinator.sh"
   "deny create deployments.apps -n colony-system" "deny update leases.coordination.k8s.io/other -n colony-system"
   "deny delete leases.coordination.k8s.io/colony-manager -n colony-system"
   "deny update leases.coordination.k8s.io/kube-scheduler -n kube-system"

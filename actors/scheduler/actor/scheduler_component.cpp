@@ -135,9 +135,13 @@ reservation_owner owner_of(const wire::ReservationOwner& o) {
     r.object =
         reservation_object_ref{s(o.object_uid()), s(o.object_name()), s(o.object_namespace()), ""};
   if (o.has_controller()) {
-    reservation_controller_ref c{
-        s(o.controller_api_version()), s(o.controller_kind()), s(o.controller_name()),
-        s(o.controller_uid()),         std::nullopt,           s(o.controller_namespace())};
+    // PodSubmitted names a pod's controller by Kind/name only (identity_of), so the owner's
+    // apiVersion and uid, which a Reservation object always sets (the CRD requires them), cannot
+    // be compared: matched on kind, name, namespace and the controller flag.
+    reservation_controller_ref c;
+    c.kind = s(o.controller_kind());
+    c.name = s(o.controller_name());
+    c.ns = s(o.controller_namespace());
     if (o.controller_flag() >= 0) c.controller = o.controller_flag() == 1;
     r.controller = std::move(c);
   }

@@ -242,6 +242,77 @@ TEST(SchedulerReservations, AReservationKeepsOffTheNodesItsAffinityExcludes) {
 }
 
 // The node's fold and the node actor's arbitration keep the same rule.
+// A Reservation object's controller owner always names apiVersion and uid (Koordinator's CRD
+// requires them, and koord-descheduler copies the pod's ownerReference), while PodSubmitted names
+// a pod's controller as Kind/name: the owner matches its pods by kind, name and namespace.
+messages::byte_buffer controller_owned(event_factory& f, std::int64_t t, const std::string& name,
+                                       std::int64_t cpu, const std::string& owner) {
+  auto& b = f.b;
+  auto& fbb = b.fbb();
+  const auto req = testing::cpu_mem(cpu, gib);
+  auto n = fbb.CreateString(name);
+  auto uid = fbb.CreateString("uid-" + name);
+  auto rq = b.resources(req);
+  auto lim = b.resources(req);
+  auto sn = fbb.CreateString("koord-scheduler");
+  auto ow = fbb.CreateString(owner);
+  wire::PodSubmittedBuilder pb(fbb);
+  pb.add_name(n);
+  pb.add_uid(uid);
+  pb.add_requests(rq);
+  pb.add_limits(lim);
+  pb.add_scheduler_name(sn);
+  pb.add_kube_qos(wire::KubeQoSClass::Guaranteed);
+  pb.add_owner(ow);
+  auto p = pb.Finish();
+  return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, name, -1, "test"}, p);
+}
+
+TEST(SchedulerReservations, AControllerOwnerMatchesItsPodsByKindNameAndNamespace) {
+  rig r;
+  auto& b = r.f.b;
+  auto& fbb = b.fbb();
+  auto cav = fbb.CreateString("apps/v1");
+  auto ck = fbb.CreateString("ReplicaSet");
+  auto cn = fbb.CreateString("rs-1");
+  auto cu = fbb.CreateString("6b1f-rs-uid");
+  auto cns = fbb.CreateString("ns");
+  auto owner = wire::CreateReservationOwner(fbb, false, 0, 0, 0, true, cav, ck, cn, cu, cns, 1);
+  auto owners = fbb.CreateVector(std::vector<flatbuffers::Offset<wire::ReservationOwner>>{owner});
+  auto name = fbb.CreateString("r1");
+  auto uid = fbb.CreateString("uid-r1");
+  auto req = b.resources(testing::cpu_mem(3000, 4 * gib));
+  wire::ReservationUpsertedBuilder rb(fbb);
+  rb.add_name(name);
+  rb.add_uid(uid);
+  rb.add_requests(req);
+  rb.add_owners(owners);
+  rb.add_ttl_ms(24 * 3600 * 1000);
+  auto rp = rb.Finish();
+  auto rsv = b.finish(
+      messages::header{event_time{10}, wire::EntityKind::Reservation, "r1", -1, "test"}, rp);
+  auto out = r.batch(
+      {r.f.node(0, "n1", 4000, 16 * gib), r.f.node(0, "n2", 4000, 16 * gib), std::move(rsv)});
+  ASSERT_EQ(out.size(), 1u);
+  const std::string held(to_string_view(phase_of(out[0])->node()));
+
+  // The same ReplicaSet name in another namespace, and another ReplicaSet: not owners.
+  out = r.batch({controller_owned(r.f, 20, "other/web-0", 1000, "ReplicaSet/rs-1"),
+                 controller_owned(r.f, 21, "ns/api-0", 1000, "ReplicaSet/rs-2")});
+  ASSERT_EQ(out.size(), 2u);
+  for (const auto& o : out) {
+    const auto* p = testing::env_of(o).payload_as_PodBindProposed();
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->reservation(), nullptr) << to_string_view(p->pod());
+  }
+  out = r.batch({controller_owned(r.f, 30, "ns/web-0", 3000, "ReplicaSet/rs-1")});
+  ASSERT_EQ(out.size(), 1u);
+  const auto* p = testing::env_of(out[0]).payload_as_PodBindProposed();
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(to_string_view(p->node()), held);
+  EXPECT_EQ(to_string_view(p->reservation()), "r1");
+}
+
 TEST(NodeReservations, TheNodeHoldsWhatAReservationKeepsAndLetsOnlyItsOwnerUseIt) {
   event_factory f;
   entities::node_state n;

@@ -788,13 +788,15 @@ std::vector<observed> observed_in(stores::event_log& log) {
   return out;
 }
 
-// The five recorded kinds against Koordinator's CRDs: one object of each created before the
-// source starts (LIST), a Reservation's status written and a PodMigrationJob deleted while it
-// watches, and while it is stopped a PodGroup's spec changed, the Device deleted and a second
-// Reservation created. Each write the apiserver answered is exactly one ObjectObserved with that
-// answer's resourceVersion, spec and status; MODIFIEDs of metadata the record does not carry
-// (annotations) append nothing; the restart appends only the three changes made while stopped,
-// and a third start appends nothing.
+// The four recorded kinds and the Reservation against Koordinator's CRDs: one object of each
+// created before the source starts (LIST), a PodGroup's status written, a Reservation's status
+// written and a PodMigrationJob deleted while it watches, and while it is stopped a PodGroup's
+// spec changed, the Device deleted and a second Reservation created. Each write of a recorded
+// kind the apiserver answered is exactly one ObjectObserved with that answer's resourceVersion,
+// spec and status; each Reservation one ReservationUpserted, its status write (the scheduler's
+// own, coming back) nothing; MODIFIEDs of metadata the record does not carry (annotations)
+// append nothing; the restart appends only the three changes made while stopped, and a third
+// start appends nothing.
 TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
   if (!crds_) GTEST_SKIP() << "Koordinator CRDs absent (kube.sh apply-crds, docs/peers.md)";
   const std::string eqps =
@@ -861,7 +863,8 @@ TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
            {{"quotaName", "pool-a-root"},
             {"resourceRatio", "0.9"},
             {"nodeSelector", {{"matchLabels", {{"pool", "a"}}}}}}}});
-  create("Reservation/r1", reservations, reservation("r1"));
+  const auto r1 = client_->post(reservations, reservation("r1").dump());
+  ASSERT_TRUE(r1) << r1.error().describe();
   create("PodMigrationJob/pmj-1", pmjs,
          {{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
           {"kind", "PodMigrationJob"},
@@ -888,7 +891,7 @@ TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
                                        {{"koordinator.sh/gpu-core", "100"},
                                         {"koordinator.sh/gpu-memory", "80Gi"},
                                         {"koordinator.sh/gpu-memory-ratio", "100"}}}}})}}}});
-  ASSERT_EQ(expected.size(), 5u);
+  ASSERT_EQ(expected.size(), 4u);
   const int configs = config_objects() - 1 - 1;  // PriorityClasses only: no ConfigMap, no profile
   const log_offset listed = configs + 5;
   {
@@ -900,27 +903,32 @@ TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
     ASSERT_TRUE(settle(*log, listed)) << *log->end_offset() << " vs " << listed;
     EXPECT_EQ(src->counters().kinds_skipped, 0u);
     EXPECT_TRUE(src->skipped().empty());
-    // While watching: a status written (the Reservation's subresource), an annotation (noise),
-    // a deletion.
-    merge("Reservation/r1", reservations + "/r1/status",
-          {{"status", {{"phase", "Available"}, {"nodeName", "node-1"}}}});
+    // While watching: a status written (the Reservation's subresource: the scheduler's write
+    // coming back, so nothing; the PodGroup's, without a subresource: recorded), an annotation
+    // (noise), a deletion.
+    auto st = client_->patch(reservations + "/r1/status", patch_type::merge,
+                             R"({"status":{"phase":"Available","nodeName":"node-1"}})");
+    ASSERT_TRUE(st) << st.error().describe();
+    merge("PodGroup/colony-src/train-1", podgroups + "/train-1",
+          {{"status", {{"phase", "Scheduled"}, {"scheduled", 2}}}});
     noise(podgroups + "/train-1");
     remove("PodMigrationJob/pmj-1", pmjs + "/pmj-1");
     ASSERT_TRUE(settle(*log, listed + 2)) << *log->end_offset() << " vs " << listed + 2;
     src->stop();
     report(*src, "first");
     const auto c = src->counters();
-    EXPECT_EQ(c.updates, 2u);
-    EXPECT_EQ(c.unchanged, 1u);
+    EXPECT_EQ(c.updates, 3u);
+    EXPECT_EQ(c.unchanged, 2u);
     EXPECT_EQ(c.deletes, 1u);
     EXPECT_EQ(c.bad_objects, 0u);
   }
   // While stopped: a spec changed, a deletion, a creation, and an annotation (noise).
   merge("PodGroup/colony-src/train-1", podgroups + "/train-1", {{"spec", {{"minMember", 3}}}});
   remove("Device/node-1", devices + "/node-1");
-  create("Reservation/r2", reservations, reservation("r2"));
+  const auto r2 = client_->post(reservations, reservation("r2").dump());
+  ASSERT_TRUE(r2) << r2.error().describe();
   noise(eqps + "/pool-a");
-  ASSERT_EQ(expected.size(), 10u);
+  ASSERT_EQ(expected.size(), 8u);
   {
     auto log = open_log();
     ASSERT_TRUE(log);
@@ -989,9 +997,25 @@ TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
     EXPECT_EQ(o.labels, labels);
   }
   for (const auto& [key, records] : by_key) EXPECT_EQ(next[key], records.size()) << key;
-  // The Reservation's defaults came from its CRD, and its status write is in the log.
-  EXPECT_EQ(json::parse(by_key["Reservation/r1"][0]->spec).value("allocateOnce", false), true);
-  EXPECT_EQ(json::parse(by_key["Reservation/r1"][1]->status)["phase"], "Available");
+  // The PodGroup's status write is in the log.
+  EXPECT_EQ(json::parse(by_key["PodGroup/colony-src/train-1"][1]->status)["phase"], "Scheduled");
+  // One ReservationUpserted per Reservation created, none for the status write; the defaults
+  // came from the CRD (allocateOnce, ttl as given).
+  std::vector<std::string> upserted;
+  for_each_of(*log, wire::Payload::ReservationUpserted, [&](const wire::Envelope& env) {
+    EXPECT_EQ(env.entity_kind(), wire::EntityKind::Reservation);
+    EXPECT_EQ(env.causation(), -1);
+    const auto* u = env.payload_as_ReservationUpserted();
+    upserted.push_back(str(u->name()));
+    EXPECT_FALSE(u->deleted());
+    EXPECT_TRUE(u->allocate_once());
+    EXPECT_EQ(u->ttl_ms(), 5 * 60 * 1000);
+    EXPECT_EQ(messages::to_resource_list(u->requests()).cpu_milli, 1000);
+    ASSERT_EQ(u->owners()->size(), 1u);
+    EXPECT_EQ(str(u->owners()->Get(0)->object_name()), "web-1");
+  });
+  EXPECT_EQ(upserted, (std::vector<std::string>{"r1", "r2"}));
+  EXPECT_EQ(by_key.count("Reservation/r1"), 0u);
   // Cluster-scoped keys carry no namespace; namespaced ones do.
   EXPECT_EQ(by_key.count("Device/node-1"), 1u);
   EXPECT_EQ(by_key.count("PodGroup/colony-src/train-1"), 1u);
