@@ -692,6 +692,11 @@ void scheduler_component::on_reservation_upserted(const wire::ReservationUpserte
   enable_reservations();
   const std::string name(to_string_view(e.name()));
   auto [it, fresh] = reservations_.try_emplace(name);
+  if (!fresh && it->second.deleted && !e.deleted()) {
+    // Deleted, then created again under the same name: a new reservation to schedule.
+    it->second = rsv_rec{};
+    fresh = true;
+  }
   auto& r = it->second;
   auto& info = r.info;
   if (fresh) {
@@ -742,6 +747,7 @@ void scheduler_component::on_reservation_upserted(const wire::ReservationUpserte
       if (r.ours) deleted_.push_back(name);
     }
     info.phase = reservation_phase::failed;
+    r.deleted = true;
     return;
   }
   // The placed copy on the node follows the new spec (owners, order, policy).

@@ -187,6 +187,7 @@ class scheduler_component final : public entities::component {
     std::int32_t priority = 0;
     bool ours = true;
     bool expiry_sent = false;
+    bool deleted = false;  // its object was deleted: a later upsert is a new reservation
   };
   struct node_flags {
     bool ready = false;

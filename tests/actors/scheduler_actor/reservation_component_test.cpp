@@ -186,6 +186,14 @@ TEST(SchedulerReservations, ADeletedReservationIsFailedSoItsNodeReleasesIt) {
   EXPECT_EQ(to_string_view(f->node()), "n1");
   EXPECT_EQ(r.s->node("n1")->requested.cpu_milli, 0);
   EXPECT_TRUE(r.batch({std::move(out[0])}).empty());
+  // Created again under the same name: a new reservation, placed and held again.
+  out = r.batch({reservation(r.f, 30, {"r1", 2000, 2 * gib, "web"})});
+  ASSERT_EQ(out.size(), 1u);
+  const auto* again = phase_of(out[0]);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(to_string_view(again->phase()), "Available");
+  r.batch({std::move(out[0])});
+  EXPECT_EQ(r.s->node("n1")->requested.cpu_milli, 2000);
 }
 
 TEST(SchedulerReservations, AReservationPinnedToAMissingNodeStaysPendingUnschedulable) {
