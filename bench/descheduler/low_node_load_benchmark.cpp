@@ -88,10 +88,9 @@ struct component_evictor {
   }
   [[nodiscard]] migration_view view() const { return c.view(&jobs, &index); }
   [[nodiscard]] bool filter(const pod_info& p) const {
-    if (active.count(p.key())) return false;
-    const auto v = view();
-    return non_retryable_refusal(p, cfg.migration, v).empty() &&
-           retryable_refusal(p, cfg.migration, v, false).empty();
+    const std::string key = p.key();
+    if (active.count(key)) return false;
+    return passes_migration_filters(p, key, cfg.migration, view());
   }
   bool evict(const eviction_request& r) {
     const auto& p = *r.pod;

@@ -101,7 +101,7 @@ class descheduler_view {
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> by_owner_;  // ns/Kind/name
   // by_owner_'s states, built at the first ask after a change (a pod of the owner comes or goes;
   // nothing else changes what they hold: a pod's readiness is fixed when it is submitted).
-  mutable std::unordered_map<std::string, descheduler::workload_state> workload_states_;
+  mutable descheduler::workload_state_table workload_states_;
   std::map<std::string, descheduler::node_info, std::less<>> nodes_;
   std::map<std::string, descheduler::node_metric_info, std::less<>> metrics_;
   std::map<std::string, std::int64_t, std::less<>> metric_offsets_;
