@@ -67,11 +67,10 @@ class job_index {
                                                    const owner_ref& owner) const;
 
  private:
+  // Not noexcept: the tables then keep each key's hash (see joined_key_hash).
   struct string_hash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   template <class V>
   using table = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;

@@ -73,7 +73,9 @@ struct workload_ref {
 }
 
 // FNV-1a over the joined form's bytes, fed part by part: the same hash for the string and for its
-// parts.
+// parts. Deliberately not noexcept on the stored key: libstdc++ then keeps each key's hash in its
+// node, so a lookup never rehashes the stored keys of its bucket (each one a string elsewhere in
+// memory) to find where the bucket ends.
 template <char Sep>
 struct joined_key_hash {
   using is_transparent = void;
@@ -85,7 +87,7 @@ struct joined_key_hash {
     return h;
   }
   static constexpr std::uint64_t basis = 14695981039346656037ULL;
-  std::size_t operator()(std::string_view joined) const noexcept { return feed(basis, joined); }
+  std::size_t operator()(std::string_view joined) const { return feed(basis, joined); }
   std::size_t operator()(const workload_ref& w) const noexcept {
     return feed(feed(feed(feed(feed(basis, w.ns), Sep), w.kind), Sep), w.name);
   }
