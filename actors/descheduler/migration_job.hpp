@@ -118,6 +118,13 @@ template <char Sep>
   return k;
 }
 
+// A transparent hash for tables keyed by std::string and looked up by string_view (pod keys, job
+// names). Not noexcept, like joined_key_hash, so that the tables keep each key's hash.
+struct key_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 // Workload states by "<ns>/<Kind>/<name>", for the owners of views that keep them.
 using workload_state_table =
     std::unordered_map<std::string, workload_state, joined_key_hash<'/'>, joined_key_equal<'/'>>;

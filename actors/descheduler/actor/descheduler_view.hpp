@@ -106,7 +106,9 @@ class descheduler_view {
   std::map<std::string, descheduler::node_metric_info, std::less<>> metrics_;
   std::map<std::string, std::int64_t, std::less<>> metric_offsets_;
   std::map<std::string, view_job, std::less<>> jobs_;
-  std::map<std::string, std::string, std::less<>> active_by_pod_;  // pod -> its active job
+  // pod -> its active job; a hash map: the descheduler's filter asks it for every pod it judges.
+  std::unordered_map<std::string, std::string, descheduler::key_hash, std::equal_to<>>
+      active_by_pod_;
   descheduler::job_index jobs_index_;  // the active jobs, as the filters count them
   // The non-final jobs by name; job_list_dirty_: rebuilt at the next job_list().
   mutable std::vector<descheduler::job_info> job_list_;
