@@ -23,12 +23,7 @@ std::int64_t lookup(const M& m, std::string_view k, bool arbitrating) {
 }  // namespace
 
 std::string job_index::group_key(std::string_view ns, const owner_ref& owner) {
-  std::string k;
-  k.reserve(ns.size() + owner.kind.size() + owner.name.size() + 2);
-  k.append(ns).push_back('\0');
-  k.append(owner.kind).push_back('\0');
-  k.append(owner.name);
-  return k;
+  return joined_key<'\0'>(workload_ref{ns, owner.kind, owner.name});
 }
 
 // `key` views the entry's key in entries_ (the group keeps the view).
@@ -165,7 +160,7 @@ std::string_view job_index::node_of(std::string_view key) const {
 }
 
 std::int64_t job_index::migrating_in_workload(std::string_view ns, const owner_ref& owner) const {
-  const auto g = groups_.find(group_key(ns, owner));
+  const auto g = groups_.find(workload_ref{ns, owner.kind, owner.name});
   return g == groups_.end() ? 0 : g->second.migrating;
 }
 

@@ -56,7 +56,7 @@ class job_index {
   template <class F>
   void for_each_workload_pod(std::string_view ns, const owner_ref& owner, bool arbitrating,
                              F&& fn) const {
-    const auto g = groups_.find(group_key(ns, owner));
+    const auto g = groups_.find(workload_ref{ns, owner.kind, owner.name});
     if (g == groups_.end()) return;
     for (const auto& [key, e] : g->second.members)
       if (e->key_in_ns && (arbitrating ? e->arbitrated : e->active) > 0) fn(key);
@@ -67,11 +67,10 @@ class job_index {
                                                    const owner_ref& owner) const;
 
  private:
+  // Not noexcept: the tables then keep each key's hash (see joined_key_hash).
   struct string_hash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   template <class V>
   using table = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
@@ -94,7 +93,8 @@ class job_index {
   std::array<std::int64_t, 2> total_{};  // [arbitrating]
   table<std::array<std::int64_t, 2>> by_namespace_;
   table<std::array<std::int64_t, 2>> pods_by_node_;
-  table<group> groups_;
+  // By "<ns>\0<Kind>\0<name>", found from a pod's parts without building that key.
+  std::unordered_map<std::string, group, joined_key_hash<'\0'>, joined_key_equal<'\0'>> groups_;
 };
 
 }  // namespace colony::descheduler

@@ -1,10 +1,10 @@
 #include "actors/descheduler/low_node_load.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
 #include <set>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -60,18 +60,19 @@ metrics_of(const std::vector<metric_ref>& sorted, std::string_view ns, std::stri
   return {lo, hi};
 }
 
-// Calls f(i, lo, hi) with the metrics [lo, hi) under each pod's key: one merge when the pods are
-// in key order, else a binary search per pod.
+// Calls f(i, lo, hi) with the metrics [lo, hi) under each pod's key: one merge while the pods
+// come in key order (as they are listed), a binary search per pod from the first one out of order
+// on (the same ranges). The order is checked in the merge itself: a separate pass over the pods
+// would read each scattered pod twice.
 template <class F>
 void for_each_metric_range(std::span<const pod_info* const> pods,
                            const std::vector<metric_ref>& sorted, F&& f) {
-  const bool ordered =
-      std::is_sorted(pods.begin(), pods.end(), [](const pod_info* a, const pod_info* b) {
-        return compare_keys(a->ns, a->name, b->ns, b->name) < 0;
-      });
+  bool ordered = true;
   auto lo = sorted.begin();
   for (std::size_t i = 0; i < pods.size(); ++i) {
     const pod_info& p = *pods[i];
+    if (ordered && i > 0 && compare_keys(pods[i - 1]->ns, pods[i - 1]->name, p.ns, p.name) > 0)
+      ordered = false;
     if (!ordered) {
       const auto [l, h] = metrics_of(sorted, p.ns, p.name);
       f(i, l, h);
@@ -83,6 +84,49 @@ void for_each_metric_range(std::span<const pod_info* const> pods,
     while (hi != sorted.end() && compare_keys(hi->ns, hi->name, p.ns, p.name) == 0) ++hi;
     f(i, lo, hi);
   }
+}
+
+// One node's four thresholds of a resource with capacity `capacity` (getNodeThresholds): the
+// pool's percentages of the capacity, or with deviation thresholds the pool's average usage
+// percent minus low (plus high), each clamped to 0..100; a 0 low percentage then means the whole
+// capacity.
+struct resource_percents {
+  double low = 0, high = 0, prod_low = 0, prod_high = 0;  // the pool's; 0 when absent
+  double avg = 0, prod_avg = 0;                           // the pool's average usage percent
+};
+struct resource_limits {
+  std::int64_t low = 0, high = 0, prod_low = 0, prod_high = 0;
+};
+std::int64_t percent_of(std::int64_t capacity, double percent) {
+  return static_cast<std::int64_t>(percent * 0.01 * static_cast<double>(capacity));
+}
+resource_limits limits_of(std::int64_t capacity, const resource_percents& p, bool use_deviation) {
+  resource_limits l;
+  if (!use_deviation) {
+    l.low = percent_of(capacity, p.low);
+    l.high = percent_of(capacity, p.high);
+    l.prod_low = percent_of(capacity, p.prod_low);
+    l.prod_high = percent_of(capacity, p.prod_high);
+    return l;
+  }
+  if (p.low == min_percentage) {
+    l.low = l.high = capacity;
+  } else {
+    l.low = percent_of(capacity, normalize_percentage(p.avg - p.low));
+    l.high = percent_of(capacity, normalize_percentage(p.avg + p.high));
+  }
+  if (p.prod_low == min_percentage) {
+    l.prod_low = l.prod_high = capacity;
+  } else {
+    l.prod_low = percent_of(capacity, normalize_percentage(p.prod_avg - p.prod_low));
+    l.prod_high = percent_of(capacity, normalize_percentage(p.prod_avg + p.prod_high));
+  }
+  return l;
+}
+
+double percent_in(const std::map<std::string, double, std::less<>>& m, std::string_view r) {
+  const auto it = m.find(r);
+  return it == m.end() ? 0.0 : it->second;
 }
 
 }  // namespace
@@ -120,7 +164,7 @@ pool_thresholds new_thresholds(const low_node_load_node_pool& pool) {
 
 std::int64_t resource_threshold(const resource_amounts& capacity, std::string_view r,
                                 double percent) {
-  return static_cast<std::int64_t>(percent * 0.01 * static_cast<double>(amount(capacity, r)));
+  return percent_of(amount(capacity, r), percent);
 }
 
 std::map<std::string, node_thresholds, std::less<>> node_thresholds_of(
@@ -143,37 +187,18 @@ std::map<std::string, node_thresholds, std::less<>> node_thresholds_of(
     for (auto& [r, s] : avg) s /= n;
     for (auto& [r, s] : prod_avg) s /= n;
   }
-  auto get = [](const std::map<std::string, double, std::less<>>& m, const std::string& r) {
-    const auto it = m.find(r);
-    return it == m.end() ? 0.0 : it->second;
-  };
   std::map<std::string, node_thresholds, std::less<>> out;
   for (const auto& [name, u] : usages) {
     node_thresholds nt;
-    const auto& cap = u.node->allocatable;
     for (const auto& r : t.resources) {
-      if (use_deviation) {
-        if (get(t.low, r) == min_percentage) {
-          nt.low[r] = nt.high[r] = amount(cap, r);
-        } else {
-          nt.low[r] = resource_threshold(cap, r, normalize_percentage(get(avg, r) - get(t.low, r)));
-          nt.high[r] =
-              resource_threshold(cap, r, normalize_percentage(get(avg, r) + get(t.high, r)));
-        }
-        if (get(t.prod_low, r) == min_percentage) {
-          nt.prod_low[r] = nt.prod_high[r] = amount(cap, r);
-        } else {
-          nt.prod_low[r] = resource_threshold(
-              cap, r, normalize_percentage(get(prod_avg, r) - get(t.prod_low, r)));
-          nt.prod_high[r] = resource_threshold(
-              cap, r, normalize_percentage(get(prod_avg, r) + get(t.prod_high, r)));
-        }
-      } else {
-        nt.low[r] = resource_threshold(cap, r, get(t.low, r));
-        nt.high[r] = resource_threshold(cap, r, get(t.high, r));
-        nt.prod_low[r] = resource_threshold(cap, r, get(t.prod_low, r));
-        nt.prod_high[r] = resource_threshold(cap, r, get(t.prod_high, r));
-      }
+      const resource_percents p{percent_in(t.low, r),      percent_in(t.high, r),
+                                percent_in(t.prod_low, r), percent_in(t.prod_high, r),
+                                percent_in(avg, r),        percent_in(prod_avg, r)};
+      const auto l = limits_of(amount(u.node->allocatable, r), p, use_deviation);
+      nt.low[r] = l.low;
+      nt.high[r] = l.high;
+      nt.prod_low[r] = l.prod_low;
+      nt.prod_high[r] = l.prod_high;
     }
     out.emplace(name, std::move(nt));
   }
@@ -266,19 +291,19 @@ struct node_requests {
   std::vector<std::int64_t> requested, allocatable;
 };
 
-// The round's nodeFit state: interned names and each target's requests.
+// The round's nodeFit state: interned names and each target's requests (by the caller's index
+// of the target's node).
 struct fit_cache {
   request_names names;
-  std::unordered_map<const node_usage*, node_requests> nodes;
+  std::vector<node_requests> nodes;
 };
 
-void compute_requests(node_requests& n, const node_usage& u, request_names& interned) {
-  const node_info& node = *u.node;
+void compute_requests(node_requests& n, const node_info& node,
+                      std::span<const pod_info* const> pods, request_names& interned) {
   n.computed = true;
   n.schedulable = !node.unschedulable && node.ready;
   if (const auto cap = node.allocatable.find(names::pods); cap != node.allocatable.end())
     n.pods_cap = cap->second;
-  const auto& pods = u.all_pods;
   n.pod_count = static_cast<std::int64_t>(pods.size());
   // The pods and their request maps are scattered in memory: each pod's map is fetched a few
   // pods ahead, its first entry once the map itself has arrived.
@@ -324,19 +349,21 @@ bool fits_requests(const pod_requests& req, node_requests& n, const node_info& n
   return true;
 }
 
-// A target of one eviction phase, resolved once: its usage, thresholds (nullptr: none), each
-// threshold as a slot (the resource's index in the phase's list, the limit and the usage it
-// bounds; resources the usage lacks are never checked, so they get no slot), and its nodeFit
-// state in the round's fit_cache.
+// A target of one eviction phase, resolved once: its node and pods (for nodeFit), whether it has
+// thresholds, each threshold as a slot (the resource's index in the phase's list, the limit and
+// the usage it bounds; resources the usage lacks are never checked, so they get no slot) kept in
+// fit_targets::slots, [begin, end) per scope (node, prod), and its nodeFit state in the round's
+// fit_cache.
 struct fit_slot {
   std::size_t resource = 0;
   std::int64_t limit = 0;
   std::int64_t* used = nullptr;
 };
 struct fit_target {
-  node_usage* usage = nullptr;
-  const node_thresholds* thresholds = nullptr;
-  std::vector<fit_slot> slots, prod_slots;
+  const node_info* node = nullptr;
+  std::span<const pod_info* const> pods;
+  bool has_thresholds = false;
+  std::array<std::pair<std::size_t, std::size_t>, 2> slots{};  // [prod]
   node_requests* requests = nullptr;
 };
 // The targets' room under their thresholds (limit - usage per resource; none: no limit), per
@@ -347,14 +374,19 @@ struct fit_target {
 struct room_blocks {
   static constexpr std::int64_t unlimited = std::numeric_limits<std::int64_t>::max();
   static constexpr std::size_t block = 32;
+  // Blocks per superblock: as the first targets fill up with pre-reserved pods, a search would
+  // otherwise skip block after block of them; superblocks skip 32 blocks at a time.
+  static constexpr std::size_t blocks_per_super = 32;
   std::size_t resources = 0;
-  std::vector<std::int64_t> room;  // target i, resource r: room[i * resources + r]
-  std::vector<std::int64_t> max;   // block b, resource r: max[b * resources + r]
+  std::vector<std::int64_t> room;   // target i, resource r: room[i * resources + r]
+  std::vector<std::int64_t> max;    // block b, resource r: max[b * resources + r]
+  std::vector<std::int64_t> super;  // superblock s, resource r: super[s * resources + r]
 };
 
 struct fit_targets {
   fit_cache* cache = nullptr;
   std::vector<fit_target> targets;
+  std::vector<fit_slot> slots;         // the targets' slots, one range per target and scope
   std::vector<std::string> resources;  // every threshold resource of the targets
   std::optional<bool> rooms_prod;      // the scope `rooms` was built for
   room_blocks rooms;
@@ -362,8 +394,9 @@ struct fit_targets {
   pod_requests requests;              // scratch: the pod's requests
 };
 
-const std::vector<fit_slot>& slots_of_scope(const fit_target& t, bool prod) {
-  return prod ? t.prod_slots : t.slots;
+std::span<const fit_slot> slots_of_scope(const fit_targets& f, const fit_target& t, bool prod) {
+  const auto [b, e] = t.slots[prod ? 1 : 0];
+  return {f.slots.data() + b, e - b};
 }
 
 void set_room(fit_targets& f, std::size_t i, bool prod) {
@@ -371,7 +404,7 @@ void set_room(fit_targets& f, std::size_t i, bool prod) {
   const std::size_t r = rb.resources;
   std::int64_t* room = rb.room.data() + i * r;
   std::fill(room, room + r, room_blocks::unlimited);
-  for (const auto& s : slots_of_scope(f.targets[i], prod))
+  for (const auto& s : slots_of_scope(f, f.targets[i], prod))
     room[s.resource] = std::min(room[s.resource], s.limit - *s.used);
 }
 
@@ -386,10 +419,24 @@ void set_block_max(fit_targets& f, std::size_t b) {
     for (std::size_t x = 0; x < r; ++x) m[x] = std::max(m[x], rb.room[i * r + x]);
 }
 
-// Sets target i's room from its slots and updates its block.
+void set_super_max(fit_targets& f, std::size_t s) {
+  auto& rb = f.rooms;
+  const std::size_t r = rb.resources;
+  const std::size_t blocks = rb.max.size() / std::max<std::size_t>(r, 1);
+  const std::size_t lo = s * room_blocks::blocks_per_super;
+  const std::size_t hi = std::min(lo + room_blocks::blocks_per_super, blocks);
+  std::int64_t* m = rb.super.data() + s * r;
+  std::fill(m, m + r, std::numeric_limits<std::int64_t>::min());
+  for (std::size_t b = lo; b < hi; ++b)
+    for (std::size_t x = 0; x < r; ++x) m[x] = std::max(m[x], rb.max[b * r + x]);
+}
+
+// Sets target i's room from its slots and updates its block and superblock.
 void update_room(fit_targets& f, std::size_t i, bool prod) {
   set_room(f, i, prod);
-  set_block_max(f, i / room_blocks::block);
+  const std::size_t b = i / room_blocks::block;
+  set_block_max(f, b);
+  set_super_max(f, b / room_blocks::blocks_per_super);
 }
 
 void build_rooms(fit_targets& f, bool prod) {
@@ -399,16 +446,32 @@ void build_rooms(fit_targets& f, bool prod) {
   const std::size_t blocks = (n + room_blocks::block - 1) / room_blocks::block;
   rb.room.assign(n * rb.resources, 0);
   rb.max.assign(blocks * rb.resources, 0);
+  const std::size_t supers =
+      (blocks + room_blocks::blocks_per_super - 1) / room_blocks::blocks_per_super;
+  rb.super.assign(supers * rb.resources, 0);
   for (std::size_t i = 0; i < n; ++i) set_room(f, i, prod);
   for (std::size_t b = 0; b < blocks; ++b) set_block_max(f, b);
+  for (std::size_t x = 0; x < supers; ++x) set_super_max(f, x);
   f.rooms_prod = prod;
 }
 
-// Every amount within the room (r resources).
+// Every amount within the room (r resources). Without early exits: which resource lacks room
+// varies from target to target, so a branch per resource would be mispredicted.
 bool admits(const std::int64_t* room, const std::int64_t* amounts, std::size_t r) {
-  for (std::size_t x = 0; x < r; ++x)
-    if (amounts[x] > room[x]) return false;
-  return true;
+  bool ok = true;
+  for (std::size_t x = 0; x < r; ++x) ok &= amounts[x] <= room[x];
+  return ok;
+}
+
+// The first target in [i, end) whose room admits `a`; end when none. R: the resources, when known
+// at compile time (0: rb.resources).
+template <std::size_t R>
+std::size_t first_in_block(const room_blocks& rb, std::size_t i, std::size_t end,
+                           const std::int64_t* a) {
+  const std::size_t r = R == 0 ? rb.resources : R;
+  for (const std::int64_t* room = rb.room.data() + i * r; i < end; ++i, room += r)
+    if (admits(room, a, r)) return i;
+  return end;
 }
 
 // The first target at or after `from` whose room admits `amounts`; targets.size() when none.
@@ -418,23 +481,30 @@ std::size_t first_room(const fit_targets& f, std::size_t from,
   const std::size_t n = f.targets.size(), r = rb.resources;
   const std::int64_t* a = amounts.data();
   std::size_t i = from;
+  constexpr std::size_t super_targets = room_blocks::block * room_blocks::blocks_per_super;
   while (i < n) {
+    // A superblock or block is skipped whole when its maxima do not admit; entered at i otherwise.
+    const std::size_t s = i / super_targets;
+    if (!admits(rb.super.data() + s * r, a, r)) {
+      i = (s + 1) * super_targets;
+      continue;
+    }
     const std::size_t b = i / room_blocks::block;
-    // A block is skipped whole when its maxima do not admit; entered at i otherwise.
     if (!admits(rb.max.data() + b * r, a, r)) {
       i = (b + 1) * room_blocks::block;
       continue;
     }
     const std::size_t end = std::min((b + 1) * room_blocks::block, n);
-    for (; i < end; ++i)
-      if (admits(rb.room.data() + i * r, a, r)) return i;
+    // Two resources (cpu and memory) is the usual case: its loop is unrolled.
+    i = r == 2 ? first_in_block<2>(rb, i, end, a) : first_in_block<0>(rb, i, end, a);
+    if (i < end) return i;
   }
   return n;
 }
 
 bool fits_node(fit_targets& f, fit_target& t) {
-  if (!t.requests->computed) compute_requests(*t.requests, *t.usage, f.cache->names);
-  return fits_requests(f.requests, *t.requests, *t.usage->node, f.cache->names);
+  if (!t.requests->computed) compute_requests(*t.requests, *t.node, t.pods, f.cache->names);
+  return fits_requests(f.requests, *t.requests, *t.node, f.cache->names);
 }
 
 // podFitsAnyNodeWithThreshold over resolved targets. Both checks are pure, so the cheap threshold
@@ -455,11 +525,11 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
   for (std::size_t i = first_room(resolved, 0, amounts); i < n;
        i = first_room(resolved, i + 1, amounts)) {
     auto& t = resolved.targets[i];
-    if (t.thresholds == nullptr) {
+    if (!t.has_thresholds) {
       if (fits_node(resolved, t)) return true;
       continue;
     }
-    const auto& slots = prod ? t.prod_slots : t.slots;
+    const auto slots = slots_of_scope(resolved, t, prod);
     bool exceeded = false;
     for (const auto& s : slots)
       if (*s.used + amounts[s.resource] > s.limit) {
@@ -477,9 +547,11 @@ bool pod_fits_any_target(const pod_info& pod, const resource_amounts& pod_usage,
 
 using target_ref = std::pair<node_usage*, const node_thresholds*>;
 
+// Targets over node_usage maps (pod_fits_any_node_with_threshold); cache.nodes by target.
 fit_targets resolve_targets(std::span<const target_ref> targets, fit_cache& cache) {
   fit_targets out;
   out.cache = &cache;
+  cache.nodes.resize(targets.size());
   out.targets.reserve(targets.size());
   auto index_of = [&out](const std::string& r) {
     const auto it = std::find(out.resources.begin(), out.resources.end(), r);
@@ -487,25 +559,115 @@ fit_targets resolve_targets(std::span<const target_ref> targets, fit_cache& cach
     out.resources.push_back(r);
     return out.resources.size() - 1;
   };
-  auto slots_of = [&](const resource_amounts& th, resource_amounts& usage) {
-    std::vector<fit_slot> v;
+  auto add_slots = [&](const resource_amounts& th, resource_amounts& usage) {
+    const std::size_t begin = out.slots.size();
     for (const auto& [r, limit] : th)
       if (const auto it = usage.find(r); it != usage.end())
-        v.push_back({index_of(r), limit, &it->second});
-    return v;
+        out.slots.push_back({index_of(r), limit, &it->second});
+    return std::pair{begin, out.slots.size()};
   };
-  for (const auto& [u, th] : targets) {
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const auto& [u, th] = targets[i];
     fit_target f;
-    f.usage = u;
-    f.requests = &cache.nodes[u];
+    f.node = u->node;
+    f.pods = u->all_pods;
+    f.requests = &cache.nodes[i];
     if (th != nullptr) {
-      f.thresholds = th;
-      f.slots = slots_of(th->high, u->usage);
-      f.prod_slots = slots_of(th->prod_high, u->prod_usage);
+      f.has_thresholds = true;
+      f.slots[0] = add_slots(th->high, u->usage);
+      f.slots[1] = add_slots(th->prod_high, u->prod_usage);
     }
-    out.targets.push_back(std::move(f));
+    out.targets.push_back(f);
   }
   return out;
+}
+
+// A pool's node with a fresh NodeMetric, as getNodeUsage leaves it (NodeUsage); its usage,
+// thresholds and capacity per threshold resource are in the round's node tables, at its place.
+struct pool_node {
+  const node_info* node = nullptr;
+  std::vector<const pod_info*> all_pods, prod_pods;
+  std::vector<metric_ref> pod_metrics;
+};
+
+// Amounts per pool node and threshold resource, node i's resource k at [i * r + k]. Every node of
+// a pool has the same resources in its usage and threshold maps (the pool's threshold resources),
+// so the round keeps them as rows rather than as string-keyed maps per node.
+class node_table {
+ public:
+  node_table(std::size_t nodes, std::size_t r) : r_(r), v_(nodes * r, 0) {}
+  std::int64_t* operator[](std::size_t i) { return v_.data() + i * r_; }
+  const std::int64_t* operator[](std::size_t i) const { return v_.data() + i * r_; }
+
+ private:
+  std::size_t r_;
+  std::vector<std::int64_t> v_;
+};
+
+// getNodeUsage for one node: its pods, its NodeMetric's pods by key, the prod pods, and its usage
+// and prod usage of each threshold resource (`resources`, sorted) into use / prod_use. The pods
+// resource, when a threshold resource, is the node's pod count (prod pods for prod usage).
+void node_usage_of(pool_node& u, const node_metric_info& m,
+                   const std::vector<std::string>& resources, std::int64_t* use,
+                   std::int64_t* prod_use) {
+  // The metrics by key, with their places in the NodeMetric (keys compared, never built).
+  std::vector<std::pair<metric_ref, std::size_t>> by_key;
+  by_key.reserve(m.pods.size());
+  for (std::size_t i = 0; i < m.pods.size(); ++i)
+    by_key.push_back({{m.pods[i].ns, m.pods[i].name, &m.pods[i].usage}, i});
+  // Sorted only when out of key order (a stable sort of an ordered list changes nothing).
+  const auto key_less = [](const auto& a, const auto& b) {
+    return compare_keys(a.first.ns, a.first.name, b.first.ns, b.first.name) < 0;
+  };
+  if (!std::is_sorted(by_key.begin(), by_key.end(), key_less))
+    std::stable_sort(by_key.begin(), by_key.end(), key_less);
+  u.pod_metrics.reserve(by_key.size());
+  for (const auto& [ref, i] : by_key) u.pod_metrics.push_back(ref);
+  // Which metrics are of prod pods (every entry under a prod pod's key), found once per pod
+  // rather than once per resource. The pods are scattered in memory: each one's class is
+  // fetched a few pods ahead.
+  std::vector<char> prod_metric(m.pods.size());
+  constexpr std::size_t ahead = 4;
+  for (std::size_t i = 0; i < u.all_pods.size(); ++i) {
+    if (i + ahead < u.all_pods.size()) __builtin_prefetch(&u.all_pods[i + ahead]->priority);
+    if (effective_priority_class(*u.all_pods[i]) == priority_class::prod) {
+      u.prod_pods.push_back(u.all_pods[i]);
+      __builtin_prefetch(&u.all_pods[i]->ns);  // its key is matched to the metrics next
+    }
+  }
+  for_each_metric_range(u.prod_pods, u.pod_metrics, [&](std::size_t, auto lo, auto hi) {
+    for (auto it = lo; it != hi; ++it)
+      prod_metric[by_key[static_cast<std::size_t>(it - u.pod_metrics.begin())].second] = 1;
+  });
+  // Each metric's usage walked once beside the (sorted) threshold resources.
+  const std::size_t nr = resources.size();
+  for (std::size_t k = 0; k < nr; ++k) {
+    use[k] = amount(m.system_usage, resources[k]);
+    prod_use[k] = 0;
+  }
+  for (std::size_t i = 0; i < m.pods.size(); ++i) {
+    const auto& pu = m.pods[i].usage;
+    auto it = pu.begin();
+    for (std::size_t k = 0; it != pu.end() && k < nr;) {
+      const int c = it->first.compare(resources[k]);
+      if (c < 0) {
+        ++it;
+      } else if (c > 0) {
+        ++k;
+      } else {
+        use[k] += it->second;
+        if (prod_metric[i]) prod_use[k] += it->second;
+        ++it;
+        ++k;
+      }
+    }
+  }
+  if (const auto p = std::lower_bound(resources.begin(), resources.end(), names::pods);
+      p != resources.end() && *p == names::pods) {
+    const auto k = static_cast<std::size_t>(p - resources.begin());
+    use[k] = static_cast<std::int64_t>(u.all_pods.size());
+    prod_use[k] = static_cast<std::int64_t>(u.prod_pods.size());
+  }
 }
 
 }  // namespace
@@ -595,104 +757,127 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
   const pool_thresholds t = new_thresholds(pool);
   const weight_map weights = pool.resource_weights.value_or(weight_map{});
   const anomaly_condition anomaly = pool.anomaly.value_or(anomaly_condition{});
+  // The threshold resources (sorted; every one in the usage and threshold maps of every node).
+  const auto& res = t.resources;
+  const std::size_t nr = res.size();
+  auto weight_of = [&weights](std::string_view r) {
+    const auto it = weights.find(r);
+    return it == weights.end() ? std::int64_t{0} : it->second;
+  };
 
-  // getNodeUsage
-  std::map<std::string, node_usage, std::less<>> usages;
+  // getNodeUsage over the nodes with a fresh NodeMetric, in name order (a name listed twice
+  // counts once, the first time), as Koordinator's map by node name would hold them.
+  std::vector<std::pair<const node_info*, const node_metric_info*>> usable;
+  usable.reserve(nodes.size());
   for (const auto* n : nodes) {
     const node_metric_info* m = in.node_metric ? in.node_metric(n->name) : nullptr;
     if (m == nullptr || !m->has_node_metric) continue;
     const auto exp = args_.node_metric_expiration_seconds;
     if (!m->update_time_ms || (exp && *exp > 0 && now - *m->update_time_ms >= *exp * 1000))
       continue;
-    node_usage u;
-    u.node = n;
-    u.all_pods = in.pods_on_node(*n);
-    // The metrics by key, with their places in the NodeMetric (keys compared, never built).
-    std::vector<std::pair<metric_ref, std::size_t>> by_key;
-    by_key.reserve(m->pods.size());
-    for (std::size_t i = 0; i < m->pods.size(); ++i)
-      by_key.push_back({{m->pods[i].ns, m->pods[i].name, &m->pods[i].usage}, i});
-    // Sorted only when out of key order (a stable sort of an ordered list changes nothing).
-    const auto key_less = [](const auto& a, const auto& b) {
-      return compare_keys(a.first.ns, a.first.name, b.first.ns, b.first.name) < 0;
-    };
-    if (!std::is_sorted(by_key.begin(), by_key.end(), key_less))
-      std::stable_sort(by_key.begin(), by_key.end(), key_less);
-    u.pod_metrics.reserve(by_key.size());
-    for (const auto& [ref, i] : by_key) u.pod_metrics.push_back(ref);
-    // Which metrics are of prod pods (every entry under a prod pod's key), found once per pod
-    // rather than once per resource. The pods are scattered in memory: each one's class is
-    // fetched a few pods ahead.
-    std::vector<char> prod_metric(m->pods.size());
-    constexpr std::size_t ahead = 4;
-    for (std::size_t i = 0; i < u.all_pods.size(); ++i) {
-      if (i + ahead < u.all_pods.size()) __builtin_prefetch(&u.all_pods[i + ahead]->priority);
-      if (effective_priority_class(*u.all_pods[i]) == priority_class::prod)
-        u.prod_pods.push_back(u.all_pods[i]);
+    usable.emplace_back(n, m);
+  }
+  const auto name_less = [](const auto& a, const auto& b) { return a.first->name < b.first->name; };
+  if (!std::is_sorted(usable.begin(), usable.end(), name_less))
+    std::stable_sort(usable.begin(), usable.end(), name_less);
+  usable.erase(
+      std::unique(usable.begin(), usable.end(),
+                  [](const auto& a, const auto& b) { return a.first->name == b.first->name; }),
+      usable.end());
+  const std::size_t nn = usable.size();
+  std::vector<pool_node> pn(nn);
+  node_table use(nn, nr), prod_use(nn, nr), cap(nn, nr);
+  for (std::size_t i = 0; i < nn; ++i) {
+    pn[i].node = usable[i].first;
+    pn[i].all_pods = in.pods_on_node(*pn[i].node);
+  }
+  // The pods, the NodeMetric entries and their usage maps are scattered over the heap; read node
+  // by node, getNodeUsage would mostly wait on memory. So what a node reads is fetched ahead:
+  // two nodes ahead each pod's class fields and the entries, one node ahead the first node of
+  // each entry's usage map (its address is in the entry fetched the node before); a prod pod's
+  // key once its class is known (node_usage_of). Written here rather than in a helper: GCC takes
+  // a function of prefetches alone for a pure one and drops its calls.
+  constexpr std::size_t ahead = 2;
+  for (std::size_t i = 0; i < nn + ahead; ++i) {
+    if (i < nn) {
+      for (const auto* p : pn[i].all_pods) __builtin_prefetch(&p->priority);
+      const auto& entries = usable[i].second->pods;
+      const auto* b = reinterpret_cast<const char*>(entries.data());
+      const auto* e = reinterpret_cast<const char*>(entries.data() + entries.size());
+      for (; b < e; b += 64) __builtin_prefetch(b);
     }
-    for_each_metric_range(u.prod_pods, u.pod_metrics, [&](std::size_t, auto lo, auto hi) {
-      for (auto it = lo; it != hi; ++it)
-        prod_metric[by_key[static_cast<std::size_t>(it - u.pod_metrics.begin())].second] = 1;
-    });
-    // Each metric's usage walked once beside the (sorted) threshold resources.
-    const std::size_t nr = t.resources.size();
-    std::vector<std::int64_t> used(nr), prod_used(nr);
-    for (std::size_t k = 0; k < nr; ++k) used[k] = amount(m->system_usage, t.resources[k]);
-    for (std::size_t i = 0; i < m->pods.size(); ++i) {
-      const auto& pu = m->pods[i].usage;
-      auto it = pu.begin();
-      for (std::size_t k = 0; it != pu.end() && k < nr;) {
-        const int c = it->first.compare(t.resources[k]);
-        if (c < 0) {
-          ++it;
-        } else if (c > 0) {
-          ++k;
-        } else {
-          used[k] += it->second;
-          if (prod_metric[i]) prod_used[k] += it->second;
-          ++it;
-          ++k;
+    if (i < ahead) continue;
+    if (i + 1 - ahead < nn)
+      for (const auto& entry : usable[i + 1 - ahead].second->pods)
+        if (!entry.usage.empty()) __builtin_prefetch(&*entry.usage.begin());
+    const std::size_t at = i - ahead;
+    auto& u = pn[at];
+    node_usage_of(u, *usable[at].second, res, use[at], prod_use[at]);
+    for (std::size_t k = 0; k < nr; ++k) cap[at][k] = amount(u.node->allocatable, res[k]);
+  }
+  // A resource's pods amount outside the threshold resources (node_usage_score reads it too).
+  const bool pods_listed = std::binary_search(res.begin(), res.end(), names::pods);
+
+  // getNodeThresholds (node_thresholds_of over the tables).
+  node_table low_th(nn, nr), high_th(nn, nr), prod_low_th(nn, nr), prod_high_th(nn, nr);
+  {
+    std::vector<resource_percents> pct(nr);
+    for (std::size_t k = 0; k < nr; ++k)
+      pct[k] = {percent_in(t.low, res[k]), percent_in(t.high, res[k]),
+                percent_in(t.prod_low, res[k]), percent_in(t.prod_high, res[k])};
+    if (pool.use_deviation_thresholds && nn > 0) {
+      // calcAverageResourceUsagePercent, summed in node-name order as over the map.
+      for (std::size_t i = 0; i < nn; ++i)
+        for (std::size_t k = 0; k < nr; ++k) {
+          const std::int64_t total = cap[i][k];
+          if (total == 0) continue;
+          pct[k].avg += static_cast<double>(use[i][k]) / static_cast<double>(total) * 100.0;
+          pct[k].prod_avg +=
+              static_cast<double>(prod_use[i][k]) / static_cast<double>(total) * 100.0;
         }
+      const auto n = static_cast<double>(nn);
+      for (auto& p : pct) {
+        p.avg /= n;
+        p.prod_avg /= n;
       }
     }
-    for (std::size_t k = 0; k < nr; ++k) {
-      u.usage[t.resources[k]] = used[k];
-      u.prod_usage[t.resources[k]] = prod_used[k];
-    }
-    u.usage[std::string(names::pods)] = static_cast<std::int64_t>(u.all_pods.size());
-    u.prod_usage[std::string(names::pods)] = static_cast<std::int64_t>(u.prod_pods.size());
-    usages.emplace(n->name, std::move(u));
+    for (std::size_t i = 0; i < nn; ++i)
+      for (std::size_t k = 0; k < nr; ++k) {
+        const auto l = limits_of(cap[i][k], pct[k], pool.use_deviation_thresholds);
+        low_th[i][k] = l.low;
+        high_th[i][k] = l.high;
+        prod_low_th[i][k] = l.prod_low;
+        prod_high_th[i][k] = l.prod_high;
+      }
   }
-  const auto thresholds = node_thresholds_of(usages, t, pool.use_deviation_thresholds);
-  // Each node's thresholds by its usage (the two maps have the same keys).
-  std::unordered_map<const node_usage*, const node_thresholds*> thresholds_of;
-  thresholds_of.reserve(usages.size());
-  auto th = thresholds.begin();
-  for (const auto& [name, u] : usages) thresholds_of.emplace(&u, &(th++)->second);
+  // isNodeOverutilized / isNodeUnderutilized over a row: some resource strictly above.
+  auto above = [nr](const std::int64_t* usage, const std::int64_t* limit) {
+    for (std::size_t k = 0; k < nr; ++k)
+      if (usage[k] > limit[k]) return true;
+    return false;
+  };
   fit_cache fits;
+  fits.nodes.resize(nn);
 
   // classifyNodes (exclusive, first match wins).
-  std::vector<node_usage*> low, high, prod_low, prod_high, both_low;
-  for (auto& entry : usages) {
-    // A named member, not a structured binding: Clang 14 refuses bindings captured by lambdas.
-    auto& u = entry.second;
-    const auto& th = *thresholds_of.at(&u);
-    const bool schedulable = !u.node->unschedulable;
-    auto prod_over = [&] { return !overutilized(u.prod_usage, th.prod_high).empty(); };
-    auto prod_under = [&] { return schedulable && underutilized(u.prod_usage, th.prod_low); };
-    if (schedulable && underutilized(u.usage, th.low)) {
-      if (prod_over())
-        prod_high.push_back(&u);
-      else if (prod_under())
-        both_low.push_back(&u);
+  std::vector<std::size_t> low, high, prod_low, prod_high, both_low;
+  for (std::size_t i = 0; i < nn; ++i) {
+    const bool schedulable = !pn[i].node->unschedulable;
+    const bool prod_over = above(prod_use[i], prod_high_th[i]);
+    const bool prod_under = schedulable && !above(prod_use[i], prod_low_th[i]);
+    if (schedulable && !above(use[i], low_th[i])) {
+      if (prod_over)
+        prod_high.push_back(i);
+      else if (prod_under)
+        both_low.push_back(i);
       else
-        low.push_back(&u);
-    } else if (!overutilized(u.usage, th.high).empty()) {
-      high.push_back(&u);
-    } else if (prod_over()) {
-      prod_high.push_back(&u);
-    } else if (prod_under()) {
-      prod_low.push_back(&u);
+        low.push_back(i);
+    } else if (above(use[i], high_th[i])) {
+      high.push_back(i);
+    } else if (prod_over) {
+      prod_high.push_back(i);
+    } else if (prod_under) {
+      prod_low.push_back(i);
     }
   }
   round.low = low.size();
@@ -704,13 +889,18 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     round.stopped = "all nodes are under target utilization";
     return round;
   }
-  // filterRealAbnormalNodes
-  auto abnormal_of = [&](const std::vector<node_usage*>& src, detector_cache& cache) {
+  const auto name_of = [&pn](std::size_t i) -> const std::string& { return pn[i].node->name; };
+  // filterRealAbnormalNodes: the sources kept, a subsequence of `src` by name.
+  auto abnormal_of = [&](const std::vector<std::size_t>& src, detector_cache& cache) {
     std::vector<std::string> names;
-    for (const auto* u : src) names.push_back(u->node->name);
-    std::vector<const node_usage*> v;
-    for (const auto& n : filter_real_abnormal_nodes(names, cache, anomaly, now))
-      v.push_back(&usages.at(n));
+    names.reserve(src.size());
+    for (const auto i : src) names.push_back(name_of(i));
+    std::vector<std::size_t> v;
+    std::size_t j = 0;
+    for (const auto& n : filter_real_abnormal_nodes(names, cache, anomaly, now)) {
+      while (name_of(src[j]) != n) ++j;
+      v.push_back(src[j++]);
+    }
     return v;
   };
   auto abnormal = abnormal_of(high, node_detectors_);
@@ -725,9 +915,9 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     round.stopped = "no node is underutilized";
     return round;
   }
-  for (auto* u : low) node_detectors_.reset(u->node->name, now);
-  for (auto* u : prod_low) prod_detectors_.reset(u->node->name, now);
-  for (auto* u : both_low) node_detectors_.reset(u->node->name, now);
+  for (const auto i : low) node_detectors_.reset(name_of(i), now);
+  for (const auto i : prod_low) prod_detectors_.reset(name_of(i), now);
+  for (const auto i : both_low) node_detectors_.reset(name_of(i), now);
   const std::size_t all_low = low.size() + prod_low.size() + both_low.size();
   if (static_cast<std::int64_t>(all_low) <= args_.number_of_nodes) {
     round.stopped = "underutilized nodes not more than numberOfNodes";
@@ -737,41 +927,72 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
     round.stopped = "all nodes are underutilized";
     return round;
   }
-  sort_nodes_by_usage(abnormal, weights, false, false);
-  sort_nodes_by_usage(abnormal_prod, weights, false, true);
+  // sortNodesByUsage: node_usage_score over the node's usage map (the threshold resources and
+  // pods) against its allocatable, descending, ties in classified order.
+  std::vector<std::int64_t> weight_k(nr);
+  for (std::size_t k = 0; k < nr; ++k) weight_k[k] = weight_of(res[k]);
+  auto usage_score = [&](std::size_t i, bool prod) {
+    const std::int64_t* u = prod ? prod_use[i] : use[i];
+    std::int64_t score = 0, weight_sum = 0;
+    auto add = [&](std::int64_t used, std::int64_t c, std::int64_t weight) {
+      const std::int64_t s = c == 0 ? 0 : std::min(used, c) * 1000 / c;
+      score += s * weight;
+      weight_sum += weight;
+    };
+    for (std::size_t k = 0; k < nr; ++k) add(u[k], cap[i][k], weight_k[k]);
+    if (!pods_listed)
+      add(static_cast<std::int64_t>(prod ? pn[i].prod_pods.size() : pn[i].all_pods.size()),
+          amount(pn[i].node->allocatable, names::pods), weight_of(names::pods));
+    return weight_sum == 0 ? 0 : score / weight_sum;
+  };
+  auto sort_by_usage = [&](std::vector<std::size_t>& v, bool prod) {
+    std::vector<std::pair<std::int64_t, std::size_t>> scored;
+    scored.reserve(v.size());
+    for (const auto i : v) scored.emplace_back(usage_score(i, prod), i);
+    std::stable_sort(scored.begin(), scored.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t x = 0; x < v.size(); ++x) v[x] = scored[x].second;
+  };
+  sort_by_usage(abnormal, false);
+  sort_by_usage(abnormal_prod, true);
 
-  // targetAvailableUsage
-  auto available = [&](const std::vector<node_usage*>& dst, bool prod) {
-    resource_amounts a;
-    for (const auto& r : t.resources) a[r] = 0;
-    for (const auto* u : dst) {
-      const auto& th = *thresholds_of.at(u);
-      for (const auto& r : t.resources)
-        a[r] +=
-            amount(prod ? th.prod_high : th.high, r) - amount(prod ? u->prod_usage : u->usage, r);
+  // targetAvailableUsage: per threshold resource, the targets' high (prodHigh) less their usage.
+  using amounts_k = std::vector<std::int64_t>;
+  auto available = [&](const std::vector<std::size_t>& dst, bool prod) {
+    amounts_k a(nr, 0);
+    for (const auto i : dst) {
+      const std::int64_t* lim = prod ? prod_high_th[i] : high_th[i];
+      const std::int64_t* u = prod ? prod_use[i] : use[i];
+      for (std::size_t k = 0; k < nr; ++k) a[k] += lim[k] - u[k];
     }
     return a;
   };
-  resource_amounts total = available(low, false);
-  const resource_amounts prod_avail = available(prod_low, true);
-  resource_amounts both_total = available(both_low, false);
-  const resource_amounts prod_both = available(both_low, true);
-  resource_amounts node_total;
-  for (const auto& r : t.resources) node_total[r] = total[r] + both_total[r];
+  amounts_k total = available(low, false);
+  const amounts_k prod_avail = available(prod_low, true);
+  amounts_k both_total = available(both_low, false);
+  const amounts_k prod_both = available(both_low, true);
+  amounts_k node_total(nr);
+  for (std::size_t k = 0; k < nr; ++k) node_total[k] = total[k] + both_total[k];
 
-  // The eviction reason (overUtilizedEvictionReason), over the filled high thresholds.
-  auto reason_of = [&](const node_usage& u, bool prod) {
-    const auto& th = *thresholds_of.at(&u);
-    const auto over = overutilized(prod ? u.prod_usage : u.usage, prod ? th.prod_high : th.high);
-    const auto pct = resource_usage_percentages(prod ? u.prod_usage : u.usage, u.node->allocatable);
-    const auto& percent = prod ? t.prod_high : t.high;
+  // The eviction reason (overUtilizedEvictionReason), over the pool's high (prodHigh)
+  // percentages, whose resources are threshold resources (new_thresholds).
+  std::array<std::vector<std::pair<std::size_t, double>>, 2> percents;  // [prod]: (k, percent)
+  for (const bool prod : {false, true})
+    for (const auto& [r, p] : prod ? t.prod_high : t.high)
+      percents[prod ? 1 : 0].emplace_back(
+          static_cast<std::size_t>(std::lower_bound(res.begin(), res.end(), r) - res.begin()), p);
+  auto reason_of = [&](std::size_t i, bool prod) {
+    const std::int64_t* u = prod ? prod_use[i] : use[i];
+    const std::int64_t* lim = prod ? prod_high_th[i] : high_th[i];
     std::string s = "node is overutilized, ";
     bool first = true;
-    for (const auto& [r, p] : percent) {
-      if (!over.count(r)) continue;
-      const auto pi = pct.find(r);
+    for (const auto& [k, p] : percents[prod ? 1 : 0]) {
+      if (u[k] <= lim[k]) continue;
+      const std::int64_t c = cap[i][k];
+      // resourceUsagePercentages: none (0 here) for a resource without capacity.
+      const double pct = c == 0 ? 0.0 : 100.0 * static_cast<double>(u[k]) / static_cast<double>(c);
       s += fmt::format("{}{} {} usage({:.2f}%)>threshold({:.2f}%)", first ? "" : ", ",
-                       prod ? "prod" : "node", r, pi == pct.end() ? 0.0 : pi->second, p);
+                       prod ? "prod" : "node", res[k], pct, p);
       first = false;
     }
     return s;
@@ -781,18 +1002,57 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
   };
   const bool fit = args_.node_fit.value_or(true);
 
-  auto balance_pods = [&](const std::vector<const node_usage*>& sources,
-                          const std::vector<node_usage*>& targets_a,
-                          const std::vector<node_usage*>& targets_b, resource_amounts& budget,
-                          bool prod) {
-    std::vector<target_ref> refs;
+  // The targets of a phase (targets_a, then targets_b), resolved once: every threshold resource
+  // is a slot of every target (node scope: high over usage; prod scope: prodHigh over prod usage).
+  auto resolve = [&](const std::vector<std::size_t>& targets_a,
+                     const std::vector<std::size_t>& targets_b) {
+    fit_targets out;
+    out.cache = &fits;
+    out.resources = res;
+    out.targets.reserve(targets_a.size() + targets_b.size());
+    out.slots.reserve(2 * nr * (targets_a.size() + targets_b.size()));
     for (const auto* v : {&targets_a, &targets_b})
-      for (auto* u : *v) refs.emplace_back(u, thresholds_of.at(u));
-    if (refs.empty()) return;
-    // Resolved once per phase, not once per candidate pod.
-    auto targets = resolve_targets(refs, fits);
-    for (const auto* src_c : sources) {
-      auto& src = usages.at(src_c->node->name);
+      for (const auto i : *v) {
+        fit_target f;
+        f.node = pn[i].node;
+        f.pods = pn[i].all_pods;
+        f.requests = &fits.nodes[i];
+        f.has_thresholds = true;
+        for (const bool prod : {false, true}) {
+          const std::size_t begin = out.slots.size();
+          std::int64_t* u = prod ? prod_use[i] : use[i];
+          const std::int64_t* lim = prod ? prod_high_th[i] : high_th[i];
+          for (std::size_t k = 0; k < nr; ++k) out.slots.push_back({k, lim[k], u + k});
+          f.slots[prod ? 1 : 0] = {begin, out.slots.size()};
+        }
+        out.targets.push_back(f);
+      }
+    return out;
+  };
+
+  auto balance_pods = [&](const std::vector<std::size_t>& sources,
+                          const std::vector<std::size_t>& targets_a,
+                          const std::vector<std::size_t>& targets_b, amounts_k& budget, bool prod) {
+    if (targets_a.empty() && targets_b.empty()) return;
+    auto targets = resolve(targets_a, targets_b);
+    // Every field of a source's pods is read (the evictor's filter, the fit, the sort), and the
+    // pods are scattered over the heap: each source's pods are fetched while the one two before
+    // it is processed, and their annotation maps' first nodes (read by the filter and the sort:
+    // eviction and deletion cost) while the one before it is. (Inline: see getNodeUsage.)
+    constexpr std::size_t ahead = 2;
+    for (std::size_t x = 0; x < sources.size() + ahead; ++x) {
+      if (x < sources.size())
+        for (const auto* p : prod ? pn[sources[x]].prod_pods : pn[sources[x]].all_pods) {
+          const auto* b = reinterpret_cast<const char*>(p);
+          for (std::size_t off = 0; off < sizeof(pod_info); off += 64) __builtin_prefetch(b + off);
+        }
+      if (x < ahead) continue;
+      if (x + 1 - ahead < sources.size())
+        for (const auto* p :
+             prod ? pn[sources[x + 1 - ahead]].prod_pods : pn[sources[x + 1 - ahead]].all_pods)
+          if (!p->annotations.empty()) __builtin_prefetch(&*p->annotations.begin());
+      const std::size_t si = sources[x - ahead];
+      const auto& src = pn[si];
       const auto& all = prod ? src.prod_pods : src.all_pods;
       // Each pod's metric (the last entry under its key), matched once; the removable
       // pods' kept by pod for the sort and the evictions.
@@ -823,29 +1083,28 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
         return it->second;
       };
       // sortPodsOnOneOverloadedNode
-      const auto& th = *thresholds_of.at(&src);
-      const auto& limit = prod ? th.prod_high : th.high;
-      const auto over = overutilized(prod ? src.prod_usage : src.usage, limit);
+      std::int64_t* usage = prod ? prod_use[si] : use[si];
+      const std::int64_t* limit = prod ? prod_high_th[si] : high_th[si];
       weight_map w;
       resource_amounts excess;
-      for (const auto& [r, used] : over) {
-        const auto wi = weights.find(r);
-        w[r] = wi == weights.end() ? 0 : wi->second;
-        excess[r] = used - amount(limit, r);
-      }
+      for (std::size_t k = 0; k < nr; ++k)
+        if (usage[k] > limit[k]) {
+          w[res[k]] = weight_k[k];
+          excess[res[k]] = usage[k] - limit[k];
+        }
       sort_pods_by_usage(removable, excess, w, [&](const pod_info& p) -> const resource_amounts* {
         return removable_metric(p);
       });
       // evictPods
       for (const auto* p : removable) {
         // continueEvictionCond
-        if (overutilized(prod ? src.prod_usage : src.usage, limit).empty()) {
+        if (!above(usage, limit)) {
           (prod ? prod_detectors_ : node_detectors_).reset(src.node->name, now);
           break;
         }
         bool exhausted = false;
-        for (const auto& r : t.resources)
-          if (const auto b = budget.find(r); b != budget.end() && b->second <= 0) exhausted = true;
+        for (std::size_t k = 0; k < nr; ++k)
+          if (budget[k] <= 0) exhausted = true;
         if (exhausted) break;
         if (!pod_filter(*p)) continue;
         if (!args_.dry_run) {
@@ -854,34 +1113,33 @@ pool_round low_node_load::process_pool(const low_node_load_node_pool& pool,
           req.node = src.node->name;
           req.pool = pool.name;
           req.prod = prod;
-          req.reason = reason_of(src, prod);
+          req.reason = reason_of(si, prod);
           if (!ev.evict || !ev.evict(req)) continue;
         }
         ++round.evicted;
         const auto* m = removable_metric(*p);
         if (m == nullptr) continue;
-        for (auto& [r, avail] : budget) {
-          const std::int64_t q = r == names::pods ? 1 : amount(*m, r);
-          avail -= q;
-          if (auto nu = src.usage.find(r); nu != src.usage.end()) nu->second -= q;
-          if (prod)
-            if (auto pu = src.prod_usage.find(r); pu != src.prod_usage.end()) pu->second -= q;
+        for (std::size_t k = 0; k < nr; ++k) {
+          const std::int64_t q = res[k] == names::pods ? 1 : amount(*m, res[k]);
+          budget[k] -= q;
+          use[si][k] -= q;
+          if (prod) prod_use[si][k] -= q;
         }
       }
     }
   };
   balance_pods(abnormal, low, both_low, node_total, false);
   // The bothLow part left after the node phase bounds what the prod phase may use of it.
-  for (const auto& r : t.resources)
-    if (both_total[r] > node_total[r]) both_total[r] = node_total[r];
-  resource_amounts prod_total;
-  for (const auto& r : t.resources)
-    prod_total[r] = amount(prod_avail, r) + std::min(amount(prod_both, r), both_total[r]);
+  for (std::size_t k = 0; k < nr; ++k)
+    if (both_total[k] > node_total[k]) both_total[k] = node_total[k];
+  amounts_k prod_total(nr);
+  for (std::size_t k = 0; k < nr; ++k)
+    prod_total[k] = prod_avail[k] + std::min(prod_both[k], both_total[k]);
   balance_pods(abnormal_prod, prod_low, both_low, prod_total, true);
 
-  for (const auto* u : abnormal) node_detectors_.mark_normal(u->node->name, now);
-  for (const auto* u : abnormal_prod) prod_detectors_.mark_normal(u->node->name, now);
-  for (const auto* u : high) processed.push_back(u->node->name);
+  for (const auto i : abnormal) node_detectors_.mark_normal(name_of(i), now);
+  for (const auto i : abnormal_prod) prod_detectors_.mark_normal(name_of(i), now);
+  for (const auto i : high) processed.push_back(name_of(i));
   return round;
 }
 

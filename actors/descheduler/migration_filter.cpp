@@ -96,25 +96,59 @@ bool unavailable_pod(const pod_info* p) {
   return p == nullptr || !p->ready || p->terminating || p->failed;
 }
 
-// The pod's workload state: the owner's (workload_state_of), else derived from `workload` into
-// `derived`. nullptr: not found.
-const workload_state* state_of_pod(const pod_info& pod, const migration_view& view,
-                                   workload_state& derived) {
-  if (view.workload_state_of) return view.workload_state_of(pod);
-  const auto w = view.workload ? view.workload(pod) : std::nullopt;
-  if (!w) return nullptr;
-  derived = workload_state_of(*w, view);
-  return &derived;
-}
+// The pod's workload as one judgement reads it, looked up at most once however many filters ask
+// (ExpectedReplicas and the workload limits): the owner's state (workload_state_of), else the
+// workload (`workload`) and, when a filter needs the unavailable pods, the state derived from it.
+class pod_workload {
+ public:
+  pod_workload(const pod_info& pod, const migration_view& view) : pod_(pod), view_(view) {}
+
+  // The desired replicas; nullopt: not found.
+  [[nodiscard]] std::optional<std::int64_t> replicas() {
+    if (view_.workload_state_of) {
+      const workload_state* s = state();
+      return s == nullptr ? std::nullopt : std::optional<std::int64_t>(s->replicas);
+    }
+    const auto& w = info();
+    return w ? std::optional<std::int64_t>(w->replicas) : std::nullopt;
+  }
+  // The state; nullptr: not found.
+  [[nodiscard]] const workload_state* state() {
+    if (!state_done_) {
+      state_done_ = true;
+      if (view_.workload_state_of) {
+        state_ = view_.workload_state_of(pod_);
+      } else if (const auto& w = info(); w) {
+        derived_ = workload_state_of(*w, view_);
+        state_ = &derived_;
+      }
+    }
+    return state_;
+  }
+
+ private:
+  const std::optional<workload_info>& info() {
+    if (!info_done_) {
+      info_done_ = true;
+      if (view_.workload) info_ = view_.workload(pod_);
+    }
+    return info_;
+  }
+  const pod_info& pod_;
+  const migration_view& view_;
+  bool state_done_ = false, info_done_ = false;
+  const workload_state* state_ = nullptr;
+  workload_state derived_;
+  std::optional<workload_info> info_;
+};
 
 std::string workload_refusal(const pod_info& pod, std::string_view key,
                              const migration_controller_args& args, const migration_view& view,
-                             bool arbitrating) {
+                             bool arbitrating, pod_workload& workload) {
   const bool skip_migrating = skipped(args, "MaxMigratingPerWorkload");
   const bool skip_unavailable = skipped(args, "MaxUnavailablePerWorkload");
   if ((skip_migrating && skip_unavailable) || pod.owner.empty()) return {};
-  workload_state derived;
-  const workload_state* w = state_of_pod(pod, view, derived);
+  const workload_state* w = workload.state();
   if (w == nullptr) return fmt::format("workload {}/{} not found", pod.owner.kind, pod.owner.name);
   const std::int64_t max_migrating =
       skip_migrating ? 0 : get_max_unavailable(w->replicas, args.max_migrating_per_workload);
@@ -180,22 +214,18 @@ bool filter_max_migrating_per_namespace(const pod_info& pod, std::optional<std::
 
 std::string filter_workload(const pod_info& pod, const migration_controller_args& args,
                             const migration_view& view, bool arbitrating) {
-  return workload_refusal(pod, pod.key(), args, view, arbitrating);
+  pod_workload workload(pod, view);
+  return workload_refusal(pod, pod.key(), args, view, arbitrating, workload);
 }
 
-bool filter_expected_replicas(const pod_info& pod, const migration_controller_args& args,
-                              const migration_view& view) {
+namespace {
+
+bool expected_replicas(const pod_info& pod, const migration_controller_args& args,
+                       pod_workload& workload) {
   if (skipped(args, "ExpectedReplicas") || pod.owner.empty()) return true;
-  std::int64_t replicas = 0;
-  if (view.workload_state_of) {
-    const workload_state* w = view.workload_state_of(pod);
-    if (w == nullptr) return false;
-    replicas = w->replicas;
-  } else {
-    const auto w = view.workload ? view.workload(pod) : std::nullopt;
-    if (!w) return false;
-    replicas = w->replicas;
-  }
+  const auto found = workload.replicas();
+  if (!found) return false;
+  const std::int64_t replicas = *found;
   const std::int64_t max_migrating = get_max_unavailable(replicas, args.max_migrating_per_workload);
   const std::int64_t max_unavailable =
       get_max_unavailable(replicas, args.max_unavailable_per_workload);
@@ -203,14 +233,9 @@ bool filter_expected_replicas(const pod_info& pod, const migration_controller_ar
   return !(replicas == 1 || replicas == max_migrating || replicas == max_unavailable);
 }
 
-bool filter_max_eviction_cost(const pod_info& pod) {
-  return int32_annotation(pod, annotation_eviction_cost) !=
-         std::numeric_limits<std::int32_t>::max();
-}
-
-std::string non_retryable_refusal(const pod_info& pod, const migration_controller_args& args,
-                                  const migration_view& view) {
-  if (has_evict_annotation(pod)) return {};
+// The non-retryable filter with the evict annotation already found absent.
+std::string non_retryable(const pod_info& pod, const migration_controller_args& args,
+                          pod_workload& workload) {
   const auto& f = args.filter;
   if (!skipped(args, "Namespaces")) {
     if (!f.namespaces_include.empty() &&
@@ -242,16 +267,16 @@ std::string non_retryable_refusal(const pod_info& pod, const migration_controlle
   if (!skipped(args, "LabelSelector") && f.label_selector &&
       !admission::label_selector_matches(*f.label_selector, pod.labels).value_or(false))
     return "pod does not match the label selector";
-  if (!filter_expected_replicas(pod, args, view))
+  if (!expected_replicas(pod, args, workload))
     return fmt::format("workload {}/{} has too few replicas to migrate one", pod.owner.kind,
                        pod.owner.name);
   return {};
 }
 
-std::string retryable_refusal(const pod_info& pod, const migration_controller_args& args,
-                              const migration_view& view, bool arbitrating) {
-  if (has_evict_annotation(pod)) return {};
-  const std::string key = pod.key();
+// The retryable filters with the evict annotation already found absent.
+std::string retryable(const pod_info& pod, std::string_view key,
+                      const migration_controller_args& args, const migration_view& view,
+                      bool arbitrating, pod_workload& workload) {
   if (!skipped(args, "MaxMigratingGlobally") &&
       !max_migrating_globally(pod, key, args.max_migrating_globally, view, arbitrating))
     return fmt::format("maxMigratingGlobally {} reached", *args.max_migrating_globally);
@@ -263,7 +288,42 @@ std::string retryable_refusal(const pod_info& pod, const migration_controller_ar
       !max_migrating_per_namespace(pod, key, args.max_migrating_per_namespace, view, arbitrating))
     return fmt::format("maxMigratingPerNamespace {} reached in {}",
                        *args.max_migrating_per_namespace, pod.ns);
-  return workload_refusal(pod, key, args, view, arbitrating);
+  return workload_refusal(pod, key, args, view, arbitrating, workload);
+}
+
+}  // namespace
+
+bool filter_expected_replicas(const pod_info& pod, const migration_controller_args& args,
+                              const migration_view& view) {
+  pod_workload workload(pod, view);
+  return expected_replicas(pod, args, workload);
+}
+
+bool filter_max_eviction_cost(const pod_info& pod) {
+  return int32_annotation(pod, annotation_eviction_cost) !=
+         std::numeric_limits<std::int32_t>::max();
+}
+
+std::string non_retryable_refusal(const pod_info& pod, const migration_controller_args& args,
+                                  const migration_view& view) {
+  if (has_evict_annotation(pod)) return {};
+  pod_workload workload(pod, view);
+  return non_retryable(pod, args, workload);
+}
+
+std::string retryable_refusal(const pod_info& pod, const migration_controller_args& args,
+                              const migration_view& view, bool arbitrating) {
+  if (has_evict_annotation(pod)) return {};
+  pod_workload workload(pod, view);
+  return retryable(pod, pod.key(), args, view, arbitrating, workload);
+}
+
+bool passes_migration_filters(const pod_info& pod, std::string_view key,
+                              const migration_controller_args& args, const migration_view& view) {
+  if (has_evict_annotation(pod)) return true;
+  pod_workload workload(pod, view);
+  return non_retryable(pod, args, workload).empty() &&
+         retryable(pod, key, args, view, false, workload).empty();
 }
 
 }  // namespace colony::descheduler

@@ -31,6 +31,13 @@ inline constexpr std::int32_t system_critical_priority = 2'000'000'000;
 [[nodiscard]] std::string retryable_refusal(const pod_info& pod,
                                             const migration_controller_args& args,
                                             const migration_view& view, bool arbitrating);
+// Both, as the evictor's Filter asks them of a pod before a job exists (arbitrating = false):
+// true when non_retryable_refusal and retryable_refusal are both "", with the evict annotation,
+// the pod's key and its workload looked up once for the two (LowNodeLoad asks it of every pod on
+// every source). REQUIRES: key == pod.key().
+[[nodiscard]] bool passes_migration_filters(const pod_info& pod, std::string_view key,
+                                            const migration_controller_args& args,
+                                            const migration_view& view);
 
 // The single filters (exposed for the golden cases).
 [[nodiscard]] bool filter_max_migrating_globally(const pod_info& pod,

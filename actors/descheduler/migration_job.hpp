@@ -70,6 +70,73 @@ struct workload_state {
   std::vector<std::string> unavailable;
 };
 
+// A pod's workload by its parts: the pod's namespace and its controller's kind and name. Tables
+// keyed by the joined form "<ns><Sep><Kind><Sep><name>" (joined_key_hash, joined_key_equal) find
+// it without building that string, which the filters would otherwise do for every pod judged.
+struct workload_ref {
+  std::string_view ns, kind, name;
+};
+[[nodiscard]] inline workload_ref workload_ref_of(const pod_info& p) {
+  return {p.ns, p.owner.kind, p.owner.name};
+}
+
+// FNV-1a over the joined form's bytes, fed part by part: the same hash for the string and for its
+// parts. Deliberately not noexcept on the stored key: libstdc++ then keeps each key's hash in its
+// node, so a lookup never rehashes the stored keys of its bucket (each one a string elsewhere in
+// memory) to find where the bucket ends.
+template <char Sep>
+struct joined_key_hash {
+  using is_transparent = void;
+  static std::uint64_t feed(std::uint64_t h, char c) noexcept {
+    return (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  static std::uint64_t feed(std::uint64_t h, std::string_view s) noexcept {
+    for (const char c : s) h = feed(h, c);
+    return h;
+  }
+  static constexpr std::uint64_t basis = 14695981039346656037ULL;
+  std::size_t operator()(std::string_view joined) const { return feed(basis, joined); }
+  std::size_t operator()(const workload_ref& w) const noexcept {
+    return feed(feed(feed(feed(feed(basis, w.ns), Sep), w.kind), Sep), w.name);
+  }
+};
+template <char Sep>
+struct joined_key_equal {
+  using is_transparent = void;
+  static bool same(std::string_view joined, const workload_ref& w) noexcept {
+    if (joined.size() != w.ns.size() + w.kind.size() + w.name.size() + 2) return false;
+    const std::size_t k = w.ns.size() + 1, n = k + w.kind.size() + 1;
+    return joined.substr(0, w.ns.size()) == w.ns && joined[w.ns.size()] == Sep &&
+           joined.substr(k, w.kind.size()) == w.kind && joined[n - 1] == Sep &&
+           joined.substr(n) == w.name;
+  }
+  bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+  bool operator()(const workload_ref& w, std::string_view j) const noexcept { return same(j, w); }
+  bool operator()(std::string_view j, const workload_ref& w) const noexcept { return same(j, w); }
+};
+
+// The joined form of a pod's workload key: "<ns><Sep><Kind><Sep><name>".
+template <char Sep>
+[[nodiscard]] std::string joined_key(const workload_ref& w) {
+  std::string k;
+  k.reserve(w.ns.size() + w.kind.size() + w.name.size() + 2);
+  k.append(w.ns).push_back(Sep);
+  k.append(w.kind).push_back(Sep);
+  k.append(w.name);
+  return k;
+}
+
+// A transparent hash for tables keyed by std::string and looked up by string_view (pod keys, job
+// names). Not noexcept, like joined_key_hash, so that the tables keep each key's hash.
+struct key_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Workload states by "<ns>/<Kind>/<name>", for the owners of views that keep them.
+using workload_state_table =
+    std::unordered_map<std::string, workload_state, joined_key_hash<'/'>, joined_key_equal<'/'>>;
+
 // Pods by key for point lookups: a hash map beside the ordered map (which is for walking in key
 // order). Lookups only, so nothing depends on its order.
 using pod_lookup = std::unordered_map<std::string_view, const pod_info*>;

@@ -15,8 +15,8 @@
 // did (nodes per class, abnormal sources, pods selected for eviction, jobs created, limited).
 #include <algorithm>
 #include <ctime>
-#include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "actors/descheduler/descheduler_config.hpp"
@@ -70,8 +70,9 @@ struct component_evictor {
   const descheduler_config& cfg;
   const bench::descheduler::synthetic_cluster& c;
   std::vector<job_info> jobs;
-  job_index index;                            // the jobs, as the component's view keeps them
-  std::set<std::string, std::less<>> active;  // pods with a job
+  job_index index;  // the jobs, as the component's view keeps them
+  // Pods with a job (the view's active_by_pod_).
+  std::unordered_set<std::string, key_hash, std::equal_to<>> active;
   eviction_limiter limiter;
   std::size_t limited = 0, refused = 0;
 
@@ -88,10 +89,9 @@ struct component_evictor {
   }
   [[nodiscard]] migration_view view() const { return c.view(&jobs, &index); }
   [[nodiscard]] bool filter(const pod_info& p) const {
-    if (active.count(p.key())) return false;
-    const auto v = view();
-    return non_retryable_refusal(p, cfg.migration, v).empty() &&
-           retryable_refusal(p, cfg.migration, v, false).empty();
+    const std::string key = p.key();
+    if (active.count(key)) return false;
+    return passes_migration_filters(p, key, cfg.migration, view());
   }
   bool evict(const eviction_request& r) {
     const auto& p = *r.pod;

@@ -68,7 +68,7 @@ std::optional<colony::descheduler::workload_info> synthetic_cluster::workload(
 const colony::descheduler::workload_state* synthetic_cluster::workload_state(
     const pod_info& p) const {
   if (p.owner.empty()) return nullptr;
-  const auto it = workload_states.find(p.ns + "/" + p.owner.kind + "/" + p.owner.name);
+  const auto it = workload_states.find(colony::descheduler::workload_ref_of(p));
   return it == workload_states.end() ? nullptr : &it->second;
 }
 

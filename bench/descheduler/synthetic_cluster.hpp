@@ -32,7 +32,7 @@ struct synthetic_cluster {
   std::size_t hot = 0, prod_hot = 0, warm = 0, cold = 0;
   // What the component's view keeps for lookups: pods by key, and each workload's state.
   colony::descheduler::pod_lookup pod_index;
-  std::unordered_map<std::string, colony::descheduler::workload_state> workload_states;
+  colony::descheduler::workload_state_table workload_states;
 
   [[nodiscard]] std::optional<colony::descheduler::workload_info> workload(
       const colony::descheduler::pod_info& p) const;

@@ -43,14 +43,13 @@ void descheduler_component::on_wakeup(std::int64_t now_ms,
 
 bool descheduler_component::filter(const descheduler::pod_info& p) const {
   const auto& mc = opt_.config.migration;
-  if (view_.active_job_of(p.key()) != nullptr) return false;
+  const std::string key = p.key();
+  if (view_.active_job_of(key) != nullptr) return false;
   if (mc.default_job_mode == descheduler::job_mode_reservation_first &&
       std::find(mc.scheduler_names.begin(), mc.scheduler_names.end(), p.scheduler_name) ==
           mc.scheduler_names.end())
     return false;
-  const auto mv = view_.migration();
-  return descheduler::non_retryable_refusal(p, mc, mv).empty() &&
-         descheduler::retryable_refusal(p, mc, mv, false).empty();
+  return descheduler::passes_migration_filters(p, key, mc, view_.migration());
 }
 
 bool descheduler_component::evict(const descheduler::eviction_request& r,

@@ -294,12 +294,14 @@ std::optional<descheduler::workload_info> descheduler_view::workload(
 const descheduler::workload_state* descheduler_view::workload_state(
     const descheduler::pod_info& p) const {
   if (p.owner.empty()) return nullptr;
-  std::string k = owner_key(p);
-  if (const auto it = workload_states_.find(k); it != workload_states_.end()) return &it->second;
+  // Found by the key's parts: the filters ask for every pod they judge.
+  if (const auto it = workload_states_.find(descheduler::workload_ref_of(p));
+      it != workload_states_.end())
+    return &it->second;
   const auto w = workload(p);
   if (!w) return nullptr;
   auto s = descheduler::workload_state_of(*w, migration());
-  return &workload_states_.emplace(std::move(k), std::move(s)).first->second;
+  return &workload_states_.emplace(owner_key(p), std::move(s)).first->second;
 }
 
 view_job* descheduler_view::job(std::string_view name) {

@@ -102,12 +102,14 @@ class descheduler_view {
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> by_owner_;  // ns/Kind/name
   // by_owner_'s states, built at the first ask after a change (a pod of the owner comes or goes;
   // nothing else changes what they hold: a pod's readiness is fixed when it is submitted).
-  mutable std::unordered_map<std::string, descheduler::workload_state> workload_states_;
+  mutable descheduler::workload_state_table workload_states_;
   std::map<std::string, descheduler::node_info, std::less<>> nodes_;
   std::map<std::string, descheduler::node_metric_info, std::less<>> metrics_;
   std::map<std::string, std::int64_t, std::less<>> metric_offsets_;
   std::map<std::string, view_job, std::less<>> jobs_;
-  std::map<std::string, std::string, std::less<>> active_by_pod_;  // pod -> its active job
+  // pod -> its active job; a hash map: the descheduler's filter asks it for every pod it judges.
+  std::unordered_map<std::string, std::string, descheduler::key_hash, std::equal_to<>>
+      active_by_pod_;
   descheduler::job_index jobs_index_;  // the active jobs, as the filters count them
   // The non-final jobs by name; job_list_dirty_: rebuilt at the next job_list().
   mutable std::vector<descheduler::job_info> job_list_;
