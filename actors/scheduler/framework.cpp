@@ -454,18 +454,17 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
            std::binary_search(reserved_first_.begin(), reserved_first_.end(),
                               static_cast<std::uint32_t>(idx));
   };
-  bool enough = false;
-  std::size_t judged_first = 0, skipped = 0;
-  for (const std::uint32_t idx : reserved_first_) {
-    ++judged_first;
-    bool fits = true;
+  // Every Filter plugin on one node, in order, stopping at the first failure
+  // (RunFilterPlugins); a failure's reason is kept; an Error is written into `d`.
+  enum class verdict : std::uint8_t { fits, fails, error };
+  const auto judge = [&](std::size_t idx) {
     for (const std::size_t p : filter_plugins_) {
       auto s = run_filter(p, idx);
       if (s.ok()) continue;
       if (s.code == status_code::error) {
         d.result = outcome::error;
         d.message = std::string(plugins_[p].impl->name()) + ": " + s.message();
-        return d;
+        return verdict::error;
       }
       std::string_view reason = s.reason;
       if (reason.empty()) {
@@ -473,10 +472,17 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
         reason = owned_reasons.back();
       }
       fail_scratch_.emplace_back(p, reason);
-      fits = false;
-      break;
+      return verdict::fails;
     }
-    if (fits) {
+    return verdict::fits;
+  };
+  bool enough = false;
+  std::size_t judged_first = 0, skipped = 0;
+  for (const std::uint32_t idx : reserved_first_) {
+    ++judged_first;
+    const verdict v = judge(idx);
+    if (v == verdict::error) return d;
+    if (v == verdict::fits) {
       feasible_.push_back(idx);
       if (feasible_.size() >= to_find) {
         enough = true;
@@ -494,26 +500,9 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
         ++skipped;
         continue;
       }
-      bool fits = true;
-      for (const std::size_t p : filter_plugins_) {
-        auto& e = plugins_[p];
-        auto s = run_filter(p, idx);
-        if (s.ok()) continue;
-        if (s.code == status_code::error) {
-          d.result = outcome::error;
-          d.message = std::string(e.impl->name()) + ": " + s.message();
-          return d;
-        }
-        std::string_view reason = s.reason;
-        if (reason.empty()) {
-          owned_reasons.push_back(s.message());
-          reason = owned_reasons.back();
-        }
-        fail_scratch_.emplace_back(p, reason);
-        fits = false;
-        break;  // RunFilterPlugins stops at the first failing plugin
-      }
-      if (fits) {
+      const verdict v = judge(idx);
+      if (v == verdict::error) return d;
+      if (v == verdict::fits) {
         feasible_.push_back(static_cast<std::uint32_t>(idx));
         if (feasible_.size() >= to_find) break;
         if (feasible_.size() - scored >= score_chunk) score_pending();
