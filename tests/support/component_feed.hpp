@@ -25,6 +25,16 @@ std::vector<messages::byte_buffer> feed(Component& c, const Log& log, std::uint6
   return out;
 }
 
+// Appends what a component emitted to the log (anything with `append_bytes`) and feeds it
+// back to the component, as its actor would.
+template <class Component, class Log>
+std::vector<messages::byte_buffer> loop_back(Component& c, Log& log,
+                                             std::vector<messages::byte_buffer> emitted) {
+  const auto from = log.records.size();
+  for (auto& b : emitted) (void)log.append_bytes(std::move(b));
+  return feed(c, log, from);
+}
+
 // Delivers `recs` as one batch: each is stamped with the next offset and kept in `kept`
 // (envelopes must outlive on_event), as a log append then a delivery would.
 template <class Component, class Stamp>

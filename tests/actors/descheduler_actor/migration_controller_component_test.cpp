@@ -18,6 +18,7 @@ using testing::cpu_mem;
 using testing::decoded;
 using testing::descheduler_log;
 using testing::gib;
+using testing::loop_back;
 using testing::text;
 
 constexpr std::int64_t t0 = 1'000;
@@ -79,15 +80,6 @@ std::vector<const wire::Envelope*> evictions(const std::vector<messages::byte_bu
   for (const auto& b : out)
     if (const auto& e = decoded(b); e.payload_type() == wire::Payload::PodEvicted) v.push_back(&e);
   return v;
-}
-
-// Appends what the component emitted to the log and feeds it back (as the actor would).
-std::vector<messages::byte_buffer> loop_back(migration_controller_component& c,
-                                             descheduler_log& log,
-                                             std::vector<messages::byte_buffer> emitted) {
-  const auto from = log.records.size();
-  for (auto& b : emitted) (void)log.append_bytes(std::move(b));
-  return testing::feed(c, log, from);
 }
 
 TEST(MigrationController, EvictDirectlyEvictsAndTheJobSucceeds) {

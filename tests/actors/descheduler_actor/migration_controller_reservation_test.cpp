@@ -21,6 +21,7 @@ using testing::cpu_mem;
 using testing::decoded;
 using testing::descheduler_log;
 using testing::gib;
+using testing::loop_back;
 using testing::text;
 
 constexpr std::int64_t t0 = 1'000;
@@ -100,14 +101,6 @@ std::size_t evictions(const std::vector<messages::byte_buffer>& out) {
   return static_cast<std::size_t>(std::count_if(out.begin(), out.end(), [](const auto& b) {
     return decoded(b).payload_type() == wire::Payload::PodEvicted;
   }));
-}
-
-std::vector<messages::byte_buffer> loop_back(migration_controller_component& c,
-                                             descheduler_log& log,
-                                             std::vector<messages::byte_buffer> emitted) {
-  const auto from = log.records.size();
-  for (auto& b : emitted) (void)log.append_bytes(std::move(b));
-  return testing::feed(c, log, from);
 }
 
 // A job for p1 past arbitration: its reservation written and fed back.
