@@ -108,6 +108,12 @@ inline constexpr std::string_view annotation_resource_status =
     "scheduling.koordinator.sh/resource-status";
 inline constexpr std::string_view annotation_node_reservation = "node.koordinator.sh/reservation";
 
+// koord-descheduler's PodMigrationJob annotations: pkg/descheduler/controllers/migration/
+// evictor/interpreter.go (reason, trigger), evict.go (the creating controller instance).
+inline constexpr std::string_view annotation_evict_reason = "koordinator.sh/evict-reason";
+inline constexpr std::string_view annotation_evict_trigger = "koordinator.sh/evict-trigger";
+inline constexpr std::string_view annotation_job_created_by = "koordinator.sh/job-created-by";
+
 // apis/extension/load_aware.go, node.go: scheduler annotations.
 inline constexpr std::string_view annotation_custom_usage_thresholds =
     "scheduling.koordinator.sh/usage-thresholds";

@@ -94,8 +94,9 @@ result<event_list> dispatch(object_kind kind, const ti::request& r) {
       return ti::translate_node_slo(r);
     case object_kind::reservation:
       return ti::translate_reservation(r);
-    case object_kind::elastic_quota_profile:
     case object_kind::pod_migration_job:
+      return ti::translate_migration_job(r);
+    case object_kind::elastic_quota_profile:
     case object_kind::pod_group:
     case object_kind::device:
       return ti::translate_recorded(kind, r);
@@ -135,8 +136,8 @@ result<object_kind> parse_object_kind(std::string_view kind) {
 
 std::optional<recorded_kind_info> recorded_kind(object_kind k) noexcept {
   // Group, version, plural and scope of the CRDs a Koordinator cluster installs (Reservation's
-  // too: it is translated to ReservationUpserted, but listed and scoped like the others)
-  // (koordinator config/crd/bases: quota.koordinator.sh_elasticquotaprofiles.yaml,
+  // and PodMigrationJob's too: they are translated to their own records, but listed and scoped
+  // like the others) (koordinator config/crd/bases: quota.koordinator.sh_elasticquotaprofiles.yaml,
   // scheduling.koordinator.sh_{reservations,podmigrationjobs,devices}.yaml,
   // scheduling.sigs.k8s.io_podgroups.yaml from scheduler-plugins).
   switch (k) {
@@ -223,8 +224,11 @@ change change_kind(object_kind kind, const json& old_object, const json& new_obj
         return ti::reservation_projection(old_object) == ti::reservation_projection(new_object)
                    ? change::none
                    : change::relevant;
-      case object_kind::elastic_quota_profile:
       case object_kind::pod_migration_job:
+        return ti::migration_job_projection(old_object) == ti::migration_job_projection(new_object)
+                   ? change::none
+                   : change::relevant;
+      case object_kind::elastic_quota_profile:
       case object_kind::pod_group:
       case object_kind::device:
         return ti::recorded_projection(old_object) == ti::recorded_projection(new_object)

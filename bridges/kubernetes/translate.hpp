@@ -33,8 +33,13 @@
 //                              template's requests, node, priority, owners, ttl/expires, ...);
 //                              DELETED: ReservationUpserted with deleted set. A Reservation
 //                              Colony created (label managed_by_label = colony): nothing
+//   PodMigrationJob            a user's job (no koordinator.sh/job-created-by): ADDED not final:
+//                              MigrationJobCreated; MODIFIED to phase Aborted, or DELETED not
+//                              final: MigrationJobPhaseChanged Aborted (also for Colony's own
+//                              jobs, options.descheduler_name); anything else, and another
+//                              descheduler's jobs: nothing (translate_migration_job.cpp)
 //   ElasticQuotaProfile,       ObjectObserved (schema v4): the object recorded as the apiserver
-//   PodMigrationJob, PodGroup, holds it (apiVersion, kind, namespace, name, uid,
+//   PodGroup,                  holds it (apiVersion, kind, namespace, name, uid,
 //   Device                     resourceVersion, labels, .spec and .status as compact JSON);
 //                              DELETED: ObjectObserved with deleted set. No component reads them
 //                              yet (recorded_kind below).
@@ -77,8 +82,9 @@ enum class object_kind : std::uint8_t {
   cluster_colocation_profile,
   elastic_quota,
   node_metric,
-  // Custom resources listed by recorded_kind(): Reservation is translated (ReservationUpserted),
-  // the others recorded as ObjectObserved.
+  // Custom resources listed by recorded_kind(): Reservation and PodMigrationJob are translated
+  // (ReservationUpserted; MigrationJobCreated, MigrationJobPhaseChanged), the others recorded as
+  // ObjectObserved.
   elastic_quota_profile,
   reservation,
   pod_migration_job,
@@ -142,6 +148,11 @@ struct translate_options {
   // QoS and priority; pods of other nodes translate to nothing. NodeSLOs translate to
   // NodeSLOUpdated. Default: "" (colony run: pods are Colony's to schedule).
   std::string koordlet_node;
+  // The koordinator.sh/job-created-by value of the PodMigrationJobs Colony's descheduler
+  // creates (the sink writes its MigrationJobCreated's creator there): such a job is Colony's
+  // own and translates to no MigrationJobCreated. Default: "koord-descheduler"
+  // (actors/descheduler/actor/descheduler_component.hpp descheduler_component_name).
+  std::string descheduler_name = "koord-descheduler";
 };
 
 // What a MODIFIED changed, as far as Colony's events go.

@@ -36,6 +36,8 @@ std::pair<wire::EntityKind, std::string> entity_of(object_kind kind, const std::
       return {wire::EntityKind::Cluster, "admission"};
     case object_kind::reservation:  // cluster-scoped, keyed by name
       return {wire::EntityKind::Reservation, name};
+    case object_kind::pod_migration_job:  // cluster-scoped, keyed by name as its job records
+      return {wire::EntityKind::PodMigrationJob, name};
     default:
       break;
   }

@@ -788,15 +788,16 @@ std::vector<observed> observed_in(stores::event_log& log) {
   return out;
 }
 
-// The four recorded kinds and the Reservation against Koordinator's CRDs: one object of each
-// created before the source starts (LIST), a PodGroup's status written, a Reservation's status
-// written and a PodMigrationJob deleted while it watches, and while it is stopped a PodGroup's
-// spec changed, the Device deleted and a second Reservation created. Each write of a recorded
-// kind the apiserver answered is exactly one ObjectObserved with that answer's resourceVersion,
-// spec and status; each Reservation one ReservationUpserted, its status write (the scheduler's
-// own, coming back) nothing; MODIFIEDs of metadata the record does not carry (annotations)
-// append nothing; the restart appends only the three changes made while stopped, and a third
-// start appends nothing.
+// The three recorded kinds, the Reservation and a user's PodMigrationJob against Koordinator's
+// CRDs: one object of each created before the source starts (LIST), a PodGroup's status written,
+// a Reservation's status written and the PodMigrationJob deleted while it watches, and while it
+// is stopped a PodGroup's spec changed, the Device deleted and a second Reservation created. Each
+// write of a recorded kind the apiserver answered is exactly one ObjectObserved with that
+// answer's resourceVersion, spec and status; each Reservation one ReservationUpserted, its status
+// write (the scheduler's own, coming back) nothing; the job one MigrationJobCreated and, deleted
+// before it ended, one MigrationJobPhaseChanged Aborted/Deleted; MODIFIEDs of metadata the
+// records do not carry (annotations) append nothing; the restart appends only the three changes
+// made while stopped, and a third start appends nothing.
 TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
   if (!crds_) GTEST_SKIP() << "Koordinator CRDs absent (kube.sh apply-crds, docs/peers.md)";
   const std::string eqps =
@@ -865,13 +866,12 @@ TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
             {"nodeSelector", {{"matchLabels", {{"pool", "a"}}}}}}}});
   const auto r1 = client_->post(reservations, reservation("r1").dump());
   ASSERT_TRUE(r1) << r1.error().describe();
-  create("PodMigrationJob/pmj-1", pmjs,
-         {{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
-          {"kind", "PodMigrationJob"},
-          {"metadata", {{"name", "pmj-1"}}},
-          {"spec",
-           {{"podRef", {{"namespace", "colony-src"}, {"name", "web-1"}}},
-            {"mode", "ReservationFirst"}}}});
+  post(pmjs, {{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
+              {"kind", "PodMigrationJob"},
+              {"metadata", {{"name", "pmj-1"}}},
+              {"spec",
+               {{"podRef", {{"namespace", "colony-src"}, {"name", "web-1"}}},
+                {"mode", "ReservationFirst"}}}});
   create("PodGroup/colony-src/train-1", podgroups,
          {{"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
           {"kind", "PodGroup"},
@@ -891,9 +891,9 @@ TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
                                        {{"koordinator.sh/gpu-core", "100"},
                                         {"koordinator.sh/gpu-memory", "80Gi"},
                                         {"koordinator.sh/gpu-memory-ratio", "100"}}}}})}}}});
-  ASSERT_EQ(expected.size(), 4u);
+  ASSERT_EQ(expected.size(), 3u);
   const int configs = config_objects() - 1 - 1;  // PriorityClasses only: no ConfigMap, no profile
-  const log_offset listed = configs + 5;
+  const log_offset listed = configs + 5;  // with r1's ReservationUpserted, the MigrationJobCreated
   {
     auto log = open_log();
     ASSERT_TRUE(log);
@@ -912,7 +912,8 @@ TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
     merge("PodGroup/colony-src/train-1", podgroups + "/train-1",
           {{"status", {{"phase", "Scheduled"}, {"scheduled", 2}}}});
     noise(podgroups + "/train-1");
-    remove("PodMigrationJob/pmj-1", pmjs + "/pmj-1");
+    auto d = client_->del(pmjs + "/pmj-1");
+    ASSERT_TRUE(d) << d.error().describe();
     ASSERT_TRUE(settle(*log, listed + 2)) << *log->end_offset() << " vs " << listed + 2;
     src->stop();
     report(*src, "first");
@@ -928,7 +929,7 @@ TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
   const auto r2 = client_->post(reservations, reservation("r2").dump());
   ASSERT_TRUE(r2) << r2.error().describe();
   noise(eqps + "/pool-a");
-  ASSERT_EQ(expected.size(), 8u);
+  ASSERT_EQ(expected.size(), 6u);
   {
     auto log = open_log();
     ASSERT_TRUE(log);
@@ -1019,6 +1020,25 @@ TEST_F(KubeSource, RecordsTheKindsNoComponentReadsOnceAcrossARestart) {
   // Cluster-scoped keys carry no namespace; namespaced ones do.
   EXPECT_EQ(by_key.count("Device/node-1"), 1u);
   EXPECT_EQ(by_key.count("PodGroup/colony-src/train-1"), 1u);
+  // The user's job: created once, aborted once by its deletion, keyed to the job.
+  EXPECT_EQ(by_key.count("PodMigrationJob/pmj-1"), 0u);
+  std::vector<std::string> job_records;
+  for (const auto type :
+       {wire::Payload::MigrationJobCreated, wire::Payload::MigrationJobPhaseChanged})
+    for_each_of(*log, type, [&](const wire::Envelope& env) {
+      EXPECT_EQ(env.entity_kind(), wire::EntityKind::PodMigrationJob);
+      EXPECT_EQ(str(env.entity_key()), "pmj-1");
+      EXPECT_EQ(env.causation(), -1);
+      if (type == wire::Payload::MigrationJobCreated) {
+        const auto* c = env.payload_as_MigrationJobCreated();
+        job_records.push_back("created " + str(c->pod()) + " " + str(c->mode()));
+      } else {
+        const auto* p = env.payload_as_MigrationJobPhaseChanged();
+        job_records.push_back(str(p->phase()) + " " + str(p->reason()));
+      }
+    });
+  EXPECT_EQ(job_records, (std::vector<std::string>{"created colony-src/web-1 ReservationFirst",
+                                                   "Aborted Deleted"}));
 }
 
 // A recorded kind whose CRD is not installed is skipped, reported once, and the others are still

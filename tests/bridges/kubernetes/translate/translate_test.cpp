@@ -636,19 +636,6 @@ struct recorded_case {
 
 std::vector<recorded_case> recorded_cases() {
   return {
-      {"PodMigrationJob",
-       "podmigrationjob-0b6f.json",
-       object_kind::pod_migration_job,
-       "PodMigrationJob/0b6f",
-       "scheduling.koordinator.sh/v1alpha1",
-       "",
-       "0b6f",
-       "0b6f3e2d-1c4b-4a59-8e7f-6d5c4b3a2918",
-       "4100",
-       {},
-       R"({"mode":"ReservationFirst","podRef":{"name":"web-1","namespace":"default",)"
-       R"("uid":"8f14e45f-ceea-467a-9575-1b2f3c4d5e6f"},"ttl":"5m0s"})",
-       R"({"phase":"Running"})"},
       {"PodGroup",
        "podgroup-train-1.json",
        object_kind::pod_group,
@@ -722,7 +709,7 @@ void expect_recorded(const wire::Envelope* e, const recorded_case& c, const json
 // does not carry (nothing), and DELETED, all keyed <Kind>/[<namespace>/]<name> under Object.
 TEST(KubeTranslate, RecordedKindsBecomeObjectObserved) {
   const auto cases = recorded_cases();
-  ASSERT_EQ(cases.size(), 4u);
+  ASSERT_EQ(cases.size(), 3u);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     const json obj = load(c.file);
