@@ -217,7 +217,11 @@ struct log_audit::impl {
       violate(audit_check::causation_not_earlier, off, env.entity_kind(),
               to_string_view(env.entity_key()),
               std::string(wire::EnumNamePayload(type)) + " has causation " + std::to_string(cause));
-    if (is_decision(type)) {
+    // A PodMigrationJob a user created, or aborted, is observed by a bridge (causation -1,
+    // docs/kubernetes-bridge.md): the user's decision, not one of Colony's owing a cause.
+    const bool users_job =
+        cause < 0 && (type == P::MigrationJobCreated || type == P::MigrationJobPhaseChanged);
+    if (is_decision(type) && !users_job) {
       ++rep.decisions;
       if (cause < 0) {
         ++rep.decisions_without_causation;

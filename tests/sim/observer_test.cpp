@@ -535,6 +535,31 @@ TEST(SimAudit, ForgedSimLogsAreFlagged) {
     EXPECT_EQ(a.count(audit_check::failure_without_decision), 1u) << a.describe();
     EXPECT_EQ(a.violation_count, 1u) << a.describe();
   }
+  {  // A PodMigrationJob a user created and aborted, observed by a bridge (causation -1): the
+     // user's decisions, not Colony's, so no cause is owed; Colony's own decisions still owe one.
+    auto log = base;
+    messages::event_builder b;
+    auto& f = b.fbb();
+    const auto append = [&](messages::byte_buffer rec) {
+      ASSERT_TRUE(messages::patch_offset(rec, log_offset{log.size()}));
+      log.push_back(std::move(rec));
+    };
+    const auto created = wire::CreateMigrationJobCreatedDirect(
+        f, "user-job", "ns/p", "EvictDirectly", "", 0, "kubectl-create");
+    append(b.finish(
+        {event_time{0}, wire::EntityKind::PodMigrationJob, "user-job", -1, "bridge/k8s"}, created));
+    const auto aborted =
+        wire::CreateMigrationJobPhaseChangedDirect(f, "user-job", "Aborted", "", "stop");
+    append(b.finish(
+        {event_time{0}, wire::EntityKind::PodMigrationJob, "user-job", -1, "bridge/k8s"}, aborted));
+    auto a = audit_of(log);
+    EXPECT_EQ(a.count(audit_check::decision_without_causation), 0u) << a.describe();
+    const auto i = find_record(log, wire::Payload::PodBindProposed, [](auto&) { return true; });
+    ASSERT_LT(i, log.size());
+    ASSERT_TRUE(wire::GetMutableEnvelope(log[i].data())->mutate_causation(-1));
+    a = audit_of(log);
+    EXPECT_EQ(a.count(audit_check::decision_without_causation), 1u) << a.describe();
+  }
   {  // An eviction of a pod that is not bound (the evicted pod's binding answered "rejected").
     auto log = base;
     const auto e = find_record(log, wire::Payload::PodEvicted, [](auto&) { return true; });
