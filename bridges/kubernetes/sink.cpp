@@ -52,6 +52,10 @@ std::string_view to_string(write_kind k) noexcept {
       return "reservation-status";
     case write_kind::reservation:
       return "reservation";
+    case write_kind::migration_job:
+      return "migration-job";
+    case write_kind::migration_job_status:
+      return "migration-job-status";
   }
   return "unknown";
 }
@@ -891,6 +895,14 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         break;
       case wire::Payload::ReservationUpserted:
         if (auto o = reservation_object_write(env)) {
+          finish(std::move(*o));
+        } else {
+          ++counters_.ignored;
+        }
+        break;
+      case wire::Payload::MigrationJobCreated:
+      case wire::Payload::MigrationJobPhaseChanged:
+        if (auto o = migration_job_write(env)) {
           finish(std::move(*o));
         } else {
           ++counters_.ignored;

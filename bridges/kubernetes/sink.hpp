@@ -38,6 +38,9 @@
 //   ReservationUpserted      a component's (causation set, not the bridge's): POST reservations
 //   (a decision)             with the template, owners, ttl and labels, marked
 //                            managed_by_label = colony (translate.hpp); deleted: DELETE
+//   MigrationJobCreated,     the PodMigrationJob object and its status, as koord-descheduler's
+//   MigrationJobPhaseChanged migration controller writes them (sink_migration_job.hpp); a job
+//   (decisions)              or abort observed from the cluster is not written back
 //   anything else            ignored (counted)
 //
 // Every write is idempotent, so a sink restarted from an older offset replays harmlessly: a
@@ -88,6 +91,9 @@ enum class write_kind : std::uint8_t {
   node_metric,         // POST nodemetrics when missing, PUT nodemetrics/N/status
   reservation_status,  // PUT reservations/N/status (sink_reservation.cpp)
   reservation,         // POST reservations / DELETE reservations/N (a component's decision)
+  migration_job,       // POST podmigrationjobs (sink_migration_job.hpp)
+  // PUT podmigrationjobs/NAME/status (sink_migration_job.hpp)
+  migration_job_status,
 };
 [[nodiscard]] std::string_view to_string(write_kind k) noexcept;
 
@@ -153,7 +159,7 @@ class decision_sink {
 
  private:
   decision_sink(api_client c, sink_options o);
-  // The last answer of a write and how many tries it took (send).
+  // The last answer of a write and how many tries it took (send; sink_migration_job.cpp).
   struct attempt_result {
     result<response> last;
     std::uint32_t attempts = 0;
@@ -189,6 +195,10 @@ class decision_sink {
   // When the NodeSLO API was last found missing (no CRD); none = present or not asked yet.
   std::optional<std::chrono::steady_clock::time_point> no_node_slo_api_;
   std::vector<std::chrono::milliseconds> waits_;
+
+  // MigrationJobCreated / MigrationJobPhaseChanged (sink_migration_job.cpp). nullopt: nothing to
+  // write (a record observed from the cluster, causation -1).
+  std::optional<write_outcome> migration_job_write(const wire::Envelope& env);
 };
 
 // ---- The bodies, as pure functions (tested without a server) ----------------------------

@@ -26,8 +26,10 @@ wire::WriteKind to_wire(write_kind k) noexcept {
       return wire::WriteKind::node_metric;
     case write_kind::reservation_status:
     case write_kind::reservation:
+    case write_kind::migration_job:
+    case write_kind::migration_job_status:
       // Schema v8 has no WriteKind for them (colony.fbs is released): the record's message
-      // names the write, its entity the Reservation.
+      // names the write, its entity the Reservation or the PodMigrationJob.
       return wire::WriteKind::unknown;
   }
   return wire::WriteKind::unknown;
@@ -54,6 +56,8 @@ messages::byte_buffer write_failed_record(const write_outcome& o, event_time t,
            : o.kind == write_kind::quota_status ? wire::EntityKind::ElasticQuota
            : o.kind == write_kind::reservation_status || o.kind == write_kind::reservation
                ? wire::EntityKind::Reservation
+           : o.kind == write_kind::migration_job || o.kind == write_kind::migration_job_status
+               ? wire::EntityKind::PodMigrationJob
                : wire::EntityKind::Pod;
   h.key = o.object;
   h.causation = static_cast<std::int64_t>(o.offset);

@@ -19,8 +19,10 @@ inline constexpr std::string_view sink_source = "kube-sink";
 
 // WriteFailed for `o`: causation o.offset (the decision it failed to carry out), the write kind,
 // object, HTTP status of the last answer, attempts and message; keyed to the object written (Node
-// name for node_resources, Reservation name for the Reservation writes, Pod namespace/name
-// otherwise). Same arguments, same bytes.
+// name for node resources, NodeSLOs and NodeMetrics, ElasticQuota name, Reservation name for the
+// Reservation writes, PodMigrationJob name for the PodMigrationJob writes, Pod namespace/name
+// otherwise). The Reservation and PodMigrationJob writes have no WriteKind in schema v8:
+// `unknown`, the message names the write. Same arguments, same bytes.
 [[nodiscard]] messages::byte_buffer write_failed_record(const write_outcome& o, event_time t,
                                                         std::string_view source = sink_source);
 
