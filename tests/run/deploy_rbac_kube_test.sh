@@ -13,7 +13,11 @@
 #     the log holds no WriteFailed, stderr names no Forbidden;
 #  3. `kubectl auth can-i --as=system:serviceaccount:colony-system:colony-manager` allows what
 #     colony run needs and denies a table of what it must not do; the same for
-#     colony-system:colony-koordlet and `colony koordlet --in-cluster`.
+#     colony-system:colony-koordlet and `colony koordlet --in-cluster`;
+#  4. deploy/descheduler: the overlay by server dry run, its flags and DeschedulerConfiguration
+#     accepted by colony run, its ClusterRole applied and checked with `kubectl auth can-i`, and
+#     colony run --descheduler-config under the token: a user's PodMigrationJob and a LowNodeLoad
+#     job end Succeeded (get, create, status update, eviction), no write failed, no 403.
 # Skipped (exit 77) only when kube.sh's binaries are not installed. Needs COLONY (the colony
 # binary; default build/colony), curl, python3. COLONY_TEST_KEEP=1 keeps the work folder;
 # COLONY_TEST_WAIT (default 60) bounds each wait in seconds. COLONY_DEPLOY_DIR runs it over
@@ -67,7 +71,7 @@ wait_for() {
     [[ -n "$RUN_PID" ]] && ! kill -0 "$RUN_PID" 2>/dev/null && break
     sleep 0.5
   done
-  bad "$what (not within ${limit}s; colony run stderr tail: $(tail -n 5 "$WORK/run.err" 2>/dev/null | tr '\n' ' '))"
+  bad "$what (not within ${limit}s; colony run stderr tail: $(tail -n 5 "${RUN_ERR:-$WORK/run.err}" 2>/dev/null | tr '\n' ' '))"
   return 1
 }
 
@@ -369,7 +373,8 @@ CAN_I=(
   # Pods are the workload's: never created, changed or deleted.
   "deny create pods -n $NS" "deny delete pods -n $NS" "deny update pods -n $NS" "deny patch pods -n $NS"
   "deny deletecollection pods -n $NS" "deny update pods --subresource=status -n $NS"
-  # No component of colony run emits PodEvicted today (only actors/koordlet; docs/koordlet.md).
+  # Only the descheduler emits PodEvicted in colony run, and deploy/ does not enable it (section 4:
+  # deploy/descheduler grants the eviction and the PodMigrationJob writes).
   "deny create pods --subresource=eviction -n $NS"
   "deny create pods --subresource=exec -n $NS"
   # Nodes: status only, never the spec (taints, unschedulable) or the object.
@@ -401,6 +406,7 @@ CAN_I=(
   "deny patch reservations.scheduling.koordinator.sh --subresource=status"
   "deny deletecollection reservations.scheduling.koordinator.sh"
   "deny create podmigrationjobs.scheduling.koordinator.sh"
+  "deny update podmigrationjobs.scheduling.koordinator.sh --subresource=status"
   "deny create deployments.apps -n colony-system" "deny update leases.coordination.k8s.io/other -n colony-system"
   "deny delete leases.coordination.k8s.io/colony-manager -n colony-system"
   "deny update leases.coordination.k8s.io/kube-scheduler -n kube-system"
@@ -444,4 +450,122 @@ for row in "${CAN_I[@]}"; do
   check_eq "can-i $rest: $want" "$got" "$expect"
 done
 set +f
+
+# ---- 4. deploy/descheduler: colony run hosting koord-descheduler, under the same ServiceAccount
+# with the overlay's ClusterRole colony-manager-descheduler added.
+if [[ -d "$DEPLOY/descheduler" ]]; then
+  out=$(admin apply --dry-run=server -k "$DEPLOY/descheduler" 2>&1); rc=$?
+  check "server dry run of deploy/descheduler (rc $rc)" test "$rc" -eq 0
+  [[ $rc -eq 0 ]] || echo "$out"
+  rendered=$(admin kustomize "$DEPLOY/descheduler" 2>&1)
+  for f in $(sed -n 's/^ *- \(--[a-z-]*\).*/\1/p' <<<"$rendered" | sort -u); do
+    check "the descheduler overlay's $f is a colony run flag" grep -q -- "$f" <<<"$help"
+  done
+  check "the overlay runs colony run with --descheduler-config" \
+    grep -q -- '--descheduler-config=/etc/colony/descheduler/descheduler.yaml' <<<"$rendered"
+  # Its configuration is one colony run accepts: a run with it against no server stops at the
+  # kubeconfig, past the config (a bad one is exit 3 naming the file).
+  python3 - "$rendered" >"$WORK/overlay-descheduler.yaml" <<'PY'
+import sys, yaml
+for d in yaml.safe_load_all(sys.argv[1]):
+    if d and d.get("kind") == "ConfigMap" and d["metadata"]["name"] == "colony-descheduler-config":
+        print(d["data"]["descheduler.yaml"], end="")
+PY
+  "$COLONY" run --kubeconfig "$WORK/none.kubeconfig" --log "$WORK/dlog" \
+    --descheduler-config "$WORK/overlay-descheduler.yaml" >/dev/null 2>"$WORK/dcfg.err"; rc=$?
+  check "the overlay's DeschedulerConfiguration is accepted (exit $rc: $(head -c 200 "$WORK/dcfg.err"))" \
+    bash -c '[[ $1 -ne 3 ]] || ! grep -q overlay-descheduler "$2"' _ "$rc" "$WORK/dcfg.err"
+  out=$(admin apply -f "$DEPLOY/descheduler/rbac.yaml" 2>&1); rc=$?
+  must "apply deploy/descheduler/rbac.yaml (rc $rc)" test "$rc" -eq 0
+  CAN_I_DESCHEDULER=(
+    "allow create pods --subresource=eviction -n $NS"
+    "allow get podmigrationjobs.scheduling.koordinator.sh"
+    "allow create podmigrationjobs.scheduling.koordinator.sh"
+    "allow update podmigrationjobs.scheduling.koordinator.sh --subresource=status"
+    # Never the spec, never a deletion; status by PUT only (no patch in the code).
+    "deny update podmigrationjobs.scheduling.koordinator.sh"
+    "deny patch podmigrationjobs.scheduling.koordinator.sh"
+    "deny delete podmigrationjobs.scheduling.koordinator.sh"
+    "deny patch podmigrationjobs.scheduling.koordinator.sh --subresource=status"
+    "deny delete pods -n $NS" "deny deletecollection podmigrationjobs.scheduling.koordinator.sh"
+    "deny * *"
+  )
+  set -f
+  for row in "${CAN_I_DESCHEDULER[@]}"; do
+    read -r want rest <<<"$row"
+    # shellcheck disable=SC2086  # the row's words are kubectl's arguments
+    got=$(admin auth can-i $rest --as="$SA" 2>/dev/null)
+    case $want in allow) expect=yes ;; *) expect=no ;; esac
+    check_eq "descheduler can-i $rest: $want" "$got" "$expect"
+  done
+  set +f
+
+  # The descheduler's whole job under the token: a user's PodMigrationJob carried out (GET, status
+  # PUT, eviction), and LowNodeLoad's own job for a pod of a node made hot (create). A round a
+  # second, one abnormal round enough, bare pods evictable: the shipped config waits minutes.
+  sed -e 's/deschedulingInterval: 10s/deschedulingInterval: 1s/' \
+      -e 's/defaultJobMode: EvictDirectly/defaultJobMode: EvictDirectly\n      evictAllBarePods: true/' \
+      -e 's/^      kind: LowNodeLoadArgs$/      kind: LowNodeLoadArgs\n      anomalyCondition: {consecutiveAbnormalities: 1}/' \
+      "$WORK/overlay-descheduler.yaml" >"$WORK/fast-descheduler.yaml"
+  # With the webhooks again: the configurations the first run registered point at its server.
+  "$COLONY" run --kubeconfig "$SAKC" --log "$WORK/log" --metrics-addr 127.0.0.1:0 \
+    --webhook-addr 127.0.0.1:0 --descheduler-config "$WORK/fast-descheduler.yaml" \
+    >"$WORK/run2.out" 2>"$WORK/run2.err" &
+  RUN_PID=$! RUN_ERR=$WORK/run2.err
+  port=""
+  for ((i = 0; i < 100; i++)); do
+    port=$(sed -n 's|^colony run: serving .* on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$WORK/run2.err")
+    [[ -n "$port" ]] && break
+    sleep 0.1
+  done
+  M="http://127.0.0.1:$port"
+  wait_for "$WAIT" "colony run with the descheduler is ready" readyz
+  admin create -f - >/dev/null <<EOF2
+apiVersion: scheduling.koordinator.sh/v1alpha1
+kind: PodMigrationJob
+metadata: {name: rbac-user-job}
+spec: {podRef: {namespace: $NS, name: p1}, mode: EvictDirectly}
+EOF2
+  job_phase() { admin get podmigrationjob "$1" -o 'jsonpath={.status.phase}' 2>/dev/null; }
+  user_job_done() { [[ $(job_phase rbac-user-job) == Succeeded ]]; }
+  wait_for "$WAIT" "a user's PodMigrationJob ends Succeeded (podmigrationjobs get, /status update, pods/eviction)" user_job_done
+  # The node of p0 hot, its pods using 90 % of its cpu (LowNodeLoad sums the pods' usage), the
+  # others cold: LowNodeLoad creates a job for a pod of it.
+  hot=$(admin -n "$NS" get pod p0 -o 'jsonpath={.spec.nodeName}')
+  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  for n in "${NODES[@]}"; do
+    pm="[]" cpu=500m
+    if [[ $n == "$hot" ]]; then
+      cpu=7200m
+      pm=$(admin -n "$NS" get pods --field-selector "spec.nodeName=$n" -o json | python3 -c '
+import json, sys
+pods = [p for p in json.load(sys.stdin)["items"] if "deletionTimestamp" not in p["metadata"]]
+print(json.dumps([{"namespace": p["metadata"]["namespace"], "name": p["metadata"]["name"],
+                   "podUsage": {"resources": {"cpu": "%dm" % (7200 // len(pods)), "memory": "256Mi"}}}
+                  for p in pods]))')
+    fi
+    admin patch nodemetric "$n" --subresource=status --type=merge -p \
+      "{\"status\": {\"updateTime\": \"$now\", \"nodeMetric\": {\"nodeUsage\": {\"resources\": {\"cpu\": \"$cpu\", \"memory\": \"4Gi\"}}}, \"podsMetric\": $pm}}" >/dev/null
+  done
+  descheduler_job_done() {
+    admin get podmigrationjobs -o json 2>/dev/null | python3 -c '
+import json, sys
+jobs = [j for j in json.load(sys.stdin)["items"]
+        if j["metadata"].get("annotations", {}).get("koordinator.sh/job-created-by") == "koord-descheduler"]
+sys.exit(0 if any(j.get("status", {}).get("phase") == "Succeeded" for j in jobs) else 1)'
+  }
+  wait_for "$WAIT" "LowNodeLoad's PodMigrationJob for a pod of $hot exists and ends Succeeded (podmigrationjobs create)" descheduler_job_done
+  for k in migration-job migration-job-status eviction; do
+    v=$(metric "colony_api_writes_total{kind=\"$k\",result=\"written\"}")
+    check "API writes of kind $k: ${v:-0} written" test "${v:-0}" -gt 0
+  done
+  failed=$(curl -sS --max-time 5 "$M/metrics" | awk '$1 ~ /^colony_api_writes_total\{.*result="failed"/ { s += $2 } END { print s + 0 }')
+  check_eq "no API write failed with the descheduler" "$failed" 0
+  kill -TERM "$RUN_PID"; wait "$RUN_PID"; rc=$?; RUN_PID=""
+  check_eq "colony run with the descheduler exits 0 on SIGTERM" "$rc" 0
+  check "its stderr names no 403/Forbidden" bash -c '! grep -Eiq "forbidden|HTTP 403" "$1"' _ "$WORK/run2.err"
+  grep -Ei 'forbidden|HTTP 403' "$WORK/run2.err" | head -n 5
+  stats=$("$COLONY" log stats --log "$WORK/log" 2>&1)
+  check "the log still holds no WriteFailed" bash -c '! grep -q WriteFailed <<<"$1"' _ "$stats"
+fi
 finish
