@@ -48,23 +48,28 @@ bool update_condition(json& status, std::string_view type, std::string_view valu
   return true;
 }
 
-struct condition_of_reason {
-  std::string_view reason, type, status;
-};
 // The condition each reason of the controller is written with (controller.go: evictPod,
-// createReservation, syncReservationScheduleFailed, waitForPodBindReservation, the bound pod's
-// readiness, preemption), by PodMigrationJobConditionType and PodMigrationJobReason
-// (apis/scheduling/v1alpha1/pod_migration_job_types.go).
+// createReservation, handleReservationCreateSuccess, syncReservationScheduleFailed,
+// waitForPodBindReservation, the bound pod's readiness, preemption), by
+// PodMigrationJobConditionType and PodMigrationJobReason
+// (apis/scheduling/v1alpha1/pod_migration_job_types.go). `own` set: the condition carries that
+// reason and no message (a step the record's reason implies), else the record's.
+struct condition_of_reason {
+  std::string_view reason, type, status, own;
+};
 constexpr condition_of_reason reason_conditions[] = {
-    {"Evicting", "Eviction", "False"},
-    {"FailedEvict", "Eviction", "False"},
-    {"EvictComplete", "Eviction", "True"},
-    {"FailedCreateReservation", "ReservationCreated", "False"},
-    {"Unschedulable", "ReservationScheduled", "False"},
-    {"WaitForPodBindReservation", "PodBoundReservation", "False"},
-    {"WaitForBoundPodReady", "BoundPodReady", "False"},
-    {"Preempting", "Preemption", "False"},
-    {"PreemptComplete", "Preemption", "True"},
+    {"ReservationCreated", "ReservationCreated", "True", ""},
+    {"Evicting", "Eviction", "False", ""},
+    {"FailedEvict", "Eviction", "False", ""},
+    {"EvictComplete", "Eviction", "True", ""},
+    {"FailedCreateReservation", "ReservationCreated", "False", ""},
+    {"Unschedulable", "ReservationScheduled", "False", ""},
+    // The pod is gone (evictPod: Eviction=True/EvictComplete), the replacement not bound yet.
+    {"WaitForPodBindReservation", "Eviction", "True", "EvictComplete"},
+    {"WaitForPodBindReservation", "PodBoundReservation", "False", ""},
+    {"WaitForBoundPodReady", "BoundPodReady", "False", ""},
+    {"Preempting", "Preemption", "False", ""},
+    {"PreemptComplete", "Preemption", "True", ""},
 };
 
 // The HTTP status in an api_client error message ("HTTP 409 Conflict: ..."); 0 if none (as
@@ -157,7 +162,9 @@ json migration_job_status(const wire::MigrationJobPhaseChanged& p, const json& c
       written = "ReservationScheduled";
   }
   for (const auto& c : reason_conditions)
-    if (c.reason == reason && update_condition(st, c.type, c.status, reason, message, time_ms))
+    if (c.reason == reason &&
+        update_condition(st, c.type, c.status, c.own.empty() ? std::string_view(reason) : c.own,
+                         c.own.empty() ? std::string_view(message) : std::string_view(), time_ms))
       written = c.type;
   if (!pod.empty()) {
     // The pod bound into the reservation (status.podRef = GetBoundPod()).

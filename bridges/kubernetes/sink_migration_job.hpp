@@ -45,11 +45,12 @@ inline constexpr std::string_view migration_job_api =
 
 // `current` (the job's .status as read, null when none) after the phase change `p` at
 // `time_ms`: phase, reason and message from the record (omitted when empty, as Go's omitempty);
-// nodeName and podRef when it names them; the condition its reason stands for (Evicting,
-// FailedEvict: Eviction=False; EvictComplete: Eviction=True; FailedCreateReservation:
-// ReservationCreated=False; Unschedulable: ReservationScheduled=False; WaitForPodBindReservation:
-// PodBoundReservation=False; WaitForBoundPodReady: BoundPodReady=False; Preempting /
-// PreemptComplete: Preemption), and ReservationScheduled=True once a node is named, each updated
+// nodeName and podRef when it names them; the condition its reason stands for (ReservationCreated:
+// ReservationCreated=True; Evicting, FailedEvict: Eviction=False; EvictComplete: Eviction=True;
+// FailedCreateReservation: ReservationCreated=False; Unschedulable: ReservationScheduled=False;
+// WaitForPodBindReservation: Eviction=True/EvictComplete and PodBoundReservation=False;
+// WaitForBoundPodReady: BoundPodReady=False; Preempting / PreemptComplete: Preemption), and
+// ReservationScheduled=True once a node is named, each updated
 // by type with lastTransitionTime moved only when its status changes; status.status = the type
 // of the condition written, "Complete" when Succeeded (controller.go updateCondition,
 // evictPodDirectly). Other fields of `current` are kept.
