@@ -10,9 +10,9 @@
 //     and the bridge did not take it for a user's job (one MigrationJobCreated per job);
 //   - PodMigrationJobs a user creates: one for an existing pod (EvictDirectly) evicts it and ends
 //     Succeeded, one for a pod that does not exist ends Failed/MissingPod, one without a pod name
-//     ends Failed (InvalidPodRef), one the user aborts while it waits for the eviction token stays
-//     Aborted and its pod is not evicted; a bad ttl or mode is an ObjectRefused naming the field
-//     and nothing else; a restart appends no job again;
+//     ends Failed/InvalidPodRef, one the user aborts while it waits for the eviction token stays
+//     Aborted and its pod is not evicted, a paused one is left alone; a bad ttl or mode is an
+//     ObjectRefused naming the field and nothing else; a restart appends no job again;
 //   - ReservationFirst (Koordinator's default job mode) with three pods of one ReplicaSet: the
 //     job's Reservation is created in the API and placed on the cold node, the pod is evicted,
 //     the test plays the ReplicaSet controller and creates the replacement, which binds into the
@@ -72,12 +72,6 @@ profiles:
       anomalyCondition:
         consecutiveAbnormalities: 1
 )";
-
-// Koordinator's per-job `paused` and InvalidPodRef for a job without a pod are being added to the
-// migration controller (actors/descheduler/actor/migration_controller_component.cpp). Until that
-// lands the controller fails a job without a pod as MissingPod and drives a paused job like any
-// other; set true with it, and the expectations below that need it are checked.
-constexpr bool controller_has_paused_and_invalid_pod_ref = false;
 
 class ColonyRunDescheduler : public colony_run_test {
  protected:
@@ -372,9 +366,8 @@ TEST_F(ColonyRunDescheduler, UsersJobsAreCarriedOutAndInvalidOnesRefused) {
   EXPECT_TRUE(wait_phase("missing", "Failed")) << job("missing").dump();
   EXPECT_EQ(job("missing").value("/status/reason"_json_pointer, std::string{}), "MissingPod");
   EXPECT_TRUE(wait_phase("no-pod-name", "Failed")) << job("no-pod-name").dump();
-  if (controller_has_paused_and_invalid_pod_ref)
-    EXPECT_EQ(job("no-pod-name").value("/status/reason"_json_pointer, std::string{}),
-              "InvalidPodRef");
+  EXPECT_EQ(job("no-pod-name").value("/status/reason"_json_pointer, std::string{}),
+            "InvalidPodRef");
 
   // Passed arbitration, waiting for the eviction token: the user aborts it; it stays Aborted
   // and its pod is not evicted.
@@ -389,7 +382,7 @@ TEST_F(ColonyRunDescheduler, UsersJobsAreCarriedOutAndInvalidOnesRefused) {
   EXPECT_EQ(phase_of("evict-b"), "Aborted");
   EXPECT_EQ(deleting().count("b"), 0u);
   EXPECT_EQ(deleting().count("c"), 0u);
-  if (controller_has_paused_and_invalid_pod_ref) EXPECT_EQ(phase_of("paused-c"), "");
+  EXPECT_EQ(phase_of("paused-c"), "");  // arbitrated, never reconciled: no status written
   // The invalid jobs are left as they are.
   for (const char* bad : {"bad-ttl", "bad-mode"})
     EXPECT_FALSE(job(bad).contains("status")) << job(bad).dump();
