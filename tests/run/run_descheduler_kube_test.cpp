@@ -17,7 +17,8 @@
 //     job's Reservation is created in the API and placed on the cold node, the pod is evicted,
 //     the test plays the ReplicaSet controller and creates the replacement, which binds into the
 //     reservation on that node; the Reservation is written Succeeded with the replacement as its
-//     owner and the job Succeeded/PodBoundReservation;
+//     owner and the job Succeeded/PodBoundReservation, its PodMigrationJob object Succeeded with
+//     the node, the new pod and a condition per step;
 //   - a DeschedulerConfiguration with a threshold out of range is refused at start (exit 3),
 //     naming the file and the field.
 #include <chrono>
@@ -100,12 +101,12 @@ class ColonyRunDescheduler : public colony_run_test {
                     {"metadata", {{"name", name}}},
                     {"spec", s}});
   }
-  json job(const std::string& name) {
+  json job_object(const std::string& name) {
     auto r = client_->get(jobs + "/" + name);
     return r ? json::parse(r->body) : json{};
   }
   std::string phase_of(const std::string& name) {
-    return job(name).value("/status/phase"_json_pointer, std::string{});
+    return job_object(name).value("/status/phase"_json_pointer, std::string{});
   }
   // Polls until the job's status.phase is `phase` (or the limit).
   bool wait_phase(const std::string& name, const std::string& phase,
@@ -278,7 +279,7 @@ TEST_F(ColonyRunDescheduler, HotNodePodsAreEvictedThroughTheEvictionApi) {
   for (const auto& [name, n] : created_records) {
     SCOPED_TRACE(name);
     EXPECT_EQ(n, 1);
-    const json j = job(name);
+    const json j = job_object(name);
     ASSERT_TRUE(j.is_object() && j.contains("metadata")) << j.dump();
     const json anns = j["metadata"].value("annotations", json::object());
     EXPECT_EQ(anns.value(std::string(names::annotation_job_created_by), ""), "koord-descheduler");
@@ -358,21 +359,22 @@ TEST_F(ColonyRunDescheduler, UsersJobsAreCarriedOutAndInvalidOnesRefused) {
   make_job("no-pod-name", json{{"namespace", ns}}, direct);
   make_job("bad-ttl", ref("c"), {{"mode", "EvictDirectly"}, {"ttl", "soon"}});
   make_job("bad-mode", ref("c"), {{"mode", "Sideways"}});
-  EXPECT_TRUE(wait_phase("evict-a", "Succeeded")) << job("evict-a").dump() << run.output();
+  EXPECT_TRUE(wait_phase("evict-a", "Succeeded")) << job_object("evict-a").dump() << run.output();
   // The eviction and the status are written on different connections: either may land first.
   t0 = steady::now();
   while (steady::now() - t0 < 30s && deleting().count("a") == 0) std::this_thread::sleep_for(200ms);
   EXPECT_EQ(deleting().count("a"), 1u) << "pod a is not being deleted";
-  EXPECT_TRUE(wait_phase("missing", "Failed")) << job("missing").dump();
-  EXPECT_EQ(job("missing").value("/status/reason"_json_pointer, std::string{}), "MissingPod");
-  EXPECT_TRUE(wait_phase("no-pod-name", "Failed")) << job("no-pod-name").dump();
-  EXPECT_EQ(job("no-pod-name").value("/status/reason"_json_pointer, std::string{}),
+  EXPECT_TRUE(wait_phase("missing", "Failed")) << job_object("missing").dump();
+  EXPECT_EQ(job_object("missing").value("/status/reason"_json_pointer, std::string{}),
+            "MissingPod");
+  EXPECT_TRUE(wait_phase("no-pod-name", "Failed")) << job_object("no-pod-name").dump();
+  EXPECT_EQ(job_object("no-pod-name").value("/status/reason"_json_pointer, std::string{}),
             "InvalidPodRef");
 
   // Passed arbitration, waiting for the eviction token: the user aborts it; it stays Aborted
   // and its pod is not evicted.
   make_job("evict-b", ref("b"), direct);
-  EXPECT_TRUE(wait_phase("evict-b", "Running")) << job("evict-b").dump();
+  EXPECT_TRUE(wait_phase("evict-b", "Running")) << job_object("evict-b").dump();
   auto abort = client_->patch(jobs + "/evict-b/status", kube::patch_type::merge,
                               R"({"status":{"phase":"Aborted","message":"not now"}})");
   ASSERT_TRUE(abort) << abort.error().describe();
@@ -385,7 +387,7 @@ TEST_F(ColonyRunDescheduler, UsersJobsAreCarriedOutAndInvalidOnesRefused) {
   EXPECT_EQ(phase_of("paused-c"), "");  // arbitrated, never reconciled: no status written
   // The invalid jobs are left as they are.
   for (const char* bad : {"bad-ttl", "bad-mode"})
-    EXPECT_FALSE(job(bad).contains("status")) << job(bad).dump();
+    EXPECT_FALSE(job_object(bad).contains("status")) << job_object(bad).dump();
   EXPECT_EQ(run.stop(30s), 0) << run.output();
 
   // The log: one MigrationJobCreated per valid job, from the bridge (the user's); one Aborted;
@@ -512,6 +514,14 @@ TEST_F(ColonyRunDescheduler, ReservationFirstBindsTheReplacementIntoTheJobsReser
     std::this_thread::sleep_for(200ms);
   }
   std::this_thread::sleep_for(2s);  // the Succeeded writes
+  // The jobs' statuses are written on their own sink connections: wait for one to end.
+  const auto a_job_succeeded = [&] {
+    for (const auto& j : get(jobs).value("items", json::array()))
+      if (j.value("/status/phase"_json_pointer, std::string{}) == "Succeeded") return true;
+    return false;
+  };
+  t0 = steady::now();
+  while (steady::now() - t0 < 20s && !a_job_succeeded()) std::this_thread::sleep_for(200ms);
   const auto recs = records();
   EXPECT_EQ(run.stop(30s), 0) << run.output();
   ASSERT_FALSE(replaced.empty()) << "nothing evicted: " << run.output();
@@ -578,6 +588,23 @@ TEST_F(ColonyRunDescheduler, ReservationFirstBindsTheReplacementIntoTheJobsReser
     const auto owners = obj.value("/status/currentOwners"_json_pointer, json::array());
     ASSERT_EQ(owners.size(), 1u) << obj.dump();
     EXPECT_EQ(ns + "/" + owners[0].value("name", std::string()), into[job]);
+    // The job's PodMigrationJob object, as Koordinator's controller leaves a ReservationFirst job
+    // (controller.go doMigrate): Succeeded/Complete, the reservation's node, the new pod, and the
+    // conditions of each step.
+    const json pmj = job_object(job);
+    EXPECT_EQ(pmj.value("/spec/mode"_json_pointer, std::string()), "ReservationFirst");
+    EXPECT_EQ(pmj.value("/status/phase"_json_pointer, std::string()), "Succeeded") << pmj.dump();
+    EXPECT_EQ(pmj.value("/status/status"_json_pointer, std::string()), "Complete");
+    EXPECT_EQ(pmj.value("/status/nodeName"_json_pointer, std::string()), "cold");
+    EXPECT_EQ(ns + "/" + pmj.value("/status/podRef/name"_json_pointer, std::string()), into[job]);
+    std::map<std::string, std::string> conditions;
+    for (const auto& c : pmj.value("/status/conditions"_json_pointer, json::array()))
+      conditions[c.value("type", std::string())] = c.value("status", std::string());
+    EXPECT_EQ(conditions, (std::map<std::string, std::string>{{"ReservationCreated", "True"},
+                                                              {"ReservationScheduled", "True"},
+                                                              {"Eviction", "True"},
+                                                              {"PodBoundReservation", "True"}}))
+        << pmj.dump();
   }
   EXPECT_TRUE(failed_writes.empty()) << *failed_writes.begin();
 }
