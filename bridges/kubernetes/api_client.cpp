@@ -1,6 +1,8 @@
 // api_client over detail::curl_session (see api_client.hpp).
 #include "bridges/kubernetes/api_client.hpp"
 
+#include <charconv>
+
 #include "bridges/kubernetes/detail/curl_session.hpp"
 
 namespace colony::kube {
@@ -109,6 +111,15 @@ result<response> api_client::del(std::string_view path,
   if (grace_period_seconds)
     add_query(p, "gracePeriodSeconds", std::to_string(*grace_period_seconds));
   return request("DELETE", p);
+}
+
+long http_status_of(const error& e) {
+  const auto p = e.message.find("HTTP ");
+  if (p == std::string::npos) return 0;
+  long s = 0;
+  const char* b = e.message.data() + p + 5;
+  std::from_chars(b, e.message.data() + e.message.size(), s);
+  return s;
 }
 
 }  // namespace colony::kube

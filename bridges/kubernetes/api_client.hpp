@@ -84,4 +84,8 @@ class api_client {
   int last_http_version_ = 0;
 };
 
+// The HTTP status an api_client error names ("HTTP 409 Conflict: ..."); 0 if none (a transport
+// error). The sinks decide retries and "already done" by it.
+[[nodiscard]] long http_status_of(const error& e);
+
 }  // namespace colony::kube

@@ -360,16 +360,6 @@ bool quota_has_status(const json& current, const json& patch) {
 
 namespace {
 
-// The HTTP status in an api_client error message ("HTTP 429 Too Many Requests: ..."); 0 if none.
-long http_status_of(const error& e) {
-  const auto p = e.message.find("HTTP ");
-  if (p == std::string::npos) return 0;
-  long s = 0;
-  const char* b = e.message.data() + p + 5;
-  std::from_chars(b, e.message.data() + e.message.size(), s);
-  return s;
-}
-
 // "(Retry-After N s)" as api_client appends it.
 std::optional<std::chrono::milliseconds> retry_after_of(const error& e) {
   const auto p = e.message.find("(Retry-After ");

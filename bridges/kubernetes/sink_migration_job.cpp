@@ -72,17 +72,6 @@ constexpr condition_of_reason reason_conditions[] = {
     {"PreemptComplete", "Preemption", "True", ""},
 };
 
-// The HTTP status in an api_client error message ("HTTP 409 Conflict: ..."); 0 if none (as
-// sink.cpp reads it).
-long http_status_of(const error& e) {
-  const auto p = e.message.find("HTTP ");
-  if (p == std::string::npos) return 0;
-  long s = 0;
-  const char* b = e.message.data() + p + 5;
-  std::from_chars(b, e.message.data() + e.message.size(), s);
-  return s;
-}
-
 }  // namespace
 
 std::string go_duration(std::int64_t ms) {

@@ -267,21 +267,6 @@ json reservation_object(const wire::ReservationUpserted& r) {
 
 // ---- the writes --------------------------------------------------------------------------
 
-namespace {
-
-// The HTTP status in an api_client error message ("HTTP 409 Conflict: ..."); 0 if none. The same
-// reading as sink.cpp's, which is private to that file.
-long status_of(const error& e) {
-  const auto p = e.message.find("HTTP ");
-  if (p == std::string::npos) return 0;
-  long s = 0;
-  const char* b = e.message.data() + p + 5;
-  std::from_chars(b, e.message.data() + e.message.size(), s);
-  return s;
-}
-
-}  // namespace
-
 result<json> decision_sink::get_object(const std::string& path, std::uint32_t& attempts) {
   auto r = send([&] { return client_.get(path); }, opt_.max_attempts);
   attempts += r.attempts;
@@ -317,7 +302,7 @@ write_outcome decision_sink::reservation_status_write(const wire::Envelope& env)
     if (pod) {
       w.owner_uid = pod->value("/metadata/uid"_json_pointer, std::string());
     } else if (pod.error().code != errc::not_found) {
-      o.http_status = status_of(pod.error());
+      o.http_status = http_status_of(pod.error());
       o.message = "Reservation " + name + ": reading owner pod " + w.owner_ns + "/" + w.owner_name +
                   ": " + pod.error().describe();
       return o;
@@ -328,7 +313,7 @@ write_outcome decision_sink::reservation_status_write(const wire::Envelope& env)
     const bool last_round = round >= std::max(1u, opt_.max_attempts);
     auto cur = get_object(path, o.attempts);
     if (!cur) {
-      o.http_status = status_of(cur.error());
+      o.http_status = http_status_of(cur.error());
       if (cur.error().code == errc::not_found) {
         // updateReservationStatus skips a reservation that is gone (a deleted one's Failed
         // record comes after its deletion).
@@ -384,7 +369,7 @@ std::optional<write_outcome> decision_sink::reservation_object_write(const wire:
       o.http_status = 404;
       o.message = "reservation is gone";
     } else {
-      o.http_status = status_of(d.last.error());
+      o.http_status = http_status_of(d.last.error());
       o.message = "Reservation " + name + " delete: " + d.last.error().describe();
     }
     return o;
@@ -402,7 +387,7 @@ std::optional<write_outcome> decision_sink::reservation_object_write(const wire:
     o.http_status = 409;
     o.message = "reservation already exists";
   } else {
-    o.http_status = status_of(c.last.error());
+    o.http_status = http_status_of(c.last.error());
     o.message = "Reservation " + name + " create: " + c.last.error().describe();
     if (c.last.error().code == errc::not_found)
       o.message +=
