@@ -73,12 +73,15 @@ result<std::string> string_field(const json& o, const char* field, std::string_v
   return f->get<std::string>();
 }
 
+// An enum field; an undefined string is `lenient` when given, else an error naming the field.
 template <class E, std::size_t N>
 result<E> enum_field(const json& o, const char* field, std::string_view where,
-                     const std::pair<std::string_view, E> (&table)[N]) {
+                     const std::pair<std::string_view, E> (&table)[N],
+                     std::optional<E> lenient = std::nullopt) {
   auto s = string_field(o, field, where);
   if (!s) return tl::unexpected(s.error());
   auto v = lookup(table, *s);
+  if (!v && lenient) return *lenient;
   if (!v)
     return fail(errc::invalid_input, std::string(field) + ": unknown value \"" + *s + "\"",
                 std::string(where));
@@ -131,11 +134,13 @@ result<resource_spec> parse_resource_spec(std::string_view text) {
   auto o = object_of(text, where);
   if (!o) return tl::unexpected(o.error());
   resource_spec s;
-  auto req = enum_field(*o, "requiredCPUBindPolicy", where, bind_names);
+  const auto odd_bind = std::optional(cpu_bind_policy::unrecognized);
+  auto req = enum_field(*o, "requiredCPUBindPolicy", where, bind_names, odd_bind);
   if (!req) return tl::unexpected(req.error());
-  auto pref = enum_field(*o, "preferredCPUBindPolicy", where, bind_names);
+  auto pref = enum_field(*o, "preferredCPUBindPolicy", where, bind_names, odd_bind);
   if (!pref) return tl::unexpected(pref.error());
-  auto excl = enum_field(*o, "preferredCPUExclusivePolicy", where, exclusive_names);
+  auto excl = enum_field(*o, "preferredCPUExclusivePolicy", where, exclusive_names,
+                         std::optional(cpu_exclusive_policy::unrecognized));
   if (!excl) return tl::unexpected(excl.error());
   s.required_cpu_bind_policy = *req;
   s.preferred_cpu_bind_policy = *pref;

@@ -7,9 +7,13 @@
 // CPUExclusivePolicy, NUMAAllocateStrategy), pkg/scheduler/plugins/nodenumaresource/{util.go,
 // plugin.go PreFilter, topology_options.go convertToNUMATopologyPolicy}.
 //
-// Parsing differs from Go's json.Unmarshal in one way, on purpose: a policy string Koordinator
-// does not define is an error naming the annotation and field (Go would keep the string and
-// treat it as "no policy" later), so a typo surfaces at the pod instead of as silent sharing.
+// Parsing follows Go's json.Unmarshal into string types: a CPU bind or exclusive policy
+// Koordinator does not define is kept as `unrecognized` and acts as no policy (plugin_test.go
+// TestPlugin_PreFilter "skip Pod with unsupported bind policy" schedules such a pod unbound).
+// NUMA topology policies, the NUMA allocate strategy label and numaTopologyPolicy are strict:
+// an unknown value is an error naming the annotation or label and the field, since Koordinator
+// would compare the unknown string against the node's and refuse every node anyway.
+// Wrong JSON types are always errors naming the field.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +24,8 @@
 #include <vector>
 
 #include "actors/scheduler/numa/cpu_set.hpp"
+#include "messages/priority.hpp"
+#include "messages/qos.hpp"
 #include "messages/result.hpp"
 
 namespace colony::scheduler::numa {
@@ -54,9 +60,17 @@ enum class cpu_bind_policy : std::uint8_t {
   full_pcpus,         // "FullPCPUs"
   spread_by_pcpus,    // "SpreadByPCPUs"
   constrained_burst,  // "ConstrainedBurst"
+  unrecognized,       // any other string: no binding
 };
 // CPUExclusivePolicy; unset is "".
-enum class cpu_exclusive_policy : std::uint8_t { unset, none, pcpu_level, numa_node_level };
+// unrecognized: any other string, which fences nothing.
+enum class cpu_exclusive_policy : std::uint8_t {
+  unset,
+  none,
+  pcpu_level,
+  numa_node_level,
+  unrecognized,
+};
 // NUMAAllocateStrategy. The accumulator orders NUMA nodes and sockets MostAllocated-first only
 // for most_allocated; least_allocated and distribute_evenly both order LeastAllocated-first
 // (cpu_accumulator.go compares against NUMAMostAllocated only).
@@ -78,7 +92,7 @@ enum class numa_topology_exclusive : std::uint8_t { unset, preferred, required }
 [[nodiscard]] std::string_view to_string(node_cpu_bind_policy p);
 [[nodiscard]] std::string_view to_string(numa_topology_policy p);
 [[nodiscard]] std::string_view to_string(numa_topology_exclusive e);
-// Each accepts exactly Koordinator's spelling ("" for the unset/none value).
+// Each accepts exactly Koordinator's spelling ("" for the unset/none value); nullopt otherwise.
 [[nodiscard]] std::optional<cpu_bind_policy> parse_cpu_bind_policy(std::string_view s);
 [[nodiscard]] std::optional<cpu_exclusive_policy> parse_cpu_exclusive_policy(std::string_view s);
 [[nodiscard]] std::optional<numa_allocate_strategy> parse_numa_allocate_strategy(
@@ -167,6 +181,14 @@ struct bind_decision {
                                                 const kubelet_cpu_manager_policy* kubelet,
                                                 cpu_bind_policy required,
                                                 cpu_bind_policy preferred);
+
+// AllowUseCPUSet: the raw koordinator.sh/qosClass label is LSE or LSR and the priority class
+// (GetPodPriorityClassWithDefault) is prod. Only such pods get cpusets.
+[[nodiscard]] constexpr bool allow_use_cpuset(qos_class qos_label,
+                                              priority_class with_default) noexcept {
+  return (qos_label == qos_class::lse || qos_label == qos_class::lsr) &&
+         with_default == priority_class::prod;
+}
 
 // PreFilter's resolution for a pod AllowUseCPUSet admits (LSE/LSR and prod): preferred
 // Default/unset becomes `default_policy`, required Default becomes `default_policy`, a set

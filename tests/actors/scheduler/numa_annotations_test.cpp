@@ -30,13 +30,19 @@ TEST(NUMAAnnotations, ResourceSpec) {
 }
 
 TEST(NUMAAnnotations, ResourceSpecErrorsNameTheField) {
-  auto bad = parse_resource_spec(R"({"requiredCPUBindPolicy":"FullPCPU"})");
-  ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error().where, "scheduling.koordinator.sh/resource-spec");
-  EXPECT_EQ(bad.error().message, "requiredCPUBindPolicy: unknown value \"FullPCPU\"");
+  // An undefined policy string is kept (as Go's string type keeps it) and binds nothing.
+  auto odd = parse_resource_spec(R"({"requiredCPUBindPolicy":"FullPCPU",)"
+                                 R"("preferredCPUExclusivePolicy":"Core"})");
+  ASSERT_TRUE(odd) << odd.error().describe();
+  EXPECT_EQ(odd->required_cpu_bind_policy, cpu_bind_policy::unrecognized);
+  EXPECT_EQ(odd->preferred_cpu_exclusive_policy, cpu_exclusive_policy::unrecognized);
   auto type = parse_resource_spec(R"({"preferredCPUExclusivePolicy":1})");
   ASSERT_FALSE(type);
+  EXPECT_EQ(type.error().where, "scheduling.koordinator.sh/resource-spec");
   EXPECT_EQ(type.error().message, "preferredCPUExclusivePolicy: not a string");
+  auto req = parse_resource_spec(R"({"requiredCPUBindPolicy":true})");
+  ASSERT_FALSE(req);
+  EXPECT_EQ(req.error().message, "requiredCPUBindPolicy: not a string");
   EXPECT_EQ(parse_resource_spec("[").error().message, "not JSON");
   EXPECT_EQ(parse_resource_spec("[]").error().message, "not a JSON object");
 }
@@ -69,6 +75,18 @@ TEST(NUMAAnnotations, ResourceStatusRoundTrip) {
   EXPECT_EQ(*again, *s);
   // omitempty: nothing allocated is {}.
   EXPECT_EQ(format_resource_status({}), "{}");
+}
+
+// plugin_test.go TestPlugin_PreFilter "cpu set with LSR Prod Pod, designated allocation": the
+// annotation writes the quantity as a JSON number.
+TEST(NUMAAnnotations, ResourceStatusKoordinatorDesignatedAllocation) {
+  auto s = parse_resource_status(
+      R"({"cpuset": "35-36,67-68", "numaNodeResources": [{"node": 1, "resources": {"cpu": 4}}]})");
+  ASSERT_TRUE(s) << s.error().describe();
+  EXPECT_EQ(s->cpuset, (cpu_set{35, 36, 67, 68}));
+  ASSERT_EQ(s->numa_node_resources.size(), 1U);
+  EXPECT_EQ(s->numa_node_resources[0].node, 1);
+  EXPECT_EQ(s->numa_node_resources[0].resources.at("cpu"), "4");
 }
 
 TEST(NUMAAnnotations, ResourceStatusErrorsNameTheField) {
@@ -211,6 +229,71 @@ TEST(NUMAPolicies, ResolvePodCPUBind) {
   r = resolve_pod_cpu_bind({}, 0, b::full_pcpus);
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->request_cpu_bind);
+}
+
+// plugin_test.go TestPlugin_PreFilter: AllowUseCPUSet, then the bind resolution (plugin args
+// default FullPCPUs). Rows name the Go sub-case.
+TEST(NUMAPolicies, PreFilterKoordinator) {
+  struct row {
+    const char* name;
+    qos_class qos;
+    priority_class priority;
+    const char* spec;
+    std::int64_t milli_cpu;
+    bool want_error;
+    bool want_bind;
+    cpu_bind_policy want_required;
+    cpu_bind_policy want_preferred;
+  } rows[] = {
+      {"cpu set with LSR Prod Pod", qos_class::lsr, priority_class::prod,
+       R"({"preferredCPUBindPolicy": "FullPCPUs"})", 4000, false, true, cpu_bind_policy::unset,
+       cpu_bind_policy::full_pcpus},
+      {"cpu set with LSE Prod Pod", qos_class::lse, priority_class::prod,
+       R"({"preferredCPUBindPolicy": "FullPCPUs"})", 4000, false, true, cpu_bind_policy::unset,
+       cpu_bind_policy::full_pcpus},
+      {"cpu set with LSR Prod Pod and required CPUBindPolicy", qos_class::lsr, priority_class::prod,
+       R"({"requiredCPUBindPolicy": "FullPCPUs"})", 4000, false, true, cpu_bind_policy::full_pcpus,
+       cpu_bind_policy::full_pcpus},
+      {"cpu set with LSR Prod Pod and required CPUBindPolicy by default", qos_class::lsr,
+       priority_class::prod, R"({"requiredCPUBindPolicy": "Default"})", 4000, false, true,
+       cpu_bind_policy::full_pcpus, cpu_bind_policy::full_pcpus},
+      {"cpu set with LSR Prod Pod but not specified CPUBindPolicy", qos_class::lsr,
+       priority_class::prod, "{}", 4000, false, true, cpu_bind_policy::unset,
+       cpu_bind_policy::full_pcpus},
+      {"skip BE Pod", qos_class::be, priority_class::batch,
+       R"({"preferredCPUBindPolicy": "FullPCPUs"})", 4000, false, false, cpu_bind_policy::unset,
+       cpu_bind_policy::unset},
+      {"skip Pod without cpu", qos_class::lse, priority_class::prod,
+       R"({"preferredCPUBindPolicy": "FullPCPUs"})", 0, false, false, cpu_bind_policy::unset,
+       cpu_bind_policy::unset},
+      {"error with non-integer pod", qos_class::lsr, priority_class::prod,
+       R"({"preferredCPUBindPolicy": "FullPCPUs"})", 4500, true, false, cpu_bind_policy::unset,
+       cpu_bind_policy::unset},
+      {"skip Pod with unsupported bind policy", qos_class::lse, priority_class::prod,
+       R"({"preferredCPUBindPolicy": "test"})", 4500, false, false, cpu_bind_policy::unset,
+       cpu_bind_policy::unset},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    auto spec = parse_resource_spec(r.spec);
+    ASSERT_TRUE(spec) << spec.error().describe();
+    if (!allow_use_cpuset(r.qos, r.priority)) {
+      EXPECT_FALSE(r.want_bind);
+      continue;
+    }
+    auto got = resolve_pod_cpu_bind(*spec, r.milli_cpu, cpu_bind_policy::full_pcpus);
+    EXPECT_EQ(!got, r.want_error);
+    if (!got) {
+      EXPECT_EQ(got.error().message, err_invalid_requested_cpus);
+      continue;
+    }
+    EXPECT_EQ(got->request_cpu_bind, r.want_bind);
+    EXPECT_EQ(got->required_cpu_bind_policy, r.want_required);
+    EXPECT_EQ(got->preferred_cpu_bind_policy, r.want_preferred);
+    if (r.want_bind) EXPECT_EQ(got->num_cpus_needed, r.milli_cpu / 1000);
+  }
+  EXPECT_FALSE(allow_use_cpuset(qos_class::ls, priority_class::prod));
+  EXPECT_FALSE(allow_use_cpuset(qos_class::lsr, priority_class::mid));
 }
 
 TEST(NUMAPolicies, NamesRoundTrip) {
