@@ -23,6 +23,11 @@ struct alloc_case {
   const char* want;  // nullptr: an error
 };
 
+struct topo_shape {
+  int sockets, nodes_per_socket, cores_per_node, cpus_per_core;
+};
+constexpr cpu_exclusive_policy pcpu_level() { return cpu_exclusive_policy::pcpu_level; }
+
 constexpr auto full = cpu_bind_policy::full_pcpus;
 constexpr auto spread = cpu_bind_policy::spread_by_pcpus;
 
@@ -185,6 +190,88 @@ TEST(AllocateCPUSet, KoordinatorResourceManagerCases) {
     ++ran;
   }
   EXPECT_EQ(ran, 19);
+}
+
+// plugin_test.go TestPlugin_Reserve, the rows that reduce to one cpuset allocation: the node
+// labels pick the bind policy (getCPUBindPolicy) and the NUMA strategy (plugin default
+// LeastAllocated); a reservation's remaining CPUs are held by it and handed back as preferred.
+TEST(AllocateCPUSet, KoordinatorReserveCases) {
+  struct row {
+    const char* name;
+    topo_shape topology;
+    label_map labels;
+    const char* allocated;
+    const char* reservation;  // remainedCPUs of a matched reservation ("" none)
+    int needed;
+    cpu_bind_policy preferred;
+    const char* want;  // nullptr: err_not_enough_cpus
+  };
+  const row rows[] = {
+      {"succeed with valid cpu topology", {2, 1, 4, 2}, {}, "", "", 4, full, "0-3"},
+      {"allocated by node cpu bind policy",
+       {2, 1, 4, 2},
+       {{std::string(label_node_cpu_bind_policy), "SpreadByPCPUs"}},
+       "",
+       "",
+       4,
+       cpu_bind_policy::unset,
+       "0,2,4,6"},
+      {"error with big request cpu", {2, 1, 4, 2}, {}, "", "", 24, cpu_bind_policy::unset, nullptr},
+      {"succeed with valid cpu topology and node numa least allocate strategy",
+       {2, 1, 8, 2},
+       {{std::string(label_node_numa_allocate_strategy), "LeastAllocated"}},
+       "0-3",
+       "",
+       4,
+       full,
+       "16-19"},
+      {"succeed with valid cpu topology and node numa most allocate strategy",
+       {2, 1, 8, 2},
+       {{std::string(label_node_numa_allocate_strategy), "MostAllocated"}},
+       "0-3",
+       "",
+       4,
+       full,
+       "4-7"},
+      {"succeed allocate from reservation reserved cpus;default allocate policy",
+       {2, 1, 4, 2},
+       {},
+       "",
+       "4-10",
+       4,
+       full,
+       "4-7"},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(std::string("TestPlugin_Reserve/") + r.name);
+    const auto t = build_cpu_topology_for_test(r.topology.sockets, r.topology.nodes_per_socket,
+                                               r.topology.cores_per_node, r.topology.cpus_per_core);
+    node_cpu_allocation state;
+    if (*r.allocated != 0) state.add_cpus("pod", *cpu_set::parse(r.allocated), pcpu_level());
+    cpu_set reserved_by_reservation;
+    if (*r.reservation != 0) {
+      reserved_by_reservation = *cpu_set::parse(r.reservation);
+      state.add_cpus("reservation", reserved_by_reservation, cpu_exclusive_policy::unset);
+    }
+    const std::vector<cpu_set> back{reserved_by_reservation};
+    const auto av = state.available_cpus(t, 1, {}, back);
+    const auto bind = get_cpu_bind_policy(r.labels, nullptr, cpu_bind_policy::unset, r.preferred);
+    auto strategy = get_numa_allocate_strategy(r.labels, false);
+    ASSERT_TRUE(strategy);
+    cpuset_request req;
+    req.num_cpus_needed = r.needed;
+    req.policy = {bind.policy, cpu_exclusive_policy::unset, *strategy, 1};
+    req.required = bind.required;
+    req.preferred = reserved_by_reservation;
+    auto got = allocate_cpuset(t, av.cpus, av.allocated, req);
+    if (r.want == nullptr) {
+      ASSERT_FALSE(got);
+      EXPECT_EQ(got.error().message, err_not_enough_cpus);
+    } else {
+      ASSERT_TRUE(got) << got.error().describe();
+      EXPECT_EQ(got->to_string(), cpu_set::parse(r.want)->to_string());
+    }
+  }
 }
 
 TEST(AllocateCPUSet, RequiredPolicyFilterAndCheck) {
