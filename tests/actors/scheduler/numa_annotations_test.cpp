@@ -290,7 +290,9 @@ TEST(NUMAPolicies, PreFilterKoordinator) {
     EXPECT_EQ(got->request_cpu_bind, r.want_bind);
     EXPECT_EQ(got->required_cpu_bind_policy, r.want_required);
     EXPECT_EQ(got->preferred_cpu_bind_policy, r.want_preferred);
-    if (r.want_bind) EXPECT_EQ(got->num_cpus_needed, r.milli_cpu / 1000);
+    if (r.want_bind) {
+      EXPECT_EQ(got->num_cpus_needed, r.milli_cpu / 1000);
+    }
   }
   EXPECT_FALSE(allow_use_cpuset(qos_class::ls, priority_class::prod));
   EXPECT_FALSE(allow_use_cpuset(qos_class::lsr, priority_class::mid));

@@ -36,7 +36,9 @@ TEST(CPUSet, ParseKoordinator) {  // cpuset_test.go TestParse
   for (const auto& r : rows) {
     auto got = cpu_set::parse(r.in);
     EXPECT_EQ(!got, r.error) << r.in;
-    if (got) EXPECT_EQ(*got, r.want) << r.in;
+    if (got) {
+      EXPECT_EQ(*got, r.want) << r.in;
+    }
   }
 }
 
