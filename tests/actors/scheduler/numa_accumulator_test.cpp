@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -505,6 +506,69 @@ TEST(NodeCPUAllocation, KoordinatorNodeAllocationTests) {
     EXPECT_EQ(s.available_cpus(t, 1, {}, std::vector<cpu_set>{cpu_set{1, 2}}).cpus.to_string(),
               "1-2,5-15");
   }
+}
+
+// Invariants over many seeded random nodes (fixed seed, so the run is reproducible): when the
+// request fits the available CPUs, take_cpus succeeds with exactly that many, all available,
+// and gives the same answer twice; FullPCPUs on a node with enough whole free cores in one NUMA
+// node returns whole cores.
+TEST(TakeCPUs, InvariantsOnRandomNodes) {
+  std::mt19937 rng(20260701);
+  const machine_model models[] = {{1, 1, 4, 2, machine_model::numbering::siblings_adjacent},
+                                  {2, 2, 4, 2, machine_model::numbering::linux_x86},
+                                  {2, 1, 8, 1, machine_model::numbering::linux_x86},
+                                  {4, 2, 3, 4, machine_model::numbering::siblings_adjacent}};
+  const cpu_bind_policy binds[] = {full, spread};
+  const cpu_exclusive_policy exclusives[] = {none, pcpu, numa_level};
+  const numa_allocate_strategy strategies[] = {most, least};
+  int checked = 0;
+  for (const auto& m : models) {
+    auto t = build_topology(m);
+    ASSERT_TRUE(t);
+    for (int round = 0; round < 40; ++round) {
+      cpu_set held;
+      std::vector<allocated_cpu> allocated;
+      const auto policy_of_held = exclusives[rng() % 3];
+      t->cpus().for_each([&](int id) {
+        if (rng() % 3 == 0) {
+          held.insert(id);
+          allocated.push_back({id, 1, policy_of_held});
+        }
+      });
+      const auto available = t->cpus().difference(held);
+      const int needed = 1 + static_cast<int>(rng() % static_cast<unsigned>(t->num_cpus()));
+      const take_policy p{binds[rng() % 2], exclusives[rng() % 3], strategies[rng() % 2], 1};
+      auto got = take_cpus(*t, available, allocated, needed, p);
+      if (needed > available.size()) {
+        ASSERT_FALSE(got);
+        continue;
+      }
+      ASSERT_TRUE(got) << got.error().describe();
+      EXPECT_EQ(got->size(), needed);
+      EXPECT_EQ(got->difference(available).size(), 0);
+      EXPECT_EQ(*take_cpus(*t, available, allocated, needed, p), *got);
+      // Whole cores when one NUMA node has enough whole free cores (rule 2's first step).
+      if (p.bind == full && needed % t->cpus_per_core() == 0 && p.exclusive == none) {
+        int best = 0;
+        for (int node : t->numa_node_ids()) {
+          int whole = 0;
+          for (const auto& c : t->details()) {
+            if (c.node_id != node || !available.contains(c.cpu_id)) continue;
+            if (t->cpus_in_core(c.core_id).difference(available).empty()) ++whole;
+          }
+          best = std::max(best, whole);
+        }
+        if (best >= needed) {
+          got->for_each([&](int id) {
+            const auto core = t->cpus_in_core(t->find(id)->core_id);
+            EXPECT_TRUE(core.difference(*got).empty()) << "cpu " << id << " of a split core";
+          });
+        }
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 100);
 }
 
 // The cost of one take_cpus on a 2-socket x 48-core HT node (192 CPUs, Linux numbering), the
