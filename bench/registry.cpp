@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 
 namespace colony::bench {
@@ -11,6 +12,15 @@ std::int64_t rss_bytes() {
   std::int64_t size = 0, resident = 0;
   f >> size >> resident;
   return resident * ::sysconf(_SC_PAGESIZE);
+}
+
+std::int64_t status_kib(std::string_view field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.starts_with(field) && line.size() > field.size() && line[field.size()] == ':')
+      return std::strtoll(line.c_str() + field.size() + 1, nullptr, 10);
+  return -1;
 }
 
 std::vector<entry>& registry() {

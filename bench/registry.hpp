@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace colony::bench {
@@ -62,6 +63,10 @@ double seconds_of(F&& fn) {
 [[nodiscard]] inline double rss_mib() {
   return static_cast<double>(rss_bytes()) / (1024.0 * 1024.0);
 }
+
+// A "NAME:  N kB" field of /proc/self/status (RssAnon, RssFile, VmHWM, ...), in KiB; -1 if
+// absent.
+[[nodiscard]] std::int64_t status_kib(std::string_view field);
 
 // Keeps the optimiser from deleting a computed value.
 template <class T>

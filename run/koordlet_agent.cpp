@@ -13,6 +13,13 @@
 
 namespace colony::agent {
 
+stores::log_options koordlet_log_options() {
+  stores::log_options o;
+  o.memtable_bytes = std::size_t{2} << 20;
+  o.block_cache_bytes = std::size_t{1} << 20;
+  return o;
+}
+
 namespace {
 
 using messages::byte_buffer;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -87,6 +88,12 @@ struct log_options {
   bool sync = true;
   // Open read-only (a second process may read while one writes). Default: false.
   bool read_only = false;
+  // Memory the embedded log keeps before it writes to disk, in bytes: each memtable (0: 64 MiB,
+  // up to 4 of them, for a bulk writer such as the sim) and the read block cache (0: RocksDB's
+  // default). A node agent appending a few KB a second sets small ones: a memtable is resident
+  // until it is flushed. Ignored by the Kafka backend.
+  std::size_t memtable_bytes = 0;
+  std::size_t block_cache_bytes = 0;
 };
 
 // Opens a log by name: a filesystem path is the embedded RocksDB log;

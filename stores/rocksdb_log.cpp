@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
@@ -87,14 +88,14 @@ error from_status(const rocksdb::Status& s, const std::string& where) {
   return error{code, "RocksDB: " + s.ToString(), where};
 }
 
-rocksdb::ColumnFamilyOptions events_cf_options() {
+rocksdb::ColumnFamilyOptions events_cf_options(const log_options& opts) {
   rocksdb::ColumnFamilyOptions o;
   // Appends arrive in key order and are read sequentially; a large memtable and LZ4
   // keep flushes cheap without costing the appender much.
-  o.write_buffer_size = 64 << 20;
+  o.write_buffer_size = opts.memtable_bytes > 0 ? opts.memtable_bytes : std::size_t{64} << 20;
   // Up to 4 memtables (256 MiB) so that a bulk writer (the sim) is not stalled while the
-  // previous memtable is compressed and flushed on a busy machine.
-  o.max_write_buffer_number = 4;
+  // previous memtable is compressed and flushed on a busy machine; a small writer needs 2.
+  o.max_write_buffer_number = opts.memtable_bytes > 0 ? 2 : 4;
   o.compression = rocksdb::kLZ4Compression;
   // Files compacted into the last level are rewritten once more: there ZSTD's ratio (about
   // 1.7x LZ4's on Colony records) is worth its extra CPU.
@@ -103,6 +104,7 @@ rocksdb::ColumnFamilyOptions events_cf_options() {
   o.bottommost_compression_opts.enabled = true;
   rocksdb::BlockBasedTableOptions t;
   t.block_size = 32 << 10;
+  if (opts.block_cache_bytes > 0) t.block_cache = rocksdb::NewLRUCache(opts.block_cache_bytes);
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   // Offsets are big-endian keys appended in order: with one hint for the whole key space (the
   // first key byte, 0 below 2^56 offsets) the memtable inserts after the previous key instead of
@@ -146,7 +148,7 @@ result<std::unique_ptr<rocksdb_log>> rocksdb_log::open(const std::string& path,
   dbo.allow_concurrent_memtable_write = false;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs{
       {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
-      {"events", events_cf_options()}};
+      {"events", events_cf_options(opts)}};
   if (!fresh) {
     std::vector<std::string> names;
     auto s = rocksdb::DB::ListColumnFamilies(dbo, path, &names);
@@ -283,7 +285,7 @@ result<log_offset> rocksdb_log::append_to_table(std::span<const bytes_view> reco
     // A bulk table (the sim's log) is written once and read in order: ZSTD level 1 over 128 KiB
     // blocks keeps the plain openb run's 24 GB of records in 2.4 GB on disk (LZ4 over 32 KiB:
     // 4.0 GB) at no cost the README run can measure (docs/results.md).
-    rocksdb::Options o(rocksdb::DBOptions(), events_cf_options());
+    rocksdb::Options o(rocksdb::DBOptions(), events_cf_options(opts_));
     o.compression = rocksdb::kZSTD;
     o.compression_opts.level = 1;
     rocksdb::BlockBasedTableOptions t;

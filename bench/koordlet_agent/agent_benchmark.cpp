@@ -49,8 +49,7 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
     node_tree tree(root / "node", v);
     std::int64_t tick = 0;
     write_pods_node(tree, systemd, tick);
-    stores::log_options lo;
-    auto log = stores::open_log((root / "log").string(), lo);
+    auto log = stores::open_log((root / "log").string(), agent::koordlet_log_options());
     if (!log) {
       std::fprintf(stderr, "%s: %s\n", name.c_str(), log.error().describe().c_str());
       std::filesystem::remove_all(root);
@@ -97,6 +96,8 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
     ctx.report(name + ".cpu_per_step", cpu / static_cast<double>(n) * 1e3, "ms");
     ctx.report(name + ".core_share_at_1s", cpu / static_cast<double>(n) * 100, "% of one core");
     ctx.report(name + ".rss", bench::rss_mib(), "MiB");
+    ctx.report(name + ".rss_anon", static_cast<double>(bench::status_kib("RssAnon")) / 1024, "MiB");
+    ctx.report(name + ".rss_file", static_cast<double>(bench::status_kib("RssFile")) / 1024, "MiB");
     ctx.report(name + ".log_bytes_per_step",
                static_cast<double>(dir_bytes(root / "log") - bytes_before) / static_cast<double>(n),
                "bytes");

@@ -251,8 +251,7 @@ int run_koordlet(const koordlet_args& a) {
     return report_error(error{errc::invalid_input, "--server and --context need --kubeconfig",
                               a.server.empty() ? "--context" : "--server"});
   }
-  stores::log_options lo;
-  auto log = stores::open_log(a.log, lo);
+  auto log = stores::open_log(a.log, agent::koordlet_log_options());
   if (!log) return report_error(log.error());
   // Evictions logged and not yet answered by the API when it stopped are carried out again
   // (LOG.sink-position, as colony run's).
