@@ -166,8 +166,23 @@ result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_opti
     if (!e) return tl::unexpected(e.error());
     exec = std::move(*e);
   }
+  // The machine's resctrl info for the component's schemata (no record carries it). Not mounted:
+  // none, and the executor reports the groups' decisions unsupported.
+  std::optional<error> resctrl_problem;
+  if (o.koordlet.gates.rdt_resctrl) {
+    if (auto info = node::read_resctrl_info(o.source.resctrl_root, o.source.proc_root))
+      o.koordlet.resctrl_info = std::move(*info);
+    else if (info.error().code != errc::not_found)
+      resctrl_problem = info.error();
+  }
+  std::optional<node::resctrl_executor> resctrl;
+  if (o.enforce)
+    resctrl.emplace(node::resctrl_executor_config{o.source.resctrl_root, o.source.cgroup_root,
+                                                  o.source.kube_parent_dir});
   std::unique_ptr<koordlet_agent> a(new koordlet_agent(std::move(o), log, std::move(*src)));
   a->exec_ = std::move(exec);
+  a->resctrl_ = std::move(resctrl);
+  if (resctrl_problem) a->problems_.push_back(std::move(*resctrl_problem));
   const bool positioned =
       a->opt_.cluster != nullptr && a->opt_.enforce && !a->opt_.position_path.empty();
   const auto saved = positioned ? run::load_sink_position(a->opt_.position_path) : std::nullopt;
@@ -404,13 +419,16 @@ node::apply_result koordlet_agent::apply_target(
     std::string_view target, std::string_view uid,
     const std::vector<std::pair<std::string, std::string>>& settings) const {
   if (const auto tier = qos_dir_target(target)) return exec_->apply_qos_settings(*tier, settings);
+  if (target.starts_with("resctrl/") && resctrl_)
+    return resctrl_->apply_group(target.substr(std::string_view("resctrl/").size()), settings);
   return exec_->apply_pod_settings(uid.empty() ? target : uid, settings);
 }
 
 void koordlet_agent::record_outcome(const node::apply_result& r, std::string_view target,
                                     log_offset cause, std::int64_t t,
                                     std::vector<byte_buffer>& out) {
-  const bool be = target == "besteffort" || qos_dir_target(target).has_value();
+  const bool be = target == "besteffort" || qos_dir_target(target).has_value() ||
+                  target.starts_with("resctrl/");
   const auto kind = be ? wire::EntityKind::Node : wire::EntityKind::Pod;
   const std::string key = be ? opt_.koordlet.node : std::string(target);
   const auto causation = static_cast<std::int64_t>(cause);

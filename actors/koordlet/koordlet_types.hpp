@@ -197,6 +197,8 @@ struct koordlet_feature_gates {
   // Runtime hooks' gates (pkg/koordlet/runtimehooks/config.go).
   bool group_identity = true;  // Default: on (GroupIdentity)
   bool batch_resource = true;  // Default: on (BatchResource)
+  // Resctrl QoS groups (qosmanager plugin resctrl, pkg/features/koordlet_features.go).
+  bool rdt_resctrl = true;  // Default: on (RdtResctrl)
 };
 
 // Loop timing (pkg/koordlet/qosmanager/framework/config.go, metricsadvisor/framework/config.go).

@@ -32,6 +32,9 @@ struct source_config {
   std::string cgroup_root = "/sys/fs/cgroup";
   // Default: /proc (Koordinator's --proc-root-dir).
   std::string proc_root = "/proc";
+  // Where resctrl is mounted (RdtResctrl: its info is read at start, its groups written).
+  // Default: /sys/fs/resctrl (Koordinator: <sysfs root>/resctrl).
+  std::string resctrl_root = "/sys/fs/resctrl";
   // Where kubepods sits under each controller directory: kubelet's --cgroup-root (Koordinator's
   // --cgroup-kube-path parent). Default: "" (kubepods directly under the controller).
   std::string kube_parent_dir;

@@ -55,6 +55,7 @@ struct koordlet_args {
   std::string node;
   std::string cgroup_root = "/sys/fs/cgroup";
   std::string proc_root = "/proc";
+  std::string resctrl_root = "/sys/fs/resctrl";
   std::string kube_parent;
   std::string interval = "1s";
   std::string report_interval = "60s";
@@ -142,6 +143,7 @@ result<koordlet::koordlet_feature_gates> parse_feature_gates(std::string_view te
       {"MemoryAllocatableEvict", &koordlet::koordlet_feature_gates::memory_allocatable_evict},
       {"GroupIdentity", &koordlet::koordlet_feature_gates::group_identity},
       {"BatchResource", &koordlet::koordlet_feature_gates::batch_resource},
+      {"RdtResctrl", &koordlet::koordlet_feature_gates::rdt_resctrl},
   };
   while (!text.empty()) {
     const auto comma = text.find(',');
@@ -181,6 +183,7 @@ int run_koordlet(const koordlet_args& a) {
   agent::koordlet_agent_options o;
   o.source.cgroup_root = a.cgroup_root;
   o.source.proc_root = a.proc_root;
+  o.source.resctrl_root = a.resctrl_root;
   o.source.kube_parent_dir = a.kube_parent;
   o.source.read_pressure = a.pressure;
   o.source.ticks_per_second = ::sysconf(_SC_CLK_TCK) > 0 ? ::sysconf(_SC_CLK_TCK) : 100;
@@ -214,6 +217,7 @@ int run_koordlet(const koordlet_args& a) {
     }
     o.koordlet.cpu_qos = koordlet_actor::to_koordlet(*qos);
     o.koordlet.memory_qos = koordlet_actor::to_koordlet_memory(*qos);
+    o.koordlet.resctrl_qos = koordlet_actor::to_koordlet_resctrl(*qos);
   }
   if (!a.feature_gates.empty()) {
     auto g = parse_feature_gates(a.feature_gates);
@@ -390,6 +394,9 @@ void add_koordlet_command(CLI::App& app) {
                   "strategies in force until the log holds a NodeSLOUpdated for this node");
   cmd->add_option("--cgroup-root", args->cgroup_root, "cgroup mount root")->capture_default_str();
   cmd->add_option("--proc-root", args->proc_root, "proc mount root")->capture_default_str();
+  cmd->add_option("--resctrl-root", args->resctrl_root,
+                  "resctrl mount root (RdtResctrl: L3 CAT and MBA groups LSR, LS, BE)")
+      ->capture_default_str();
   cmd->add_option("--kube-parent", args->kube_parent,
                   "kubelet's --cgroup-root under each controller (kubepods' parent)");
   cmd->add_option("--interval", args->interval, "collect interval (500ms, 1s, ...)")
@@ -412,8 +419,8 @@ void add_koordlet_command(CLI::App& app) {
   cmd->add_option("--feature-gates", args->feature_gates,
                   "koordlet feature gates, Koordinator's names: BEMemoryEvict=true,BECPUEvict=true,"
                   "MemoryEvict, CPUEvict, CPUAllocatableEvict, MemoryAllocatableEvict, "
-                  "BECPUSuppress, CPUBurst, GroupIdentity, BatchResource (Koordinator's defaults: "
-                  "evictions off)");
+                  "BECPUSuppress, CPUBurst, GroupIdentity, BatchResource, RdtResctrl "
+                  "(Koordinator's defaults: evictions off)");
   cmd->add_option("--report-every", args->report_every,
                   "report at exactly this cadence, below Koordinator's 30-s floor (tests, demos)");
   cmd->callback([args] { exit_status() = run_koordlet(*args); });

@@ -114,6 +114,75 @@ TEST(KoordletCli, DryRunLogsTheSuppressionAndEnforceWritesItOnStart) {
       << dump;
 }
 
+// RdtResctrl end to end on a fake resctrl tree (a two-socket Intel machine, 11 ways): the BE
+// class enabled at 10-50 % and MBA 85 % gives BE "L3:0=3c;1=3c" / "MB:0=90;1=90", the other
+// groups DefaultResctrlQOS's full range; the BE pod's container tasks join the BE group. Then on
+// a log of its own over an empty mount point (resctrl not mounted, as on this machine): one
+// WriteFailed "unsupported by this kernel", nothing created.
+TEST(KoordletCli, ResctrlGroupsWrittenAndUnsupportedOnceWhereNotMounted) {
+  namespace fs = std::filesystem;
+  colony::testing::temp_dir tmp;
+  node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);
+  tree.write_proc(4, 1000, 5000, 16 * 1024 * 1024, 12 * 1024 * 1024);
+  fake_cgroup c;
+  tree.write_cgroup("kubepods/burstable/poda-1", c);
+  tree.write_cgroup("kubepods/besteffort/podb-2", c);
+  std::ofstream(tree.cgroup_root() + "/cpu/kubepods/besteffort/podb-2/tasks") << "";
+  fs::create_directories(tree.cgroup_root() + "/cpu/kubepods/besteffort/podb-2/c1");
+  std::ofstream(tree.cgroup_root() + "/cpu/kubepods/besteffort/podb-2/c1/tasks") << "4242\n4243\n";
+  const std::string rdt = tmp.sub("resctrl");
+  fs::create_directories(rdt + "/info/L3");
+  fs::create_directories(rdt + "/info/MB");
+  std::ofstream(rdt + "/schemata") << "    L3:0=7ff;1=7ff\n    MB:0=100;1=100\n";
+  std::ofstream(rdt + "/info/L3/cbm_mask") << "7ff\n";
+  std::ofstream(rdt + "/info/L3/min_cbm_bits") << "1\n";
+  std::ofstream(rdt + "/info/MB/min_bandwidth") << "10\n";
+  std::ofstream(rdt + "/info/MB/bandwidth_gran") << "10\n";
+  const std::string slo = tmp.sub("nodeslo.json");
+  std::ofstream(slo) << R"({"resourceQOSStrategy":{"beClass":{"resctrlQOS":{"enable":true,)"
+                        R"("catRangeStartPercent":10,"catRangeEndPercent":50,"mbaPercent":85}}}})";
+  auto read = [](const std::string& p) {
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  std::vector<std::string> args{
+      "koordlet",    "--node",         "n1",         "--cgroup-root",  tree.cgroup_root(),
+      "--proc-root", tree.proc_root(), "--interval", "100ms",          "--once",
+      "--enforce",   "--node-slo",     slo,          "--resctrl-root", rdt,
+      "--log",       tmp.sub("log")};
+  auto [rc, out] = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(read(rdt + "/BE/schemata"), "L3:0=3c;1=3c\nMB:0=90;1=90\n");
+  EXPECT_EQ(read(rdt + "/LS/schemata"), "L3:0=7ff;1=7ff\nMB:0=100;1=100\n");
+  EXPECT_EQ(read(rdt + "/LSR/schemata"), "L3:0=7ff;1=7ff\nMB:0=100;1=100\n");
+  EXPECT_EQ(read(rdt + "/BE/tasks"), "4242\n4243\n");
+  EXPECT_FALSE(fs::exists(rdt + "/LS/tasks")) << "LS is not enabled: its tasks are not moved";
+  auto [drc, dump] = run_colony({"log", "dump", "--log", tmp.sub("log")});
+  ASSERT_EQ(drc, 0) << dump;
+  EXPECT_NE(dump.find(R"({"key":"resctrl/BE/tasks","value":"4242 4243"})"), std::string::npos)
+      << dump;
+  EXPECT_EQ(dump.find(R"("type":"WriteFailed")"), std::string::npos) << dump;
+
+  const std::string none = tmp.sub("no-resctrl");
+  fs::create_directories(none);
+  args[args.size() - 3] = none;
+  args.back() = tmp.sub("log2");
+  std::tie(rc, out) = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("unsupported by this kernel: resctrl is not mounted at " + none),
+            std::string::npos)
+      << out;
+  std::tie(drc, dump) = run_colony({"log", "dump", "--log", tmp.sub("log2")});
+  ASSERT_EQ(drc, 0) << dump;
+  std::size_t failed = 0;
+  for (auto at = dump.find(R"("type":"WriteFailed")"); at != std::string::npos;
+       at = dump.find(R"("type":"WriteFailed")", at + 1))
+    ++failed;
+  EXPECT_EQ(failed, 1u) << dump;
+  EXPECT_NE(dump.find("resctrl is not mounted"), std::string::npos) << dump;
+  EXPECT_TRUE(fs::is_empty(none)) << "nothing created where resctrl is not mounted";
+}
+
 TEST(KoordletCli, BadInputExitCodes) {
   colony::testing::temp_dir tmp;
   node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);

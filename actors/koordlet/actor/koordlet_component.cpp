@@ -158,6 +158,21 @@ kl::resource_qos_memory_strategy to_koordlet_memory(
   return k;
 }
 
+kl::resource_qos_resctrl_strategy to_koordlet_resctrl(
+    const slo_controller::resource_qos_strategy& s) {
+  kl::resource_qos_resctrl_strategy k;  // DefaultResctrlQOS per class
+  auto merge = [](const slo_controller::resource_qos_class& c, kl::resctrl_qos& q) {
+    q.enable = c.resctrl_enable.value_or(q.enable);
+    q.cat_range_start_percent = c.cat_range_start_percent.value_or(q.cat_range_start_percent);
+    q.cat_range_end_percent = c.cat_range_end_percent.value_or(q.cat_range_end_percent);
+    q.mba_percent = c.mba_percent.value_or(q.mba_percent);
+  };
+  merge(s.lsr, k.lsr_class);
+  merge(s.ls, k.ls_class);
+  merge(s.be, k.be_class);
+  return k;
+}
+
 koordlet_component::koordlet_component(koordlet_options opt)
     : opt_(std::move(opt)), name_("koordlet/" + opt_.node) {
   node_.name = opt_.node;
@@ -492,6 +507,7 @@ void koordlet_component::on_event(const wire::Envelope& env,
           q) {
         opt_.cpu_qos = to_koordlet(*q);
         opt_.memory_qos = to_koordlet_memory(*q);
+        opt_.resctrl_qos = to_koordlet_resctrl(*q);
       } else {  // keeps the cpu QoS in force
         auto e = q.error();
         e.where = "log offset " + std::to_string(env.offset()) + ": " + e.where;
@@ -1078,6 +1094,39 @@ void koordlet_component::hooks_round(const wire::Envelope& env, std::span<const 
       live.emplace(target);
       emit(wire::EntityKind::Node, opt_.node, target, {{"cpu.bvt_warp_ns", std::to_string(v)}},
            {{"groupIdentity", v, "", "kube QoS dir bvt (getKubeQOSDirBvtValue)"}});
+    }
+  }
+  // Resctrl (pkg/koordlet/qosmanager/plugins/resctrl): nothing until a class enables it, as
+  // group identity (Koordinator writes every group's schemata whenever the NodeSLO has a
+  // resourceQOSStrategy; Colony waits for an enabled class, so a default NodeSLO writes nothing).
+  resctrl_active_ =
+      resctrl_active_ || (opt_.gates.rdt_resctrl && kl::resctrl_enabled(opt_.resctrl_qos));
+  if (resctrl_active_ && opt_.gates.rdt_resctrl) {
+    for (auto& d : kl::resctrl_decisions(opt_.resctrl_qos, opt_.resctrl_info, pods)) {
+      const std::string target = "resctrl/" + std::string(d.group);
+      if (d.schemata_error) {
+        auto e = *d.schemata_error;
+        e.where = "NodeSLO.spec.resourceQOSStrategy." + e.where;
+        const bool known = std::any_of(
+            config_errors_.begin(), config_errors_.end(),
+            [&](const error& x) { return x.where == e.where && x.message == e.message; });
+        if (!known) config_errors_.push_back(std::move(e));
+      }
+      settings_t settings;
+      if (d.schemata && !d.schemata->empty()) settings.emplace_back("schemata", *d.schemata);
+      if (d.assign_tasks) {
+        std::string uids;
+        for (const auto& u : d.pod_uids) uids += (uids.empty() ? "" : ",") + u;
+        settings.emplace_back("tasks", uids);
+      }
+      if (settings.empty()) continue;
+      const auto& q = kl::resctrl_qos_of(opt_.resctrl_qos, d.group);
+      live.insert(target);
+      emit(wire::EntityKind::Node, opt_.node, target, settings,
+           {{"enable", q.enable ? 1 : 0, "", {}},
+            {"catRangeStartPercent", q.cat_range_start_percent, "percent", {}},
+            {"catRangeEndPercent", q.cat_range_end_percent, "percent", {}},
+            {"mbaPercent", q.mba_percent, "percent", {}}});
     }
   }
   // Pods gone (finished, evicted, no longer sampled): a pod that comes back is written again.
