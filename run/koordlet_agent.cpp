@@ -110,7 +110,8 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
     r.memory_bytes = n.p->memory.value;
     const auto usage = b.resources(r);
     pods.push_back(wire::CreatePodSample(fbb, key, uid, usage, n.qos, wire_kube_qos(n.p->qos),
-                                         n.p->cpu_limit_milli.value_or(0)));
+                                         n.p->cpu_limit_milli.value_or(0), 0, -1, 0, -1, -1,
+                                         n.p->memory_with_hot_page_bytes.value_or(-1)));
   }
   const auto pv = fbb.CreateVector(pods);
   const auto name = fbb.CreateString(node);
@@ -118,7 +119,8 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
   nu.cpu_milli = u.cpu.value;
   nu.memory_bytes = u.memory.value;
   const auto usage = b.resources(nu);
-  const auto payload = wire::CreateNodeUsageSampled(fbb, name, interval_ms, usage, pv);
+  const auto payload = wire::CreateNodeUsageSampled(fbb, name, interval_ms, usage, pv, 0,
+                                                    u.memory_with_hot_page_bytes.value_or(-1));
   return b.finish(make_header(u.time.value, wire::EntityKind::Node, node, -1), payload);
 }
 
@@ -271,6 +273,11 @@ result<void> koordlet_agent::step(event_time now) {
   auto cur = src_.snapshot(event_time{t});
   if (!cur) return tl::unexpected(cur.error());
   for (const auto& e : cur->skipped) problems_.push_back(e);
+  // ColdPageCollector on a kernel without kidled: said once per node (the log remembers it), as
+  // a WriteFailed caused by the next report, whose memory stays usageWithoutPageCache.
+  if (cur->cold_pages_unsupported &&
+      unsupported_reported_.count(file_name(cur->cold_pages_unsupported->where)) == 0)
+    cold_pages_unsupported_ = cur->cold_pages_unsupported;
   if (!prev_) {
     prev_ = std::move(*cur);
     return {};
@@ -301,6 +308,19 @@ result<void> koordlet_agent::process(std::vector<byte_buffer> first, std::int64_
     if (mine && env.payload_type() == wire::Payload::NodeMetricReported) {
       ++stats_.reports;
       last_report_ = rec;
+      if (cold_pages_unsupported_ &&
+          unsupported_reported_.insert(file_name(cold_pages_unsupported_->where)).second) {
+        auto& fbb = b_.fbb();
+        const auto obj = fbb.CreateString(cold_pages_unsupported_->where);
+        const auto msg = fbb.CreateString(cold_pages_unsupported_->message);
+        out.push_back(
+            b_.finish(make_header(t, wire::EntityKind::Node, opt_.koordlet.node,
+                                  static_cast<std::int64_t>(off)),
+                      wire::CreateWriteFailed(fbb, wire::WriteKind::cgroup, obj, 0, 1, msg)));
+        ++stats_.unsupported;
+        problems_.push_back(*cold_pages_unsupported_);
+      }
+      cold_pages_unsupported_.reset();
     } else if (mine) {
       ++stats_.decisions;
     }

@@ -182,6 +182,8 @@ class koordlet_agent {
   agent_stats stats_;
   std::vector<error> problems_;
   std::set<std::string, std::less<>> unsupported_reported_;  // file names reported unsupported
+  // ColdPageCollector without kidled, not reported yet: logged with the next report.
+  std::optional<error> cold_pages_unsupported_;
   messages::byte_buffer last_report_;
   messages::event_builder b_;
   // Cluster mode: the last observation from the API server per "entity|type" (its payload as

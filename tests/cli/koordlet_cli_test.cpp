@@ -183,6 +183,97 @@ TEST(KoordletCli, ResctrlGroupsWrittenAndUnsupportedOnceWhereNotMounted) {
   EXPECT_TRUE(fs::is_empty(none)) << "nothing created where resctrl is not mounted";
 }
 
+// kidled's memory.idle_page_stats with `cold` bytes of clean file pages idle for 60-120 scans
+// (bucket 5, the first Koordinator counts as cold), in the kernel's 31-line layout.
+std::string idle_page_stats(std::int64_t cold) {
+  std::string s =
+      "# version: 1.0\n# page_scans: 24\n# slab_scans: 0\n# scan_period_in_seconds: 120\n"
+      "# use_hierarchy: 1\n# buckets: 1,2,5,15,30,60,120,240\n#\n#   _-----=> clean/dirty\n"
+      "#  / _----=> swap/file\n# | / _---=> evict/unevict\n# || / _--=> inactive/active\n"
+      "# ||| / _-=> slab\n# |||| /\n# |||||   [1,2) [2,5) [5,15) [15,30) [30,60) [60,120) "
+      "[120,240) [240,+inf)\n";
+  for (const char* row : {"csei", "dsei", "cfei", "dfei", "csui", "dsui", "cfui", "dfui", "csea",
+                          "dsea", "cfea", "dfea", "csua", "dsua", "cfua", "dfua", "slab"})
+    s += std::string("  ") + row + " 4096 0 0 0 0 " +
+         (std::string(row) == "cfei" ? std::to_string(cold) : "0") + " 0 0\n";
+  return s;
+}
+
+// ColdPageCollector with nodeMemoryCollectPolicy usageWithHotPageCache on a fake kidled kernel:
+// the NodeMetric's memory is usage with hot page cache (node: MemTotal - MemFree - cold; pod:
+// anon + file pages - cold) and its spec says usageWithHotPageCache. Without the files (this
+// machine's kernel): one WriteFailed "unsupported by this kernel", the figures stay
+// usageWithoutPageCache and the report says so.
+TEST(KoordletCli, ColdPageCollectorReportsMemoryWithHotPageCacheOrSaysUnsupportedOnce) {
+  colony::testing::temp_dir tmp;
+  node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);
+  tree.write_proc(4, 1000, 5000, 16 * 1024 * 1024, 12 * 1024 * 1024);  // MemFree: 1000 KiB
+  fake_cgroup b;
+  b.active_anon = 256 * colony::mib;
+  b.inactive_file = 128 * colony::mib;
+  tree.write_cgroup("kubepods/besteffort/podb-2", b);
+  std::vector<std::string> args{"koordlet",
+                                "--node",
+                                "n1",
+                                "--cgroup-root",
+                                tree.cgroup_root(),
+                                "--proc-root",
+                                tree.proc_root(),
+                                "--interval",
+                                "100ms",
+                                "--once",
+                                "--json",
+                                "--feature-gates",
+                                "ColdPageCollector=true",
+                                "--node-memory-collect-policy",
+                                "usageWithHotPageCache",
+                                "--log",
+                                tmp.sub("log")};
+  auto count_failed = [](const std::string& dump) {
+    std::size_t n = 0;
+    for (auto at = dump.find(R"("type":"WriteFailed")"); at != std::string::npos;
+         at = dump.find(R"("type":"WriteFailed")", at + 1))
+      ++n;
+    return n;
+  };
+  // No kidled: said once, usageWithoutPageCache figures.
+  auto [rc, out] = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("unsupported by this kernel: no memory.idle_page_stats"), std::string::npos)
+      << out;
+  auto j = last_json(out);
+  ASSERT_TRUE(j.is_object()) << out;
+  EXPECT_EQ(j["spec"]["metricCollectPolicy"]["nodeMemoryCollectPolicy"], "usageWithoutPageCache");
+  EXPECT_EQ(j["status"]["nodeMetric"]["nodeUsage"]["resources"]["memory"], "4Gi");
+  EXPECT_EQ(j["status"]["podsMetric"][0]["podUsage"]["resources"]["memory"], "256Mi");
+  auto [drc, dump] = run_colony({"log", "dump", "--log", tmp.sub("log")});
+  ASSERT_EQ(drc, 0) << dump;
+  EXPECT_EQ(count_failed(dump), 1u) << dump;
+  EXPECT_NE(dump.find(tree.cgroup_root() + "/memory/memory.idle_page_stats"), std::string::npos);
+  // A restart on the same log says nothing again.
+  std::tie(rc, out) = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(drc, dump) = run_colony({"log", "dump", "--log", tmp.sub("log")});
+  EXPECT_EQ(count_failed(dump), 1u) << dump;
+
+  // A kidled kernel: 1 GiB of the node's page cache and 64 MiB of the pod's are cold.
+  std::ofstream(tree.cgroup_root() + "/memory/memory.idle_page_stats")
+      << idle_page_stats(colony::gib);
+  std::ofstream(tree.cgroup_root() + "/memory/kubepods/besteffort/podb-2/memory.idle_page_stats")
+      << idle_page_stats(64 * colony::mib);
+  args.back() = tmp.sub("log2");
+  std::tie(rc, out) = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.find("unsupported"), std::string::npos) << out;
+  j = last_json(out);
+  ASSERT_TRUE(j.is_object()) << out;
+  EXPECT_EQ(j["spec"]["metricCollectPolicy"]["nodeMemoryCollectPolicy"], "usageWithHotPageCache");
+  // 16 GiB - 1000 KiB (MemFree) - 1 GiB cold.
+  EXPECT_EQ(j["status"]["nodeMetric"]["nodeUsage"]["resources"]["memory"], "15727640Ki");
+  // 256 MiB anon + 128 MiB inactive file - 64 MiB cold.
+  EXPECT_EQ(j["status"]["podsMetric"][0]["podUsage"]["resources"]["memory"], "320Mi");
+}
+
 TEST(KoordletCli, BadInputExitCodes) {
   colony::testing::temp_dir tmp;
   node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);

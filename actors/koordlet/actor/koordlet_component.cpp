@@ -556,6 +556,12 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
   const auto nu = messages::to_resource_list(e.node_usage());
   node_cpu_cores_ = static_cast<double>(nu.cpu_milli) / 1000.0;
   node_mem_bytes_ = static_cast<double>(nu.memory_bytes);
+  // usageWithHotPageCache where the node's collectors read kidled's cold pages (Koordinator:
+  // the policy and GetIsStartColdMemory, states_nodemetric.go); else usageWithoutPageCache. The
+  // QoS plugins keep reading usage without page cache, as Koordinator's do.
+  hot_pages_in_force_ = opt_.report_policy.memory_policy ==
+                            kl::node_memory_collect_policy::usage_with_hot_page_cache &&
+                        e.memory_with_hot_page_bytes() >= 0;
   orphan_cpu_.clear();
   std::vector<kl::usage_sample> pod_samples;
   std::set<std::string_view> seen;
@@ -606,7 +612,11 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
       }
       q->cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
       q->memory_used_bytes = static_cast<double>(u.memory_bytes);
-      const kl::usage_sample s{now, *q->cpu_used_cores, *q->memory_used_bytes};
+      // A pod whose cgroup had no idle page stats keeps its usage without page cache.
+      const kl::usage_sample s{now, *q->cpu_used_cores,
+                               hot_pages_in_force_ && pm->memory_with_hot_page_bytes() >= 0
+                                   ? static_cast<double>(pm->memory_with_hot_page_bytes())
+                                   : *q->memory_used_bytes};
       window_.add_pod(key, s);
       pod_samples.push_back(s);
       seen.insert(key);
@@ -628,7 +638,11 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
     it = sampled_only_.erase(it);
     ++inputs_gen_;
   }
-  window_.add_node_and_system({now, *node_cpu_cores_, *node_mem_bytes_}, pod_samples, {});
+  window_.add_node_and_system(
+      {now, *node_cpu_cores_,
+       hot_pages_in_force_ ? static_cast<double>(e.memory_with_hot_page_bytes())
+                           : *node_mem_bytes_},
+      pod_samples, {});
   const auto& policy = opt_.report_policy;
   const std::int64_t longest =
       std::max(kl::effective_aggregate_duration_seconds(policy),
@@ -696,9 +710,13 @@ void koordlet_component::report(const wire::Envelope& env,
                                         static_cast<wire::QoSClass>(p.qos)));
   }
   const auto pv = fbb.CreateVector(pms);
+  // The policy the memory figures follow (the last sample's): usageWithHotPageCache only where
+  // the kernel gave cold pages.
+  const auto mp =
+      fbb.CreateString(hot_pages_in_force_ ? "usageWithHotPageCache" : "usageWithoutPageCache");
   const auto payload = wire::CreateNodeMetricReported(
       fbb, node, now.value, kl::effective_aggregate_duration_seconds(opt_.report_policy) * 1000,
-      report_interval_ms(), nu, su, an, as, pv, 0);
+      report_interval_ms(), nu, su, an, as, pv, 0, 0, mp);
   out.push_back(b_.finish(header(env, wire::EntityKind::Node, opt_.node), payload));
 }
 

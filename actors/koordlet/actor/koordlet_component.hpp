@@ -33,7 +33,9 @@
 // Emits, causation = the NodeMetricReported's or NodeUsageSampled's offset:
 //   NodeMetricReported (node) once a report interval has passed since the last one, from the
 //     samples' window (states_nodemetric.go collectMetric: build_node_metric_status); the first
-//     one a report interval after the first sample.
+//     one a report interval after the first sample. Its memory is the samples'
+//     memory_with_hot_page_bytes where report_policy asks usageWithHotPageCache and the sample
+//     has them (a pod without them: its usage), memory_collect_policy says which.
 //   BeSuppressed (node) when the suppression written changes: cpuset policy when the cpuset
 //     differs from the last one written, cfsQuota policy when adjust_by_cfs_quota writes (delta
 //     above 1 % of the node), and once on recovery (be_cpu_milli -1) after a suppression.
@@ -269,6 +271,7 @@ class koordlet_component final : public entities::component {
       hooks_written_;
   bool bvt_active_ = false;      // a class was enabled once: later rounds write (0 when disabled)
   bool resctrl_active_ = false;  // a class enabled resctrlQOS once: schemata kept in step
+  bool hot_pages_in_force_ = false;  // the last sample's memory is usageWithHotPageCache
   double cpu_norm_ratio_ = 1.0;
   std::vector<error> config_errors_;
   // NodeMetric from samples: the window (pods keyed by pod key), when the next report is due,
