@@ -117,7 +117,8 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
     r.memory_bytes = n.p->memory.value;
     const auto usage = b.resources(r);
     pods.push_back(wire::CreatePodSample(fbb, key, uid, usage, n.qos, wire_kube_qos(n.p->qos),
-                                         n.p->cpu_limit_milli.value_or(0)));
+                                         n.p->cpu_limit_milli.value_or(0), 0, -1, 0, -1, -1,
+                                         n.p->memory_with_hot_page_bytes.value_or(-1)));
   }
   const auto pv = fbb.CreateVector(pods);
   const auto name = fbb.CreateString(node);
@@ -125,7 +126,8 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
   nu.cpu_milli = u.cpu.value;
   nu.memory_bytes = u.memory.value;
   const auto usage = b.resources(nu);
-  const auto payload = wire::CreateNodeUsageSampled(fbb, name, interval_ms, usage, pv);
+  const auto payload = wire::CreateNodeUsageSampled(fbb, name, interval_ms, usage, pv, 0,
+                                                    u.memory_with_hot_page_bytes.value_or(-1));
   return b.finish(make_header(u.time.value, wire::EntityKind::Node, node, -1), payload);
 }
 
@@ -173,8 +175,23 @@ result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_opti
     if (!e) return tl::unexpected(e.error());
     exec = std::move(*e);
   }
+  // The machine's resctrl info for the component's schemata (no record carries it). Not mounted:
+  // none, and the executor reports the groups' decisions unsupported.
+  std::optional<error> resctrl_problem;
+  if (o.koordlet.gates.rdt_resctrl) {
+    if (auto info = node::read_resctrl_info(o.source.resctrl_root, o.source.proc_root))
+      o.koordlet.resctrl_info = std::move(*info);
+    else if (info.error().code != errc::not_found)
+      resctrl_problem = info.error();
+  }
+  std::optional<node::resctrl_executor> resctrl;
+  if (o.enforce)
+    resctrl.emplace(node::resctrl_executor_config{o.source.resctrl_root, o.source.cgroup_root,
+                                                  o.source.kube_parent_dir});
   std::unique_ptr<koordlet_agent> a(new koordlet_agent(std::move(o), log, std::move(*src)));
   a->exec_ = std::move(exec);
+  a->resctrl_ = std::move(resctrl);
+  if (resctrl_problem) a->problems_.push_back(std::move(*resctrl_problem));
   const bool positioned =
       a->opt_.cluster != nullptr && a->opt_.enforce && !a->opt_.position_path.empty();
   const auto saved = positioned ? run::load_sink_position(a->opt_.position_path) : std::nullopt;
@@ -263,6 +280,11 @@ result<void> koordlet_agent::step(event_time now) {
   auto cur = src_.snapshot(event_time{t});
   if (!cur) return tl::unexpected(cur.error());
   for (const auto& e : cur->skipped) problems_.push_back(e);
+  // ColdPageCollector on a kernel without kidled: said once per node (the log remembers it), as
+  // a WriteFailed caused by the next report, whose memory stays usageWithoutPageCache.
+  if (cur->cold_pages_unsupported &&
+      unsupported_reported_.count(file_name(cur->cold_pages_unsupported->where)) == 0)
+    cold_pages_unsupported_ = cur->cold_pages_unsupported;
   if (!prev_) {
     prev_ = std::move(*cur);
     return {};
@@ -293,6 +315,19 @@ result<void> koordlet_agent::process(std::vector<byte_buffer> first, std::int64_
     if (mine && env.payload_type() == wire::Payload::NodeMetricReported) {
       ++stats_.reports;
       last_report_ = rec;
+      if (cold_pages_unsupported_ &&
+          unsupported_reported_.insert(file_name(cold_pages_unsupported_->where)).second) {
+        auto& fbb = b_.fbb();
+        const auto obj = fbb.CreateString(cold_pages_unsupported_->where);
+        const auto msg = fbb.CreateString(cold_pages_unsupported_->message);
+        out.push_back(
+            b_.finish(make_header(t, wire::EntityKind::Node, opt_.koordlet.node,
+                                  static_cast<std::int64_t>(off)),
+                      wire::CreateWriteFailed(fbb, wire::WriteKind::cgroup, obj, 0, 1, msg)));
+        ++stats_.unsupported;
+        problems_.push_back(*cold_pages_unsupported_);
+      }
+      cold_pages_unsupported_.reset();
     } else if (mine) {
       ++stats_.decisions;
     }
@@ -411,13 +446,16 @@ node::apply_result koordlet_agent::apply_target(
     std::string_view target, std::string_view uid,
     const std::vector<std::pair<std::string, std::string>>& settings) const {
   if (const auto tier = qos_dir_target(target)) return exec_->apply_qos_settings(*tier, settings);
+  if (target.starts_with("resctrl/") && resctrl_)
+    return resctrl_->apply_group(target.substr(std::string_view("resctrl/").size()), settings);
   return exec_->apply_pod_settings(uid.empty() ? target : uid, settings);
 }
 
 void koordlet_agent::record_outcome(const node::apply_result& r, std::string_view target,
                                     log_offset cause, std::int64_t t,
                                     std::vector<byte_buffer>& out) {
-  const bool be = target == "besteffort" || qos_dir_target(target).has_value();
+  const bool be = target == "besteffort" || qos_dir_target(target).has_value() ||
+                  target.starts_with("resctrl/");
   const auto kind = be ? wire::EntityKind::Node : wire::EntityKind::Pod;
   const std::string key = be ? opt_.koordlet.node : std::string(target);
   const auto causation = static_cast<std::int64_t>(cause);

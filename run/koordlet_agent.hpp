@@ -52,6 +52,7 @@
 #include "actors/koordlet/actor/koordlet_component.hpp"
 #include "bridges/node/cgroup_executor.hpp"
 #include "bridges/node/collector.hpp"
+#include "bridges/node/resctrl.hpp"
 #include "messages/codec.hpp"
 #include "messages/result.hpp"
 #include "run/koordlet_agent_cluster.hpp"
@@ -159,7 +160,8 @@ class koordlet_agent {
   void reconcile_all(std::int64_t t, std::vector<messages::byte_buffer>& out);
   void record_outcome(const node::apply_result& r, std::string_view target, log_offset cause,
                       std::int64_t t, std::vector<messages::byte_buffer>& out);
-  // A CgroupUpdated's target carried out: a kube QoS dir ("qos/<tier>") or a pod by uid.
+  // A CgroupUpdated's target carried out: a kube QoS dir ("qos/<tier>"), a resctrl group
+  // ("resctrl/<group>") or a pod by uid.
   [[nodiscard]] node::apply_result apply_target(
       std::string_view target, std::string_view uid,
       const std::vector<std::pair<std::string, std::string>>& settings) const;
@@ -173,6 +175,7 @@ class koordlet_agent {
   stores::event_log& log_;
   node::node_source src_;
   std::optional<node::cgroup_executor> exec_;
+  std::optional<node::resctrl_executor> resctrl_;  // with exec_: targets "resctrl/<group>"
   std::unique_ptr<entities::step_host> host_;
   koordlet_actor::koordlet_component* comp_ = nullptr;  // owned by host_
   bool replaying_ = false;
@@ -184,6 +187,8 @@ class koordlet_agent {
   agent_stats stats_;
   std::vector<error> problems_;
   std::set<std::string, std::less<>> unsupported_reported_;  // file names reported unsupported
+  // ColdPageCollector without kidled, not reported yet: logged with the next report.
+  std::optional<error> cold_pages_unsupported_;
   messages::byte_buffer last_report_;
   messages::event_builder b_;
   // Cluster mode: the last observation from the API server per "entity|type" (its payload as

@@ -197,6 +197,10 @@ struct koordlet_feature_gates {
   // Runtime hooks' gates (pkg/koordlet/runtimehooks/config.go).
   bool group_identity = true;  // Default: on (GroupIdentity)
   bool batch_resource = true;  // Default: on (BatchResource)
+  // Resctrl QoS groups (qosmanager plugin resctrl, pkg/features/koordlet_features.go).
+  bool rdt_resctrl = true;  // Default: on (RdtResctrl)
+  // kidled's cold pages for memory with hot page cache (metricsadvisor coldmemoryresource).
+  bool cold_page_collector = false;  // Default: off (ColdPageCollector)
 };
 
 // Loop timing (pkg/koordlet/qosmanager/framework/config.go, metricsadvisor/framework/config.go).

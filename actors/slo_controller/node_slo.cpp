@@ -229,6 +229,19 @@ result<resource_qos_strategy> parse_resource_qos_strategy(std::string_view text)
         if (auto r = internal::check_range(w, key, *out, 0, 100); !r) return r;
       }
     }
+    if (const json* rdt = object(*cls, "resctrlQOS")) {
+      const std::string w = internal::path(where, "resctrlQOS");
+      if (!rdt->is_object()) return internal::invalid(where, "resctrlQOS", *rdt, "want an object");
+      if (auto r = internal::read_bool(*rdt, "enable", w, c.resctrl_enable); !r) return r;
+      const std::pair<std::string_view, std::optional<std::int64_t>*> pct[] = {
+          {"catRangeStartPercent", &c.cat_range_start_percent},
+          {"catRangeEndPercent", &c.cat_range_end_percent},
+          {"mbaPercent", &c.mba_percent}};
+      for (const auto& [key, out] : pct) {
+        if (auto r = internal::read_int64(*rdt, key, w, *out); !r) return r;
+        if (auto r = internal::check_range(w, key, *out, 0, 100); !r) return r;
+      }
+    }
     return {};
   };
   for (auto [name, c] : {std::pair{"lsrClass", &s.lsr}, std::pair{"lsClass", &s.ls},

@@ -91,14 +91,17 @@ class node_slo_renderer {
 [[nodiscard]] result<node_slo_spec> parse_node_slo_spec(std::string_view spec_json);
 
 // One class of a ResourceQOSStrategy (lsrClass, lsClass, beClass, systemClass) as far as the
-// koordlet's cgroup writers read it: cpuQOS {enable, groupIdentity} and memoryQOS {enable,
-// minLimitPercent, lowLimitPercent, throttlingPercent} (apis/slo/v1alpha1/nodeslo_types.go).
+// koordlet's cgroup writers read it: cpuQOS {enable, groupIdentity}, memoryQOS {enable,
+// minLimitPercent, lowLimitPercent, throttlingPercent} and resctrlQOS {enable,
+// catRangeStartPercent, catRangeEndPercent, mbaPercent} (apis/slo/v1alpha1/nodeslo_types.go).
 // Unset: the strategy leaves it to the koordlet's default.
 struct resource_qos_class {
   std::optional<bool> cpu_enable;
   std::optional<std::int64_t> group_identity;
   std::optional<bool> memory_enable;
   std::optional<std::int64_t> min_limit_percent, low_limit_percent, throttling_percent;
+  std::optional<bool> resctrl_enable;
+  std::optional<std::int64_t> cat_range_start_percent, cat_range_end_percent, mba_percent;
   bool operator==(const resource_qos_class&) const = default;
 };
 

@@ -293,7 +293,11 @@ json node_metric_object(const wire::NodeMetricReported& m) {
       durations.push_back(go_duration(a->duration_ms() / 1000));
   json policy{{"aggregateDurationSeconds", m.aggregate_duration_ms() / 1000},
               {"reportIntervalSeconds", std::max<std::int64_t>(m.report_interval_ms() / 1000, 1)},
-              {"nodeMemoryCollectPolicy", "usageWithoutPageCache"}};
+              // The report's own policy (v9); records from before v9 have none: the default.
+              {"nodeMemoryCollectPolicy",
+               m.memory_collect_policy() != nullptr && m.memory_collect_policy()->size() > 0
+                   ? std::string(to_string_view(m.memory_collect_policy()))
+                   : std::string("usageWithoutPageCache")}};
   if (!durations.empty()) policy["nodeAggregatePolicy"] = {{"durations", durations}};
   return json{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
               {"kind", "NodeMetric"},

@@ -274,8 +274,8 @@ struct node_batch_values {
 [[nodiscard]] nlohmann::json node_metric_status(const wire::NodeMetricReported& m);
 // The NodeMetric object a koordlet creates when its node has none: name = the node, spec
 // metricCollectPolicy from the report (aggregateDurationSeconds, reportIntervalSeconds,
-// nodeAggregatePolicy durations, nodeMemoryCollectPolicy usageWithoutPageCache: Koordinator's
-// defaults, pkg/util/sloconfig).
+// nodeAggregatePolicy durations: Koordinator's defaults, pkg/util/sloconfig;
+// nodeMemoryCollectPolicy: the report's memory_collect_policy, usageWithoutPageCache where empty).
 [[nodiscard]] nlohmann::json node_metric_object(const wire::NodeMetricReported& m);
 
 // ---- Reservation (sink_reservation.cpp) -------------------------------------------------

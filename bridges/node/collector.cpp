@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "bridges/node/cold_page.hpp"
 #include "bridges/node/internal/file_read.hpp"
 
 namespace colony::node {
@@ -52,6 +53,17 @@ result<node_snapshot> node_source::snapshot(event_time now) const {
   auto mem = read_meminfo(config_.proc_root);
   if (!mem) return tl::unexpected(mem.error());
   snap.memory = *mem;
+  if (config_.read_cold_pages) {
+    if (auto hot = node_memory_with_hot_page(mounts_, config_.proc_root)) {
+      snap.memory_with_hot_page_bytes = *hot;
+    } else if (hot.error().code == errc::not_found) {
+      snap.cold_pages_unsupported =
+          error{errc::not_found, "unsupported by this kernel: no memory.idle_page_stats (kidled)",
+                hot.error().where};
+    } else {
+      snap.skipped.push_back(hot.error());
+    }
+  }
 
   auto layout = discover_kubepods(internal::join(mounts_.cpuacct, config_.kube_parent_dir));
   if (!layout) {
@@ -75,7 +87,7 @@ result<node_snapshot> node_source::snapshot(event_time now) const {
       snap.skipped.push_back(limit.error());
       continue;
     }
-    pod_snapshot pod{std::move(p.uid), p.qos, std::move(*ps), *limit, {}};
+    pod_snapshot pod{std::move(p.uid), p.qos, std::move(*ps), *limit, {}, std::nullopt};
     pod.containers.reserve(p.containers.size());
     for (auto& c : p.containers) {
       auto cs = read_sample(mounts_, c.dir, config_.read_pressure);
@@ -84,6 +96,12 @@ result<node_snapshot> node_source::snapshot(event_time now) const {
         continue;
       }
       pod.containers.push_back({std::move(c.id), std::move(c.runtime), std::move(*cs)});
+    }
+    if (snap.memory_with_hot_page_bytes) {
+      if (auto hot = cgroup_memory_with_hot_page(mounts_, p.dir))
+        pod.memory_with_hot_page_bytes = *hot;
+      else if (hot.error().code != errc::not_found)
+        snap.skipped.push_back(hot.error());
     }
     snap.pods.push_back(std::move(pod));
   }
@@ -133,6 +151,7 @@ result<node_usage> usage_between(const node_snapshot& before, const node_snapsho
   u.memory = bytes{after.memory.used_bytes()};
   u.cpu_capacity = milli_cpu{std::int64_t{after.cpu.cpus} * 1000};
   u.memory_capacity = bytes{after.memory.total_bytes};
+  u.memory_with_hot_page_bytes = after.memory_with_hot_page_bytes;
   u.pods.reserve(after.pods.size());
   for (const auto& p : after.pods) {
     const auto* prev = find_sorted(
@@ -148,6 +167,7 @@ result<node_usage> usage_between(const node_snapshot& before, const node_snapsho
     pu.memory = bytes{p.sample.memory.anon_bytes};
     pu.working_set = bytes{p.sample.memory.working_set_bytes()};
     pu.cpu_limit_milli = p.cpu_limit_milli;
+    pu.memory_with_hot_page_bytes = p.memory_with_hot_page_bytes;
     if (p.sample.throttling && prev->sample.throttling &&
         p.sample.throttling->nr_throttled >= prev->sample.throttling->nr_throttled &&
         p.sample.throttling->throttled_ns >= prev->sample.throttling->throttled_ns) {

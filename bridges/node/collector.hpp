@@ -32,6 +32,9 @@ struct source_config {
   std::string cgroup_root = "/sys/fs/cgroup";
   // Default: /proc (Koordinator's --proc-root-dir).
   std::string proc_root = "/proc";
+  // Where resctrl is mounted (RdtResctrl: its info is read at start, its groups written).
+  // Default: /sys/fs/resctrl (Koordinator: <sysfs root>/resctrl).
+  std::string resctrl_root = "/sys/fs/resctrl";
   // Where kubepods sits under each controller directory: kubelet's --cgroup-root (Koordinator's
   // --cgroup-kube-path parent). Default: "" (kubepods directly under the controller).
   std::string kube_parent_dir;
@@ -41,6 +44,9 @@ struct source_config {
   // needs neither; Koordinator reads them in separate collectors behind feature gates
   // (PSICollector, off by default), and they double the files read per cgroup. Default: false.
   bool read_pressure = false;
+  // Also read kidled's memory.idle_page_stats of the memory root and every pod (cold_page.hpp):
+  // memory with hot page cache. Koordinator's ColdPageCollector gate. Default: false (off).
+  bool read_cold_pages = false;
 };
 
 // One cgroup's counters at one instant.
@@ -66,6 +72,8 @@ struct pod_snapshot {
   // pod's CPU limit there (MilliCPUToQuota), where Koordinator's koordlet reads the pod's spec.
   std::optional<std::int64_t> cpu_limit_milli;
   std::vector<container_snapshot> containers;  // sorted by id
+  // read_cold_pages: usage with page cache minus cold pages (cold_page.hpp); nullopt: not read.
+  std::optional<std::int64_t> memory_with_hot_page_bytes;
 };
 
 struct node_snapshot {
@@ -77,6 +85,11 @@ struct node_snapshot {
   // Cgroups that could not be read this round (a pod deleted between listing and reading, a
   // malformed file), or the missing kubepods directory. The rest of the snapshot is valid.
   std::vector<error> skipped;
+  // read_cold_pages: MemTotal - MemFree - the memory root's cold pages; nullopt: not read.
+  std::optional<std::int64_t> memory_with_hot_page_bytes;
+  // read_cold_pages on a kernel without kidled: the memory root's memory.idle_page_stats missing
+  // (not_found, "unsupported by this kernel: ...", where = the file). Pods are not tried then.
+  std::optional<error> cold_pages_unsupported;
 };
 
 class node_source {
@@ -116,6 +129,7 @@ struct pod_usage {
   std::int64_t throttled_ns = 0;  // time throttled in the interval
   std::optional<std::int64_t> cpu_limit_milli;  // the later snapshot's (pod_snapshot)
   std::vector<container_usage> containers;
+  std::optional<std::int64_t> memory_with_hot_page_bytes;  // the later snapshot's
 };
 
 struct node_usage {
@@ -126,6 +140,7 @@ struct node_usage {
   milli_cpu cpu_capacity{0};
   bytes memory_capacity{0};
   std::vector<pod_usage> pods;  // pods present in both snapshots, sorted by uid
+  std::optional<std::int64_t> memory_with_hot_page_bytes;  // the later snapshot's
 };
 
 // Usage over (before.time, after.time]. invalid_input when after.time <= before.time or the

@@ -55,6 +55,7 @@ struct koordlet_args {
   std::string node;
   std::string cgroup_root = "/sys/fs/cgroup";
   std::string proc_root = "/proc";
+  std::string resctrl_root = "/sys/fs/resctrl";
   std::string kube_parent;
   std::string interval = "1s";
   std::string report_interval = "60s";
@@ -70,6 +71,7 @@ struct koordlet_args {
   bool in_cluster = false;
   std::string report_every;
   std::string feature_gates;
+  std::string memory_collect_policy;
 };
 
 std::atomic<bool> koordlet_stop{false};
@@ -83,10 +85,10 @@ int report_error(const error& e) {
 // The component's NodeMetricReported as Koordinator's NodeMetric object (the status the sink
 // writes in a cluster).
 json node_metric_json(const wire::NodeMetricReported& m) {
-  return json{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
-              {"kind", "NodeMetric"},
-              {"metadata", {{"name", std::string(messages::to_string_view(m.node()))}}},
-              {"status", kube::node_metric_status(m)}};
+  // spec.metricCollectPolicy as the kube sink creates it, nodeMemoryCollectPolicy included.
+  auto j = kube::node_metric_object(m);
+  j["status"] = kube::node_metric_status(m);
+  return j;
 }
 
 std::int64_t now_ms() {
@@ -142,6 +144,8 @@ result<koordlet::koordlet_feature_gates> parse_feature_gates(std::string_view te
       {"MemoryAllocatableEvict", &koordlet::koordlet_feature_gates::memory_allocatable_evict},
       {"GroupIdentity", &koordlet::koordlet_feature_gates::group_identity},
       {"BatchResource", &koordlet::koordlet_feature_gates::batch_resource},
+      {"RdtResctrl", &koordlet::koordlet_feature_gates::rdt_resctrl},
+      {"ColdPageCollector", &koordlet::koordlet_feature_gates::cold_page_collector},
   };
   while (!text.empty()) {
     const auto comma = text.find(',');
@@ -181,6 +185,7 @@ int run_koordlet(const koordlet_args& a) {
   agent::koordlet_agent_options o;
   o.source.cgroup_root = a.cgroup_root;
   o.source.proc_root = a.proc_root;
+  o.source.resctrl_root = a.resctrl_root;
   o.source.kube_parent_dir = a.kube_parent;
   o.source.read_pressure = a.pressure;
   o.source.ticks_per_second = ::sysconf(_SC_CLK_TCK) > 0 ? ::sysconf(_SC_CLK_TCK) : 100;
@@ -214,11 +219,27 @@ int run_koordlet(const koordlet_args& a) {
     }
     o.koordlet.cpu_qos = koordlet_actor::to_koordlet(*qos);
     o.koordlet.memory_qos = koordlet_actor::to_koordlet_memory(*qos);
+    o.koordlet.resctrl_qos = koordlet_actor::to_koordlet_resctrl(*qos);
   }
   if (!a.feature_gates.empty()) {
     auto g = parse_feature_gates(a.feature_gates);
     if (!g) return report_error(g.error());
     o.koordlet.gates = *g;
+  }
+  o.source.read_cold_pages = o.koordlet.gates.cold_page_collector;
+  if (!a.memory_collect_policy.empty()) {
+    // NodeMetric spec.metricCollectPolicy.nodeMemoryCollectPolicy (koord-manager sets it from
+    // the colocation strategy's metricMemoryCollectPolicy; a lone node takes it from the flag).
+    using mp = koordlet::node_memory_collect_policy;
+    if (a.memory_collect_policy == "usageWithoutPageCache")
+      o.koordlet.report_policy.memory_policy = mp::usage_without_page_cache;
+    else if (a.memory_collect_policy == "usageWithHotPageCache")
+      o.koordlet.report_policy.memory_policy = mp::usage_with_hot_page_cache;
+    else
+      return report_error(error{errc::invalid_input,
+                                "\"" + a.memory_collect_policy +
+                                    "\": want usageWithoutPageCache or usageWithHotPageCache",
+                                "--node-memory-collect-policy"});
   }
   if (!a.report_every.empty()) {
     const auto every = parse_duration_flag(a.report_every, "--report-every");
@@ -389,6 +410,9 @@ void add_koordlet_command(CLI::App& app) {
                   "strategies in force until the log holds a NodeSLOUpdated for this node");
   cmd->add_option("--cgroup-root", args->cgroup_root, "cgroup mount root")->capture_default_str();
   cmd->add_option("--proc-root", args->proc_root, "proc mount root")->capture_default_str();
+  cmd->add_option("--resctrl-root", args->resctrl_root,
+                  "resctrl mount root (RdtResctrl: L3 CAT and MBA groups LSR, LS, BE)")
+      ->capture_default_str();
   cmd->add_option("--kube-parent", args->kube_parent,
                   "kubelet's --cgroup-root under each controller (kubepods' parent)");
   cmd->add_option("--interval", args->interval, "collect interval (500ms, 1s, ...)")
@@ -411,8 +435,11 @@ void add_koordlet_command(CLI::App& app) {
   cmd->add_option("--feature-gates", args->feature_gates,
                   "koordlet feature gates, Koordinator's names: BEMemoryEvict=true,BECPUEvict=true,"
                   "MemoryEvict, CPUEvict, CPUAllocatableEvict, MemoryAllocatableEvict, "
-                  "BECPUSuppress, CPUBurst, GroupIdentity, BatchResource (Koordinator's defaults: "
-                  "evictions off)");
+                  "BECPUSuppress, CPUBurst, GroupIdentity, BatchResource, RdtResctrl, "
+                  "ColdPageCollector (Koordinator's defaults: evictions, ColdPageCollector off)");
+  cmd->add_option("--node-memory-collect-policy", args->memory_collect_policy,
+                  "NodeMetric memory: usageWithoutPageCache (default) or usageWithHotPageCache "
+                  "(page cache that kidled does not report cold; needs ColdPageCollector=true)");
   cmd->add_option("--report-every", args->report_every,
                   "report at exactly this cadence, below Koordinator's 30-s floor (tests, demos)");
   cmd->callback([args] { exit_status() = run_koordlet(*args); });

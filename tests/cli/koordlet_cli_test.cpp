@@ -114,6 +114,166 @@ TEST(KoordletCli, DryRunLogsTheSuppressionAndEnforceWritesItOnStart) {
       << dump;
 }
 
+// RdtResctrl end to end on a fake resctrl tree (a two-socket Intel machine, 11 ways): the BE
+// class enabled at 10-50 % and MBA 85 % gives BE "L3:0=3c;1=3c" / "MB:0=90;1=90", the other
+// groups DefaultResctrlQOS's full range; the BE pod's container tasks join the BE group. Then on
+// a log of its own over an empty mount point (resctrl not mounted, as on this machine): one
+// WriteFailed "unsupported by this kernel", nothing created.
+TEST(KoordletCli, ResctrlGroupsWrittenAndUnsupportedOnceWhereNotMounted) {
+  namespace fs = std::filesystem;
+  colony::testing::temp_dir tmp;
+  node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);
+  tree.write_proc(4, 1000, 5000, 16 * 1024 * 1024, 12 * 1024 * 1024);
+  fake_cgroup c;
+  tree.write_cgroup("kubepods/burstable/poda-1", c);
+  tree.write_cgroup("kubepods/besteffort/podb-2", c);
+  std::ofstream(tree.cgroup_root() + "/cpu/kubepods/besteffort/podb-2/tasks") << "";
+  fs::create_directories(tree.cgroup_root() + "/cpu/kubepods/besteffort/podb-2/c1");
+  std::ofstream(tree.cgroup_root() + "/cpu/kubepods/besteffort/podb-2/c1/tasks") << "4242\n4243\n";
+  const std::string rdt = tmp.sub("resctrl");
+  fs::create_directories(rdt + "/info/L3");
+  fs::create_directories(rdt + "/info/MB");
+  std::ofstream(rdt + "/schemata") << "    L3:0=7ff;1=7ff\n    MB:0=100;1=100\n";
+  std::ofstream(rdt + "/info/L3/cbm_mask") << "7ff\n";
+  std::ofstream(rdt + "/info/L3/min_cbm_bits") << "1\n";
+  std::ofstream(rdt + "/info/MB/min_bandwidth") << "10\n";
+  std::ofstream(rdt + "/info/MB/bandwidth_gran") << "10\n";
+  const std::string slo = tmp.sub("nodeslo.json");
+  std::ofstream(slo) << R"({"resourceQOSStrategy":{"beClass":{"resctrlQOS":{"enable":true,)"
+                        R"("catRangeStartPercent":10,"catRangeEndPercent":50,"mbaPercent":85}}}})";
+  auto read = [](const std::string& p) {
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  std::vector<std::string> args{
+      "koordlet",    "--node",         "n1",         "--cgroup-root",  tree.cgroup_root(),
+      "--proc-root", tree.proc_root(), "--interval", "100ms",          "--once",
+      "--enforce",   "--node-slo",     slo,          "--resctrl-root", rdt,
+      "--log",       tmp.sub("log")};
+  auto [rc, out] = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(read(rdt + "/BE/schemata"), "L3:0=3c;1=3c\nMB:0=90;1=90\n");
+  EXPECT_EQ(read(rdt + "/LS/schemata"), "L3:0=7ff;1=7ff\nMB:0=100;1=100\n");
+  EXPECT_EQ(read(rdt + "/LSR/schemata"), "L3:0=7ff;1=7ff\nMB:0=100;1=100\n");
+  EXPECT_EQ(read(rdt + "/BE/tasks"), "4242\n4243\n");
+  EXPECT_FALSE(fs::exists(rdt + "/LS/tasks")) << "LS is not enabled: its tasks are not moved";
+  auto [drc, dump] = run_colony({"log", "dump", "--log", tmp.sub("log")});
+  ASSERT_EQ(drc, 0) << dump;
+  EXPECT_NE(dump.find(R"({"key":"resctrl/BE/tasks","value":"4242 4243"})"), std::string::npos)
+      << dump;
+  EXPECT_EQ(dump.find(R"("type":"WriteFailed")"), std::string::npos) << dump;
+
+  const std::string none = tmp.sub("no-resctrl");
+  fs::create_directories(none);
+  args[args.size() - 3] = none;
+  args.back() = tmp.sub("log2");
+  std::tie(rc, out) = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("unsupported by this kernel: resctrl is not mounted at " + none),
+            std::string::npos)
+      << out;
+  std::tie(drc, dump) = run_colony({"log", "dump", "--log", tmp.sub("log2")});
+  ASSERT_EQ(drc, 0) << dump;
+  std::size_t failed = 0;
+  for (auto at = dump.find(R"("type":"WriteFailed")"); at != std::string::npos;
+       at = dump.find(R"("type":"WriteFailed")", at + 1))
+    ++failed;
+  EXPECT_EQ(failed, 1u) << dump;
+  EXPECT_NE(dump.find("resctrl is not mounted"), std::string::npos) << dump;
+  EXPECT_TRUE(fs::is_empty(none)) << "nothing created where resctrl is not mounted";
+}
+
+// kidled's memory.idle_page_stats with `cold` bytes of clean file pages idle for 60-120 scans
+// (bucket 5, the first Koordinator counts as cold), in the kernel's 31-line layout.
+std::string idle_page_stats(std::int64_t cold) {
+  std::string s =
+      "# version: 1.0\n# page_scans: 24\n# slab_scans: 0\n# scan_period_in_seconds: 120\n"
+      "# use_hierarchy: 1\n# buckets: 1,2,5,15,30,60,120,240\n#\n#   _-----=> clean/dirty\n"
+      "#  / _----=> swap/file\n# | / _---=> evict/unevict\n# || / _--=> inactive/active\n"
+      "# ||| / _-=> slab\n# |||| /\n# |||||   [1,2) [2,5) [5,15) [15,30) [30,60) [60,120) "
+      "[120,240) [240,+inf)\n";
+  for (const char* row : {"csei", "dsei", "cfei", "dfei", "csui", "dsui", "cfui", "dfui", "csea",
+                          "dsea", "cfea", "dfea", "csua", "dsua", "cfua", "dfua", "slab"})
+    s += std::string("  ") + row + " 4096 0 0 0 0 " +
+         (std::string(row) == "cfei" ? std::to_string(cold) : "0") + " 0 0\n";
+  return s;
+}
+
+// ColdPageCollector with nodeMemoryCollectPolicy usageWithHotPageCache on a fake kidled kernel:
+// the NodeMetric's memory is usage with hot page cache (node: MemTotal - MemFree - cold; pod:
+// anon + file pages - cold) and its spec says usageWithHotPageCache. Without the files (this
+// machine's kernel): one WriteFailed "unsupported by this kernel", the figures stay
+// usageWithoutPageCache and the report says so.
+TEST(KoordletCli, ColdPageCollectorReportsMemoryWithHotPageCacheOrSaysUnsupportedOnce) {
+  colony::testing::temp_dir tmp;
+  node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);
+  tree.write_proc(4, 1000, 5000, 16 * 1024 * 1024, 12 * 1024 * 1024);  // MemFree: 1000 KiB
+  fake_cgroup b;
+  b.active_anon = 256 * colony::mib;
+  b.inactive_file = 128 * colony::mib;
+  tree.write_cgroup("kubepods/besteffort/podb-2", b);
+  std::vector<std::string> args{"koordlet",
+                                "--node",
+                                "n1",
+                                "--cgroup-root",
+                                tree.cgroup_root(),
+                                "--proc-root",
+                                tree.proc_root(),
+                                "--interval",
+                                "100ms",
+                                "--once",
+                                "--json",
+                                "--feature-gates",
+                                "ColdPageCollector=true",
+                                "--node-memory-collect-policy",
+                                "usageWithHotPageCache",
+                                "--log",
+                                tmp.sub("log")};
+  auto count_failed = [](const std::string& dump) {
+    std::size_t n = 0;
+    for (auto at = dump.find(R"("type":"WriteFailed")"); at != std::string::npos;
+         at = dump.find(R"("type":"WriteFailed")", at + 1))
+      ++n;
+    return n;
+  };
+  // No kidled: said once, usageWithoutPageCache figures.
+  auto [rc, out] = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("unsupported by this kernel: no memory.idle_page_stats"), std::string::npos)
+      << out;
+  auto j = last_json(out);
+  ASSERT_TRUE(j.is_object()) << out;
+  EXPECT_EQ(j["spec"]["metricCollectPolicy"]["nodeMemoryCollectPolicy"], "usageWithoutPageCache");
+  EXPECT_EQ(j["status"]["nodeMetric"]["nodeUsage"]["resources"]["memory"], "4Gi");
+  EXPECT_EQ(j["status"]["podsMetric"][0]["podUsage"]["resources"]["memory"], "256Mi");
+  auto [drc, dump] = run_colony({"log", "dump", "--log", tmp.sub("log")});
+  ASSERT_EQ(drc, 0) << dump;
+  EXPECT_EQ(count_failed(dump), 1u) << dump;
+  EXPECT_NE(dump.find(tree.cgroup_root() + "/memory/memory.idle_page_stats"), std::string::npos);
+  // A restart on the same log says nothing again.
+  std::tie(rc, out) = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(drc, dump) = run_colony({"log", "dump", "--log", tmp.sub("log")});
+  EXPECT_EQ(count_failed(dump), 1u) << dump;
+
+  // A kidled kernel: 1 GiB of the node's page cache and 64 MiB of the pod's are cold.
+  std::ofstream(tree.cgroup_root() + "/memory/memory.idle_page_stats")
+      << idle_page_stats(colony::gib);
+  std::ofstream(tree.cgroup_root() + "/memory/kubepods/besteffort/podb-2/memory.idle_page_stats")
+      << idle_page_stats(64 * colony::mib);
+  args.back() = tmp.sub("log2");
+  std::tie(rc, out) = run_colony(args);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.find("unsupported"), std::string::npos) << out;
+  j = last_json(out);
+  ASSERT_TRUE(j.is_object()) << out;
+  EXPECT_EQ(j["spec"]["metricCollectPolicy"]["nodeMemoryCollectPolicy"], "usageWithHotPageCache");
+  // 16 GiB - 1000 KiB (MemFree) - 1 GiB cold.
+  EXPECT_EQ(j["status"]["nodeMetric"]["nodeUsage"]["resources"]["memory"], "15727640Ki");
+  // 256 MiB anon + 128 MiB inactive file - 64 MiB cold.
+  EXPECT_EQ(j["status"]["podsMetric"][0]["podUsage"]["resources"]["memory"], "320Mi");
+}
+
 TEST(KoordletCli, BadInputExitCodes) {
   colony::testing::temp_dir tmp;
   node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);

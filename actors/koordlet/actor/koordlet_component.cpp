@@ -158,6 +158,21 @@ kl::resource_qos_memory_strategy to_koordlet_memory(
   return k;
 }
 
+kl::resource_qos_resctrl_strategy to_koordlet_resctrl(
+    const slo_controller::resource_qos_strategy& s) {
+  kl::resource_qos_resctrl_strategy k;  // DefaultResctrlQOS per class
+  auto merge = [](const slo_controller::resource_qos_class& c, kl::resctrl_qos& q) {
+    q.enable = c.resctrl_enable.value_or(q.enable);
+    q.cat_range_start_percent = c.cat_range_start_percent.value_or(q.cat_range_start_percent);
+    q.cat_range_end_percent = c.cat_range_end_percent.value_or(q.cat_range_end_percent);
+    q.mba_percent = c.mba_percent.value_or(q.mba_percent);
+  };
+  merge(s.lsr, k.lsr_class);
+  merge(s.ls, k.ls_class);
+  merge(s.be, k.be_class);
+  return k;
+}
+
 koordlet_component::koordlet_component(koordlet_options opt)
     : opt_(std::move(opt)), name_("koordlet/" + opt_.node) {
   node_.name = opt_.node;
@@ -492,6 +507,7 @@ void koordlet_component::on_event(const wire::Envelope& env,
           q) {
         opt_.cpu_qos = to_koordlet(*q);
         opt_.memory_qos = to_koordlet_memory(*q);
+        opt_.resctrl_qos = to_koordlet_resctrl(*q);
       } else {  // keeps the cpu QoS in force
         auto e = q.error();
         e.where = "log offset " + std::to_string(env.offset()) + ": " + e.where;
@@ -540,6 +556,12 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
   const auto nu = messages::to_resource_list(e.node_usage());
   node_cpu_cores_ = static_cast<double>(nu.cpu_milli) / 1000.0;
   node_mem_bytes_ = static_cast<double>(nu.memory_bytes);
+  // usageWithHotPageCache where the node's collectors read kidled's cold pages (Koordinator:
+  // the policy and GetIsStartColdMemory, states_nodemetric.go); else usageWithoutPageCache. The
+  // QoS plugins keep reading usage without page cache, as Koordinator's do.
+  hot_pages_in_force_ = opt_.report_policy.memory_policy ==
+                            kl::node_memory_collect_policy::usage_with_hot_page_cache &&
+                        e.memory_with_hot_page_bytes() >= 0;
   orphan_cpu_.clear();
   std::vector<kl::usage_sample> pod_samples;
   std::set<std::string_view> seen;
@@ -590,7 +612,11 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
       }
       q->cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
       q->memory_used_bytes = static_cast<double>(u.memory_bytes);
-      const kl::usage_sample s{now, *q->cpu_used_cores, *q->memory_used_bytes};
+      // A pod whose cgroup had no idle page stats keeps its usage without page cache.
+      const kl::usage_sample s{now, *q->cpu_used_cores,
+                               hot_pages_in_force_ && pm->memory_with_hot_page_bytes() >= 0
+                                   ? static_cast<double>(pm->memory_with_hot_page_bytes())
+                                   : *q->memory_used_bytes};
       window_.add_pod(key, s);
       pod_samples.push_back(s);
       seen.insert(key);
@@ -612,7 +638,11 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
     it = sampled_only_.erase(it);
     ++inputs_gen_;
   }
-  window_.add_node_and_system({now, *node_cpu_cores_, *node_mem_bytes_}, pod_samples, {});
+  window_.add_node_and_system(
+      {now, *node_cpu_cores_,
+       hot_pages_in_force_ ? static_cast<double>(e.memory_with_hot_page_bytes())
+                           : *node_mem_bytes_},
+      pod_samples, {});
   const auto& policy = opt_.report_policy;
   const std::int64_t longest =
       std::max(kl::effective_aggregate_duration_seconds(policy),
@@ -680,9 +710,13 @@ void koordlet_component::report(const wire::Envelope& env,
                                         static_cast<wire::QoSClass>(p.qos)));
   }
   const auto pv = fbb.CreateVector(pms);
+  // The policy the memory figures follow (the last sample's): usageWithHotPageCache only where
+  // the kernel gave cold pages.
+  const auto mp =
+      fbb.CreateString(hot_pages_in_force_ ? "usageWithHotPageCache" : "usageWithoutPageCache");
   const auto payload = wire::CreateNodeMetricReported(
       fbb, node, now.value, kl::effective_aggregate_duration_seconds(opt_.report_policy) * 1000,
-      report_interval_ms(), nu, su, an, as, pv, 0);
+      report_interval_ms(), nu, su, an, as, pv, 0, 0, mp);
   out.push_back(b_.finish(header(env, wire::EntityKind::Node, opt_.node), payload));
 }
 
@@ -1078,6 +1112,39 @@ void koordlet_component::hooks_round(const wire::Envelope& env, std::span<const 
       live.emplace(target);
       emit(wire::EntityKind::Node, opt_.node, target, {{"cpu.bvt_warp_ns", std::to_string(v)}},
            {{"groupIdentity", v, "", "kube QoS dir bvt (getKubeQOSDirBvtValue)"}});
+    }
+  }
+  // Resctrl (pkg/koordlet/qosmanager/plugins/resctrl): nothing until a class enables it, as
+  // group identity (Koordinator writes every group's schemata whenever the NodeSLO has a
+  // resourceQOSStrategy; Colony waits for an enabled class, so a default NodeSLO writes nothing).
+  resctrl_active_ =
+      resctrl_active_ || (opt_.gates.rdt_resctrl && kl::resctrl_enabled(opt_.resctrl_qos));
+  if (resctrl_active_ && opt_.gates.rdt_resctrl) {
+    for (auto& d : kl::resctrl_decisions(opt_.resctrl_qos, opt_.resctrl_info, pods)) {
+      const std::string target = "resctrl/" + std::string(d.group);
+      if (d.schemata_error) {
+        auto e = *d.schemata_error;
+        e.where = "NodeSLO.spec.resourceQOSStrategy." + e.where;
+        const bool known = std::any_of(
+            config_errors_.begin(), config_errors_.end(),
+            [&](const error& x) { return x.where == e.where && x.message == e.message; });
+        if (!known) config_errors_.push_back(std::move(e));
+      }
+      settings_t settings;
+      if (d.schemata && !d.schemata->empty()) settings.emplace_back("schemata", *d.schemata);
+      if (d.assign_tasks) {
+        std::string uids;
+        for (const auto& u : d.pod_uids) uids += (uids.empty() ? "" : ",") + u;
+        settings.emplace_back("tasks", uids);
+      }
+      if (settings.empty()) continue;
+      const auto& q = kl::resctrl_qos_of(opt_.resctrl_qos, d.group);
+      live.insert(target);
+      emit(wire::EntityKind::Node, opt_.node, target, settings,
+           {{"enable", q.enable ? 1 : 0, "", {}},
+            {"catRangeStartPercent", q.cat_range_start_percent, "percent", {}},
+            {"catRangeEndPercent", q.cat_range_end_percent, "percent", {}},
+            {"mbaPercent", q.mba_percent, "percent", {}}});
     }
   }
   // Pods gone (finished, evicted, no longer sampled): a pod that comes back is written again.

@@ -33,7 +33,9 @@
 // Emits, causation = the NodeMetricReported's or NodeUsageSampled's offset:
 //   NodeMetricReported (node) once a report interval has passed since the last one, from the
 //     samples' window (states_nodemetric.go collectMetric: build_node_metric_status); the first
-//     one a report interval after the first sample.
+//     one a report interval after the first sample. Its memory is the samples'
+//     memory_with_hot_page_bytes where report_policy asks usageWithHotPageCache and the sample
+//     has them (a pod without them: its usage), memory_collect_policy says which.
 //   BeSuppressed (node) when the suppression written changes: cpuset policy when the cpuset
 //     differs from the last one written, cfsQuota policy when adjust_by_cfs_quota writes (delta
 //     above 1 % of the node), and once on recovery (be_cpu_milli -1) after a suppression.
@@ -55,6 +57,11 @@
 //     enables memoryQOS; a pod known from the samples only has no spec and is skipped).
 //   CgroupUpdated (node) with cpu.bvt_warp_ns of the kube QoS dirs, targets "qos/guaranteed",
 //     "qos/burstable", "qos/besteffort" (getKubeQOSDirBvtValue), when they change.
+//   CgroupUpdated (node) per resctrl group, targets "resctrl/LSR", "resctrl/LS", "resctrl/BE",
+//     when they change (RdtResctrl, once a class enables resctrlQOS; resctrl.hpp): "schemata"
+//     (the group's L3 and MB lines, where the machine's resctrl info is known) and, for an
+//     enabled class, "tasks" (the uids of the group's pods, comma-separated: the executor moves
+//     their cgroups' tasks into the group).
 // Not modelled: dynamic cfs-quota burst (needs throttling metrics the schema lacks), the
 // koordinator.sh/eviction-policy and cpuBurst pod annotations (all features allowed / node
 // config), host applications.
@@ -79,6 +86,7 @@
 #include "actors/koordlet/memory_evict.hpp"
 #include "actors/koordlet/memory_qos.hpp"
 #include "actors/koordlet/node_metric.hpp"
+#include "actors/koordlet/resctrl.hpp"
 #include "actors/slo_controller/node_slo.hpp"
 #include "messages/result.hpp"
 
@@ -94,6 +102,14 @@ struct koordlet_options {
   koordlet::resource_qos_cpu_strategy cpu_qos;
   // resourceQOSStrategy's memoryQOS. Default: every class disabled.
   koordlet::resource_qos_memory_strategy memory_qos;
+  // resourceQOSStrategy's resctrlQOS. Default: DefaultResctrlQOS (CAT 0-100 %, BE 0-30 %, MBA
+  // 100), every class disabled.
+  koordlet::resource_qos_resctrl_strategy resctrl_qos;
+  // The machine's resctrl info (<resctrl root>/info and the root schemata), read by the agent at
+  // start: the schema has no record for it. Default: none (resctrl not mounted, or not read):
+  // only the enabled groups' task assignments are decided, which the executor reports
+  // unsupported where resctrl is not mounted.
+  std::optional<koordlet::resctrl_info> resctrl_info;
   koordlet::memory_evict_options memory_evict;
   // Logical CPUs for the cpuset policy. Default: 0 = capacity cores, two hyper-threads per
   // physical core, one socket and NUMA node (the schema carries no CPU topology).
@@ -125,6 +141,10 @@ struct koordlet_options {
     const slo_controller::resource_qos_strategy& s);
 // resourceQOSStrategy's memoryQOS merged over the defaults (enable false, percents 0).
 [[nodiscard]] koordlet::resource_qos_memory_strategy to_koordlet_memory(
+    const slo_controller::resource_qos_strategy& s);
+// resourceQOSStrategy's resctrlQOS merged over DefaultResctrlQOS (LSR and LS 0-100 %, BE 0-30 %,
+// MBA 100; enable false). SYSTEM has no resctrl group.
+[[nodiscard]] koordlet::resource_qos_resctrl_strategy to_koordlet_resctrl(
     const slo_controller::resource_qos_strategy& s);
 
 // The inputs of a koordlet's last BE suppression decision and the decision
@@ -162,6 +182,9 @@ class koordlet_component final : public entities::component {
   [[nodiscard]] const koordlet::resource_qos_cpu_strategy& cpu_qos() const { return opt_.cpu_qos; }
   [[nodiscard]] const koordlet::resource_qos_memory_strategy& memory_qos() const {
     return opt_.memory_qos;
+  }
+  [[nodiscard]] const koordlet::resource_qos_resctrl_strategy& resctrl_qos() const {
+    return opt_.resctrl_qos;
   }
   // The node's node.koordinator.sh/cpu-normalization-ratio (1 when absent or out of [1, 5]).
   [[nodiscard]] double cpu_normalization_ratio() const { return cpu_norm_ratio_; }
@@ -246,7 +269,9 @@ class koordlet_component final : public entities::component {
   // The runtime hooks' files last emitted, by pod key or QoS dir target.
   std::map<std::string, std::vector<std::pair<std::string, std::string>>, std::less<>>
       hooks_written_;
-  bool bvt_active_ = false;  // a class was enabled once: later rounds write (0 when disabled)
+  bool bvt_active_ = false;      // a class was enabled once: later rounds write (0 when disabled)
+  bool resctrl_active_ = false;  // a class enabled resctrlQOS once: schemata kept in step
+  bool hot_pages_in_force_ = false;  // the last sample's memory is usageWithHotPageCache
   double cpu_norm_ratio_ = 1.0;
   std::vector<error> config_errors_;
   // NodeMetric from samples: the window (pods keyed by pod key), when the next report is due,

@@ -130,6 +130,25 @@ TEST(SinkBodies, EvictionWithTheUidPrecondition) {
       "deleteOptions":{"preconditions":{"uid":"u-1"}}})"));
 }
 
+// A report whose memory follows usageWithHotPageCache (v9 memory_collect_policy) creates its
+// NodeMetric with that nodeMemoryCollectPolicy.
+TEST(SinkBodies, NodeMetricObjectCarriesTheReportsMemoryCollectPolicy) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  const auto node = fbb.CreateString("n1");
+  const auto policy = fbb.CreateString("usageWithHotPageCache");
+  const auto payload =
+      wire::CreateNodeMetricReported(fbb, node, 0, 300000, 60000, 0, 0, 0, 0, 0, 0, 0, policy);
+  messages::header h;
+  h.kind = wire::EntityKind::Node;
+  h.key = "n1";
+  h.source = "koordlet/n1";
+  const auto rec = b.finish(h, payload);
+  const auto& m = *wire::GetEnvelope(rec.data())->payload_as_NodeMetricReported();
+  EXPECT_EQ(node_metric_object(m)["spec"]["metricCollectPolicy"]["nodeMemoryCollectPolicy"],
+            "usageWithHotPageCache");
+}
+
 // The NodeMetric a koordlet creates and the status it writes (apis/slo/v1alpha1
 // nodemetric_types.go), from its NodeMetricReported.
 TEST(SinkBodies, NodeMetricObjectAndStatus) {
