@@ -113,12 +113,27 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
                                          n.p->cpu_limit_milli.value_or(0)));
   }
   const auto pv = fbb.CreateVector(pods);
+  // Host applications by name (the collector's order), as pods: usage over the interval.
+  fb::Offset<fb::Vector<fb::Offset<wire::HostAppSample>>> hv;
+  if (!u.host_apps.empty()) {
+    std::vector<fb::Offset<wire::HostAppSample>> apps;
+    apps.reserve(u.host_apps.size());
+    for (const auto& h : u.host_apps) {
+      const auto hn = fbb.CreateString(h.name);
+      resource_list r;
+      r.cpu_milli = h.cpu.value;
+      r.memory_bytes = h.memory.value;
+      const auto hu = b.resources(r);
+      apps.push_back(wire::CreateHostAppSample(fbb, hn, hu));
+    }
+    hv = fbb.CreateVector(apps);
+  }
   const auto name = fbb.CreateString(node);
   resource_list nu;
   nu.cpu_milli = u.cpu.value;
   nu.memory_bytes = u.memory.value;
   const auto usage = b.resources(nu);
-  const auto payload = wire::CreateNodeUsageSampled(fbb, name, interval_ms, usage, pv);
+  const auto payload = wire::CreateNodeUsageSampled(fbb, name, interval_ms, usage, pv, hv);
   return b.finish(make_header(u.time.value, wire::EntityKind::Node, node, -1), payload);
 }
 
@@ -253,7 +268,8 @@ result<void> koordlet_agent::replay() {
 
 result<void> koordlet_agent::step(event_time now) {
   const std::int64_t t = std::max(now.value, last_t_ + 1);
-  auto cur = src_.snapshot(event_time{t});
+  // The host applications' cgroups: those the component's NodeSLO declares (state, not a policy).
+  auto cur = src_.snapshot(event_time{t}, comp_->host_apps());
   if (!cur) return tl::unexpected(cur.error());
   for (const auto& e : cur->skipped) problems_.push_back(e);
   if (!prev_) {
@@ -404,13 +420,24 @@ node::apply_result koordlet_agent::apply_target(
     std::string_view target, std::string_view uid,
     const std::vector<std::pair<std::string, std::string>>& settings) const {
   if (const auto tier = qos_dir_target(target)) return exec_->apply_qos_settings(*tier, settings);
+  if (target.starts_with(koordlet_actor::host_app_target_prefix)) {
+    const auto name = target.substr(koordlet_actor::host_app_target_prefix.size());
+    for (const auto& h : comp_->host_apps())
+      if (h.name == name) return exec_->apply_host_app_settings(h, settings);
+    node::apply_result r;  // declared when decided, gone from the NodeSLO since
+    r.failed =
+        error{errc::not_found, "host application " + std::string(name) + " is not in the NodeSLO",
+              std::string(target)};
+    return r;
+  }
   return exec_->apply_pod_settings(uid.empty() ? target : uid, settings);
 }
 
 void koordlet_agent::record_outcome(const node::apply_result& r, std::string_view target,
                                     log_offset cause, std::int64_t t,
                                     std::vector<byte_buffer>& out) {
-  const bool be = target == "besteffort" || qos_dir_target(target).has_value();
+  const bool be = target == "besteffort" || qos_dir_target(target).has_value() ||
+                  target.starts_with(koordlet_actor::host_app_target_prefix);
   const auto kind = be ? wire::EntityKind::Node : wire::EntityKind::Pod;
   const std::string key = be ? opt_.koordlet.node : std::string(target);
   const auto causation = static_cast<std::int64_t>(cause);
