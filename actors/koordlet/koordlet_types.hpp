@@ -128,10 +128,10 @@ struct host_app_info {
   qos_class qos = qos_class::none;
   bool has_cgroup_path = false;
   cgroup_base base = cgroup_base::none;
-  std::string parent_dir;                // cgroupPath.parentDir
-  std::string relative_path;             // cgroupPath.relativePath
   std::optional<double> cpu_used_cores;  // last metric
   std::optional<double> memory_used_bytes;
+  std::string parent_dir;     // cgroupPath.parentDir
+  std::string relative_path;  // cgroupPath.relativePath
   bool operator==(const host_app_info&) const = default;
 };
 

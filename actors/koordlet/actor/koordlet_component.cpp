@@ -561,6 +561,21 @@ void koordlet_component::on_metric(const wire::Envelope& env, const wire::NodeMe
         p.priority_class_label = static_cast<kl::priority_class>(pm->priority_class());
     }
   }
+  // A report's host applications are their last usage, as a sample's are (on_sample).
+  for (auto& h : opt_.host_apps) {
+    h.cpu_used_cores.reset();
+    h.memory_used_bytes.reset();
+  }
+  if (e.host_apps() != nullptr)
+    for (const auto* hm : *e.host_apps()) {
+      const auto name = to_string_view(hm->name());
+      for (auto& h : opt_.host_apps) {
+        if (h.name != name) continue;
+        const auto u = messages::to_resource_list(hm->usage());
+        h.cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
+        h.memory_used_bytes = static_cast<double>(u.memory_bytes);
+      }
+    }
   qos_round(env, out);
 }
 
