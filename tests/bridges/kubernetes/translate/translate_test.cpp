@@ -542,7 +542,7 @@ std::vector<error_case> error_cases() {
 
 TEST(KubeTranslate, InvalidObjectsAreRefusedNamingObjectAndField) {
   const auto cases = error_cases();
-  ASSERT_EQ(cases.size(), 32u);
+  ASSERT_EQ(cases.size(), 33u);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     json obj = load(c.file);
