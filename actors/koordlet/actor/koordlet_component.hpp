@@ -60,13 +60,13 @@
 //     with groupidentity's getHostQOSBvtValue), when it changes.
 // Host applications (NodeSLO spec.hostApplications, or koordlet_options::host_apps on a lone
 // node): host_apps() is the list the node's collector reads cgroups for; NodeUsageSampled's
-// host_apps (by name) become their last usage, the window's host-app series, the system usage's
-// subtrahend, cpusuppress's hostApps (non-BE ones lower BE's share) and every report's host_apps.
-// Not modelled: dynamic cfs-quota burst (needs throttling metrics the schema lacks), the
-// koordinator.sh/eviction-policy and cpuBurst pod annotations (all features allowed / node
-// config), the cpuset hook of LS host applications (it needs the NodeResourceTopology's CPU share
-// pools).
-// Single-threaded; deterministic: ordered maps, event time only.
+// host_apps (by name; a NodeMetricReported's host_apps likewise) become their last usage, the
+// window's host-app series, the system usage's subtrahend, cpusuppress's hostApps (non-BE ones
+// lower BE's share) and every report's host_apps. Not modelled: dynamic cfs-quota burst (needs
+// throttling metrics the schema lacks), the koordinator.sh/eviction-policy and cpuBurst pod
+// annotations (all features allowed / node config), the cpuset hook of LS host applications (it
+// needs the NodeResourceTopology's CPU share pools). Single-threaded; deterministic: ordered maps,
+// event time only.
 #pragma once
 
 #include <cstdint>
