@@ -56,7 +56,7 @@
 //   CgroupUpdated (node) with cpu.bvt_warp_ns of the kube QoS dirs, targets "qos/guaranteed",
 //     "qos/burstable", "qos/besteffort" (getKubeQOSDirBvtValue), when they change.
 //   CgroupUpdated (node) with cpu.bvt_warp_ns of each host application, target
-//     "host-app/<name>" (the host-app reconciler, runtimehooks/reconciler/host_app_reconciler.go,
+//     "host-app:<name>" (the host-app reconciler, runtimehooks/reconciler/host_app_reconciler.go,
 //     with groupidentity's getHostQOSBvtValue), when it changes.
 // Host applications (NodeSLO spec.hostApplications, or koordlet_options::host_apps on a lone
 // node): host_apps() is the list the node's collector reads cgroups for; NodeUsageSampled's
@@ -92,8 +92,9 @@
 
 namespace colony::koordlet_actor {
 
-// A host application's CgroupUpdated target: "host-app/<name>" (entity Node).
-inline constexpr std::string_view host_app_target_prefix = "host-app/";
+// A host application's CgroupUpdated target: "host-app:<name>" (entity Node). A ':' is in no pod
+// key (namespaces and names are DNS labels, uids hex and '-'), so no pod's target can be one.
+inline constexpr std::string_view host_app_target_prefix = "host-app:";
 
 struct koordlet_options {
   std::string node;  // the node this koordlet runs on
@@ -188,7 +189,7 @@ class koordlet_component final : public entities::component {
   [[nodiscard]] const std::vector<koordlet::processor_info>& processors() const;
   [[nodiscard]] const std::vector<error>& config_errors() const { return config_errors_; }
   // The host applications declared for this node, with their last usage (the collector reads
-  // their cgroups; the executor finds a "host-app/<name>" target's cgroup here).
+  // their cgroups; the executor finds a "host-app:<name>" target's cgroup here).
   [[nodiscard]] const std::vector<koordlet::host_app_info>& host_apps() const {
     return opt_.host_apps;
   }

@@ -205,7 +205,7 @@ TEST(KoordletHostApps, GroupIdentityWritesEachHostAppsBvtByItsQos) {
     bvt[target] = std::string(to_string_view(g.settings()->Get(0)->value()));
   }
   EXPECT_EQ(bvt,
-            (std::map<std::string, std::string>{{"host-app/nginx", "2"}, {"host-app/logs", "-1"}}));
+            (std::map<std::string, std::string>{{"host-app:nginx", "2"}, {"host-app:logs", "-1"}}));
   from = log.records.size();
   sample(log, 1000, 1100, {});
   for (const auto& b : feed(c, log, from))

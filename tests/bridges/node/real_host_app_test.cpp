@@ -215,7 +215,7 @@ TEST(RealCgroupHostApp, BusyLsHostAppLowersBestEffortsQuotaAndIsReportedWithItsO
     return true;
   });
   ASSERT_TRUE(n) << n.error().describe();
-  const auto it = a.desired().pods.find("host-app/nginx");
+  const auto it = a.desired().pods.find("host-app:nginx");
   ASSERT_NE(it, a.desired().pods.end()) << "no host-app bvt decision";
   EXPECT_EQ(it->second.settings,
             (std::vector<std::pair<std::string, std::string>>{{"cpu.bvt_warp_ns", "2"}}));
