@@ -424,11 +424,9 @@ node::apply_result koordlet_agent::apply_target(
     const auto name = target.substr(koordlet_actor::host_app_target_prefix.size());
     for (const auto& h : comp_->host_apps())
       if (h.name == name) return exec_->apply_host_app_settings(h, settings);
-    node::apply_result r;  // declared when decided, gone from the NodeSLO since
-    r.failed =
-        error{errc::not_found, "host application " + std::string(name) + " is not in the NodeSLO",
-              std::string(target)};
-    return r;
+    // Declared when decided, gone from the NodeSLO since (a restart under another NodeSLO):
+    // nothing to keep in step (Koordinator's reconciler forgets it too).
+    return {};
   }
   return exec_->apply_pod_settings(uid.empty() ? target : uid, settings);
 }
