@@ -121,12 +121,27 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
                                          n.p->memory_with_hot_page_bytes.value_or(-1)));
   }
   const auto pv = fbb.CreateVector(pods);
+  // Host applications by name (the collector's order), as pods: usage over the interval.
+  fb::Offset<fb::Vector<fb::Offset<wire::HostAppSample>>> hv;
+  if (!u.host_apps.empty()) {
+    std::vector<fb::Offset<wire::HostAppSample>> apps;
+    apps.reserve(u.host_apps.size());
+    for (const auto& h : u.host_apps) {
+      const auto hn = fbb.CreateString(h.name);
+      resource_list r;
+      r.cpu_milli = h.cpu.value;
+      r.memory_bytes = h.memory.value;
+      const auto hu = b.resources(r);
+      apps.push_back(wire::CreateHostAppSample(fbb, hn, hu));
+    }
+    hv = fbb.CreateVector(apps);
+  }
   const auto name = fbb.CreateString(node);
   resource_list nu;
   nu.cpu_milli = u.cpu.value;
   nu.memory_bytes = u.memory.value;
   const auto usage = b.resources(nu);
-  const auto payload = wire::CreateNodeUsageSampled(fbb, name, interval_ms, usage, pv, 0,
+  const auto payload = wire::CreateNodeUsageSampled(fbb, name, interval_ms, usage, pv, hv,
                                                     u.memory_with_hot_page_bytes.value_or(-1));
   return b.finish(make_header(u.time.value, wire::EntityKind::Node, node, -1), payload);
 }
@@ -277,7 +292,8 @@ result<void> koordlet_agent::replay() {
 
 result<void> koordlet_agent::step(event_time now) {
   const std::int64_t t = std::max(now.value, last_t_ + 1);
-  auto cur = src_.snapshot(event_time{t});
+  // The host applications' cgroups: those the component's NodeSLO declares (state, not a policy).
+  auto cur = src_.snapshot(event_time{t}, comp_->host_apps());
   if (!cur) return tl::unexpected(cur.error());
   for (const auto& e : cur->skipped) problems_.push_back(e);
   // ColdPageCollector on a kernel without kidled: said once per node (the log remembers it), as
@@ -448,6 +464,14 @@ node::apply_result koordlet_agent::apply_target(
   if (const auto tier = qos_dir_target(target)) return exec_->apply_qos_settings(*tier, settings);
   if (target.starts_with("resctrl/") && resctrl_)
     return resctrl_->apply_group(target.substr(std::string_view("resctrl/").size()), settings);
+  if (target.starts_with(koordlet_actor::host_app_target_prefix)) {
+    const auto name = target.substr(koordlet_actor::host_app_target_prefix.size());
+    for (const auto& h : comp_->host_apps())
+      if (h.name == name) return exec_->apply_host_app_settings(h, settings);
+    // Declared when decided, gone from the NodeSLO since (a restart under another NodeSLO):
+    // nothing to keep in step (Koordinator's reconciler forgets it too).
+    return {};
+  }
   return exec_->apply_pod_settings(uid.empty() ? target : uid, settings);
 }
 
@@ -455,7 +479,8 @@ void koordlet_agent::record_outcome(const node::apply_result& r, std::string_vie
                                     log_offset cause, std::int64_t t,
                                     std::vector<byte_buffer>& out) {
   const bool be = target == "besteffort" || qos_dir_target(target).has_value() ||
-                  target.starts_with("resctrl/");
+                  target.starts_with("resctrl/") ||
+                  target.starts_with(koordlet_actor::host_app_target_prefix);
   const auto kind = be ? wire::EntityKind::Node : wire::EntityKind::Pod;
   const std::string key = be ? opt_.koordlet.node : std::string(target);
   const auto causation = static_cast<std::int64_t>(cause);

@@ -5,9 +5,11 @@
 // policy.
 //
 // One step (a collect interval), at wall time `now` stamped by the caller:
-//   1. snapshot /proc and the kubepods cgroups; the usage since the last snapshot becomes one
-//      NodeUsageSampled observation (source "bridge/node"; pods keyed by uid, QoS from their
-//      Kubernetes tier: BestEffort -> BE, else LS, until uids are mapped to pods);
+//   1. snapshot /proc, the kubepods cgroups and the cgroups of the host applications the
+//      component's NodeSLO declares (koordlet_component::host_apps(), its state); the usage since
+//      the last snapshot becomes one NodeUsageSampled observation (source "bridge/node"; pods
+//      keyed by uid, QoS from their Kubernetes tier: BestEffort -> BE, else LS, until uids are
+//      mapped to pods; host applications by name);
 //   2. every record, observations and decisions alike, is appended to the log (synced) and then
 //      delivered alone to the host (step_host::step_record, as `colony run` delivers what it
 //      reads back); what the component emits in answer (NodeMetricReported, BeSuppressed,
@@ -161,7 +163,8 @@ class koordlet_agent {
   void record_outcome(const node::apply_result& r, std::string_view target, log_offset cause,
                       std::int64_t t, std::vector<messages::byte_buffer>& out);
   // A CgroupUpdated's target carried out: a kube QoS dir ("qos/<tier>"), a resctrl group
-  // ("resctrl/<group>") or a pod by uid.
+  // ("resctrl/<group>"), a host application ("host-app:<name>", its cgroup from the component's
+  // declared list) or a pod by uid.
   [[nodiscard]] node::apply_result apply_target(
       std::string_view target, std::string_view uid,
       const std::vector<std::pair<std::string, std::string>>& settings) const;

@@ -40,5 +40,9 @@ struct bvt_rule {
 // getPodBvtValue: by Raw QoS when LSE/LSR/LS/BE, else by kube QoS (none -> 0).
 [[nodiscard]] std::int64_t pod_bvt_value(const bvt_rule& r, qos_class raw, kube_qos kq) noexcept;
 [[nodiscard]] std::int64_t kube_qos_dir_bvt_value(const bvt_rule& r, kube_qos kq) noexcept;
+// getHostQOSBvtValue: a host application's value by its QoS (LSE/LSR/LS/BE), else 0.
+[[nodiscard]] inline std::int64_t host_app_bvt_value(const bvt_rule& r, qos_class q) noexcept {
+  return pod_bvt_value(r, q, kube_qos::unset);
+}
 
 }  // namespace colony::koordlet

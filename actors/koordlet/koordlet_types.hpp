@@ -117,6 +117,11 @@ enum class cgroup_base : std::uint8_t {
   kube_burstable,
   kube_besteffort
 };
+// The cgroup directory is GetHostAppCgroupRelativePath's (pkg/koordlet/util/host_application.go):
+// without a cgroupPath "host-latency-sensitive/<name>" (LSE, LSR, LS), "host-best-effort/<name>"
+// (BE) or "<name>", under the cgroup root; with one, base/parentDir/relativePath, base being the
+// cgroup root (none, cgroup_root) or a kubepods QoS dir, whose name depends on the driver
+// (bridges/node/host_app_cgroup.hpp resolves it).
 struct host_app_info {
   std::string name;
   priority_class priority = priority_class::none;
@@ -125,6 +130,9 @@ struct host_app_info {
   cgroup_base base = cgroup_base::none;
   std::optional<double> cpu_used_cores;  // last metric
   std::optional<double> memory_used_bytes;
+  std::string parent_dir;     // cgroupPath.parentDir
+  std::string relative_path;  // cgroupPath.relativePath
+  bool operator==(const host_app_info&) const = default;
 };
 
 // The node as koordlet reads it (corev1.Node status plus reservations).

@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "actors/slo_controller/internal/host_application_json.hpp"
 #include "actors/slo_controller/internal/json_fields.hpp"
 #include "actors/slo_controller/internal/strategy_json.hpp"
 
@@ -87,6 +88,16 @@ node_slo_renderer::node_slo_renderer(const slo_controller_config& cfg) : cfg_(cf
     if (const json* c = internal::find_field(doc, "clusterStrategy"); c != nullptr)
       overlay(cluster, qos_strategy_of(*c));
   qos_.cluster = internal::canonical_dump(cluster);
+  // host-application-config, validated by the parser (a document that fails here renders none).
+  if (cfg.host_application)
+    if (auto h = parse_host_application_document(cfg.host_application->canonical_json))
+      host_apps_ = std::move(*h);
+  host_apps_text_.cluster = host_applications_json(host_apps_.applications);
+  for (const auto& n : host_apps_.node_configs) {
+    // An absent or invalid selector: an entry that never matches (label_selector{} is nil).
+    host_apps_text_.nodes.emplace_back(n.node_selector.value_or(label_selector{}),
+                                       host_applications_json(n.applications));
+  }
   const json* ns = doc.is_object() ? internal::find_field(doc, "nodeStrategies") : nullptr;
   if (ns != nullptr && ns->is_array()) {
     for (const auto& entry : *ns) {
@@ -108,14 +119,18 @@ std::string node_slo_renderer::spec_json(const node_labels& labels) const {
   const auto& q = qos_.for_node(labels);
   const auto& t = threshold_.for_node(labels);
   const auto& s = system_.for_node(labels);
-  const std::pair<std::string_view, const std::string*> fields[] = {{node_slo_cpu_burst_field, &b},
-                                                                    {node_slo_qos_field, &q},
-                                                                    {node_slo_threshold_field, &t},
-                                                                    {node_slo_system_field, &s}};
+  const auto& h = host_apps_text_.for_node(labels);
+  const std::pair<std::string_view, const std::string*> fields[] = {
+      {node_slo_cpu_burst_field, &b},
+      {node_slo_host_applications_field, &h},
+      {node_slo_qos_field, &q},
+      {node_slo_threshold_field, &t},
+      {node_slo_system_field, &s}};
   std::string out;
-  out.reserve(b.size() + q.size() + t.size() + s.size() + 96);
+  out.reserve(b.size() + h.size() + q.size() + t.size() + s.size() + 120);
   char sep = '{';
   for (const auto& [name, text] : fields) {
+    if (name == node_slo_host_applications_field && *text == "[]") continue;  // omitempty
     out += sep;
     out += '"';
     out += name;
@@ -134,12 +149,14 @@ node_slo_spec node_slo_renderer::spec(const node_labels& labels) const {
   s.resource_qos_strategy_json = qos_.for_node(labels);
   s.cpu_burst = cfg_.cpu_burst.value_or(cpu_burst_config{}).for_node(labels);
   s.system = cfg_.system.value_or(system_config{}).for_node(labels);
+  s.host_applications = host_apps_.for_node(labels);
   return s;
 }
 
 bool same_node_slo_keys(const slo_controller_config& a, const slo_controller_config& b) {
   return a.resource_threshold == b.resource_threshold && a.resource_qos == b.resource_qos &&
-         a.cpu_burst == b.cpu_burst && a.system == b.system;
+         a.cpu_burst == b.cpu_burst && a.system == b.system &&
+         a.host_application == b.host_application;
 }
 
 std::string node_slo_spec_json(const node_slo_spec& s) {
@@ -149,6 +166,8 @@ std::string node_slo_spec_json(const node_slo_spec& s) {
   o[std::string(node_slo_qos_field)] = q && q->is_object() ? std::move(*q) : json::object();
   o[std::string(node_slo_cpu_burst_field)] = internal::to_json(s.cpu_burst);
   o[std::string(node_slo_system_field)] = internal::to_json(s.system);
+  if (!s.host_applications.empty())
+    o[std::string(node_slo_host_applications_field)] = internal::to_json(s.host_applications);
   return internal::canonical_dump(o);
 }
 
@@ -182,6 +201,11 @@ result<node_slo_spec> parse_node_slo_spec(std::string_view spec_json) {
     auto r = internal::read_system_strategy(*v, where(node_slo_system_field), s.system);
     if (!r) return tl::unexpected(r.error());
     s.system = std::move(*r);
+  }
+  if (const json* v = field(node_slo_host_applications_field)) {
+    auto r = internal::read_host_applications(*v, where(node_slo_host_applications_field));
+    if (!r) return tl::unexpected(r.error());
+    s.host_applications = std::move(*r);
   }
   return s;
 }

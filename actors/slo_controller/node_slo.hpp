@@ -16,9 +16,11 @@
 // starts from DefaultSLOCfg. resourceQOSStrategy is merged as util.MergeCfg does (encoding/json
 // into the existing value: objects merge key by key, arrays and scalars are replaced), with the
 // node entry's own "name" and "nodeSelector" dropped.
-// Not rendered (Colony has no model of them): hostApplications, extensions, and
-// systemStrategy.schedFeatures. Unknown keys inside resourceQOSStrategy's classes are kept
-// (Go's typed structs would drop them).
+//   hostApplications             host-application-config: the first matching nodeConfigs entry's
+//                                applications, else the cluster's (host_application.hpp); left
+//                                out of the spec when empty (omitempty)
+// Not rendered (Colony has no model of them): extensions and systemStrategy.schedFeatures. Unknown
+// keys inside resourceQOSStrategy's classes are kept (Go's typed structs would drop them).
 //
 // The spec is JSON with object keys sorted and no whitespace, so equal specs are equal bytes:
 // the slo-controller writes a node's NodeSLOUpdated only when these bytes change.
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include "actors/slo_controller/colocation_strategy.hpp"
+#include "actors/slo_controller/host_application.hpp"
 #include "actors/slo_controller/slo_controller_config.hpp"
 #include "messages/result.hpp"
 
@@ -51,6 +54,7 @@ struct node_slo_spec {
   std::string resource_qos_strategy_json = "{}";  // canonical JSON object
   cpu_burst_strategy cpu_burst = cpu_burst_strategy::defaults();
   system_strategy system = system_strategy::defaults();
+  std::vector<host_application_spec> host_applications;  // Default: none
   bool operator==(const node_slo_spec&) const = default;
 };
 
@@ -75,6 +79,8 @@ class node_slo_renderer {
   };
   slo_controller_config cfg_;
   key_texts threshold_, qos_, burst_, system_;
+  host_application_config host_apps_;
+  key_texts host_apps_text_;  // "[]" renders nothing
 };
 
 // Whether the NodeSLO keys of two configs are the same (the rendered specs then are too).

@@ -3,6 +3,7 @@
 #include <array>
 #include <limits>
 
+#include "actors/slo_controller/internal/host_application_json.hpp"
 #include "actors/slo_controller/internal/json_fields.hpp"
 #include "actors/slo_controller/internal/strategy_json.hpp"
 #include "messages/priority.hpp"
@@ -488,40 +489,13 @@ result<void> check_amplification_strategy(const json& s, const std::string& wher
   return {};
 }
 
-// HostApplicationSpec list: name (non-empty string), priority, qos, cgroupPath{base, parentDir,
-// relativePath}.
+// HostApplicationSpec list (host_application.hpp: its validity rules, shared with the NodeSLO
+// reader).
 result<void> check_host_applications(const json& s, const std::string& where) {
   const json* apps = internal::find_field(s, "applications");
   if (apps == nullptr || apps->is_null()) return {};
-  if (!apps->is_array()) return internal::invalid(where, "applications", *apps, "want an array");
-  std::size_t i = 0;
-  for (const auto& a : *apps) {
-    const std::string w = internal::path(where, "applications[" + std::to_string(i++) + "]");
-    if (!a.is_object()) return internal::invalid(w, "", a, "want an object");
-    std::optional<std::string> name, prio, qos;
-    if (auto ok = internal::read_string(a, "name", w, name); !ok) return ok;
-    if (!name || name->empty())
-      return fail(errc::invalid_input, "invalid value \"\" (name is required)",
-                  internal::path(w, "name"));
-    if (auto ok = internal::read_string(a, "priority", w, prio); !ok) return ok;
-    if (prio && !prio->empty() && get_pod_priority_class_by_name(*prio) == priority_class::none) {
-      return internal::invalid(w, "priority", *internal::find_field(a, "priority"),
-                               "must be koord-prod, koord-mid, koord-batch or koord-free");
-    }
-    if (auto ok = internal::read_string(a, "qos", w, qos); !ok) return ok;
-    if (qos && !qos->empty() && get_pod_qos_class_by_name(*qos) == qos_class::none) {
-      return internal::invalid(w, "qos", *internal::find_field(a, "qos"),
-                               "must be SYSTEM, LSE, LSR, LS or BE");
-    }
-    if (const json* cg = internal::find_field(a, "cgroupPath"); cg != nullptr && !cg->is_null()) {
-      const std::string cw = internal::path(w, "cgroupPath");
-      if (!cg->is_object()) return internal::invalid(w, "cgroupPath", *cg, "want an object");
-      for (std::string_view k : {"base", "parentDir", "relativePath"}) {
-        std::optional<std::string> v;
-        if (auto ok = internal::read_string(*cg, k, cw, v); !ok) return ok;
-      }
-    }
-  }
+  if (auto r = internal::read_host_applications(*apps, internal::path(where, "applications")); !r)
+    return tl::unexpected(r.error());
   return {};
 }
 

@@ -280,10 +280,19 @@ json node_metric_status(const wire::NodeMetricReported& m) {
            {"qos", std::string(to_string(static_cast<qos_class>(p->qos_class())))}});
     }
   }
+  // HostApplicationMetricInfo (apis/slo/v1alpha1/nodemetric_types.go): name, usage, priority, qos.
+  json apps = json::array();
+  if (m.host_apps() != nullptr)
+    for (const auto* h : *m.host_apps())
+      apps.push_back(
+          {{"name", std::string(to_string_view(h->name()))},
+           {"usage", resource_map(h->usage())},
+           {"priority", std::string(to_string(static_cast<priority_class>(h->priority_class())))},
+           {"qos", std::string(to_string(static_cast<qos_class>(h->qos_class())))}});
   return json{{"updateTime", rfc3339(m.update_time_ms())},
               {"nodeMetric", nm},
               {"podsMetric", pods},
-              {"hostApplicationMetric", json::array()}};
+              {"hostApplicationMetric", apps}};
 }
 
 json node_metric_object(const wire::NodeMetricReported& m) {

@@ -107,6 +107,44 @@ result<std::vector<pod_metric>> pod_metrics(const json* list, const object_ref& 
   return out;
 }
 
+// status.hostApplicationMetric[] (HostApplicationMetricInfo: name, usage, priority, qos), sorted
+// by name as the koordlet's report is.
+result<std::vector<pod_metric>> host_app_metrics(const json* list, const object_ref& ref) {
+  std::vector<pod_metric> out;
+  if (list == nullptr) return out;
+  if (!list->is_array()) return invalid(ref, "status.hostApplicationMetric", "must be a list");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json& h = (*list)[i];
+    const std::string f = "status.hostApplicationMetric" + index(i);
+    if (!h.is_object()) return invalid(ref, f, "must be an object");
+    auto name = string_member(&h, "name", ref, f + ".name");
+    if (!name) return tl::unexpected(name.error());
+    if (name->empty()) return invalid(ref, f + ".name", "is required");
+    pod_metric m;
+    m.key = *name;
+    auto usage = resource_map(member(h, "usage"), ref, f + ".usage");
+    if (!usage) return tl::unexpected(usage.error());
+    if (*usage) m.usage = std::move(**usage);
+    auto prio = string_member(&h, "priority", ref, f + ".priority");
+    if (!prio) return tl::unexpected(prio.error());
+    const priority_class pc = get_pod_priority_class_by_name(*prio);
+    if (!prio->empty() && pc == priority_class::none)
+      return invalid(ref, f + ".priority",
+                     quote_text(*prio) + " is not koord-prod, koord-mid, koord-batch, koord-free");
+    m.priority = static_cast<wire::PriorityClass>(pc);
+    auto qos = string_member(&h, "qos", ref, f + ".qos");
+    if (!qos) return tl::unexpected(qos.error());
+    const qos_class qc = get_pod_qos_class_by_name(*qos);
+    if (!qos->empty() && qc == qos_class::none)
+      return invalid(ref, f + ".qos", quote_text(*qos) + " is not SYSTEM, LSE, LSR, LS, BE");
+    m.qos = static_cast<wire::QoSClass>(qc);
+    out.push_back(std::move(m));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const pod_metric& a, const pod_metric& b) { return a.key < b.key; });
+  return out;
+}
+
 res_offset optional_resources(messages::event_builder& b, const std::optional<split_resources>& r) {
   return r ? build_resources(b, *r) : res_offset();
 }
@@ -182,6 +220,8 @@ result<event_list> translate_node_metric(const request& r) {
   if (!agg_system) return tl::unexpected(agg_system.error());
   auto pods = pod_metrics(member(status, "podsMetric"), *ref);
   if (!pods) return tl::unexpected(pods.error());
+  auto apps = host_app_metrics(member(status, "hostApplicationMetric"), *ref);
+  if (!apps) return tl::unexpected(apps.error());
   auto reclaimable = resource_map(member(member(status, "prodReclaimableMetric"), "resource"), *ref,
                                   "status.prodReclaimableMetric.resource");
   if (!reclaimable) return tl::unexpected(reclaimable.error());
@@ -205,8 +245,19 @@ result<event_list> translate_node_metric(const request& r) {
     pv = fbb.CreateVector(v);
   }
   const auto pr = optional_resources(b, *reclaimable);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::HostAppMetric>>> hv;
+  if (!apps->empty()) {
+    std::vector<flatbuffers::Offset<wire::HostAppMetric>> v;
+    v.reserve(apps->size());
+    for (const auto& h : *apps) {
+      const auto name = fbb.CreateString(h.key);
+      const auto usage = build_resources(b, h.usage);
+      v.push_back(wire::CreateHostAppMetric(fbb, name, usage, h.priority, h.qos));
+    }
+    hv = fbb.CreateVector(v);
+  }
   const auto payload = wire::CreateNodeMetricReported(fbb, node, *update_ms, aggregate_ms,
-                                                      interval_ms, nu, su, an, as, pv, pr);
+                                                      interval_ms, nu, su, an, as, pv, pr, hv);
   event_list out;
   out.push_back(b.finish(header(r.time, wire::EntityKind::Node, ref->name, *r.options), payload));
   return out;

@@ -8,6 +8,7 @@
 #include "actors/koordlet/cgroup_writer.hpp"
 #include "actors/koordlet/cpu_suppress.hpp"
 #include "actors/koordlet/koordlet_types.hpp"
+#include "bridges/node/host_app_cgroup.hpp"
 #include "bridges/node/internal/file_read.hpp"
 
 namespace colony::node {
@@ -89,13 +90,13 @@ result<cgroup_executor> cgroup_executor::open(executor_config c) {
   return cgroup_executor(std::move(c), std::move(*m));
 }
 
-std::string cgroup_executor::base(const std::string& controller) const {
-  return internal::join(controller, config_.kube_parent_dir);
+std::string cgroup_executor::base(const std::string& controller, bool at_root) const {
+  return at_root ? controller : internal::join(controller, config_.kube_parent_dir);
 }
 
 bool cgroup_executor::write_one(const std::string& controller, const std::string& rel,
-                                const std::string& value, apply_result& out) const {
-  const std::string root = base(controller);
+                                const std::string& value, apply_result& out, bool at_root) const {
+  const std::string root = base(controller, at_root);
   const kl::cgroup_file_write w{rel, value};
   if (auto n = kl::write_cgroup_files(root, std::span<const kl::cgroup_file_write>(&w, 1)); !n) {
     out.failed = n.error();
@@ -234,9 +235,32 @@ apply_result cgroup_executor::apply_qos_settings(
   return out;
 }
 
+apply_result cgroup_executor::apply_host_app_settings(
+    const koordlet::host_app_info& app,
+    const std::vector<std::pair<std::string, std::string>>& settings) const {
+  apply_result out;
+  cgroup_driver d = cgroup_driver::cgroupfs;
+  if (host_app_under_kubepods(app)) {
+    auto layout = discover_kubepods(base(mounts_.cpu));
+    if (!layout) {
+      out.failed = layout.error();
+      return out;
+    }
+    d = layout->driver;
+  }
+  const std::string dir = host_app_cgroup_dir(app, d, config_.kube_parent_dir);
+  if (!internal::is_dir(internal::join(mounts_.cpu, dir))) {
+    out.failed = error{errc::not_found, "host application " + app.name + " has no cgroup",
+                       internal::join(mounts_.cpu, dir)};
+    return out;
+  }
+  (void)write_settings(dir, settings, out, true);
+  return out;
+}
+
 bool cgroup_executor::write_settings(
     const std::string& dir, const std::vector<std::pair<std::string, std::string>>& settings,
-    apply_result& out) const {
+    apply_result& out, bool at_root) const {
   for (const auto& [name, value] : settings) {
     // The component names files as cgroup v1 does; translate the ones the writer knows.
     kl::cgroup_settings s;
@@ -260,7 +284,7 @@ bool cgroup_executor::write_settings(
       const std::string& ctrl =
           memory && mounts_.version == cgroup_version::v1 ? mounts_.memory : mounts_.cpu;
       if (optional_feature_file(basename(w.path))) {
-        const std::string file = internal::join(base(ctrl), w.path);
+        const std::string file = internal::join(base(ctrl, at_root), w.path);
         std::error_code ec;
         if (!std::filesystem::exists(file, ec)) {
           out.unsupported.push_back(
@@ -271,7 +295,7 @@ bool cgroup_executor::write_settings(
           continue;
         }
       }
-      if (!write_one(ctrl, w.path, w.value, out)) return false;
+      if (!write_one(ctrl, w.path, w.value, out, at_root)) return false;
     }
   }
   return true;

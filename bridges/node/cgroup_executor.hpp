@@ -15,6 +15,8 @@
 //                  a container directory. memory.* files go to the memory controller (v1).
 //   QoS dirs       the same for a kube QoS dir (kubepods for Guaranteed, its burstable and
 //                  besteffort tiers): group identity's cpu.bvt_warp_ns.
+//   host apps      the same for a host application's cgroup (host_app_cgroup.hpp), relative to
+//                  the controller directory itself (not the kube parent): cpu.bvt_warp_ns.
 // Files of kernel features that a kernel may lack (cpu.bvt_warp_ns of Anolis' group identity,
 // memory.min/low/high where v1 lacks them) are written only where the file exists, as
 // Koordinator's resource IsSupported checks; an absent one is reported in `unsupported` (never a
@@ -37,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/koordlet/koordlet_types.hpp"
 #include "bridges/node/cgroup_layout.hpp"
 #include "messages/result.hpp"
 
@@ -85,21 +88,29 @@ class cgroup_executor {
   [[nodiscard]] apply_result apply_qos_settings(
       kube_qos_class tier, const std::vector<std::pair<std::string, std::string>>& settings) const;
 
+  // Settings of a host application's cgroup (applied_file::key relative to the controller
+  // directory). not_found when its directory is missing, or when it sits under kubepods and no
+  // kubepods directory tells the driver.
+  [[nodiscard]] apply_result apply_host_app_settings(
+      const koordlet::host_app_info& app,
+      const std::vector<std::pair<std::string, std::string>>& settings) const;
+
   [[nodiscard]] const cgroup_mounts& mounts() const { return mounts_; }
 
  private:
   cgroup_executor(executor_config c, cgroup_mounts m)
       : config_(std::move(c)), mounts_(std::move(m)) {}
-  // <controller>/<kube_parent_dir>
-  [[nodiscard]] std::string base(const std::string& controller) const;
+  // <controller>/<kube_parent_dir>; <controller> itself when at_root (host applications).
+  [[nodiscard]] std::string base(const std::string& controller, bool at_root = false) const;
   // Writes value into base(controller)/rel and reads it back into out (see the top of the file).
   [[nodiscard]] bool write_one(const std::string& controller, const std::string& rel,
-                               const std::string& value, apply_result& out) const;
+                               const std::string& value, apply_result& out,
+                               bool at_root = false) const;
   // Translates and writes (file, value) pairs relative to `dir` (a pod, container or QoS dir,
   // the same relative path under every v1 controller). False once a write failed.
   [[nodiscard]] bool write_settings(
       const std::string& dir, const std::vector<std::pair<std::string, std::string>>& settings,
-      apply_result& out) const;
+      apply_result& out, bool at_root = false) const;
 
   executor_config config_;
   cgroup_mounts mounts_;

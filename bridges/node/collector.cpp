@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "bridges/node/cold_page.hpp"
+#include "bridges/node/host_app_cgroup.hpp"
 #include "bridges/node/internal/file_read.hpp"
 
 namespace colony::node {
@@ -44,7 +45,8 @@ result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir
 
 }  // namespace
 
-result<node_snapshot> node_source::snapshot(event_time now) const {
+result<node_snapshot> node_source::snapshot(event_time now,
+                                            std::span<const koordlet::host_app_info> apps) const {
   node_snapshot snap;
   snap.time = now;
   auto cpu = read_proc_stat(config_.proc_root);
@@ -66,6 +68,24 @@ result<node_snapshot> node_source::snapshot(event_time now) const {
   }
 
   auto layout = discover_kubepods(internal::join(mounts_.cpuacct, config_.kube_parent_dir));
+  for (const auto& a : apps) {
+    if (host_app_under_kubepods(a) && !layout) {
+      snap.skipped.push_back(error{errc::not_found,
+                                   "host application " + a.name + ": no kubepods directory",
+                                   internal::join(mounts_.cpuacct, config_.kube_parent_dir)});
+      continue;
+    }
+    const std::string dir = host_app_cgroup_dir(
+        a, layout ? layout->driver : cgroup_driver::cgroupfs, config_.kube_parent_dir);
+    auto hs = read_sample(mounts_, dir, false);
+    if (!hs) {
+      snap.skipped.push_back(hs.error());
+      continue;
+    }
+    snap.host_apps.push_back({a.name, dir, std::move(*hs)});
+  }
+  std::sort(snap.host_apps.begin(), snap.host_apps.end(),
+            [](const host_app_snapshot& x, const host_app_snapshot& y) { return x.name < y.name; });
   if (!layout) {
     snap.skipped.push_back(layout.error());
     return snap;
@@ -186,6 +206,15 @@ result<node_usage> usage_between(const node_snapshot& before, const node_snapsho
     }
     u.pods.push_back(std::move(pu));
   }
+  for (const auto& h : after.host_apps) {
+    const auto* prev = find_sorted(
+        before.host_apps, h.name, [](const host_app_snapshot& x) -> const auto& { return x.name; });
+    if (prev == nullptr || prev->dir != h.dir) continue;  // first point, or declared elsewhere now
+    auto cores = cores_between(prev->sample, h.sample, secs);
+    if (!cores) continue;
+    u.host_apps.push_back(
+        {h.name, *cores, milli_cpu{to_milli(*cores)}, bytes{h.sample.memory.anon_bytes}});
+  }
   return u;
 }
 
@@ -197,7 +226,14 @@ void add_to_window(koordlet::sample_window& w, const node_usage& u) {
     w.add_pod(p.uid, s);
     pods.push_back(s);
   }
-  w.add_node_and_system({u.time, u.cpu_cores, static_cast<double>(u.memory.value)}, pods, {});
+  std::vector<koordlet::usage_sample> apps;
+  apps.reserve(u.host_apps.size());
+  for (const auto& h : u.host_apps) {
+    const koordlet::usage_sample s{u.time, h.cpu_cores, static_cast<double>(h.memory.value)};
+    w.add_host_app(h.name, s);
+    apps.push_back(s);
+  }
+  w.add_node_and_system({u.time, u.cpu_cores, static_cast<double>(u.memory.value)}, pods, apps);
 }
 
 std::vector<koordlet::pod_info> pods_by_uid(const node_usage& u) {

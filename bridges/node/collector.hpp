@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,12 +77,20 @@ struct pod_snapshot {
   std::optional<std::int64_t> memory_with_hot_page_bytes;
 };
 
+// A host application's cgroup (NodeSLO spec.hostApplications; host_app_cgroup.hpp's directory).
+struct host_app_snapshot {
+  std::string name;
+  std::string dir;  // relative to a controller directory
+  cgroup_sample sample;
+};
+
 struct node_snapshot {
   event_time time{0};
   proc_cpu_ticks cpu;
   proc_meminfo memory;
-  std::optional<cgroup_driver> driver;  // nullopt: no kubepods on this host
-  std::vector<pod_snapshot> pods;       // sorted by uid
+  std::optional<cgroup_driver> driver;       // nullopt: no kubepods on this host
+  std::vector<pod_snapshot> pods;            // sorted by uid
+  std::vector<host_app_snapshot> host_apps;  // sorted by name, those whose cgroup was read
   // Cgroups that could not be read this round (a pod deleted between listing and reading, a
   // malformed file), or the missing kubepods directory. The rest of the snapshot is valid.
   std::vector<error> skipped;
@@ -97,9 +106,14 @@ class node_source {
   // Detects the cgroup mounts under config.cgroup_root. not_found names what is missing.
   [[nodiscard]] static result<node_source> open(source_config config);
 
-  // Reads /proc and every kubepods cgroup now (time `now`, supplied by the caller). Fails only
-  // when /proc cannot be read; per-cgroup failures go to node_snapshot::skipped.
-  [[nodiscard]] result<node_snapshot> snapshot(event_time now) const;
+  // Reads /proc and every kubepods cgroup now (time `now`, supplied by the caller), and the
+  // cgroup of each host application given (the hostapplication collector,
+  // metricsadvisor/collectors/hostapplication: cpuacct usage and MemoryStatRaw.Usage() of
+  // GetHostAppCgroupRelativePath). Fails only when /proc cannot be read; per-cgroup failures go
+  // to node_snapshot::skipped (a host application under kubepods needs the driver: without a
+  // kubepods directory it is skipped too).
+  [[nodiscard]] result<node_snapshot> snapshot(
+      event_time now, std::span<const koordlet::host_app_info> host_apps = {}) const;
 
   [[nodiscard]] const cgroup_mounts& mounts() const { return mounts_; }
   [[nodiscard]] const source_config& config() const { return config_; }
@@ -132,6 +146,13 @@ struct pod_usage {
   std::optional<std::int64_t> memory_with_hot_page_bytes;  // the later snapshot's
 };
 
+struct host_app_usage {
+  std::string name;
+  double cpu_cores = 0;
+  milli_cpu cpu{0};
+  bytes memory{0};  // MemoryStatRaw.Usage(), as a pod's
+};
+
 struct node_usage {
   event_time time{0};  // the later snapshot's time
   double cpu_cores = 0;
@@ -141,6 +162,9 @@ struct node_usage {
   bytes memory_capacity{0};
   std::vector<pod_usage> pods;  // pods present in both snapshots, sorted by uid
   std::optional<std::int64_t> memory_with_hot_page_bytes;  // the later snapshot's
+  // Host applications in both snapshots whose counter did not go backwards, sorted by name (the
+  // collector ignores a host application's first collection).
+  std::vector<host_app_usage> host_apps;
 };
 
 // Usage over (before.time, after.time]. invalid_input when after.time <= before.time or the
@@ -152,7 +176,8 @@ struct node_usage {
                                                std::int64_t ticks_per_second = 100);
 
 // Appends one collect tick to the NodeMetric window: the node sample, the derived system sample
-// (sample_window::add_node_and_system) and one sample per pod, keyed by uid.
+// (sample_window::add_node_and_system) and one sample per pod, keyed by uid, and per host
+// application, by name.
 void add_to_window(koordlet::sample_window& w, const node_usage& u);
 
 // The pods of a usage report as the NodeMetric builder wants them. Cgroups carry no namespace or

@@ -220,6 +220,7 @@ int run_koordlet(const koordlet_args& a) {
     o.koordlet.cpu_qos = koordlet_actor::to_koordlet(*qos);
     o.koordlet.memory_qos = koordlet_actor::to_koordlet_memory(*qos);
     o.koordlet.resctrl_qos = koordlet_actor::to_koordlet_resctrl(*qos);
+    o.koordlet.host_apps = koordlet_actor::to_koordlet(spec->host_applications);
   }
   if (!a.feature_gates.empty()) {
     auto g = parse_feature_gates(a.feature_gates);

@@ -274,6 +274,44 @@ TEST(KoordletCli, ColdPageCollectorReportsMemoryWithHotPageCacheOrSaysUnsupporte
   EXPECT_EQ(j["status"]["podsMetric"][0]["podUsage"]["resources"]["memory"], "320Mi");
 }
 
+// --node-slo with spec.hostApplications: the collector reads the host app's cgroup (systemd
+// driver: KubepodsBurstable is kubepods.slice/kubepods-burstable.slice) and the report lists it
+// in status.hostApplicationMetric (HostApplicationMetricInfo: name, usage, priority, qos); an
+// invalid entry is exit code 3 naming the file and the field.
+TEST(KoordletCli, NodeSloHostApplicationsAreReportedInHostApplicationMetric) {
+  colony::testing::temp_dir tmp;
+  node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v2);
+  tree.write_proc(4, 1000, 5000, 16 * 1024 * 1024, 12 * 1024 * 1024);
+  fake_cgroup app;
+  app.active_anon = 96 * colony::mib;
+  tree.write_cgroup("kubepods.slice/kubepods-burstable.slice/agents/logd", app);
+  const std::string slo = tmp.sub("slo.json");
+  std::ofstream(slo) << R"({"hostApplications":[{"name":"logd","qos":"LS",)"
+                        R"("priority":"koord-mid","cgroupPath":{"base":"KubepodsBurstable",)"
+                        R"("parentDir":"agents","relativePath":"logd"}}]})";
+  auto [rc, out] = run_colony({"koordlet", "--node", "n1", "--cgroup-root", tree.cgroup_root(),
+                               "--proc-root", tree.proc_root(), "--interval", "100ms", "--once",
+                               "--json", "--node-slo", slo, "--log", tmp.sub("log")});
+  ASSERT_EQ(rc, 0) << out;
+  const auto j = last_json(out);
+  ASSERT_TRUE(j.is_object()) << out;
+  const auto& apps = j["status"]["hostApplicationMetric"];
+  ASSERT_EQ(apps.size(), 1u) << j.dump();
+  EXPECT_EQ(apps[0]["name"], "logd");
+  EXPECT_EQ(apps[0]["qos"], "LS");
+  EXPECT_EQ(apps[0]["priority"], "koord-mid");
+  EXPECT_EQ(apps[0]["usage"]["resources"]["memory"], "96Mi");
+  EXPECT_EQ(apps[0]["usage"]["resources"]["cpu"], "0");  // the fake counters do not move
+
+  std::ofstream(slo) << R"({"hostApplications":[{"name":"logd","qos":"LS",)"
+                        R"("cgroupPath":{"base":"Root"}}]})";
+  std::tie(rc, out) =
+      run_colony({"koordlet", "--node", "n1", "--cgroup-root", tree.cgroup_root(), "--proc-root",
+                  tree.proc_root(), "--once", "--node-slo", slo, "--log", tmp.sub("log2")});
+  EXPECT_EQ(rc, 3) << out;
+  EXPECT_NE(out.find("NodeSLO.spec.hostApplications[0].cgroupPath.base"), std::string::npos) << out;
+}
+
 TEST(KoordletCli, BadInputExitCodes) {
   colony::testing::temp_dir tmp;
   node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);

@@ -46,6 +46,13 @@ kl::kube_qos kube_qos_of(const resource_list& req, const resource_list& lim) {
 
 std::int64_t as_int(double v) { return static_cast<std::int64_t>(std::llround(v)); }
 
+// Two host applications declared alike (usage aside).
+bool same_declaration(const kl::host_app_info& a, const kl::host_app_info& b) {
+  return a.name == b.name && a.priority == b.priority && a.qos == b.qos &&
+         a.has_cgroup_path == b.has_cgroup_path && a.base == b.base &&
+         a.parent_dir == b.parent_dir && a.relative_path == b.relative_path;
+}
+
 bool is_memory(kl::evict_feature f) {
   return f == kl::evict_feature::be_memory_evict ||
          f == kl::evict_feature::memory_allocatable_evict || f == kl::evict_feature::memory_evict;
@@ -171,6 +178,30 @@ kl::resource_qos_resctrl_strategy to_koordlet_resctrl(
   merge(s.ls, k.ls_class);
   merge(s.be, k.be_class);
   return k;
+}
+
+std::vector<kl::host_app_info> to_koordlet(
+    const std::vector<slo_controller::host_application_spec>& apps) {
+  std::vector<kl::host_app_info> out;
+  out.reserve(apps.size());
+  for (const auto& a : apps) {
+    kl::host_app_info h;
+    h.name = a.name;
+    h.priority = get_pod_priority_class_by_name(a.priority);
+    h.qos = get_pod_qos_class_by_name(a.qos);
+    if (a.cgroup_path) {
+      h.has_cgroup_path = true;
+      const auto& b = a.cgroup_path->base;
+      h.base = b == slo_controller::cgroup_base_kubepods ? kl::cgroup_base::kube_qos_guaranteed
+               : b == slo_controller::cgroup_base_kube_burstable  ? kl::cgroup_base::kube_burstable
+               : b == slo_controller::cgroup_base_kube_besteffort ? kl::cgroup_base::kube_besteffort
+                                                                  : kl::cgroup_base::cgroup_root;
+      h.parent_dir = a.cgroup_path->parent_dir;
+      h.relative_path = a.cgroup_path->relative_path;
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
 }
 
 koordlet_component::koordlet_component(koordlet_options opt)
@@ -503,6 +534,10 @@ void koordlet_component::on_event(const wire::Envelope& env,
       }
       opt_.threshold = to_koordlet(spec->resource_used_threshold_with_be);
       opt_.cpu_burst = to_koordlet(spec->cpu_burst);
+      if (auto apps = to_koordlet(spec->host_applications);
+          apps.size() != opt_.host_apps.size() ||
+          !std::equal(apps.begin(), apps.end(), opt_.host_apps.begin(), same_declaration))
+        opt_.host_apps = std::move(apps);  // usage comes with the next sample
       if (auto q = slo_controller::parse_resource_qos_strategy(spec->resource_qos_strategy_json);
           q) {
         opt_.cpu_qos = to_koordlet(*q);
@@ -542,6 +577,21 @@ void koordlet_component::on_metric(const wire::Envelope& env, const wire::NodeMe
         p.priority_class_label = static_cast<kl::priority_class>(pm->priority_class());
     }
   }
+  // A report's host applications are their last usage, as a sample's are (on_sample).
+  for (auto& h : opt_.host_apps) {
+    h.cpu_used_cores.reset();
+    h.memory_used_bytes.reset();
+  }
+  if (e.host_apps() != nullptr)
+    for (const auto* hm : *e.host_apps()) {
+      const auto name = to_string_view(hm->name());
+      for (auto& h : opt_.host_apps) {
+        if (h.name != name) continue;
+        const auto u = messages::to_resource_list(hm->usage());
+        h.cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
+        h.memory_used_bytes = static_cast<double>(u.memory_bytes);
+      }
+    }
   qos_round(env, out);
 }
 
@@ -638,11 +688,32 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
     it = sampled_only_.erase(it);
     ++inputs_gen_;
   }
+  // Host applications (hostapplication collector): the ones sampled get this usage, the others
+  // none (their metric is older than the collect interval).
+  std::vector<kl::usage_sample> app_samples;
+  for (auto& h : opt_.host_apps) {
+    h.cpu_used_cores.reset();
+    h.memory_used_bytes.reset();
+  }
+  if (e.host_apps() != nullptr) {
+    for (const auto* hs : *e.host_apps()) {
+      const auto name = to_string_view(hs->name());
+      const auto it = std::find_if(opt_.host_apps.begin(), opt_.host_apps.end(),
+                                   [&](const kl::host_app_info& h) { return h.name == name; });
+      if (it == opt_.host_apps.end()) continue;  // no longer declared
+      const auto u = messages::to_resource_list(hs->usage());
+      it->cpu_used_cores = static_cast<double>(u.cpu_milli) / 1000.0;
+      it->memory_used_bytes = static_cast<double>(u.memory_bytes);
+      const kl::usage_sample s{now, *it->cpu_used_cores, *it->memory_used_bytes};
+      window_.add_host_app(name, s);
+      app_samples.push_back(s);
+    }
+  }
   window_.add_node_and_system(
       {now, *node_cpu_cores_,
        hot_pages_in_force_ ? static_cast<double>(e.memory_with_hot_page_bytes())
                            : *node_mem_bytes_},
-      pod_samples, {});
+      pod_samples, app_samples);
   const auto& policy = opt_.report_policy;
   const std::int64_t longest =
       std::max(kl::effective_aggregate_duration_seconds(policy),
@@ -673,7 +744,8 @@ void koordlet_component::report(const wire::Envelope& env,
     pods.push_back(p);
     pods.back().uid = p.ns.empty() ? p.name : p.ns + "/" + p.name;
   }
-  const auto st = kl::build_node_metric_status(window_, pods, {}, opt_.report_policy, now);
+  const auto st =
+      kl::build_node_metric_status(window_, pods, opt_.host_apps, opt_.report_policy, now);
   auto& fbb = b_.fbb();
   auto usage = [&](const std::optional<kl::resource_usage>& u) {
     if (!u) return fb::Offset<wire::Resources>();
@@ -714,9 +786,21 @@ void koordlet_component::report(const wire::Envelope& env,
   // the kernel gave cold pages.
   const auto mp =
       fbb.CreateString(hot_pages_in_force_ ? "usageWithHotPageCache" : "usageWithoutPageCache");
+  fb::Offset<fb::Vector<fb::Offset<wire::HostAppMetric>>> hv;
+  if (!st.host_app_metric.empty()) {
+    std::vector<fb::Offset<wire::HostAppMetric>> hms;
+    for (const auto& h : st.host_app_metric) {
+      const auto hn = fbb.CreateString(h.name);
+      const auto hu = usage(h.usage);
+      hms.push_back(wire::CreateHostAppMetric(fbb, hn, hu,
+                                              static_cast<wire::PriorityClass>(h.priority),
+                                              static_cast<wire::QoSClass>(h.qos)));
+    }
+    hv = fbb.CreateVector(hms);
+  }
   const auto payload = wire::CreateNodeMetricReported(
       fbb, node, now.value, kl::effective_aggregate_duration_seconds(opt_.report_policy) * 1000,
-      report_interval_ms(), nu, su, an, as, pv, 0, 0, mp);
+      report_interval_ms(), nu, su, an, as, pv, 0, hv, mp);
   out.push_back(b_.finish(header(env, wire::EntityKind::Node, opt_.node), payload));
 }
 
@@ -800,7 +884,7 @@ void koordlet_component::suppress_round(const wire::Envelope& env,
                                         std::vector<messages::byte_buffer>& out) {
   // A node without pods whose inputs are those of the last round gets the last decision (the
   // policy is a pure function of them): an idle node reports every minute.
-  const bool memo_able = pods.empty() && orphan_cpu_.empty();
+  const bool memo_able = pods.empty() && orphan_cpu_.empty() && opt_.host_apps.empty();
   auto& m = suppress_memo_;
   const bool hit =
       memo_able && m.valid && m.inputs_gen == inputs_gen_ && m.node_cpu_cores == node_cpu_cores_ &&
@@ -812,6 +896,7 @@ void koordlet_component::suppress_round(const wire::Envelope& env,
     in.node = &node_;
     in.pods = pods;
     in.orphan_pod_cpu_cores = orphan_cpu_;
+    in.host_apps = opt_.host_apps;
     in.node_cpu_used_cores = node_cpu_cores_;
     in.cpuset.processors = procs;
     in.cpuset.old_be_cpuset = be_cpuset_;
@@ -1112,6 +1197,14 @@ void koordlet_component::hooks_round(const wire::Envelope& env, std::span<const 
       live.emplace(target);
       emit(wire::EntityKind::Node, opt_.node, target, {{"cpu.bvt_warp_ns", std::to_string(v)}},
            {{"groupIdentity", v, "", "kube QoS dir bvt (getKubeQOSDirBvtValue)"}});
+    }
+    // Host applications (host_app_reconciler.go with SetHostAppBvtValue): by their QoS.
+    for (const auto& h : opt_.host_apps) {
+      const auto v = kl::host_app_bvt_value(bvt, h.qos);
+      const std::string target = std::string(host_app_target_prefix) + h.name;
+      live.insert(target);
+      emit(wire::EntityKind::Node, opt_.node, target, {{"cpu.bvt_warp_ns", std::to_string(v)}},
+           {{"groupIdentity", v, "", "host application bvt by QoS (getHostQOSBvtValue)"}});
     }
   }
   // Resctrl (pkg/koordlet/qosmanager/plugins/resctrl): nothing until a class enables it, as

@@ -62,10 +62,17 @@
 //     (the group's L3 and MB lines, where the machine's resctrl info is known) and, for an
 //     enabled class, "tasks" (the uids of the group's pods, comma-separated: the executor moves
 //     their cgroups' tasks into the group).
-// Not modelled: dynamic cfs-quota burst (needs throttling metrics the schema lacks), the
-// koordinator.sh/eviction-policy and cpuBurst pod annotations (all features allowed / node
-// config), host applications.
-// Single-threaded; deterministic: ordered maps, event time only.
+//   CgroupUpdated (node) with cpu.bvt_warp_ns of each host application, target
+//     "host-app:<name>" (the host-app reconciler, runtimehooks/reconciler/host_app_reconciler.go,
+//     with groupidentity's getHostQOSBvtValue), when it changes.
+// Host applications (NodeSLO spec.hostApplications, or koordlet_options::host_apps on a lone
+// node): host_apps() is the list the node's collector reads cgroups for; NodeUsageSampled's
+// host_apps (by name; a NodeMetricReported's host_apps likewise) become their last usage, the
+// window's host-app series, the system usage's subtrahend, cpusuppress's hostApps (non-BE ones
+// lower BE's share) and every report's host_apps. Not modelled: the koordinator.sh/eviction-policy and cpuBurst pod
+// annotations (all features allowed / node config), the cpuset hook of LS host applications (it
+// needs the NodeResourceTopology's CPU share pools). Single-threaded; deterministic: ordered maps,
+// event time only.
 #pragma once
 
 #include <cstdint>
@@ -91,6 +98,10 @@
 #include "messages/result.hpp"
 
 namespace colony::koordlet_actor {
+
+// A host application's CgroupUpdated target: "host-app:<name>" (entity Node). A ':' is in no pod
+// key (namespaces and names are DNS labels, uids hex and '-'), so no pod's target can be one.
+inline constexpr std::string_view host_app_target_prefix = "host-app:";
 
 struct koordlet_options {
   std::string node;  // the node this koordlet runs on
@@ -126,6 +137,8 @@ struct koordlet_options {
   // The report cadence in ms, overriding report_policy's reportIntervalSeconds and its 30-s floor
   // (tests and short demos). Default: unset (Koordinator's interval).
   std::optional<std::int64_t> report_interval_ms;
+  // NodeSLO spec.hostApplications until a NodeSLOUpdated says otherwise. Default: none.
+  std::vector<koordlet::host_app_info> host_apps;
 };
 
 // A NodeSLO's ResourceThresholdStrategy (slo_controller::parse_node_slo_spec) in the koordlet
@@ -146,6 +159,10 @@ struct koordlet_options {
 // MBA 100; enable false). SYSTEM has no resctrl group.
 [[nodiscard]] koordlet::resource_qos_resctrl_strategy to_koordlet_resctrl(
     const slo_controller::resource_qos_strategy& s);
+
+// NodeSLO spec.hostApplications as the koordlet policies read them (no usage yet).
+[[nodiscard]] std::vector<koordlet::host_app_info> to_koordlet(
+    const std::vector<slo_controller::host_application_spec>& apps);
 
 // The inputs of a koordlet's last BE suppression decision and the decision
 // (koordlet_component::suppress_round).
@@ -193,6 +210,11 @@ class koordlet_component final : public entities::component {
   [[nodiscard]] std::optional<double> node_memory_used_bytes() const { return node_mem_bytes_; }
   [[nodiscard]] const std::vector<koordlet::processor_info>& processors() const;
   [[nodiscard]] const std::vector<error>& config_errors() const { return config_errors_; }
+  // The host applications declared for this node, with their last usage (the collector reads
+  // their cgroups; the executor finds a "host-app:<name>" target's cgroup here).
+  [[nodiscard]] const std::vector<koordlet::host_app_info>& host_apps() const {
+    return opt_.host_apps;
+  }
 
   // A pod as the koordlet sees it, from its PodMutated.
   [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodMutated& e,

@@ -108,6 +108,12 @@ sc::node_metric_input metric_header(const wire::NodeMetricReported& e) {
   }
   if (e.prod_reclaimable() != nullptr)
     m.prod_reclaimable = cpu_mem(messages::to_resource_list(e.prod_reclaimable()));
+  // v9: status.hostApplicationMetric (batchresource's hostAppHPUsed reads it).
+  if (e.host_apps() != nullptr)
+    for (const auto* h : *e.host_apps())
+      m.host_app_metrics.push_back({std::string(to_string_view(h->name())),
+                                    cpu_mem(messages::to_resource_list(h->usage())),
+                                    static_cast<sc::priority_class>(h->priority_class())});
   return m;
 }
 

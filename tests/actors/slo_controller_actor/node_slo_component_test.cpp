@@ -186,3 +186,53 @@ TEST(SloControllerNodeSlo, SameEventsGiveSameBytes) {
 
 }  // namespace
 }  // namespace colony::slo_controller_actor
+
+namespace colony::slo_controller_actor {
+namespace {
+
+// host-application-config through the component: a ConfigMap that adds it re-renders every node
+// (nodeslo_cm_event_handler.go triggerAllNodeEnqueue) with the node's hostApplications (the
+// first matching nodeConfigs entry's, else the cluster's); a node whose list is empty keeps the
+// field out; a rejected key renders nothing new.
+TEST(SloControllerNodeSlo, HostApplicationConfigRendersEachNodesHostApplications) {
+  event_log log;
+  slo_controller_component c({.configmap_json = configmap(40)});
+  log.node(1000, "n-a", cap, cap, {{"pool", "online"}});
+  log.node(1000, "n-b", cap, cap, {{"pool", "batch"}});
+  (void)feed(c, log);
+  const json apps = {
+      {"applications",
+       json::array({{{"name", "nginx"},
+                     {"qos", "LS"},
+                     {"priority", "koord-prod"},
+                     {"cgroupPath", {{"base", "CgroupRoot"}, {"relativePath", "host/nginx"}}}}})},
+      {"nodeConfigs", json::array({{{"name", "batch"},
+                                    {"nodeSelector", {{"matchLabels", {{"pool", "batch"}}}}},
+                                    {"applications", json::array()}}})}};
+  auto data = json::parse(configmap(40));
+  data["host-application-config"] = apps.dump();
+  auto from = log.records.size();
+  const auto cfg = log.config(2000, "slo-controller-config", data.dump());
+  const auto slos = node_slos(feed(c, log, from));
+  ASSERT_EQ(slos.size(), 1u) << "n-b's list is empty: its spec is unchanged";
+  EXPECT_EQ(slos[0].node, "n-a");
+  EXPECT_EQ(slos[0].causation, static_cast<std::int64_t>(cfg));
+  EXPECT_EQ(slos[0].spec.at("hostApplications"),
+            json::parse(R"([{"name":"nginx","qos":"LS","priority":"koord-prod",
+                "cgroupPath":{"base":"CgroupRoot","relativePath":"host/nginx"}}])"));
+  // The koordlet reads it back.
+  auto spec = sc::parse_node_slo_spec(slos[0].spec.dump());
+  ASSERT_TRUE(spec) << spec.error().describe();
+  ASSERT_EQ(spec->host_applications.size(), 1u);
+  EXPECT_EQ(spec->host_applications[0].cgroup_path->relative_path, "host/nginx");
+
+  // An invalid entry: the key is rejected, the one in force stays, nothing is rendered.
+  data["host-application-config"] =
+      json{{"applications", json::array({{{"name", "nginx"}, {"qos", "Gold"}}})}}.dump();
+  from = log.records.size();
+  log.config(3000, "slo-controller-config", data.dump());
+  EXPECT_TRUE(node_slos(feed(c, log, from)).empty());
+}
+
+}  // namespace
+}  // namespace colony::slo_controller_actor

@@ -196,6 +196,33 @@ TEST(SinkBodies, NodeMetricObjectAndStatus) {
   EXPECT_EQ(to_wire(write_kind::node_metric), wire::WriteKind::node_metric);
 }
 
+// status.hostApplicationMetric[] (apis/slo/v1alpha1/nodemetric_types.go HostApplicationMetricInfo:
+// name, usage, priority, qos) from the report's host_apps.
+TEST(SinkBodies, NodeMetricStatusListsHostApplications) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  const auto node = fbb.CreateString("n1");
+  resource_list u;
+  u.cpu_milli = 1000;
+  u.memory_bytes = 256LL << 20;
+  const auto name = fbb.CreateString("nginx");
+  const auto ur = b.resources(u);
+  std::vector<flatbuffers::Offset<wire::HostAppMetric>> apps{
+      wire::CreateHostAppMetric(fbb, name, ur, wire::PriorityClass::Prod, wire::QoSClass::LS)};
+  const auto av = fbb.CreateVector(apps);
+  const auto payload =
+      wire::CreateNodeMetricReported(fbb, node, 0, 300000, 60000, 0, 0, 0, 0, 0, 0, av);
+  messages::header h;
+  h.kind = wire::EntityKind::Node;
+  h.key = "n1";
+  h.source = "koordlet/n1";
+  const auto rec = b.finish(h, payload);
+  const auto& m = *wire::GetEnvelope(rec.data())->payload_as_NodeMetricReported();
+  EXPECT_EQ(node_metric_status(m)["hostApplicationMetric"],
+            json::parse(R"([{"name":"nginx","priority":"koord-prod","qos":"LS",
+                "usage":{"resources":{"cpu":"1","memory":"256Mi"}}}])"));
+}
+
 TEST(SinkBodies, NodeSlo) {
   // nodeslo_controller.go initNodeSLO: named after the node, cluster-scoped, the spec as is.
   const json spec = json::parse(R"({"resourceUsedThresholdWithBE":{"enable":true}})");

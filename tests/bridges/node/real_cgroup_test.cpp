@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bridges/node/collector.hpp"
+#include "tests/bridges/node/real_cgroup_harness.hpp"
 
 namespace {
 
@@ -57,19 +58,7 @@ struct cgroup_cleanup {
   }
 };
 
-// utime + stime of a process in clock ticks (/proc/<pid>/stat fields 14 and 15).
-std::int64_t process_ticks(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::istringstream rest(s.substr(s.rfind(')') + 2));
-  std::string field;
-  std::int64_t utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::stoll(field);
-    if (i == 15) stime = std::stoll(field);
-  }
-  return utime + stime;
-}
+using colony::testing::cgroup_harness::process_ticks;
 
 // The memory controller's directory among the ones missing_controllers returned.
 std::string ctrl_memory(const std::vector<std::string>& dirs) { return dirs.back(); }

@@ -504,6 +504,12 @@ std::vector<error_case> error_cases() {
       {"NodeMetricPodQoS", "nodemetric-gpu-node-1.json", object_kind::node_metric,
        [](json& o) { o["status"]["podsMetric"][0]["qos"] = "Gold"; },
        nm + "status.podsMetric[0].qos", R"("Gold" is not SYSTEM, LSE, LSR, LS, BE)"},
+      {"NodeMetricHostAppQoS", "nodemetric-gpu-node-1.json", object_kind::node_metric,
+       [](json& o) {
+         o["status"]["hostApplicationMetric"] =
+             json::array({{{"name", "nginx"}, {"qos", "LS"}}, {{"name", "logd"}, {"qos", "Gold"}}});
+       },
+       nm + "status.hostApplicationMetric[1].qos", R"("Gold" is not SYSTEM, LSE, LSR, LS, BE)"},
       // Recorded kinds (ObjectObserved): only what the record and its key rely on is checked.
       {"DeviceWithoutUid", "device-gpu-node-1.json", object_kind::device,
        [](json& o) { o["metadata"].erase("uid"); }, "Device gpu-node-1: metadata.uid",
@@ -536,7 +542,7 @@ std::vector<error_case> error_cases() {
 
 TEST(KubeTranslate, InvalidObjectsAreRefusedNamingObjectAndField) {
   const auto cases = error_cases();
-  ASSERT_EQ(cases.size(), 32u);
+  ASSERT_EQ(cases.size(), 33u);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     json obj = load(c.file);
