@@ -343,6 +343,83 @@ result<std::map<std::string, double, std::less<>>> parse_amplification_ratios(
   return out;
 }
 
+node_meta_update update_node_meta(const cpu_normalization_config* cpu,
+                                  const resource_amplification_config* amp,
+                                  const node_labels& labels, const node_meta& now,
+                                  bool colocation_disabled) {
+  node_meta_update u;
+  u.after = now;
+  auto opt = [](const std::optional<std::string>& s) {
+    return s ? std::optional<std::string_view>(*s) : std::nullopt;
+  };
+  if (!colocation_disabled && cpu != nullptr) {
+    std::optional<std::string_view> label;
+    if (auto it = labels.find(label_cpu_normalization_enabled); it != labels.end())
+      label = it->second;
+    // A failed Calculate writes no item: Prepare then leaves the annotation as it is.
+    if (auto r = calculate_cpu_normalization(cpu->for_node(labels), label, opt(now.cpu_basic_info)))
+      u.after.cpu_normalization_ratio = std::move(*r);
+  }
+  u.after.resource_amplification_ratio.reset();
+  if (!colocation_disabled && amp != nullptr) {
+    if (auto r = calculate_resource_amplification(amp->for_node(labels),
+                                                  opt(u.after.cpu_normalization_ratio));
+        r && *r)
+      u.after.resource_amplification_ratio = std::move(**r);
+  }
+  const auto cn = cpu_normalization_need_sync(opt(now.cpu_normalization_ratio),
+                                              opt(u.after.cpu_normalization_ratio));
+  const auto ra =
+      resource_amplification_need_sync(now.resource_amplification_ratio.value_or(""),
+                                       u.after.resource_amplification_ratio.value_or(""));
+  if (cn.need_sync) u.reason = "CPUNormalization: " + std::string(cn.reason);
+  if (ra.need_sync) {
+    if (!u.reason.empty()) u.reason += "; ";
+    u.reason += "ResourceAmplification: " + std::string(ra.reason);
+  }
+  u.need_sync = cn.need_sync || ra.need_sync;
+  if (!u.need_sync) {
+    u.after = now;  // no patch is sent: the node keeps what it has
+    return u;
+  }
+  // client.MergeFrom: the keys whose value changed, null for a removed one; keys sorted.
+  json patch = json::object();
+  auto diff = [&](std::string_view key, const std::optional<std::string>& o,
+                  const std::optional<std::string>& n) {
+    if (o == n) return;
+    patch[std::string(key)] = n ? json(*n) : json(nullptr);
+  };
+  diff(names::annotation_cpu_normalization_ratio, now.cpu_normalization_ratio,
+       u.after.cpu_normalization_ratio);
+  diff(annotation_resource_amplification_ratio, now.resource_amplification_ratio,
+       u.after.resource_amplification_ratio);
+  if (!patch.empty()) u.patch = patch.dump();
+  return u;
+}
+
+result<void> apply_annotation_patch(std::string_view patch, node_meta& m) {
+  auto doc = internal::parse_json(patch, "annotations patch");
+  if (!doc) return err(doc);
+  if (!doc->is_object()) return internal::invalid("annotations patch", "", *doc, "want an object");
+  node_meta out = m;
+  for (auto it = doc->begin(); it != doc->end(); ++it) {
+    std::optional<std::string>* field = nullptr;
+    if (it.key() == names::annotation_cpu_normalization_ratio) field = &out.cpu_normalization_ratio;
+    if (it.key() == annotation_resource_amplification_ratio)
+      field = &out.resource_amplification_ratio;
+    if (field == nullptr) continue;
+    if (it->is_null()) {
+      field->reset();
+    } else if (it->is_string()) {
+      *field = it->get<std::string>();
+    } else {
+      return internal::invalid("annotations patch", it.key(), *it, "want a string or null");
+    }
+  }
+  m = std::move(out);
+  return {};
+}
+
 std::int64_t amplify(std::int64_t origin, double ratio) noexcept {
   if (!(ratio > 1)) return origin;
   const double v = std::ceil(static_cast<double>(origin) * ratio);

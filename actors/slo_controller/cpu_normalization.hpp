@@ -151,6 +151,42 @@ struct meta_sync {
 [[nodiscard]] meta_sync resource_amplification_need_sync(std::string_view old_ratio,
                                                          std::string_view new_ratio);
 
+// The node annotations the two plugins manage, as the node carries them.
+struct node_meta {
+  std::optional<std::string>
+      cpu_normalization_ratio;  // node.koordinator.sh/cpu-normalization-ratio
+  std::optional<std::string> resource_amplification_ratio;  // .../resource-amplification-ratio
+  std::optional<std::string> cpu_basic_info;  // .../cpu-basic-info (Koordinator: on the NRT)
+  bool operator==(const node_meta&) const = default;
+};
+
+// One reconcile's metadata decision (resource_calculator.go updateNodeResource: Calculate, then
+// Prepare, then NeedSyncMeta of each plugin, then a merge patch of the node's metadata).
+struct node_meta_update {
+  bool need_sync = false;
+  // The JSON merge patch of metadata.annotations ({"<key>": "<value>" | null}, keys sorted);
+  // "" when nothing changes.
+  std::string patch;
+  std::string reason;  // "<Plugin>: <NeedSyncMeta reason>", "; "-joined
+  node_meta after;     // the annotations once the patch is applied
+};
+
+// cpu / amp: the configs in force, nullptr when unavailable (never parsed: Calculate fails, so
+// the normalization ratio is kept and the amplification ratio removed, as Prepare does).
+// colocation_disabled: the reset path (isColocationCfgDisabled): no Calculate runs; the
+// normalization ratio stays and the amplification ratio is removed.
+// The amplification uses the normalization ratio of this round's decision; Koordinator's
+// Calculate reads the node as it was, and reaches the same value one reconcile later, when its
+// own node patch comes back as a node update.
+[[nodiscard]] node_meta_update update_node_meta(const cpu_normalization_config* cpu,
+                                                const resource_amplification_config* amp,
+                                                const node_labels& labels, const node_meta& now,
+                                                bool colocation_disabled);
+
+// Applies a node_meta_update's patch (as read back from the log) to m; keys other than the two
+// ratios are ignored. A malformed patch is an error and changes nothing.
+[[nodiscard]] result<void> apply_annotation_patch(std::string_view patch, node_meta& m);
+
 // GetNodeResourceAmplificationRatios: resource -> ratio; a malformed value is an error.
 [[nodiscard]] result<std::map<std::string, double, std::less<>>> parse_amplification_ratios(
     std::string_view annotation);
