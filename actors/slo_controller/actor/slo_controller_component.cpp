@@ -529,8 +529,9 @@ void slo_controller_component::on_config(const wire::Envelope& env, const wire::
   const bool colocation = cfg_.colocation != before.colocation;
   const bool slo = !sc::same_node_slo_keys(cfg_, before);
   // cpunormalization / resourceamplification configHandler: a changed key enqueues every node.
-  const bool meta = cfg_.cpu_normalization != before.cpu_normalization ||
-                    cfg_.resource_amplification != before.resource_amplification;
+  const bool meta =
+      opt_.cpu_normalization && (cfg_.cpu_normalization != before.cpu_normalization ||
+                                 cfg_.resource_amplification != before.resource_amplification);
   if (colocation) ++config_generation_;
   if (slo) slo_ = sc::node_slo_renderer(cfg_);
   if (meta) reparse_meta_configs();

@@ -30,7 +30,8 @@
 // then the NodeSLO), so a node shard emits what the cluster-wide component emits for that node.
 //
 // CPU normalization and resource amplification (plugins/cpunormalization, resourceamplification;
-// cpu_normalization.hpp): every reconcile also decides the node annotations
+// cpu_normalization.hpp; with options.cpu_normalization): every reconcile also decides the node
+// annotations
 // node.koordinator.sh/cpu-normalization-ratio and node.koordinator.sh/resource-amplification-ratio
 // from cpu-normalization-config, resource-amplification-config, the node's labels and its
 // node.koordinator.sh/cpu-basic-info annotation (Koordinator reads it from the node's

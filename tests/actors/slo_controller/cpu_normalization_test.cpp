@@ -216,6 +216,34 @@ TEST(CpuNormalizationGolden, NodeConfigFromConfigMap) {
   EXPECT_EQ(merged->cluster.ratio_model->size(), 1u);
 }
 
+// configmap_event_handler_test.go Test_syncCacheIfCfgChanged "sync cache changed with node
+// configs": the node entry inherits the cluster's models and overrides enable.
+TEST(CpuNormalizationGolden, SyncConfigWithNodeConfigs) {
+  auto cfg = parse_cpu_normalization_strategies(R"({
+    "enable": false,
+    "ratioModel": {
+      "Intel(R) Xeon(R) Platinum XXX CPU @ 2.50GHz": {"baseRatio": 1.5, "hyperThreadEnabledRatio": 1.0,
+        "turboEnabledRatio": 1.8, "hyperThreadTurboEnabledRatio": 1.2},
+      "Intel(R) Xeon(R) Platinum YYY CPU @ 2.50GHz": {"baseRatio": 1.8, "hyperThreadEnabledRatio": 1.2,
+        "turboEnabledRatio": 2.16, "hyperThreadTurboEnabledRatio": 1.44}},
+    "nodeConfigs": [{"nodeSelector": {"matchLabels": {"test-cpu-normalization": "true"}},
+                     "enable": true}]})");
+  ASSERT_TRUE(cfg) << cfg.error().describe();
+  const auto xxx = full_model(1.5, 1.8, 1.0, 1.2);
+  const auto yyy = full_model(1.8, 2.16, 1.2, 1.44);
+  const auto cluster = strategy(false, {{"Intel(R) Xeon(R) Platinum XXX CPU @ 2.50GHz", xxx},
+                                        {"Intel(R) Xeon(R) Platinum YYY CPU @ 2.50GHz", yyy}});
+  EXPECT_EQ(cfg->cluster, cluster);
+  ASSERT_EQ(cfg->node_configs.size(), 1u);
+  auto node = cluster;
+  node.enable = true;
+  EXPECT_EQ(cfg->node_configs[0].strategy, node);
+  EXPECT_EQ(&cfg->for_node({{"test-cpu-normalization", "true"}}), &cfg->node_configs[0].strategy);
+  EXPECT_EQ(&cfg->for_node({}), &cfg->cluster);
+  // The default config ("failed to get cpu normalization key"): disabled, empty model.
+  EXPECT_EQ(parse_cpu_normalization_strategies("")->cluster, strategy(std::nullopt, {}));
+}
+
 TEST(CpuNormalizationConfig, ErrorsNameTheField) {
   struct row {
     const char* text;
@@ -269,6 +297,41 @@ TEST(CpuNormalizationFormat, BasicInfoAndRatioText) {
   EXPECT_EQ(parse_cpu_normalization_ratio(std::nullopt).value(), -1);
   EXPECT_FALSE(parse_cpu_normalization_ratio("0"));
   EXPECT_FALSE(parse_cpu_normalization_ratio("abc"));
+}
+
+// update_node_meta: Calculate, Prepare and NeedSyncMeta of both plugins over one node
+// (resource_calculator.go updateNodeResource), the patch being client.MergeFrom's.
+TEST(CpuNormalizationMeta, UpdateNodeMeta) {
+  auto cpu = parse_cpu_normalization_strategies(
+      R"({"enable":true,"ratioModel":{"M":{"baseRatio":1.25}}})");
+  auto amp = parse_resource_amplification_strategies("");
+  ASSERT_TRUE(cpu && amp);
+  node_meta m;
+  m.cpu_basic_info = R"({"cpuModel":"M"})";
+  // First reconcile: both annotations created.
+  auto u = update_node_meta(&*cpu, &*amp, {}, m, false);
+  EXPECT_TRUE(u.need_sync);
+  EXPECT_EQ(u.patch, R"({"node.koordinator.sh/cpu-normalization-ratio":"1.25",)"
+                     R"("node.koordinator.sh/resource-amplification-ratio":"{\"cpu\":1.25}"})");
+  EXPECT_EQ(u.reason,
+            "CPUNormalization: old ratio is nil; ResourceAmplification: old ratio is empty");
+  // Applied: nothing more to write.
+  auto after = m;
+  ASSERT_TRUE(apply_annotation_patch(u.patch, after));
+  EXPECT_EQ(after, u.after);
+  EXPECT_FALSE(update_node_meta(&*cpu, &*amp, {}, after, false).need_sync);
+  // A malformed ratio on the node and no basic info: Calculate fails, Prepare keeps the old text
+  // (NeedSyncMeta "old ratio parsed error"), and the amplification, which cannot parse it
+  // either, stays absent: a sync with nothing to patch.
+  node_meta bad;
+  bad.cpu_normalization_ratio = "[}";
+  u = update_node_meta(&*cpu, &*amp, {}, bad, false);
+  EXPECT_TRUE(u.need_sync);
+  EXPECT_EQ(u.patch, "");
+  // Both configs unavailable: the normalization ratio stays, the amplification ratio goes.
+  u = update_node_meta(nullptr, nullptr, {}, after, false);
+  EXPECT_EQ(u.patch, R"({"node.koordinator.sh/resource-amplification-ratio":null})");
+  EXPECT_EQ(u.reason, "ResourceAmplification: new ratio is empty");
 }
 
 // plugins/resourceamplification TestPluginNeedSyncMeta.
