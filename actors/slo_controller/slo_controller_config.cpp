@@ -462,7 +462,8 @@ result<void> check_cpu_normalization_strategy(const json& s, const std::string& 
   if (!models->is_object())
     return internal::invalid(where, "ratioModel", *models, "want an object");
   for (auto it = models->begin(); it != models->end(); ++it) {
-    const std::string w = internal::path(internal::path(where, "ratioModel"), it.key());
+    // A model name may hold dots and spaces: ratioModel["Intel Xeon"].
+    const std::string w = internal::path(where, "ratioModel") + "[\"" + it.key() + "\"]";
     if (!it->is_object()) return internal::invalid(w, "", *it, "want an object");
     for (std::string_view k : {"baseRatio", "hyperThreadEnabledRatio", "turboEnabledRatio",
                                "hyperThreadTurboEnabledRatio"}) {

@@ -8,6 +8,7 @@
 #include "actors/scheduler/elastic_quota.hpp"
 #include "actors/scheduler/gpu_model_affinity.hpp"
 #include "messages/names.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::scheduler {
 
@@ -265,8 +266,26 @@ std::size_t scheduler_component::node_slot(std::string_view name) {
   nodes_.emplace_back();
   nodes_.back().name = std::string(name);
   flags_.emplace_back();
+  amp_.emplace_back();
   node_index_.emplace(std::string(name), i);
   return i;
+}
+
+void scheduler_component::amplify_node(std::size_t i) {
+  auto& n = nodes_[i];
+  const auto& a = amp_[i];
+  const auto amplified = amplified_allocatable(a.raw, a.ratios);
+  n.allocatable.cpu_milli = amplified.cpu_milli;
+  n.allocatable.memory_bytes = amplified.memory_bytes;
+  // node.koordinator.sh/raw-allocatable, which the webhook keeps while the ratio is set and
+  // LoadAware reads.
+  if (a.ratios.any()) {
+    n.raw_allocatable[resource_name::cpu] = a.raw.cpu_milli;
+    n.raw_allocatable[resource_name::memory] = a.raw.memory_bytes;
+  } else {
+    n.raw_allocatable.erase(resource_name::cpu);
+    n.raw_allocatable.erase(resource_name::memory);
+  }
 }
 
 // Forgets an assumed or bound pod from its node; the freed room may fit unschedulable pods
@@ -333,6 +352,16 @@ void scheduler_component::on_event(const wire::Envelope& env,
       n.allocatable.batch_memory_bytes = colo.batch_memory_bytes;
       n.allocatable.mid_cpu_milli = colo.mid_cpu_milli;
       n.allocatable.mid_memory_bytes = colo.mid_memory_bytes;
+      amp_[i].raw = n.allocatable;
+      amp_[i].ratios = {};
+      if (e->annotations())
+        for (const auto* kv : *e->annotations())
+          if (to_string_view(kv->key()) == annotation_resource_amplification_ratio) {
+            // A malformed ratio amplifies nothing (Koordinator's webhook refuses the update).
+            if (auto r = parse_amplification_ratios(to_string_view(kv->value())))
+              amp_[i].ratios = *r;
+          }
+      amplify_node(i);
       if (e->gpus()) {
         std::vector<gpu_device> gpus;
         for (const auto* g : *e->gpus()) {
@@ -409,6 +438,16 @@ void scheduler_component::on_event(const wire::Envelope& env,
       n.allocatable.batch_memory_bytes = e->batch_memory_bytes();
       n.allocatable.mid_cpu_milli = e->mid_cpu_milli();
       n.allocatable.mid_memory_bytes = e->mid_memory_bytes();
+      // The slo-controller's metadata patch (meta.annotationsPatch, a JSON merge patch of the
+      // node's annotations): a new amplification ratio re-amplifies the node's allocatable.
+      if (const auto* ts = e->terms())
+        for (const auto* t : *ts)
+          if (messages::term_named(*t, "meta.annotationsPatch")) {
+            if (auto r = amplification_from_patch(to_string_view(t->text()))) {
+              amp_[i].ratios = *r;
+              amplify_node(i);
+            }
+          }
       ++n.generation;
       node_event(i, cluster_event_type::node_update);
       break;

@@ -77,6 +77,7 @@
 #include "actors/quota/actor/quota_events.hpp"
 #include "actors/scheduler/framework.hpp"
 #include "actors/scheduler/reservation.hpp"
+#include "actors/scheduler/resource_amplification.hpp"
 #include "actors/scheduler/scheduler_config.hpp"
 #include "actors/scheduler/scheduling_queue.hpp"
 #include "messages/result.hpp"
@@ -226,6 +227,15 @@ class scheduler_component final : public entities::component {
   std::unique_ptr<scheduling_queue> queue_;
   std::vector<node_info> nodes_;  // in registration order (framework node order)
   std::vector<node_flags> flags_;
+  // Per node (same index): the node's own allocatable cpu/memory and its
+  // node.koordinator.sh/resource-amplification-ratio, from which nodes_[i].allocatable's cpu and
+  // memory are amplified (resource_amplification.hpp).
+  struct node_amplification {
+    resource_list raw;
+    amplification_ratios ratios;
+  };
+  std::vector<node_amplification> amp_;
+  void amplify_node(std::size_t i);
   string_map<std::size_t> node_index_;  // lookup only, never iterated
   std::map<std::string, pod_rec, std::less<>> pods_;
   std::map<std::string, rsv_rec, std::less<>> reservations_;  // by name

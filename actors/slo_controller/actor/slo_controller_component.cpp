@@ -153,7 +153,8 @@ slo_controller_component::slo_controller_component(slo_controller_options opt)
   cfg_ = opt_.initial->cfg;
   slo_ = opt_.initial->renderer;
   config_errors_ = opt_.initial->errors;
-  opt_.initial.reset();  // read; later ConfigUpdated records change this component's copy only
+  opt_.initial.reset();
+  reparse_meta_configs();  // read; later ConfigUpdated records change this component's copy only
 }
 
 bool slo_controller_component::wants(wire::Payload type) const {
@@ -376,6 +377,16 @@ void slo_controller_component::on_event(const wire::Envelope& env,
       auto& n = nodes_[std::string(to_string_view(e->name()))];
       n.registered = true;
       n.input = node_from_event(*e);
+      n.meta = {};
+      if (e->annotations() != nullptr)
+        for (const auto* kv : *e->annotations()) {
+          const auto k = to_string_view(kv->key());
+          auto v = std::optional<std::string>(to_string_view(kv->value()));
+          if (k == names::annotation_cpu_normalization_ratio) n.meta.cpu_normalization_ratio = v;
+          if (k == sc::annotation_resource_amplification_ratio)
+            n.meta.resource_amplification_ratio = v;
+          if (k == sc::annotation_cpu_basic_info) n.meta.cpu_basic_info = v;
+        }
       n.idle.reset();
       reconcile(n.input.name, n, env, out);
       render_slo(n.input.name, n, env, out);
@@ -479,6 +490,14 @@ void slo_controller_component::on_event(const wire::Envelope& env,
         rec.full_key.clear();
         rec.full_time.reset();
       }
+      // Our metadata patch, as the node carries it once applied (a replay after a restart).
+      if (const auto* ts = e->terms(); ts != nullptr)
+        for (const auto* x : *ts)
+          if (messages::term_named(*x, "meta.annotationsPatch")) {
+            auto after = rec.meta;
+            if (sc::apply_annotation_patch(to_string_view(x->text()), after) && after != rec.meta)
+              apply_meta(rec, after);
+          }
       auto& pub = it->second.published;
       pub.batch_cpu = opt(batch_reset, e->batch_cpu_milli());
       pub.batch_memory = opt(batch_reset, e->batch_memory_bytes());
@@ -515,12 +534,17 @@ void slo_controller_component::on_config(const wire::Envelope& env, const wire::
   // when the NodeSLO config does (nodeslo_cm_event_handler.go triggerAllNodeEnqueue).
   const bool colocation = cfg_.colocation != before.colocation;
   const bool slo = !sc::same_node_slo_keys(cfg_, before);
+  // cpunormalization / resourceamplification configHandler: a changed key enqueues every node.
+  const bool meta =
+      opt_.cpu_normalization && (cfg_.cpu_normalization != before.cpu_normalization ||
+                                 cfg_.resource_amplification != before.resource_amplification);
   if (colocation) ++config_generation_;
   if (slo) slo_ = sc::node_slo_renderer(cfg_);
-  if (!colocation && !slo) return;
+  if (meta) reparse_meta_configs();
+  if (!colocation && !slo && !meta) return;
   for (auto& [name, n] : nodes_) {
     if (!n.registered) continue;
-    if (colocation) reconcile(name, n, env, out);
+    if (colocation || meta) reconcile(name, n, env, out);
     if (slo) render_slo(name, n, env, out);
   }
 }
@@ -569,14 +593,50 @@ void slo_controller_component::reconcile(const std::string& node, node_rec& n,
   if (!cfg_.colocation) return;  // colocation-config unavailable: Koordinator does not reconcile
   const event_time now{cause.event_time_ms()};
   if (auto* c = idle_result_of(n, now)) {
-    publish(node, n, cause, c->strategy, c->r, c->prepared, out, c);
+    const auto meta = meta_of(n, c->r.disabled);
+    publish(node, n, cause, c->strategy, c->r, c->prepared, out, c,
+            meta.patch.empty() ? nullptr : &meta);
     return;
   }
   const auto strategy = strategy_of(n);
   const auto r =
       sc::reconcile_node_resource(*cfg_.colocation, n.input, n.samples,
                                   n.metric ? &*n.metric : nullptr, n.metric_samples, now, scratch_);
-  publish(node, n, cause, strategy, r, sc::prepare_node_resource(r, n.input), out);
+  const auto meta = meta_of(n, r.disabled);
+  publish(node, n, cause, strategy, r, sc::prepare_node_resource(r, n.input), out, nullptr,
+          meta.patch.empty() ? nullptr : &meta);
+}
+
+sc::node_meta_update slo_controller_component::meta_of(const node_rec& n, bool disabled) const {
+  if (!opt_.cpu_normalization) return {};
+  return sc::update_node_meta(cpu_norm_ ? &*cpu_norm_ : nullptr, amp_ ? &*amp_ : nullptr,
+                              n.input.labels, n.meta, disabled);
+}
+
+void slo_controller_component::apply_meta(node_rec& n, const sc::node_meta& after) {
+  n.meta = after;
+  // The batch plugin reads the node's ratio (node_from_event's rule: unparsable -> none).
+  std::optional<double> ratio;
+  if (after.cpu_normalization_ratio) {
+    if (auto v = sc::parse_cpu_normalization_ratio(*after.cpu_normalization_ratio)) ratio = *v;
+  }
+  if (ratio != n.input.cpu_normalization_ratio) {
+    n.input.cpu_normalization_ratio = ratio;
+    n.idle.reset();  // its prepared result used the old ratio
+  }
+}
+
+void slo_controller_component::reparse_meta_configs() {
+  // The keys were validated by sc::update; a parse failure here leaves the plugin unavailable.
+  cpu_norm_.reset();
+  amp_.reset();
+  if (cfg_.cpu_normalization)
+    if (auto c = sc::parse_cpu_normalization_strategies(cfg_.cpu_normalization->canonical_json))
+      cpu_norm_ = std::move(*c);
+  if (cfg_.resource_amplification)
+    if (auto c = sc::parse_resource_amplification_strategies(
+            cfg_.resource_amplification->canonical_json))
+      amp_ = std::move(*c);
 }
 
 sc::colocation_strategy slo_controller_component::strategy_of(const node_rec& n) const {
@@ -620,19 +680,23 @@ slo_controller_component::node_rec::idle_result* slo_controller_component::idle_
   return &c;
 }
 
-void slo_controller_component::publish(const std::string& node, node_rec& n,
-                                       const wire::Envelope& cause,
-                                       const sc::colocation_strategy& strategy,
-                                       const sc::node_resource_result& r,
-                                       const sc::prepared_node_resources& prepared,
-                                       std::vector<messages::byte_buffer>& out,
-                                       node_rec::idle_result* idle) {
+void slo_controller_component::publish(
+    const std::string& node, node_rec& n, const wire::Envelope& cause,
+    const sc::colocation_strategy& strategy, const sc::node_resource_result& r,
+    const sc::prepared_node_resources& prepared, std::vector<messages::byte_buffer>& out,
+    node_rec::idle_result* idle, const sc::node_meta_update* meta) {
   const event_time now{cause.event_time_ms()};
   const auto sync = sc::need_sync(strategy, n.published, prepared.allocatable, n.last_sync, now);
-  if (!sync.need_sync) {
+  if (!sync.need_sync && meta == nullptr) {
     ++skipped_writes_;
     return;
   }
+  // A metadata patch makes the record one of its own: neither the idle result's key nor its
+  // record (both without the patch) stand for it.
+  if (meta != nullptr) idle = nullptr;
+  std::string meta_reason;
+  if (meta != nullptr && !sync.need_sync) meta_reason = "meta: " + meta->reason;
+  const std::string_view sync_reason = meta_reason.empty() ? sync.reason : meta_reason;
   const auto& a = prepared.allocatable;
   // The decision as a key: a repeat of the node's last complete record, republished because it
   // expired, is written short (terms_as_of_ms, docs/events.md); 97 % of the writes of a plain
@@ -650,6 +714,8 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
       for (const auto& x : e->terms) key.term(prefix, x.name, x.value, x.unit, x.text);
     }
     for (const auto& x : prepared.terms) key.term("prepare", x.name, x.value, x.unit, x.text);
+    // In record order (a replay rebuilds the key from the record): before the reset reasons.
+    if (meta != nullptr) key.term("meta", "annotationsPatch", 0, "", meta->patch);
     if (!r.batch_reason.empty()) key.term("batch", "resetReason", 0, "", r.batch_reason);
     if (!r.mid_reason.empty()) key.term("mid", "resetReason", 0, "", r.mid_reason);
     if (idle != nullptr) {
@@ -658,7 +724,7 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
     }
   }
   const bool repeat =
-      n.full_time && sync.reason == sc::sync_reason_expired && *key_of == n.full_key;
+      n.full_time && sync_reason == sc::sync_reason_expired && *key_of == n.full_key;
   // The idle result's last record, when this write would be the same bytes but for event time
   // and causation: same sync decision, same form, and a repeat naming the same complete record.
   if (idle != nullptr && !idle->record.empty() && idle->sync_reason == sync.reason &&
@@ -729,8 +795,10 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
     }
     for (const auto& x : prepared.terms) add("prepare", wire::TermGroup::prepare, x);
     for (const auto& x : sync.terms) add("sync", wire::TermGroup::sync, x);
-    add("sync", wire::TermGroup::sync, sc::term{"reason", 0, "", sync.reason});
+    add("sync", wire::TermGroup::sync, sc::term{"reason", 0, "", sync_reason});
   }
+  if (meta != nullptr)
+    add("meta", wire::TermGroup::none, sc::term{"annotationsPatch", 0, "", meta->patch});
   if (!r.batch_reason.empty())
     add("batch", wire::TermGroup::batch, sc::term{"resetReason", 0, "", r.batch_reason});
   if (!r.mid_reason.empty())
@@ -763,6 +831,8 @@ void slo_controller_component::publish(const std::string& node, node_rec& n,
     idle->record_repeat = repeat;
     idle->record_as_of = as_of;
   }
+  // Last: it may drop n.idle, which r and prepared can point into.
+  if (meta != nullptr) apply_meta(n, meta->after);
 }
 
 }  // namespace colony::slo_controller_actor

@@ -29,6 +29,21 @@
 // which the log holds. Records of one node stay together in a config round (the batch record,
 // then the NodeSLO), so a node shard emits what the cluster-wide component emits for that node.
 //
+// CPU normalization and resource amplification (plugins/cpunormalization, resourceamplification;
+// cpu_normalization.hpp; with options.cpu_normalization): every reconcile also decides the node
+// annotations
+// node.koordinator.sh/cpu-normalization-ratio and node.koordinator.sh/resource-amplification-ratio
+// from cpu-normalization-config, resource-amplification-config, the node's labels and its
+// node.koordinator.sh/cpu-basic-info annotation (Koordinator reads it from the node's
+// NodeResourceTopology; Colony from the Node, the only carrier the schema has). When a plugin's
+// NeedSyncMeta says so, the NodeBatchResourceUpdated record carries the metadata patch Koordinator
+// sends (a JSON merge patch of metadata.annotations) as the text term "meta.annotationsPatch", and
+// is written even when the status write is not due ("sync.reason" then "meta: <reasons>"; the
+// record's allocatable is the round's, where Koordinator's metadata-only patch leaves the status
+// as it is). The patch is applied to the component's view of the node at once (and again when
+// the record comes back), so batch-cpu uses the new normalization ratio from the next round on.
+// A change of either key reconciles every node (their configHandlers enqueue all nodes).
+//
 // Config: the ConfigMap data as JSON (constructor, or ConfigUpdated spec_json). A key that fails
 // keeps its last valid value (the defaults if none) and the error, naming the key, is kept in
 // config_errors(); the schema has no event for it (see the report).
@@ -68,6 +83,7 @@
 #include <vector>
 
 #include "actors/entities/component.hpp"
+#include "actors/slo_controller/cpu_normalization.hpp"
 #include "actors/slo_controller/node_resource.hpp"
 #include "actors/slo_controller/node_slo.hpp"
 #include "actors/slo_controller/slo_controller_config.hpp"
@@ -97,6 +113,12 @@ struct slo_controller_options {
   // result was computed from (see "Idle-node cache" above). What the component emits is byte
   // for byte the same either way (tested); false computes every time. Default: true.
   bool cache_idle_nodes = true;
+  // The noderesource plugins cpunormalization and resourceamplification (the node annotations
+  // above). Koordinator enables both by default (pkg/slo-controller/noderesource/
+  // plugins_profile.go), which writes "1.00" on every node at its first reconcile even with the
+  // feature off; Colony's default is off until the sim and the Kubernetes sink apply the patch, so
+  // that the records of existing runs stay as they are. Default: false.
+  bool cpu_normalization = false;
   // read_initial_config(configmap_json), when the caller has it already; null: the constructor
   // reads configmap_json itself.
   std::shared_ptr<const slo_controller_initial_config> initial;
@@ -166,6 +188,9 @@ class slo_controller_component final : public entities::component {
     slo_controller::node_extended_resources published;
     std::optional<event_time> last_sync;
     std::string slo_spec;  // the NodeSLO spec last emitted ("" none)
+    // The annotations the cpunormalization / resourceamplification plugins manage, as the node
+    // carries them (NodeRegistered, then our own patches).
+    slo_controller::node_meta meta;
     // The idle-node cache: a result computed while the node was idle and its metric fresh, with
     // the config generation and metric fields it was computed from; reset by NodeRegistered.
     struct idle_result {
@@ -218,7 +243,13 @@ class slo_controller_component final : public entities::component {
                const slo_controller::colocation_strategy& strategy,
                const slo_controller::node_resource_result& r,
                const slo_controller::prepared_node_resources& prepared,
-               std::vector<messages::byte_buffer>& out, node_rec::idle_result* idle = nullptr);
+               std::vector<messages::byte_buffer>& out, node_rec::idle_result* idle = nullptr,
+               const slo_controller::node_meta_update* meta = nullptr);
+  // The metadata decision for n this round (cpu_normalization.hpp update_node_meta).
+  [[nodiscard]] slo_controller::node_meta_update meta_of(const node_rec& n, bool disabled) const;
+  // Applies a metadata patch to n's view (annotations and the batch-cpu normalization input).
+  static void apply_meta(node_rec& n, const slo_controller::node_meta& after);
+  void reparse_meta_configs();
   pod_rec& pod(std::string_view key);
   void bind(pod_rec& p, node_rec& n);
   void unlink(pod_rec& p);
@@ -229,6 +260,10 @@ class slo_controller_component final : public entities::component {
   slo_controller_options opt_;
   slo_controller::slo_controller_config cfg_;
   slo_controller::node_slo_renderer slo_;  // cfg_'s NodeSLO keys
+  // cfg_'s cpu-normalization-config and resource-amplification-config, typed (nullopt:
+  // unavailable).
+  std::optional<slo_controller::cpu_normalization_config> cpu_norm_;
+  std::optional<slo_controller::resource_amplification_config> amp_;
   std::vector<error> config_errors_;
   std::map<std::string, node_rec, std::less<>> nodes_;
   // The node looked up last (a node shard has one): its reports skip the map walk, whose nodes

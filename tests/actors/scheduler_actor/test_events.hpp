@@ -83,6 +83,37 @@ struct event_factory {
                                            wire::PodPhase::Succeeded);
     return b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, pod, -1, "test"}, p);
   }
+  // A node carrying node.koordinator.sh/resource-amplification-ratio = ratio_json.
+  messages::byte_buffer amplified_node(std::int64_t t, const std::string& name, std::int64_t cpu,
+                                       std::int64_t mem, const std::string& ratio_json) {
+    const auto cap = cpu_mem(cpu, mem, 110);
+    auto& f = b.fbb();
+    auto rc = b.resources(cap);
+    auto ra = b.resources(cap);
+    auto an = b.key_values({{"node.koordinator.sh/resource-amplification-ratio", ratio_json}});
+    auto n = f.CreateString(name);
+    auto p = wire::CreateNodeRegistered(f, n, rc, ra, 0, an);
+    return b.finish(messages::header{event_time{t}, wire::EntityKind::Node, name, -1, "test"}, p);
+  }
+  // A slo-controller record carrying a metadata patch (the meta.annotationsPatch term).
+  messages::byte_buffer meta_patch(std::int64_t t, const std::string& node,
+                                   const std::string& patch) {
+    auto& f = b.fbb();
+    auto tn = f.CreateString("meta.annotationsPatch");
+    auto tt = f.CreateString(patch);
+    wire::TermBuilder tb(f);
+    tb.add_name(tn);
+    tb.add_text(tt);
+    const auto term = tb.Finish();
+    auto terms = f.CreateVector(&term, 1);
+    auto n = f.CreateString(node);
+    wire::NodeBatchResourceUpdatedBuilder pb(f);
+    pb.add_node(n);
+    pb.add_terms(terms);
+    auto p = pb.Finish();
+    return b.finish(
+        messages::header{event_time{t}, wire::EntityKind::Node, node, -1, "slo-controller"}, p);
+  }
   // The slo-controller's batch/mid allocatable for a node.
   messages::byte_buffer batch(std::int64_t t, const std::string& node, std::int64_t batch_cpu,
                               std::int64_t batch_mem) {

@@ -57,6 +57,20 @@ struct event_log {
     return append(t, wire::EntityKind::Node, name,
                   wire::CreateNodeRegistered(fbb, n, c, a, l, 0, 0, false));
   }
+  // A node with annotations too (node.koordinator.sh/cpu-basic-info, ...).
+  std::uint64_t annotated_node(
+      std::int64_t t, const std::string& name, resource_list cap, resource_list alloc,
+      const std::vector<std::pair<std::string, std::string>>& labels,
+      const std::vector<std::pair<std::string, std::string>>& annotations) {
+    auto& fbb = b.fbb();
+    const auto c = b.resources(cap);
+    const auto a = b.resources(alloc);
+    const auto l = b.key_values(labels);
+    const auto an = b.key_values(annotations);
+    const auto n = fbb.CreateString(name);
+    return append(t, wire::EntityKind::Node, name,
+                  wire::CreateNodeRegistered(fbb, n, c, a, l, an, 0, false));
+  }
   std::uint64_t mutated(std::int64_t t, const std::string& pod, wire::QoSClass qos,
                         wire::PriorityClass pc, std::int32_t priority, resource_list req,
                         resource_list lim = {},
