@@ -1,20 +1,11 @@
 // colony-koordlet: `colony koordlet` alone, the binary a node's DaemonSet runs. The same command
 // code as the colony binary's subcommand; without the control plane, the sim and the benchmarks
 // linked in, a node keeps less of it resident (docs/koordlet.md "Cost").
-#include <cstdio>
-#include <exception>
 #include <string>
 #include <vector>
 
 #include "cmd/colony/commands.hpp"
 #include "cmd/colony/exit_codes.hpp"
-
-namespace colony::cli {
-int& exit_status() {
-  static int code = exit_ok;
-  return code;
-}
-}  // namespace colony::cli
 
 int main(int argc, char** argv) {
   using namespace colony::cli;
@@ -26,14 +17,5 @@ int main(int argc, char** argv) {
   std::vector<char*> av;
   av.reserve(args.size());
   for (auto& a : args) av.push_back(a.data());
-  try {
-    app.parse(static_cast<int>(av.size()), av.data());
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? exit_ok : exit_usage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "colony-koordlet: internal error: %s\n", e.what());
-    return exit_internal;
-  }
-  return exit_status();
+  return parse_and_run(app, static_cast<int>(av.size()), av.data(), "colony-koordlet");
 }

@@ -1,6 +1,5 @@
 // colony: Koordinator's co-location control plane as an event-sourced actor system.
 #include <cstdio>
-#include <exception>
 
 #include "cmd/colony/commands.hpp"
 #include "cmd/colony/exit_codes.hpp"
@@ -8,13 +7,6 @@
 #ifndef COLONY_VERSION
 #define COLONY_VERSION "0.0.0"
 #endif
-
-namespace colony::cli {
-int& exit_status() {
-  static int code = exit_ok;
-  return code;
-}
-}  // namespace colony::cli
 
 int main(int argc, char** argv) {
   using namespace colony::cli;
@@ -40,14 +32,5 @@ int main(int argc, char** argv) {
   add_elect_command(app);
   add_run_command(app);
   add_koordlet_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? exit_ok : exit_usage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "colony: internal error: %s\n", e.what());
-    return exit_internal;
-  }
-  return exit_status();
+  return parse_and_run(app, argc, argv, "colony");
 }
