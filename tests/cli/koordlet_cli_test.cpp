@@ -59,6 +59,42 @@ TEST(KoordletCli, OnceJsonPrintsANodeMetricStatus) {
   EXPECT_EQ(st["podsMetric"][1]["podUsage"]["resources"]["memory"], "64Mi");
 }
 
+// build/colony-koordlet (the DaemonSet's binary) is the same command: on the same node it
+// reports the same NodeMetric as `colony koordlet` (but for its time), and a usage error is exit 2.
+TEST(KoordletCli, ColonyKoordletBinaryReportsAsColonyKoordlet) {
+  colony::testing::temp_dir tmp;
+  node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);
+  tree.write_proc(4, 1000, 5000, 16 * 1024 * 1024, 12 * 1024 * 1024);
+  fake_cgroup g;
+  g.active_anon = 128 * colony::mib;
+  tree.write_cgroup("kubepods/burstable/poda-1", g);
+  const std::vector<std::string> args{
+      "--node",         "n1",         "--cgroup-root", tree.cgroup_root(), "--proc-root",
+      tree.proc_root(), "--interval", "100ms",         "--once",           "--json"};
+  auto with_log = [&](std::vector<std::string> a, const std::string& log) {
+    a.push_back("--log");
+    a.push_back(log);
+    return a;
+  };
+  auto full = with_log(args, tmp.sub("log1"));
+  full.insert(full.begin(), "koordlet");
+  auto [rc1, out1] = run_colony(full);
+  auto [rc2, out2] = colony::testing::run_colony_koordlet(with_log(args, tmp.sub("log2")));
+  ASSERT_EQ(rc1, 0) << out1;
+  ASSERT_EQ(rc2, 0) << out2;
+  auto j1 = last_json(out1);
+  auto j2 = last_json(out2);
+  ASSERT_TRUE(j1.is_object()) << out1;
+  ASSERT_TRUE(j2.is_object()) << out2;
+  EXPECT_EQ(j2["status"]["podsMetric"][0]["podUsage"]["resources"]["memory"], "128Mi");
+  j1["status"].erase("updateTime");
+  j2["status"].erase("updateTime");
+  EXPECT_EQ(j1, j2);
+  auto [rc3, out3] = colony::testing::run_colony_koordlet({"--once"});
+  EXPECT_EQ(rc3, 2) << out3;
+  EXPECT_NE(out3.find("--node is required"), std::string::npos) << out3;
+}
+
 TEST(KoordletCli, DryRunLogsTheSuppressionAndEnforceWritesItOnStart) {
   colony::testing::temp_dir tmp;
   node_tree tree(tmp.path(), colony::koordlet::cgroup_version::v1);

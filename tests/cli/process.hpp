@@ -112,4 +112,17 @@ inline std::pair<int, std::string> run_colony(std::vector<std::string> args) {
   return {c.wait(), out};
 }
 
+// Runs colony-koordlet (built beside colony: the directory of COLONY_BINARY) to completion.
+inline std::pair<int, std::string> run_colony_koordlet(std::vector<std::string> args) {
+  const auto colony = colony_binary();
+  const auto slash = colony.rfind('/');
+  args.insert(args.begin(),
+              (slash == std::string::npos ? std::string() : colony.substr(0, slash + 1)) +
+                  "colony-koordlet");
+  child c(args, true);
+  if (!c.started()) return {-1, "could not start " + args[0]};
+  auto out = c.read_all();
+  return {c.wait(), out};
+}
+
 }  // namespace colony::testing
