@@ -109,8 +109,23 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
     r.cpu_milli = n.p->cpu.value;
     r.memory_bytes = n.p->memory.value;
     const auto usage = b.resources(r);
-    pods.push_back(wire::CreatePodSample(fbb, key, uid, usage, n.qos, wire_kube_qos(n.p->qos),
-                                         n.p->cpu_limit_milli.value_or(0)));
+    // v9: the containers with their cfs quota and throttling (cpuburst's cfs-quota burst).
+    std::vector<fb::Offset<wire::ContainerSample>> cs;
+    cs.reserve(n.p->containers.size());
+    for (const auto& c : n.p->containers) {
+      const auto id = fbb.CreateString(c.id);
+      resource_list cr;
+      cr.cpu_milli = c.cpu.value;
+      cr.memory_bytes = c.memory.value;
+      const auto cu = b.resources(cr);
+      cs.push_back(wire::CreateContainerSample(fbb, id, 0, cu, c.cfs_quota_us, c.cfs_period_us,
+                                               c.nr_periods, c.nr_throttled));
+    }
+    const auto cv = fbb.CreateVector(cs);
+    const auto& p = *n.p;
+    pods.push_back(wire::CreatePodSample(
+        fbb, key, uid, usage, n.qos, wire_kube_qos(p.qos), p.cpu_limit_milli.value_or(0), cv,
+        p.cfs_quota_us, p.cfs_period_us, p.nr_periods, p.nr_periods < 0 ? -1 : p.nr_throttled));
   }
   const auto pv = fbb.CreateVector(pods);
   const auto name = fbb.CreateString(node);

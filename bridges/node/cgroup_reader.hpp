@@ -36,6 +36,22 @@ struct cpu_throttling {
 [[nodiscard]] result<cpu_throttling> read_cpu_throttling(const cgroup_mounts& m,
                                                          std::string_view dir);
 
+// The cgroup's CFS bandwidth as the files hold it: v1 cpu.cfs_quota_us and cpu.cfs_period_us
+// (the period is read only when there is a quota), v2 cpu.max "QUOTA PERIOD" ("max": -1).
+struct cfs_bandwidth {
+  std::int64_t quota_us = -1;  // -1: no quota
+  std::int64_t period_us = 0;  // 0: not read (no quota on v1)
+  bool operator==(const cfs_bandwidth&) const = default;
+};
+// nullopt when the files are absent (a tree without the cpu controller's quota files);
+// invalid_input naming the file when they are malformed.
+[[nodiscard]] result<std::optional<cfs_bandwidth>> read_cfs_bandwidth(const cgroup_mounts& m,
+                                                                      std::string_view dir);
+
+// quota x 1000 / period (the inverse of kubelet's MilliCPUToQuota); nullopt without a quota or
+// with a period <= 0.
+[[nodiscard]] std::optional<std::int64_t> cpu_limit_milli(const cfs_bandwidth& b);
+
 // The CPU limit kubelet wrote as the cgroup's cfs quota, in milli-cores (quota x 1000 / period,
 // the inverse of kubelet's MilliCPUToQuota). nullopt when the cgroup has no quota (-1, "max") or
 // the files are absent (a tree without the cpu controller's quota files); invalid_input when

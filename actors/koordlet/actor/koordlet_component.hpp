@@ -55,10 +55,12 @@
 //     enables memoryQOS; a pod known from the samples only has no spec and is skipped).
 //   CgroupUpdated (node) with cpu.bvt_warp_ns of the kube QoS dirs, targets "qos/guaranteed",
 //     "qos/burstable", "qos/besteffort" (getKubeQOSDirBvtValue), when they change.
-// Not modelled: dynamic cfs-quota burst (needs throttling metrics the schema lacks), the
-// koordinator.sh/eviction-policy and cpuBurst pod annotations (all features allowed / node
-// config), host applications.
-// Single-threaded; deterministic: ordered maps, event time only.
+//   CgroupUpdated (pod) with cpu.cfs_quota_us of a container ("<container id>/cpu.cfs_quota_us")
+//     and its pod when cpuburst's cfs-quota burst changes them (cfs_quota_burst_round.hpp; from
+//     the samples' containers, so only where a node's collectors sample).
+// Not modelled: the koordinator.sh/eviction-policy and cpuBurst pod annotations (all features
+// allowed / node config), host applications. Single-threaded; deterministic: ordered maps, event
+// time only.
 #pragma once
 
 #include <cstdint>
@@ -71,6 +73,7 @@
 #include <vector>
 
 #include "actors/entities/component.hpp"
+#include "actors/koordlet/actor/cfs_quota_burst_round.hpp"
 #include "actors/koordlet/be_cgroup.hpp"
 #include "actors/koordlet/cpu_burst.hpp"
 #include "actors/koordlet/cpu_evict.hpp"
@@ -170,6 +173,7 @@ class koordlet_component final : public entities::component {
   [[nodiscard]] std::optional<double> node_memory_used_bytes() const { return node_mem_bytes_; }
   [[nodiscard]] const std::vector<koordlet::processor_info>& processors() const;
   [[nodiscard]] const std::vector<error>& config_errors() const { return config_errors_; }
+  [[nodiscard]] const cfs_quota_burster& cfs_burst() const { return cfs_burst_; }
 
   // A pod as the koordlet sees it, from its PodMutated.
   [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodMutated& e,
@@ -195,6 +199,9 @@ class koordlet_component final : public entities::component {
              std::vector<messages::byte_buffer>& out);
   void burst_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
                    std::vector<messages::byte_buffer>& out);
+  // cpuburst's cfs-quota burst over the last sample's containers (cfs_quota_burst_round.hpp).
+  void cfs_burst_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
+                       std::vector<messages::byte_buffer>& out);
   // The runtime hooks' reconcile: BatchResource and GroupIdentity files of pods and QoS dirs.
   void hooks_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
                    std::vector<messages::byte_buffer>& out);
@@ -243,6 +250,8 @@ class koordlet_component final : public entities::component {
   std::vector<koordlet::be_cpu_sample> be_samples_;
   std::vector<koordlet::usage_sample> node_samples_;
   std::map<std::string, std::int64_t, std::less<>> burst_written_;
+  cfs_quota_burster cfs_burst_;
+  std::int64_t sample_interval_ms_ = 1000;  // the last NodeUsageSampled's interval
   // The runtime hooks' files last emitted, by pod key or QoS dir target.
   std::map<std::string, std::vector<std::pair<std::string, std::string>>, std::less<>>
       hooks_written_;
