@@ -111,29 +111,68 @@ result<std::int64_t> read_cpu_usage_ns(const cgroup_mounts& m, std::string_view 
   return internal::parse_count(*c, "cpuacct.usage", path);
 }
 
-result<cpu_throttling> read_cpu_throttling(const cgroup_mounts& m, std::string_view dir) {
-  const std::string path = internal::join(internal::join(m.cpu, dir), "cpu.stat");
-  auto c = internal::read_file(path);
-  if (!c) return tl::unexpected(c.error());
+namespace {
+
+result<cpu_throttling> parse_throttling(const cgroup_mounts& m, std::string_view content,
+                                        const std::string& path) {
   cpu_throttling t;
-  auto periods = internal::key_count(*c, "nr_periods", path);
+  auto periods = internal::key_count(content, "nr_periods", path);
   if (!periods) return tl::unexpected(periods.error());
-  auto throttled = internal::key_count(*c, "nr_throttled", path);
+  auto throttled = internal::key_count(content, "nr_throttled", path);
   if (!throttled) return tl::unexpected(throttled.error());
   t.nr_periods = *periods;
   t.nr_throttled = *throttled;
   if (v2(m)) {
-    auto us = internal::key_count(*c, "throttled_usec", path);
+    auto us = internal::key_count(content, "throttled_usec", path);
     if (!us) return tl::unexpected(us.error());
     auto ns = usec_to_ns(*us, "throttled_usec", path);
     if (!ns) return tl::unexpected(ns.error());
     t.throttled_ns = *ns;
   } else {
-    auto ns = internal::key_count(*c, "throttled_time", path);
+    auto ns = internal::key_count(content, "throttled_time", path);
     if (!ns) return tl::unexpected(ns.error());
     t.throttled_ns = *ns;
   }
   return t;
+}
+
+}  // namespace
+
+result<cpu_throttling> read_cpu_throttling(const cgroup_mounts& m, std::string_view dir) {
+  const std::string path = internal::join(internal::join(m.cpu, dir), "cpu.stat");
+  auto c = internal::read_file(path);
+  if (!c) return tl::unexpected(c.error());
+  return parse_throttling(m, *c, path);
+}
+
+result<cpu_usage_stat> read_cpu_usage_stat(const cgroup_mounts& m, std::string_view dir,
+                                           bool with_throttling) {
+  cpu_usage_stat out;
+  if (!v2(m)) {
+    auto u = read_cpu_usage_ns(m, dir);
+    if (!u) return tl::unexpected(u.error());
+    out.usage_ns = *u;
+    if (with_throttling) {
+      auto t = read_cpu_throttling(m, dir);
+      if (!t) return tl::unexpected(t.error());
+      out.throttling = *t;
+    }
+    return out;
+  }
+  const std::string path = internal::join(internal::join(m.cpu, dir), "cpu.stat");
+  auto c = internal::read_file(path);
+  if (!c) return tl::unexpected(c.error());
+  auto us = internal::key_count(*c, "usage_usec", path);
+  if (!us) return tl::unexpected(us.error());
+  auto ns = usec_to_ns(*us, "usage_usec", path);
+  if (!ns) return tl::unexpected(ns.error());
+  out.usage_ns = *ns;
+  if (with_throttling) {
+    auto t = parse_throttling(m, *c, path);
+    if (!t) return tl::unexpected(t.error());
+    out.throttling = *t;
+  }
+  return out;
 }
 
 result<cgroup_memory> read_memory(const cgroup_mounts& m, std::string_view dir) {

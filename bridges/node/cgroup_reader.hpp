@@ -36,6 +36,16 @@ struct cpu_throttling {
 [[nodiscard]] result<cpu_throttling> read_cpu_throttling(const cgroup_mounts& m,
                                                          std::string_view dir);
 
+// CPU usage and, when asked, throttling in as few reads as the layout allows: v2 has both in
+// cpu.stat (one read), v1 in cpuacct.usage and cpu/cpu.stat.
+struct cpu_usage_stat {
+  std::int64_t usage_ns = 0;
+  std::optional<cpu_throttling> throttling;
+};
+[[nodiscard]] result<cpu_usage_stat> read_cpu_usage_stat(const cgroup_mounts& m,
+                                                         std::string_view dir,
+                                                         bool with_throttling);
+
 // The cgroup's CFS bandwidth as the files hold it: v1 cpu.cfs_quota_us and cpu.cfs_period_us
 // (the period is read only when there is a quota), v2 cpu.max "QUOTA PERIOD" ("max": -1).
 struct cfs_bandwidth {

@@ -24,20 +24,17 @@ namespace {
 result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir, bool pressure,
                                   std::optional<cfs_bandwidth>& cfs) {
   cgroup_sample s;
-  auto cpu = read_cpu_usage_ns(m, dir);
-  if (!cpu) return tl::unexpected(cpu.error());
-  s.cpu_usage_ns = *cpu;
-  auto mem = read_memory(m, dir);
-  if (!mem) return tl::unexpected(mem.error());
-  s.memory = *mem;
+  // The quota first: it says whether the throttling counters are wanted.
   auto bw = read_cfs_bandwidth(m, dir);
   if (!bw) return tl::unexpected(bw.error());
   cfs = *bw;
-  if (pressure || (cfs && cfs->quota_us >= 0)) {
-    auto thr = read_cpu_throttling(m, dir);
-    if (!thr) return tl::unexpected(thr.error());
-    s.throttling = *thr;
-  }
+  auto cpu = read_cpu_usage_stat(m, dir, pressure || (cfs && cfs->quota_us >= 0));
+  if (!cpu) return tl::unexpected(cpu.error());
+  s.cpu_usage_ns = cpu->usage_ns;
+  s.throttling = cpu->throttling;
+  auto mem = read_memory(m, dir);
+  if (!mem) return tl::unexpected(mem.error());
+  s.memory = *mem;
   if (!pressure) return s;
   for (auto [r, dst] :
        {std::pair{psi_resource::cpu, &s.cpu_psi}, std::pair{psi_resource::memory, &s.memory_psi},
