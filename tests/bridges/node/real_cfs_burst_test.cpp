@@ -246,18 +246,20 @@ TEST(RealCgroupEnforce, CfsQuotaBurstScalesAThrottledContainerUpToTheCeilingDown
         static_cast<long long>(f.ctr_quota), static_cast<long long>(f.pod_quota));
   std::printf("bare %.3f cores; at the ceiling %.3f cores (%zu rounds); after the reset %.3f\n",
               bare.cores, held_cores, held.size(), reset_cores);
-  // Tolerances: CFS never lets the container exceed its quota (0.03 cores for reading the
-  // counters a few ms apart), except that a write of cpu.cfs_quota_us refills the period's
-  // runtime and unthrottles (kernel/sched/core.c tg_set_cfs_bandwidth): an interval right after
-  // one may get one more period's quota (x 1.2 over 500 ms). Other work on this shared 2-core
-  // machine may take up to 0.25 cores from the container.
+  // Tolerances: CFS holds the container to its quota per 100-ms period, but a 500-ms window is
+  // not aligned with the periods and may see six refills, and a write of cpu.cfs_quota_us
+  // refills the period's runtime and unthrottles (kernel/sched/core.c tg_set_cfs_bandwidth): an
+  // interval may get one more period's quota (x 1.2 over 500 ms; 0.03 cores for reading the
+  // counters a few ms apart). Other work on this shared 2-core machine may take up to 0.25 cores
+  // from the container. The averages over several intervals are checked closer below.
   for (const auto& f : figures) {
     const double q = static_cast<double>(f.quota_in_force) / 100000;
-    EXPECT_LE(f.cores, (f.after_write ? q * 1.2 : q) + 0.03) << "quota " << f.quota_in_force;
+    EXPECT_LE(f.cores, q * 1.2 + 0.03) << "quota " << f.quota_in_force;
     EXPECT_GE(f.cores, q - 0.25) << "quota " << f.quota_in_force;
   }
   EXPECT_NEAR(bare.cores, 0.5, 0.1);
   EXPECT_NEAR(held_cores, 1.5, 0.25);
+  EXPECT_LE(held_cores, 1.5 + 0.05);
   EXPECT_GT(held_cores, bare.cores + 0.7);
   EXPECT_NEAR(reset_cores, 0.5, 0.1);
 }
