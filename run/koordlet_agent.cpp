@@ -109,10 +109,13 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
     r.cpu_milli = n.p->cpu.value;
     r.memory_bytes = n.p->memory.value;
     const auto usage = b.resources(r);
-    // v9: the containers with their cfs quota and throttling (cpuburst's cfs-quota burst).
+    // v9: the containers that have a cfs quota, with their throttling (cpuburst's cfs-quota
+    // burst acts on those only; the sandbox and unlimited containers are left out to keep the
+    // node's log small: a sample is logged every collect interval).
     std::vector<fb::Offset<wire::ContainerSample>> cs;
     cs.reserve(n.p->containers.size());
     for (const auto& c : n.p->containers) {
+      if (c.cfs_quota_us < 0) continue;
       const auto id = fbb.CreateString(c.id);
       resource_list cr;
       cr.cpu_milli = c.cpu.value;
@@ -268,7 +271,7 @@ result<void> koordlet_agent::replay() {
 
 result<void> koordlet_agent::step(event_time now) {
   const std::int64_t t = std::max(now.value, last_t_ + 1);
-  auto cur = src_.snapshot(event_time{t});
+  auto cur = src_.snapshot(event_time{t}, prev_ ? &*prev_ : nullptr);
   if (!cur) return tl::unexpected(cur.error());
   for (const auto& e : cur->skipped) problems_.push_back(e);
   if (!prev_) {

@@ -36,7 +36,8 @@ result<std::int64_t> parse_signed(std::string_view text, std::string_view field,
 }  // namespace
 
 result<std::optional<cfs_bandwidth>> read_cfs_bandwidth(const cgroup_mounts& m,
-                                                        std::string_view dir) {
+                                                        std::string_view dir,
+                                                        std::optional<std::int64_t> known_period) {
   const std::string base = internal::join(m.cpu, dir);
   cfs_bandwidth b;
   if (v2(m)) {
@@ -68,6 +69,11 @@ result<std::optional<cfs_bandwidth>> read_cfs_bandwidth(const cgroup_mounts& m,
   auto q = parse_signed(*qt, "cpu.cfs_quota_us", qpath);
   if (!q) return tl::unexpected(q.error());
   if (*q < 0) return std::optional<cfs_bandwidth>{b};  // no quota: the period does not matter
+  b.quota_us = *q;
+  if (known_period && *known_period > 0) {
+    b.period_us = *known_period;
+    return std::optional<cfs_bandwidth>{b};
+  }
   const std::string ppath = internal::join(base, "cpu.cfs_period_us");
   auto pt = internal::read_file(ppath);
   if (!pt) return tl::unexpected(pt.error());

@@ -55,8 +55,11 @@ struct cfs_bandwidth {
 };
 // nullopt when the files are absent (a tree without the cpu controller's quota files);
 // invalid_input naming the file when they are malformed.
-[[nodiscard]] result<std::optional<cfs_bandwidth>> read_cfs_bandwidth(const cgroup_mounts& m,
-                                                                      std::string_view dir);
+// known_period_us: the cgroup's period as read before (kubelet sets it when it makes the cgroup,
+// and nothing here changes it); v1 then reads the quota only.
+[[nodiscard]] result<std::optional<cfs_bandwidth>> read_cfs_bandwidth(
+    const cgroup_mounts& m, std::string_view dir,
+    std::optional<std::int64_t> known_period_us = std::nullopt);
 
 // quota x 1000 / period (the inverse of kubelet's MilliCPUToQuota); nullopt without a quota or
 // with a period <= 0.

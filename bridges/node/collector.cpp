@@ -19,15 +19,18 @@ result<node_source> node_source::open(source_config config) {
 
 namespace {
 
-// The cgroup's usage, its cfs bandwidth (into `cfs`) and, with `pressure` or a quota, its
-// throttling counters.
+// The cgroup's usage, its cfs bandwidth (into `cfs`, unless !read_cfs) and, with `pressure` or
+// a quota, its throttling counters.
 result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir, bool pressure,
-                                  std::optional<cfs_bandwidth>& cfs) {
+                                  std::optional<cfs_bandwidth>& cfs,
+                                  std::optional<std::int64_t> known_period, bool read_cfs = true) {
   cgroup_sample s;
   // The quota first: it says whether the throttling counters are wanted.
-  auto bw = read_cfs_bandwidth(m, dir);
-  if (!bw) return tl::unexpected(bw.error());
-  cfs = *bw;
+  if (read_cfs) {
+    auto bw = read_cfs_bandwidth(m, dir, known_period);
+    if (!bw) return tl::unexpected(bw.error());
+    cfs = *bw;
+  }
   auto cpu = read_cpu_usage_stat(m, dir, pressure || (cfs && cfs->quota_us >= 0));
   if (!cpu) return tl::unexpected(cpu.error());
   s.cpu_usage_ns = cpu->usage_ns;
@@ -48,7 +51,22 @@ result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir
 
 }  // namespace
 
-result<node_snapshot> node_source::snapshot(event_time now) const {
+namespace {
+
+// The period a previous snapshot read for the cgroup (uid or container id), if it had a quota.
+template <class T>
+std::optional<std::int64_t> period_in(const std::vector<T>& v, const std::string& key,
+                                      std::string T::*field) {
+  const auto it = std::lower_bound(v.begin(), v.end(), key,
+                                   [&](const T& x, const std::string& k) { return x.*field < k; });
+  if (it == v.end() || (*it).*field != key || !it->cfs || it->cfs->period_us <= 0)
+    return std::nullopt;
+  return it->cfs->period_us;
+}
+
+}  // namespace
+
+result<node_snapshot> node_source::snapshot(event_time now, const node_snapshot* previous) const {
   node_snapshot snap;
   snap.time = now;
   auto cpu = read_proc_stat(config_.proc_root);
@@ -70,8 +88,18 @@ result<node_snapshot> node_source::snapshot(event_time now) const {
       p.dir = internal::join(config_.kube_parent_dir, p.dir);
       for (auto& c : p.containers) c.dir = internal::join(config_.kube_parent_dir, c.dir);
     }
+    const pod_snapshot* before = nullptr;
+    if (previous != nullptr) {
+      const auto it =
+          std::lower_bound(previous->pods.begin(), previous->pods.end(), p.uid,
+                           [](const pod_snapshot& x, const std::string& k) { return x.uid < k; });
+      if (it != previous->pods.end() && it->uid == p.uid) before = &*it;
+    }
     std::optional<cfs_bandwidth> cfs;
-    auto ps = read_sample(mounts_, p.dir, config_.read_pressure, cfs);
+    auto ps = read_sample(mounts_, p.dir, config_.read_pressure, cfs,
+                          before != nullptr && before->cfs && before->cfs->period_us > 0
+                              ? std::optional<std::int64_t>(before->cfs->period_us)
+                              : std::nullopt);
     if (!ps) {
       snap.skipped.push_back(ps.error());
       continue;
@@ -94,7 +122,14 @@ result<node_snapshot> node_source::snapshot(event_time now) const {
     pod.containers.reserve(p.containers.size());
     for (auto& c : p.containers) {
       std::optional<cfs_bandwidth> ccfs;
-      auto cs = read_sample(mounts_, c.dir, config_.read_pressure, ccfs);
+      // A BestEffort pod's containers are no cfs-quota burst's (cpuburst skips Raw QoS BE, and a
+      // pod in the besteffort tier has no requests, so it is no LS pod): their quota and
+      // throttling are not read.
+      auto cs = read_sample(mounts_, c.dir, config_.read_pressure, ccfs,
+                            before != nullptr
+                                ? period_in(before->containers, c.id, &container_snapshot::id)
+                                : std::nullopt,
+                            pod.qos != kube_qos_class::best_effort);
       if (!cs) {
         snap.skipped.push_back(cs.error());
         continue;

@@ -93,7 +93,11 @@ class node_source {
 
   // Reads /proc and every kubepods cgroup now (time `now`, supplied by the caller). Fails only
   // when /proc cannot be read; per-cgroup failures go to node_snapshot::skipped.
-  [[nodiscard]] result<node_snapshot> snapshot(event_time now) const;
+  // `previous` (the last snapshot, optional) lends the cfs periods it read: a cgroup's period is
+  // set by kubelet when it makes the cgroup and nothing changes it, so on v1 only the quota is
+  // read again (one file less per limited cgroup).
+  [[nodiscard]] result<node_snapshot> snapshot(event_time now,
+                                               const node_snapshot* previous = nullptr) const;
 
   [[nodiscard]] const cgroup_mounts& mounts() const { return mounts_; }
   [[nodiscard]] const source_config& config() const { return config_; }

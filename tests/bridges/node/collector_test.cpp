@@ -209,6 +209,26 @@ TEST_P(Collector, CfsQuotaAndThrottlingOfPodsAndContainers) {
   EXPECT_EQ(pb.containers[0].cfs_quota_us, -1);
   EXPECT_EQ(pb.containers[0].nr_periods, -1);
 
+  // With the previous snapshot lent, its periods are taken on v1 (the quota is read again): a
+  // changed period file is not seen, a changed quota is.
+  if (p.v == koordlet::cgroup_version::v1) {
+    fake_cgroup c = cg(1'500'000'000, 10 * mib);
+    c.nr_periods = 60;
+    c.nr_throttled = 20;
+    c.cfs_quota_us = 120000;
+    c.cfs_period_us = 50000;
+    tree.write_cgroup(ctr(pod, "limited"), c);
+    auto lent = src->snapshot(event_time{11'500}, &*s1);
+    ASSERT_TRUE(lent) << lent.error().describe();
+    const auto& lc = lent->pods[1].containers[0];
+    ASSERT_TRUE(lc.cfs);
+    EXPECT_EQ(lc.cfs->quota_us, 120000);
+    EXPECT_EQ(lc.cfs->period_us, 100000);
+    auto fresh = src->snapshot(event_time{11'600});
+    ASSERT_TRUE(fresh) << fresh.error().describe();
+    EXPECT_EQ(fresh->pods[1].containers[0].cfs->period_us, 50000);
+  }
+
   // A container's counter going backwards (a recreated cgroup) gives no throttling delta.
   fake_cgroup again = cg(3'000'000'000, 10 * mib);
   again.nr_periods = 1;
