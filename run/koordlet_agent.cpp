@@ -116,9 +116,27 @@ byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node
     r.cpu_milli = n.p->cpu.value;
     r.memory_bytes = n.p->memory.value;
     const auto usage = b.resources(r);
-    pods.push_back(wire::CreatePodSample(fbb, key, uid, usage, n.qos, wire_kube_qos(n.p->qos),
-                                         n.p->cpu_limit_milli.value_or(0), 0, -1, 0, -1, -1,
-                                         n.p->memory_with_hot_page_bytes.value_or(-1)));
+    // v9: the containers that have a cfs quota, with their throttling (cpuburst's cfs-quota
+    // burst acts on those only; the sandbox and unlimited containers are left out to keep the
+    // node's log small: a sample is logged every collect interval).
+    std::vector<fb::Offset<wire::ContainerSample>> cs;
+    cs.reserve(n.p->containers.size());
+    for (const auto& c : n.p->containers) {
+      if (c.cfs_quota_us < 0) continue;
+      const auto id = fbb.CreateString(c.id);
+      resource_list cr;
+      cr.cpu_milli = c.cpu.value;
+      cr.memory_bytes = c.memory.value;
+      const auto cu = b.resources(cr);
+      cs.push_back(wire::CreateContainerSample(fbb, id, 0, cu, c.cfs_quota_us, c.cfs_period_us,
+                                               c.nr_periods, c.nr_throttled));
+    }
+    const auto cv = fbb.CreateVector(cs);
+    const auto& p = *n.p;
+    pods.push_back(wire::CreatePodSample(
+        fbb, key, uid, usage, n.qos, wire_kube_qos(p.qos), p.cpu_limit_milli.value_or(0), cv,
+        p.cfs_quota_us, p.cfs_period_us, p.nr_periods, p.nr_periods < 0 ? -1 : p.nr_throttled,
+        p.memory_with_hot_page_bytes.value_or(-1)));
   }
   const auto pv = fbb.CreateVector(pods);
   // Host applications by name (the collector's order), as pods: usage over the interval.
@@ -293,7 +311,7 @@ result<void> koordlet_agent::replay() {
 result<void> koordlet_agent::step(event_time now) {
   const std::int64_t t = std::max(now.value, last_t_ + 1);
   // The host applications' cgroups: those the component's NodeSLO declares (state, not a policy).
-  auto cur = src_.snapshot(event_time{t}, comp_->host_apps());
+  auto cur = src_.snapshot(event_time{t}, comp_->host_apps(), prev_ ? &*prev_ : nullptr);
   if (!cur) return tl::unexpected(cur.error());
   for (const auto& e : cur->skipped) problems_.push_back(e);
   // ColdPageCollector on a kernel without kidled: said once per node (the log remembers it), as

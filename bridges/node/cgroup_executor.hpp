@@ -12,7 +12,9 @@
 //   pod settings   a pod's own files in the component's v1 names, translated on v2
 //                  (cpu.cfs_burst_us -> cpu.max.burst, cpu.cfs_quota_us -> cpu.max, cpu.shares ->
 //                  cpu.weight, memory.limit_in_bytes -> memory.max), and "<container>/<file>" for
-//                  a container directory. memory.* files go to the memory controller (v1).
+//                  a container directory (cfs-quota burst: "<container id>/cpu.cfs_quota_us"
+//                  and the pod's, in the decision's order). memory.* files go to the memory
+//                  controller (v1).
 //   QoS dirs       the same for a kube QoS dir (kubepods for Guaranteed, its burstable and
 //                  besteffort tiers): group identity's cpu.bvt_warp_ns.
 //   host apps      the same for a host application's cgroup (host_app_cgroup.hpp), relative to
@@ -79,7 +81,9 @@ class cgroup_executor {
   // The BE cpuset ("0-3,6") on the tier, its pods and containers. v1 needs the cpuset controller.
   [[nodiscard]] apply_result apply_be_cpuset(std::string_view cpus) const;
   // Settings of one pod found by uid in any tier: (file, value) with file "cpu.cfs_burst_us" or
-  // "<container id>/cpu.cfs_burst_us". not_found when no pod or container has that id.
+  // "<container id>/cpu.cfs_burst_us" (cpuburst), "cpu.cfs_quota_us" or
+  // "<container id>/cpu.cfs_quota_us" (cfs-quota burst; v2 cpu.max "QUOTA 100000"), the hooks'
+  // files; written in the order given. not_found when no pod or container has that id.
   [[nodiscard]] apply_result apply_pod_settings(
       std::string_view pod_uid,
       const std::vector<std::pair<std::string, std::string>>& settings) const;

@@ -35,53 +35,71 @@ result<std::int64_t> parse_signed(std::string_view text, std::string_view field,
 
 }  // namespace
 
-result<std::optional<std::int64_t>> read_cpu_limit_milli(const cgroup_mounts& m,
-                                                         std::string_view dir) {
+result<std::optional<cfs_bandwidth>> read_cfs_bandwidth(const cgroup_mounts& m,
+                                                        std::string_view dir,
+                                                        std::optional<std::int64_t> known_period) {
   const std::string base = internal::join(m.cpu, dir);
-  std::int64_t quota = -1, period = 0;
+  cfs_bandwidth b;
   if (v2(m)) {
     const std::string path = internal::join(base, "cpu.max");
     auto c = internal::read_file(path);
     if (!c) {
-      if (c.error().code == errc::not_found) return std::optional<std::int64_t>{};
+      if (c.error().code == errc::not_found) return std::optional<cfs_bandwidth>{};
       return tl::unexpected(c.error());
     }
     const std::string_view t = *c;
     const auto sp = t.find(' ');
     if (sp == std::string_view::npos)
       return fail(errc::invalid_input, "cpu.max: expected \"QUOTA PERIOD\"", path);
-    if (t.substr(0, sp) == "max") return std::optional<std::int64_t>{};
-    auto q = parse_signed(t.substr(0, sp), "cpu.max quota", path);
-    if (!q) return tl::unexpected(q.error());
     auto p = parse_signed(t.substr(sp + 1), "cpu.max period", path);
     if (!p) return tl::unexpected(p.error());
-    quota = *q;
-    period = *p;
-  } else {
-    const std::string qpath = internal::join(base, "cpu.cfs_quota_us");
-    auto qt = internal::read_file(qpath);
-    if (!qt) {
-      if (qt.error().code == errc::not_found) return std::optional<std::int64_t>{};
-      return tl::unexpected(qt.error());
-    }
-    auto q = parse_signed(*qt, "cpu.cfs_quota_us", qpath);
+    b.period_us = *p;
+    if (t.substr(0, sp) == "max") return std::optional<cfs_bandwidth>{b};
+    auto q = parse_signed(t.substr(0, sp), "cpu.max quota", path);
     if (!q) return tl::unexpected(q.error());
-    if (*q < 0) return std::optional<std::int64_t>{};
-    const std::string ppath = internal::join(base, "cpu.cfs_period_us");
-    auto pt = internal::read_file(ppath);
-    if (!pt) return tl::unexpected(pt.error());
-    auto p = internal::parse_count(*pt, "cpu.cfs_period_us", ppath);
-    if (!p) return tl::unexpected(p.error());
-    quota = *q;
-    period = *p;
+    b.quota_us = *q;
+    return std::optional<cfs_bandwidth>{b};
   }
-  if (quota < 0) return std::optional<std::int64_t>{};
-  if (period <= 0 || quota > INT64_MAX / 1000)
+  const std::string qpath = internal::join(base, "cpu.cfs_quota_us");
+  auto qt = internal::read_file(qpath);
+  if (!qt) {
+    if (qt.error().code == errc::not_found) return std::optional<cfs_bandwidth>{};
+    return tl::unexpected(qt.error());
+  }
+  auto q = parse_signed(*qt, "cpu.cfs_quota_us", qpath);
+  if (!q) return tl::unexpected(q.error());
+  if (*q < 0) return std::optional<cfs_bandwidth>{b};  // no quota: the period does not matter
+  b.quota_us = *q;
+  if (known_period && *known_period > 0) {
+    b.period_us = *known_period;
+    return std::optional<cfs_bandwidth>{b};
+  }
+  const std::string ppath = internal::join(base, "cpu.cfs_period_us");
+  auto pt = internal::read_file(ppath);
+  if (!pt) return tl::unexpected(pt.error());
+  auto p = internal::parse_count(*pt, "cpu.cfs_period_us", ppath);
+  if (!p) return tl::unexpected(p.error());
+  b.quota_us = *q;
+  b.period_us = *p;
+  return std::optional<cfs_bandwidth>{b};
+}
+
+std::optional<std::int64_t> cpu_limit_milli(const cfs_bandwidth& b) {
+  if (b.quota_us < 0 || b.period_us <= 0 || b.quota_us > INT64_MAX / 1000) return std::nullopt;
+  return b.quota_us * 1000 / b.period_us;
+}
+
+result<std::optional<std::int64_t>> read_cpu_limit_milli(const cgroup_mounts& m,
+                                                         std::string_view dir) {
+  auto b = read_cfs_bandwidth(m, dir);
+  if (!b) return tl::unexpected(b.error());
+  if (!*b || (*b)->quota_us < 0) return std::optional<std::int64_t>{};
+  if ((*b)->period_us <= 0 || (*b)->quota_us > INT64_MAX / 1000)
     return fail(errc::invalid_input,
-                "cfs quota " + std::to_string(quota) + " over period " + std::to_string(period) +
-                    " is out of range",
-                internal::join(base, v2(m) ? "cpu.max" : "cpu.cfs_quota_us"));
-  return std::optional<std::int64_t>{quota * 1000 / period};
+                "cfs quota " + std::to_string((*b)->quota_us) + " over period " +
+                    std::to_string((*b)->period_us) + " is out of range",
+                internal::join(internal::join(m.cpu, dir), v2(m) ? "cpu.max" : "cpu.cfs_quota_us"));
+  return cpu_limit_milli(**b);
 }
 
 result<std::int64_t> read_cpu_usage_ns(const cgroup_mounts& m, std::string_view dir) {
@@ -99,29 +117,68 @@ result<std::int64_t> read_cpu_usage_ns(const cgroup_mounts& m, std::string_view 
   return internal::parse_count(*c, "cpuacct.usage", path);
 }
 
-result<cpu_throttling> read_cpu_throttling(const cgroup_mounts& m, std::string_view dir) {
-  const std::string path = internal::join(internal::join(m.cpu, dir), "cpu.stat");
-  auto c = internal::read_file(path);
-  if (!c) return tl::unexpected(c.error());
+namespace {
+
+result<cpu_throttling> parse_throttling(const cgroup_mounts& m, std::string_view content,
+                                        const std::string& path) {
   cpu_throttling t;
-  auto periods = internal::key_count(*c, "nr_periods", path);
+  auto periods = internal::key_count(content, "nr_periods", path);
   if (!periods) return tl::unexpected(periods.error());
-  auto throttled = internal::key_count(*c, "nr_throttled", path);
+  auto throttled = internal::key_count(content, "nr_throttled", path);
   if (!throttled) return tl::unexpected(throttled.error());
   t.nr_periods = *periods;
   t.nr_throttled = *throttled;
   if (v2(m)) {
-    auto us = internal::key_count(*c, "throttled_usec", path);
+    auto us = internal::key_count(content, "throttled_usec", path);
     if (!us) return tl::unexpected(us.error());
     auto ns = usec_to_ns(*us, "throttled_usec", path);
     if (!ns) return tl::unexpected(ns.error());
     t.throttled_ns = *ns;
   } else {
-    auto ns = internal::key_count(*c, "throttled_time", path);
+    auto ns = internal::key_count(content, "throttled_time", path);
     if (!ns) return tl::unexpected(ns.error());
     t.throttled_ns = *ns;
   }
   return t;
+}
+
+}  // namespace
+
+result<cpu_throttling> read_cpu_throttling(const cgroup_mounts& m, std::string_view dir) {
+  const std::string path = internal::join(internal::join(m.cpu, dir), "cpu.stat");
+  auto c = internal::read_file(path);
+  if (!c) return tl::unexpected(c.error());
+  return parse_throttling(m, *c, path);
+}
+
+result<cpu_usage_stat> read_cpu_usage_stat(const cgroup_mounts& m, std::string_view dir,
+                                           bool with_throttling) {
+  cpu_usage_stat out;
+  if (!v2(m)) {
+    auto u = read_cpu_usage_ns(m, dir);
+    if (!u) return tl::unexpected(u.error());
+    out.usage_ns = *u;
+    if (with_throttling) {
+      auto t = read_cpu_throttling(m, dir);
+      if (!t) return tl::unexpected(t.error());
+      out.throttling = *t;
+    }
+    return out;
+  }
+  const std::string path = internal::join(internal::join(m.cpu, dir), "cpu.stat");
+  auto c = internal::read_file(path);
+  if (!c) return tl::unexpected(c.error());
+  auto us = internal::key_count(*c, "usage_usec", path);
+  if (!us) return tl::unexpected(us.error());
+  auto ns = usec_to_ns(*us, "usage_usec", path);
+  if (!ns) return tl::unexpected(ns.error());
+  out.usage_ns = *ns;
+  if (with_throttling) {
+    auto t = parse_throttling(m, *c, path);
+    if (!t) return tl::unexpected(t.error());
+    out.throttling = *t;
+  }
+  return out;
 }
 
 result<cgroup_memory> read_memory(const cgroup_mounts& m, std::string_view dir) {

@@ -36,6 +36,35 @@ struct cpu_throttling {
 [[nodiscard]] result<cpu_throttling> read_cpu_throttling(const cgroup_mounts& m,
                                                          std::string_view dir);
 
+// CPU usage and, when asked, throttling in as few reads as the layout allows: v2 has both in
+// cpu.stat (one read), v1 in cpuacct.usage and cpu/cpu.stat.
+struct cpu_usage_stat {
+  std::int64_t usage_ns = 0;
+  std::optional<cpu_throttling> throttling;
+};
+[[nodiscard]] result<cpu_usage_stat> read_cpu_usage_stat(const cgroup_mounts& m,
+                                                         std::string_view dir,
+                                                         bool with_throttling);
+
+// The cgroup's CFS bandwidth as the files hold it: v1 cpu.cfs_quota_us and cpu.cfs_period_us
+// (the period is read only when there is a quota), v2 cpu.max "QUOTA PERIOD" ("max": -1).
+struct cfs_bandwidth {
+  std::int64_t quota_us = -1;  // -1: no quota
+  std::int64_t period_us = 0;  // 0: not read (no quota on v1)
+  bool operator==(const cfs_bandwidth&) const = default;
+};
+// nullopt when the files are absent (a tree without the cpu controller's quota files);
+// invalid_input naming the file when they are malformed.
+// known_period_us: the cgroup's period as read before (kubelet sets it when it makes the cgroup,
+// and nothing here changes it); v1 then reads the quota only.
+[[nodiscard]] result<std::optional<cfs_bandwidth>> read_cfs_bandwidth(
+    const cgroup_mounts& m, std::string_view dir,
+    std::optional<std::int64_t> known_period_us = std::nullopt);
+
+// quota x 1000 / period (the inverse of kubelet's MilliCPUToQuota); nullopt without a quota or
+// with a period <= 0.
+[[nodiscard]] std::optional<std::int64_t> cpu_limit_milli(const cfs_bandwidth& b);
+
 // The CPU limit kubelet wrote as the cgroup's cfs quota, in milli-cores (quota x 1000 / period,
 // the inverse of kubelet's MilliCPUToQuota). nullopt when the cgroup has no quota (-1, "max") or
 // the files are absent (a tree without the cpu controller's quota files); invalid_input when

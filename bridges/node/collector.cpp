@@ -21,18 +21,26 @@ result<node_source> node_source::open(source_config config) {
 
 namespace {
 
-result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir, bool pressure) {
+// The cgroup's usage, its cfs bandwidth (into `cfs`, unless !read_cfs) and, with `pressure` or
+// a quota, its throttling counters.
+result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir, bool pressure,
+                                  std::optional<cfs_bandwidth>& cfs,
+                                  std::optional<std::int64_t> known_period, bool read_cfs = true) {
   cgroup_sample s;
-  auto cpu = read_cpu_usage_ns(m, dir);
+  // The quota first: it says whether the throttling counters are wanted.
+  if (read_cfs) {
+    auto bw = read_cfs_bandwidth(m, dir, known_period);
+    if (!bw) return tl::unexpected(bw.error());
+    cfs = *bw;
+  }
+  auto cpu = read_cpu_usage_stat(m, dir, pressure || (cfs && cfs->quota_us >= 0));
   if (!cpu) return tl::unexpected(cpu.error());
-  s.cpu_usage_ns = *cpu;
+  s.cpu_usage_ns = cpu->usage_ns;
+  s.throttling = cpu->throttling;
   auto mem = read_memory(m, dir);
   if (!mem) return tl::unexpected(mem.error());
   s.memory = *mem;
   if (!pressure) return s;
-  auto thr = read_cpu_throttling(m, dir);
-  if (!thr) return tl::unexpected(thr.error());
-  s.throttling = *thr;
   for (auto [r, dst] :
        {std::pair{psi_resource::cpu, &s.cpu_psi}, std::pair{psi_resource::memory, &s.memory_psi},
         std::pair{psi_resource::io, &s.io_psi}}) {
@@ -45,8 +53,24 @@ result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir
 
 }  // namespace
 
+namespace {
+
+// The period a previous snapshot read for the cgroup (uid or container id), if it had a quota.
+template <class T>
+std::optional<std::int64_t> period_in(const std::vector<T>& v, const std::string& key,
+                                      std::string T::*field) {
+  const auto it = std::lower_bound(v.begin(), v.end(), key,
+                                   [&](const T& x, const std::string& k) { return x.*field < k; });
+  if (it == v.end() || (*it).*field != key || !it->cfs || it->cfs->period_us <= 0)
+    return std::nullopt;
+  return it->cfs->period_us;
+}
+
+}  // namespace
+
 result<node_snapshot> node_source::snapshot(event_time now,
-                                            std::span<const koordlet::host_app_info> apps) const {
+                                            std::span<const koordlet::host_app_info> apps,
+                                            const node_snapshot* previous) const {
   node_snapshot snap;
   snap.time = now;
   auto cpu = read_proc_stat(config_.proc_root);
@@ -97,25 +121,54 @@ result<node_snapshot> node_source::snapshot(event_time now,
       p.dir = internal::join(config_.kube_parent_dir, p.dir);
       for (auto& c : p.containers) c.dir = internal::join(config_.kube_parent_dir, c.dir);
     }
-    auto ps = read_sample(mounts_, p.dir, config_.read_pressure);
+    const pod_snapshot* before = nullptr;
+    if (previous != nullptr) {
+      const auto it =
+          std::lower_bound(previous->pods.begin(), previous->pods.end(), p.uid,
+                           [](const pod_snapshot& x, const std::string& k) { return x.uid < k; });
+      if (it != previous->pods.end() && it->uid == p.uid) before = &*it;
+    }
+    std::optional<cfs_bandwidth> cfs;
+    auto ps = read_sample(mounts_, p.dir, config_.read_pressure, cfs,
+                          before != nullptr && before->cfs && before->cfs->period_us > 0
+                              ? std::optional<std::int64_t>(before->cfs->period_us)
+                              : std::nullopt);
     if (!ps) {
       snap.skipped.push_back(ps.error());
       continue;
     }
-    auto limit = read_cpu_limit_milli(mounts_, p.dir);
-    if (!limit) {
-      snap.skipped.push_back(limit.error());
+    if (cfs && cfs->quota_us >= 0 && (cfs->period_us <= 0 || cfs->quota_us > INT64_MAX / 1000)) {
+      snap.skipped.push_back(error{
+          errc::invalid_input,
+          "cfs quota " + std::to_string(cfs->quota_us) + " over period " +
+              std::to_string(cfs->period_us) + " is out of range",
+          internal::join(internal::join(mounts_.cpu, p.dir),
+                         mounts_.version == cgroup_version::v2 ? "cpu.max" : "cpu.cfs_quota_us")});
       continue;
     }
-    pod_snapshot pod{std::move(p.uid), p.qos, std::move(*ps), *limit, {}, std::nullopt};
+    pod_snapshot pod{std::move(p.uid),
+                     p.qos,
+                     std::move(*ps),
+                     cfs ? cpu_limit_milli(*cfs) : std::nullopt,
+                     cfs,
+                     {},
+                     std::nullopt};
     pod.containers.reserve(p.containers.size());
     for (auto& c : p.containers) {
-      auto cs = read_sample(mounts_, c.dir, config_.read_pressure);
+      std::optional<cfs_bandwidth> ccfs;
+      // A BestEffort pod's containers are no cfs-quota burst's (cpuburst skips Raw QoS BE, and a
+      // pod in the besteffort tier has no requests, so it is no LS pod): their quota and
+      // throttling are not read.
+      auto cs = read_sample(mounts_, c.dir, config_.read_pressure, ccfs,
+                            before != nullptr
+                                ? period_in(before->containers, c.id, &container_snapshot::id)
+                                : std::nullopt,
+                            pod.qos != kube_qos_class::best_effort);
       if (!cs) {
         snap.skipped.push_back(cs.error());
         continue;
       }
-      pod.containers.push_back({std::move(c.id), std::move(c.runtime), std::move(*cs)});
+      pod.containers.push_back({std::move(c.id), std::move(c.runtime), std::move(*cs), ccfs});
     }
     if (snap.memory_with_hot_page_bytes) {
       if (auto hot = cgroup_memory_with_hot_page(mounts_, p.dir))
@@ -136,6 +189,19 @@ std::int64_t to_milli(double cores) { return static_cast<std::int64_t>(cores * 1
 std::optional<double> cores_between(const cgroup_sample& a, const cgroup_sample& b, double secs) {
   if (b.cpu_usage_ns < a.cpu_usage_ns) return std::nullopt;
   return static_cast<double>(b.cpu_usage_ns - a.cpu_usage_ns) / 1e9 / secs;
+}
+
+// cpu.stat's counters over the interval; nullopt when either end lacks them or one went
+// backwards (a recreated cgroup).
+std::optional<cpu_throttling> throttling_between(const cgroup_sample& a, const cgroup_sample& b) {
+  if (!a.throttling || !b.throttling) return std::nullopt;
+  const auto& x = *a.throttling;
+  const auto& y = *b.throttling;
+  if (y.nr_periods < x.nr_periods || y.nr_throttled < x.nr_throttled ||
+      y.throttled_ns < x.throttled_ns)
+    return std::nullopt;
+  return cpu_throttling{y.nr_periods - x.nr_periods, y.nr_throttled - x.nr_throttled,
+                        y.throttled_ns - x.throttled_ns};
 }
 
 template <class T, class Key>
@@ -188,11 +254,14 @@ result<node_usage> usage_between(const node_snapshot& before, const node_snapsho
     pu.working_set = bytes{p.sample.memory.working_set_bytes()};
     pu.cpu_limit_milli = p.cpu_limit_milli;
     pu.memory_with_hot_page_bytes = p.memory_with_hot_page_bytes;
-    if (p.sample.throttling && prev->sample.throttling &&
-        p.sample.throttling->nr_throttled >= prev->sample.throttling->nr_throttled &&
-        p.sample.throttling->throttled_ns >= prev->sample.throttling->throttled_ns) {
-      pu.nr_throttled = p.sample.throttling->nr_throttled - prev->sample.throttling->nr_throttled;
-      pu.throttled_ns = p.sample.throttling->throttled_ns - prev->sample.throttling->throttled_ns;
+    if (const auto d = throttling_between(prev->sample, p.sample)) {
+      pu.nr_throttled = d->nr_throttled;
+      pu.throttled_ns = d->throttled_ns;
+      pu.nr_periods = d->nr_periods;
+    }
+    if (p.cfs) {
+      pu.cfs_quota_us = p.cfs->quota_us;
+      pu.cfs_period_us = p.cfs->period_us;
     }
     for (const auto& c : p.containers) {
       const auto* pc = find_sorted(
@@ -200,9 +269,17 @@ result<node_usage> usage_between(const node_snapshot& before, const node_snapsho
       if (pc == nullptr) continue;
       auto cc = cores_between(pc->sample, c.sample, secs);
       if (!cc) continue;
-      pu.containers.push_back({c.id, *cc, milli_cpu{to_milli(*cc)},
-                               bytes{c.sample.memory.anon_bytes},
-                               bytes{c.sample.memory.working_set_bytes()}});
+      container_usage cu{c.id, *cc, milli_cpu{to_milli(*cc)}, bytes{c.sample.memory.anon_bytes},
+                         bytes{c.sample.memory.working_set_bytes()}};
+      if (c.cfs) {
+        cu.cfs_quota_us = c.cfs->quota_us;
+        cu.cfs_period_us = c.cfs->period_us;
+      }
+      if (const auto d = throttling_between(pc->sample, c.sample)) {
+        cu.nr_periods = d->nr_periods;
+        cu.nr_throttled = d->nr_throttled;
+      }
+      pu.containers.push_back(std::move(cu));
     }
     u.pods.push_back(std::move(pu));
   }

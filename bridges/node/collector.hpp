@@ -44,6 +44,8 @@ struct source_config {
   // Also read cpu.stat throttling and the *.pressure (PSI) files of every cgroup. NodeMetric
   // needs neither; Koordinator reads them in separate collectors behind feature gates
   // (PSICollector, off by default), and they double the files read per cgroup. Default: false.
+  // Without it, throttling is still read for every cgroup that has a cfs quota (cfs-quota
+  // burst's input; a cgroup without a quota is never throttled by its own bandwidth).
   bool read_pressure = false;
   // Also read kidled's memory.idle_page_stats of the memory root and every pod (cold_page.hpp):
   // memory with hot page cache. Koordinator's ColdPageCollector gate. Default: false (off).
@@ -62,6 +64,10 @@ struct container_snapshot {
   std::string id;
   std::string runtime;
   cgroup_sample sample;
+  // cpu.cfs_quota_us / cpu.cfs_period_us (v2 cpu.max); nullopt where the files are absent. A
+  // cgroup with a quota also has its cpu.stat throttling counters read (sample.throttling):
+  // cpuburst's cfs-quota burst scales the quota of a throttled container.
+  std::optional<cfs_bandwidth> cfs;
 };
 
 struct pod_snapshot {
@@ -72,6 +78,7 @@ struct pod_snapshot {
   // without an API server this is all the koordlet knows of the pod's limit: kubelet writes the
   // pod's CPU limit there (MilliCPUToQuota), where Koordinator's koordlet reads the pod's spec.
   std::optional<std::int64_t> cpu_limit_milli;
+  std::optional<cfs_bandwidth> cfs;            // as container_snapshot::cfs
   std::vector<container_snapshot> containers;  // sorted by id
   // read_cold_pages: usage with page cache minus cold pages (cold_page.hpp); nullopt: not read.
   std::optional<std::int64_t> memory_with_hot_page_bytes;
@@ -112,8 +119,12 @@ class node_source {
   // GetHostAppCgroupRelativePath). Fails only when /proc cannot be read; per-cgroup failures go
   // to node_snapshot::skipped (a host application under kubepods needs the driver: without a
   // kubepods directory it is skipped too).
+  // `previous` (the last snapshot, optional) lends the cfs periods it read: a cgroup's period is
+  // set by kubelet when it makes the cgroup and nothing changes it, so on v1 only the quota is
+  // read again (one file less per limited cgroup).
   [[nodiscard]] result<node_snapshot> snapshot(
-      event_time now, std::span<const koordlet::host_app_info> host_apps = {}) const;
+      event_time now, std::span<const koordlet::host_app_info> host_apps = {},
+      const node_snapshot* previous = nullptr) const;
 
   [[nodiscard]] const cgroup_mounts& mounts() const { return mounts_; }
   [[nodiscard]] const source_config& config() const { return config_; }
@@ -130,6 +141,10 @@ struct container_usage {
   milli_cpu cpu{0};
   bytes memory{0};  // MemoryStatRaw.Usage(): anon + unevictable
   bytes working_set{0};
+  std::int64_t cfs_quota_us = -1;  // the later snapshot's quota; -1: none
+  std::int64_t cfs_period_us = 0;  // 0: not read
+  std::int64_t nr_periods = -1;    // cpu.stat deltas over the interval; -1: not read
+  std::int64_t nr_throttled = -1;
 };
 
 struct pod_usage {
@@ -139,8 +154,11 @@ struct pod_usage {
   milli_cpu cpu{0};
   bytes memory{0};
   bytes working_set{0};
-  std::int64_t nr_throttled = 0;  // periods throttled in the interval (0 without throttling)
-  std::int64_t throttled_ns = 0;  // time throttled in the interval
+  std::int64_t nr_throttled = 0;   // periods throttled in the interval (0 without throttling)
+  std::int64_t throttled_ns = 0;   // time throttled in the interval
+  std::int64_t nr_periods = -1;    // periods in the interval; -1: throttling not read
+  std::int64_t cfs_quota_us = -1;  // as container_usage
+  std::int64_t cfs_period_us = 0;
   std::optional<std::int64_t> cpu_limit_milli;  // the later snapshot's (pod_snapshot)
   std::vector<container_usage> containers;
   std::optional<std::int64_t> memory_with_hot_page_bytes;  // the later snapshot's

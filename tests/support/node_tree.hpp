@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,10 @@ struct fake_cgroup {
   std::int64_t nr_throttled = 0;
   std::int64_t throttled_ns = 0;
   bool psi = false;  // write {cpu,memory,io}.pressure
+  // Write cpu.cfs_quota_us and cpu.cfs_period_us (v2: cpu.max) with this quota (-1: none), as
+  // the kernel has them in every cgroup. Default: unset (no quota files).
+  std::optional<std::int64_t> cfs_quota_us;
+  std::int64_t cfs_period_us = 100000;
 };
 
 class node_tree {
@@ -82,6 +87,10 @@ class node_tree {
                                    "\nactive_file 0\nunevictable " + std::to_string(c.unevictable) +
                                    "\n");
       if (c.psi) write_psi(d);
+      if (c.cfs_quota_us)
+        write(d / "cpu.max",
+              (*c.cfs_quota_us < 0 ? std::string("max") : std::to_string(*c.cfs_quota_us)) + " " +
+                  std::to_string(c.cfs_period_us) + "\n");
       return;
     }
     const auto cpu = root_ / "cgroup" / cpu_dir() / rel;
@@ -102,6 +111,10 @@ class node_tree {
               std::to_string(c.inactive_file) + "\ntotal_active_file 0\ntotal_unevictable " +
               std::to_string(c.unevictable) + "\n");
     if (c.psi) write_psi(acct);
+    if (c.cfs_quota_us) {
+      write(cpu / "cpu.cfs_quota_us", std::to_string(*c.cfs_quota_us) + "\n");
+      write(cpu / "cpu.cfs_period_us", std::to_string(c.cfs_period_us) + "\n");
+    }
   }
 
   // The directory holding `file` of the cgroup at rel (for tests that corrupt one file).
@@ -142,8 +155,10 @@ class node_tree {
 
 // A node of `pods` pods over the three QoS tiers (i % 3: Guaranteed, Burstable, BestEffort), 2
 // containers each, in the systemd or cgroupfs layout, on 32 CPUs; every counter grows with
-// `tick` (one call per collect interval). Pod i's uid ends in 100000000000 + i. The benchmarks'
-// node (110 pods: kubelet's default maxPods).
+// `tick` (one call per collect interval). Pod i's uid ends in 100000000000 + i. Guaranteed and
+// Burstable pods have a 2-core cfs quota, their containers 1 core each (throttled in 1 of 10
+// periods); BestEffort ones none, as kubelet sets them. The benchmarks' node (110 pods: kubelet's
+// default maxPods).
 inline void write_pods_node(const node_tree& t, bool systemd, std::int64_t tick, int pods = 110) {
   t.write_proc(32, 1000 + tick * 800, 100000 + tick * 2400, 128 * 1024 * 1024, 64 * 1024 * 1024);
   for (int i = 0; i < pods; ++i) {
@@ -168,7 +183,11 @@ inline void write_pods_node(const node_tree& t, bool systemd, std::int64_t tick,
     c.usage_bytes = c.active_anon * 2;
     c.inactive_file = c.active_anon / 2;
     c.psi = true;
+    c.nr_periods = 10 * tick;
+    c.nr_throttled = tick;
+    c.cfs_quota_us = q == 2 ? -1 : 200000;
     t.write_cgroup(dir, c);
+    c.cfs_quota_us = q == 2 ? -1 : 100000;
     for (int k = 0; k < 2; ++k) {
       const std::string id = "c" + std::to_string(i) + "x" + std::to_string(k);
       t.write_cgroup(dir + (systemd ? "/cri-containerd-" + id + ".scope" : "/" + id), c);

@@ -615,10 +615,14 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
   orphan_cpu_.clear();
   std::vector<kl::usage_sample> pod_samples;
   std::set<std::string_view> seen;
+  std::map<std::string, cfs_pod_sample, std::less<>> cfs;
+  sample_interval_ms_ = std::max<std::int64_t>(e.interval_ms(), 1);
   if (e.pods() != nullptr) {
     pod_samples.reserve(e.pods()->size());
     for (const auto* pm : *e.pods()) {
       const auto key = to_string_view(pm->pod());
+      if (pm->containers() != nullptr && pm->containers()->size() != 0)
+        cfs.emplace(std::string(key), cfs_sample_of(*pm));
       const auto u = messages::to_resource_list(pm->usage());
       auto* q = pods_.find(key);
       if (q == nullptr) {
@@ -688,6 +692,7 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
     it = sampled_only_.erase(it);
     ++inputs_gen_;
   }
+  cfs_burst_.observe(now, std::move(cfs));
   // Host applications (hostapplication collector): the ones sampled get this usage, the others
   // none (their metric is older than the collect interval).
   std::vector<kl::usage_sample> app_samples;
@@ -876,6 +881,7 @@ void koordlet_component::qos_round(const wire::Envelope& env,
       evict(env, pods, d.round, d.tasks, d.be_satisfaction_explain, out);
   }
   burst_round(env, pods, out);
+  cfs_burst_round(env, pods, out);
   hooks_round(env, pods, out);
 }
 
@@ -1093,6 +1099,70 @@ void koordlet_component::burst_round(const wire::Envelope& env, std::span<const 
     const auto nn = fbb.CreateString(opt_.node);
     const auto tn = fbb.CreateString(key);
     out.push_back(b_.finish(header(env, wire::EntityKind::Pod, key),
+                            wire::CreateCgroupUpdated(fbb, nn, tn, sv, tv)));
+  }
+}
+
+void koordlet_component::cfs_burst_round(const wire::Envelope& env,
+                                         std::span<const kl::pod_info> pods,
+                                         std::vector<messages::byte_buffer>& out) {
+  if (!opt_.gates.cpu_burst || cfs_burst_.sampled().empty()) return;
+  const event_time now{env.event_time_ms()};
+  // getNodeStateForBurst: node and pod CPU averaged over min(5 x interval, 10 s).
+  const std::int64_t span_ms = std::min<std::int64_t>(5 * sample_interval_ms_, 10000);
+  const auto since = now.value - span_ms;
+  std::optional<double> node_avg;
+  {
+    double sum = 0;
+    std::int64_t n = 0;
+    for (const auto& s : node_samples_)
+      if (s.time.value > since) {
+        sum += s.cpu_cores;
+        ++n;
+      }
+    if (n > 0) node_avg = sum / static_cast<double>(n);
+  }
+  std::vector<std::optional<double>> pod_avg(pods.size());
+  std::vector<bool> spec_known(pods.size());
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    const auto& p = pods[i];
+    const std::string key = p.ns.empty() ? p.name : p.ns + "/" + p.name;
+    spec_known[i] = sampled_only_.count(key) == 0;
+    const auto q = p.qos;
+    if (q != kl::qos_class::lse && q != kl::qos_class::lsr && q != kl::qos_class::be) continue;
+    double sum = 0;
+    std::int64_t n = 0;
+    for (const auto& s : window_.pod(key))
+      if (s.time.value > since) {
+        sum += s.cpu_cores;
+        ++n;
+      }
+    if (n > 0) pod_avg[i] = sum / static_cast<double>(n);
+  }
+  const auto state =
+      kl::get_node_state_for_burst(opt_.cpu_burst.share_pool_threshold_percent, node_avg,
+                                   static_cast<std::int32_t>(processors().size()), pods, pod_avg);
+  auto& fbb = b_.fbb();
+  for (const auto& ch : cfs_burst_.round(opt_.cpu_burst, state, pods, spec_known, now)) {
+    const auto sv = b_.key_values(ch.settings);
+    std::vector<fb::Offset<wire::Term>> terms;
+    terms.reserve(ch.inputs.size() + 1);
+    for (const auto& t : ch.inputs) {
+      const auto n = fbb.CreateString(t.name);
+      const auto u = fbb.CreateString(t.unit);
+      const auto x = fbb.CreateString(t.text);
+      terms.push_back(wire::CreateTerm(fbb, n, t.value, u, x));
+    }
+    {
+      const auto n = fbb.CreateString("sharePoolThresholdPercent");
+      const auto u = fbb.CreateString("percent");
+      const auto x = fbb.CreateString("CPUBurstStrategy");
+      terms.push_back(wire::CreateTerm(fbb, n, opt_.cpu_burst.share_pool_threshold_percent, u, x));
+    }
+    const auto tv = fbb.CreateVector(terms);
+    const auto nn = fbb.CreateString(opt_.node);
+    const auto tn = fbb.CreateString(ch.pod_key);
+    out.push_back(b_.finish(header(env, wire::EntityKind::Pod, ch.pod_key),
                             wire::CreateCgroupUpdated(fbb, nn, tn, sv, tv)));
   }
 }

@@ -65,14 +65,17 @@
 //   CgroupUpdated (node) with cpu.bvt_warp_ns of each host application, target
 //     "host-app:<name>" (the host-app reconciler, runtimehooks/reconciler/host_app_reconciler.go,
 //     with groupidentity's getHostQOSBvtValue), when it changes.
+//   CgroupUpdated (pod) with cpu.cfs_quota_us of a container ("<container id>/cpu.cfs_quota_us")
+//     and its pod when cpuburst's cfs-quota burst changes them (cfs_quota_burst_round.hpp; from
+//     the samples' containers, so only where a node's collectors sample).
 // Host applications (NodeSLO spec.hostApplications, or koordlet_options::host_apps on a lone
 // node): host_apps() is the list the node's collector reads cgroups for; NodeUsageSampled's
 // host_apps (by name; a NodeMetricReported's host_apps likewise) become their last usage, the
 // window's host-app series, the system usage's subtrahend, cpusuppress's hostApps (non-BE ones
-// lower BE's share) and every report's host_apps. Not modelled: the koordinator.sh/eviction-policy and cpuBurst pod
-// annotations (all features allowed / node config), the cpuset hook of LS host applications (it
-// needs the NodeResourceTopology's CPU share pools). Single-threaded; deterministic: ordered maps,
-// event time only.
+// lower BE's share) and every report's host_apps. Not modelled: the koordinator.sh/eviction-policy
+// and cpuBurst pod annotations (all features allowed / node config), the cpuset hook of LS host
+// applications (it needs the NodeResourceTopology's CPU share pools). Single-threaded;
+// deterministic: ordered maps, event time only.
 #pragma once
 
 #include <cstdint>
@@ -85,6 +88,7 @@
 #include <vector>
 
 #include "actors/entities/component.hpp"
+#include "actors/koordlet/actor/cfs_quota_burst_round.hpp"
 #include "actors/koordlet/be_cgroup.hpp"
 #include "actors/koordlet/cpu_burst.hpp"
 #include "actors/koordlet/cpu_evict.hpp"
@@ -215,6 +219,7 @@ class koordlet_component final : public entities::component {
   [[nodiscard]] const std::vector<koordlet::host_app_info>& host_apps() const {
     return opt_.host_apps;
   }
+  [[nodiscard]] const cfs_quota_burster& cfs_burst() const { return cfs_burst_; }
 
   // A pod as the koordlet sees it, from its PodMutated.
   [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodMutated& e,
@@ -240,6 +245,9 @@ class koordlet_component final : public entities::component {
              std::vector<messages::byte_buffer>& out);
   void burst_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
                    std::vector<messages::byte_buffer>& out);
+  // cpuburst's cfs-quota burst over the last sample's containers (cfs_quota_burst_round.hpp).
+  void cfs_burst_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
+                       std::vector<messages::byte_buffer>& out);
   // The runtime hooks' reconcile: BatchResource and GroupIdentity files of pods and QoS dirs.
   void hooks_round(const wire::Envelope& env, std::span<const koordlet::pod_info> pods,
                    std::vector<messages::byte_buffer>& out);
@@ -288,6 +296,8 @@ class koordlet_component final : public entities::component {
   std::vector<koordlet::be_cpu_sample> be_samples_;
   std::vector<koordlet::usage_sample> node_samples_;
   std::map<std::string, std::int64_t, std::less<>> burst_written_;
+  cfs_quota_burster cfs_burst_;
+  std::int64_t sample_interval_ms_ = 1000;  // the last NodeUsageSampled's interval
   // The runtime hooks' files last emitted, by pod key or QoS dir target.
   std::map<std::string, std::vector<std::pair<std::string, std::string>>, std::less<>>
       hooks_written_;

@@ -22,8 +22,9 @@ namespace colony::node::internal {
 [[nodiscard]] bool is_dir(const std::string& path);
 [[nodiscard]] bool is_file(const std::string& path);
 
-// The whole file. Pseudo files report size 0, so this reads until EOF. not_found when the file
-// (or a directory above it) does not exist; unavailable for any other I/O error.
+// The whole file. Pseudo files report size 0, so this reads until EOF (a read that does not fill
+// the 4-KiB buffer is taken as the end: regular and seq_file files return all they have). not_found
+// when the file (or a directory above it) does not exist; unavailable for any other I/O error.
 [[nodiscard]] result<std::string> read_file(const std::string& path);
 
 // A non-negative decimal integer, surrounding whitespace allowed (cgroup files end in '\n').

@@ -132,6 +132,118 @@ TEST_P(Collector, UsageBetweenTwoSnapshots) {
   EXPECT_EQ(st.pods_metric[1].qos, qos_class::lsr);  // Guaranteed -> LSR by default
 }
 
+// cpuburst's cfs-quota burst inputs, without --pressure: every cgroup's cfs quota (v1
+// cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max) and, for a cgroup that has a quota, its
+// cpu.stat nr_periods / nr_throttled deltas over the interval. A cgroup without a quota has its
+// throttling not read (-1); a tree without the quota files has no quota (-1).
+TEST_P(Collector, CfsQuotaAndThrottlingOfPodsAndContainers) {
+  const auto& p = GetParam();
+  colony::testing::temp_dir tmp;
+  node_tree tree(tmp.path(), p.v);
+  const std::string pod = p.systemd ? "kubepods.slice/kubepods-burstable.slice/"
+                                      "kubepods-burstable-podq_1.slice"
+                                    : "kubepods/burstable/podq-1";
+  const std::string be = p.systemd ? "kubepods.slice/kubepods-besteffort.slice/"
+                                     "kubepods-besteffort-podb_2.slice"
+                                   : "kubepods/besteffort/podb-2";
+  auto ctr = [&](const std::string& dir, const std::string& id) {
+    return dir + (p.systemd ? "/cri-containerd-" + id + ".scope" : "/" + id);
+  };
+  auto write = [&](std::int64_t tick) {
+    tree.write_proc(4, 1000 + 100 * tick, 50000, 16 * 1024 * 1024, 12 * 1024 * 1024);
+    fake_cgroup c = cg(tick * 1'000'000'000, 10 * mib);
+    c.nr_periods = 20 + 30 * tick;  // 30 periods a tick, 10 of them throttled
+    c.nr_throttled = 3 + 10 * tick;
+    c.cfs_quota_us = 150000;
+    tree.write_cgroup(pod, c);
+    c.cfs_quota_us = 100000;
+    tree.write_cgroup(ctr(pod, "limited"), c);
+    c.cfs_quota_us = -1;  // a container without a CPU limit (the sandbox, a sidecar)
+    tree.write_cgroup(ctr(pod, "unlimited"), c);
+    fake_cgroup b = cg(tick * 1'000'000'000, 10 * mib);  // no quota files at all
+    tree.write_cgroup(be, b);
+    tree.write_cgroup(ctr(be, "work"), b);
+  };
+  write(0);
+  source_config cfg;
+  cfg.cgroup_root = tree.cgroup_root();
+  cfg.proc_root = tree.proc_root();
+  auto src = node_source::open(cfg);
+  ASSERT_TRUE(src) << src.error().describe();
+  auto s0 = src->snapshot(event_time{10'000});
+  ASSERT_TRUE(s0) << s0.error().describe();
+  write(1);
+  auto s1 = src->snapshot(event_time{11'000});
+  ASSERT_TRUE(s1) << s1.error().describe();
+  EXPECT_TRUE(s1->skipped.empty());
+  auto u = usage_between(*s0, *s1);
+  ASSERT_TRUE(u) << u.error().describe();
+  ASSERT_EQ(u->pods.size(), 2u);
+  const auto& pb = u->pods[0];
+  const auto& pq = u->pods[1];
+  EXPECT_EQ(pq.uid, "q-1");
+  EXPECT_EQ(pq.cfs_quota_us, 150000);
+  EXPECT_EQ(pq.cfs_period_us, 100000);
+  EXPECT_EQ(pq.cpu_limit_milli, std::optional<std::int64_t>{1500});
+  EXPECT_EQ(pq.nr_periods, 30);
+  EXPECT_EQ(pq.nr_throttled, 10);
+  ASSERT_EQ(pq.containers.size(), 2u);
+  EXPECT_EQ(pq.containers[0].id, "limited");
+  EXPECT_EQ(pq.containers[0].cfs_quota_us, 100000);
+  EXPECT_EQ(pq.containers[0].cfs_period_us, 100000);
+  EXPECT_EQ(pq.containers[0].nr_periods, 30);
+  EXPECT_EQ(pq.containers[0].nr_throttled, 10);
+  EXPECT_EQ(pq.containers[0].cpu, milli_cpu{1000});
+  EXPECT_EQ(pq.containers[1].id, "unlimited");
+  EXPECT_EQ(pq.containers[1].cfs_quota_us, -1);
+  // v1 reads no period without a quota; v2's cpu.max names it ("max 100000").
+  EXPECT_EQ(pq.containers[1].cfs_period_us, p.v == koordlet::cgroup_version::v2 ? 100000 : 0);
+  EXPECT_EQ(pq.containers[1].nr_periods, -1);
+  EXPECT_EQ(pq.containers[1].nr_throttled, -1);
+  EXPECT_EQ(pb.uid, "b-2");
+  EXPECT_EQ(pb.cfs_quota_us, -1);
+  EXPECT_EQ(pb.cfs_period_us, 0);
+  EXPECT_EQ(pb.nr_periods, -1);
+  EXPECT_FALSE(pb.cpu_limit_milli.has_value());
+  ASSERT_EQ(pb.containers.size(), 1u);
+  EXPECT_EQ(pb.containers[0].cfs_quota_us, -1);
+  EXPECT_EQ(pb.containers[0].nr_periods, -1);
+
+  // With the previous snapshot lent, its periods are taken on v1 (the quota is read again): a
+  // changed period file is not seen, a changed quota is.
+  if (p.v == koordlet::cgroup_version::v1) {
+    fake_cgroup c = cg(1'500'000'000, 10 * mib);
+    c.nr_periods = 60;
+    c.nr_throttled = 20;
+    c.cfs_quota_us = 120000;
+    c.cfs_period_us = 50000;
+    tree.write_cgroup(ctr(pod, "limited"), c);
+    auto lent = src->snapshot(event_time{11'500}, {}, &*s1);
+    ASSERT_TRUE(lent) << lent.error().describe();
+    const auto& lc = lent->pods[1].containers[0];
+    ASSERT_TRUE(lc.cfs);
+    EXPECT_EQ(lc.cfs->quota_us, 120000);
+    EXPECT_EQ(lc.cfs->period_us, 100000);
+    auto fresh = src->snapshot(event_time{11'600});
+    ASSERT_TRUE(fresh) << fresh.error().describe();
+    EXPECT_EQ(fresh->pods[1].containers[0].cfs->period_us, 50000);
+  }
+
+  // A container's counter going backwards (a recreated cgroup) gives no throttling delta.
+  fake_cgroup again = cg(3'000'000'000, 10 * mib);
+  again.nr_periods = 1;
+  again.nr_throttled = 0;
+  again.cfs_quota_us = 100000;
+  tree.write_cgroup(ctr(pod, "limited"), again);
+  auto s2 = src->snapshot(event_time{12'000});
+  ASSERT_TRUE(s2) << s2.error().describe();
+  auto u2 = usage_between(*s1, *s2);
+  ASSERT_TRUE(u2) << u2.error().describe();
+  ASSERT_EQ(u2->pods[1].containers.size(), 2u);
+  EXPECT_EQ(u2->pods[1].containers[0].nr_periods, -1);
+  EXPECT_EQ(u2->pods[1].containers[0].cfs_quota_us, 100000);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Layouts, Collector,
     ::testing::Values(collector_case{"CgroupfsV1", koordlet::cgroup_version::v1, false},

@@ -349,3 +349,57 @@ TEST(CgroupExecutor, MemoryQosWrittenOnV2AndUnsupportedWhereV1LacksTheFiles) {
 }
 
 }  // namespace
+
+// cpuburst's cfs-quota burst: a container's cpu.cfs_quota_us by its id and its pod's, in the
+// decision's order (pod first when growing, container first when shrinking), each read back; v2
+// writes cpu.max "QUOTA 100000".
+TEST(CgroupExecutor, CfsQuotaBurstWritesTheContainerAndPodQuotaInOrder) {
+  for (const bool v2 : {false, true}) {
+    SCOPED_TRACE(v2 ? "v2 systemd" : "v1 cgroupfs");
+    colony::testing::temp_dir tmp;
+    const auto root = tmp.path();
+    fs::path pod, ctr;
+    if (v2) {
+      put(root / "cgroup.controllers", "cpuset cpu io memory pids\n");
+      pod = root / "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podq_1.slice";
+      ctr = pod / "cri-containerd-c1.scope";
+      fs::create_directories(ctr);
+    } else {
+      v1_tree(root, "");
+      for (const char* c : {"cpuacct", "memory"})
+        fs::create_directories(root / c / "kubepods/burstable/podq-1/c1");
+      pod = root / "cpu/kubepods/burstable/podq-1";
+      ctr = pod / "c1";
+      fs::create_directories(ctr);
+    }
+    auto ex = open_executor(root, "");
+    ASSERT_TRUE(ex) << ex.error().describe();
+    const auto file = [&](const fs::path& d) { return d / (v2 ? "cpu.max" : "cpu.cfs_quota_us"); };
+    const auto value = [&](std::int64_t q) {
+      return v2 ? std::to_string(q) + " 100000" : std::to_string(q);
+    };
+    // Growing (x 1.2 from 50000): the pod first.
+    auto r = ex->apply_pod_settings(
+        "q-1", {{"cpu.cfs_quota_us", "60000"}, {"c1/cpu.cfs_quota_us", "60000"}});
+    ASSERT_FALSE(r.failed) << r.failed->describe();
+    ASSERT_EQ(r.done.size(), 2u);
+    EXPECT_EQ(r.done[0].file, file(pod).string());
+    EXPECT_EQ(r.done[1].file, file(ctr).string());
+    EXPECT_EQ(r.done[1].read_back, value(60000));
+    EXPECT_EQ(get(file(ctr)), value(60000));
+    EXPECT_EQ(get(file(pod)), value(60000));
+    // Shrinking (x 0.8): the container first.
+    r = ex->apply_pod_settings("q-1",
+                               {{"c1/cpu.cfs_quota_us", "48000"}, {"cpu.cfs_quota_us", "48000"}});
+    ASSERT_FALSE(r.failed) << r.failed->describe();
+    ASSERT_EQ(r.done.size(), 2u);
+    EXPECT_EQ(r.done[0].file, file(ctr).string());
+    EXPECT_EQ(get(file(ctr)), value(48000));
+    EXPECT_EQ(get(file(pod)), value(48000));
+    // A container id the pod does not have: not_found, nothing written.
+    r = ex->apply_pod_settings("q-1", {{"c9/cpu.cfs_quota_us", "1000"}});
+    ASSERT_TRUE(r.failed);
+    EXPECT_EQ(r.failed->code, errc::not_found);
+    EXPECT_TRUE(r.done.empty());
+  }
+}
