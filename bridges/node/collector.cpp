@@ -101,7 +101,8 @@ result<node_snapshot> node_source::snapshot(event_time now,
     }
     const std::string dir = host_app_cgroup_dir(
         a, layout ? layout->driver : cgroup_driver::cgroupfs, config_.kube_parent_dir);
-    auto hs = read_sample(mounts_, dir, false);
+    std::optional<cfs_bandwidth> no_cfs;  // a host application's quota is not cpuburst's
+    auto hs = read_sample(mounts_, dir, false, no_cfs, std::nullopt, false);
     if (!hs) {
       snap.skipped.push_back(hs.error());
       continue;
