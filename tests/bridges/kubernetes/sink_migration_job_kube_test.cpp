@@ -7,9 +7,11 @@
 
 #include <stdio.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -160,7 +162,13 @@ TEST_F(KubeSinkMigrationJob, JobsAreCreatedAndTheirStatusFollowsOnceAcrossARepla
   EXPECT_EQ(got["status"]["conditions"][0]["status"], "True");
   EXPECT_EQ(got["spec"]["podRef"]["name"], "a");  // the status write left the spec
   const std::string rv1 = got["metadata"]["resourceVersion"];
-  const std::string table = kubectl("get podmigrationjobs");
+  // The CRD's printer columns (Phase, Status) reach kubectl's table a moment after the CRD is
+  // established (the apiserver swaps the CRD's handler asynchronously): read until they show.
+  std::string table = kubectl("get podmigrationjobs");
+  for (int i = 0; i < 50 && table.find("Succeeded") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    table = kubectl("get podmigrationjobs");
+  }
   EXPECT_NE(table.find(job), std::string::npos) << table;
   EXPECT_NE(table.find("Succeeded"), std::string::npos) << table;
   EXPECT_NE(table.find("Complete"), std::string::npos) << table;
