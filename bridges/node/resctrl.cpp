@@ -177,10 +177,11 @@ apply_result resctrl_executor::apply_group(
           same = false;
           continue;
         }
-        for (const auto& [id, v] : w.domains) {
+        for (const auto& dom : w.domains) {
           const auto d = std::find_if(h->domains.begin(), h->domains.end(),
-                                      [&](const auto& x) { return x.first == id; });
-          same = same && d != h->domains.end() && kl::same_schemata_value(w.resource, v, d->second);
+                                      [&](const auto& x) { return x.first == dom.first; });
+          same = same && d != h->domains.end() &&
+                 kl::same_schemata_value(w.resource, dom.second, d->second);
         }
         for (std::size_t i = 0; i < h->domains.size(); ++i)
           line += (i == 0 ? "" : ";") + std::to_string(h->domains[i].first) + "=" +
