@@ -84,12 +84,7 @@ TEST(RealCgroupEnforce, CfsQuotaBurstScalesAThrottledContainerUpToTheCeilingDown
   auto log = stores::open_log(tmp.sub("log"), lo);
   ASSERT_TRUE(log) << log.error().describe();
 
-  agent::koordlet_agent_options o;
-  o.enforce = true;
-  o.source.cgroup_root = cgroup_root;
-  o.source.proc_root = proc_dir;
-  o.source.kube_parent_dir = parent;
-  o.koordlet.node = "test-node";
+  auto o = enforcing_agent(parent, proc_dir);
   o.koordlet.report_interval_ms = 60000;
   o.koordlet.cpu_burst.config.policy = koordlet::cpu_burst_policy::cfs_quota_burst_only;
   o.koordlet.cpu_burst.config.cfs_quota_burst_percent = 300;

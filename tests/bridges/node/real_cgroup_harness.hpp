@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "run/koordlet_agent.hpp"
+
 namespace colony::testing::cgroup_harness {
 
 inline constexpr const char* cgroup_root = "/sys/fs/cgroup";
@@ -159,6 +161,22 @@ inline std::int64_t process_ticks(pid_t pid) {
     if (i == 15) stime = std::stoll(field);
   }
   return utime + stime;
+}
+
+// The agent every real-cgroup test runs: enforcing, on this machine's cgroups under `parent` (the
+// test's kubepods parent), node "test-node"; with `proc` (write_node_proc's directory) and its
+// ticks per second, the node it sees is the test's subtree.
+inline agent::koordlet_agent_options enforcing_agent(const std::string& parent,
+                                                     const std::string& proc = {},
+                                                     std::int64_t hz = 0) {
+  agent::koordlet_agent_options o;
+  o.enforce = true;
+  o.source.cgroup_root = cgroup_root;
+  o.source.kube_parent_dir = parent;
+  if (!proc.empty()) o.source.proc_root = proc;
+  if (hz > 0) o.source.ticks_per_second = hz;
+  o.koordlet.node = "test-node";
+  return o;
 }
 
 }  // namespace colony::testing::cgroup_harness

@@ -91,13 +91,7 @@ TEST(RealCgroupEnforce, CfsQuotaSuppressionHoldsBestEffortAtTheTargetAndReleases
   stores::log_options lo;
   auto log = stores::open_log(tmp.sub("log"), lo);
   ASSERT_TRUE(log) << log.error().describe();
-  agent::koordlet_agent_options o;
-  o.enforce = true;
-  o.source.cgroup_root = cgroup_root;
-  o.source.kube_parent_dir = parent;
-  o.source.proc_root = proc;
-  o.source.ticks_per_second = hz;
-  o.koordlet.node = "test-node";
+  auto o = enforcing_agent(parent, proc, hz);
   o.koordlet.threshold.enable = true;
   o.koordlet.threshold.cpu_suppress_policy = koordlet::cpu_suppress_policy_type::cfs_quota;
   o.koordlet.threshold.cpu_suppress_threshold_percent = 90;
@@ -333,11 +327,7 @@ TEST(RealCgroupEnforce, CpuBurstLetsABurstyLsProcessExceedItsQuotaWithinTheBurst
   ASSERT_TRUE(base_log) << base_log.error().describe();
   auto log = stores::open_log(tmp.sub("log"), lo);
   ASSERT_TRUE(log) << log.error().describe();
-  agent::koordlet_agent_options o;
-  o.enforce = true;
-  o.source.cgroup_root = cgroup_root;
-  o.source.kube_parent_dir = parent;
-  o.koordlet.node = "test-node";
+  auto o = enforcing_agent(parent);
   o.koordlet.report_interval_ms = 1000;
 
   const std::string pod_stat = cpu_dir + "/" + pod + "/cpu.stat";
@@ -501,11 +491,7 @@ TEST(RealCgroupEnforce, BatchResourceFilesAreWrittenAndAMissingBvtFileIsReported
     std::vector<messages::bytes_view> views(recs.begin(), recs.end());
     ASSERT_TRUE((*log)->append(views));
   }
-  agent::koordlet_agent_options o;
-  o.enforce = true;
-  o.source.cgroup_root = cgroup_root;
-  o.source.kube_parent_dir = parent;
-  o.koordlet.node = "test-node";
+  auto o = enforcing_agent(parent);
   o.koordlet.report_interval_ms = 1000;
   o.koordlet.cpu_qos.ls_class.enable = true;
   o.koordlet.cpu_qos.be_class.enable = true;

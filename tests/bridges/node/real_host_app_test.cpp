@@ -96,13 +96,7 @@ TEST(RealCgroupHostApp, BusyLsHostAppLowersBestEffortsQuotaAndIsReportedWithItsO
   stores::log_options lo;
   auto log = stores::open_log(tmp.sub("log"), lo);
   ASSERT_TRUE(log) << log.error().describe();
-  agent::koordlet_agent_options o;
-  o.enforce = true;
-  o.source.cgroup_root = cgroup_root;
-  o.source.kube_parent_dir = parent;
-  o.source.proc_root = proc;
-  o.source.ticks_per_second = hz;
-  o.koordlet.node = "test-node";
+  auto o = enforcing_agent(parent, proc, hz);
   o.koordlet.threshold = koordlet_actor::to_koordlet(spec->resource_used_threshold_with_be);
   o.koordlet.cpu_qos = koordlet_actor::to_koordlet(*qos);
   o.koordlet.host_apps = koordlet_actor::to_koordlet(spec->host_applications);
