@@ -160,6 +160,28 @@ inline constexpr std::string_view annotation_node_colocation_strategy =
     "node.koordinator.sh/colocation-strategy";
 inline constexpr std::string_view annotation_cpu_normalization_ratio =
     "node.koordinator.sh/cpu-normalization-ratio";
+// apis/extension/resource_amplification.go: the node's amplification ratios (slo-controller's
+// resourceamplification plugin writes it, the scheduler amplifies allocatable by it).
+inline constexpr std::string_view annotation_resource_amplification_ratio =
+    "node.koordinator.sh/resource-amplification-ratio";
+inline constexpr std::string_view annotation_cpu_basic_info = "node.koordinator.sh/cpu-basic-info";
+inline constexpr std::string_view label_cpu_normalization_enabled =
+    "node.koordinator.sh/cpu-normalization-enabled";
+// apis/extension/numa_aware.go, node_resource_topology (NodeNUMAResource).
+inline constexpr std::string_view annotation_resource_spec =
+    "scheduling.koordinator.sh/resource-spec";
+inline constexpr std::string_view annotation_numa_topology_spec =
+    "scheduling.koordinator.sh/numa-topology-spec";
+inline constexpr std::string_view annotation_node_cpu_topology = "node.koordinator.sh/cpu-topology";
+inline constexpr std::string_view annotation_node_cpu_allocs = "node.koordinator.sh/pod-cpu-allocs";
+inline constexpr std::string_view label_node_cpu_bind_policy =
+    "node.koordinator.sh/cpu-bind-policy";
+inline constexpr std::string_view label_node_numa_allocate_strategy =
+    "node.koordinator.sh/numa-allocate-strategy";
+inline constexpr std::string_view label_numa_topology_policy =
+    "node.koordinator.sh/numa-topology-policy";
+inline constexpr std::string_view annotation_kubelet_cpu_manager_policy =
+    "kubelet.koordinator.sh/cpu-manager-policy";
 inline constexpr std::string_view annotation_third_party_allocations =
     "node.koordinator.sh/thirdPartyAllocations";
 inline constexpr std::string_view annotation_origin_extended_allocatable =

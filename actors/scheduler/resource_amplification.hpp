@@ -23,13 +23,13 @@
 #include <optional>
 #include <string_view>
 
+#include "messages/names.hpp"
 #include "messages/resources.hpp"
 #include "messages/result.hpp"
 
 namespace colony::scheduler {
 
-inline constexpr std::string_view annotation_resource_amplification_ratio =
-    "node.koordinator.sh/resource-amplification-ratio";
+using names::annotation_resource_amplification_ratio;
 
 // The ratios the webhook applies (supportedResources: cpu, memory); <= 1 (or absent: -1) = none.
 struct amplification_ratios {

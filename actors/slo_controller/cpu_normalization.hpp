@@ -30,16 +30,15 @@
 #include <vector>
 
 #include "actors/slo_controller/colocation_strategy.hpp"
+#include "messages/names.hpp"
 #include "messages/result.hpp"
 
 namespace colony::slo_controller {
 
 // apis/extension/cpu_normalization.go and node_resource_amplification.go.
-inline constexpr std::string_view annotation_cpu_basic_info = "node.koordinator.sh/cpu-basic-info";
-inline constexpr std::string_view label_cpu_normalization_enabled =
-    "node.koordinator.sh/cpu-normalization-enabled";
-inline constexpr std::string_view annotation_resource_amplification_ratio =
-    "node.koordinator.sh/resource-amplification-ratio";
+using names::annotation_cpu_basic_info;
+using names::annotation_resource_amplification_ratio;
+using names::label_cpu_normalization_enabled;
 // plugins/cpunormalization/plugin.go: defaultRatioStr, defaultMinRatio, defaultMaxRatio.
 inline constexpr std::string_view cpu_normalization_default_ratio = "1.00";
 inline constexpr double cpu_normalization_min_ratio = 1.0;

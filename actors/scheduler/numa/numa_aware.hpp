@@ -25,27 +25,22 @@
 #include <vector>
 
 #include "actors/scheduler/numa/cpu_set.hpp"
+#include "messages/names.hpp"
 #include "messages/priority.hpp"
 #include "messages/qos.hpp"
 #include "messages/result.hpp"
 
 namespace colony::scheduler::numa {
 
-inline constexpr std::string_view annotation_resource_spec =
-    "scheduling.koordinator.sh/resource-spec";
-inline constexpr std::string_view annotation_numa_topology_spec =
-    "scheduling.koordinator.sh/numa-topology-spec";
-inline constexpr std::string_view annotation_resource_status =
-    "scheduling.koordinator.sh/resource-status";
-inline constexpr std::string_view annotation_node_cpu_topology = "node.koordinator.sh/cpu-topology";
-inline constexpr std::string_view label_node_cpu_bind_policy =
-    "node.koordinator.sh/cpu-bind-policy";
-inline constexpr std::string_view label_node_numa_allocate_strategy =
-    "node.koordinator.sh/numa-allocate-strategy";
-inline constexpr std::string_view label_numa_topology_policy =
-    "node.koordinator.sh/numa-topology-policy";
-inline constexpr std::string_view annotation_kubelet_cpu_manager_policy =
-    "kubelet.koordinator.sh/cpu-manager-policy";
+// Koordinator's names, from the one vocabulary (messages/names.hpp).
+using names::annotation_kubelet_cpu_manager_policy;
+using names::annotation_node_cpu_topology;
+using names::annotation_numa_topology_spec;
+using names::annotation_resource_spec;
+using names::annotation_resource_status;
+using names::label_node_cpu_bind_policy;
+using names::label_node_numa_allocate_strategy;
+using names::label_numa_topology_policy;
 
 // plugin.go's status messages.
 inline constexpr std::string_view err_not_match_numa_topology =

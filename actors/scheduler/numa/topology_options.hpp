@@ -18,12 +18,13 @@
 
 #include "actors/scheduler/numa/cpu_topology.hpp"
 #include "actors/scheduler/numa/numa_aware.hpp"
+#include "messages/names.hpp"
 #include "messages/result.hpp"
 
 namespace colony::scheduler::numa {
 
-inline constexpr std::string_view annotation_node_cpu_allocs = "node.koordinator.sh/pod-cpu-allocs";
-inline constexpr std::string_view annotation_node_reservation = "node.koordinator.sh/reservation";
+using names::annotation_node_cpu_allocs;
+using names::annotation_node_reservation;
 inline constexpr std::string_view annotation_node_system_qos_resource =
     "node.koordinator.sh/system-qos-resource";
 
