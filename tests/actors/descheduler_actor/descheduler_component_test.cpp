@@ -83,6 +83,8 @@ std::uint64_t cluster(descheduler_log& log, const std::vector<pod_load>& hot,
       cpu_mem(hot_system_cpu, 10 * gib - static_cast<std::int64_t>(hot.size()) * gib));
 }
 
+std::vector<const wire::Envelope*> of_type(std::vector<messages::byte_buffer>&&,
+                                           wire::Payload) = delete;
 std::vector<const wire::Envelope*> of_type(const std::vector<messages::byte_buffer>& out,
                                            wire::Payload type) {
   std::vector<const wire::Envelope*> v;

@@ -75,6 +75,7 @@ std::vector<phase_change> phases(const std::vector<messages::byte_buffer>& out) 
   return v;
 }
 
+std::vector<const wire::Envelope*> evictions(std::vector<messages::byte_buffer>&&) = delete;
 std::vector<const wire::Envelope*> evictions(const std::vector<messages::byte_buffer>& out) {
   std::vector<const wire::Envelope*> v;
   for (const auto& b : out)

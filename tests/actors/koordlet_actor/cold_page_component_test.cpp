@@ -41,6 +41,7 @@ std::uint64_t sample(event_log& log, std::int64_t t, std::int64_t node_mem, std:
                     wire::CreateNodeUsageSampled(fbb, n, 500, nu, pv, 0, node_hot), "bridge/node");
 }
 
+const wire::NodeMetricReported* last_report(std::vector<messages::byte_buffer>&&) = delete;
 const wire::NodeMetricReported* last_report(const std::vector<messages::byte_buffer>& out) {
   const wire::NodeMetricReported* r = nullptr;
   for (const auto& b : out)

@@ -75,6 +75,7 @@ const std::string logs_be_kubepods =
 const std::string logs_be_root =
     R"({"name":"logs","qos":"BE","cgroupPath":{"base":"CgroupRoot","relativePath":"logs"}})";
 
+const wire::BeSuppressed* first_suppress(std::vector<messages::byte_buffer>&&) = delete;
 const wire::BeSuppressed* first_suppress(const std::vector<messages::byte_buffer>& out) {
   for (const auto& b : out)
     if (decoded(b).payload_type() == wire::Payload::BeSuppressed)

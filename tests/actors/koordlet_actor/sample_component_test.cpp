@@ -55,6 +55,8 @@ koordlet_options cfs_options() {
   return o;
 }
 
+std::vector<const wire::Envelope*> of_type(std::vector<messages::byte_buffer>&&,
+                                           wire::Payload) = delete;
 std::vector<const wire::Envelope*> of_type(const std::vector<messages::byte_buffer>& out,
                                            wire::Payload t) {
   std::vector<const wire::Envelope*> r;

@@ -52,6 +52,8 @@ slo_controller_options options(std::string cm) {
   return o;
 }
 
+// The pointers point into `out`: a temporary would leave them dangling.
+std::vector<const wire::NodeBatchResourceUpdated*> updates(std::vector<byte_buffer>&&) = delete;
 std::vector<const wire::NodeBatchResourceUpdated*> updates(const std::vector<byte_buffer>& out) {
   std::vector<const wire::NodeBatchResourceUpdated*> u;
   for (const auto& b : out)
@@ -144,7 +146,8 @@ TEST(SloControllerCpuNormalization, ConfigChangeWritesThePatchOnEveryNode) {
   for (auto& b : out) (void)log.append_bytes(std::move(b));
   const auto from3 = log.records.size();
   log.config(3000, config_kind_slo_controller, configmap(1.214));
-  EXPECT_TRUE(updates(feed(c, log, from3)).empty());
+  const auto out3 = feed(c, log, from3);
+  EXPECT_TRUE(updates(out3).empty());
 }
 
 // The node label overrides the strategy ("strategy enabled but node disabled"): "1.00", and no
@@ -157,7 +160,8 @@ TEST(SloControllerCpuNormalization, NodeLabelDisablesAndTheAmplificationRatioIsR
                      {{"node.koordinator.sh/cpu-basic-info", std::string(basic_ht_turbo)},
                       {std::string(norm_key), "1.10"},
                       {std::string(amp_key), R"({"cpu":1.10})"}});
-  const auto u = updates(feed(c, log));
+  const auto out = feed(c, log);
+  const auto u = updates(out);
   ASSERT_EQ(u.size(), 1u);
   EXPECT_EQ(json::parse(text_term(*u[0], "meta.annotationsPatch")),
             (json{{std::string(norm_key), "1.00"}, {std::string(amp_key), nullptr}}));
@@ -173,7 +177,8 @@ TEST(SloControllerCpuNormalization, AmplificationConfigMultipliesTheNormalizatio
   event_log log;
   log.annotated_node(0, "n1", cpu_mem(32000, 128 * gib), cpu_mem(32000, 128 * gib), {},
                      {{"node.koordinator.sh/cpu-basic-info", std::string(basic_ht_turbo)}});
-  const auto u = updates(feed(c, log));
+  const auto out = feed(c, log);
+  const auto u = updates(out);
   ASSERT_EQ(u.size(), 1u);
   EXPECT_EQ(json::parse(text_term(*u[0], "meta.annotationsPatch")),
             (json{{std::string(norm_key), "1.20"},
@@ -189,7 +194,8 @@ TEST(SloControllerCpuNormalization, ColocationDisabledRemovesOnlyTheAmplificatio
                      {{"node.koordinator.sh/cpu-basic-info", std::string(basic_ht_turbo)},
                       {std::string(norm_key), "1.10"},
                       {std::string(amp_key), R"({"cpu":1.10})"}});
-  const auto u = updates(feed(c, log));
+  const auto out = feed(c, log);
+  const auto u = updates(out);
   ASSERT_EQ(u.size(), 1u);
   EXPECT_EQ(json::parse(text_term(*u[0], "meta.annotationsPatch")),
             (json{{std::string(amp_key), nullptr}}));
@@ -201,7 +207,8 @@ TEST(SloControllerCpuNormalization, NoBasicInfoNoRatio) {
   slo_controller_component c(options(configmap(1.1)));
   event_log log;
   log.node(0, "n1", cpu_mem(32000, 128 * gib), cpu_mem(32000, 128 * gib));
-  const auto u = updates(feed(c, log));
+  const auto out = feed(c, log);
+  const auto u = updates(out);
   ASSERT_EQ(u.size(), 1u);
   EXPECT_EQ(text_term(*u[0], "meta.annotationsPatch"), "");
 }
@@ -237,7 +244,8 @@ TEST(SloControllerCpuNormalization, OffByDefault) {
   event_log log;
   log.annotated_node(0, "n1", cpu_mem(32000, 128 * gib), cpu_mem(32000, 128 * gib), {},
                      {{"node.koordinator.sh/cpu-basic-info", std::string(basic_ht_turbo)}});
-  const auto u = updates(feed(c, log));
+  const auto out = feed(c, log);
+  const auto u = updates(out);
   ASSERT_EQ(u.size(), 1u);
   EXPECT_EQ(text_term(*u[0], "meta.annotationsPatch"), "");
 }
