@@ -311,7 +311,8 @@ result<void> koordlet_agent::replay() {
 result<void> koordlet_agent::step(event_time now) {
   const std::int64_t t = std::max(now.value, last_t_ + 1);
   // The host applications' cgroups: those the component's NodeSLO declares (state, not a policy).
-  auto cur = src_.snapshot(event_time{t}, comp_->host_apps(), prev_ ? &*prev_ : nullptr);
+  auto cur = src_.snapshot(event_time{t}, comp_->host_apps(), prev_ ? &*prev_ : nullptr,
+                           comp_->wants_container_bandwidth());
   if (!cur) return tl::unexpected(cur.error());
   for (const auto& e : cur->skipped) problems_.push_back(e);
   // ColdPageCollector on a kernel without kidled: said once per node (the log remembers it), as

@@ -22,10 +22,11 @@ result<node_source> node_source::open(source_config config) {
 namespace {
 
 // The cgroup's usage, its cfs bandwidth (into `cfs`, unless !read_cfs) and, with `pressure` or
-// a quota, its throttling counters.
+// (with `throttling_of_quota`) a quota, its throttling counters.
 result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir, bool pressure,
                                   std::optional<cfs_bandwidth>& cfs,
-                                  std::optional<std::int64_t> known_period, bool read_cfs = true) {
+                                  std::optional<std::int64_t> known_period, bool read_cfs = true,
+                                  bool throttling_of_quota = true) {
   cgroup_sample s;
   // The quota first: it says whether the throttling counters are wanted.
   if (read_cfs) {
@@ -33,7 +34,8 @@ result<cgroup_sample> read_sample(const cgroup_mounts& m, const std::string& dir
     if (!bw) return tl::unexpected(bw.error());
     cfs = *bw;
   }
-  auto cpu = read_cpu_usage_stat(m, dir, pressure || (cfs && cfs->quota_us >= 0));
+  auto cpu =
+      read_cpu_usage_stat(m, dir, pressure || (throttling_of_quota && cfs && cfs->quota_us >= 0));
   if (!cpu) return tl::unexpected(cpu.error());
   s.cpu_usage_ns = cpu->usage_ns;
   s.throttling = cpu->throttling;
@@ -70,7 +72,8 @@ std::optional<std::int64_t> period_in(const std::vector<T>& v, const std::string
 
 result<node_snapshot> node_source::snapshot(event_time now,
                                             std::span<const koordlet::host_app_info> apps,
-                                            const node_snapshot* previous) const {
+                                            const node_snapshot* previous,
+                                            bool container_bandwidth) const {
   node_snapshot snap;
   snap.time = now;
   auto cpu = read_proc_stat(config_.proc_root);
@@ -133,7 +136,8 @@ result<node_snapshot> node_source::snapshot(event_time now,
     auto ps = read_sample(mounts_, p.dir, config_.read_pressure, cfs,
                           before != nullptr && before->cfs && before->cfs->period_us > 0
                               ? std::optional<std::int64_t>(before->cfs->period_us)
-                              : std::nullopt);
+                              : std::nullopt,
+                          true, container_bandwidth);
     if (!ps) {
       snap.skipped.push_back(ps.error());
       continue;
@@ -159,12 +163,12 @@ result<node_snapshot> node_source::snapshot(event_time now,
       std::optional<cfs_bandwidth> ccfs;
       // A BestEffort pod's containers are no cfs-quota burst's (cpuburst skips Raw QoS BE, and a
       // pod in the besteffort tier has no requests, so it is no LS pod): their quota and
-      // throttling are not read.
+      // throttling are not read; nor anyone's while cfs-quota burst does not need them.
       auto cs = read_sample(mounts_, c.dir, config_.read_pressure, ccfs,
                             before != nullptr
                                 ? period_in(before->containers, c.id, &container_snapshot::id)
                                 : std::nullopt,
-                            pod.qos != kube_qos_class::best_effort);
+                            container_bandwidth && pod.qos != kube_qos_class::best_effort);
       if (!cs) {
         snap.skipped.push_back(cs.error());
         continue;

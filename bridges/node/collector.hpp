@@ -44,8 +44,9 @@ struct source_config {
   // Also read cpu.stat throttling and the *.pressure (PSI) files of every cgroup. NodeMetric
   // needs neither; Koordinator reads them in separate collectors behind feature gates
   // (PSICollector, off by default), and they double the files read per cgroup. Default: false.
-  // Without it, throttling is still read for every cgroup that has a cfs quota (cfs-quota
-  // burst's input; a cgroup without a quota is never throttled by its own bandwidth).
+  // Without it, throttling is still read for every cgroup that has a cfs quota while cfs-quota
+  // burst wants it (snapshot's container_bandwidth; a cgroup without a quota is never throttled
+  // by its own bandwidth).
   bool read_pressure = false;
   // Also read kidled's memory.idle_page_stats of the memory root and every pod (cold_page.hpp):
   // memory with hot page cache. Koordinator's ColdPageCollector gate. Default: false (off).
@@ -122,9 +123,13 @@ class node_source {
   // `previous` (the last snapshot, optional) lends the cfs periods it read: a cgroup's period is
   // set by kubelet when it makes the cgroup and nothing changes it, so on v1 only the quota is
   // read again (one file less per limited cgroup).
+  // `container_bandwidth` (cfs-quota burst's inputs): read every non-BestEffort container's cfs
+  // quota and, where one is set, its throttling and its pod's. Without it containers have no
+  // `cfs` and pods no throttling (unless read_pressure); pods' quotas are read all the same (the
+  // pod's CPU limit). The caller asks for it only while a component needs it.
   [[nodiscard]] result<node_snapshot> snapshot(
       event_time now, std::span<const koordlet::host_app_info> host_apps = {},
-      const node_snapshot* previous = nullptr) const;
+      const node_snapshot* previous = nullptr, bool container_bandwidth = true) const;
 
   [[nodiscard]] const cgroup_mounts& mounts() const { return mounts_; }
   [[nodiscard]] const source_config& config() const { return config_; }

@@ -157,9 +157,10 @@ class node_tree {
 // containers each, in the systemd or cgroupfs layout, on 32 CPUs; every counter grows with
 // `tick` (one call per collect interval). Pod i's uid ends in 100000000000 + i. Guaranteed and
 // Burstable pods have a 2-core cfs quota, their containers 1 core each (throttled in 1 of 10
-// periods); BestEffort ones none, as kubelet sets them. The benchmarks' node (110 pods: kubelet's
-// default maxPods).
-inline void write_pods_node(const node_tree& t, bool systemd, std::int64_t tick, int pods = 110) {
+// periods: every pod's, or only every `throttled_one_in`-th pod's); BestEffort ones none, as
+// kubelet sets them. The benchmarks' node (110 pods: kubelet's default maxPods).
+inline void write_pods_node(const node_tree& t, bool systemd, std::int64_t tick, int pods = 110,
+                            int throttled_one_in = 1) {
   t.write_proc(32, 1000 + tick * 800, 100000 + tick * 2400, 128 * 1024 * 1024, 64 * 1024 * 1024);
   for (int i = 0; i < pods; ++i) {
     const auto q = i % 3;
@@ -184,7 +185,7 @@ inline void write_pods_node(const node_tree& t, bool systemd, std::int64_t tick,
     c.inactive_file = c.active_anon / 2;
     c.psi = true;
     c.nr_periods = 10 * tick;
-    c.nr_throttled = tick;
+    c.nr_throttled = i % throttled_one_in == 0 ? tick : 0;
     c.cfs_quota_us = q == 2 ? -1 : 200000;
     t.write_cgroup(dir, c);
     c.cfs_quota_us = q == 2 ? -1 : 100000;

@@ -40,6 +40,7 @@ cfs_pod_sample cfs_sample_of(const wire::PodSample& s) {
     x.id = std::string(to_string_view(c->id()));
     x.name = std::string(to_string_view(c->name()));
     x.cfs_quota_us = c->cfs_quota_us();
+    x.sampled_quota_us = x.cfs_quota_us;
     x.nr_periods = c->nr_periods();
     x.nr_throttled = c->nr_throttled();
     const auto u = messages::to_resource_list(c->usage());
@@ -50,8 +51,10 @@ cfs_pod_sample cfs_sample_of(const wire::PodSample& s) {
 }
 
 void cfs_quota_burster::observe(event_time now,
-                                std::map<std::string, cfs_pod_sample, std::less<>> pods) {
+                                std::map<std::string, cfs_pod_sample, std::less<>> pods,
+                                const std::set<std::string_view>& live) {
   sampled_ = std::move(pods);
+  std::erase_if(off_base_, [&](const auto& e) { return live.count(e.second) == 0; });
   for (const auto& [key, p] : sampled_)
     for (const auto& c : p.containers) {
       if (c.cfs_quota_us <= 0) continue;
@@ -114,6 +117,13 @@ std::vector<cfs_quota_change> cfs_quota_burster::round(const kl::cpu_burst_strat
       if (const auto l = limiters_.find(c.id); l != limiters_.end()) in.limiter = l->second;
       const auto r = kl::cfs_quota_burst(cfg, state, in, now, random_bits(c.id, now));
       if (r.next_limiter) limiters_.insert_or_assign(c.id, *r.next_limiter);
+      if (!r.skipped) {
+        if (c.sampled_quota_us != r.base_cfs ||
+            (r.delta != 0 ? r.target_cfs : c.cfs_quota_us) != r.base_cfs)
+          off_base_.insert_or_assign(c.id, key);
+        else
+          off_base_.erase(c.id);
+      }
       if (r.skipped || r.delta == 0) continue;
 
       const auto pu = kl::pod_cfs_quota_update(sp.cfs_quota_us, r.delta);

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,9 +45,10 @@ namespace colony::koordlet_actor {
 // One container of a pod as the last sample listed it.
 struct cfs_container_sample {
   std::string id;
-  std::string name;                // where the sample names it, else empty
-  std::int64_t cfs_quota_us = -1;  // -1: none
-  std::int64_t nr_periods = -1;    // over the interval; -1: not read
+  std::string name;                    // where the sample names it, else empty
+  std::int64_t cfs_quota_us = -1;      // -1: none; after a round's change, the quota it decided
+  std::int64_t sampled_quota_us = -1;  // as the sample read it (a round's change leaves it)
+  std::int64_t nr_periods = -1;        // over the interval; -1: not read
   std::int64_t nr_throttled = -1;
   double cpu_cores = 0;
 };
@@ -75,9 +77,11 @@ struct cfs_quota_change {
 
 class cfs_quota_burster {
  public:
-  // Takes one sample's pods (replacing the last sample's); a container's first quota is kept as
-  // its lone-node base.
-  void observe(event_time now, std::map<std::string, cfs_pod_sample, std::less<>> pods);
+  // Takes one sample's pods with containers (replacing the last sample's); a container's first
+  // quota is kept as its lone-node base. `live`: every pod key of the sample (with or without
+  // containers); a container left off its base is forgotten with its pod.
+  void observe(event_time now, std::map<std::string, cfs_pod_sample, std::less<>> pods,
+               const std::set<std::string_view>& live);
 
   // One round. pods: the component's pods (ascending key); spec_known(i) says whether pods[i]'s
   // spec comes from the log (its limit is the base). The quotas the sample read are taken as the
@@ -91,6 +95,12 @@ class cfs_quota_burster {
   [[nodiscard]] const std::map<std::string, cfs_pod_sample, std::less<>>& sampled() const {
     return sampled_;
   }
+  // Whether a container's quota differs from its base, as last sampled or as last decided (a
+  // scale-up not yet reset, or a reset not yet seen in a sample): the collector must keep
+  // reading containers' quotas and throttling even under a policy without cfs-quota burst, whose
+  // round resets them. A replay's rounds decide without writing, so only a sample clears it.
+  [[nodiscard]] bool any_off_base() const { return !off_base_.empty(); }
+
   // The lone-node base of a container ("<pod key>/<container id>"), if seen.
   [[nodiscard]] std::optional<std::int64_t> first_quota(std::string_view pod_key,
                                                         std::string_view container_id) const;
@@ -103,6 +113,7 @@ class cfs_quota_burster {
   std::map<std::string, cfs_pod_sample, std::less<>> sampled_;
   std::map<std::string, seen_quota, std::less<>> first_quota_;  // by "<pod key>/<container id>"
   std::map<std::string, koordlet::burst_limiter, std::less<>> limiters_;  // by container id
+  std::map<std::string, std::string, std::less<>> off_base_;              // container id -> pod key
 };
 
 // A NodeUsageSampled pod's containers and quotas as cfs_pod_sample.

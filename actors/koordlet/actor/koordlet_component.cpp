@@ -692,7 +692,7 @@ void koordlet_component::on_sample(const wire::Envelope& env, const wire::NodeUs
     it = sampled_only_.erase(it);
     ++inputs_gen_;
   }
-  cfs_burst_.observe(now, std::move(cfs));
+  cfs_burst_.observe(now, std::move(cfs), seen);
   // Host applications (hostapplication collector): the ones sampled get this usage, the others
   // none (their metric is older than the collect interval).
   std::vector<kl::usage_sample> app_samples;
@@ -1101,6 +1101,13 @@ void koordlet_component::burst_round(const wire::Envelope& env, std::span<const 
     out.push_back(b_.finish(header(env, wire::EntityKind::Pod, key),
                             wire::CreateCgroupUpdated(fbb, nn, tn, sv, tv)));
   }
+}
+
+bool koordlet_component::wants_container_bandwidth() const {
+  if (!opt_.gates.cpu_burst) return false;
+  const auto p = opt_.cpu_burst.config.policy.value_or(kl::cpu_burst_policy::none);
+  return p == kl::cpu_burst_policy::cfs_quota_burst_only || p == kl::cpu_burst_policy::auto_burst ||
+         cfs_burst_.any_off_base();
 }
 
 void koordlet_component::cfs_burst_round(const wire::Envelope& env,

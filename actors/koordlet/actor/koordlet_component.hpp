@@ -220,6 +220,10 @@ class koordlet_component final : public entities::component {
     return opt_.host_apps;
   }
   [[nodiscard]] const cfs_quota_burster& cfs_burst() const { return cfs_burst_; }
+  // Whether the next sample should carry containers' cfs quotas and throttling (the collector's
+  // container_bandwidth): cfs-quota burst is on (CPUBurst gate, a policy with cfsQuotaBurst), or
+  // a quota it raised awaits its reset. Koordinator's default policy, none, needs neither.
+  [[nodiscard]] bool wants_container_bandwidth() const;
 
   // A pod as the koordlet sees it, from its PodMutated.
   [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodMutated& e,

@@ -234,14 +234,68 @@ TEST(KoordletCfsBurst, LoneNodeScalesFromTheFirstSampledQuotaToTheCeilingAndBack
   EXPECT_EQ((std::vector<std::int64_t>{120000, 96000}), seen);
   EXPECT_EQ(pod, 96000);
 
-  // The policy switched to cpuBurstOnly by the node's NodeSLO: back to the base at once.
+  // The policy switched to cpuBurstOnly by the node's NodeSLO: back to the base at once. Until
+  // that reset the collector is asked for containers' quotas although the policy needs none.
+  EXPECT_TRUE(c.wants_container_bandwidth());
   seen.clear();
   node_slo(R"({"cpuBurstStrategy":{"policy":"cpuBurstOnly","cpuBurstPercent":100}})");
+  EXPECT_TRUE(c.wants_container_bandwidth()) << "96000 awaits its reset";
   EXPECT_TRUE(round(600, 10));
   EXPECT_EQ((std::vector<std::int64_t>{50000}), seen);
   EXPECT_EQ(ctr, 50000);
   EXPECT_EQ(pod, 50000);
+  EXPECT_TRUE(c.wants_container_bandwidth()) << "the reset is not sampled yet";
   EXPECT_FALSE(round(600, 10));  // at the base: nothing more
+  EXPECT_FALSE(c.wants_container_bandwidth()) << "back at the base";
+}
+
+// The collector reads containers' quotas and throttling only while cfs-quota burst needs them:
+// the CPUBurst gate with a policy that has it, or a raised quota not yet reset, which is forgotten
+// with its pod.
+TEST(KoordletCfsBurst, ContainerBandwidthIsWantedOnlyWhileCfsQuotaBurstNeedsIt) {
+  EXPECT_FALSE(
+      koordlet_component(burst_options(kl::cpu_burst_policy::none)).wants_container_bandwidth());
+  EXPECT_FALSE(koordlet_component(burst_options(kl::cpu_burst_policy::cpu_burst_only))
+                   .wants_container_bandwidth());
+  EXPECT_TRUE(koordlet_component(burst_options(kl::cpu_burst_policy::auto_burst))
+                  .wants_container_bandwidth());
+  auto gated = burst_options(kl::cpu_burst_policy::cfs_quota_burst_only);
+  gated.gates.cpu_burst = false;
+  EXPECT_FALSE(koordlet_component(gated).wants_container_bandwidth());
+
+  event_log log;
+  log.node(0, "n1", cpu_mem(2000, 8 * gib), cpu_mem(2000, 8 * gib));
+  auto o = burst_options(kl::cpu_burst_policy::cfs_quota_burst_only);
+  o.cpu_burst.share_pool_threshold_percent = 100;
+  koordlet_component c(o);
+  (void)feed(c, log);
+  EXPECT_TRUE(c.wants_container_bandwidth());
+  // One scale-up, then the policy goes to none.
+  auto from = log.records.size();
+  sample(log, 1000, 600, {{"uid-1", wire::QoSClass::LS, 50000, {{"ctr", 50000, 10, 0, 500}}, 500}});
+  (void)feed(c, log, from);
+  from = log.records.size();
+  sample(log, 2000, 600,
+         {{"uid-1", wire::QoSClass::LS, 50000, {{"ctr", 50000, 10, 10, 500}}, 500}});
+  ASSERT_EQ(cgroup_updates(feed(c, log, from)).size(), 1u);
+  EXPECT_TRUE(c.cfs_burst().any_off_base());
+  from = log.records.size();
+  auto& fbb = log.b.fbb();
+  const auto sp = fbb.CreateString(R"({"cpuBurstStrategy":{"policy":"none"}})");
+  log.append(2001, wire::EntityKind::Node, "n1", wire::CreateNodeSLOUpdated(fbb, sp),
+             "slo-controller");
+  (void)feed(c, log, from);
+  EXPECT_TRUE(c.wants_container_bandwidth());
+  // A sample without the containers' quotas (the pod is there): still wanted.
+  from = log.records.size();
+  sample(log, 3000, 600, {{"uid-1", wire::QoSClass::LS, 60000, {}, 500}});
+  EXPECT_TRUE(cgroup_updates(feed(c, log, from)).empty());
+  EXPECT_TRUE(c.wants_container_bandwidth());
+  // The pod gone from the samples: its raised quota went with it.
+  from = log.records.size();
+  sample(log, 4000, 600, {});
+  (void)feed(c, log, from);
+  EXPECT_FALSE(c.wants_container_bandwidth());
 }
 
 // Pods Koordinator does not handle (Raw QoS BE, LSR) and containers without a quota get nothing.

@@ -242,6 +242,32 @@ TEST_P(Collector, CfsQuotaAndThrottlingOfPodsAndContainers) {
   ASSERT_EQ(u2->pods[1].containers.size(), 2u);
   EXPECT_EQ(u2->pods[1].containers[0].nr_periods, -1);
   EXPECT_EQ(u2->pods[1].containers[0].cfs_quota_us, 100000);
+
+  // Without container_bandwidth (no cfs-quota burst wanted): the pod's quota is still read (its
+  // CPU limit), its throttling and every container's quota and throttling are not; usage is.
+  auto q0 = src->snapshot(event_time{13'000}, {}, nullptr, false);
+  ASSERT_TRUE(q0) << q0.error().describe();
+  write(4);  // "limited" had 3 s of CPU (above): 1 s more
+  auto q1 = src->snapshot(event_time{14'000}, {}, &*q0, false);
+  ASSERT_TRUE(q1) << q1.error().describe();
+  EXPECT_TRUE(q1->skipped.empty());
+  ASSERT_EQ(q1->pods.size(), 2u);
+  ASSERT_TRUE(q1->pods[1].cfs);
+  EXPECT_EQ(q1->pods[1].cfs->quota_us, 150000);
+  EXPECT_FALSE(q1->pods[1].sample.throttling.has_value());
+  for (const auto& c : q1->pods[1].containers) {
+    EXPECT_FALSE(c.cfs.has_value()) << c.id;
+    EXPECT_FALSE(c.sample.throttling.has_value()) << c.id;
+  }
+  auto uq = usage_between(*q0, *q1);
+  ASSERT_TRUE(uq) << uq.error().describe();
+  const auto& nq = uq->pods[1];
+  EXPECT_EQ(nq.cpu_limit_milli, std::optional<std::int64_t>{1500});
+  EXPECT_EQ(nq.nr_periods, -1);
+  ASSERT_EQ(nq.containers.size(), 2u);
+  EXPECT_EQ(nq.containers[0].cfs_quota_us, -1);
+  EXPECT_EQ(nq.containers[0].nr_periods, -1);
+  EXPECT_GT(nq.containers[0].cpu.value, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
