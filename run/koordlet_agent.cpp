@@ -229,6 +229,10 @@ result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_opti
       a->opt_.cluster != nullptr && a->opt_.enforce && !a->opt_.position_path.empty();
   const auto saved = positioned ? run::load_sink_position(a->opt_.position_path) : std::nullopt;
   if (auto r = a->replay(); !r) return tl::unexpected(r.error());
+  if (const auto end = log.end_offset(); end)
+    a->host_->skip_to(*end);
+  else
+    return tl::unexpected(end.error());
   if (positioned) {
     const auto end = log.end_offset();
     if (!end) return tl::unexpected(end.error());
@@ -271,6 +275,7 @@ result<void> koordlet_agent::replay() {
     const std::int64_t t = std::max(last_t_, env.event_time_ms());
     last_t_ = t;
     std::vector<byte_buffer> dropped;  // the component's answers: the log holds them
+    host_->skip_to(off);               // past records the sample retention dropped
     if (auto s = host_->step_record(rec, t, dropped); !s) {
       failed = s.error();
       return false;
@@ -287,8 +292,10 @@ result<void> koordlet_agent::replay() {
       registered_capacity_ = std::pair{cap.cpu_milli, cap.memory_bytes};
     }
     if (env.payload_type() == wire::Payload::NodeMetricReported &&
-        to_string_view(env.source()) == comp_->name())
+        to_string_view(env.source()) == comp_->name()) {
       last_report_ = rec;
+      if (off < log_.sparse_before()) kept_report_ = off;
+    }
     // Its evictions, until an answer (a WriteFailed caused by one) says the API saw it.
     if (env.payload_type() == wire::Payload::PodEvicted &&
         to_string_view(env.source()) == comp_->name())
@@ -332,7 +339,48 @@ result<void> koordlet_agent::step(event_time now) {
   first.push_back(node_usage_sampled(b_, opt_.koordlet.node, *u, interval, opt_.cluster));
   usage_ = std::move(*u);
   ++stats_.samples;
-  return process(std::move(first), t);
+  if (auto r = process(std::move(first), t); !r) return r;
+  return trim_samples(t);
+}
+
+result<void> koordlet_agent::trim_samples(std::int64_t t) {
+  if (opt_.sample_retention_ms <= 0) return {};
+  const std::int64_t keep = std::max(opt_.sample_retention_ms, comp_->longest_window_ms());
+  if (last_trim_t_ == 0) last_trim_t_ = t;
+  if (t - last_trim_t_ < keep / 6) return {};
+  last_trim_t_ = t;
+  const std::int64_t horizon = t - keep;
+  std::vector<log_offset> drop;
+  log_offset mark = std::max(trim_scan_from_, log_.sparse_before());
+  const auto end = host_->next_offset();
+  auto n = log_.read(mark, end, [&](log_offset off, messages::bytes_view bytes) {
+    const auto& env = *wire::GetEnvelope(bytes.data());  // verified by the log's read
+    if (env.event_time_ms() >= horizon) return false;
+    mark = off + 1;
+    const auto type = env.payload_type();
+    const auto src = to_string_view(env.source());
+    if (type == wire::Payload::NodeUsageSampled && src == node_source_name) {
+      drop.push_back(off);
+    } else if (type == wire::Payload::NodeMetricReported && src == comp_->name()) {
+      // The newest report stays: a restart takes its last report from the log.
+      if (kept_report_) drop.push_back(*kept_report_);
+      kept_report_ = off;
+    }
+    return true;
+  });
+  if (!n) return tl::unexpected(n.error());
+  trim_scan_from_ = mark;
+  if (drop.empty()) return {};
+  std::sort(drop.begin(), drop.end());
+  if (auto r = log_.trim(drop, mark); !r) {
+    if (r.error().code != errc::failed_precondition) return r;
+    // A log that cannot drop records (Kafka: its topic's retention applies): said once.
+    opt_.sample_retention_ms = 0;
+    problems_.push_back(r.error());
+    return {};
+  }
+  stats_.trimmed += drop.size();
+  return {};
 }
 
 result<void> koordlet_agent::process(std::vector<byte_buffer> first, std::int64_t t) {

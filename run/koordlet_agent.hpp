@@ -22,6 +22,8 @@
 //      the kernel lacks (cpu.bvt_warp_ns off Anolis, memory.min on v1) is skipped and reported
 //      once per node and file name as a WriteFailed whose message starts "unsupported by this
 //      kernel" (the log remembers it across restarts), and in problems() that once.
+// Samples and reports older than the retention are dropped from the log as it runs (the rest of
+// it stays), so the log and the replay at open stay bounded on a long-running node.
 // Open replays the whole log through the host (outputs dropped: the log holds them), folds the
 // desired cgroup state from the logged decisions, appends a NodeRegistered (capacity from /proc)
 // unless the log's last one says the same, and with enforce writes the desired state again
@@ -83,6 +85,13 @@ struct koordlet_agent_options {
   // the informers have listed (a crash between the append and the write loses none). A log
   // without the file starts at its end: no older decision is carried out again. Default: none.
   std::string position_path;
+  // Sample retention: NodeUsageSampled records (and the component's NodeMetricReported but the
+  // newest) older than this are dropped from the log (stores::event_log::trim), checked every
+  // sixth of it in event time; every other record (specs, NodeSLOs, decisions, write outcomes)
+  // stays. Never shorter than the component's longest window (longest_window_ms(): 30 min by
+  // default), so a restart replays to the same windows. Default: 1 h (about 65 MB of samples on
+  // a 110-pod node). 0: keep everything.
+  std::int64_t sample_retention_ms = 3'600'000;
 };
 
 // The cgroup state the logged decisions ask for, with the offset of the decision behind each
@@ -119,6 +128,7 @@ struct agent_stats {
   std::uint64_t carried_out = 0;        // decisions handed to the API sink
   std::uint64_t api_writes_failed = 0;  // WriteFailed appended for API writes
   std::uint64_t carried_over = 0;       // evictions logged before a stop, carried out at open
+  std::uint64_t trimmed = 0;            // samples and reports dropped from the log
 };
 
 class koordlet_agent {
@@ -152,6 +162,8 @@ class koordlet_agent {
  private:
   koordlet_agent(koordlet_agent_options o, stores::event_log& log, node::node_source src);
   [[nodiscard]] result<void> replay();
+  // Sample retention (options.sample_retention_ms) at event time t.
+  [[nodiscard]] result<void> trim_samples(std::int64_t t);
   // Appends and steps `first` and everything it causes, in order (step 2 and 3 above).
   [[nodiscard]] result<void> process(std::vector<messages::byte_buffer> first, std::int64_t t);
   // Folds a logged record into desired_ (cgroup decisions only).
@@ -201,6 +213,11 @@ class koordlet_agent {
   // The sink's position (opt_.position_path): saved when the outcomes move it; the evictions a
   // stop left unanswered, carried out once the informers have listed.
   log_offset position_ = 0;
+  // Sample retention: the event time of the last trim, where the next scan starts, and the
+  // newest report kept below the sparse mark (dropped once a newer one is below it too).
+  std::int64_t last_trim_t_ = 0;
+  log_offset trim_scan_from_ = 0;
+  std::optional<log_offset> kept_report_;
   std::vector<std::pair<log_offset, messages::byte_buffer>> carry_over_;
 };
 

@@ -79,6 +79,18 @@ class event_log {
   // append() took so far durable at once (one WAL sync for many appends), so a writer syncs
   // once before it acts on what it appended instead of once per append. Default: flush().
   [[nodiscard]] virtual result<void> sync_appended() { return flush(); }
+
+  // Retention by record, as Kafka's compaction keeps offsets: deletes the records at `offsets`
+  // (each below `sparse_before`) and marks the log as sparse below `sparse_before` (never
+  // lowered), where read() then skips the missing offsets instead of calling them a gap. Above
+  // it the log stays dense and a missing offset is corruption. Atomic. Offsets of later records
+  // do not change. Default: failed_precondition (a backend without it).
+  [[nodiscard]] virtual result<void> trim(std::span<const log_offset> /*offsets*/,
+                                          log_offset /*sparse_before*/) {
+    return fail(errc::failed_precondition, "this log cannot drop records", describe());
+  }
+  // The offset below which records may have been trimmed (0: none was).
+  [[nodiscard]] virtual log_offset sparse_before() const { return 0; }
 };
 
 struct log_options {

@@ -1,5 +1,6 @@
 #include "stores/rocksdb_log.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -186,8 +187,50 @@ result<std::unique_ptr<rocksdb_log>> rocksdb_log::open(const std::string& path,
                     std::string(log_format_value) + ")",
                 path);
   }
+  std::string sparse;
+  s = raw->Get(rocksdb::ReadOptions(), log->meta_, std::string(log_sparse_key), &sparse);
+  if (s.ok()) {
+    if (sparse.size() != 8)
+      return fail(errc::corrupt,
+                  "colony.sparse_before holds " + std::to_string(sparse.size()) + " bytes, not 8",
+                  path);
+    log->sparse_before_ = key_offset(sparse);
+  } else if (!s.IsNotFound()) {
+    return tl::unexpected(from_status(s, path));
+  }
   if (auto e = log->refresh_end(); !e) return tl::unexpected(e.error());
   return log;
+}
+
+log_offset rocksdb_log::sparse_before() const { return sparse_before_.load(); }
+
+result<void> rocksdb_log::trim(std::span<const log_offset> offsets, log_offset sparse_before) {
+  if (opts_.read_only) return fail(errc::failed_precondition, "log opened read-only", path_);
+  std::lock_guard lk(mu_);
+  const log_offset mark = std::max(sparse_before, sparse_before_.load());
+  if (mark > next_)
+    return fail(
+        errc::invalid_input,
+        "sparse mark " + std::to_string(mark) + " beyond the log's end " + std::to_string(next_),
+        path_);
+  rocksdb::WriteBatch batch;
+  for (const auto off : offsets) {
+    if (off >= mark)
+      return fail(
+          errc::invalid_input,
+          "offset " + std::to_string(off) + " is not below the sparse mark " + std::to_string(mark),
+          path_);
+    auto st = batch.Delete(events_, offset_key(off));
+    if (!st.ok()) return tl::unexpected(from_status(st, path_));
+  }
+  auto st = batch.Put(meta_, std::string(log_sparse_key), offset_key(mark));
+  if (!st.ok()) return tl::unexpected(from_status(st, path_));
+  rocksdb::WriteOptions wo;
+  wo.sync = opts_.sync;
+  st = db_->Write(wo, &batch);
+  if (!st.ok()) return tl::unexpected(from_status(st, path_));
+  sparse_before_ = mark;
+  return {};
 }
 
 rocksdb_log::~rocksdb_log() {
@@ -392,9 +435,11 @@ result<std::uint64_t> rocksdb_log::read(log_offset from, log_offset to, const re
   for (it->Seek(offset_key(from)); it->Valid(); it->Next()) {
     const log_offset off = key_offset(it->key().ToStringView());
     auto where = path_ + " offset " + std::to_string(off);
-    if (off != expect)
+    // Below the sparse mark trimmed records leave holes; from it on the log is dense.
+    if (off != expect && (off < expect || off > std::max(expect, sparse_before_.load())))
       return fail(errc::corrupt, "gap in the log: expected offset " + std::to_string(expect),
                   where);
+    expect = off;
     auto v = it->value();
     if (v.size() < checksum_bytes + 12)
       return fail(errc::corrupt,

@@ -21,6 +21,7 @@
 // process must go through append().
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,7 @@ namespace colony::stores {
 
 inline constexpr std::string_view log_format_key = "colony.format";
 inline constexpr std::string_view log_format_value = "colony-event-log/1";
+inline constexpr std::string_view log_sparse_key = "colony.sparse_before";
 
 class rocksdb_log final : public event_log {
  public:
@@ -54,6 +56,11 @@ class rocksdb_log final : public event_log {
   [[nodiscard]] result<log_offset> wait_for(log_offset offset,
                                             std::chrono::milliseconds timeout) override;
   [[nodiscard]] std::string describe() const override { return "rocksdb:" + path_; }
+  // "colony.sparse_before" in the default column family holds the mark (8 bytes, big-endian),
+  // written in the same WriteBatch as the deletes.
+  [[nodiscard]] result<void> trim(std::span<const log_offset> offsets,
+                                  log_offset sparse_before) override;
+  [[nodiscard]] log_offset sparse_before() const override;
   // The trusted path below; relaxed durability skips the write-ahead log.
   [[nodiscard]] result<log_offset> append_bulk(std::span<const bytes_view> records,
                                                const bulk_options& opts) override {
@@ -102,6 +109,7 @@ class rocksdb_log final : public event_log {
   std::mutex mu_;  // guards next_ and serialises appends
   std::condition_variable grew_;
   log_offset next_ = 0;
+  std::atomic<log_offset> sparse_before_{0};  // read() tolerates missing offsets below it
   bool unsynced_ = false;     // an append since the last sync left the WAL unsynced (under mu_)
   bool wal_skipped_ = false;  // a skip_wal append since the last flush_to_disk (under mu_)
   std::string scratch_;       // value buffer reused across appends (under mu_)

@@ -40,6 +40,8 @@
 // threads, one thread per component at a time.
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -154,6 +156,9 @@ class step_host {
   // The fold of every record numbered so far.
   [[nodiscard]] const world& state() const { return world_; }
   [[nodiscard]] log_offset next_offset() const { return next_; }
+  // Numbers the next record `offset` (not below next_offset()): a replay of a log whose older
+  // records were trimmed (stores::event_log::trim) skips the offsets it no longer holds.
+  void skip_to(log_offset offset) { next_ = std::max(next_, offset); }
   [[nodiscard]] const step_host_stats& stats() const { return stats_; }
   [[nodiscard]] std::size_t component_count() const { return comps_.size(); }
   // The host's threads for a cluster-scoped component's own fan-out (the scheduler's Filter and

@@ -72,6 +72,7 @@ struct koordlet_args {
   std::string report_every;
   std::string feature_gates;
   std::string memory_collect_policy;
+  std::string sample_retention = "1h";
 };
 
 std::atomic<bool> koordlet_stop{false};
@@ -190,6 +191,13 @@ int run_koordlet(const koordlet_args& a) {
   o.source.read_pressure = a.pressure;
   o.source.ticks_per_second = ::sysconf(_SC_CLK_TCK) > 0 ? ::sysconf(_SC_CLK_TCK) : 100;
   o.enforce = a.enforce;
+  if (a.sample_retention == "0") {
+    o.sample_retention_ms = 0;
+  } else {
+    const auto keep = parse_duration_flag(a.sample_retention, "--sample-retention");
+    if (!keep) return report_error(keep.error());
+    o.sample_retention_ms = keep->count();
+  }
   o.koordlet.node = a.node;
   // In a cluster the Node's status carries the batch allocatable the slo-controller wrote.
   o.koordlet.batch_from_node_status = !a.kubeconfig.empty() || a.in_cluster;
@@ -441,6 +449,10 @@ void add_koordlet_command(CLI::App& app) {
   cmd->add_option("--node-memory-collect-policy", args->memory_collect_policy,
                   "NodeMetric memory: usageWithoutPageCache (default) or usageWithHotPageCache "
                   "(page cache that kidled does not report cold; needs ColdPageCollector=true)");
+  cmd->add_option("--sample-retention", args->sample_retention,
+                  "drop samples and reports older than this from the node's log (never less than "
+                  "the longest NodeMetric window, 30m by default); 0 keeps everything")
+      ->capture_default_str();
   cmd->add_option("--report-every", args->report_every,
                   "report at exactly this cadence, below Koordinator's 30-s floor (tests, demos)");
   cmd->callback([args] { exit_status() = run_koordlet(*args); });

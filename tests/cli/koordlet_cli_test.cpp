@@ -93,6 +93,11 @@ TEST(KoordletCli, ColonyKoordletBinaryReportsAsColonyKoordlet) {
   auto [rc3, out3] = colony::testing::run_colony_koordlet({"--once"});
   EXPECT_EQ(rc3, 2) << out3;
   EXPECT_NE(out3.find("--node is required"), std::string::npos) << out3;
+  auto bad = with_log(args, tmp.sub("log3"));
+  bad.insert(bad.end(), {"--sample-retention", "2x"});
+  auto [rc4, out4] = colony::testing::run_colony_koordlet(bad);
+  EXPECT_NE(rc4, 0) << out4;
+  EXPECT_NE(out4.find("--sample-retention: '2x' is not a duration"), std::string::npos) << out4;
 }
 
 TEST(KoordletCli, DryRunLogsTheSuppressionAndEnforceWritesItOnStart) {

@@ -159,6 +159,73 @@ TEST_F(RocksDbLog, AnotherRocksDbIsNotAColonyLog) {
   EXPECT_NE(l.error().message.find("not a Colony log"), std::string::npos) << l.error().describe();
 }
 
+std::vector<log_offset> offsets_of(stores::event_log& l, log_offset from = 0) {
+  std::vector<log_offset> seen;
+  auto n = l.read(from, no_offset, [&](log_offset off, messages::bytes_view) {
+    seen.push_back(off);
+    return true;
+  });
+  EXPECT_TRUE(n) << n.error().describe();
+  return seen;
+}
+
+// Retention by record: trimmed offsets are skipped below the sparse mark, which survives a
+// reopen and never goes down; a trim that names an offset at or above the mark deletes nothing;
+// above the mark a missing record is still a gap, named with its offset.
+TEST_F(RocksDbLog, TrimLeavesHolesBelowTheSparseMarkOnly) {
+  {
+    auto l = open();
+    fill(*l, 20);
+    EXPECT_EQ(l->sparse_before(), 0u);
+    const std::vector<log_offset> drop{0, 2, 3, 5, 9};
+    ASSERT_TRUE(l->trim(drop, 10));
+    EXPECT_EQ(l->sparse_before(), 10u);
+    const std::vector<log_offset> kept{1, 4, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+    EXPECT_EQ(offsets_of(*l), kept);
+    EXPECT_EQ(offsets_of(*l, 2), (std::vector<log_offset>(kept.begin() + 1, kept.end())));
+    EXPECT_EQ(*l->end_offset(), 20u);
+    const std::vector<log_offset> bad{1, 12};
+    auto r = l->trim(bad, 10);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, errc::invalid_input);
+    EXPECT_NE(r.error().message.find("offset 12"), std::string::npos) << r.error().describe();
+    auto beyond = l->trim({}, 21);
+    ASSERT_FALSE(beyond);
+    EXPECT_NE(beyond.error().message.find("beyond the log's end"), std::string::npos);
+    ASSERT_TRUE(l->trim({}, 4));  // a lower mark keeps the higher one
+    EXPECT_EQ(l->sparse_before(), 10u);
+    EXPECT_EQ(offsets_of(*l), kept) << "offset 1 survived the refused trim";
+    // Appends go on at the end: offsets do not move.
+    fill(*l, 1);
+    EXPECT_EQ(offsets_of(*l).back(), 20u);
+  }
+  {
+    auto l = open(true);
+    EXPECT_EQ(l->sparse_before(), 10u);
+    EXPECT_EQ(offsets_of(*l).size(), 16u);
+  }
+  // A record missing above the mark (deleted behind the log's back) is corruption.
+  {
+    rocksdb::DBOptions dbo;
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs{
+        {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+        {"events", rocksdb::ColumnFamilyOptions()}};
+    std::vector<rocksdb::ColumnFamilyHandle*> h;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(dbo, dir_.sub("log"), cfs, &h, &raw).ok());
+    ASSERT_TRUE(raw->Delete(rocksdb::WriteOptions(), h[1], stores::offset_key(15)).ok());
+    for (auto* c : h) ASSERT_TRUE(raw->DestroyColumnFamilyHandle(c).ok());
+    delete raw;
+  }
+  auto l = open();
+  auto n = l->read(0, no_offset, [](log_offset, messages::bytes_view) { return true; });
+  ASSERT_FALSE(n);
+  EXPECT_EQ(n.error().code, errc::corrupt);
+  EXPECT_NE(n.error().message.find("expected offset 15"), std::string::npos)
+      << n.error().describe();
+  EXPECT_NE(n.error().where.find("offset 16"), std::string::npos) << n.error().describe();
+}
+
 TEST_F(RocksDbLog, MissingLogIsNotFoundForReaders) {
   stores::log_options o;
   o.read_only = true;

@@ -9,8 +9,6 @@ namespace {
 namespace kl = koordlet;
 using messages::to_string_view;
 
-constexpr std::int64_t forget_base_after_ms = 10 * 60 * 1000;
-
 // splitmix64 over FNV-1a of the id and the time: the limiter's initial fill, reproducible.
 std::uint64_t random_bits(std::string_view id, event_time now) {
   std::uint64_t h = 1469598103934665603ULL;
@@ -64,6 +62,16 @@ void cfs_quota_burster::observe(event_time now,
   std::erase_if(first_quota_, [&](const auto& e) {
     return now.value - e.second.last_seen_ms > forget_base_after_ms;
   });
+}
+
+void cfs_quota_burster::learn_base(std::string_view pod_key, std::string_view container_id,
+                                   std::int64_t base_us, event_time now) {
+  if (base_us <= 0) return;
+  std::string k(pod_key);
+  k += '/';
+  k += container_id;
+  auto [it, fresh] = first_quota_.try_emplace(std::move(k), seen_quota{base_us, now.value});
+  if (!fresh) it->second.last_seen_ms = std::max(it->second.last_seen_ms, now.value);
 }
 
 std::optional<std::int64_t> cfs_quota_burster::first_quota(std::string_view pod_key,

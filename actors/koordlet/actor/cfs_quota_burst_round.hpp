@@ -77,6 +77,9 @@ struct cfs_quota_change {
 
 class cfs_quota_burster {
  public:
+  // A base unseen this long (its container gone) is forgotten.
+  static constexpr std::int64_t forget_base_after_ms = 10 * 60 * 1000;
+
   // Takes one sample's pods with containers (replacing the last sample's); a container's first
   // quota is kept as its lone-node base. `live`: every pod key of the sample (with or without
   // containers); a container left off its base is forgotten with its pod.
@@ -100,6 +103,12 @@ class cfs_quota_burster {
   // reading containers' quotas and throttling even under a policy without cfs-quota burst, whose
   // round resets them. A replay's rounds decide without writing, so only a sample clears it.
   [[nodiscard]] bool any_off_base() const { return !off_base_.empty(); }
+
+  // A base this burster decided from (its own CgroupUpdated, read back from the log): kept unless
+  // one is known. A log whose older samples were trimmed keeps the decisions, so the first
+  // sampled quota is not lost with them.
+  void learn_base(std::string_view pod_key, std::string_view container_id, std::int64_t base_us,
+                  event_time now);
 
   // The lone-node base of a container ("<pod key>/<container id>"), if seen.
   [[nodiscard]] std::optional<std::int64_t> first_quota(std::string_view pod_key,

@@ -224,6 +224,7 @@ bool koordlet_component::wants(wire::Payload type) const {
     case wire::Payload::NodeMetricReported:
     case wire::Payload::NodeUsageSampled:
     case wire::Payload::WriteFailed:
+    case wire::Payload::CgroupUpdated:  // its own cfs-quota decisions: their base
       return true;
     case wire::Payload::NodeSLOUpdated:
       return opt_.follow_node_slo;
@@ -510,14 +511,34 @@ void koordlet_component::on_event(const wire::Envelope& env,
     }
     case wire::Payload::NodeMetricReported: {
       const auto* e = env.payload_as_NodeMetricReported();
-      // Its own report: the samples it was built from have had their rounds.
+      // Its own report: the samples it was built from have had their rounds; it sets the next
+      // report's time as report() did (a log whose older samples were trimmed keeps the newest
+      // report before them, so a replay keeps the reports' phase).
       if (to_string_view(e->node()) == me && registered_ && to_string_view(env.source()) != name_)
         on_metric(env, *e, out);
+      else if (to_string_view(e->node()) == me && to_string_view(env.source()) == name_)
+        next_report_ms_ = env.event_time_ms() + report_interval_ms();
       break;
     }
     case wire::Payload::NodeUsageSampled: {
       const auto* e = env.payload_as_NodeUsageSampled();
       if (to_string_view(e->node()) == me && registered_) on_sample(env, *e, out);
+      break;
+    }
+    case wire::Payload::CgroupUpdated: {
+      const auto* e = env.payload_as_CgroupUpdated();
+      if (to_string_view(env.source()) != name_ || e->inputs() == nullptr) break;
+      std::string_view id;
+      std::optional<std::int64_t> base;
+      for (const auto* t : *e->inputs()) {
+        if (messages::term_named(*t, "containerID")) id = to_string_view(t->text());
+        if (messages::term_named(*t, "containerBaseCFS") &&
+            to_string_view(t->text()).find("first sampled quota") != std::string_view::npos)
+          base = t->value();
+      }
+      if (!id.empty() && base)
+        cfs_burst_.learn_base(to_string_view(e->target()), id, *base,
+                              event_time{env.event_time_ms()});
       break;
     }
     case wire::Payload::NodeSLOUpdated: {
@@ -1101,6 +1122,14 @@ void koordlet_component::burst_round(const wire::Envelope& env, std::span<const 
     out.push_back(b_.finish(header(env, wire::EntityKind::Pod, key),
                             wire::CreateCgroupUpdated(fbb, nn, tn, sv, tv)));
   }
+}
+
+std::int64_t koordlet_component::longest_window_ms() const {
+  const auto& policy = opt_.report_policy;
+  std::int64_t s = kl::effective_aggregate_duration_seconds(policy);
+  for (const auto d : policy.aggregate_durations_seconds) s = std::max(s, d);
+  s = std::max(s, 2 * kl::cpu_evict_window_seconds(opt_.threshold, opt_.timing));
+  return std::max({s * 1000, evicted_ttl_ms, cfs_quota_burster::forget_base_after_ms});
 }
 
 bool koordlet_component::wants_container_bandwidth() const {

@@ -224,6 +224,10 @@ class koordlet_component final : public entities::component {
   // container_bandwidth): cfs-quota burst is on (CPUBurst gate, a policy with cfsQuotaBurst), or
   // a quota it raised awaits its reset. Koordinator's default policy, none, needs neither.
   [[nodiscard]] bool wants_container_bandwidth() const;
+  // How far back the samples this component reads reach, in ms: the longest NodeMetric
+  // aggregation window, twice the CPU eviction window, the eviction and cfs-quota base memories.
+  // A log keeping samples this long replays to the same windows (the agent's sample retention).
+  [[nodiscard]] std::int64_t longest_window_ms() const;
 
   // A pod as the koordlet sees it, from its PodMutated.
   [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodMutated& e,
