@@ -306,6 +306,7 @@ result<void> koordlet_agent::replay() {
         return static_cast<std::int64_t>(e.first) == env.causation();
       });
     track_observation(env, rec);
+    if (off >= log_.sparse_before()) note_trim_candidate(env, off);
     ++stats_.replayed;
     return true;
   });
@@ -343,34 +344,41 @@ result<void> koordlet_agent::step(event_time now) {
   return trim_samples(t);
 }
 
+void koordlet_agent::note_trim_candidate(const wire::Envelope& env, log_offset offset) {
+  const auto type = env.payload_type();
+  const auto src = to_string_view(env.source());
+  if (type == wire::Payload::NodeUsageSampled && src == node_source_name)
+    trim_candidates_.push_back({offset, env.event_time_ms(), false});
+  else if (type == wire::Payload::NodeMetricReported && src == comp_->name())
+    trim_candidates_.push_back({offset, env.event_time_ms(), true});
+}
+
 result<void> koordlet_agent::trim_samples(std::int64_t t) {
-  if (opt_.sample_retention_ms <= 0) return {};
+  if (opt_.sample_retention_ms <= 0) {
+    trim_candidates_.clear();
+    return {};
+  }
   const std::int64_t keep = std::max(opt_.sample_retention_ms, comp_->longest_window_ms());
   if (last_trim_t_ == 0) last_trim_t_ = t;
   if (t - last_trim_t_ < keep / 6) return {};
   last_trim_t_ = t;
   const std::int64_t horizon = t - keep;
+  // The candidates older than the horizon go, but the newest report; the mark is the first one
+  // kept (records between are not samples: they stay whatever their time).
   std::vector<log_offset> drop;
-  log_offset mark = std::max(trim_scan_from_, log_.sparse_before());
-  const auto end = host_->next_offset();
-  auto n = log_.read(mark, end, [&](log_offset off, messages::bytes_view bytes) {
-    const auto& env = *wire::GetEnvelope(bytes.data());  // verified by the log's read
-    if (env.event_time_ms() >= horizon) return false;
-    mark = off + 1;
-    const auto type = env.payload_type();
-    const auto src = to_string_view(env.source());
-    if (type == wire::Payload::NodeUsageSampled && src == node_source_name) {
-      drop.push_back(off);
-    } else if (type == wire::Payload::NodeMetricReported && src == comp_->name()) {
-      // The newest report stays: a restart takes its last report from the log.
+  while (!trim_candidates_.empty() && trim_candidates_.front().time_ms < horizon) {
+    const auto c = trim_candidates_.front();
+    trim_candidates_.pop_front();
+    if (!c.report) {
+      drop.push_back(c.offset);
+    } else {
       if (kept_report_) drop.push_back(*kept_report_);
-      kept_report_ = off;
+      kept_report_ = c.offset;
     }
-    return true;
-  });
-  if (!n) return tl::unexpected(n.error());
-  trim_scan_from_ = mark;
+  }
   if (drop.empty()) return {};
+  const log_offset mark =
+      trim_candidates_.empty() ? host_->next_offset() : trim_candidates_.front().offset;
   std::sort(drop.begin(), drop.end());
   if (auto r = log_.trim(drop, mark); !r) {
     if (r.error().code != errc::failed_precondition) return r;
@@ -416,6 +424,7 @@ result<void> koordlet_agent::process(std::vector<byte_buffer> first, std::int64_
     }
     fold_decision(env, off);
     track_observation(env, rec);
+    note_trim_candidate(env, off);
     // The NodeMetric report is written in a dry run too (it is a report, not an enforcement);
     // an eviction only with enforce.
     if (mine && opt_.cluster != nullptr &&

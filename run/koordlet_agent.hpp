@@ -44,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -213,11 +214,18 @@ class koordlet_agent {
   // The sink's position (opt_.position_path): saved when the outcomes move it; the evictions a
   // stop left unanswered, carried out once the informers have listed.
   log_offset position_ = 0;
-  // Sample retention: the event time of the last trim, where the next scan starts, and the
+  // Sample retention: the event time of the last trim; the samples and reports in the log not
+  // trimmed yet, in log order (replayed or appended: no read of the log to find them); the
   // newest report kept below the sparse mark (dropped once a newer one is below it too).
+  struct trim_candidate {
+    log_offset offset = 0;
+    std::int64_t time_ms = 0;
+    bool report = false;
+  };
   std::int64_t last_trim_t_ = 0;
-  log_offset trim_scan_from_ = 0;
+  std::deque<trim_candidate> trim_candidates_;
   std::optional<log_offset> kept_report_;
+  void note_trim_candidate(const wire::Envelope& env, log_offset offset);
   std::vector<std::pair<log_offset, messages::byte_buffer>> carry_over_;
 };
 

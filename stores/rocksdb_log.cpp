@@ -144,6 +144,12 @@ result<std::unique_ptr<rocksdb_log>> rocksdb_log::open(const std::string& path,
   dbo.max_background_jobs = 2;
   dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   dbo.keep_log_file_num = 2;
+  // A write-ahead log file is deleted once every column family has flushed what it holds; the
+  // default family (the format marker, the sparse mark) rarely fills its memtable, so without a
+  // cap a small-memtable log kept every WAL file since its creation until the next open (a node
+  // agent: its whole raw log, ~60 MB an hour). Past the cap RocksDB flushes the family holding
+  // the oldest file. Default (0): RocksDB's, 4 x every family's memtables.
+  if (opts.memtable_bytes > 0) dbo.max_total_wal_size = 4 * opts.memtable_bytes;
   // Insert hints (events_cf_options) are ignored by concurrent memtable writes; appends are
   // serialised by mu_ anyway.
   dbo.allow_concurrent_memtable_write = false;
