@@ -68,6 +68,9 @@ double seconds_of(F&& fn) {
 // absent.
 [[nodiscard]] std::int64_t status_kib(std::string_view field);
 
+// Bytes of the regular files under a directory (a store's size on disk); 0 where unreadable.
+[[nodiscard]] std::uintmax_t dir_bytes(const std::string& dir);
+
 // Keeps the optimiser from deleting a computed value.
 template <class T>
 inline void do_not_optimize(const T& v) {

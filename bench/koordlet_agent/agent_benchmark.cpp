@@ -33,14 +33,6 @@ double process_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-std::uintmax_t dir_bytes(const std::filesystem::path& d) {
-  std::uintmax_t n = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(d, ec))
-    if (e.is_regular_file(ec)) n += e.file_size(ec);
-  return n;
-}
-
 void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_version v,
               bool systemd, koordlet::cpu_burst_policy policy = koordlet::cpu_burst_policy::none,
               int throttled_one_in = 1) {
@@ -112,8 +104,8 @@ void run_case(bench::context& ctx, const std::string& name, koordlet::cgroup_ver
       });
     ctx.report(name + ".log_record_bytes_per_step",
                static_cast<double>(appended) / static_cast<double>(n), "bytes");
-    ctx.report(name + ".log_on_disk", static_cast<double>(dir_bytes(root / "log")) / (1 << 20),
-               "MiB");
+    ctx.report(name + ".log_on_disk",
+               static_cast<double>(bench::dir_bytes((root / "log").string())) / (1 << 20), "MiB");
     ctx.report(name + ".reports", static_cast<double>(st.reports), "reports");
     ctx.report(name + ".samples", static_cast<double>(st.samples), "samples");
   }

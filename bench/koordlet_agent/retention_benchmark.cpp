@@ -21,14 +21,6 @@ using namespace colony;
 using colony::testing::node_tree;
 using colony::testing::write_pods_node;
 
-std::uintmax_t dir_bytes(const std::filesystem::path& d) {
-  std::uintmax_t n = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(d, ec))
-    if (e.is_regular_file(ec)) n += e.file_size(ec);
-  return n;
-}
-
 void run_case(bench::context& ctx, const std::string& name, std::int64_t retention_ms) {
   std::string tmpl =
       (std::filesystem::temp_directory_path() / "colony-bench-retention-XXXXXX").string();
@@ -65,7 +57,8 @@ void run_case(bench::context& ctx, const std::string& name, std::int64_t retenti
           }
         }
         ctx.report(name + ".log_mib_after_" + std::to_string(h) + "h",
-                   static_cast<double>(dir_bytes(root / "log")) / (1 << 20), "MiB");
+                   static_cast<double>(bench::dir_bytes((root / "log").string())) / (1 << 20),
+                   "MiB");
         std::fprintf(stderr, "  %s: %lld h simulated\n", name.c_str(), static_cast<long long>(h));
       }
       ctx.report(name + ".trimmed", static_cast<double>((*ag)->stats().trimmed), "records");

@@ -103,6 +103,21 @@ koordlet_options burst_options(kl::cpu_burst_policy policy) {
   return o;
 }
 
+// A lone 2-core node under cfsQuotaBurstOnly, the share pool's threshold at 100 % (never
+// overloaded), registered with the component.
+struct lone_node {
+  event_log log;
+  koordlet_component c{[] {
+    auto o = burst_options(kl::cpu_burst_policy::cfs_quota_burst_only);
+    o.cpu_burst.share_pool_threshold_percent = 100;
+    return o;
+  }()};
+  lone_node() {
+    log.node(0, "n1", cpu_mem(2000, 8 * gib), cpu_mem(2000, 8 * gib));
+    (void)feed(c, log);
+  }
+};
+
 // GC-BURST-3: container limit 2 cores (base 200000), cfsQuotaBurstPercent 300, the pod's spec in
 // the log. The node has 8 processors; its CPU puts the share pool (no LSE/LSR/BE pods: all 8) in
 // the case's state at the default threshold 50 %: idle 1 core (12.5 %), overload 6 (75 %),
@@ -181,12 +196,9 @@ TEST(KoordletCfsBurst, GoldenCasesThroughTheComponent) {
 // node scales it down by 0.8, and a policy without cfs-quota burst resets it; the sampled quota
 // is what the executor wrote (as on a node that enforces).
 TEST(KoordletCfsBurst, LoneNodeScalesFromTheFirstSampledQuotaToTheCeilingAndBack) {
-  event_log log;
-  log.node(0, "n1", cpu_mem(2000, 8 * gib), cpu_mem(2000, 8 * gib));
-  auto o = burst_options(kl::cpu_burst_policy::cfs_quota_burst_only);
-  o.cpu_burst.share_pool_threshold_percent = 100;
-  koordlet_component c(o);
-  (void)feed(c, log);
+  lone_node n;
+  auto& log = n.log;
+  auto& c = n.c;
   std::int64_t pod = 50000, ctr = 50000, t = 0;
   std::vector<std::int64_t> seen;
   auto round = [&](std::int64_t node_cpu, std::int64_t throttled) {
@@ -263,12 +275,9 @@ TEST(KoordletCfsBurst, ContainerBandwidthIsWantedOnlyWhileCfsQuotaBurstNeedsIt) 
   gated.gates.cpu_burst = false;
   EXPECT_FALSE(koordlet_component(gated).wants_container_bandwidth());
 
-  event_log log;
-  log.node(0, "n1", cpu_mem(2000, 8 * gib), cpu_mem(2000, 8 * gib));
-  auto o = burst_options(kl::cpu_burst_policy::cfs_quota_burst_only);
-  o.cpu_burst.share_pool_threshold_percent = 100;
-  koordlet_component c(o);
-  (void)feed(c, log);
+  lone_node n;
+  auto& log = n.log;
+  auto& c = n.c;
   EXPECT_TRUE(c.wants_container_bandwidth());
   // One scale-up, then the policy goes to none.
   auto from = log.records.size();
