@@ -162,8 +162,8 @@ TEST_F(KubeSinkMigrationJob, JobsAreCreatedAndTheirStatusFollowsOnceAcrossARepla
   EXPECT_EQ(got["status"]["conditions"][0]["status"], "True");
   EXPECT_EQ(got["spec"]["podRef"]["name"], "a");  // the status write left the spec
   const std::string rv1 = got["metadata"]["resourceVersion"];
-  // The CRD's printer columns (Phase, Status) reach kubectl's table a moment after the CRD is
-  // established (the apiserver swaps the CRD's handler asynchronously): read until they show.
+  // The CRD's printer columns (Phase, Status: Koordinator's CRD and deploy/'s both have them)
+  // may reach kubectl's table a moment after the CRD is established: read until they show.
   std::string table = kubectl("get podmigrationjobs");
   for (int i = 0; i < 50 && table.find("Succeeded") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
