@@ -229,13 +229,10 @@ result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_opti
       a->opt_.cluster != nullptr && a->opt_.enforce && !a->opt_.position_path.empty();
   const auto saved = positioned ? run::load_sink_position(a->opt_.position_path) : std::nullopt;
   if (auto r = a->replay(); !r) return tl::unexpected(r.error());
-  if (const auto end = log.end_offset(); end)
-    a->host_->skip_to(*end);
-  else
-    return tl::unexpected(end.error());
+  const auto end = log.end_offset();
+  if (!end) return tl::unexpected(end.error());
+  a->host_->skip_to(*end);  // past records the sample retention dropped at the end
   if (positioned) {
-    const auto end = log.end_offset();
-    if (!end) return tl::unexpected(end.error());
     if (!saved) {
       a->carry_over_.clear();  // a log from before the position file: nothing carried again
       a->position_ = *end;

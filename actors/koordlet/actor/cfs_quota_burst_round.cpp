@@ -2,12 +2,18 @@
 
 #include <algorithm>
 
+#include "messages/terms.hpp"
+
 namespace colony::koordlet_actor {
 
 namespace {
 
 namespace kl = koordlet;
 using messages::to_string_view;
+
+// Where a decision's base came from (the end of its containerBaseCFS term's text).
+constexpr std::string_view base_from_spec = "pod spec";
+constexpr std::string_view base_from_first_sample = "first sampled quota";
 
 // splitmix64 over FNV-1a of the id and the time: the limiter's initial fill, reproducible.
 std::uint64_t random_bits(std::string_view id, event_time now) {
@@ -64,12 +70,20 @@ void cfs_quota_burster::observe(event_time now,
   });
 }
 
-void cfs_quota_burster::learn_base(std::string_view pod_key, std::string_view container_id,
-                                   std::int64_t base_us, event_time now) {
-  if (base_us <= 0) return;
-  std::string k(pod_key);
+void cfs_quota_burster::observe_decision(const wire::CgroupUpdated& e, event_time now) {
+  if (e.inputs() == nullptr) return;
+  std::string_view id;
+  std::int64_t base_us = 0;
+  for (const auto* t : *e.inputs()) {
+    if (messages::term_named(*t, "containerID")) id = to_string_view(t->text());
+    if (messages::term_named(*t, "containerBaseCFS") &&
+        to_string_view(t->text()).ends_with(base_from_first_sample))
+      base_us = t->value();
+  }
+  if (id.empty() || base_us <= 0) return;
+  std::string k(to_string_view(e.target()));
   k += '/';
-  k += container_id;
+  k += id;
   auto [it, fresh] = first_quota_.try_emplace(std::move(k), seen_quota{base_us, now.value});
   if (!fresh) it->second.last_seen_ms = std::max(it->second.last_seen_ms, now.value);
 }
@@ -104,13 +118,13 @@ std::vector<cfs_quota_change> cfs_quota_burster::round(const kl::cpu_burst_strat
     for (auto& c : sp.containers) {
       if (c.cfs_quota_us <= 0) continue;  // unlimited (-1), or not read
       std::int64_t limit_milli = 0;
-      std::string base_from;
+      std::string_view base_from;
       if (from_spec) {
         limit_milli = p.limits.cpu_milli;
-        base_from = "pod spec";
+        base_from = base_from_spec;
       } else if (const auto q = first_quota(key, c.id)) {
         limit_milli = *q * 1000 / kl::cfs_base_period_us;
-        base_from = "first sampled quota";
+        base_from = base_from_first_sample;
       }
       if (limit_milli <= 0) continue;
       kl::container_burst_input in;
@@ -152,8 +166,8 @@ std::vector<cfs_quota_change> cfs_quota_burster::round(const kl::cpu_burst_strat
       t.push_back({"originOperation", 0, "", std::string(kl::to_string(r.origin))});
       t.push_back({"nodeState", 0, "", std::string(kl::to_string(state))});
       t.push_back({"containerID", 0, "", c.id});
-      t.push_back(
-          {"containerBaseCFS", r.base_cfs, "us", "cpu limit x 100 us, from the " + base_from});
+      t.push_back({"containerBaseCFS", r.base_cfs, "us",
+                   "cpu limit x 100 us, from the " + std::string(base_from)});
       t.push_back({"containerCeilCFS", r.ceil_cfs, "us", "base x cfsQuotaBurstPercent / 100"});
       t.push_back({"containerCurCFS", c.cfs_quota_us, "us", "cpu.cfs_quota_us as sampled"});
       t.push_back({"containerTargetCFS", r.target_cfs, "us", ""});

@@ -104,11 +104,10 @@ class cfs_quota_burster {
   // round resets them. A replay's rounds decide without writing, so only a sample clears it.
   [[nodiscard]] bool any_off_base() const { return !off_base_.empty(); }
 
-  // A base this burster decided from (its own CgroupUpdated, read back from the log): kept unless
-  // one is known. A log whose older samples were trimmed keeps the decisions, so the first
-  // sampled quota is not lost with them.
-  void learn_base(std::string_view pod_key, std::string_view container_id, std::int64_t base_us,
-                  event_time now);
+  // One of this burster's own decisions read back from the log (a CgroupUpdated it made): the
+  // lone-node base it decided from is kept unless one is known. A log whose older samples were
+  // trimmed keeps the decisions, so the first sampled quota is not lost with them.
+  void observe_decision(const wire::CgroupUpdated& e, event_time now);
 
   // The lone-node base of a container ("<pod key>/<container id>"), if seen.
   [[nodiscard]] std::optional<std::int64_t> first_quota(std::string_view pod_key,

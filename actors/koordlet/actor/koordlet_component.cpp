@@ -525,22 +525,11 @@ void koordlet_component::on_event(const wire::Envelope& env,
       if (to_string_view(e->node()) == me && registered_) on_sample(env, *e, out);
       break;
     }
-    case wire::Payload::CgroupUpdated: {
-      const auto* e = env.payload_as_CgroupUpdated();
-      if (to_string_view(env.source()) != name_ || e->inputs() == nullptr) break;
-      std::string_view id;
-      std::optional<std::int64_t> base;
-      for (const auto* t : *e->inputs()) {
-        if (messages::term_named(*t, "containerID")) id = to_string_view(t->text());
-        if (messages::term_named(*t, "containerBaseCFS") &&
-            to_string_view(t->text()).find("first sampled quota") != std::string_view::npos)
-          base = t->value();
-      }
-      if (!id.empty() && base)
-        cfs_burst_.learn_base(to_string_view(e->target()), id, *base,
-                              event_time{env.event_time_ms()});
+    case wire::Payload::CgroupUpdated:
+      if (to_string_view(env.source()) == name_)
+        cfs_burst_.observe_decision(*env.payload_as_CgroupUpdated(),
+                                    event_time{env.event_time_ms()});
       break;
-    }
     case wire::Payload::NodeSLOUpdated: {
       if (env.entity_kind() != wire::EntityKind::Node || to_string_view(env.entity_key()) != me)
         break;

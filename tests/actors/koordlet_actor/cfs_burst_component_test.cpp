@@ -261,6 +261,34 @@ TEST(KoordletCfsBurst, LoneNodeScalesFromTheFirstSampledQuotaToTheCeilingAndBack
   EXPECT_FALSE(c.wants_container_bandwidth()) << "back at the base";
 }
 
+// A log whose older samples were trimmed: the component reads the lone-node base back from its
+// own decisions, so a sample that shows the raised quota first does not become the base.
+TEST(KoordletCfsBurst, TheBaseIsReadBackFromOwnDecisionsWhenTheFirstSamplesAreGone) {
+  lone_node n;
+  auto from = n.log.records.size();
+  sample(n.log, 1000, 600,
+         {{"uid-1", wire::QoSClass::LS, 50000, {{"ctr", 50000, 10, 0, 500}}, 500}});
+  (void)feed(n.c, n.log, from);
+  from = n.log.records.size();
+  sample(n.log, 2000, 600,
+         {{"uid-1", wire::QoSClass::LS, 50000, {{"ctr", 50000, 10, 10, 500}}, 500}});
+  auto decisions = feed(n.c, n.log, from);
+  ASSERT_EQ(cgroup_updates(decisions).size(), 1u);  // 50000 -> 60000, base the first sample
+
+  // The trimmed log: the node, the decision, then a sample showing 60000.
+  lone_node m;
+  for (auto& d : decisions) (void)m.log.append_bytes(std::move(d));
+  from = m.log.records.size() - 1;
+  sample(m.log, 3000, 600,
+         {{"uid-1", wire::QoSClass::LS, 60000, {{"ctr", 60000, 10, 10, 500}}, 500}});
+  const auto out = feed(m.c, m.log, from);
+  EXPECT_EQ(m.c.cfs_burst().first_quota("uid-1", "ctr"), 50000);
+  const auto u = cgroup_updates(out);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(terms_of(u[0]->inputs()).at("containerBaseCFS"), 50000);
+  EXPECT_EQ(terms_of(u[0]->inputs()).at("containerTargetCFS"), 72000);
+}
+
 // The collector reads containers' quotas and throttling only while cfs-quota burst needs them:
 // the CPUBurst gate with a policy that has it, or a raised quota not yet reset, which is forgotten
 // with its pod.
