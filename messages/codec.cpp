@@ -49,6 +49,8 @@ std::uint16_t compat_version_of(wire::Payload type) noexcept {
     case wire::Payload::ReservationUpserted:
     case wire::Payload::ReservationPhaseChanged:
       return 7;
+    case wire::Payload::NodeResourceTopologyUpdated:
+      return 10;
     default:
       return compat_version;
   }

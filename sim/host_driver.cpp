@@ -550,6 +550,7 @@ result<run_result> component_sim::run() {
       switch (a.what) {
         case action::node_register:
           observe(src_.node_registered(t, a.index));
+          if (auto topo = src_.node_topology(t, a.index)) observe(*topo);
           if (model_ == usage_model::none) node_changed(a.index);
           break;
         case action::pod_submit:

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
@@ -65,6 +66,26 @@ admission::priority_class_table koordinator_priority_classes() {
 }
 
 std::string_view default_config_text() { return koordinator_defaults_yaml; }
+
+std::optional<scheduler::numa::machine_model> numa_machine_model(std::int64_t cpus,
+                                                                 const numa_topology_config& c) {
+  if (cpus < 1) return std::nullopt;
+  const std::int64_t t = c.threads_per_core;
+  for (const auto& [sockets, nodes, threads] :
+       {std::tuple<std::int64_t, std::int64_t, std::int64_t>{c.sockets, c.numa_nodes_per_socket, t},
+        {1, 1, t},
+        {1, 1, 1}}) {
+    const std::int64_t per_core = sockets * nodes * threads;
+    if (cpus % per_core != 0) continue;
+    scheduler::numa::machine_model m;
+    m.sockets = static_cast<int>(sockets);
+    m.numa_nodes_per_socket = static_cast<int>(nodes);
+    m.threads_per_core = static_cast<int>(threads);
+    m.cores_per_numa_node = static_cast<int>(cpus / per_core);
+    return m;
+  }
+  return std::nullopt;
+}
 
 namespace {
 
@@ -176,7 +197,8 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "elasticQuotas",
                                               "schedulerTieBreak",
                                               "schedulerConfig",
-                                              "deschedulerConfig"};
+                                              "deschedulerConfig",
+                                              "numaTopology"};
   try {
     for (const auto& kv : root) {
       const auto key = kv.first.as<std::string>();
@@ -337,6 +359,42 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
         return fail(d.error().code, "deschedulerConfig: " + d.error().message,
                     at(source, n) + ": deschedulerConfig." + d.error().where);
       c.descheduler = std::move(*d);
+    }
+    if (auto n = root["numaTopology"]) {
+      if (!n.IsMap()) return bad(source, n, "numaTopology", "expected a mapping");
+      numa_topology_config t;
+      for (const auto& kv : n) {
+        const auto k = kv.first.as<std::string>();
+        const std::string field = "numaTopology." + k;
+        if (k == "sockets" || k == "numaNodesPerSocket" || k == "threadsPerCore") {
+          auto v = positive_int(source, kv.second, field);
+          if (!v) return tl::unexpected(v.error());
+          if (*v > 1024) return bad(source, kv.second, field, "expected at most 1024");
+          (k == "sockets"              ? t.sockets
+           : k == "numaNodesPerSocket" ? t.numa_nodes_per_socket
+                                       : t.threads_per_core) = static_cast<int>(*v);
+        } else if (k == "kubeletTopologyPolicy") {
+          t.kubelet_topology_policy = kv.second.as<std::string>();
+          static const std::set<std::string> policies = {"None", "BestEffort", "Restricted",
+                                                         "SingleNUMANodePodLevel",
+                                                         "SingleNUMANodeContainerLevel"};
+          if (!policies.count(t.kubelet_topology_policy))
+            return bad(source, kv.second, field,
+                       "expected None, BestEffort, Restricted, SingleNUMANodePodLevel or "
+                       "SingleNUMANodeContainerLevel, got '" +
+                           t.kubelet_topology_policy + "'");
+        } else if (k == "nodeCPUBindPolicy") {
+          t.node_cpu_bind_policy = kv.second.as<std::string>();
+          if (t.node_cpu_bind_policy != "FullPCPUsOnly" &&
+              t.node_cpu_bind_policy != "SpreadByPCPUs" && t.node_cpu_bind_policy != "None")
+            return bad(source, kv.second, field,
+                       "expected FullPCPUsOnly, SpreadByPCPUs or None, got '" +
+                           t.node_cpu_bind_policy + "'");
+        } else {
+          return bad(source, kv.first, field, "unknown field");
+        }
+      }
+      c.numa_topology = std::move(t);
     }
     if (auto n = root["schedulerTieBreak"]) {
       auto t = scheduler::parse_tie_break(n.as<std::string>());

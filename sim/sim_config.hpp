@@ -50,6 +50,28 @@ enum class workload_model : std::uint8_t { none, shape };
 [[nodiscard]] std::string_view to_string(workload_model m) noexcept;
 [[nodiscard]] result<workload_model> parse_workload_model(std::string_view s);
 
+// numaTopology: the machine model every trace node gets, reported as its NodeResourceTopology
+// (the koordlet's in a cluster). A node of C logical CPUs (its cpu capacity / 1000) becomes
+// `sockets` x `numaNodesPerSocket` NUMA nodes of C / (sockets x numaNodesPerSocket x
+// threadsPerCore) cores; when C does not divide so, one socket and one NUMA node with the same
+// threads per core; when it still does not, one thread per core (numa_machine_model).
+struct numa_topology_config {
+  int sockets = 2;                // Default: 2
+  int numa_nodes_per_socket = 1;  // Default: 1
+  int threads_per_core = 2;       // Default: 2 (Hyper-Threading)
+  // The kubelet's topology manager policy as NodeResourceTopology.topologyPolicies lists it
+  // ("None", "BestEffort", "Restricted", "SingleNUMANodePodLevel", ...). Default: "None".
+  std::string kubelet_topology_policy = "None";
+  // The node label node.koordinator.sh/cpu-bind-policy ("FullPCPUsOnly", "SpreadByPCPUs").
+  // Default: "" (no label).
+  std::string node_cpu_bind_policy;
+};
+
+// The machine model of a node with `cpus` logical CPUs under `c` (see numa_topology_config);
+// nullopt for a node without a whole CPU.
+[[nodiscard]] std::optional<scheduler::numa::machine_model> numa_machine_model(
+    std::int64_t cpus, const numa_topology_config& c);
+
 struct sim_config {
   std::string name = "koordinator-defaults";
   std::string description;
@@ -102,6 +124,10 @@ struct sim_config {
   // migration controller components run (docs/sim.md "Descheduling").
   std::string descheduler_yaml;
   std::optional<descheduler::descheduler_config> descheduler;
+  // numaTopology (above). Default: none: nodes have no NodeResourceTopology, so a cpuset
+  // (LSE/LSR) pod is unschedulable with "node(s) invalid CPU Topology", as on a cluster
+  // without the koordlet's report.
+  std::optional<numa_topology_config> numa_topology;
   // The top-level fields the file sets. A re-simulation of a cluster's log (--from-log) replaces
   // only the configuration the file gives and keeps the cluster's own for the rest (docs/sim.md
   // "Re-simulating a cluster's log"); a trace run reads the defaults above for what is absent.

@@ -85,6 +85,9 @@ messages::byte_buffer trace_source::node_registered(std::int64_t t, std::uint32_
   auto ra = b_.resources(cap);
   std::vector<std::pair<std::string, std::string>> labels;
   if (!r.gpu_model.empty()) labels.emplace_back(names::label_gpu_model, r.gpu_model);
+  if (cfg_.numa_topology && !cfg_.numa_topology->node_cpu_bind_policy.empty())
+    labels.emplace_back(names::label_node_cpu_bind_policy,
+                        cfg_.numa_topology->node_cpu_bind_policy);
   auto lab = b_.key_values(labels);
   fb::Offset<fb::Vector<fb::Offset<wire::GpuDevice>>> gpus;
   if (r.gpu > 0) {
@@ -96,6 +99,34 @@ messages::byte_buffer trace_source::node_registered(std::int64_t t, std::uint32_
     gpus = fbb.CreateVector(devs);
   }
   auto payload = wire::CreateNodeRegistered(fbb, name, rc, ra, lab, 0, gpus, false);
+  return b_.finish(hdr(t, wire::EntityKind::Node, r.name, "trace"), payload);
+}
+
+std::optional<messages::byte_buffer> trace_source::node_topology(std::int64_t t, std::uint32_t n) {
+  if (!cfg_.numa_topology) return std::nullopt;
+  const auto& r = trace_.openb_nodes->rows[n];
+  const resource_list cap = r.capacity();
+  const auto m = numa_machine_model(cap.cpu_milli / 1000, *cfg_.numa_topology);
+  if (!m) return std::nullopt;
+  auto topo = scheduler::numa::format_cpu_topology_annotation(*m);
+  if (!topo) return std::nullopt;  // the model's fields are validated when the config is read
+  auto& fbb = b_.fbb();
+  auto node = fbb.CreateString(r.name);
+  auto ann = b_.key_values({{std::string(names::annotation_node_cpu_topology), *topo}});
+  auto policy = fbb.CreateString(cfg_.numa_topology->kubelet_topology_policy);
+  auto policies = fbb.CreateVector(&policy, 1);
+  const int numa_nodes = m->sockets * m->numa_nodes_per_socket;
+  const std::int64_t cpus_per_node =
+      std::int64_t{m->cores_per_numa_node} * m->threads_per_core * 1000;
+  std::vector<fb::Offset<wire::TopologyZone>> zones;
+  for (int z = 0; z < numa_nodes; ++z) {
+    auto zn = fbb.CreateString("node-" + std::to_string(z));
+    auto zt = fbb.CreateString("Node");
+    zones.push_back(
+        wire::CreateTopologyZone(fbb, zn, zt, cpus_per_node, cap.memory_bytes / numa_nodes));
+  }
+  auto zv = fbb.CreateVector(zones);
+  auto payload = wire::CreateNodeResourceTopologyUpdated(fbb, node, ann, policies, zv, false);
   return b_.finish(hdr(t, wire::EntityKind::Node, r.name, "trace"), payload);
 }
 
@@ -122,7 +153,11 @@ messages::byte_buffer trace_source::pod_resubmitted(std::int64_t t, std::uint32_
   auto uid = fbb.CreateString(uid_in);
   auto req = b_.resources(c.requests);
   auto lim = b_.resources(c.limits);
-  auto lab = b_.key_values({{std::string(trace_qos_label), std::string(trace::to_string(r.qos))}});
+  std::vector<std::pair<std::string, std::string>> labels = {
+      {std::string(trace_qos_label), std::string(trace::to_string(r.qos))}};
+  if (cfg_.numa_topology && r.cpu_milli > 0 && r.cpu_milli % 1000 == 0)
+    labels.emplace_back(std::string(whole_cpus_label), "true");
+  auto lab = b_.key_values(labels);
   auto sched = fbb.CreateString("default-scheduler");
   const auto owner = cfg_.workloads == workload_model::shape
                          ? fbb.CreateString(workload_of(r))

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,10 @@ inline constexpr std::int64_t trace_pods_per_node = 110;
 // select on it).
 inline constexpr std::string_view trace_pod_namespace = "default";
 inline constexpr std::string_view trace_qos_label = "colony.sim/trace-qos";
+// With numaTopology configured, a pod whose cpu request is whole CPUs carries this label
+// ("true"), so a ClusterColocationProfile can make exactly those pods LSR (Koordinator refuses a
+// cpuset pod with a fractional request: "the requested CPUs must be integer").
+inline constexpr std::string_view whole_cpus_label = "colony.sim/whole-cpus";
 
 class trace_source {
  public:
@@ -41,6 +46,10 @@ class trace_source {
   // Node n of the node list registers (capacity = allocatable; pods pods_per_node; its GPUs; label
   // node.koordinator.sh/gpu-model).
   [[nodiscard]] messages::byte_buffer node_registered(std::int64_t t, std::uint32_t n);
+  // Node n's NodeResourceTopology under the config's numaTopology (sim_config.hpp): the
+  // cpu-topology annotation of its machine model and one zone per NUMA node (its CPUs, an even
+  // share of its memory). nullopt without numaTopology, or for a node without a whole CPU.
+  [[nodiscard]] std::optional<messages::byte_buffer> node_topology(std::int64_t t, std::uint32_t n);
   // Pod row p is created: one container with the row's requests (Guaranteed rows also get
   // limits = requests), the trace's qos as a label, its GPU models, the expected run time.
   [[nodiscard]] messages::byte_buffer pod_submitted(std::int64_t t, std::uint32_t p,

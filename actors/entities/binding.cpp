@@ -67,7 +67,10 @@ buffer acceptance(const wire::Envelope& env, const resource_list& req,
   auto rsv = p->reservation() && p->reservation()->size() > 0
                  ? fbb.CreateString(to_string_view(p->reservation()))
                  : flatbuffers::Offset<flatbuffers::String>{};
-  auto payload = wire::CreatePodScheduled(fbb, pod, nd, off, rq, dvv, sched, rsv);
+  // Schema v10: the cpuset the scheduler proposed, as proposed.
+  auto cpus = p->cpuset() && p->cpuset()->size() > 0 ? fbb.CreateString(to_string_view(p->cpuset()))
+                                                     : flatbuffers::Offset<flatbuffers::String>{};
+  auto payload = wire::CreatePodScheduled(fbb, pod, nd, off, rq, dvv, sched, rsv, cpus);
   return b.finish(
       messages::header{event_time{env.event_time_ms()}, wire::EntityKind::Node, node, off, "node"},
       payload);

@@ -317,6 +317,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   st.rejected_pods.clear();
   st.reservation_relief.clear();
   st.reservation.clear();
+  st.cpuset = {};
 
   // Metrics only (framework_recorder): nothing below reads these times.
   framework_recorder* const rec = opts_.recorder.get();
@@ -756,6 +757,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   if (waiting) d.wait = duration_ms{wait_ms};
   d.gpu_allocations = st.gpu_allocations;
   d.reservation = st.reservation;
+  d.cpuset = st.cpuset;
   return d;
 }
 
@@ -777,6 +779,10 @@ void assume_pod(node_info& node, const pod_info& pod, const decision& d, event_t
   copy.node_name = node.name;
   copy.assigned_time = now;
   copy.gpu_allocations = d.gpu_allocations;
+  copy.cpuset = d.cpuset;
+  if (!d.cpuset.empty())
+    node.numa.allocation.add_cpus(pod.key, d.cpuset,
+                                  pod.cpu_resource_spec.preferred_cpu_exclusive_policy);
   for (const auto& a : d.gpu_allocations) {
     for (auto& g : node.gpus) {
       if (g.minor != a.minor) continue;
@@ -806,6 +812,7 @@ bool forget_pod(node_info& node, std::string_view pod_key) {
       g.memory_ratio_used -= a.memory_ratio;
     }
   }
+  if (!it->cpuset.empty()) node.numa.allocation.release(it->key);
   node.pods.erase(it);
   ++node.generation;
   return true;

@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/scheduler/numa/node_numa_state.hpp"
 #include "actors/scheduler/priority.hpp"
 #include "actors/scheduler/reservation_types.hpp"
 #include "messages/resources.hpp"
@@ -265,6 +266,14 @@ struct pod_info {
   // (reservation.hpp); shared by the pod's copies. nullptr: a pod that matches no owner rule
   // but an empty one, and has no reservation affinity.
   std::shared_ptr<const pod_identity> identity;
+  // NodeNUMAResource: the scheduling.koordinator.sh/resource-spec and numa-topology-spec
+  // annotations as parsed; an annotation that does not parse leaves its error here instead
+  // (PreFilter then fails the pod with it, as Koordinator's GetResourceSpec error does).
+  numa::resource_spec cpu_resource_spec;
+  numa::numa_topology_spec numa_spec;
+  std::string numa_spec_error;
+  // Assigned pods: the CPUs NodeNUMAResource gave the pod (resource-status cpuset); empty = none.
+  numa::cpu_set cpuset;
 
   [[nodiscard]] std::string_view namespace_name() const noexcept;
   [[nodiscard]] kube_qos effective_kube_qos() const noexcept;
@@ -292,6 +301,8 @@ struct node_info {
   // Reservations scheduled on this node (status.nodeName), sorted by name; the host keeps the
   // accounting rule of reservation.hpp (requested includes what active ones still hold).
   std::vector<reservation_info> reservations;
+  // NodeNUMAResource: topology options, labels, amplification and the CPUs pods hold.
+  numa::node_numa_state numa;
 };
 
 // kube-scheduler's non-zero request defaults (schedutil.DefaultMilliCPURequest / MemoryRequest),
@@ -369,6 +380,8 @@ class cycle_state {
   std::vector<std::pair<const node_info*, resource_list>> reservation_relief;
   // The reservation the pod consumes on the chosen node (Reservation's Reserve); "" = none.
   std::string reservation;
+  // NodeNUMAResource's cpuset for the chosen node (Reserve; copied into the decision).
+  numa::cpu_set cpuset;
   [[nodiscard]] const resource_list* relief_for(const node_info& node) const noexcept;
 
  private:
@@ -638,6 +651,7 @@ struct decision {
   std::vector<std::string> victims;
   std::vector<gpu_allocation> gpu_allocations;  // DeviceShare's per-device allocation
   std::string reservation;  // the reservation the pod consumes (Reservation's Reserve); "" none
+  numa::cpu_set cpuset;     // NodeNUMAResource's CPUs for the pod (resource-status); empty none
 };
 
 // numFeasibleNodesToFind (schedule_one.go): fewer than 100 nodes -> all; percentage 0 ->
@@ -726,7 +740,8 @@ class framework {
 }
 
 // Applies a scheduled/waiting decision to the read model, as the scheduler cache's AssumePod
-// does: requests, non-zero requests, the pod (with assigned_time = now), GPU allocations.
+// does: requests, non-zero requests, the pod (with assigned_time = now), GPU allocations, the
+// cpuset (NodeNUMAResource's node allocation, under the pod's key and exclusive policy).
 void assume_pod(node_info& node, const pod_info& pod, const decision& d, event_time now);
 // Removes a pod from a node (delete, unreserve, forget); returns false if it was not there.
 bool forget_pod(node_info& node, std::string_view pod_key);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <yaml-cpp/yaml.h>
 
@@ -223,6 +224,35 @@ result<scoring_strategy_type> strategy_of(const ctx& c, const ynode& n, const st
   return c.bad(path, n, "unknown scoring strategy \"" + *s + "\"");
 }
 
+// scoringStrategy's type and resources (NodeResourcesFit, NodeNUMAResource).
+result<bool> scoring_of(const ctx& c, const ynode& ss, const std::string& sp,
+                        scoring_strategy_type& type, std::vector<resource_spec>& resources) {
+  if (ss["type"]) {
+    COLONY_TRY(t, strategy_of(c, ss["type"], sp + ".type"));
+    type = *t;
+  }
+  if (const auto res = ss["resources"]; res && !res.IsNull()) {
+    if (!res.IsSequence()) return c.bad(sp + ".resources", res, "expected a list");
+    resources.clear();
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      const std::string ip = sp + ".resources[" + std::to_string(i) + "]";
+      if (auto r = check_keys(c, res[i], ip, {"name", "weight"}); !r)
+        return tl::unexpected(r.error());
+      COLONY_TRY(name, scalar<std::string>(c, res[i]["name"], ip + ".name", "a resource name"));
+      auto rn = parse_resource_name(*name);
+      if (!rn)
+        return c.bad(ip + ".name", res[i]["name"], "unsupported resource name \"" + *name + "\"");
+      std::int64_t w = 1;
+      if (res[i]["weight"]) {
+        COLONY_TRY(wv, scalar<std::int64_t>(c, res[i]["weight"], ip + ".weight", "an integer"));
+        w = *wv;
+      }
+      resources.push_back({*rn, w});
+    }
+  }
+  return true;
+}
+
 result<node_resources_fit_args> fit_of(const ctx& c, const ynode& n, const std::string& path) {
   node_resources_fit_args a;
   if (n.IsNull()) return a;
@@ -235,29 +265,7 @@ result<node_resources_fit_args> fit_of(const ctx& c, const ynode& n, const std::
     const std::string sp = path + ".scoringStrategy";
     if (auto r = check_keys(c, ss, sp, {"type", "resources", "requestedToCapacityRatio"}); !r)
       return tl::unexpected(r.error());
-    if (ss["type"]) {
-      COLONY_TRY(t, strategy_of(c, ss["type"], sp + ".type"));
-      a.scoring_strategy = *t;
-    }
-    if (const auto res = ss["resources"]; res && !res.IsNull()) {
-      if (!res.IsSequence()) return c.bad(sp + ".resources", res, "expected a list");
-      a.resources.clear();
-      for (std::size_t i = 0; i < res.size(); ++i) {
-        const std::string ip = sp + ".resources[" + std::to_string(i) + "]";
-        if (auto r = check_keys(c, res[i], ip, {"name", "weight"}); !r)
-          return tl::unexpected(r.error());
-        COLONY_TRY(name, scalar<std::string>(c, res[i]["name"], ip + ".name", "a resource name"));
-        auto rn = parse_resource_name(*name);
-        if (!rn)
-          return c.bad(ip + ".name", res[i]["name"], "unsupported resource name \"" + *name + "\"");
-        std::int64_t w = 1;
-        if (res[i]["weight"]) {
-          COLONY_TRY(wv, scalar<std::int64_t>(c, res[i]["weight"], ip + ".weight", "an integer"));
-          w = *wv;
-        }
-        a.resources.push_back({*rn, w});
-      }
-    }
+    COLONY_TRY(r, scoring_of(c, ss, sp, a.scoring_strategy, a.resources));
   }
   if (const auto ig = n["ignoredResources"]; ig && !ig.IsNull()) {
     if (!ig.IsSequence()) return c.bad(path + ".ignoredResources", ig, "expected a list");
@@ -320,6 +328,39 @@ result<coscheduling_args> coscheduling_of(const ctx& c, const ynode& n, const st
   if (auto r = validate(a, path); !r) {
     auto e = r.error();
     return fail(e.code, e.message, c.source + ": " + e.where);
+  }
+  return a;
+}
+
+// NodeNUMAResourceArgs: defaultCPUBindPolicy, scoringStrategy, numaScoringStrategy.
+result<node_numa_resource_args> node_numa_resource_of(const ctx& c, const ynode& n,
+                                                      const std::string& path) {
+  node_numa_resource_args a;
+  if (n.IsNull()) return a;
+  if (auto r = check_keys(
+          c, n, path,
+          {"apiVersion", "kind", "defaultCPUBindPolicy", "scoringStrategy", "numaScoringStrategy"});
+      !r)
+    return tl::unexpected(r.error());
+  if (const auto d = n["defaultCPUBindPolicy"]; d && !d.IsNull()) {
+    const std::string dp = path + ".defaultCPUBindPolicy";
+    COLONY_TRY(v, scalar<std::string>(c, d, dp, "a CPU bind policy"));
+    auto p = numa::parse_cpu_bind_policy(*v);
+    // ValidateNodeNUMAResourceArgs accepts FullPCPUs, SpreadByPCPUs and ConstrainedBurst.
+    if (!p || *p == numa::cpu_bind_policy::unrecognized || *p == numa::cpu_bind_policy::unset ||
+        *p == numa::cpu_bind_policy::default_policy)
+      return c.bad(dp, d, "unsupported CPU bind policy \"" + *v + "\"");
+    a.default_cpu_bind_policy = *p;
+  }
+  for (const auto& [key, type, res] :
+       {std::tuple{"scoringStrategy", &a.scoring_strategy, &a.scoring_resources},
+        std::tuple{"numaScoringStrategy", &a.numa_scoring_strategy, &a.numa_scoring_resources}}) {
+    if (const auto ss = n[key]; ss && !ss.IsNull()) {
+      const std::string sp = path + "." + key;
+      if (auto r = check_keys(c, ss, sp, {"type", "resources"}); !r)
+        return tl::unexpected(r.error());
+      COLONY_TRY(r, scoring_of(c, ss, sp, *type, *res));
+    }
   }
   return a;
 }
@@ -465,6 +506,9 @@ result<profile_config> profile_of(const ctx& c, const ynode& n, const std::strin
       } else if (*name == device_share::plugin_name) {
         COLONY_TRY(a, device_share_of(c, args, ap));
         pc.device_share = std::move(*a);
+      } else if (*name == node_numa_resource::plugin_name) {
+        COLONY_TRY(a, node_numa_resource_of(c, args, ap));
+        pc.node_numa_resource = std::move(*a);
       } else {
         YAML::Emitter out;
         out << args;
@@ -697,6 +741,10 @@ plugin_registry plugin_registry::with_builtin() {
   r.add(std::string(device_share::plugin_name),
         [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
           return std::make_shared<device_share>(p.device_share);
+        });
+  r.add(std::string(node_numa_resource::plugin_name),
+        [](const profile_config& p) -> result<std::shared_ptr<plugin>> {
+          return std::make_shared<node_numa_resource>(p.node_numa_resource);
         });
   // Colony's stand-in for a required node affinity on node.koordinator.sh/gpu-model (see
   // gpu_model_affinity.hpp); a profile may name it at filter (or multiPoint).

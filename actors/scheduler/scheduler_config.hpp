@@ -22,6 +22,7 @@
 #include "actors/scheduler/device_share.hpp"
 #include "actors/scheduler/framework.hpp"
 #include "actors/scheduler/load_aware.hpp"
+#include "actors/scheduler/node_numa_resource.hpp"
 #include "actors/scheduler/node_resources_fit.hpp"
 #include "messages/result.hpp"
 
@@ -47,6 +48,7 @@ struct profile_config {
   node_resources_fit_args node_resources_fit;
   coscheduling_args coscheduling;
   device_share_args device_share;
+  node_numa_resource_args node_numa_resource;
   std::map<std::string, std::string> other_plugin_args;  // plugin name -> args as YAML text
 };
 
@@ -68,13 +70,13 @@ struct scheduler_config {
 [[nodiscard]] std::string_view koord_scheduler_shipped_config();
 
 // Creates a plugin of a profile from its parsed args. ElasticQuota (actors/quota) registers its
-// factory here; Reservation and NodeNUMAResource will too.
+// factory here; Reservation will too.
 using plugin_factory = std::function<result<std::shared_ptr<plugin>>(const profile_config&)>;
 
 class plugin_registry {
  public:
-  // NodeResourcesFit, LoadAwareScheduling, Coscheduling, DeviceShare, and Colony's
-  // GPUModelAffinity (gpu_model_affinity.hpp), FGDScore and BestFitScore (fgd.hpp).
+  // NodeResourcesFit, LoadAwareScheduling, Coscheduling, DeviceShare, NodeNUMAResource, and
+  // Colony's GPUModelAffinity (gpu_model_affinity.hpp), FGDScore and BestFitScore (fgd.hpp).
   [[nodiscard]] static plugin_registry with_builtin();
   void add(std::string name, plugin_factory f) { factories_[std::move(name)] = std::move(f); }
   [[nodiscard]] const plugin_factory* find(std::string_view name) const;

@@ -10,6 +10,13 @@
 // per decision over every sample (20,000 / 5,000), as wall time and as this thread's CPU time
 // (on a shared machine wall time includes waiting for a core); p50, p99 and max of each.
 //
+// scheduler.numa: NodeNUMAResource added to NodeResourcesFit + LoadAwareScheduling over 5,000
+// nodes of 2 sockets x 1 NUMA node x 48 Hyper-Threaded cores (192 CPUs, 192 cpu allocatable,
+// Linux numbering; one shared topology), a quarter of the pods LSR prod with 2-16 whole CPUs
+// (FullPCPUs, so every one is allocated a cpuset at Reserve), the rest LS prod / batch as in
+// scheduler.cycle. Figures: scheduler.pods_per_s_numa (goal >= 5,000 at the default
+// percentage), how many LSR pods got a cpuset, the CPUs they hold.
+//
 // scheduler.reservations: the same at the default percentage with the Reservation plugin
 // (weight 5000, as Koordinator's shipped profile) and 5,000 reservations present, one Available
 // on every node (2 cpu, 8 GiB, owners: label app=web, allocate-once); every tenth pod is an
@@ -29,7 +36,9 @@
 #include "actors/scheduler/elastic_quota.hpp"
 #include "actors/scheduler/framework.hpp"
 #include "actors/scheduler/load_aware.hpp"
+#include "actors/scheduler/node_numa_resource.hpp"
 #include "actors/scheduler/node_resources_fit.hpp"
+#include "actors/scheduler/numa/cpu_topology.hpp"
 #include "actors/scheduler/reservation.hpp"
 #include "bench/registry.hpp"
 
@@ -151,6 +160,8 @@ struct run_result {
   double cpu_p50_us = 0, cpu_p99_us = 0, cpu_max_us = 0;  // thread CPU time per decision
   std::size_t scheduled = 0;
   std::size_t into_reservations = 0;
+  std::size_t cpuset_pods = 0;  // decisions with a NodeNUMAResource cpuset
+  std::size_t cpuset_cpus = 0;  // CPUs in them
 };
 
 // 4 parents x 4 children ("team-0".."team-15"), max well above the cluster so the quota
@@ -184,16 +195,47 @@ std::shared_ptr<quota::quota_tree> make_quota_tree(const std::vector<node_info>&
   return tree;
 }
 
+enum class bench_profile : std::uint8_t { plain, reservations, numa };
+
+// scheduler.numa's machines: 192 CPUs each, one topology shared by all nodes; a quarter of the
+// pods LSR prod asking 2, 4, 8 or 16 whole CPUs.
+void make_numa(std::vector<node_info>& nodes, std::vector<pod_info>& pods, std::mt19937_64& rng) {
+  auto topo = colony::scheduler::numa::build_topology({2, 1, 48, 2});
+  auto options = std::make_shared<numa::topology_options>();
+  options->topology = std::move(*topo);
+  for (auto& n : nodes) {
+    n.allocatable.cpu_milli = 192'000;
+    n.allocatable.memory_bytes = 768 * gib;
+    n.numa.set_options(options);
+  }
+  for (std::size_t i = 0; i < pods.size(); i += 4) {
+    auto& p = pods[i];
+    p.qos_label = qos_class::lsr;
+    p.priority = 9000;
+    p.priority_class_label = priority_class::prod;
+    const std::int64_t cpus = std::int64_t{2} << (rng() % 4);
+    p.requests = {};
+    p.requests.cpu_milli = cpus * 1000;
+    p.requests.memory_bytes = cpus * 4 * gib;
+    p.limits = p.requests;
+  }
+}
+
 run_result run(std::int32_t percentage, std::size_t num_nodes, std::size_t num_pods,
-               bool reservations = false) {
+               bench_profile profile = bench_profile::plain) {
+  const bool reservations = profile == bench_profile::reservations;
   std::mt19937_64 rng(42);
   auto classes = std::make_shared<owner_classes>();
   auto nodes = make_cluster(num_nodes, rng, reservations ? classes.get() : nullptr);
   auto pods = make_pods(num_pods, rng, reservations);
+  if (profile == bench_profile::numa) make_numa(nodes, pods, rng);
   framework fwk({.percentage_of_nodes_to_score = percentage, .seed = 7});
   fwk.add(std::make_shared<node_resources_fit>(node_resources_fit_args::koordinator_profile()));
   fwk.add(std::make_shared<load_aware_scheduling>(load_aware_args{}));
-  fwk.add(std::make_shared<elastic_quota>(make_quota_tree(nodes, pods)));
+  if (profile == bench_profile::numa)
+    fwk.add(std::make_shared<node_numa_resource>());
+  else
+    fwk.add(std::make_shared<elastic_quota>(make_quota_tree(nodes, pods)));
   if (reservations) fwk.add(std::make_shared<reservation_plugin>(classes), 5000);
   cycle_state st;
   std::vector<double> lat, cpu_lat;
@@ -216,6 +258,10 @@ run_result run(std::int32_t percentage, std::size_t num_nodes, std::size_t num_p
         auto& node = nodes[d.node_index];
         assume_pod(node, pods[i], d, now);
         ++r.scheduled;
+        if (!d.cpuset.empty()) {
+          ++r.cpuset_pods;
+          r.cpuset_cpus += static_cast<std::size_t>(d.cpuset.size());
+        }
         if (!d.reservation.empty()) {
           for (std::size_t k = 0; k < node.reservations.size(); ++k)
             if (node.reservations[k].name == d.reservation)
@@ -271,10 +317,25 @@ COLONY_BENCH("scheduler.reservations",
              "scheduling_cycle over 5,000 nodes with 5,000 reservations (Reservation plugin added "
              "to scheduler.cycle's profile): pods/s at default percentageOfNodesToScore") {
   const std::size_t pods = ctx.quick() ? 2000 : 20000;
-  auto r = run(0, 5000, pods, true);
+  auto r = run(0, 5000, pods, bench_profile::reservations);
   ctx.report("scheduler.pods_per_s_reservations", r.pods_per_s, "pods/s");
   ctx.report("scheduler.cpu_pods_per_s_reservations", r.cpu_pods_per_s, "pods/cpu-s");
   ctx.report("scheduler.decision_cpu_p99_us_reservations", r.cpu_p99_us, "us");
   ctx.report("scheduler.scheduled_reservations", static_cast<double>(r.scheduled), "pods");
   ctx.report("scheduler.into_reservations", static_cast<double>(r.into_reservations), "pods");
+}
+
+COLONY_BENCH(
+    "scheduler.numa",
+    "scheduling_cycle over 5,000 nodes of 2 NUMA nodes x 48 HT cores with NodeNUMAResource, "
+    "a quarter of the pods LSR (cpusets): pods/s at default percentageOfNodesToScore") {
+  const std::size_t pods = ctx.quick() ? 2000 : 20000;
+  auto r = run(0, 5000, pods, bench_profile::numa);
+  ctx.report("scheduler.pods_per_s_numa", r.pods_per_s, "pods/s");
+  ctx.report("scheduler.cpu_pods_per_s_numa", r.cpu_pods_per_s, "pods/cpu-s");
+  ctx.report("scheduler.decision_p99_us_numa", r.p99_us, "us");
+  ctx.report("scheduler.decision_cpu_p99_us_numa", r.cpu_p99_us, "us");
+  ctx.report("scheduler.scheduled_numa", static_cast<double>(r.scheduled), "pods");
+  ctx.report("scheduler.cpuset_pods_numa", static_cast<double>(r.cpuset_pods), "pods");
+  ctx.report("scheduler.cpuset_cpus_numa", static_cast<double>(r.cpuset_cpus), "cpus");
 }

@@ -77,13 +77,22 @@ json node_slo_object(std::string_view node, const json& spec) {
               {"spec", spec}};
 }
 
-json binding_body(std::string_view ns, std::string_view name, std::string_view node) {
+json binding_body(std::string_view ns, std::string_view name, std::string_view node,
+                  std::string_view cpuset) {
   // What DefaultBinder posts (pkg/scheduler/framework/plugins/defaultbinder), uid aside:
   // PodScheduled does not carry it.
-  return json{{"apiVersion", "v1"},
-              {"kind", "Binding"},
-              {"metadata", {{"name", name}, {"namespace", ns}}},
-              {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  json b{{"apiVersion", "v1"},
+         {"kind", "Binding"},
+         {"metadata", {{"name", name}, {"namespace", ns}}},
+         {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  // NodeNUMAResource's PreBind sets scheduling.koordinator.sh/resource-status before binding
+  // (pkg/scheduler/plugins/nodenumaresource/plugin.go preBindObject); the API server copies a
+  // Binding's annotations onto the pod as it binds it (pkg/registry/core/pod/storage
+  // setPodHostAndAnnotations), so the pod gets it in the same write.
+  if (!cpuset.empty())
+    b["metadata"]["annotations"] = {
+        {std::string(names::annotation_resource_status), json{{"cpuset", cpuset}}.dump()}};
+  return b;
 }
 
 std::string fit_error_message(std::span<const unschedulable_reason> reasons) {
@@ -488,7 +497,7 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         const std::string& name = pod_key.second;
         const std::string node(to_string_view(p->node()));
         write_outcome o{.kind = write_kind::binding, .object = ns + "/" + name};
-        const std::string body = binding_body(ns, name, node).dump();
+        const std::string body = binding_body(ns, name, node, to_string_view(p->cpuset())).dump();
         auto r = send([&] { return client_.post(pod_path(ns, name) + "/binding", body); },
                       opt_.max_attempts);
         o.attempts = r.attempts;

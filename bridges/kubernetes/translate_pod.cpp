@@ -336,6 +336,20 @@ messages::byte_buffer pod_started(messages::event_builder& b, const pod_view& p,
   return b.finish(header(t, wire::EntityKind::Pod, key, opt), payload);
 }
 
+// resource-status's cpuset when it is a JSON object whose "cpuset" is a valid CPU list; "" else.
+std::string cpuset_of_resource_status(const kv_list& annotations) {
+  const auto v = find_kv(annotations, names::annotation_resource_status);
+  if (!v) return {};
+  const auto j = nlohmann::json::parse(v->begin(), v->end(), nullptr, false);
+  if (!j.is_object()) return {};
+  const auto it = j.find("cpuset");
+  if (it == j.end() || !it->is_string()) return {};
+  const auto s = it->get<std::string>();
+  // The Linux list format: digits, ',' and '-' only (the reader parses it fully).
+  if (s.find_first_not_of("0123456789,-") != std::string::npos) return {};
+  return s;
+}
+
 // The binding as a node's koordlet observes it (spec.nodeName set by whoever bound the pod):
 // a PodScheduled with no proposal in the log (proposal_offset -1; the audit counts it as an
 // unproposed binding) and the pod's requests, so the node's components place the pod.
@@ -347,7 +361,12 @@ messages::byte_buffer pod_bound(messages::event_builder& b, const pod_view& p, e
   const auto node = fbb.CreateString(p.node_name);
   const auto requests = build_resources(b, p.requests);
   const auto scheduler = fbb.CreateString(p.scheduler_name);
-  const auto payload = wire::CreatePodScheduled(fbb, pod, node, -1, requests, 0, scheduler);
+  // The CPUs the pod's resource-status names (NodeNUMAResource's, whoever scheduled it), so the
+  // node's components hold them; an annotation without a valid cpuset binds none.
+  flatbuffers::Offset<flatbuffers::String> cpus;
+  if (auto cs = cpuset_of_resource_status(p.annotations); !cs.empty()) cpus = fbb.CreateString(cs);
+  const auto payload =
+      wire::CreatePodScheduled(fbb, pod, node, -1, requests, 0, scheduler, 0, cpus);
   return b.finish(header(t, wire::EntityKind::Pod, key, opt), payload);
 }
 

@@ -102,6 +102,51 @@ void set_quota_labels(pod_info& info, const quota::key_value_list* labels) {
   info.non_preemptible = quota::non_preemptible_of(labels);
 }
 
+// NodeNUMAResource's pod annotations (resource-spec, numa-topology-spec). The set is the pod's
+// whole set: an annotation that went away resets its part. One that does not parse leaves its
+// error for PreFilter to report (Koordinator's GetResourceSpec error fails the pod the same way).
+void set_numa_annotations(pod_info& info, const quota::key_value_list* annotations) {
+  info.cpu_resource_spec = {};
+  info.numa_spec = {};
+  info.numa_spec_error.clear();
+  if (annotations == nullptr) return;
+  for (const auto* kv : *annotations) {
+    const auto k = to_string_view(kv->key());
+    if (k == names::annotation_resource_spec) {
+      if (auto r = numa::parse_resource_spec(to_string_view(kv->value())))
+        info.cpu_resource_spec = *r;
+      else
+        info.numa_spec_error = r.error().describe();
+    } else if (k == names::annotation_numa_topology_spec) {
+      if (auto r = numa::parse_numa_topology_spec(to_string_view(kv->value())))
+        info.numa_spec = *r;
+      else
+        info.numa_spec_error = r.error().describe();
+    }
+  }
+}
+
+// A NodeResourceTopology as NodeNUMAResource's topology options (topology_options.hpp).
+std::shared_ptr<const numa::topology_options> topology_options_of(
+    const wire::NodeResourceTopologyUpdated& e) {
+  numa::label_map annotations;
+  if (e.annotations())
+    for (const auto* kv : *e.annotations())
+      annotations.insert_or_assign(std::string(to_string_view(kv->key())),
+                                   std::string(to_string_view(kv->value())));
+  std::vector<std::string> policies;
+  if (e.topology_policies())
+    for (const auto* p : *e.topology_policies()) policies.emplace_back(to_string_view(p));
+  std::vector<numa::nrt_zone> zones;
+  if (e.zones())
+    for (const auto* z : *e.zones())
+      zones.push_back(numa::nrt_zone{std::string(to_string_view(z->name())),
+                                     std::string(to_string_view(z->type())),
+                                     z->cpu_allocatable_milli()});
+  return std::make_shared<const numa::topology_options>(
+      numa::new_topology_options(annotations, policies, zones));
+}
+
 // What the Reservation plugin's owner rules read of a pod (PodSubmitted): uid, labels, the
 // controller owner ("Kind/name"), reservation-ignored and reservation-affinity. An affinity
 // annotation that does not parse is left out (the pod then uses reservations as if it had none).
@@ -242,6 +287,7 @@ bool scheduler_component::wants(wire::Payload type) const {
     case P::ClockTicked:
     case P::ReservationUpserted:
     case P::ReservationPhaseChanged:
+    case P::NodeResourceTopologyUpdated:
       return true;
     default:
       return false;
@@ -277,6 +323,7 @@ void scheduler_component::amplify_node(std::size_t i) {
   const auto amplified = amplified_allocatable(a.raw, a.ratios);
   n.allocatable.cpu_milli = amplified.cpu_milli;
   n.allocatable.memory_bytes = amplified.memory_bytes;
+  n.numa.cpu_amplification_ratio = a.ratios.cpu;
   // node.koordinator.sh/raw-allocatable, which the webhook keeps while the ratio is set and
   // LoadAware reads.
   if (a.ratios.any()) {
@@ -300,7 +347,7 @@ void scheduler_component::unassume(pod_rec& p) {
 
 void scheduler_component::on_bound(std::string_view pod, std::string_view node,
                                    const resource_list& requests, std::vector<gpu_allocation> gpus,
-                                   std::string_view reservation) {
+                                   std::string_view reservation, numa::cpu_set cpuset) {
   auto it = pods_.find(pod);
   if (it == pods_.end()) {
     pod_rec r;
@@ -322,6 +369,7 @@ void scheduler_component::on_bound(std::string_view pod, std::string_view node,
     decision d;
     d.node = std::string(node);
     d.gpu_allocations = std::move(gpus);
+    d.cpuset = std::move(cpuset);
     assume_pod(nodes_[n], p.info, d, now_);
     p.node = std::string(node);
     p.reservation.clear();
@@ -384,6 +432,13 @@ void scheduler_component::on_event(const wire::Envelope& env,
       }
       // The label set is the node's whole set: a model label that went away clears it.
       n.gpu_model = std::string(quota::find_key(e->labels(), names::label_gpu_model).value_or(""));
+      {
+        std::vector<std::pair<std::string_view, std::string_view>> labels;
+        if (e->labels())
+          for (const auto* kv : *e->labels())
+            labels.emplace_back(to_string_view(kv->key()), to_string_view(kv->value()));
+        (void)n.numa.set_labels(labels);
+      }
       ++n.generation;
       const bool added = !flags_[i].registered;
       flags_[i] = node_flags{true, e->unschedulable(), false, true};
@@ -402,6 +457,15 @@ void scheduler_component::on_event(const wire::Envelope& env,
       const std::size_t i = node_slot(to_string_view(env.payload_as_NodeRemoved()->name()));
       flags_[i].removed = true;
       flags_[i].ready = false;
+      break;
+    }
+    case P::NodeResourceTopologyUpdated: {
+      const auto* e = env.payload_as_NodeResourceTopologyUpdated();
+      const std::size_t i = node_slot(to_string_view(e->node()));
+      auto& n = nodes_[i];
+      n.numa.set_options(e->deleted() ? nullptr : topology_options_of(*e));
+      ++n.generation;
+      node_event(i, cluster_event_type::node_update);
       break;
     }
     case P::NodeMetricReported: {
@@ -464,6 +528,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
       set_requests(r.info, req);
       r.info.priority = e->priority();
       set_quota_labels(r.info, e->labels());
+      set_numa_annotations(r.info, e->annotations());
       if (e->gpu_models())
         for (const auto* m : *e->gpu_models()) r.info.gpu_models.emplace_back(to_string_view(m));
       r.ours = opts_.scheduler_names.empty() ||
@@ -484,6 +549,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
       p.info.priority = e->priority();
       if (e->requests()) set_requests(p.info, to_resource_list(e->requests()));
       if (e->limits()) p.info.limits = to_resource_list(e->limits());
+      if (e->annotations()) set_numa_annotations(p.info, e->annotations());
       if (e->labels()) {
         set_quota_labels(p.info, e->labels());  // the full label set
         auto id =
@@ -523,8 +589,12 @@ void scheduler_component::on_event(const wire::Envelope& env,
         for (const auto* d : *e->devices())
           gpus.push_back(gpu_allocation{d->minor(), d->core(), d->memory_bytes(), 0});
       const auto rsv = to_string_view(e->reservation());
+      // A cpuset that does not parse binds no CPUs here (the node actor wrote what the
+      // scheduler proposed; only a corrupt record gets here).
+      numa::cpu_set cpus;
+      if (auto c = numa::cpu_set::parse(to_string_view(e->cpuset()))) cpus = std::move(*c);
       on_bound(to_string_view(e->pod()), to_string_view(e->node()), to_resource_list(e->requests()),
-               std::move(gpus), rsv);
+               std::move(gpus), rsv, std::move(cpus));
       // The reservation controller's part: an allocate-once reservation with a bound owner is
       // used up. The scheduler whose proposal it was writes it, once.
       if (!rsv.empty() && to_string_view(e->scheduler()) == name_)
@@ -674,10 +744,13 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
                                            : fbb.CreateString(qp.pod.quota_name);
     auto rsv = d.reservation.empty() ? flatbuffers::Offset<flatbuffers::String>{}
                                      : fbb.CreateString(d.reservation);
+    // Schema v10: only a pod with a cpuset carries it (other records keep their bytes).
+    auto cpus = d.cpuset.empty() ? flatbuffers::Offset<flatbuffers::String>{}
+                                 : fbb.CreateString(d.cpuset.to_string());
     auto payload =
         wire::CreatePodBindProposed(fbb, pod, node, sched, qp.attempts, d.total_score, sv, av, rq,
                                     dv, quota, static_cast<std::int32_t>(d.feasible_nodes),
-                                    static_cast<std::int32_t>(d.evaluated_nodes), rsv);
+                                    static_cast<std::int32_t>(d.evaluated_nodes), rsv, cpus);
     out.push_back(b_.finish(h, payload));
     assume_pod(nodes_[d.node_index], qp.pod, d, now_);
     p.reservation.clear();

@@ -205,7 +205,8 @@ class scheduler_component final : public entities::component {
   void schedule_one(queued_pod qp, std::vector<messages::byte_buffer>& out);
   void unassume(pod_rec& p);
   void on_bound(std::string_view pod, std::string_view node, const resource_list& requests,
-                std::vector<gpu_allocation> gpus, std::string_view reservation);
+                std::vector<gpu_allocation> gpus, std::string_view reservation,
+                numa::cpu_set cpuset = {});
   void enable_reservations();
   void on_reservation_upserted(const wire::ReservationUpserted& e);
   void on_reservation_phase(const wire::ReservationPhaseChanged& e);

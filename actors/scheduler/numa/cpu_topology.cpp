@@ -201,6 +201,33 @@ result<cpu_topology> build_topology(const machine_model& m) {
   return b.build();
 }
 
+result<std::string> format_cpu_topology_annotation(const machine_model& m) {
+  machine_model x = m;
+  x.order = machine_model::numbering::linux_x86;
+  auto t = build_topology(x);  // validates the model
+  if (!t) return tl::unexpected(t.error());
+  const int total_cores = m.sockets * m.numa_nodes_per_socket * m.cores_per_numa_node;
+  std::vector<cpu_info> rows;
+  rows.reserve(static_cast<std::size_t>(t->num_cpus()));
+  int global_core = 0;
+  for (int s = 0; s < m.sockets; ++s)
+    for (int n = 0; n < m.numa_nodes_per_socket; ++n)
+      for (int c = 0; c < m.cores_per_numa_node; ++c, ++global_core)
+        for (int th = 0; th < m.threads_per_core; ++th)
+          rows.push_back({th * total_cores + global_core, n * m.cores_per_numa_node + c,
+                          s * m.numa_nodes_per_socket + n, s});
+  std::sort(rows.begin(), rows.end(),
+            [](const cpu_info& a, const cpu_info& b) { return a.cpu_id < b.cpu_id; });
+  std::string out = R"({"detail":[)";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (i > 0) out += ',';
+    out += R"({"id":)" + str(rows[i].cpu_id) + R"(,"core":)" + str(rows[i].core_id) +
+           R"(,"socket":)" + str(rows[i].socket_id) + R"(,"node":)" + str(rows[i].node_id) + "}";
+  }
+  out += "]}";
+  return out;
+}
+
 cpu_topology build_cpu_topology_for_test(int sockets, int nodes_per_socket, int cores_per_node,
                                          int cpus_per_core) {
   auto t = build_topology({sockets, nodes_per_socket, cores_per_node, cpus_per_core,

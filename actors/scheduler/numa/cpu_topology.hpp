@@ -145,6 +145,11 @@ struct machine_model {
 [[nodiscard]] cpu_topology build_cpu_topology_for_test(int sockets, int nodes_per_socket,
                                                        int cores_per_node, int cpus_per_core);
 
+// The node.koordinator.sh/cpu-topology annotation the koordlet writes for a machine of this
+// model (linux_x86 numbering: core ids restart per socket, as Linux reports them; entries in
+// cpu id order). Errors as build_topology's.
+[[nodiscard]] result<std::string> format_cpu_topology_annotation(const machine_model& m);
+
 // The node.koordinator.sh/cpu-topology annotation ({"detail":[{"id","core","socket","node"}]}),
 // converted as convertCPUTopology does (AddCPUInfo per entry). Errors name the field.
 [[nodiscard]] result<cpu_topology> parse_cpu_topology_annotation(std::string_view json);

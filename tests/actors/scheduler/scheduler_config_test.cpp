@@ -30,8 +30,8 @@ TEST(SchedulerConfig, ParsesKoordinatorShippedProfile) {
   ASSERT_TRUE(built.has_value()) << built.error().describe();
   std::vector<std::string> names;
   for (const auto& e : built->fwk->plugins()) names.emplace_back(e.impl->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"NodeResourcesFit", "Coscheduling", "DeviceShare",
-                                             "LoadAwareScheduling"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"NodeResourcesFit", "Coscheduling", "NodeNUMAResource",
+                                             "DeviceShare", "LoadAwareScheduling"}));
   const auto* la = built->fwk->find("LoadAwareScheduling");
   ASSERT_NE(la, nullptr);
   for (const auto& e : built->fwk->plugins()) {
@@ -43,11 +43,58 @@ TEST(SchedulerConfig, ParsesKoordinatorShippedProfile) {
     if (e.impl->name() == "NodeResourcesFit") {
       EXPECT_EQ(e.enabled, ep_filter | ep_score);
     }
+    if (e.impl->name() == "NodeNUMAResource") {
+      EXPECT_EQ(e.enabled, ep_pre_filter | ep_filter | ep_score | ep_reserve);
+      EXPECT_EQ(e.weight, 1);
+    }
   }
-  EXPECT_EQ(built->skipped_plugins,
-            (std::vector<std::string>{"DefaultBinder", "DefaultPreBind", "DefaultPreemption",
-                                      "ElasticQuota", "NodeNUMAResource", "PrioritySort",
-                                      "Reservation", "SchedulingHint"}));
+  EXPECT_NE(built->fwk->find("NodeNUMAResource"), nullptr);
+  EXPECT_EQ(
+      built->skipped_plugins,
+      (std::vector<std::string>{"DefaultBinder", "DefaultPreBind", "DefaultPreemption",
+                                "ElasticQuota", "PrioritySort", "Reservation", "SchedulingHint"}));
+}
+
+// NodeNUMAResourceArgs (pkg/scheduler/apis/config/types.go): the defaults of
+// SetDefaults_NodeNUMAResourceArgs, the fields given, and errors naming the field.
+TEST(SchedulerConfig, NodeNUMAResourceArgs) {
+  const std::string head = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: koord-scheduler
+    pluginConfig:
+      - name: NodeNUMAResource
+        args:
+)";
+  auto cfg = parse_scheduler_config(head + R"(          defaultCPUBindPolicy: SpreadByPCPUs
+          scoringStrategy:
+            type: MostAllocated
+            resources: [{name: cpu, weight: 2}]
+          numaScoringStrategy:
+            type: MostAllocated
+)");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().describe();
+  const auto& a = cfg->profiles[0].node_numa_resource;
+  EXPECT_EQ(a.default_cpu_bind_policy, numa::cpu_bind_policy::spread_by_pcpus);
+  EXPECT_EQ(a.scoring_strategy, scoring_strategy_type::most_allocated);
+  EXPECT_EQ(a.scoring_resources, (std::vector<resource_spec>{{resource_name::cpu, 2}}));
+  EXPECT_EQ(a.numa_scoring_strategy, scoring_strategy_type::most_allocated);
+  // numaScoringStrategy.resources keep their default (cpu 1, memory 1).
+  EXPECT_EQ(a.numa_scoring_resources.size(), 2u);
+  const node_numa_resource_args defaults;
+  EXPECT_EQ(defaults.default_cpu_bind_policy, numa::cpu_bind_policy::full_pcpus);
+  EXPECT_EQ(defaults.scoring_strategy, scoring_strategy_type::least_allocated);
+
+  auto bad = parse_scheduler_config(head + "          defaultCPUBindPolicy: Pinned\n", "s.yaml");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().describe().find("pluginConfig[0].args.defaultCPUBindPolicy"),
+            std::string::npos)
+      << bad.error().describe();
+  EXPECT_NE(bad.error().describe().find("Pinned"), std::string::npos);
+  auto typo = parse_scheduler_config(head + "          numaScoringStrategy: {tpye: X}\n", "s.yaml");
+  ASSERT_FALSE(typo.has_value());
+  EXPECT_NE(typo.error().describe().find("numaScoringStrategy"), std::string::npos)
+      << typo.error().describe();
 }
 
 TEST(SchedulerConfig, AcceptsTheShippedConfigMap) {
