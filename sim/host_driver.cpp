@@ -214,6 +214,7 @@ result<void> component_sim::setup() {
     slo_controller_actor::slo_controller_options sl;
     sl.configmap_json = cfg_.slo_configmap_json;
     sl.cache_idle_nodes = opt_.cache_idle_nodes;
+    sl.cpu_normalization = cfg_.cpu_normalization_plugins;
     host_->add_component(std::make_unique<slo_controller_actor::slo_controller_component>(sl));
   }
   if (cfg_.descheduler) {
@@ -294,6 +295,7 @@ std::vector<std::unique_ptr<entities::component>> component_sim::node_components
     slo_controller_actor::slo_controller_options sl;
     sl.configmap_json = cfg_.slo_configmap_json;
     sl.cache_idle_nodes = opt_.cache_idle_nodes;
+    sl.cpu_normalization = cfg_.cpu_normalization_plugins;
     sl.initial = slo_initial_;
     v.push_back(std::make_unique<entities::node_shard>(
         std::make_unique<slo_controller_actor::slo_controller_component>(std::move(sl)),

@@ -14,9 +14,11 @@
 
 #include "actors/quota/actor/quota_events.hpp"
 #include "actors/scheduler/elastic_quota.hpp"
+#include "actors/scheduler/numa/cpu_set.hpp"
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
 #include "messages/string_map.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::sim {
 
@@ -148,7 +150,13 @@ struct metrics_observer::impl {
 
   // Counters.
   std::uint64_t events = 0, bytes = 0;
-  std::array<std::uint64_t, 32> by_type{};
+  // Indexed by payload type (the schema's union has 34 members at v10).
+  std::array<std::uint64_t, 64> by_type{};
+  static_assert(static_cast<std::size_t>(wire::Payload::MAX) < 64);
+  // NodeNUMAResource: nodes with a NodeResourceTopology, bindings with a cpuset / NUMA resources.
+  std::uint64_t topology_nodes = 0, cpuset_pods = 0, cpuset_cpus = 0, numa_pods = 0;
+  // CPU normalization: each node's latest cpu-normalization-ratio (the slo-controller's patch).
+  std::map<std::string, std::string, std::less<>> normalization_ratio;
   std::uint64_t submitted = 0, scheduled = 0, rejected = 0, withdrawn = 0, completed = 0;
   std::uint64_t evicted = 0, unschedulable_events = 0, bind_rejections = 0, cycles = 0;
   std::uint64_t over_capacity = 0, negative_batch = 0, evictions_without_reason = 0;
@@ -214,7 +222,7 @@ struct metrics_observer::impl {
     using P = wire::Payload;
     ++events;
     const auto type = env.payload_type();
-    ++by_type[static_cast<std::size_t>(type) & 31];
+    ++by_type[static_cast<std::size_t>(type) & 63];
     end_ms = std::max(end_ms, env.event_time_ms());
     switch (type) {
       case P::NodeRegistered:
@@ -240,6 +248,9 @@ struct metrics_observer::impl {
         break;
       case P::PodBindProposed:
         ++cycles;
+        break;
+      case P::NodeResourceTopologyUpdated:
+        if (!env.payload_as_NodeResourceTopologyUpdated()->deleted()) ++topology_nodes;
         break;
       case P::PodUnschedulable:
         pod_unschedulable(*env.payload_as_PodUnschedulable());
@@ -342,6 +353,17 @@ struct metrics_observer::impl {
 
   void batch_updated(const wire::NodeBatchResourceUpdated& e) {
     ++batch_updates;
+    if (const auto* ts = e.terms())
+      for (const auto* t : *ts)
+        if (messages::term_named(*t, "meta.annotationsPatch")) {
+          const auto patch = nlohmann::json::parse(to_string_view(t->text()), nullptr, false);
+          const auto it = patch.is_object()
+                              ? patch.find(std::string(names::annotation_cpu_normalization_ratio))
+                              : patch.end();
+          if (patch.is_object() && it != patch.end() && it->is_string())
+            normalization_ratio.insert_or_assign(std::string(to_string_view(e.node())),
+                                                 it->get<std::string>());
+        }
     if (e.batch_cpu_milli() < 0 || e.batch_memory_bytes() < 0) ++negative_batch;
     const std::uint32_t n = node_of(to_string_view(e.node()));
     if (n == no_index) return;
@@ -467,6 +489,12 @@ struct metrics_observer::impl {
     batch_cpu_alloc += p->requests.batch_cpu_milli;
     batch_mem_alloc += p->requests.batch_memory_bytes;
     gpu_allocated += p->requests.gpu;
+    if (const auto* cs = e->cpuset(); cs != nullptr && cs->size() > 0) {
+      ++cpuset_pods;
+      if (auto set = scheduler::numa::cpu_set::parse(to_string_view(cs)))
+        cpuset_cpus += static_cast<std::uint64_t>(set->size());
+    }
+    if (e->numa_resources() && e->numa_resources()->size() > 0) ++numa_pods;
     const std::int64_t lat = env.event_time_ms() - p->submit_ms;
     latency_ms.push_back(lat);
     (p->batch ? latency_batch_ms : latency_prod_ms).push_back(lat);
@@ -781,6 +809,22 @@ struct metrics_observer::impl {
     pj["admission_errors"] = admission_errors.ordered();
     pj["conservation_ok"] = submitted == scheduled + pending_end + rejected + withdrawn;
     j["pods"] = pj;
+    // Only in runs that have them, so other runs' summaries keep their shape.
+    if (topology_nodes > 0 || cpuset_pods > 0) {
+      nlohmann::ordered_json nj;
+      nj["nodes_with_topology"] = topology_nodes;
+      nj["cpuset_pods"] = cpuset_pods;
+      nj["cpuset_cpus"] = cpuset_cpus;
+      nj["pods_with_numa_resources"] = numa_pods;
+      j["numa"] = nj;
+    }
+    if (!normalization_ratio.empty()) {
+      std::map<std::string, std::uint64_t> by_ratio;
+      for (const auto& [node, r] : normalization_ratio) ++by_ratio[r];
+      nlohmann::ordered_json cj;
+      cj["nodes_by_ratio"] = by_ratio;
+      j["cpu_normalization"] = cj;
+    }
     {
       nlohmann::ordered_json mj;
       mj["created"] = migrations_created;

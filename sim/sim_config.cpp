@@ -198,7 +198,8 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "schedulerTieBreak",
                                               "schedulerConfig",
                                               "deschedulerConfig",
-                                              "numaTopology"};
+                                              "numaTopology",
+                                              "cpuModels"};
   try {
     for (const auto& kv : root) {
       const auto key = kv.first.as<std::string>();
@@ -296,6 +297,39 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                   at(source, root["sloControllerConfig"]));
     }
     c.slo = std::move(upd.in_force);
+    c.cpu_normalization_plugins =
+        data.contains(std::string(slo_controller::cpu_normalization_config_key)) ||
+        data.contains(std::string(slo_controller::resource_amplification_config_key));
+    if (auto n = root["cpuModels"]) {
+      if (!n.IsSequence()) return bad(source, n, "cpuModels", "expected a list of rules");
+      for (std::size_t i = 0; i < n.size(); ++i) {
+        const std::string f = "cpuModels[" + std::to_string(i) + "]";
+        if (!n[i].IsMap()) return bad(source, n[i], f, "expected {cpus, model, ...}");
+        cpu_model_rule r;
+        for (const auto& kv : n[i]) {
+          const auto k = kv.first.as<std::string>();
+          const std::string kf = f + "." + k;
+          try {
+            if (k == "cpus") {
+              r.cpus = kv.second.as<std::int64_t>();
+              if (r.cpus < 0) return bad(source, kv.second, kf, "expected 0 (any) or more");
+            } else if (k == "model") {
+              r.model = kv.second.as<std::string>();
+            } else if (k == "hyperThreadEnabled") {
+              r.hyper_thread_enabled = kv.second.as<bool>();
+            } else if (k == "turboEnabled") {
+              r.turbo_enabled = kv.second.as<bool>();
+            } else {
+              return bad(source, kv.first, kf, "unknown field");
+            }
+          } catch (const YAML::Exception&) {
+            return bad(source, kv.second, kf, "invalid value '" + text_of(kv.second) + "'");
+          }
+        }
+        if (r.model.empty()) return bad(source, n[i], f + ".model", "required");
+        c.cpu_models.push_back(std::move(r));
+      }
+    }
     if (auto n = root["koordletFeatureGates"]) {
       if (!n.IsMap())
         return bad(source, n, "koordletFeatureGates", "expected a mapping Gate: true|false");

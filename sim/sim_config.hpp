@@ -72,6 +72,17 @@ struct numa_topology_config {
 [[nodiscard]] std::optional<scheduler::numa::machine_model> numa_machine_model(
     std::int64_t cpus, const numa_topology_config& c);
 
+// cpuModels: one rule of the CPU model trace nodes report (the koordlet's
+// node.koordinator.sh/cpu-basic-info): nodes with `cpus` logical CPUs (cpu capacity / 1000), or
+// any node when cpus is 0, get the model. The first matching rule wins; a node no rule matches
+// reports no model.
+struct cpu_model_rule {
+  std::int64_t cpus = 0;
+  std::string model;                 // cpuModel
+  bool hyper_thread_enabled = true;  // hyperThreadEnabled. Default: true
+  bool turbo_enabled = false;        // turboEnabled. Default: false
+};
+
 struct sim_config {
   std::string name = "koordinator-defaults";
   std::string description;
@@ -128,6 +139,13 @@ struct sim_config {
   // (LSE/LSR) pod is unschedulable with "node(s) invalid CPU Topology", as on a cluster
   // without the koordlet's report.
   std::optional<numa_topology_config> numa_topology;
+  // cpuModels (above). Default: none (nodes report no CPU model).
+  std::vector<cpu_model_rule> cpu_models;
+  // Whether the slo-controller runs Koordinator's cpunormalization and resourceamplification
+  // plugins: set when sloControllerConfig gives cpu-normalization-config or
+  // resource-amplification-config (the plugins write every node's ratio annotations once on,
+  // which would change every existing run's records; docs/cpu-normalization.md).
+  bool cpu_normalization_plugins = false;
   // The top-level fields the file sets. A re-simulation of a cluster's log (--from-log) replaces
   // only the configuration the file gives and keeps the cluster's own for the rest (docs/sim.md
   // "Re-simulating a cluster's log"); a trace run reads the defaults above for what is absent.

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/admission/qos.hpp"
 #include "actors/quota/actor/quota_events.hpp"
@@ -89,6 +90,16 @@ messages::byte_buffer trace_source::node_registered(std::int64_t t, std::uint32_
     labels.emplace_back(names::label_node_cpu_bind_policy,
                         cfg_.numa_topology->node_cpu_bind_policy);
   auto lab = b_.key_values(labels);
+  // cpuModels: the koordlet's CPU basic info (apis/extension/cpu_normalization.go CPUBasicInfo).
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>> ann;
+  for (const auto& m : cfg_.cpu_models) {
+    if (m.cpus != 0 && m.cpus != cap.cpu_milli / 1000) continue;
+    nlohmann::json info = {{"cpuModel", m.model},
+                           {"hyperThreadEnabled", m.hyper_thread_enabled},
+                           {"turboEnabled", m.turbo_enabled}};
+    ann = b_.key_values({{std::string(names::annotation_cpu_basic_info), info.dump()}});
+    break;
+  }
   fb::Offset<fb::Vector<fb::Offset<wire::GpuDevice>>> gpus;
   if (r.gpu > 0) {
     std::vector<fb::Offset<wire::GpuDevice>> devs;
@@ -98,7 +109,7 @@ messages::byte_buffer trace_source::node_registered(std::int64_t t, std::uint32_
     }
     gpus = fbb.CreateVector(devs);
   }
-  auto payload = wire::CreateNodeRegistered(fbb, name, rc, ra, lab, 0, gpus, false);
+  auto payload = wire::CreateNodeRegistered(fbb, name, rc, ra, lab, ann, gpus, false);
   return b_.finish(hdr(t, wire::EntityKind::Node, r.name, "trace"), payload);
 }
 

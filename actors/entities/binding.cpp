@@ -70,7 +70,14 @@ buffer acceptance(const wire::Envelope& env, const resource_list& req,
   // Schema v10: the cpuset the scheduler proposed, as proposed.
   auto cpus = p->cpuset() && p->cpuset()->size() > 0 ? fbb.CreateString(to_string_view(p->cpuset()))
                                                      : flatbuffers::Offset<flatbuffers::String>{};
-  auto payload = wire::CreatePodScheduled(fbb, pod, nd, off, rq, dvv, sched, rsv, cpus);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::NumaNodeResource>>> numa;
+  if (p->numa_resources() && p->numa_resources()->size() > 0) {
+    std::vector<flatbuffers::Offset<wire::NumaNodeResource>> v;
+    for (const auto* a : *p->numa_resources())
+      v.push_back(wire::CreateNumaNodeResource(fbb, a->node(), a->cpu_milli(), a->memory_bytes()));
+    numa = fbb.CreateVector(v);
+  }
+  auto payload = wire::CreatePodScheduled(fbb, pod, nd, off, rq, dvv, sched, rsv, cpus, numa);
   return b.finish(
       messages::header{event_time{env.event_time_ms()}, wire::EntityKind::Node, node, off, "node"},
       payload);

@@ -318,6 +318,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   st.reservation_relief.clear();
   st.reservation.clear();
   st.cpuset = {};
+  st.numa_resources.clear();
 
   // Metrics only (framework_recorder): nothing below reads these times.
   framework_recorder* const rec = opts_.recorder.get();
@@ -758,6 +759,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   d.gpu_allocations = st.gpu_allocations;
   d.reservation = st.reservation;
   d.cpuset = st.cpuset;
+  d.numa_resources = st.numa_resources;
   return d;
 }
 
@@ -780,6 +782,8 @@ void assume_pod(node_info& node, const pod_info& pod, const decision& d, event_t
   copy.assigned_time = now;
   copy.gpu_allocations = d.gpu_allocations;
   copy.cpuset = d.cpuset;
+  copy.holds_numa_resources = !d.numa_resources.empty();
+  if (!d.numa_resources.empty()) node.numa.add_numa(pod.key, d.numa_resources);
   if (!d.cpuset.empty())
     node.numa.allocation.add_cpus(pod.key, d.cpuset,
                                   pod.cpu_resource_spec.preferred_cpu_exclusive_policy);
@@ -813,6 +817,7 @@ bool forget_pod(node_info& node, std::string_view pod_key) {
     }
   }
   if (!it->cpuset.empty()) node.numa.allocation.release(it->key);
+  if (it->holds_numa_resources) node.numa.release_numa(it->key);
   node.pods.erase(it);
   ++node.generation;
   return true;

@@ -274,6 +274,7 @@ struct pod_info {
   std::string numa_spec_error;
   // Assigned pods: the CPUs NodeNUMAResource gave the pod (resource-status cpuset); empty = none.
   numa::cpu_set cpuset;
+  bool holds_numa_resources = false;  // NodeNUMAResource gave it NUMA node resources
 
   [[nodiscard]] std::string_view namespace_name() const noexcept;
   [[nodiscard]] kube_qos effective_kube_qos() const noexcept;
@@ -380,8 +381,10 @@ class cycle_state {
   std::vector<std::pair<const node_info*, resource_list>> reservation_relief;
   // The reservation the pod consumes on the chosen node (Reservation's Reserve); "" = none.
   std::string reservation;
-  // NodeNUMAResource's cpuset for the chosen node (Reserve; copied into the decision).
+  // NodeNUMAResource's cpuset and NUMA node resources for the chosen node (Reserve; copied into
+  // the decision).
   numa::cpu_set cpuset;
+  std::vector<numa::numa_amount> numa_resources;
   [[nodiscard]] const resource_list* relief_for(const node_info& node) const noexcept;
 
  private:
@@ -652,6 +655,9 @@ struct decision {
   std::vector<gpu_allocation> gpu_allocations;  // DeviceShare's per-device allocation
   std::string reservation;  // the reservation the pod consumes (Reservation's Reserve); "" none
   numa::cpu_set cpuset;     // NodeNUMAResource's CPUs for the pod (resource-status); empty none
+  // NodeNUMAResource's NUMA node resources for the pod (resource-status numaNodeResources),
+  // ascending node id; empty none.
+  std::vector<numa::numa_amount> numa_resources;
 };
 
 // numFeasibleNodesToFind (schedule_one.go): fewer than 100 nodes -> all; percentage 0 ->

@@ -56,7 +56,9 @@ result<numa_pre_filter_state> numa_pre_filter(const pod_info& pod,
   s.skip = false;
   s.requested_milli_cpu = pod.requests.cpu_milli;
   s.num_cpus_needed = static_cast<int>(pod.requests.cpu_milli / 1000);
+  s.requested_memory_bytes = pod.requests.memory_bytes;
   s.pod_numa_topology_policy = pod.numa_spec.topology_policy;
+  s.pod_numa_exclusive = pod.numa_spec.single_numa_node_exclusive;
   if (numa::allow_use_cpuset(pod.qos_label, pod.priority_class_with_default())) {
     auto b =
         numa::resolve_pod_cpu_bind(pod.cpu_resource_spec, pod.requests.cpu_milli, default_policy);
@@ -112,6 +114,11 @@ status node_numa_resource::filter(cycle_state& st, const pod_info& pod, const no
   return filter_with(*s, pod, node);
 }
 
+std::string_view node_numa_resource::intern(std::string text) const {
+  std::lock_guard lock(interned_mu_);
+  return *interned_.insert(std::move(text)).first;
+}
+
 status node_numa_resource::filter_with(const numa_pre_filter_state& s, const pod_info& pod,
                                        const node_info& node) const {
   (void)pod;
@@ -142,41 +149,161 @@ status node_numa_resource::filter_with(const numa_pre_filter_state& s, const pod
         s.num_cpus_needed % topo->cpus_per_core() != 0)
       return status::unresolvable(err_smt_alignment);
     if (required != numa::cpu_bind_policy::unset && *merged == numa::numa_topology_policy::none) {
-      auto a = allocate(s, node);
-      if (!a) return status::unschedulable(numa::err_not_enough_cpus, a.error().message);
-      return {};
+      numa_pod_allocation a;
+      return allocate_with_hint(s, node, true, std::nullopt, a);
     }
   }
-  if (*merged != numa::numa_topology_policy::none)
-    return status::unresolvable(err_numa_topology_policy_unsupported);
+  if (*merged == numa::numa_topology_policy::restricted ||
+      *merged == numa::numa_topology_policy::single_numa_node) {
+    numa::numa_hint best;
+    return admit(s, node, *merged, best);
+  }
   return {};
 }
 
-result<numa::cpu_set> node_numa_resource::allocate(const numa_pre_filter_state& s,
-                                                   const node_info& node) const {
+status node_numa_resource::allocate_with_hint(const numa_pre_filter_state& s, const node_info& node,
+                                              bool bind, const std::optional<std::uint64_t>& hint,
+                                              numa_pod_allocation& out) const {
   const auto& nn = node.numa;
-  auto bind = request_cpu_bind(s, nn.cpu_bind_policy);
-  if (!bind) return tl::unexpected(bind.error());
-  if (!*bind) return numa::cpu_set{};
   const auto* topo = nn.topology();
-  if (topo == nullptr || !topo->is_valid())
-    return fail(errc::failed_precondition, std::string(err_invalid_cpu_topology), node.name);
-  const auto* kubelet = nn.options->policy ? &*nn.options->policy : nullptr;
+  if (bind && (topo == nullptr || !topo->is_valid()))
+    return status::fail(std::string(err_invalid_cpu_topology));
+  const auto* kubelet = nn.options && nn.options->policy ? &*nn.options->policy : nullptr;
   const auto policy = numa::get_cpu_bind_policy(nn.labels, kubelet, s.required_cpu_bind_policy,
                                                 s.preferred_cpu_bind_policy);
+  const int max_ref = nn.options ? nn.options->max_ref_count : 1;
+  const numa::cpu_set reserved = nn.options ? nn.options->reserved_cpus : numa::cpu_set{};
+  out = {};
+  // allocateResourcesByHint: the request split over the hint's NUMA nodes.
+  if (hint) {
+    if (nn.numa_allocatable.empty())
+      return status::unresolvable(err_insufficient_resources_on_numa_node);
+    auto avail =
+        numa::available_numa_resources(nn.numa_allocatable, nn.numa_allocated(),
+                                       nn.cpuset_cpus_by_numa_node(), nn.cpu_amplification_ratio);
+    if (bind && policy.required) {
+      // trimNUMANodeResources: a NUMA node offers no more CPUs than the required policy can use.
+      const auto cpus = nn.allocation.available_cpus(*topo, max_ref, reserved).cpus;
+      for (auto& a : avail) {
+        if (a.cpu_milli == 0) continue;
+        const auto usable = numa::filter_cpus_by_required_cpu_bind_policy(
+            policy.policy, cpus.intersection(topo->cpus_in_numa_node(a.node)), *topo);
+        a.cpu_milli = std::min<std::int64_t>(a.cpu_milli, std::int64_t{usable.size()} * 1000);
+      }
+    }
+    numa::numa_split_options split;
+    split.request_cpu_bind = bind;
+    split.required_cpu_bind = policy.required;
+    split.bind = policy.policy;
+    split.cpus_per_core = topo != nullptr && topo->is_valid() ? topo->cpus_per_core() : 1;
+    auto shares =
+        numa::distribute_evenly({s.requested_milli_cpu, s.requested_memory_bytes},
+                                nn.numa_allocatable, avail, numa::numa_mask_ids(*hint), split);
+    if (!shares) return status::unschedulable(intern(shares.error().message));
+    out.numa_resources = std::move(*shares);
+  }
+  if (!bind) return {};
   auto strategy = numa::get_numa_allocate_strategy(
       nn.labels, args_.numa_scoring_strategy == scoring_strategy_type::most_allocated);
-  if (!strategy) return tl::unexpected(strategy.error());
+  if (!strategy) return status::unresolvable(intern(strategy.error().describe()));
   numa::cpuset_request req;
   req.num_cpus_needed = s.num_cpus_needed;
   req.policy.bind = policy.policy;
   req.policy.exclusive = s.preferred_cpu_exclusive_policy;
   req.policy.numa_strategy = *strategy;
-  req.policy.max_ref_count = nn.options->max_ref_count;
+  req.policy.max_ref_count = max_ref;
   req.required = policy.required;
-  const auto avail =
-      nn.allocation.available_cpus(*topo, nn.options->max_ref_count, nn.options->reserved_cpus);
-  return numa::allocate_cpuset(*topo, avail.cpus, avail.allocated, req);
+  for (const auto& a : out.numa_resources)
+    req.numa_nodes.push_back({a.node, static_cast<int>(a.cpu_milli / 1000)});
+  const auto avail = nn.allocation.available_cpus(*topo, max_ref, reserved);
+  auto cpus = numa::allocate_cpuset(*topo, avail.cpus, avail.allocated, req);
+  if (!cpus) return status::unschedulable(numa::err_not_enough_cpus, cpus.error().message);
+  out.cpuset = std::move(*cpus);
+  return {};
+}
+
+status node_numa_resource::admit(const numa_pre_filter_state& s, const node_info& node,
+                                 numa::numa_topology_policy policy, numa::numa_hint& best) const {
+  const auto& nn = node.numa;
+  if (nn.numa_allocatable.empty()) return status::unresolvable(err_missing_numa_resources);
+  auto bind = request_cpu_bind(s, nn.cpu_bind_policy);
+  if (!bind) return status::unresolvable(numa::err_invalid_requested_cpus);
+  // When the node's policy is set, the pod's exclusivity keeps its old default (none); a pod
+  // that names a policy gets Required unless it says otherwise.
+  auto exclusive = s.pod_numa_exclusive;
+  if (exclusive == numa::numa_topology_exclusive::unset &&
+      s.pod_numa_topology_policy != numa::numa_topology_policy::none)
+    exclusive = numa::numa_topology_exclusive::required;
+  std::vector<int> ids;
+  for (const auto& a : nn.numa_allocatable) ids.push_back(a.node);
+  // GetPodTopologyHints.
+  const auto* topo = nn.topology();
+  const auto* kubelet = nn.options && nn.options->policy ? &*nn.options->policy : nullptr;
+  const auto bind_policy = numa::get_cpu_bind_policy(nn.labels, kubelet, s.required_cpu_bind_policy,
+                                                     s.preferred_cpu_bind_policy);
+  auto avail =
+      numa::available_numa_resources(nn.numa_allocatable, nn.numa_allocated(),
+                                     nn.cpuset_cpus_by_numa_node(), nn.cpu_amplification_ratio);
+  if (*bind && bind_policy.required && topo != nullptr && topo->is_valid()) {
+    const int max_ref = nn.options ? nn.options->max_ref_count : 1;
+    const auto cpus = nn.allocation.available_cpus(*topo, max_ref, nn.options->reserved_cpus).cpus;
+    for (auto& a : avail) {
+      if (a.cpu_milli == 0) continue;
+      const auto usable = numa::filter_cpus_by_required_cpu_bind_policy(
+          bind_policy.policy, cpus.intersection(topo->cpus_in_numa_node(a.node)), *topo);
+      a.cpu_milli = std::min<std::int64_t>(a.cpu_milli, std::int64_t{usable.size()} * 1000);
+    }
+  }
+  numa::numa_request request{s.requested_milli_cpu, s.requested_memory_bytes};
+  if (*bind && nn.cpu_amplification_ratio > 1)
+    request.cpu_milli = amplify(request.cpu_milli, nn.cpu_amplification_ratio);
+  resource_list pod_requests;
+  pod_requests.cpu_milli = request.cpu_milli;
+  pod_requests.memory_bytes = request.memory_bytes;
+  const auto score = [&](const numa::numa_amount& used, const numa::numa_amount& total) {
+    resource_list u, t;
+    u.cpu_milli = used.cpu_milli;
+    u.memory_bytes = used.memory_bytes;
+    t.cpu_milli = total.cpu_milli;
+    t.memory_bytes = total.memory_bytes;
+    return numa_resource_allocation_score(args_.numa_scoring_strategy, args_.numa_scoring_resources,
+                                          u, t, pod_requests);
+  };
+  const auto try_allocate = [&](std::uint64_t mask) {
+    numa_pod_allocation a;
+    return allocate_with_hint(s, node, *bind, mask, a).ok();
+  };
+  const numa::provider_hints hints =
+      numa::generate_numa_hints(nn.numa_allocatable, avail, request, policy, score, try_allocate);
+  const auto st = nn.numa_status(static_cast<int>(ids.size()));
+  auto merged = numa::merge_numa_hints(policy, ids, std::span(&hints, 1), exclusive, st);
+  if (!merged.admit && !merged.reasons.empty()) {
+    std::string why;
+    for (const auto& r : merged.reasons) why += (why.empty() ? "" : ", ") + r;
+    return status::unschedulable(intern(std::move(why)));
+  }
+  best = merged.best;
+  numa_pod_allocation a;
+  return allocate_with_hint(s, node, *bind, best.affinity, a);
+}
+
+status node_numa_resource::allocate(const numa_pre_filter_state& s, const node_info& node,
+                                    numa_pod_allocation& out) const {
+  out = {};
+  if (s.skip) return {};
+  const auto& nn = node.numa;
+  auto merged = numa::merge_topology_policy(nn.topology_policy, s.pod_numa_topology_policy);
+  const auto policy = merged ? *merged : numa::numa_topology_policy::none;
+  auto bind = request_cpu_bind(s, nn.cpu_bind_policy);
+  if (!bind) return status::unresolvable(numa::err_invalid_requested_cpus);
+  if (!*bind && policy == numa::numa_topology_policy::none) return {};
+  std::optional<std::uint64_t> hint;
+  if (policy != numa::numa_topology_policy::none) {
+    numa::numa_hint best;
+    if (auto st = admit(s, node, policy, best); !st.ok()) return st;
+    hint = best.affinity;
+  }
+  return allocate_with_hint(s, node, *bind, hint, out);
 }
 
 std::int64_t node_numa_resource::score(cycle_state& st, const pod_info& pod, const node_info& node,
@@ -192,32 +319,66 @@ std::int64_t node_numa_resource::score_with(const numa_pre_filter_state& s, cons
   auto bind = request_cpu_bind(s, nn.cpu_bind_policy);
   if (!bind) return 0;
   if (*bind && (nn.topology() == nullptr || !nn.topology()->is_valid())) return 0;
-  // scoreWithAmplifiedCPUs (policy None; other policies are refused at Filter).
   const double ratio = nn.cpu_amplification_ratio;
   resource_list pod_requests = pod.requests;
   if (*bind && ratio > 1) pod_requests.cpu_milli = amplify(pod_requests.cpu_milli, ratio);
-  if (s.requested_milli_cpu == 0 || ratio <= 1)
+  auto merged = numa::merge_topology_policy(nn.topology_policy, s.pod_numa_topology_policy);
+  const auto policy = merged ? *merged : numa::numa_topology_policy::none;
+  if (policy == numa::numa_topology_policy::none) {
+    // scoreWithAmplifiedCPUs.
+    if (s.requested_milli_cpu == 0 || ratio <= 1)
+      return numa_resource_allocation_score(args_.scoring_strategy, args_.scoring_resources,
+                                            node.requested, node.allocatable, pod_requests);
+    resource_list requested = node.requested;
+    const std::int64_t held = allocated_cpuset_milli(node);
+    requested.cpu_milli += amplify(held, ratio) - held;
     return numa_resource_allocation_score(args_.scoring_strategy, args_.scoring_resources,
-                                          node.requested, node.allocatable, pod_requests);
-  resource_list requested = node.requested;
-  const std::int64_t held = allocated_cpuset_milli(node);
-  requested.cpu_milli += amplify(held, ratio) - held;
+                                          requested, node.allocatable, pod_requests);
+  }
+  // The allocation under the hint Filter found (BestEffort: none yet, as in Koordinator, whose
+  // Filter stores no hint for it); a failure scores 0.
+  std::optional<std::uint64_t> hint;
+  if (policy != numa::numa_topology_policy::best_effort) {
+    numa::numa_hint best;
+    if (!admit(s, node, policy, best).ok()) return 0;
+    hint = best.affinity;
+  }
+  numa_pod_allocation a;
+  if (!allocate_with_hint(s, node, *bind, hint, a).ok()) return 0;
+  // calculateAllocatableAndRequested.
+  resource_list allocatable = node.allocatable, requested = node.requested;
+  if (!a.numa_resources.empty()) {
+    allocatable = {};
+    requested = {};
+    std::vector<numa::numa_amount> held;
+    (void)numa::available_numa_resources(nn.numa_allocatable, nn.numa_allocated(),
+                                         nn.cpuset_cpus_by_numa_node(), ratio, &held);
+    for (const auto& share : a.numa_resources) {
+      for (const auto& h : held)
+        if (h.node == share.node) {
+          requested.cpu_milli += h.cpu_milli;
+          requested.memory_bytes += h.memory_bytes;
+        }
+      for (const auto& t : nn.numa_allocatable)
+        if (t.node == share.node) {
+          allocatable.cpu_milli += t.cpu_milli;
+          allocatable.memory_bytes += t.memory_bytes;
+        }
+    }
+  }
+  if (!a.cpuset.empty()) requested.cpu_milli = amplify(allocated_cpuset_milli(node), ratio);
   return numa_resource_allocation_score(args_.scoring_strategy, args_.scoring_resources, requested,
-                                        node.allocatable, pod_requests);
+                                        allocatable, pod_requests);
 }
 
 status node_numa_resource::reserve(cycle_state& st, const pod_info&, const node_info& node,
                                    event_time) {
   const auto* s = st.find<numa_pre_filter_state>(slot());
   if (s == nullptr) return status::fail("NodeNUMAResource: no PreFilter state");
-  if (s->skip) return {};
-  auto a = allocate(*s, node);
-  if (!a) {
-    if (a.error().message == err_invalid_cpu_topology)
-      return status::fail(std::string(err_invalid_cpu_topology));
-    return status::unschedulable(numa::err_not_enough_cpus, a.error().message);
-  }
-  st.cpuset = std::move(*a);
+  numa_pod_allocation a;
+  if (auto r = allocate(*s, node, a); !r.ok()) return r;
+  st.cpuset = std::move(a.cpuset);
+  st.numa_resources = std::move(a.numa_resources);
   return {};
 }
 

@@ -10,10 +10,16 @@
 // decision). The node view is changed only by assume_pod / forget_pod (framework.hpp), which add
 // and release the cpuset in node_info::numa.allocation.
 //
-// NUMA topology policies: None is Koordinator's path in full. BestEffort, Restricted and
-// SingleNUMANode need the topology manager's NUMA hints and the per-NUMA-node resource split,
-// which Colony does not have yet: a node (or pod) that asks for one is refused with a reason
-// that says so, rather than scheduled as if it had none.
+// NUMA topology policies (the node's numa-topology-policy label, else its kubelet's; the pod's
+// numa-topology-spec, which must agree): under Restricted and SingleNUMANode, Filter asks the
+// topology manager (numa/topology_manager.hpp) for the pod's best NUMA hint over the hints its
+// request admits (numa/numa_resources.hpp) and refuses the node when it is not preferred; under
+// BestEffort, Reserve does the same and takes any hint. The pod then gets NUMA node resources
+// split over the hint's NUMA nodes (and its cpuset from them), which the node holds until the
+// pod leaves. Score scores the NUMA nodes of the allocation under Restricted / SingleNUMANode.
+// Koordinator stores the Filter's hint per node in the cycle state; Colony computes it again in
+// Score and Reserve (same node state, same answer). Reservations' reusable CPUs and preemption
+// (Koordinator's reservation restore and preemptible state) are not modelled.
 //
 // Koordinator: pkg/scheduler/plugins/nodenumaresource/{plugin.go (PreFilter, Filter,
 // filterAmplifiedCPUs, Reserve, getResourceOptions, tryAllocateFromNode), scoring.go (Score,
@@ -26,6 +32,9 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,20 +71,30 @@ inline constexpr std::string_view err_insufficient_amplified_cpu = "Insufficient
 // Colony's: the node's numa-topology-policy label names no policy Koordinator defines.
 inline constexpr std::string_view err_invalid_numa_topology_policy_label =
     "node(s) invalid node.koordinator.sh/numa-topology-policy label";
-// Colony's: NUMA topology policies other than None are not modelled yet (see above).
-inline constexpr std::string_view err_numa_topology_policy_unsupported =
-    "node(s) NUMA topology policy other than None is not supported by Colony yet";
+inline constexpr std::string_view err_missing_numa_resources = "node(s) missing NUMA resources";
+inline constexpr std::string_view err_insufficient_numa_node_resources =
+    "node(s) Insufficient NUMA Node resources";
+inline constexpr std::string_view err_insufficient_resources_on_numa_node =
+    "insufficient resources on NUMA Node";
 
 // preFilterState.
 struct numa_pre_filter_state : cycle_data {
   bool skip = true;
   bool request_cpu_bind = false;
   std::int64_t requested_milli_cpu = 0;
+  std::int64_t requested_memory_bytes = 0;
   int num_cpus_needed = 0;
   numa::cpu_bind_policy required_cpu_bind_policy = numa::cpu_bind_policy::unset;
   numa::cpu_bind_policy preferred_cpu_bind_policy = numa::cpu_bind_policy::unset;
   numa::cpu_exclusive_policy preferred_cpu_exclusive_policy = numa::cpu_exclusive_policy::unset;
   numa::numa_topology_policy pod_numa_topology_policy = numa::numa_topology_policy::none;
+  numa::numa_topology_exclusive pod_numa_exclusive = numa::numa_topology_exclusive::unset;
+};
+
+// What Reserve allocates on a node (PodAllocation): a cpuset and NUMA node resources.
+struct numa_pod_allocation {
+  numa::cpu_set cpuset;
+  std::vector<numa::numa_amount> numa_resources;
 };
 
 class node_numa_resource final : public plugin {
@@ -103,13 +122,27 @@ class node_numa_resource final : public plugin {
                                    const node_info& node) const;
   [[nodiscard]] std::int64_t score_with(const numa_pre_filter_state& s, const pod_info& pod,
                                         const node_info& node) const;
-  // Reserve's allocation: the cpuset (empty when the pod binds no CPUs here), or the status that
-  // refuses the node.
-  [[nodiscard]] result<numa::cpu_set> allocate(const numa_pre_filter_state& s,
-                                               const node_info& node) const;
+  // Reserve's allocation (empty when the pod binds nothing here), or the status that refuses
+  // the node.
+  [[nodiscard]] status allocate(const numa_pre_filter_state& s, const node_info& node,
+                                numa_pod_allocation& out) const;
+  // FilterByNUMANode (the topology manager's Admit): the pod's best NUMA hint on the node under
+  // `policy`, allocatable there, or the status that refuses the node.
+  [[nodiscard]] status admit(const numa_pre_filter_state& s, const node_info& node,
+                             numa::numa_topology_policy policy, numa::numa_hint& best) const;
 
  private:
+  struct node_context;
+  [[nodiscard]] status allocate_with_hint(const numa_pre_filter_state& s, const node_info& node,
+                                          bool bind, const std::optional<std::uint64_t>& hint,
+                                          numa_pod_allocation& out) const;
+  // A refusal text that is not a constant, kept for the plugin's lifetime (status::reason must
+  // outlive the cycle); thread-safe.
+  [[nodiscard]] std::string_view intern(std::string text) const;
+
   node_numa_resource_args args_;
+  mutable std::mutex interned_mu_;
+  mutable std::set<std::string, std::less<>> interned_;
 };
 
 // PreFilter's state of a pod, as a value (PreFilter stores it): skip when the pod requests

@@ -77,8 +77,26 @@ json node_slo_object(std::string_view node, const json& spec) {
               {"spec", spec}};
 }
 
+std::string resource_status_annotation(const wire::PodScheduled& p) {
+  // extension.ResourceStatus: {"cpuset":"...","numaNodeResources":[{"node":0,"resources":{..}}]},
+  // both omitempty; quantities as resource.Quantity writes them.
+  json j = json::object();
+  if (p.cpuset() && p.cpuset()->size() > 0) j["cpuset"] = std::string(to_string_view(p.cpuset()));
+  if (p.numa_resources() && p.numa_resources()->size() > 0) {
+    json list = json::array();
+    for (const auto* a : *p.numa_resources()) {
+      json res = json::object();
+      if (a->cpu_milli() != 0) res["cpu"] = k8s::format_milli(a->cpu_milli());
+      if (a->memory_bytes() != 0) res["memory"] = k8s::format_binary_si(a->memory_bytes());
+      list.push_back(json{{"node", a->node()}, {"resources", std::move(res)}});
+    }
+    j["numaNodeResources"] = std::move(list);
+  }
+  return j.empty() ? std::string{} : j.dump();
+}
+
 json binding_body(std::string_view ns, std::string_view name, std::string_view node,
-                  std::string_view cpuset) {
+                  std::string_view resource_status) {
   // What DefaultBinder posts (pkg/scheduler/framework/plugins/defaultbinder), uid aside:
   // PodScheduled does not carry it.
   json b{{"apiVersion", "v1"},
@@ -89,9 +107,9 @@ json binding_body(std::string_view ns, std::string_view name, std::string_view n
   // (pkg/scheduler/plugins/nodenumaresource/plugin.go preBindObject); the API server copies a
   // Binding's annotations onto the pod as it binds it (pkg/registry/core/pod/storage
   // setPodHostAndAnnotations), so the pod gets it in the same write.
-  if (!cpuset.empty())
+  if (!resource_status.empty())
     b["metadata"]["annotations"] = {
-        {std::string(names::annotation_resource_status), json{{"cpuset", cpuset}}.dump()}};
+        {std::string(names::annotation_resource_status), std::string(resource_status)}};
   return b;
 }
 

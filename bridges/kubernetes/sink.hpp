@@ -216,10 +216,13 @@ class decision_sink {
 // "ns/name" -> {ns, name}; a key without '/' is in "default".
 [[nodiscard]] std::pair<std::string, std::string> split_pod_key(std::string_view key);
 
-// v1 Binding of pod ns/name to node; a non-empty cpuset (NodeNUMAResource's) rides as the
-// scheduling.koordinator.sh/resource-status annotation {"cpuset":"..."}.
+// v1 Binding of pod ns/name to node; a non-empty resource_status (NodeNUMAResource's,
+// resource_status_annotation) rides as the scheduling.koordinator.sh/resource-status annotation.
 [[nodiscard]] nlohmann::json binding_body(std::string_view ns, std::string_view name,
-                                          std::string_view node, std::string_view cpuset = {});
+                                          std::string_view node,
+                                          std::string_view resource_status = {});
+// The resource-status JSON of a binding's cpuset and NUMA node resources; "" when it has none.
+[[nodiscard]] std::string resource_status_annotation(const wire::PodScheduled& p);
 
 // kube-scheduler's FitError text from PodUnschedulable's reasons ("0/N nodes are available:
 // 2 Insufficient cpu, 1 node(s) didn't match ...."), truncated to an Event note's 1024 bytes.

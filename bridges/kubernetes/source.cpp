@@ -106,6 +106,9 @@ std::vector<source_kind> default_source_kinds(const translate_options& t) {
        "/apis/scheduling.sigs.k8s.io/v1alpha1/elasticquotas", ""},
       {object_kind::node_metric, "nodemetrics", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics",
        ""},
+      // NodeNUMAResource reads the v1alpha1 API, as Koordinator's informer does.
+      {object_kind::node_resource_topology, "noderesourcetopologies",
+       "/apis/topology.node.k8s.io/v1alpha1/noderesourcetopologies", ""},
   };
   // The recorded kinds (ObjectObserved), listed across namespaces where namespaced; the
   // plural names the informer and its checkpoint entry.

@@ -13,7 +13,7 @@ using ti::json;
 
 namespace {
 
-constexpr std::array<std::pair<object_kind, std::string_view>, 13> kinds = {{
+constexpr std::array<std::pair<object_kind, std::string_view>, 14> kinds = {{
     {object_kind::node, "Node"},
     {object_kind::pod, "Pod"},
     {object_kind::priority_class, "PriorityClass"},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<object_kind, std::string_view>, 13> kinds = {{
     {object_kind::pod_migration_job, "PodMigrationJob"},
     {object_kind::pod_group, "PodGroup"},
     {object_kind::device, "Device"},
+    {object_kind::node_resource_topology, "NodeResourceTopology"},
     {object_kind::node_slo, "NodeSLO"},
 }};
 
@@ -96,6 +97,8 @@ result<event_list> dispatch(object_kind kind, const ti::request& r) {
       return ti::translate_reservation(r);
     case object_kind::pod_migration_job:
       return ti::translate_migration_job(r);
+    case object_kind::node_resource_topology:
+      return ti::translate_node_resource_topology(r);
     case object_kind::elastic_quota_profile:
     case object_kind::pod_group:
     case object_kind::device:
@@ -226,6 +229,11 @@ change change_kind(object_kind kind, const json& old_object, const json& new_obj
                    : change::relevant;
       case object_kind::pod_migration_job:
         return ti::migration_job_projection(old_object) == ti::migration_job_projection(new_object)
+                   ? change::none
+                   : change::relevant;
+      case object_kind::node_resource_topology:
+        return ti::node_resource_topology_projection(old_object) ==
+                       ti::node_resource_topology_projection(new_object)
                    ? change::none
                    : change::relevant;
       case object_kind::elastic_quota_profile:

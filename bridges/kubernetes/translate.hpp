@@ -38,6 +38,9 @@
 //                              final: MigrationJobPhaseChanged Aborted (also for Colony's own
 //                              jobs, options.descheduler_name); anything else, and another
 //                              descheduler's jobs: nothing (translate_migration_job.cpp)
+//   NodeResourceTopology       NodeResourceTopologyUpdated (schema v10) keyed to its node: the
+//                              annotations, topologyPolicies and the zones' allocatable cpu and
+//                              memory (translate_nrt.cpp); DELETED: the same with deleted set
 //   ElasticQuotaProfile,       ObjectObserved (schema v4): the object recorded as the apiserver
 //   PodGroup,                  holds it (apiVersion, kind, namespace, name, uid,
 //   Device                     resourceVersion, labels, .spec and .status as compact JSON);
@@ -90,6 +93,8 @@ enum class object_kind : std::uint8_t {
   pod_migration_job,
   pod_group,
   device,
+  // NodeResourceTopology (topology.node.k8s.io/v1alpha1): NodeResourceTopologyUpdated.
+  node_resource_topology,
   // Known, not yet translated.
   node_slo,
 };

@@ -148,6 +148,7 @@ struct request {
 [[nodiscard]] result<event_list> translate_reservation(const request& r);
 // PodMigrationJob: MigrationJobCreated / MigrationJobPhaseChanged (translate_migration_job.cpp).
 [[nodiscard]] result<event_list> translate_migration_job(const request& r);
+[[nodiscard]] result<event_list> translate_node_resource_topology(const request& r);
 // The recorded kinds (recorded_kind(kind) set): ObjectObserved.
 [[nodiscard]] result<event_list> translate_recorded(object_kind kind, const request& r);
 
@@ -165,5 +166,6 @@ struct request {
 [[nodiscard]] json recorded_projection(const json& o);
 [[nodiscard]] json reservation_projection(const json& o);
 [[nodiscard]] json migration_job_projection(const json& o);
+[[nodiscard]] json node_resource_topology_projection(const json& o);
 
 }  // namespace colony::kube::translate_internal

@@ -22,8 +22,9 @@ std::pair<wire::EntityKind, std::string> entity_of(object_kind kind, const std::
                                                    const std::string& name) {
   switch (kind) {
     case object_kind::node:
-    case object_kind::node_metric:  // a NodeMetric is named after its node
-    case object_kind::node_slo:     // so is a NodeSLO
+    case object_kind::node_metric:             // a NodeMetric is named after its node
+    case object_kind::node_slo:                // so is a NodeSLO
+    case object_kind::node_resource_topology:  // and a NodeResourceTopology
       return {wire::EntityKind::Node, name};
     case object_kind::pod:
       return {wire::EntityKind::Pod, ns.empty() ? name : ns + "/" + name};

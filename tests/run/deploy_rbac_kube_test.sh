@@ -357,6 +357,7 @@ CAN_I=(
   "allow delete reservations.scheduling.koordinator.sh"
   "allow watch podmigrationjobs.scheduling.koordinator.sh"
   "allow watch devices.scheduling.koordinator.sh"
+  "allow watch noderesourcetopologies.topology.node.k8s.io"
   "allow watch podgroups.scheduling.sigs.k8s.io -A"
   "allow create mutatingwebhookconfigurations.admissionregistration.k8s.io"
   "allow create validatingwebhookconfigurations.admissionregistration.k8s.io"

@@ -107,8 +107,9 @@ int run_cli(const std::string& args, std::string* err = nullptr) {
 }  // namespace
 
 TEST(SimConfig, ShippedConfigsParse) {
-  for (const char* n : {"koordinator-defaults", "no-colocation", "aggressive-reclaim",
-                        "elastic-quota", "descheduler", "descheduler-reservation"}) {
+  for (const char* n :
+       {"koordinator-defaults", "no-colocation", "aggressive-reclaim", "elastic-quota",
+        "descheduler", "descheduler-reservation", "numa-lsr", "cpu-normalization"}) {
     auto c = sim::load_sim_config(repo_root() + "/sim/configs/" + n + ".yaml");
     ASSERT_TRUE(c.has_value()) << n << ": " << c.error().describe();
     EXPECT_EQ(c->name, n);
@@ -131,6 +132,84 @@ TEST(SimConfig, ShippedConfigsParse) {
   ASSERT_TRUE(r.descheduler.has_value());
   EXPECT_EQ(r.descheduler->migration.default_job_mode, "ReservationFirst");
   EXPECT_EQ(r.workloads, sim::workload_model::shape);
+}
+
+TEST(SimConfig, NumaTopologyAndCpuModels) {
+  const auto n = shipped("numa-lsr");
+  ASSERT_TRUE(n.numa_topology.has_value());
+  EXPECT_EQ(n.numa_topology->sockets, 2);
+  EXPECT_EQ(n.numa_topology->threads_per_core, 2);
+  EXPECT_FALSE(n.cpu_normalization_plugins);
+  EXPECT_FALSE(shipped("koordinator-defaults").numa_topology.has_value());
+  const auto c = shipped("cpu-normalization");
+  EXPECT_TRUE(c.cpu_normalization_plugins);
+  ASSERT_EQ(c.cpu_models.size(), 3u);
+  EXPECT_EQ(c.cpu_models[0].cpus, 104);
+  EXPECT_EQ(c.cpu_models[2].cpus, 0);
+  // The machine model of a node by its CPU count (numa_topology_config's documented rule).
+  sim::numa_topology_config t;  // 2 sockets x 1 NUMA node, 2 threads a core
+  auto m = sim::numa_machine_model(96, t);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->sockets, 2);
+  EXPECT_EQ(m->cores_per_numa_node, 24);
+  m = sim::numa_machine_model(82, t);  // 82 = 2 x 41: one socket, 41 cores of 2 threads
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->sockets, 1);
+  EXPECT_EQ(m->cores_per_numa_node, 41);
+  m = sim::numa_machine_model(7, t);  // odd: one thread a core
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->threads_per_core, 1);
+  EXPECT_EQ(m->cores_per_numa_node, 7);
+  EXPECT_FALSE(sim::numa_machine_model(0, t).has_value());
+  // Errors name the field.
+  struct row {
+    const char* yaml;
+    const char* field;
+  };
+  const row rows[] = {
+      {"name: x\nnumaTopology: {sockets: 0}\n", "numaTopology.sockets"},
+      {"name: x\nnumaTopology: {kubeletTopologyPolicy: Strict}\n",
+       "numaTopology.kubeletTopologyPolicy"},
+      {"name: x\nnumaTopology: {nodeCPUBindPolicy: Pinned}\n", "numaTopology.nodeCPUBindPolicy"},
+      {"name: x\nnumaTopology: {cores: 4}\n", "numaTopology.cores"},
+      {"name: x\ncpuModels: [{cpus: 8}]\n", "cpuModels[0].model"},
+      {"name: x\ncpuModels: [{cpus: -1, model: m}]\n", "cpuModels[0].cpus"},
+      {"name: x\ncpuModels: [{model: m, turboEnabled: maybe}]\n", "cpuModels[0].turboEnabled"},
+  };
+  for (const auto& r : rows) {
+    auto bad = sim::parse_sim_config(r.yaml, "cfg.yaml");
+    ASSERT_FALSE(bad.has_value()) << r.yaml;
+    EXPECT_NE(bad.error().message.find(r.field), std::string::npos) << bad.error().describe();
+  }
+}
+
+// numa-lsr on the cut: every node reports a topology, the whole-CPU online pods become LSR and
+// get exclusive cpusets, and the run keeps its invariants and is the same at 1 and 4 threads.
+TEST(Sim, NumaLsrGivesWholeCpuPodsCpusets) {
+  const auto t = load_cut();
+  const auto dir = fixture().root;
+  const auto r = run(t, shipped("numa-lsr"), 1, (dir / "numa1").string());
+  expect_invariants(r.summary);
+  ASSERT_TRUE(r.summary.contains("numa")) << r.summary.dump();
+  const auto& n = r.summary["numa"];
+  EXPECT_GT(n["nodes_with_topology"].get<std::uint64_t>(), 50u);
+  EXPECT_GT(n["cpuset_pods"].get<std::uint64_t>(), 10u);
+  EXPECT_GE(n["cpuset_cpus"].get<std::uint64_t>(), 2 * n["cpuset_pods"].get<std::uint64_t>());
+  EXPECT_FALSE(run(t, shipped("koordinator-defaults"), 1).summary.contains("numa"));
+  const auto r4 = run(t, shipped("numa-lsr"), 4, (dir / "numa4").string());
+  EXPECT_EQ(r4.summary["events"]["log_byte_digest"], r.summary["events"]["log_byte_digest"]);
+}
+
+// cpu-normalization on the cut: the slo-controller writes each model's ratio on its nodes.
+TEST(Sim, CpuNormalizationAnnotatesNodesByModel) {
+  const auto t = load_cut();
+  const auto r = run(t, shipped("cpu-normalization"), 1);
+  expect_invariants(r.summary);
+  ASSERT_TRUE(r.summary.contains("cpu_normalization")) << r.summary.dump();
+  const auto& by = r.summary["cpu_normalization"]["nodes_by_ratio"];
+  EXPECT_TRUE(by.contains("1.29")) << by.dump();  // the 104-CPU nodes' model, HT on
+  EXPECT_TRUE(by.contains("1.00")) << by.dump();  // the 96-CPU nodes' baseline
+  EXPECT_FALSE(run(t, shipped("koordinator-defaults"), 1).summary.contains("cpu_normalization"));
 }
 
 TEST(SimConfig, BuiltInDefaultIsTheShippedFile) {

@@ -347,7 +347,7 @@ void scheduler_component::unassume(pod_rec& p) {
 
 void scheduler_component::on_bound(std::string_view pod, std::string_view node,
                                    const resource_list& requests, std::vector<gpu_allocation> gpus,
-                                   std::string_view reservation, numa::cpu_set cpuset) {
+                                   std::string_view reservation, numa_grant grant) {
   auto it = pods_.find(pod);
   if (it == pods_.end()) {
     pod_rec r;
@@ -369,7 +369,8 @@ void scheduler_component::on_bound(std::string_view pod, std::string_view node,
     decision d;
     d.node = std::string(node);
     d.gpu_allocations = std::move(gpus);
-    d.cpuset = std::move(cpuset);
+    d.cpuset = std::move(grant.cpuset);
+    d.numa_resources = std::move(grant.numa_resources);
     assume_pod(nodes_[n], p.info, d, now_);
     p.node = std::string(node);
     p.reservation.clear();
@@ -591,10 +592,13 @@ void scheduler_component::on_event(const wire::Envelope& env,
       const auto rsv = to_string_view(e->reservation());
       // A cpuset that does not parse binds no CPUs here (the node actor wrote what the
       // scheduler proposed; only a corrupt record gets here).
-      numa::cpu_set cpus;
-      if (auto c = numa::cpu_set::parse(to_string_view(e->cpuset()))) cpus = std::move(*c);
+      numa_grant grant;
+      if (auto c = numa::cpu_set::parse(to_string_view(e->cpuset()))) grant.cpuset = std::move(*c);
+      if (e->numa_resources())
+        for (const auto* a : *e->numa_resources())
+          grant.numa_resources.push_back({a->node(), a->cpu_milli(), a->memory_bytes()});
       on_bound(to_string_view(e->pod()), to_string_view(e->node()), to_resource_list(e->requests()),
-               std::move(gpus), rsv, std::move(cpus));
+               std::move(gpus), rsv, std::move(grant));
       // The reservation controller's part: an allocate-once reservation with a bound owner is
       // used up. The scheduler whose proposal it was writes it, once.
       if (!rsv.empty() && to_string_view(e->scheduler()) == name_)
@@ -747,6 +751,13 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
     // Schema v10: only a pod with a cpuset carries it (other records keep their bytes).
     auto cpus = d.cpuset.empty() ? flatbuffers::Offset<flatbuffers::String>{}
                                  : fbb.CreateString(d.cpuset.to_string());
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::NumaNodeResource>>> numa;
+    if (!d.numa_resources.empty()) {
+      std::vector<flatbuffers::Offset<wire::NumaNodeResource>> v;
+      for (const auto& a : d.numa_resources)
+        v.push_back(wire::CreateNumaNodeResource(fbb, a.node, a.cpu_milli, a.memory_bytes));
+      numa = fbb.CreateVector(v);
+    }
     auto payload =
         wire::CreatePodBindProposed(fbb, pod, node, sched, qp.attempts, d.total_score, sv, av, rq,
                                     dv, quota, static_cast<std::int32_t>(d.feasible_nodes),

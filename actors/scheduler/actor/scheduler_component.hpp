@@ -142,6 +142,12 @@ struct scheduler_component_options {
   std::shared_ptr<framework_recorder> recorder;
 };
 
+// What NodeNUMAResource gave a bound pod (PodScheduled's cpuset and NUMA node resources).
+struct numa_grant {
+  numa::cpu_set cpuset;
+  std::vector<numa::numa_amount> numa_resources;
+};
+
 class scheduler_component final : public entities::component {
  public:
   [[nodiscard]] static result<std::unique_ptr<scheduler_component>> create(
@@ -206,7 +212,7 @@ class scheduler_component final : public entities::component {
   void unassume(pod_rec& p);
   void on_bound(std::string_view pod, std::string_view node, const resource_list& requests,
                 std::vector<gpu_allocation> gpus, std::string_view reservation,
-                numa::cpu_set cpuset = {});
+                numa_grant grant = {});
   void enable_reservations();
   void on_reservation_upserted(const wire::ReservationUpserted& e);
   void on_reservation_phase(const wire::ReservationPhaseChanged& e);

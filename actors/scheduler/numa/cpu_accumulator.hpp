@@ -97,11 +97,16 @@ class node_cpu_allocation {
   // The allocated CPUs, ascending id.
   [[nodiscard]] std::vector<allocated_cpu> allocated() const;
 
- private:
   struct pod {
     cpu_set cpus;
     cpu_exclusive_policy exclusive = cpu_exclusive_policy::unset;
   };
+  // The pods holding CPUs, in the order they were added.
+  [[nodiscard]] const std::vector<std::pair<std::string, pod>>& pods() const noexcept {
+    return pods_;
+  }
+
+ private:
   std::vector<std::pair<std::string, pod>> pods_;  // insertion order; few pods per node
   std::vector<allocated_cpu> cpus_;                // ascending cpu id
 };

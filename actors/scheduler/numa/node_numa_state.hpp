@@ -14,6 +14,8 @@
 
 #include "actors/scheduler/numa/cpu_accumulator.hpp"
 #include "actors/scheduler/numa/numa_aware.hpp"
+#include "actors/scheduler/numa/numa_resources.hpp"
+#include "actors/scheduler/numa/topology_manager.hpp"
 #include "actors/scheduler/numa/topology_options.hpp"
 
 namespace colony::scheduler::numa {
@@ -25,9 +27,13 @@ struct node_numa_state {
   // The node's labels the plugin reads (cpu-bind-policy, numa-topology-policy,
   // numa-allocate-strategy); the rest are left out.
   label_map labels;
-  // extension.GetNodeResourceAmplificationRatio(cpu): <= 1 (or -1, absent) = none.
+  // extension.GetNodeResourceAmplificationRatio(cpu / memory): <= 1 (or -1, absent) = none.
+  // Call refresh() after changing them.
   double cpu_amplification_ratio = -1;
+  double memory_amplification_ratio = -1;
   node_cpu_allocation allocation;
+  // NodeAllocation's NUMA half: the NUMA node resources each pod holds, in the order added.
+  std::vector<std::pair<std::string, std::vector<numa_amount>>> numa_pods;
 
   // Derived by refresh() from the above:
   node_cpu_bind_policy cpu_bind_policy = node_cpu_bind_policy::none;  // GetNodeCPUBindPolicy
@@ -35,6 +41,9 @@ struct node_numa_state {
   // The numa-topology-policy label names no policy (Koordinator would carry the unknown string
   // into mergeTopologyPolicy); Colony's Filter refuses the node with this message.
   std::string topology_policy_error;
+  // The NUMA nodes' allocatable cpu and memory (net of reserved CPUs), amplified by the node's
+  // ratios (amplifyNUMANodeResources); ascending node id; empty without NUMA zones.
+  std::vector<numa_amount> numa_allocatable;
 
   [[nodiscard]] const cpu_topology* topology() const noexcept {
     return options ? &options->topology : nullptr;
@@ -59,6 +68,17 @@ struct node_numa_state {
   }
   // Recomputes the derived fields.
   void refresh();
+
+  // addPodAllocation / release of a pod's NUMA resources (the cpuset half is `allocation`).
+  void add_numa(const std::string& pod_key, std::vector<numa_amount> shares);
+  void release_numa(std::string_view pod_key);
+  // What the pods hold per NUMA node (ascending node id, only nodes something was held on).
+  [[nodiscard]] std::vector<numa_amount> numa_allocated() const;
+  // CPUs cpuset pods hold on each NUMA node id (index = id).
+  [[nodiscard]] std::vector<int> cpuset_cpus_by_numa_node() const;
+  // GetAllNUMANodeStatus over NUMA node ids 0..n-1: idle, single (only pods whose cpuset is on
+  // one NUMA node) or shared.
+  [[nodiscard]] std::vector<numa_node_status> numa_status(int n) const;
 };
 
 }  // namespace colony::scheduler::numa

@@ -144,7 +144,7 @@ topology_options new_topology_options(const label_map& nrt_annotations,
                  "NodeResourceTopology zones"});
       continue;
     }
-    o.numa_node_cpus.push_back({id, z.cpu_allocatable_milli});
+    o.numa_node_cpus.push_back({id, z.cpu_allocatable_milli, z.memory_allocatable_bytes});
   }
   std::stable_sort(o.numa_node_cpus.begin(), o.numa_node_cpus.end(),
                    [](const numa_node_cpu& a, const numa_node_cpu& b) { return a.node < b.node; });

@@ -33,11 +33,14 @@ struct nrt_zone {
   std::string name;  // "node-<id>" for NUMA nodes
   std::string type;  // "Node" for NUMA nodes
   std::int64_t cpu_allocatable_milli = 0;
+  std::int64_t memory_allocatable_bytes = 0;
 };
 
+// A NUMA node's resources (NUMANodeResource, the cpu and memory Colony models).
 struct numa_node_cpu {
   int node = 0;
-  std::int64_t cpu_milli = 0;  // allocatable cpu minus the node's reserved CPUs x 1000
+  std::int64_t cpu_milli = 0;     // allocatable cpu minus the node's reserved CPUs x 1000
+  std::int64_t memory_bytes = 0;  // allocatable memory
   bool operator==(const numa_node_cpu&) const = default;
 };
 

@@ -225,9 +225,9 @@ TEST(NodeNUMAResourceFilter, PolicyAndLabelRefusalsNameWhatIsWrong) {
   auto s = state(true, 4, cpu_bind_policy::full_pcpus);
   s.pod_numa_topology_policy = numa::numa_topology_policy::restricted;
   EXPECT_EQ(plugin.filter_with(s, pod, single).reason, numa::err_not_match_numa_topology);
-  // The same policy on both: NUMA hints are not modelled; refused, saying so.
+  // The same policy on both, on a node whose NodeResourceTopology has no NUMA zones.
   s.pod_numa_topology_policy = numa::numa_topology_policy::single_numa_node;
-  EXPECT_EQ(plugin.filter_with(s, pod, single).reason, err_numa_topology_policy_unsupported);
+  EXPECT_EQ(plugin.filter_with(s, pod, single).reason, err_missing_numa_resources);
   // A required policy on a node without enough free CPUs: the accumulator's reason.
   auto small = test_node(numa::build_cpu_topology_for_test(1, 1, 2, 2), {});
   auto big = plugin.filter_with(state(true, 8, cpu_bind_policy::full_pcpus), pod, small);

@@ -28,6 +28,45 @@ TEST(SinkBodies, Binding) {
   EXPECT_EQ(split_pod_key("b"), (std::pair<std::string, std::string>{"default", "b"}));
 }
 
+// NodeNUMAResource's allocation rides on the Binding as resource-status, as Koordinator's PreBind
+// writes it (extension.ResourceStatus, omitempty; quantities as resource.Quantity prints them).
+TEST(SinkBodies, BindingCarriesResourceStatus) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  auto pod = fbb.CreateString("ns/lsr");
+  auto node = fbb.CreateString("n1");
+  auto rq = b.resources({});
+  auto sched = fbb.CreateString("koord-scheduler");
+  auto cpus = fbb.CreateString("0-1,96-97");
+  std::vector<flatbuffers::Offset<wire::NumaNodeResource>> v = {
+      wire::CreateNumaNodeResource(fbb, 0, 4000, std::int64_t{40} << 30),
+      wire::CreateNumaNodeResource(fbb, 1, 1500, 0)};
+  auto numa = fbb.CreateVector(v);
+  auto ps = wire::CreatePodScheduled(fbb, pod, node, -1, rq, 0, sched, 0, cpus, numa);
+  const auto rec =
+      b.finish(messages::header{event_time{1}, wire::EntityKind::Node, "n1", -1, "node"}, ps);
+  auto d = messages::decode(rec, "test");
+  ASSERT_TRUE(d.has_value());
+  const std::string rs = resource_status_annotation(*d->envelope->payload_as_PodScheduled());
+  EXPECT_EQ(json::parse(rs), json::parse(R"({"cpuset":"0-1,96-97","numaNodeResources":[
+              {"node":0,"resources":{"cpu":"4","memory":"40Gi"}},
+              {"node":1,"resources":{"cpu":"1500m"}}]})"));
+  const json body = binding_body("ns", "lsr", "n1", rs);
+  EXPECT_EQ(body["metadata"]["annotations"]["scheduling.koordinator.sh/resource-status"], rs);
+  // A pod without an allocation: no annotation at all (offsets of the finished buffer are gone).
+  auto pod2 = fbb.CreateString("ns/ls");
+  auto node2 = fbb.CreateString("n1");
+  auto rq2 = b.resources({});
+  auto sched2 = fbb.CreateString("koord-scheduler");
+  auto plain = wire::CreatePodScheduled(fbb, pod2, node2, -1, rq2, 0, sched2);
+  const auto rec2 =
+      b.finish(messages::header{event_time{1}, wire::EntityKind::Node, "n1", -1, "node"}, plain);
+  auto d2 = messages::decode(rec2, "test");
+  ASSERT_TRUE(d2.has_value());
+  EXPECT_EQ(resource_status_annotation(*d2->envelope->payload_as_PodScheduled()), "");
+  EXPECT_FALSE(binding_body("ns", "p", "n1", "")["metadata"].contains("annotations"));
+}
+
 TEST(SinkBodies, FitErrorMessageAsKubeScheduler) {
   // Sorted as strings, counts summed into N (sortReasonsHistogram).
   const std::vector<unschedulable_reason> r = {

@@ -278,10 +278,61 @@ TEST_F(KubeSource, AppendsOneObservationPerObject) {
   EXPECT_EQ(t.size(), 50u + 200u + 2u)
       << "Node/*, Pod/*, Cluster/admission, Cluster/slo-controller";
   const auto c = src->counters();
-  EXPECT_EQ(c.kinds_skipped, crds_ ? 0u : 8u);  // 3 translated + 5 recorded CRD kinds
+  EXPECT_EQ(c.kinds_skipped, crds_ ? 0u : 9u);  // 4 translated + 5 recorded CRD kinds
   EXPECT_EQ(c.events, listed + 100);
   EXPECT_EQ(c.bad_objects, 0u);
   EXPECT_GE(c.adds, 250u);
+}
+
+// A node's NodeResourceTopology (v1alpha1, as Koordinator's koordlet writes it): listed, a zone
+// changed while watching, a resourceVersion-only write (nothing), deleted: three
+// NodeResourceTopologyUpdated keyed to the node, the last with deleted set.
+TEST_F(KubeSource, NodeResourceTopologyFollowsTheObject) {
+  const std::string path = "/apis/topology.node.k8s.io/v1alpha1/noderesourcetopologies";
+  const std::string topo =
+      R"({"detail":[{"id":0,"core":0,"socket":0,"node":0},{"id":1,"core":0,"socket":0,"node":0}]})";
+  post(path, {{"apiVersion", "topology.node.k8s.io/v1alpha1"},
+              {"kind", "NodeResourceTopology"},
+              {"metadata",
+               {{"name", "numa-1"}, {"annotations", {{"node.koordinator.sh/cpu-topology", topo}}}}},
+              {"topologyPolicies", json::array({"None"})},
+              {"zones", json::array({{{"name", "node-0"},
+                                      {"type", "Node"},
+                                      {"resources", json::array({{{"name", "cpu"},
+                                                                  {"capacity", "2"},
+                                                                  {"allocatable", "2"},
+                                                                  {"available", "2"}}})}}})}});
+  auto log = open_log();
+  ASSERT_TRUE(log);
+  auto src = open_source(*log);
+  ASSERT_TRUE(src && src->start());
+  ASSERT_TRUE(wait_until([&] { return src->synced(); }, seconds(30)));
+  const log_offset base = *log->end_offset();
+  ASSERT_GE(base, 1u);
+  ASSERT_TRUE(client_->patch(path + "/numa-1", patch_type::merge,
+                             R"({"zones":[{"name":"node-0","type":"Node","resources":[
+                                 {"name":"cpu","capacity":"2","allocatable":"1500m",
+                                  "available":"1500m"}]}]})"));
+  ASSERT_TRUE(wait_until([&] { return *log->end_offset() >= base + 1; }, seconds(30)));
+  ASSERT_TRUE(client_->del(path + "/numa-1"));
+  ASSERT_TRUE(settle(*log, base + 2)) << *log->end_offset();
+  src->stop();
+  std::vector<std::pair<std::int64_t, bool>> seen;  // (zone cpu, deleted)
+  auto r = log->read(0, no_offset, [&](log_offset off, messages::bytes_view b) {
+    auto d = messages::decode(b, "log offset " + std::to_string(off));
+    EXPECT_TRUE(d) << d.error().describe();
+    if (!d) return false;
+    if (const auto* e = d->envelope->payload_as_NodeResourceTopologyUpdated()) {
+      EXPECT_EQ(messages::to_string_view(d->envelope->entity_key()), "numa-1");
+      const std::int64_t cpu =
+          e->zones() && e->zones()->size() == 1 ? e->zones()->Get(0)->cpu_allocatable_milli() : -1;
+      seen.emplace_back(cpu, e->deleted());
+    }
+    return true;
+  });
+  ASSERT_TRUE(r);
+  EXPECT_EQ(seen,
+            (std::vector<std::pair<std::int64_t, bool>>{{2000, false}, {1500, false}, {-1, true}}));
 }
 
 // (b) Stopped, changed, restarted: only the differences are appended.

@@ -852,8 +852,9 @@ TEST(KubeTranslate, KindNamesRoundTrip) {
                                         object_kind::pod_migration_job,
                                         object_kind::pod_group,
                                         object_kind::device,
+                                        object_kind::node_resource_topology,
                                         object_kind::node_slo};
-  ASSERT_EQ(all.size(), 13u);
+  ASSERT_EQ(all.size(), 14u);
   for (auto k : all) {
     auto p = parse_object_kind(to_string(k));
     ASSERT_TRUE(p.has_value()) << to_string(k);
@@ -1271,8 +1272,9 @@ TEST(KubeTranslate, EveryFieldOfEveryTypeIsAValueNeverAnException) {
       {"podmigrationjob-0b6f.json", object_kind::pod_migration_job},
       {"podgroup-train-1.json", object_kind::pod_group},
       {"device-gpu-node-1.json", object_kind::device},
-      {"elasticquotaprofile-pool-a.json", object_kind::elastic_quota_profile}};
-  ASSERT_EQ(files.size(), 14u);
+      {"elasticquotaprofile-pool-a.json", object_kind::elastic_quota_profile},
+      {"noderesourcetopology-numa-node-1.json", object_kind::node_resource_topology}};
+  ASSERT_EQ(files.size(), 15u);
   const std::vector<json> replacements = {json(),         json(7),     json(-1),
                                           json("x"),      json(true),  json::array(),
                                           json::object(), json(1e300), json("-5")};
