@@ -156,22 +156,37 @@ victims_result select_victims_on_node(const preemption_pod& pod, std::string_vie
                                       std::span<const preemption_pod> node_pods,
                                       const resource_list& node_allocatable,
                                       const quota_view& quota, const elastic_quota_args& args) {
-  victims_result out;
-  std::vector<const preemption_pod*> potential;
   resource_list node_used;
-  resource_list quota_used = quota.used;
+  std::vector<preemption_pod> potential;
   for (const auto& p : node_pods) {
     node_used += p.request;
-    if (can_preempt(pod, p, args)) potential.push_back(&p);
+    if (can_preempt(pod, p, args)) potential.push_back(p);
   }
-  if (potential.empty()) {
+  return select_victims_on_node(pod, node_name, node_used, potential, node_allocatable, quota,
+                                args);
+}
+
+victims_result select_victims_on_node(const preemption_pod& pod, std::string_view node_name,
+                                      const resource_list& node_used_in,
+                                      std::span<const preemption_pod> potential_pods,
+                                      const resource_list& node_allocatable,
+                                      const quota_view& quota, const elastic_quota_args& args) {
+  victims_result out;
+  if (potential_pods.empty()) {
     out.reason =
         "No victims found on node " + std::string(node_name) + " for preemptor pod " + pod.name;
     return out;
   }
-  for (const auto* p : potential) {
-    node_used -= p->request;
-    quota_used -= masked(p->request, quota.max_keys);
+  // preempt.go SelectVictimsOnNode: every potential victim is removed first (RemovePod
+  // subtracts its masked request from the quota's used), then reprieved one at a time.
+  std::vector<const preemption_pod*> potential;
+  potential.reserve(potential_pods.size());
+  resource_list node_used = node_used_in;
+  resource_list quota_used = quota.used;
+  for (const auto& p : potential_pods) {
+    potential.push_back(&p);
+    node_used -= p.request;
+    quota_used -= masked(p.request, quota.max_keys);
   }
   auto fits_node = [&] { return (node_used + pod.request).fits_in(node_allocatable); };
   if (!fits_node()) {

@@ -104,6 +104,13 @@ struct victims_result {
                                                     const resource_list& node_allocatable,
                                                     const quota_view& quota,
                                                     const elastic_quota_args& args);
+// The same decision from what the first overload derives: node_used = Σ requests of every pod
+// on the node (victims included) and potential = the node's pods that can_preempt() accepts,
+// in any order. The plugin's PostFilter calls this one so it copies only the possible victims.
+[[nodiscard]] victims_result select_victims_on_node(
+    const preemption_pod& pod, std::string_view node_name, const resource_list& node_used,
+    std::span<const preemption_pod> potential, const resource_list& node_allocatable,
+    const quota_view& quota, const elastic_quota_args& args);
 
 // ---- revocation (quota_overuse_revoke.go) ---------------------------------------------------
 

@@ -2,6 +2,7 @@
 #include "actors/scheduler/elastic_quota.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -113,6 +114,36 @@ void elastic_quota::unreserve(cycle_state& st, const pod_info& pod, const node_i
   s.booked = s.assigned = false;
 }
 
+const elastic_quota::node_entry& elastic_quota::entry_for(std::size_t index) {
+  if (cache_.size() < nodes_.size()) cache_.resize(nodes_.size());
+  const node_info& node = nodes_[index];
+  node_entry& e = cache_[index];
+  if (e.node == &node && e.generation == node.generation) return e;
+  e.node = &node;
+  e.generation = node.generation;
+  e.used = {};
+  e.lowest_priority.clear();
+  e.has_unlabeled = false;
+  e.unlabeled_lowest_priority = std::numeric_limits<std::int32_t>::max();
+  for (const auto& p : node.pods) {
+    if (p.terminated) continue;
+    e.used += p.requests;
+    if (p.non_preemptible) continue;
+    if (p.quota_name.empty()) {
+      e.has_unlabeled = true;
+      e.unlabeled_lowest_priority = std::min(e.unlabeled_lowest_priority, p.priority);
+      continue;
+    }
+    e.lowest_priority.emplace_back(std::hash<std::string_view>{}(p.quota_name), p.priority);
+  }
+  // Keep the lowest priority per hash.
+  std::sort(e.lowest_priority.begin(), e.lowest_priority.end());
+  auto last = std::unique(e.lowest_priority.begin(), e.lowest_priority.end(),
+                          [](const auto& a, const auto& b) { return a.first == b.first; });
+  e.lowest_priority.erase(last, e.lowest_priority.end());
+  return e;
+}
+
 post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& pod, event_time) {
   post_filter_result out;
   auto* s = st.find<state>(slot());
@@ -121,6 +152,7 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
   if (!quota::view_of(*tree_, s->quota, view)) return out;
   const quota::preemption_pod preemptor = preemption_pod_of(pod, s->quota);
   const auto& args = tree_->args();
+  const std::size_t quota_hash = std::hash<std::string_view>{}(s->quota);
 
   struct candidate {
     std::size_t node = 0;
@@ -130,31 +162,43 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
     std::vector<std::string> victims;
   };
   std::optional<candidate> best;
-  std::vector<quota::preemption_pod> node_pods;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const node_info& node = nodes_[i];
-    // Cheap pre-check: a possible victim must be of lower priority in the same quota.
-    bool any = false;
-    for (const auto& p : node.pods)
-      if (!p.terminated && p.priority < pod.priority && !p.non_preemptible &&
-          (p.quota_name == s->quota || p.quota_name.empty()))
-        any = true;
-    if (!any) continue;
-    node_pods.clear();
+    // A possible victim is a preemptible pod of lower priority in the same quota; a pod without
+    // a quota label belongs to its namespace's quota, resolved below.
+    const node_entry& e = entry_for(i);
+    auto it = std::lower_bound(e.lowest_priority.begin(), e.lowest_priority.end(),
+                               std::pair{quota_hash, std::numeric_limits<std::int32_t>::min()});
+    const bool labeled =
+        it != e.lowest_priority.end() && it->first == quota_hash && it->second < pod.priority;
+    const bool unlabeled = e.has_unlabeled && e.unlabeled_lowest_priority < pod.priority;
+    if (!labeled && !unlabeled) continue;
+    // The pods canPreempt accepts (preempt.go), copied into reused storage.
+    std::size_t n = 0;
     for (const auto& p : node.pods) {
-      if (p.terminated) continue;
-      // Pods whose label names no quota belong to the namespace's quota.
-      node_pods.push_back(preemption_pod_of(p, p.quota_name.empty() ? quota_of(p) : p.quota_name));
+      if (p.terminated || p.non_preemptible || p.priority >= pod.priority) continue;
+      if (!p.quota_name.empty() && p.quota_name != s->quota) continue;
+      if (n == potential_.size()) potential_.emplace_back();
+      quota::preemption_pod& v = potential_[n];
+      v.name = p.key;
+      v.quota = p.quota_name.empty() ? quota_of(p) : p.quota_name;
+      v.priority = p.priority;
+      v.start_time_ms = start_time_of(p);
+      v.non_preemptible = p.non_preemptible;
+      v.pdb_violating = false;
+      v.request = p.requests;
+      if (quota::can_preempt(preemptor, v, args)) ++n;
     }
-    auto r = quota::select_victims_on_node(preemptor, node.name, node_pods, node.allocatable, view,
-                                           args);
+    const std::span<const quota::preemption_pod> potential(potential_.data(), n);
+    auto r = quota::select_victims_on_node(preemptor, node.name, e.used, potential,
+                                           node.allocatable, view, args);
     if (!r.feasible || r.victims.empty()) continue;
     candidate c;
     c.node = i;
     c.pdb = r.num_pdb_violating;
     c.highest = std::numeric_limits<std::int32_t>::min();
     for (const auto& v : r.victims) {
-      for (const auto& p : node_pods) {
+      for (const auto& p : potential) {
         if (p.name != v) continue;
         c.highest = std::max(c.highest, p.priority);
         c.priority_sum += p.priority;

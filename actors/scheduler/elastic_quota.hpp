@@ -10,7 +10,8 @@
 //   - Reserve / Unreserve: the pod's used is added to / removed from its quota and ancestors
 //     (updatePodIsAssigned), without recomputing runtimes (request does not change).
 //   - PostFilter: preemption of lower-priority preemptible pods of the SAME quota on
-//     each node, via quota::select_victims_on_node; the candidate node is picked as kube's
+//     each node, via quota::select_victims_on_node (a per-node summary, kept by node
+//     generation, skips nodes without such pods); the candidate node is picked as kube's
 //     pickOneNodeForPreemption does (fewest PDB violations, lowest highest-victim priority,
 //     lowest sum of victim priorities, fewest victims), then the first in node order.
 //
@@ -71,8 +72,28 @@ class elastic_quota final : public plugin {
     bool assigned = false;  // Reserve marked a booked pod assigned (Unreserve unmarks it)
   };
 
+  // PostFilter's per-node summary, addressed by the node's position in the cycle's span and
+  // reused while the node object and its generation are unchanged (node_info REQUIRES a
+  // generation bump on any change of its pods), as LoadAwareScheduling's cache is. It lets
+  // PostFilter skip, without reading its pods, a node that holds no possible victim.
+  struct node_entry {
+    const node_info* node = nullptr;
+    std::uint64_t generation = 0;
+    resource_list used;  // Σ requests of the node's non-terminated pods
+    // Per quota label (by hash; a collision only costs a full look at the node): the lowest
+    // priority of a preemptible, non-terminated pod. Sorted by hash.
+    std::vector<std::pair<std::size_t, std::int32_t>> lowest_priority;
+    // The same for pods without a quota label (their quota is resolved per PostFilter call,
+    // since it depends on the tree's namespace rules).
+    std::int32_t unlabeled_lowest_priority = 0;
+    bool has_unlabeled = false;
+  };
+  const node_entry& entry_for(std::size_t index);
+
   std::shared_ptr<quota::quota_tree> tree_;
   std::span<const node_info> nodes_;  // of the current cycle, for PostFilter
+  std::vector<node_entry> cache_;
+  std::vector<quota::preemption_pod> potential_;  // scratch of PostFilter (reused allocations)
 };
 
 }  // namespace colony::scheduler

@@ -177,7 +177,8 @@ void build_preempt_world(preempt_world& w, int node_count, int pod_count) {
   for (int i = 0; i < pod_count; ++i) {
     colony::scheduler::pod_info p;
     p.key = "ns-" + std::to_string(i % 50) + "/pod-" + std::to_string(i);
-    p.quota_name = w.leaves[static_cast<std::size_t>(below(static_cast<std::uint64_t>(w.leaves.size())))];
+    p.quota_name =
+        w.leaves[static_cast<std::size_t>(below(static_cast<std::uint64_t>(w.leaves.size())))];
     p.priority = bands[below(4)] + static_cast<std::int32_t>(below(100));
     // 50 pods per node fill 64 cores / 256 GiB: ~1.25 cores and ~5 GiB each.
     p.requests = cpu_mem(250 + below(2'000), (1 + below(9)) * gib);
@@ -234,8 +235,8 @@ COLONY_BENCH("quota.preempt_victims_2000x50000",
   ctx.report("quota.preempt_victims_2000x50000.p50", samples[samples.size() / 2] * 1e6, "us");
   ctx.report("quota.preempt_victims_2000x50000.p99", samples[samples.size() * 99 / 100] * 1e6,
              "us");
-  ctx.report("quota.preempt_victims_2000x50000.nominated_share",
-             static_cast<double>(nominated) / n, "ratio");
+  ctx.report("quota.preempt_victims_2000x50000.nominated_share", static_cast<double>(nominated) / n,
+             "ratio");
   ctx.report("quota.preempt_victims_2000x50000.victims_per_nomination",
              nominated == 0 ? 0.0 : static_cast<double>(victims) / static_cast<double>(nominated),
              "pods");
