@@ -74,6 +74,12 @@ quota_spec decode_quota(std::string name, std::string namespace_name, string_map
       s.total_resource_keys = parsed->resources.keys;
     }
   }
+  if (auto g = get(annotations, quota_names::annotation_guaranteed); !g.empty()) {
+    if (auto parsed = parse_resource_list_json(g, "")) {
+      s.guaranteed = parsed->resources.values;
+      s.guaranteed_keys = parsed->resources.keys;
+    }
+  }
   s.labels = std::move(labels);
   s.annotations = std::move(annotations);
   return s;

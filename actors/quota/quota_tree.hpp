@@ -117,6 +117,10 @@ struct quota_spec {
   resource_keys used_keys = keys_from_values;
   resource_list total_resource;  // annotation total-resource (tree roots)
   resource_keys total_resource_keys = no_keys;
+  // annotation guaranteed (GetGuaranteed; unparsable reads as empty): what the scheduler last
+  // reported as guaranteed, read by the webhook's ElasticQuotaGuaranteeUsage checks.
+  resource_list guaranteed;
+  resource_keys guaranteed_keys = no_keys;
   std::vector<std::string> namespaces;  // annotation namespaces (JSON list)
   string_map labels;
   string_map annotations;

@@ -404,7 +404,59 @@ result<void> quota_topology::validate_quota_topology(const quota_spec* old_quota
                 "failed to check sub and parent group quotaKey, err: " + r.error().message,
                 r.error().where);
   }
-  return check_min_quota_validate(quota);
+  if (auto r = check_min_quota_validate(quota); !r) return r;
+  if (features_.elastic_quota_guarantee_usage) {
+    if (auto r = check_guaranteed_for_min(quota); !r)
+      return fail(r.error().code, r.error().message + " " + quota.name, r.error().where);
+  }
+  return {};
+}
+
+result<void> quota_topology::check_guaranteed_for_min(const quota_spec& quota) const {
+  if (quota.allow_force_update || quota.tree_id.empty() || quota.is_tree_root) return {};
+  const resource_keys min_keys = resolve_keys(quota.min_keys, quota.min);
+  const resource_keys g_keys = resolve_keys(quota.guaranteed_keys, quota.guaranteed);
+  // A min within what is already guaranteed needs nothing more.
+  if (less_equal_completely(quota.min, min_keys, quota.guaranteed, g_keys)) return {};
+  return check_parent_guaranteed(max_of(quota.min, quota.guaranteed), min_keys | g_keys, quota.name,
+                                 parent_of(quota));
+}
+
+// checkParentGuaranteed (quota_topology_check.go): the need accumulates upwards while an
+// ancestor's guarantee does not cover it.
+result<void> quota_topology::check_parent_guaranteed(const resource_list& guarantee,
+                                                     resource_keys keys, std::string_view self,
+                                                     std::string_view parent) const {
+  if (parent == kRoot) {
+    return refused("tree root quota " + std::string(self) + " can't guarantee for min", "spec.min");
+  }
+  const quota_spec* p = find(parent);
+  if (p == nullptr) return refused("parent " + std::string(parent) + " not found", "spec.min");
+  auto it = children_.find(parent);
+  if (it == children_.end()) {
+    return refused("child quota list not found, parent: " + std::string(parent), "spec.min");
+  }
+  resource_list children = guarantee;
+  resource_keys children_keys = keys;
+  for (const auto& child : it->second) {
+    if (child == self) continue;
+    const quota_spec* c = find(child);
+    if (c == nullptr) {
+      return fail(errc::internal,
+                  "BUG quotaInfoMap and quotaTree information out of sync, losed :" + child,
+                  "spec.min");
+    }
+    children += c->guaranteed;
+    children_keys |= resolve_keys(c->guaranteed_keys, c->guaranteed);
+  }
+  const resource_keys p_min_keys = resolve_keys(p->min_keys, p->min);
+  const resource_list need = max_of(p->min, children);
+  const resource_keys need_keys = p_min_keys | children_keys;
+  if (less_equal_completely(need, need_keys, p->guaranteed,
+                            resolve_keys(p->guaranteed_keys, p->guaranteed))) {
+    return {};
+  }
+  return check_parent_guaranteed(need, need_keys, p->name, parent_of(*p));
 }
 
 result<void> quota_topology::valid_add_quota(const quota_spec& quota) {

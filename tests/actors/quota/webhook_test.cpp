@@ -56,6 +56,15 @@ struct make_quota_t {
         resource_list_to_json(r.values, r.keys);
     return *this;
   }
+  make_quota_t& IsRoot(bool b) {
+    labels[std::string(names::label_quota_is_root)] = b ? "true" : "false";
+    return *this;
+  }
+  make_quota_t& Guaranteed(keyed_resources r) {
+    annotations[std::string(names::annotation_guaranteed)] =
+        resource_list_to_json(r.values, r.keys);
+    return *this;
+  }
   make_quota_t& Annotation(std::string_view k, std::string v) {
     annotations[std::string(k)] = std::move(v);
     return *this;
@@ -850,6 +859,127 @@ TEST(Quantity, ParsesKubernetesForms) {
   EXPECT_FALSE(parse_quantity("abc", false));
   EXPECT_FALSE(parse_quantity("1Zi", false));
   EXPECT_EQ(parse_quantity("100E", false).error().code, errc::out_of_range);
+}
+
+// ---- ElasticQuotaGuaranteeUsage
+// ------------------------------------------------------------------
+
+struct guarantee_case {
+  std::string name;  // TestQuotaTopology_checkGuaranteeForMin sub-case
+  std::int64_t quota_min_cpu;
+  std::int64_t sibling_guaranteed_cpu;
+  bool want_error;
+  friend void PrintTo(const guarantee_case& c, std::ostream* os) { *os << c.name; }
+};
+
+class QuotaTopologyCheckGuaranteeForMin : public ::testing::TestWithParam<guarantee_case> {
+ protected:
+  // The Go case's three quotas: tree root "temp" (min = guaranteed = 10 cores), test1
+  // (guaranteed 6 cores, 35600 bytes) and its sibling test2 (min 2 cores).
+  static quota_topology topology(const guarantee_case& c, quota_spec& quota) {
+    quota_topology qt;
+    qt.on_quota_add(MakeQuota("temp")
+                        .Max(cpu_mem(120, 1048576))
+                        .Min(cpu_mem(10, 51200))
+                        .IsParent(true)
+                        .TreeID("tree1")
+                        .IsRoot(true)
+                        .Guaranteed(cpu_mem(10, 51200))
+                        .Obj());
+    quota = MakeQuota("test1")
+                .ParentName("temp")
+                .Max(cpu_mem(120, 1048576))
+                .Min(cpu_mem(c.quota_min_cpu, 25600))
+                .TreeID("tree1")
+                .Guaranteed(cpu_mem(6, 35600))
+                .Obj();
+    qt.on_quota_add(quota);
+    qt.on_quota_add(MakeQuota("test2")
+                        .ParentName("temp")
+                        .Max(cpu_mem(120, 1048576))
+                        .Min(cpu_mem(2, 10000))
+                        .TreeID("tree1")
+                        .Guaranteed(cpu_mem(c.sibling_guaranteed_cpu, 10000))
+                        .Obj());
+    return qt;
+  }
+};
+
+TEST_P(QuotaTopologyCheckGuaranteeForMin, Error) {
+  const auto& c = GetParam();
+  quota_spec quota;
+  const quota_topology qt = topology(c, quota);
+  auto r = qt.check_guaranteed_for_min(quota);
+  EXPECT_EQ(!r, c.want_error) << c.name;
+  if (!r) {
+    EXPECT_EQ(r.error().message, "tree root quota temp can't guarantee for min");
+    EXPECT_EQ(r.error().where, "spec.min");
+  }
+}
+
+// The gate decides whether validation runs the check (validateQuotaTopology); the min sums pass
+// in every case, so only the guarantee can refuse.
+TEST_P(QuotaTopologyCheckGuaranteeForMin, OnlyWithTheGate) {
+  const auto& c = GetParam();
+  quota_spec quota;
+  quota_topology qt = topology(c, quota);
+  EXPECT_TRUE(qt.validate_quota_topology(nullptr, quota, false)) << c.name;
+  qt.set_features(webhook_features{.elastic_quota_guarantee_usage = true});
+  auto r = qt.validate_quota_topology(nullptr, quota, false);
+  EXPECT_EQ(!r, c.want_error) << c.name;
+  if (!r) {
+    EXPECT_EQ(r.error().message, "tree root quota temp can't guarantee for min test1");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, QuotaTopologyCheckGuaranteeForMin,
+                         ::testing::Values(guarantee_case{"normal", 5, 2, false},
+                                           guarantee_case{"not_exceed_guarantee", 7, 3, false},
+                                           guarantee_case{"exceed_guarantee", 8, 3, true}),
+                         [](const auto& info) { return info.param.name; });
+
+// A guarantee the parent cannot cover climbs to the grandparent, adding the parent's siblings'
+// guarantees on the way (checkParentGuaranteed's recursion): covered there, it is admitted.
+TEST(QuotaTopologyGuaranteedForMin, ClimbsToTheAncestorThatCovers) {
+  quota_topology qt;
+  qt.on_quota_add(MakeQuota("root")
+                      .Max(cpu_mem(120, 1048576))
+                      .Min(cpu_mem(20, 51200))
+                      .IsParent(true)
+                      .TreeID("t")
+                      .IsRoot(true)
+                      .Guaranteed(cpu_mem(20, 51200))
+                      .Obj());
+  qt.on_quota_add(MakeQuota("mid")
+                      .ParentName("root")
+                      .Max(cpu_mem(120, 1048576))
+                      .Min(cpu_mem(10, 25600))
+                      .IsParent(true)
+                      .TreeID("t")
+                      .Guaranteed(cpu_mem(10, 25600))
+                      .Obj());
+  qt.on_quota_add(MakeQuota("other")
+                      .ParentName("root")
+                      .Max(cpu_mem(120, 1048576))
+                      .Min(cpu_mem(4, 1000))
+                      .TreeID("t")
+                      .Guaranteed(cpu_mem(4, 1000))
+                      .Obj());
+  auto leaf = [&](std::int64_t min_cpu) {
+    return MakeQuota("leaf")
+        .ParentName("mid")
+        .Max(cpu_mem(120, 1048576))
+        .Min(cpu_mem(min_cpu, 1000))
+        .TreeID("t")
+        .Obj();
+  };
+  qt.on_quota_add(leaf(1));
+  // mid needs 12 > its guarantee 10; root then needs max(20, 12 + 4) = 20 <= 20.
+  EXPECT_TRUE(qt.check_guaranteed_for_min(leaf(12)));
+  // 17 + 4 = 21 > 20: root has no parent to ask.
+  auto r = qt.check_guaranteed_for_min(leaf(17));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "tree root quota root can't guarantee for min");
 }
 
 }  // namespace
