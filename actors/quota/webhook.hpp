@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,17 @@ class quota_topology {
   std::map<std::string, std::string, std::less<>> namespace_to_quota_;
   webhook_features features_;
 };
+
+// A whole set of quotas at once (a sim config's elasticQuotas, CRDs loaded from files), checked
+// as Koordinator's webhook checks each against the others: validateQuotaSelfItem per quota,
+// then, per parent in the set, its children's min sum against its min (checkMinQuotaValidate).
+// The first error names the quota and field: where = "<quota>.spec.min[cpu]", message =
+// "ElasticQuota <parent>: its children's min exceeds its own min; cpu: children's min 500
+// (a 300, b 200) > <parent>'s min 400". Choice: Koordinator lets an allow-force-update quota
+// skip the check at its own admission, and in which order objects were admitted is unknown
+// here, so a parent is not checked when it or one of its children carries the label.
+// Children of a parent missing from the set are not checked (the tree keeps them as orphans).
+[[nodiscard]] result<void> validate_quota_tree(std::span<const quota_spec> quotas);
 
 // ---- ElasticQuotaProfile (quota.koordinator.sh/v1alpha1) ------------------------------------
 

@@ -538,9 +538,11 @@ TEST(QuotaTopology, ValidAddQuota) {
                              .Obj());
   auto r = qt.valid_add_quota(sub4);
   ASSERT_FALSE(r);
+  // Koordinator's text, then what exceeds where.
   EXPECT_EQ(r.error().message,
-            "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: temp");
-  EXPECT_EQ(r.error().where, "spec.min");
+            "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: temp; cpu: "
+            "children's min 72 (sub-1 16, sub-2 16, sub-4 40) > temp's min 64");
+  EXPECT_EQ(r.error().where, "spec.min[cpu]");
   // allow-force-update skips the min-sum check.
   auto forced = sub4;
   forced.allow_force_update = true;
@@ -980,6 +982,74 @@ TEST(QuotaTopologyGuaranteedForMin, ClimbsToTheAncestorThatCovers) {
   auto r = qt.check_guaranteed_for_min(leaf(17));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message, "tree root quota root can't guarantee for min");
+}
+
+// ---- a whole tree at once (bad input) ----------------------------------------------------------
+
+// A tree whose children's min exceeds the parent's min is refused with the parent, the resource,
+// the sum, each child's share and the parent's min; the webhook's update of a parent below its
+// children's sum says the same after Koordinator's text.
+TEST(ValidateQuotaTree, ChildrenMinOverParentNamesWhatAndWhere) {
+  std::vector<quota_spec> tree{
+      MakeQuota("tenants").Max(cpu_mem(400, 4096)).Min(cpu_mem(400, 4096)).IsParent(true).Obj(),
+      MakeQuota("online")
+          .ParentName("tenants")
+          .Max(cpu_mem(400, 4096))
+          .Min(cpu_mem(300, 1024))
+          .Obj(),
+      MakeQuota("batch")
+          .ParentName("tenants")
+          .Max(cpu_mem(400, 4096))
+          .Min(cpu_mem(100, 1024))
+          .Obj()};
+  EXPECT_TRUE(validate_quota_tree(tree));
+  tree[2] = MakeQuota("batch")
+                .ParentName("tenants")
+                .Max(cpu_mem(400, 4096))
+                .Min(cpu_mem(150, 1024))
+                .Obj();
+  auto r = validate_quota_tree(tree);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::invalid_input);
+  EXPECT_EQ(r.error().message,
+            "ElasticQuota tenants: its children's min exceeds its own min; cpu: children's min "
+            "450 (batch 150, online 300) > tenants's min 400");
+  EXPECT_EQ(r.error().where, "tenants.spec.min[cpu]");
+  // allow-force-update on a child: Koordinator admits it whatever the sum.
+  tree[2].allow_force_update = true;
+  EXPECT_TRUE(validate_quota_tree(tree));
+  tree[2].allow_force_update = false;
+  // A quota's own bad item comes first, named by the quota.
+  tree[1] = MakeQuota("online")
+                .ParentName("tenants")
+                .Max(cpu_mem(10, 4096))
+                .Min(cpu_mem(300, 1024))
+                .Obj();
+  auto self = validate_quota_tree(tree);
+  ASSERT_FALSE(self);
+  EXPECT_TRUE(self.error().where.starts_with("online.")) << self.error().where;
+
+  // The webhook, updating the parent's min below its children's sum (memory this time).
+  quota_topology qt;
+  tree[1] = MakeQuota("online")
+                .ParentName("tenants")
+                .Max(cpu_mem(400, 4096))
+                .Min(cpu_mem(300, 1024))
+                .Obj();
+  tree[2] = MakeQuota("batch")
+                .ParentName("tenants")
+                .Max(cpu_mem(400, 4096))
+                .Min(cpu_mem(100, 1024))
+                .Obj();
+  for (const auto& q : tree) qt.on_quota_add(q);
+  auto lowered =
+      MakeQuota("tenants").Max(cpu_mem(400, 4096)).Min(cpu_mem(400, 1536)).IsParent(true).Obj();
+  auto u = qt.check_min_quota_validate(lowered);
+  ASSERT_FALSE(u);
+  EXPECT_EQ(u.error().message,
+            "checkMinQuotaSum all children's MinQuota > current MinQuota, current: tenants; "
+            "memory: children's min 2048 (batch 1024, online 1024) > tenants's min 1536");
+  EXPECT_EQ(u.error().where, "spec.min[memory]");
 }
 
 }  // namespace
