@@ -280,8 +280,19 @@ void quota_tree::book(const quota_pod& pod, int sign) {
   }
 }
 
+resource_list quota_pod_requests(const resource_list& requests, const resource_list& overhead,
+                                 bool ignore_pod_overhead) {
+  if (!ignore_pod_overhead) return requests;
+  return requests - overhead;
+}
+
 result<void> quota_tree::upsert_pod(quota_pod pod) {
   if (pod.name.empty()) return fail(errc::invalid_input, "pod name is empty", "pod.name");
+  if (!pod.overhead.is_zero()) {
+    pod.request =
+        quota_pod_requests(pod.request, pod.overhead, args_.elastic_quota_ignore_pod_overhead);
+    pod.overhead = {};
+  }
   needs_refresh_ = true;
   auto it = pods_.find(pod.name);
   if (it != pods_.end()) {
