@@ -2,7 +2,7 @@
 #include "actors/scheduler/elastic_quota.hpp"
 
 #include <algorithm>
-#include <functional>
+#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -26,6 +26,19 @@ quota::preemption_pod preemption_pod_of(const pod_info& p, std::string quota_nam
   out.non_preemptible = p.non_preemptible;
   out.request = p.requests;
   return out;
+}
+
+// A cheap key for a quota name in PostFilter's per-node summaries: length, first and last 8
+// bytes, mixed. Two names with the same key only make PostFilter look at a node's pods when it
+// need not; decisions never depend on it.
+std::uint64_t quota_key(std::string_view s) {
+  std::uint64_t head = 0, tail = 0;
+  const std::size_t n = std::min<std::size_t>(s.size(), 8);
+  std::memcpy(&head, s.data(), n);
+  std::memcpy(&tail, s.data() + s.size() - n, n);
+  std::uint64_t h = head ^ ((tail << 29) | (tail >> 35)) ^ (s.size() * 0xff51afd7ed558ccdull);
+  h *= 0x9e3779b97f4a7c15ull;
+  return h ^ (h >> 32);
 }
 
 }  // namespace
@@ -114,34 +127,50 @@ void elastic_quota::unreserve(cycle_state& st, const pod_info& pod, const node_i
   s.booked = s.assigned = false;
 }
 
-const elastic_quota::node_entry& elastic_quota::entry_for(std::size_t index) {
+bool elastic_quota::may_hold_victims(std::size_t index, const pod_info& pod, std::string_view quota,
+                                     std::uint64_t key, resource_list& node_used) {
   if (cache_.size() < nodes_.size()) cache_.resize(nodes_.size());
   const node_info& node = nodes_[index];
   node_entry& e = cache_[index];
-  if (e.node == &node && e.generation == node.generation) return e;
-  e.node = &node;
-  e.generation = node.generation;
-  e.used = {};
-  e.lowest_priority.clear();
-  e.has_unlabeled = false;
-  e.unlabeled_lowest_priority = std::numeric_limits<std::int32_t>::max();
-  for (const auto& p : node.pods) {
-    if (p.terminated) continue;
-    e.used += p.requests;
-    if (p.non_preemptible) continue;
-    if (p.quota_name.empty()) {
-      e.has_unlabeled = true;
-      e.unlabeled_lowest_priority = std::min(e.unlabeled_lowest_priority, p.priority);
-      continue;
-    }
-    e.lowest_priority.emplace_back(std::hash<std::string_view>{}(p.quota_name), p.priority);
+  if (e.node != &node || e.generation != node.generation) {
+    // Changed since the last look: read the pods directly (as cheap as building a summary);
+    // the summary is built at the next look if the node is still unchanged then.
+    e.node = &node;
+    e.generation = node.generation;
+    e.built = false;
+    bool any = false;
+    for (const auto& p : node.pods)
+      any = any || (!p.terminated && !p.non_preemptible && p.priority < pod.priority &&
+                    (p.quota_name.empty() || p.quota_name == quota));
+    if (!any) return false;
+    node_used = {};
+    for (const auto& p : node.pods)
+      if (!p.terminated) node_used += p.requests;
+    return true;
   }
-  // Keep the lowest priority per hash.
-  std::sort(e.lowest_priority.begin(), e.lowest_priority.end());
-  auto last = std::unique(e.lowest_priority.begin(), e.lowest_priority.end(),
-                          [](const auto& a, const auto& b) { return a.first == b.first; });
-  e.lowest_priority.erase(last, e.lowest_priority.end());
-  return e;
+  if (!e.built) {
+    e.used = {};
+    e.keys.clear();
+    e.priorities.clear();
+    e.unlabeled_lowest_priority = std::numeric_limits<std::int32_t>::max();
+    for (const auto& p : node.pods) {
+      if (p.terminated) continue;
+      e.used += p.requests;
+      if (p.non_preemptible) continue;
+      if (p.quota_name.empty()) {
+        e.unlabeled_lowest_priority = std::min(e.unlabeled_lowest_priority, p.priority);
+        continue;
+      }
+      e.keys.push_back(quota_key(p.quota_name));
+      e.priorities.push_back(p.priority);
+    }
+    e.built = true;
+  }
+  bool any = e.unlabeled_lowest_priority < pod.priority;
+  for (std::size_t j = 0; j < e.keys.size(); ++j)
+    any |= e.keys[j] == key && e.priorities[j] < pod.priority;
+  if (any) node_used = e.used;
+  return any;
 }
 
 post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& pod, event_time) {
@@ -152,7 +181,7 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
   if (!quota::view_of(*tree_, s->quota, view)) return out;
   const quota::preemption_pod preemptor = preemption_pod_of(pod, s->quota);
   const auto& args = tree_->args();
-  const std::size_t quota_hash = std::hash<std::string_view>{}(s->quota);
+  const std::uint64_t quota_hash = quota_key(s->quota);
 
   struct candidate {
     std::size_t node = 0;
@@ -162,17 +191,12 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
     std::vector<std::string> victims;
   };
   std::optional<candidate> best;
+  resource_list node_used;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const node_info& node = nodes_[i];
     // A possible victim is a preemptible pod of lower priority in the same quota; a pod without
     // a quota label belongs to its namespace's quota, resolved below.
-    const node_entry& e = entry_for(i);
-    auto it = std::lower_bound(e.lowest_priority.begin(), e.lowest_priority.end(),
-                               std::pair{quota_hash, std::numeric_limits<std::int32_t>::min()});
-    const bool labeled =
-        it != e.lowest_priority.end() && it->first == quota_hash && it->second < pod.priority;
-    const bool unlabeled = e.has_unlabeled && e.unlabeled_lowest_priority < pod.priority;
-    if (!labeled && !unlabeled) continue;
+    if (!may_hold_victims(i, pod, s->quota, quota_hash, node_used)) continue;
     // The pods canPreempt accepts (preempt.go), copied into reused storage.
     std::size_t n = 0;
     for (const auto& p : node.pods) {
@@ -190,7 +214,7 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
       if (quota::can_preempt(preemptor, v, args)) ++n;
     }
     const std::span<const quota::preemption_pod> potential(potential_.data(), n);
-    auto r = quota::select_victims_on_node(preemptor, node.name, e.used, potential,
+    auto r = quota::select_victims_on_node(preemptor, node.name, node_used, potential,
                                            node.allocatable, view, args);
     if (!r.feasible || r.victims.empty()) continue;
     candidate c;

@@ -73,22 +73,27 @@ class elastic_quota final : public plugin {
   };
 
   // PostFilter's per-node summary, addressed by the node's position in the cycle's span and
-  // reused while the node object and its generation are unchanged (node_info REQUIRES a
+  // kept while the node object and its generation are unchanged (node_info REQUIRES a
   // generation bump on any change of its pods), as LoadAwareScheduling's cache is. It lets
-  // PostFilter skip, without reading its pods, a node that holds no possible victim.
+  // PostFilter skip, without reading its pods, a node that holds no possible victim. A node
+  // that changed is read directly once; its summary is built at the next look.
   struct node_entry {
     const node_info* node = nullptr;
     std::uint64_t generation = 0;
+    bool built = false;
     resource_list used;  // Σ requests of the node's non-terminated pods
-    // Per quota label (by hash; a collision only costs a full look at the node): the lowest
-    // priority of a preemptible, non-terminated pod. Sorted by hash.
-    std::vector<std::pair<std::size_t, std::int32_t>> lowest_priority;
-    // The same for pods without a quota label (their quota is resolved per PostFilter call,
-    // since it depends on the tree's namespace rules).
+    // Per preemptible, non-terminated pod with a quota label, in pod order: a cheap key of the
+    // label (a collision only costs a full look at the node) and the pod's priority.
+    std::vector<std::uint64_t> keys;
+    std::vector<std::int32_t> priorities;
+    // The lowest priority of such a pod without a label (its quota is resolved per call, since
+    // it depends on the tree's namespace rules); INT32_MAX when none.
     std::int32_t unlabeled_lowest_priority = 0;
-    bool has_unlabeled = false;
   };
-  const node_entry& entry_for(std::size_t index);
+  // Whether node `index` holds a preemptible pod of lower priority than `pod` in `quota` (or
+  // without a label); if so, node_used = Σ requests of its non-terminated pods.
+  bool may_hold_victims(std::size_t index, const pod_info& pod, std::string_view quota,
+                        std::uint64_t key, resource_list& node_used);
 
   std::shared_ptr<quota::quota_tree> tree_;
   std::span<const node_info> nodes_;  // of the current cycle, for PostFilter
