@@ -188,6 +188,7 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
     int pdb = 0;
     std::int32_t highest = 0;
     std::int64_t priority_sum = 0;
+    std::int64_t earliest_start = 0;  // of the victims with the highest priority
     std::vector<std::string> victims;
   };
   std::optional<candidate> best;
@@ -221,9 +222,12 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
     c.node = i;
     c.pdb = r.num_pdb_violating;
     c.highest = std::numeric_limits<std::int32_t>::min();
+    c.earliest_start = std::numeric_limits<std::int64_t>::max();
     for (const auto& v : r.victims) {
       for (const auto& p : potential) {
         if (p.name != v) continue;
+        if (p.priority > c.highest) c.earliest_start = std::numeric_limits<std::int64_t>::max();
+        if (p.priority >= c.highest) c.earliest_start = std::min(c.earliest_start, p.start_time_ms);
         c.highest = std::max(c.highest, p.priority);
         c.priority_sum += p.priority;
       }
@@ -234,6 +238,8 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
       if (a.highest != b.highest) return a.highest < b.highest;
       if (a.priority_sum != b.priority_sum) return a.priority_sum < b.priority_sum;
       if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+      // The latest start among the highest-priority victims (GetEarliestPodStartTime).
+      if (a.earliest_start != b.earliest_start) return a.earliest_start > b.earliest_start;
       return a.node < b.node;
     };
     if (!best || better(c, *best)) best = std::move(c);

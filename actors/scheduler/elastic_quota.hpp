@@ -13,7 +13,8 @@
 //     each node, via quota::select_victims_on_node (a per-node summary, kept by node
 //     generation, skips nodes without such pods); the candidate node is picked as kube's
 //     pickOneNodeForPreemption does (fewest PDB violations, lowest highest-victim priority,
-//     lowest sum of victim priorities, fewest victims), then the first in node order.
+//     lowest sum of victim priorities, fewest victims, latest earliest start among the
+//     highest-priority victims), then the first in node order (kube: map order).
 //
 // Koordinator: pkg/scheduler/plugins/elasticquota/{plugin.go, plugin_helper.go, preempt.go};
 // kube: pkg/scheduler/framework/preemption/preemption.go (pickOneNodeForPreemption).

@@ -250,6 +250,31 @@ TEST(ElasticQuotaPostFilter, PreemptsOnlySameQuotaLowerPriority) {
   EXPECT_FALSE(d2.nominated_node.has_value());
 }
 
+// pickOneNodeForPreemption's fifth rule: with equal victims' priorities and counts, the node whose
+// highest-priority victims started latest is nominated (the other's have run longer).
+TEST(ElasticQuotaPostFilter, TieGoesToTheLatestStartedVictims) {
+  small_tree t;
+  auto place = [&](std::size_t n, pod_info p, std::int64_t start) {
+    p.assigned_time = event_time{start};
+    ASSERT_TRUE(t.tree->upsert_pod(t.plugin->to_quota_pod(p, p.quota_name)));
+    decision d;
+    d.result = outcome::scheduled;
+    assume_pod(t.nodes[n], p, d, event_time{start});
+    t.tree->update_pod_is_assigned(p.key, true, t.nodes[n].name);
+  };
+  place(0, quota_pod("ns/a-old-0", "a", res(2, Gi), 5), 1'000);
+  place(0, quota_pod("ns/a-old-1", "a", res(2, Gi), 5), 1'000);
+  place(1, quota_pod("ns/a-new-0", "a", res(2, Gi), 5), 9'000);
+  place(1, quota_pod("ns/a-new-1", "a", res(2, Gi), 5), 9'000);
+  auto p = quota_pod("ns/a-hi", "a", res(2, Gi), 100);
+  ASSERT_TRUE(t.tree->upsert_pod(t.plugin->to_quota_pod(p, "a")));
+  auto d = t.fwk.run_cycle(t.st, p, t.nodes, kNow);
+  ASSERT_TRUE(d.nominated_node.has_value()) << d.message;
+  EXPECT_EQ(*d.nominated_node, "n2");
+  ASSERT_EQ(d.victims.size(), 1u);
+  EXPECT_TRUE(d.victims[0].starts_with("ns/a-new-")) << d.victims[0];
+}
+
 // ---- PostFilter's per-node summaries change no decision ---------------------------------------
 
 // PostFilter as it was before the per-node summaries: every non-terminated pod of a node that
@@ -281,6 +306,7 @@ post_filter_result reference_post_filter(const elastic_quota& plugin, const pod_
     int pdb;
     std::int32_t highest;
     std::int64_t sum;
+    std::int64_t earliest;  // start of the highest-priority victims
     std::vector<std::string> victims;
   };
   std::optional<candidate> best;
@@ -297,13 +323,18 @@ post_filter_result reference_post_filter(const elastic_quota& plugin, const pod_
     auto r = quota::select_victims_on_node(preemptor, nodes[i].name, node_pods,
                                            nodes[i].allocatable, view, plugin.tree()->args());
     if (!r.feasible || r.victims.empty()) continue;
-    candidate c{i, r.num_pdb_violating, std::numeric_limits<std::int32_t>::min(), 0, {}};
+    candidate c{i, r.num_pdb_violating, std::numeric_limits<std::int32_t>::min(), 0, 0, {}};
     for (const auto& v : r.victims)
       for (const auto& p : node_pods)
         if (p.name == v) c.highest = std::max(c.highest, p.priority), c.sum += p.priority;
+    c.earliest = std::numeric_limits<std::int64_t>::max();
+    for (const auto& v : r.victims)
+      for (const auto& p : node_pods)
+        if (p.name == v && p.priority == c.highest)
+          c.earliest = std::min(c.earliest, p.start_time_ms);
     c.victims = std::move(r.victims);
     auto key = [](const candidate& x) {
-      return std::tuple(x.pdb, x.highest, x.sum, x.victims.size(), x.node);
+      return std::tuple(x.pdb, x.highest, x.sum, x.victims.size(), -x.earliest, x.node);
     };
     if (!best || key(c) < key(*best)) best = std::move(c);
   }
