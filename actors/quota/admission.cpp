@@ -19,6 +19,13 @@ resource_keys exceeding(const resource_list& a, resource_keys a_keys, const reso
   return out;
 }
 
+// quotav1.SubtractWithNonNegativeResult: a - b per field, at least 0.
+resource_list subtract_non_negative(const resource_list& a, const resource_list& b) {
+  resource_list out = a - b;
+  for (int k = 0; k < resource_count; ++k) field(out, k) = std::max<std::int64_t>(0, field(out, k));
+  return out;
+}
+
 const quota_view* find_view(std::span<const quota_view> chain, std::size_t i) {
   return i < chain.size() ? &chain[i] : nullptr;
 }
@@ -186,7 +193,7 @@ victims_result select_victims_on_node(const preemption_pod& pod, std::string_vie
   for (const auto& p : potential_pods) {
     potential.push_back(&p);
     node_used -= p.request;
-    quota_used -= masked(p.request, quota.max_keys);
+    if (p.booked) quota_used = subtract_non_negative(quota_used, masked(p.request, quota.max_keys));
   }
   auto fits_node = [&] { return (node_used + pod.request).fits_in(node_allocatable); };
   if (!fits_node()) {
@@ -205,7 +212,7 @@ victims_result select_victims_on_node(const preemption_pod& pod, std::string_vie
   const resource_keys limit_keys = args.enable_runtime_quota ? quota.runtime_keys : quota.max_keys;
   const resource_keys pod_keys = nonzero_keys(pod.request);
   for (const auto* p : potential) {
-    const resource_list p_quota = masked(p->request, quota.max_keys);
+    const resource_list p_quota = p->booked ? masked(p->request, quota.max_keys) : resource_list{};
     node_used += p->request;
     quota_used += p_quota;
     bool evict = false;
@@ -219,7 +226,7 @@ victims_result select_victims_on_node(const preemption_pod& pod, std::string_vie
     }
     if (evict) {
       node_used -= p->request;
-      quota_used -= p_quota;
+      quota_used = subtract_non_negative(quota_used, p_quota);
       out.victims.push_back(p->name);
     }
   }

@@ -78,6 +78,9 @@ struct preemption_pod {
   bool non_preemptible = false;
   bool pdb_violating = false;  // its PodDisruptionBudget would be violated if evicted
   resource_list request;
+  // The preemptor's quota books this pod (QuotaInfo.IsPodExist): only then does removing or
+  // re-adding it change the quota's used (plugin.go RemovePod / AddPod).
+  bool booked = true;
 };
 
 // util.MoreImportantPod: higher priority first, then the earlier start; then name (Colony's tie).
@@ -97,7 +100,8 @@ struct victims_result {
 
 // SelectVictimsOnNode for one node: node_pods are the pods on it; node_allocatable its
 // capacity (the pod "fits" when Σ remaining requests + its request fit, field by field);
-// quota is the preemptor's quota snapshot (used counts the node's victims as well).
+// quota is the preemptor's quota snapshot (used counts the node's victims as well). Removing a
+// booked victim lowers used per resource down to 0 at most (SubtractWithNonNegativeResult).
 [[nodiscard]] victims_result select_victims_on_node(const preemption_pod& pod,
                                                     std::string_view node_name,
                                                     std::span<const preemption_pod> node_pods,

@@ -212,6 +212,8 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
       v.non_preemptible = p.non_preemptible;
       v.pdb_violating = false;
       v.request = p.requests;
+      const quota::quota_pod* known = tree_->pod(p.key);
+      v.booked = known != nullptr && known->quota == s->quota;
       if (quota::can_preempt(preemptor, v, args)) ++n;
     }
     const std::span<const quota::preemption_pod> potential(potential_.data(), n);

@@ -376,6 +376,39 @@ TEST(PluginSelectVictimsOnNode, ReprievesWhileNodeAndQuotaFit) {
   EXPECT_EQ(r.reason, "No victims found on node n1 for preemptor pod h");
 }
 
+// plugin.go RemovePod / AddPod: a victim changes the quota's used only when the quota books it
+// (IsPodExist), and removal stops at 0 (SubtractWithNonNegativeResult).
+TEST(PluginSelectVictimsOnNode, UsedMovesOnlyForBookedVictimsAndStopsAtZero) {
+  elastic_quota_args args;
+  auto view = [](std::int64_t used_cpu, std::int64_t runtime_cpu) {
+    return quota_view{"q",
+                      kRoot,
+                      {},
+                      key::cpu,
+                      res(100, 0),
+                      key::cpu,
+                      res(runtime_cpu, 0),
+                      key::cpu,
+                      res(used_cpu, 0),
+                      {}};
+  };
+  const preemption_pod pod{"p", "q", 10, 0, false, false, res(4, 0)};
+  // used 2 although the victims ask 4: removing both leaves 0, not -2, so only v1 is reprieved.
+  std::vector<preemption_pod> both{{"v1", "q", 1, 0, false, false, res(2, 0)},
+                                   {"v2", "q", 1, 0, false, false, res(2, 0)}};
+  auto r = select_victims_on_node(pod, "n", both, res(100, 100), view(2, 6), args);
+  EXPECT_EQ(r.victims, (std::vector<std::string>{"v2"}));
+  // v2 is on the node but not booked in the quota: it neither frees nor takes quota.
+  std::vector<preemption_pod> one_booked{{"v1", "q", 1, 0, false, false, res(4, 0)},
+                                         {"v2", "q", 1, 0, false, false, res(4, 0)}};
+  one_booked[1].booked = false;
+  r = select_victims_on_node(pod, "n", one_booked, res(100, 100), view(4, 6), args);
+  EXPECT_EQ(r.victims, (std::vector<std::string>{"v1"}));
+  one_booked[1].booked = true;
+  r = select_victims_on_node(pod, "n", one_booked, res(100, 100), view(4, 6), args);
+  EXPECT_EQ(r.victims, (std::vector<std::string>{"v1", "v2"}));  // reprieve order
+}
+
 // ---- revocation: quota_overuse_revoke_test.go
 // -----------------------------------------------------
 
