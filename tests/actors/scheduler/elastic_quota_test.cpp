@@ -277,9 +277,11 @@ TEST(ElasticQuotaPostFilter, TieGoesToTheLatestStartedVictims) {
 
 // ---- PostFilter's per-node summaries change no decision ---------------------------------------
 
-// PostFilter as it was before the per-node summaries: every non-terminated pod of a node that
-// may hold a victim is copied, and select_victims_on_node works over the node's whole pod list.
-// The reference the fast path must agree with.
+// PostFilter as the plain loop: every node's pods are read on every call, every non-terminated
+// pod of a node that may hold a victim is copied, and select_victims_on_node works over the
+// node's whole pod list; the node is picked by kube's five rules, then node order. The
+// reference the fast path must agree with (every pod of the random worlds is booked in the tree,
+// so preemption_pod::booked keeps its default here).
 post_filter_result reference_post_filter(const elastic_quota& plugin, const pod_info& pod,
                                          std::span<const node_info> nodes) {
   post_filter_result out;
