@@ -159,6 +159,19 @@ bool can_preempt(const preemption_pod& pod, const preemption_pod& victim,
   return pod.priority > victim.priority && pod.quota == victim.quota;
 }
 
+eligibility pod_eligible_to_preempt_others(const preemption_pod& pod, const preemptor_state& state,
+                                           bool nominated_node_known,
+                                           std::span<const preemption_pod> terminating) {
+  if (state.preempt_never) return {false, "not eligible due to preemptionPolicy=Never."};
+  if (state.nominated_node.empty() || state.nominated_unresolvable || !nominated_node_known)
+    return {};
+  for (const auto& p : terminating) {
+    if (p.quota == pod.quota && p.priority < pod.priority)
+      return {false, "not eligible due to a terminating pod on the nominated node."};
+  }
+  return {};
+}
+
 victims_result select_victims_on_node(const preemption_pod& pod, std::string_view node_name,
                                       std::span<const preemption_pod> node_pods,
                                       const resource_list& node_allocatable,

@@ -1,7 +1,8 @@
 // ElasticQuota admission, preemption and revocation:
 //  - pre_filter: plugin.go PreFilter + plugin_helper.go checkQuotaRecursive;
-//  - can_preempt / select_victims_on_node: preempt.go (victims only from the preemptor's own
-//    quota, reprieved while the pod still fits the node and used + request <= runtime);
+//  - can_preempt / select_victims_on_node / pod_eligible_to_preempt_others: preempt.go
+//    (victims only from the preemptor's own quota, reprieved while the pod still fits the node
+//    and used + request <= runtime);
 //  - over_used_monitor / get_to_revoke_pod_list / revoke_step: quota_overuse_revoke.go.
 // All pure: plain structs in, decision out; time is an argument.
 #pragma once
@@ -90,6 +91,27 @@ struct preemption_pod {
 // the default quota when disable_default_quota_preemption.
 [[nodiscard]] bool can_preempt(const preemption_pod& pod, const preemption_pod& victim,
                                const elastic_quota_args& args);
+
+// What PodEligibleToPreemptOthers reads of the preemptor besides its quota and priority.
+struct preemptor_state {
+  bool preempt_never = false;           // spec.preemptionPolicy == Never
+  std::string nominated_node;           // status.nominatedNodeName; "" = none
+  bool nominated_unresolvable = false;  // that node's status is UnschedulableAndUnresolvable
+};
+
+struct eligibility {
+  bool eligible = true;
+  std::string message;  // Koordinator's, when not eligible
+};
+
+// PodEligibleToPreemptOthers (preempt.go): a pod with preemptionPolicy Never never preempts;
+// one already nominated waits while a lower-priority pod of its own quota is still terminating
+// on that node (its earlier victims), unless the node is now unresolvable or gone.
+// nominated_node_known: the node is in the snapshot; terminating: its pods with a deletion
+// timestamp. Pure; the scheduler's pod_info carries neither the policy nor deletion state yet.
+[[nodiscard]] eligibility pod_eligible_to_preempt_others(
+    const preemption_pod& pod, const preemptor_state& state, bool nominated_node_known,
+    std::span<const preemption_pod> terminating);
 
 struct victims_result {
   bool feasible = false;             // false: no victims, or the pod does not fit even then

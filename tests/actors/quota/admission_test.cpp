@@ -282,6 +282,66 @@ INSTANTIATE_TEST_SUITE_P(
                             preemption_pod{"victim", "q1", 5, 0, false, false, res(1, 1)}, true}),
     [](const auto& info) { return info.param.name; });
 
+// TestPlugin_PodEligibleToPreemptOthers (preempt_test.go): the preemptor has priority 10 and no
+// quota label (the default quota); a terminating pod on node-1 has no label unless noted.
+struct eligible_case {
+  std::string name;
+  preemptor_state state;
+  bool node_known;
+  std::vector<preemption_pod> terminating;
+  bool want_eligible;
+  std::string want_message;
+  friend void PrintTo(const eligible_case& c, std::ostream* os) { *os << c.name; }
+};
+
+class PluginPodEligibleToPreemptOthers : public ::testing::TestWithParam<eligible_case> {};
+
+TEST_P(PluginPodEligibleToPreemptOthers, Golden) {
+  const auto& c = GetParam();
+  const preemption_pod pod{"preemptor", kDefault, 10, 0, false, false, res(1, 1)};
+  auto e = pod_eligible_to_preempt_others(pod, c.state, c.node_known, c.terminating);
+  EXPECT_EQ(e.eligible, c.want_eligible) << c.name;
+  EXPECT_EQ(e.message, c.want_message) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Golden, PluginPodEligibleToPreemptOthers,
+    ::testing::Values(
+        eligible_case{"preemptionPolicy_Never_not_eligible",
+                      {true, "", false},
+                      false,
+                      {},
+                      false,
+                      "not eligible due to preemptionPolicy=Never."},
+        eligible_case{"no_nominated_node_always_eligible", {false, "", false}, false, {}, true, ""},
+        eligible_case{"nominated_node_UnschedulableAndUnresolvable_eligible_to_try_again",
+                      {false, "node-1", true},
+                      true,
+                      {},
+                      true,
+                      ""},
+        eligible_case{
+            "node_in_snapshot_but_no_pods_eligible", {false, "node-1", false}, true, {}, true, ""},
+        eligible_case{"terminating_pod_on_node_same_quota_lower_priority_not_eligible",
+                      {false, "node-1", false},
+                      true,
+                      {preemption_pod{"term-pod", kDefault, 5, 0, false, false, res(1, 1)}},
+                      false,
+                      "not eligible due to a terminating pod on the nominated node."},
+        eligible_case{"terminating_pod_on_node_different_quota_eligible",
+                      {false, "node-1", false},
+                      true,
+                      {preemption_pod{"term-pod", "other-quota", 5, 0, false, false, res(1, 1)}},
+                      true,
+                      ""},
+        eligible_case{"terminating_pod_on_node_same_quota_higher_priority_eligible",
+                      {false, "node-1", false},
+                      true,
+                      {preemption_pod{"term-pod", kDefault, 15, 0, false, false, res(1, 1)}},
+                      true,
+                      ""}),
+    [](const auto& info) { return info.param.name; });
+
 // TestPlugin_SelectVictimsOnNode (preempt_test.go): a preemptor of priority 10 asking 2 cores in
 // quota svon-quota, one pod on the node, the quota's used 0 and usedLimit as the case says (the
 // Go case's quota knows no pods, so removing/adding them leaves used at 0; here the victim's
