@@ -19,6 +19,13 @@ resource_keys exceeding(const resource_list& a, resource_keys a_keys, const reso
   return out;
 }
 
+// quotav1.SubtractWithNonNegativeResult: a - b per field, at least 0.
+resource_list subtract_non_negative(const resource_list& a, const resource_list& b) {
+  resource_list out = a - b;
+  for (int k = 0; k < resource_count; ++k) field(out, k) = std::max<std::int64_t>(0, field(out, k));
+  return out;
+}
+
 const quota_view* find_view(std::span<const quota_view> chain, std::size_t i) {
   return i < chain.size() ? &chain[i] : nullptr;
 }
@@ -152,26 +159,54 @@ bool can_preempt(const preemption_pod& pod, const preemption_pod& victim,
   return pod.priority > victim.priority && pod.quota == victim.quota;
 }
 
+eligibility pod_eligible_to_preempt_others(const preemption_pod& pod, const preemptor_state& state,
+                                           bool nominated_node_known,
+                                           std::span<const preemption_pod> terminating) {
+  if (state.preempt_never) return {false, "not eligible due to preemptionPolicy=Never."};
+  if (state.nominated_node.empty() || state.nominated_unresolvable || !nominated_node_known)
+    return {};
+  for (const auto& p : terminating) {
+    if (p.quota == pod.quota && p.priority < pod.priority)
+      return {false, "not eligible due to a terminating pod on the nominated node."};
+  }
+  return {};
+}
+
 victims_result select_victims_on_node(const preemption_pod& pod, std::string_view node_name,
                                       std::span<const preemption_pod> node_pods,
                                       const resource_list& node_allocatable,
                                       const quota_view& quota, const elastic_quota_args& args) {
-  victims_result out;
-  std::vector<const preemption_pod*> potential;
   resource_list node_used;
-  resource_list quota_used = quota.used;
+  std::vector<preemption_pod> potential;
   for (const auto& p : node_pods) {
     node_used += p.request;
-    if (can_preempt(pod, p, args)) potential.push_back(&p);
+    if (can_preempt(pod, p, args)) potential.push_back(p);
   }
-  if (potential.empty()) {
+  return select_victims_on_node(pod, node_name, node_used, potential, node_allocatable, quota,
+                                args);
+}
+
+victims_result select_victims_on_node(const preemption_pod& pod, std::string_view node_name,
+                                      const resource_list& node_used_in,
+                                      std::span<const preemption_pod> potential_pods,
+                                      const resource_list& node_allocatable,
+                                      const quota_view& quota, const elastic_quota_args& args) {
+  victims_result out;
+  if (potential_pods.empty()) {
     out.reason =
         "No victims found on node " + std::string(node_name) + " for preemptor pod " + pod.name;
     return out;
   }
-  for (const auto* p : potential) {
-    node_used -= p->request;
-    quota_used -= masked(p->request, quota.max_keys);
+  // preempt.go SelectVictimsOnNode: every potential victim is removed first (RemovePod
+  // subtracts its masked request from the quota's used), then reprieved one at a time.
+  std::vector<const preemption_pod*> potential;
+  potential.reserve(potential_pods.size());
+  resource_list node_used = node_used_in;
+  resource_list quota_used = quota.used;
+  for (const auto& p : potential_pods) {
+    potential.push_back(&p);
+    node_used -= p.request;
+    if (p.booked) quota_used = subtract_non_negative(quota_used, masked(p.request, quota.max_keys));
   }
   auto fits_node = [&] { return (node_used + pod.request).fits_in(node_allocatable); };
   if (!fits_node()) {
@@ -190,7 +225,7 @@ victims_result select_victims_on_node(const preemption_pod& pod, std::string_vie
   const resource_keys limit_keys = args.enable_runtime_quota ? quota.runtime_keys : quota.max_keys;
   const resource_keys pod_keys = nonzero_keys(pod.request);
   for (const auto* p : potential) {
-    const resource_list p_quota = masked(p->request, quota.max_keys);
+    const resource_list p_quota = p->booked ? masked(p->request, quota.max_keys) : resource_list{};
     node_used += p->request;
     quota_used += p_quota;
     bool evict = false;
@@ -204,7 +239,7 @@ victims_result select_victims_on_node(const preemption_pod& pod, std::string_vie
     }
     if (evict) {
       node_used -= p->request;
-      quota_used -= p_quota;
+      quota_used = subtract_non_negative(quota_used, p_quota);
       out.victims.push_back(p->name);
     }
   }

@@ -1,7 +1,8 @@
 // ElasticQuota admission, preemption and revocation:
 //  - pre_filter: plugin.go PreFilter + plugin_helper.go checkQuotaRecursive;
-//  - can_preempt / select_victims_on_node: preempt.go (victims only from the preemptor's own
-//    quota, reprieved while the pod still fits the node and used + request <= runtime);
+//  - can_preempt / select_victims_on_node / pod_eligible_to_preempt_others: preempt.go
+//    (victims only from the preemptor's own quota, reprieved while the pod still fits the node
+//    and used + request <= runtime);
 //  - over_used_monitor / get_to_revoke_pod_list / revoke_step: quota_overuse_revoke.go.
 // All pure: plain structs in, decision out; time is an argument.
 #pragma once
@@ -78,6 +79,9 @@ struct preemption_pod {
   bool non_preemptible = false;
   bool pdb_violating = false;  // its PodDisruptionBudget would be violated if evicted
   resource_list request;
+  // The preemptor's quota books this pod (QuotaInfo.IsPodExist): only then does removing or
+  // re-adding it change the quota's used (plugin.go RemovePod / AddPod).
+  bool booked = true;
 };
 
 // util.MoreImportantPod: higher priority first, then the earlier start; then name (Colony's tie).
@@ -88,6 +92,27 @@ struct preemption_pod {
 [[nodiscard]] bool can_preempt(const preemption_pod& pod, const preemption_pod& victim,
                                const elastic_quota_args& args);
 
+// What PodEligibleToPreemptOthers reads of the preemptor besides its quota and priority.
+struct preemptor_state {
+  bool preempt_never = false;           // spec.preemptionPolicy == Never
+  std::string nominated_node;           // status.nominatedNodeName; "" = none
+  bool nominated_unresolvable = false;  // that node's status is UnschedulableAndUnresolvable
+};
+
+struct eligibility {
+  bool eligible = true;
+  std::string message;  // Koordinator's, when not eligible
+};
+
+// PodEligibleToPreemptOthers (preempt.go): a pod with preemptionPolicy Never never preempts;
+// one already nominated waits while a lower-priority pod of its own quota is still terminating
+// on that node (its earlier victims), unless the node is now unresolvable or gone.
+// nominated_node_known: the node is in the snapshot; terminating: its pods with a deletion
+// timestamp. Pure; the scheduler's pod_info carries neither the policy nor deletion state yet.
+[[nodiscard]] eligibility pod_eligible_to_preempt_others(
+    const preemption_pod& pod, const preemptor_state& state, bool nominated_node_known,
+    std::span<const preemption_pod> terminating);
+
 struct victims_result {
   bool feasible = false;             // false: no victims, or the pod does not fit even then
   std::vector<std::string> victims;  // most important first
@@ -97,13 +122,21 @@ struct victims_result {
 
 // SelectVictimsOnNode for one node: node_pods are the pods on it; node_allocatable its
 // capacity (the pod "fits" when Σ remaining requests + its request fit, field by field);
-// quota is the preemptor's quota snapshot (used counts the node's victims as well).
+// quota is the preemptor's quota snapshot (used counts the node's victims as well). Removing a
+// booked victim lowers used per resource down to 0 at most (SubtractWithNonNegativeResult).
 [[nodiscard]] victims_result select_victims_on_node(const preemption_pod& pod,
                                                     std::string_view node_name,
                                                     std::span<const preemption_pod> node_pods,
                                                     const resource_list& node_allocatable,
                                                     const quota_view& quota,
                                                     const elastic_quota_args& args);
+// The same decision from what the first overload derives: node_used = Σ requests of every pod
+// on the node (victims included) and potential = the node's pods that can_preempt() accepts,
+// in any order. The plugin's PostFilter calls this one so it copies only the possible victims.
+[[nodiscard]] victims_result select_victims_on_node(
+    const preemption_pod& pod, std::string_view node_name, const resource_list& node_used,
+    std::span<const preemption_pod> potential, const resource_list& node_allocatable,
+    const quota_view& quota, const elastic_quota_args& args);
 
 // ---- revocation (quota_overuse_revoke.go) ---------------------------------------------------
 

@@ -74,6 +74,12 @@ quota_spec decode_quota(std::string name, std::string namespace_name, string_map
       s.total_resource_keys = parsed->resources.keys;
     }
   }
+  if (auto g = get(annotations, quota_names::annotation_guaranteed); !g.empty()) {
+    if (auto parsed = parse_resource_list_json(g, "")) {
+      s.guaranteed = parsed->resources.values;
+      s.guaranteed_keys = parsed->resources.keys;
+    }
+  }
   s.labels = std::move(labels);
   s.annotations = std::move(annotations);
   return s;
@@ -274,8 +280,19 @@ void quota_tree::book(const quota_pod& pod, int sign) {
   }
 }
 
+resource_list quota_pod_requests(const resource_list& requests, const resource_list& overhead,
+                                 bool ignore_pod_overhead) {
+  if (!ignore_pod_overhead) return requests;
+  return requests - overhead;
+}
+
 result<void> quota_tree::upsert_pod(quota_pod pod) {
   if (pod.name.empty()) return fail(errc::invalid_input, "pod name is empty", "pod.name");
+  if (!pod.overhead.is_zero()) {
+    pod.request =
+        quota_pod_requests(pod.request, pod.overhead, args_.elastic_quota_ignore_pod_overhead);
+    pod.overhead = {};
+  }
   needs_refresh_ = true;
   auto it = pods_.find(pod.name);
   if (it != pods_.end()) {

@@ -93,7 +93,18 @@ struct elastic_quota_args {
   resource_list default_quota_group_max{std::numeric_limits<std::int64_t>::max() / 5,
                                         std::numeric_limits<std::int64_t>::max() / 5};
   bool disable_default_quota = false;  // Default: false (feature gate DisableDefaultQuota)
+  // Feature gate ElasticQuotaIgnorePodOverhead (pkg/features/features.go, Default: false):
+  // pod.spec.overhead is left out of what a pod books (core/helper.go PodRequests).
+  bool elastic_quota_ignore_pod_overhead = false;
 };
+
+// core.PodRequests (pkg/scheduler/plugins/elasticquota/core/helper.go): the pod's requests as
+// quota accounting counts them. requests is Kubernetes' PodRequests, overhead included;
+// overhead is pod.spec.overhead. With ElasticQuotaIgnorePodOverhead the overhead is taken out
+// (PodResourcesOptions{ExcludeOverhead: true} adds it last, so subtracting it is exact).
+[[nodiscard]] resource_list quota_pod_requests(const resource_list& requests,
+                                               const resource_list& overhead,
+                                               bool ignore_pod_overhead);
 
 // One ElasticQuota as the quota code reads it: spec plus the decoded koordinator labels and
 // annotations. The raw labels/annotations stay for the webhook and for round trips.
@@ -117,6 +128,10 @@ struct quota_spec {
   resource_keys used_keys = keys_from_values;
   resource_list total_resource;  // annotation total-resource (tree roots)
   resource_keys total_resource_keys = no_keys;
+  // annotation guaranteed (GetGuaranteed; unparsable reads as empty): what the scheduler last
+  // reported as guaranteed, read by the webhook's ElasticQuotaGuaranteeUsage checks.
+  resource_list guaranteed;
+  resource_keys guaranteed_keys = no_keys;
   std::vector<std::string> namespaces;  // annotation namespaces (JSON list)
   string_map labels;
   string_map annotations;
@@ -137,8 +152,12 @@ struct quota_pod {
   std::string quota;                              // the associated quota (get_quota_name)
   resource_list request;                          // pod-level requests, overhead included
   resource_keys request_keys = keys_from_values;  // the request's ResourceList keys
-  bool assigned = false;                          // nodeName set and not terminated, or reserved
-  bool non_preemptible = false;                   // label preemptible == "false"
+  // pod.spec.overhead (part of request). upsert_pod() applies quota_pod_requests() with the
+  // tree's ElasticQuotaIgnorePodOverhead gate, then clears it: a stored pod's request is what
+  // it books, and upserting a stored copy again changes nothing.
+  resource_list overhead;
+  bool assigned = false;         // nodeName set and not terminated, or reserved
+  bool non_preemptible = false;  // label preemptible == "false"
   std::int32_t priority = 0;
   std::int64_t start_time_ms = 0;  // for MoreImportantPod's tie rule
   std::string node;

@@ -55,6 +55,39 @@ bool less_equal_completely(const resource_list& a, resource_keys a_keys, const r
   return true;
 }
 
+// What a min-sum refusal leaves out of Koordinator's text: the first resource (by name) where
+// the children's mins exceed the parent's, the sum, each child's share and the parent's min.
+// Returns the field path ("spec.min[cpu]") in where.
+std::string min_sum_detail(std::string_view parent, const resource_list& parent_min,
+                           resource_keys parent_keys,
+                           const std::vector<const quota_spec*>& children, std::string& where) {
+  resource_list sum;
+  resource_keys keys = no_keys;
+  for (const auto* c : children) {
+    sum += c->min;
+    keys |= resolve_keys(c->min_keys, c->min);
+  }
+  for (int k : indices_by_name(keys)) {
+    const std::int64_t limit = has_key(parent_keys, k) ? field(parent_min, k) : 0;
+    if (field(sum, k) <= limit) continue;
+    std::string shares;
+    std::size_t listed = 0;
+    for (const auto* c : children) {
+      if (field(c->min, k) == 0) continue;
+      if (listed++ == 8) {
+        shares += ", ...";
+        break;
+      }
+      shares += (shares.empty() ? "" : ", ") + c->name + " " + format_quantity(k, field(c->min, k));
+    }
+    where = "spec.min[" + std::string(resource_name(k)) + "]";
+    return std::string(resource_name(k)) + ": children's min " + format_quantity(k, field(sum, k)) +
+           " (" + shares + ") > " + std::string(parent) + "'s min " + format_quantity(k, limit);
+  }
+  where = "spec.min";
+  return {};
+}
+
 std::string_view label(const quota_spec& q, std::string_view key) {
   auto it = q.labels.find(key);
   return it == q.labels.end() ? std::string_view{} : std::string_view{it->second};
@@ -373,9 +406,18 @@ result<void> quota_topology::check_min_quota_validate(const quota_spec& quota) c
     keys |= quota.min_keys;
     const auto* p = find(parent_of(quota));
     if (p == nullptr || !less_equal_completely(*sum, keys, p->min, p->min_keys)) {
-      return refused(
-          "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: " + parent_of(quota),
-          "spec.min");
+      std::string msg =
+          "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: " + parent_of(quota);
+      std::string where = "spec.min";
+      if (p != nullptr) {
+        std::vector<const quota_spec*> children{&quota};
+        for (const auto& name : children_.at(parent_of(quota)))
+          if (name != quota.name) children.push_back(find(name));
+        std::sort(children.begin(), children.end(),
+                  [](const quota_spec* a, const quota_spec* b) { return a->name < b->name; });
+        msg += "; " + min_sum_detail(p->name, p->min, p->min_keys, children, where);
+      }
+      return refused(std::move(msg), std::move(where));
     }
   }
   if (auto it = children_.find(quota.name); it == children_.end() || it->second.empty()) return {};
@@ -384,9 +426,13 @@ result<void> quota_topology::check_min_quota_validate(const quota_spec& quota) c
   if (!sum)
     return fail(sum.error().code, "checkMinQuotaSum failed:" + sum.error().message, "spec.min");
   if (!less_equal_completely(*sum, keys, quota.min, quota.min_keys)) {
-    return refused(
-        "checkMinQuotaSum all children's MinQuota > current MinQuota, current: " + quota.name,
-        "spec.min");
+    std::vector<const quota_spec*> children;
+    for (const auto& name : children_.at(quota.name)) children.push_back(find(name));
+    std::string where;
+    std::string detail = min_sum_detail(quota.name, quota.min, quota.min_keys, children, where);
+    return refused("checkMinQuotaSum all children's MinQuota > current MinQuota, current: " +
+                       quota.name + "; " + detail,
+                   std::move(where));
   }
   return {};
 }
@@ -404,7 +450,90 @@ result<void> quota_topology::validate_quota_topology(const quota_spec* old_quota
                 "failed to check sub and parent group quotaKey, err: " + r.error().message,
                 r.error().where);
   }
-  return check_min_quota_validate(quota);
+  if (auto r = check_min_quota_validate(quota); !r) return r;
+  if (features_.elastic_quota_guarantee_usage) {
+    if (auto r = check_guaranteed_for_min(quota); !r)
+      return fail(r.error().code, r.error().message + " " + quota.name, r.error().where);
+  }
+  return {};
+}
+
+result<void> quota_topology::check_guaranteed_for_min(const quota_spec& quota) const {
+  if (quota.allow_force_update || quota.tree_id.empty() || quota.is_tree_root) return {};
+  const resource_keys min_keys = resolve_keys(quota.min_keys, quota.min);
+  const resource_keys g_keys = resolve_keys(quota.guaranteed_keys, quota.guaranteed);
+  // A min within what is already guaranteed needs nothing more.
+  if (less_equal_completely(quota.min, min_keys, quota.guaranteed, g_keys)) return {};
+  return check_parent_guaranteed(max_of(quota.min, quota.guaranteed), min_keys | g_keys, quota.name,
+                                 parent_of(quota));
+}
+
+// checkParentGuaranteed (quota_topology_check.go): the need accumulates upwards while an
+// ancestor's guarantee does not cover it.
+result<void> quota_topology::check_parent_guaranteed(const resource_list& guarantee,
+                                                     resource_keys keys, std::string_view self,
+                                                     std::string_view parent) const {
+  if (parent == kRoot) {
+    return refused("tree root quota " + std::string(self) + " can't guarantee for min", "spec.min");
+  }
+  const quota_spec* p = find(parent);
+  if (p == nullptr) return refused("parent " + std::string(parent) + " not found", "spec.min");
+  auto it = children_.find(parent);
+  if (it == children_.end()) {
+    return refused("child quota list not found, parent: " + std::string(parent), "spec.min");
+  }
+  resource_list children = guarantee;
+  resource_keys children_keys = keys;
+  for (const auto& child : it->second) {
+    if (child == self) continue;
+    const quota_spec* c = find(child);
+    if (c == nullptr) {
+      return fail(errc::internal,
+                  "BUG quotaInfoMap and quotaTree information out of sync, losed :" + child,
+                  "spec.min");
+    }
+    children += c->guaranteed;
+    children_keys |= resolve_keys(c->guaranteed_keys, c->guaranteed);
+  }
+  const resource_keys p_min_keys = resolve_keys(p->min_keys, p->min);
+  const resource_list need = max_of(p->min, children);
+  const resource_keys need_keys = p_min_keys | children_keys;
+  if (less_equal_completely(need, need_keys, p->guaranteed,
+                            resolve_keys(p->guaranteed_keys, p->guaranteed))) {
+    return {};
+  }
+  return check_parent_guaranteed(need, need_keys, p->name, parent_of(*p));
+}
+
+result<void> validate_quota_tree(std::span<const quota_spec> quotas) {
+  std::map<std::string_view, const quota_spec*, std::less<>> by_name;
+  for (const auto& q : quotas) {
+    if (auto r = quota_topology::validate_quota_self_item(q); !r)
+      return fail(r.error().code, r.error().message, q.name + "." + r.error().where);
+    by_name.emplace(q.name, &q);
+  }
+  std::map<std::string_view, std::vector<const quota_spec*>, std::less<>> children;
+  for (const auto& [name, q] : by_name) {
+    if (!q->parent.empty() && q->parent != kRoot) children[q->parent].push_back(q);
+  }
+  for (const auto& [parent_name, kids] : children) {  // parents by name, children by name
+    auto it = by_name.find(parent_name);
+    if (it == by_name.end()) continue;
+    const quota_spec& parent = *it->second;
+    if (parent.allow_force_update || std::any_of(kids.begin(), kids.end(), [](const quota_spec* c) {
+          return c->allow_force_update;
+        })) {
+      continue;
+    }
+    std::string where;
+    std::string detail = min_sum_detail(parent.name, parent.min,
+                                        resolve_keys(parent.min_keys, parent.min), kids, where);
+    if (detail.empty()) continue;
+    return invalid(
+        "ElasticQuota " + parent.name + ": its children's min exceeds its own min; " + detail,
+        parent.name + "." + where);
+  }
+  return {};
 }
 
 result<void> quota_topology::valid_add_quota(const quota_spec& quota) {

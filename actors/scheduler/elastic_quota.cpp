@@ -2,6 +2,7 @@
 #include "actors/scheduler/elastic_quota.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -25,6 +26,19 @@ quota::preemption_pod preemption_pod_of(const pod_info& p, std::string quota_nam
   out.non_preemptible = p.non_preemptible;
   out.request = p.requests;
   return out;
+}
+
+// A cheap key for a quota name in PostFilter's per-node summaries: length, first and last 8
+// bytes, mixed. Two names with the same key only make PostFilter look at a node's pods when it
+// need not; decisions never depend on it.
+std::uint64_t quota_key(std::string_view s) {
+  std::uint64_t head = 0, tail = 0;
+  const std::size_t n = std::min<std::size_t>(s.size(), 8);
+  std::memcpy(&head, s.data(), n);
+  std::memcpy(&tail, s.data() + s.size() - n, n);
+  std::uint64_t h = head ^ ((tail << 29) | (tail >> 35)) ^ (s.size() * 0xff51afd7ed558ccdull);
+  h *= 0x9e3779b97f4a7c15ull;
+  return h ^ (h >> 32);
 }
 
 }  // namespace
@@ -113,6 +127,52 @@ void elastic_quota::unreserve(cycle_state& st, const pod_info& pod, const node_i
   s.booked = s.assigned = false;
 }
 
+bool elastic_quota::may_hold_victims(std::size_t index, const pod_info& pod, std::string_view quota,
+                                     std::uint64_t key, resource_list& node_used) {
+  if (cache_.size() < nodes_.size()) cache_.resize(nodes_.size());
+  const node_info& node = nodes_[index];
+  node_entry& e = cache_[index];
+  if (e.node != &node || e.generation != node.generation) {
+    // Changed since the last look: read the pods directly (as cheap as building a summary);
+    // the summary is built at the next look if the node is still unchanged then.
+    e.node = &node;
+    e.generation = node.generation;
+    e.built = false;
+    bool any = false;
+    for (const auto& p : node.pods)
+      any = any || (!p.terminated && !p.non_preemptible && p.priority < pod.priority &&
+                    (p.quota_name.empty() || p.quota_name == quota));
+    if (!any) return false;
+    node_used = {};
+    for (const auto& p : node.pods)
+      if (!p.terminated) node_used += p.requests;
+    return true;
+  }
+  if (!e.built) {
+    e.used = {};
+    e.keys.clear();
+    e.priorities.clear();
+    e.unlabeled_lowest_priority = std::numeric_limits<std::int32_t>::max();
+    for (const auto& p : node.pods) {
+      if (p.terminated) continue;
+      e.used += p.requests;
+      if (p.non_preemptible) continue;
+      if (p.quota_name.empty()) {
+        e.unlabeled_lowest_priority = std::min(e.unlabeled_lowest_priority, p.priority);
+        continue;
+      }
+      e.keys.push_back(quota_key(p.quota_name));
+      e.priorities.push_back(p.priority);
+    }
+    e.built = true;
+  }
+  bool any = e.unlabeled_lowest_priority < pod.priority;
+  for (std::size_t j = 0; j < e.keys.size(); ++j)
+    any |= e.keys[j] == key && e.priorities[j] < pod.priority;
+  if (any) node_used = e.used;
+  return any;
+}
+
 post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& pod, event_time) {
   post_filter_result out;
   auto* s = st.find<state>(slot());
@@ -121,41 +181,55 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
   if (!quota::view_of(*tree_, s->quota, view)) return out;
   const quota::preemption_pod preemptor = preemption_pod_of(pod, s->quota);
   const auto& args = tree_->args();
+  const std::uint64_t quota_hash = quota_key(s->quota);
 
   struct candidate {
     std::size_t node = 0;
     int pdb = 0;
     std::int32_t highest = 0;
     std::int64_t priority_sum = 0;
+    std::int64_t earliest_start = 0;  // of the victims with the highest priority
     std::vector<std::string> victims;
   };
   std::optional<candidate> best;
-  std::vector<quota::preemption_pod> node_pods;
+  resource_list node_used;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const node_info& node = nodes_[i];
-    // Cheap pre-check: a possible victim must be of lower priority in the same quota.
-    bool any = false;
-    for (const auto& p : node.pods)
-      if (!p.terminated && p.priority < pod.priority && !p.non_preemptible &&
-          (p.quota_name == s->quota || p.quota_name.empty()))
-        any = true;
-    if (!any) continue;
-    node_pods.clear();
+    // A possible victim is a preemptible pod of lower priority in the same quota; a pod without
+    // a quota label belongs to its namespace's quota, resolved below.
+    if (!may_hold_victims(i, pod, s->quota, quota_hash, node_used)) continue;
+    // The pods canPreempt accepts (preempt.go), copied into reused storage.
+    std::size_t n = 0;
     for (const auto& p : node.pods) {
-      if (p.terminated) continue;
-      // Pods whose label names no quota belong to the namespace's quota.
-      node_pods.push_back(preemption_pod_of(p, p.quota_name.empty() ? quota_of(p) : p.quota_name));
+      if (p.terminated || p.non_preemptible || p.priority >= pod.priority) continue;
+      if (!p.quota_name.empty() && p.quota_name != s->quota) continue;
+      if (n == potential_.size()) potential_.emplace_back();
+      quota::preemption_pod& v = potential_[n];
+      v.name = p.key;
+      v.quota = p.quota_name.empty() ? quota_of(p) : p.quota_name;
+      v.priority = p.priority;
+      v.start_time_ms = start_time_of(p);
+      v.non_preemptible = p.non_preemptible;
+      v.pdb_violating = false;
+      v.request = p.requests;
+      const quota::quota_pod* known = tree_->pod(p.key);
+      v.booked = known != nullptr && known->quota == s->quota;
+      if (quota::can_preempt(preemptor, v, args)) ++n;
     }
-    auto r = quota::select_victims_on_node(preemptor, node.name, node_pods, node.allocatable, view,
-                                           args);
+    const std::span<const quota::preemption_pod> potential(potential_.data(), n);
+    auto r = quota::select_victims_on_node(preemptor, node.name, node_used, potential,
+                                           node.allocatable, view, args);
     if (!r.feasible || r.victims.empty()) continue;
     candidate c;
     c.node = i;
     c.pdb = r.num_pdb_violating;
     c.highest = std::numeric_limits<std::int32_t>::min();
+    c.earliest_start = std::numeric_limits<std::int64_t>::max();
     for (const auto& v : r.victims) {
-      for (const auto& p : node_pods) {
+      for (const auto& p : potential) {
         if (p.name != v) continue;
+        if (p.priority > c.highest) c.earliest_start = std::numeric_limits<std::int64_t>::max();
+        if (p.priority >= c.highest) c.earliest_start = std::min(c.earliest_start, p.start_time_ms);
         c.highest = std::max(c.highest, p.priority);
         c.priority_sum += p.priority;
       }
@@ -166,6 +240,8 @@ post_filter_result elastic_quota::post_filter(cycle_state& st, const pod_info& p
       if (a.highest != b.highest) return a.highest < b.highest;
       if (a.priority_sum != b.priority_sum) return a.priority_sum < b.priority_sum;
       if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+      // The latest start among the highest-priority victims (GetEarliestPodStartTime).
+      if (a.earliest_start != b.earliest_start) return a.earliest_start > b.earliest_start;
       return a.node < b.node;
     };
     if (!best || better(c, *best)) best = std::move(c);

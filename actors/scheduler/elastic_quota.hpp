@@ -10,9 +10,11 @@
 //   - Reserve / Unreserve: the pod's used is added to / removed from its quota and ancestors
 //     (updatePodIsAssigned), without recomputing runtimes (request does not change).
 //   - PostFilter: preemption of lower-priority preemptible pods of the SAME quota on
-//     each node, via quota::select_victims_on_node; the candidate node is picked as kube's
+//     each node, via quota::select_victims_on_node (a per-node summary, kept by node
+//     generation, skips nodes without such pods); the candidate node is picked as kube's
 //     pickOneNodeForPreemption does (fewest PDB violations, lowest highest-victim priority,
-//     lowest sum of victim priorities, fewest victims), then the first in node order.
+//     lowest sum of victim priorities, fewest victims, latest earliest start among the
+//     highest-priority victims), then the first in node order (kube: map order).
 //
 // Koordinator: pkg/scheduler/plugins/elasticquota/{plugin.go, plugin_helper.go, preempt.go};
 // kube: pkg/scheduler/framework/preemption/preemption.go (pickOneNodeForPreemption).
@@ -71,8 +73,33 @@ class elastic_quota final : public plugin {
     bool assigned = false;  // Reserve marked a booked pod assigned (Unreserve unmarks it)
   };
 
+  // PostFilter's per-node summary, addressed by the node's position in the cycle's span and
+  // kept while the node object and its generation are unchanged (node_info REQUIRES a
+  // generation bump on any change of its pods), as LoadAwareScheduling's cache is. It lets
+  // PostFilter skip, without reading its pods, a node that holds no possible victim. A node
+  // that changed is read directly once; its summary is built at the next look.
+  struct node_entry {
+    const node_info* node = nullptr;
+    std::uint64_t generation = 0;
+    bool built = false;
+    resource_list used;  // Σ requests of the node's non-terminated pods
+    // Per preemptible, non-terminated pod with a quota label, in pod order: a cheap key of the
+    // label (a collision only costs a full look at the node) and the pod's priority.
+    std::vector<std::uint64_t> keys;
+    std::vector<std::int32_t> priorities;
+    // The lowest priority of such a pod without a label (its quota is resolved per call, since
+    // it depends on the tree's namespace rules); INT32_MAX when none.
+    std::int32_t unlabeled_lowest_priority = 0;
+  };
+  // Whether node `index` holds a preemptible pod of lower priority than `pod` in `quota` (or
+  // without a label); if so, node_used = Σ requests of its non-terminated pods.
+  bool may_hold_victims(std::size_t index, const pod_info& pod, std::string_view quota,
+                        std::uint64_t key, resource_list& node_used);
+
   std::shared_ptr<quota::quota_tree> tree_;
   std::span<const node_info> nodes_;  // of the current cycle, for PostFilter
+  std::vector<node_entry> cache_;
+  std::vector<quota::preemption_pod> potential_;  // scratch of PostFilter (reused allocations)
 };
 
 }  // namespace colony::scheduler

@@ -244,6 +244,165 @@ INSTANTIATE_TEST_SUITE_P(
             "defaultQuotaAllowed", {"v", kDefault, 5, 0, false, false, {}}, false, true}),
     [](const auto& info) { return info.param.name; });
 
+// TestPlugin_canPreempt (preempt_test.go): the preemptor is "preemptor" (priority 10 unless
+// noted), the victim "victim"; DisableDefaultQuotaPreemption keeps its default (true).
+struct go_can_preempt_case {
+  std::string name;
+  std::int32_t pod_priority;
+  std::string pod_quota;
+  preemption_pod victim;
+  bool want;
+  friend void PrintTo(const go_can_preempt_case& c, std::ostream* os) { *os << c.name; }
+};
+
+class PluginCanPreemptGolden : public ::testing::TestWithParam<go_can_preempt_case> {};
+
+TEST_P(PluginCanPreemptGolden, Rule) {
+  const auto& c = GetParam();
+  preemption_pod pod{"preemptor", c.pod_quota, c.pod_priority, 0, false, false, res(1, 1)};
+  EXPECT_EQ(can_preempt(pod, c.victim, elastic_quota_args{}), c.want) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Golden, PluginCanPreemptGolden,
+    ::testing::Values(
+        go_can_preempt_case{"victim_is_non_preemptible", 10, "q1",
+                            preemption_pod{"victim", "q1", 5, 0, true, false, res(1, 1)}, false},
+        // Neither pod has a quota label: both fall back to the default quota.
+        go_can_preempt_case{
+            "DisableDefaultQuotaPreemption_blocks_default_quota_victims", 10, kDefault,
+            preemption_pod{"victim", kDefault, 5, 0, false, false, res(1, 1)}, false},
+        go_can_preempt_case{"same_priority_cannot_preempt", 10, "q1",
+                            preemption_pod{"victim", "q1", 10, 0, false, false, res(1, 1)}, false},
+        go_can_preempt_case{"victim_priority_higher_cannot_preempt", 5, "q1",
+                            preemption_pod{"victim", "q1", 15, 0, false, false, res(1, 1)}, false},
+        go_can_preempt_case{"different_quota_names_cannot_preempt", 10, "q1",
+                            preemption_pod{"victim", "q2", 5, 0, false, false, res(1, 1)}, false},
+        go_can_preempt_case{"all_conditions_met_preempts", 10, "q1",
+                            preemption_pod{"victim", "q1", 5, 0, false, false, res(1, 1)}, true}),
+    [](const auto& info) { return info.param.name; });
+
+// TestPlugin_PodEligibleToPreemptOthers (preempt_test.go): the preemptor has priority 10 and no
+// quota label (the default quota); a terminating pod on node-1 has no label unless noted.
+struct eligible_case {
+  std::string name;
+  preemptor_state state;
+  bool node_known;
+  std::vector<preemption_pod> terminating;
+  bool want_eligible;
+  std::string want_message;
+  friend void PrintTo(const eligible_case& c, std::ostream* os) { *os << c.name; }
+};
+
+class PluginPodEligibleToPreemptOthers : public ::testing::TestWithParam<eligible_case> {};
+
+TEST_P(PluginPodEligibleToPreemptOthers, Golden) {
+  const auto& c = GetParam();
+  const preemption_pod pod{"preemptor", kDefault, 10, 0, false, false, res(1, 1)};
+  auto e = pod_eligible_to_preempt_others(pod, c.state, c.node_known, c.terminating);
+  EXPECT_EQ(e.eligible, c.want_eligible) << c.name;
+  EXPECT_EQ(e.message, c.want_message) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Golden, PluginPodEligibleToPreemptOthers,
+    ::testing::Values(
+        eligible_case{"preemptionPolicy_Never_not_eligible",
+                      {true, "", false},
+                      false,
+                      {},
+                      false,
+                      "not eligible due to preemptionPolicy=Never."},
+        eligible_case{"no_nominated_node_always_eligible", {false, "", false}, false, {}, true, ""},
+        eligible_case{"nominated_node_UnschedulableAndUnresolvable_eligible_to_try_again",
+                      {false, "node-1", true},
+                      true,
+                      {},
+                      true,
+                      ""},
+        eligible_case{
+            "node_in_snapshot_but_no_pods_eligible", {false, "node-1", false}, true, {}, true, ""},
+        eligible_case{"terminating_pod_on_node_same_quota_lower_priority_not_eligible",
+                      {false, "node-1", false},
+                      true,
+                      {preemption_pod{"term-pod", kDefault, 5, 0, false, false, res(1, 1)}},
+                      false,
+                      "not eligible due to a terminating pod on the nominated node."},
+        eligible_case{"terminating_pod_on_node_different_quota_eligible",
+                      {false, "node-1", false},
+                      true,
+                      {preemption_pod{"term-pod", "other-quota", 5, 0, false, false, res(1, 1)}},
+                      true,
+                      ""},
+        eligible_case{"terminating_pod_on_node_same_quota_higher_priority_eligible",
+                      {false, "node-1", false},
+                      true,
+                      {preemption_pod{"term-pod", kDefault, 15, 0, false, false, res(1, 1)}},
+                      true,
+                      ""}),
+    [](const auto& info) { return info.param.name; });
+
+// TestPlugin_SelectVictimsOnNode (preempt_test.go): a preemptor of priority 10 asking 2 cores in
+// quota svon-quota, one pod on the node, the quota's used 0 and usedLimit as the case says (the
+// Go case's quota knows no pods, so removing/adding them leaves used at 0; here the victim's
+// request is taken out and put back, which ends at the same used). The Go node has no
+// resource filter, so every pod "fits": a large allocatable here.
+struct go_select_case {
+  std::string name;
+  preemption_pod on_node;
+  std::int64_t used_limit_cpu;
+  std::size_t want_victims;
+  int want_violating;
+  bool want_feasible;  // false = UnschedulableAndUnresolvable
+  friend void PrintTo(const go_select_case& c, std::ostream* os) { *os << c.name; }
+};
+
+class PluginSelectVictimsOnNodeGolden : public ::testing::TestWithParam<go_select_case> {};
+
+TEST_P(PluginSelectVictimsOnNodeGolden, Victims) {
+  const auto& c = GetParam();
+  const std::string q = "svon-quota";
+  const preemption_pod preemptor{"preemptor", q, 10, 0, false, false, res(2, 0)};
+  quota_view view{q,
+                  kRoot,
+                  {},
+                  key::cpu | key::memory,
+                  res(1000, 0),
+                  key::cpu | key::memory,
+                  res(c.used_limit_cpu, 0),
+                  key::cpu | key::memory,
+                  res(0, 0),
+                  {}};
+  const std::vector<preemption_pod> node_pods{c.on_node};
+  auto r = select_victims_on_node(preemptor, "test-select-node", node_pods, res(1000, 1000), view,
+                                  elastic_quota_args{});
+  EXPECT_EQ(r.feasible, c.want_feasible) << c.name;
+  EXPECT_EQ(r.victims.size(), c.want_victims) << c.name;
+  EXPECT_EQ(r.num_pdb_violating, c.want_violating) << c.name;
+  if (!c.want_feasible) {
+    EXPECT_EQ(r.reason, "No victims found on node test-select-node for preemptor pod preemptor");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Golden, PluginSelectVictimsOnNodeGolden,
+    ::testing::Values(
+        go_select_case{"no_potential_victims_all_pods_have_higher_priority",
+                       preemption_pod{"high-pri", "svon-quota", 20, 0, false, false, res(1, 0)},
+                       100, 0, 0, false},
+        go_select_case{"victims_found_quota_fits_all_reprieved_no_actual_victims",
+                       preemption_pod{"low-pri", "svon-quota", 5, 0, false, false, res(1, 0)}, 100,
+                       0, 0, true},
+        // numViolatingVictim only counts filter failures, not quota-limit evictions.
+        go_select_case{"victims_found_quota_exceeded_victim_becomes_actual_victim",
+                       preemption_pod{"low-pri", "svon-quota", 5, 0, false, false, res(1, 0)}, 1, 1,
+                       0, true},
+        go_select_case{
+            "non_preemptible_pod_on_node_skipped_as_victim",
+            preemption_pod{"non-preemptible", "svon-quota", 5, 0, true, false, res(1, 0)}, 1, 0, 0,
+            false}),
+    [](const auto& info) { return info.param.name; });
+
 TEST(PluginSelectVictimsOnNode, ReprievesWhileNodeAndQuotaFit) {
   elastic_quota_args args;
   std::vector<preemption_pod> node_pods{
@@ -275,6 +434,39 @@ TEST(PluginSelectVictimsOnNode, ReprievesWhileNodeAndQuotaFit) {
   r = select_victims_on_node(high, "n1", node_pods, res(10, 100), q, args);
   EXPECT_FALSE(r.feasible);
   EXPECT_EQ(r.reason, "No victims found on node n1 for preemptor pod h");
+}
+
+// plugin.go RemovePod / AddPod: a victim changes the quota's used only when the quota books it
+// (IsPodExist), and removal stops at 0 (SubtractWithNonNegativeResult).
+TEST(PluginSelectVictimsOnNode, UsedMovesOnlyForBookedVictimsAndStopsAtZero) {
+  elastic_quota_args args;
+  auto view = [](std::int64_t used_cpu, std::int64_t runtime_cpu) {
+    return quota_view{"q",
+                      kRoot,
+                      {},
+                      key::cpu,
+                      res(100, 0),
+                      key::cpu,
+                      res(runtime_cpu, 0),
+                      key::cpu,
+                      res(used_cpu, 0),
+                      {}};
+  };
+  const preemption_pod pod{"p", "q", 10, 0, false, false, res(4, 0)};
+  // used 2 although the victims ask 4: removing both leaves 0, not -2, so only v1 is reprieved.
+  std::vector<preemption_pod> both{{"v1", "q", 1, 0, false, false, res(2, 0)},
+                                   {"v2", "q", 1, 0, false, false, res(2, 0)}};
+  auto r = select_victims_on_node(pod, "n", both, res(100, 100), view(2, 6), args);
+  EXPECT_EQ(r.victims, (std::vector<std::string>{"v2"}));
+  // v2 is on the node but not booked in the quota: it neither frees nor takes quota.
+  std::vector<preemption_pod> one_booked{{"v1", "q", 1, 0, false, false, res(4, 0)},
+                                         {"v2", "q", 1, 0, false, false, res(4, 0)}};
+  one_booked[1].booked = false;
+  r = select_victims_on_node(pod, "n", one_booked, res(100, 100), view(4, 6), args);
+  EXPECT_EQ(r.victims, (std::vector<std::string>{"v1"}));
+  one_booked[1].booked = true;
+  r = select_victims_on_node(pod, "n", one_booked, res(100, 100), view(4, 6), args);
+  EXPECT_EQ(r.victims, (std::vector<std::string>{"v1", "v2"}));  // reprieve order
 }
 
 // ---- revocation: quota_overuse_revoke_test.go

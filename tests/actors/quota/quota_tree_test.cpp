@@ -614,5 +614,61 @@ TEST(QuotaTree, RuntimeMaskedToMaxKeys) {
   EXPECT_EQ(t.status("cpu-only")->runtime_keys, key::cpu);
 }
 
+// ---- ElasticQuotaIgnorePodOverhead -------------------------------------------------------------
+
+struct overhead_case {
+  std::string name;  // core/helper_test.go TestPodRequestsAndLimits sub-case
+  bool ignore;
+  resource_list want;
+  friend void PrintTo(const overhead_case& c, std::ostream* os) { *os << c.name; }
+};
+
+class PodRequestsAndLimits : public ::testing::TestWithParam<overhead_case> {};
+
+// One container requesting 4 cores / 8 GiB (limits 8 / 16 GiB), overhead 1 core / 1 GiB:
+// Kubernetes' PodRequests is 5 cores / 9 GiB; the gate takes the overhead out again.
+TEST_P(PodRequestsAndLimits, Requests) {
+  const auto& c = GetParam();
+  const resource_list overhead = res2(1000, 1 * GigaByte);
+  const resource_list pod_requests = res2(4000, 8 * GigaByte) + overhead;
+  EXPECT_EQ(quota_pod_requests(pod_requests, overhead, c.ignore), c.want) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, PodRequestsAndLimits,
+                         ::testing::Values(overhead_case{"ElasticQuotaIgnorePodOverhead_false",
+                                                         false, res2(5000, 9 * GigaByte)},
+                                           overhead_case{"ElasticQuotaIgnorePodOverhead_true", true,
+                                                         res2(4000, 8 * GigaByte)}),
+                         [](const auto& info) { return info.param.name; });
+
+// The tree books what quota_pod_requests gives under its gate: used and request leave the
+// overhead out with the gate, keep it without; upserting a stored copy again changes nothing.
+TEST(GroupQuotaManager, IgnorePodOverheadGateDecidesWhatPodsBook) {
+  for (bool ignore : {false, true}) {
+    elastic_quota_args args;
+    args.elastic_quota_ignore_pod_overhead = ignore;
+    quota_tree t(args);
+    t.set_cluster_total(res(100, 1000 * GigaByte));
+    ASSERT_TRUE(
+        t.upsert_quota(make_quota("q", "", 100, 1000 * GigaByte, 10, 100 * GigaByte, true, false)));
+    quota_pod p;
+    p.name = "ns/p";
+    p.quota = "q";
+    p.overhead = res2(1000, 1 * GigaByte);
+    p.request = res2(4000, 8 * GigaByte) + p.overhead;
+    p.assigned = true;
+    ASSERT_TRUE(t.upsert_pod(p));
+    t.refresh();
+    const resource_list want = ignore ? res2(4000, 8 * GigaByte) : res2(5000, 9 * GigaByte);
+    EXPECT_EQ(t.status("q")->used, want) << ignore;
+    EXPECT_EQ(t.status("q")->request, want) << ignore;
+    quota_pod stored = *t.pod("ns/p");
+    EXPECT_EQ(stored.request, want);
+    ASSERT_TRUE(t.upsert_pod(stored));
+    t.refresh();
+    EXPECT_EQ(t.status("q")->used, want) << ignore;
+  }
+}
+
 }  // namespace
 }  // namespace colony::quota

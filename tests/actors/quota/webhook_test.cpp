@@ -56,6 +56,15 @@ struct make_quota_t {
         resource_list_to_json(r.values, r.keys);
     return *this;
   }
+  make_quota_t& IsRoot(bool b) {
+    labels[std::string(names::label_quota_is_root)] = b ? "true" : "false";
+    return *this;
+  }
+  make_quota_t& Guaranteed(keyed_resources r) {
+    annotations[std::string(names::annotation_guaranteed)] =
+        resource_list_to_json(r.values, r.keys);
+    return *this;
+  }
   make_quota_t& Annotation(std::string_view k, std::string v) {
     annotations[std::string(k)] = std::move(v);
     return *this;
@@ -529,9 +538,11 @@ TEST(QuotaTopology, ValidAddQuota) {
                              .Obj());
   auto r = qt.valid_add_quota(sub4);
   ASSERT_FALSE(r);
+  // Koordinator's text, then what exceeds where.
   EXPECT_EQ(r.error().message,
-            "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: temp");
-  EXPECT_EQ(r.error().where, "spec.min");
+            "checkMinQuotaSum all brothers' MinQuota > parent MinQuota, parent: temp; cpu: "
+            "children's min 72 (sub-1 16, sub-2 16, sub-4 40) > temp's min 64");
+  EXPECT_EQ(r.error().where, "spec.min[cpu]");
   // allow-force-update skips the min-sum check.
   auto forced = sub4;
   forced.allow_force_update = true;
@@ -850,6 +861,195 @@ TEST(Quantity, ParsesKubernetesForms) {
   EXPECT_FALSE(parse_quantity("abc", false));
   EXPECT_FALSE(parse_quantity("1Zi", false));
   EXPECT_EQ(parse_quantity("100E", false).error().code, errc::out_of_range);
+}
+
+// ---- ElasticQuotaGuaranteeUsage
+// ------------------------------------------------------------------
+
+struct guarantee_case {
+  std::string name;  // TestQuotaTopology_checkGuaranteeForMin sub-case
+  std::int64_t quota_min_cpu;
+  std::int64_t sibling_guaranteed_cpu;
+  bool want_error;
+  friend void PrintTo(const guarantee_case& c, std::ostream* os) { *os << c.name; }
+};
+
+class QuotaTopologyCheckGuaranteeForMin : public ::testing::TestWithParam<guarantee_case> {
+ protected:
+  // The Go case's three quotas: tree root "temp" (min = guaranteed = 10 cores), test1
+  // (guaranteed 6 cores, 35600 bytes) and its sibling test2 (min 2 cores).
+  static quota_topology topology(const guarantee_case& c, quota_spec& quota) {
+    quota_topology qt;
+    qt.on_quota_add(MakeQuota("temp")
+                        .Max(cpu_mem(120, 1048576))
+                        .Min(cpu_mem(10, 51200))
+                        .IsParent(true)
+                        .TreeID("tree1")
+                        .IsRoot(true)
+                        .Guaranteed(cpu_mem(10, 51200))
+                        .Obj());
+    quota = MakeQuota("test1")
+                .ParentName("temp")
+                .Max(cpu_mem(120, 1048576))
+                .Min(cpu_mem(c.quota_min_cpu, 25600))
+                .TreeID("tree1")
+                .Guaranteed(cpu_mem(6, 35600))
+                .Obj();
+    qt.on_quota_add(quota);
+    qt.on_quota_add(MakeQuota("test2")
+                        .ParentName("temp")
+                        .Max(cpu_mem(120, 1048576))
+                        .Min(cpu_mem(2, 10000))
+                        .TreeID("tree1")
+                        .Guaranteed(cpu_mem(c.sibling_guaranteed_cpu, 10000))
+                        .Obj());
+    return qt;
+  }
+};
+
+TEST_P(QuotaTopologyCheckGuaranteeForMin, Error) {
+  const auto& c = GetParam();
+  quota_spec quota;
+  const quota_topology qt = topology(c, quota);
+  auto r = qt.check_guaranteed_for_min(quota);
+  EXPECT_EQ(!r, c.want_error) << c.name;
+  if (!r) {
+    EXPECT_EQ(r.error().message, "tree root quota temp can't guarantee for min");
+    EXPECT_EQ(r.error().where, "spec.min");
+  }
+}
+
+// The gate decides whether validation runs the check (validateQuotaTopology); the min sums pass
+// in every case, so only the guarantee can refuse.
+TEST_P(QuotaTopologyCheckGuaranteeForMin, OnlyWithTheGate) {
+  const auto& c = GetParam();
+  quota_spec quota;
+  quota_topology qt = topology(c, quota);
+  EXPECT_TRUE(qt.validate_quota_topology(nullptr, quota, false)) << c.name;
+  qt.set_features(webhook_features{.elastic_quota_guarantee_usage = true});
+  auto r = qt.validate_quota_topology(nullptr, quota, false);
+  EXPECT_EQ(!r, c.want_error) << c.name;
+  if (!r) {
+    EXPECT_EQ(r.error().message, "tree root quota temp can't guarantee for min test1");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, QuotaTopologyCheckGuaranteeForMin,
+                         ::testing::Values(guarantee_case{"normal", 5, 2, false},
+                                           guarantee_case{"not_exceed_guarantee", 7, 3, false},
+                                           guarantee_case{"exceed_guarantee", 8, 3, true}),
+                         [](const auto& info) { return info.param.name; });
+
+// A guarantee the parent cannot cover climbs to the grandparent, adding the parent's siblings'
+// guarantees on the way (checkParentGuaranteed's recursion): covered there, it is admitted.
+TEST(QuotaTopologyGuaranteedForMin, ClimbsToTheAncestorThatCovers) {
+  quota_topology qt;
+  qt.on_quota_add(MakeQuota("root")
+                      .Max(cpu_mem(120, 1048576))
+                      .Min(cpu_mem(20, 51200))
+                      .IsParent(true)
+                      .TreeID("t")
+                      .IsRoot(true)
+                      .Guaranteed(cpu_mem(20, 51200))
+                      .Obj());
+  qt.on_quota_add(MakeQuota("mid")
+                      .ParentName("root")
+                      .Max(cpu_mem(120, 1048576))
+                      .Min(cpu_mem(10, 25600))
+                      .IsParent(true)
+                      .TreeID("t")
+                      .Guaranteed(cpu_mem(10, 25600))
+                      .Obj());
+  qt.on_quota_add(MakeQuota("other")
+                      .ParentName("root")
+                      .Max(cpu_mem(120, 1048576))
+                      .Min(cpu_mem(4, 1000))
+                      .TreeID("t")
+                      .Guaranteed(cpu_mem(4, 1000))
+                      .Obj());
+  auto leaf = [&](std::int64_t min_cpu) {
+    return MakeQuota("leaf")
+        .ParentName("mid")
+        .Max(cpu_mem(120, 1048576))
+        .Min(cpu_mem(min_cpu, 1000))
+        .TreeID("t")
+        .Obj();
+  };
+  qt.on_quota_add(leaf(1));
+  // mid needs 12 > its guarantee 10; root then needs max(20, 12 + 4) = 20 <= 20.
+  EXPECT_TRUE(qt.check_guaranteed_for_min(leaf(12)));
+  // 17 + 4 = 21 > 20: root has no parent to ask.
+  auto r = qt.check_guaranteed_for_min(leaf(17));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "tree root quota root can't guarantee for min");
+}
+
+// ---- a whole tree at once (bad input) ----------------------------------------------------------
+
+// A tree whose children's min exceeds the parent's min is refused with the parent, the resource,
+// the sum, each child's share and the parent's min; the webhook's update of a parent below its
+// children's sum says the same after Koordinator's text.
+TEST(ValidateQuotaTree, ChildrenMinOverParentNamesWhatAndWhere) {
+  std::vector<quota_spec> tree{
+      MakeQuota("tenants").Max(cpu_mem(400, 4096)).Min(cpu_mem(400, 4096)).IsParent(true).Obj(),
+      MakeQuota("online")
+          .ParentName("tenants")
+          .Max(cpu_mem(400, 4096))
+          .Min(cpu_mem(300, 1024))
+          .Obj(),
+      MakeQuota("batch")
+          .ParentName("tenants")
+          .Max(cpu_mem(400, 4096))
+          .Min(cpu_mem(100, 1024))
+          .Obj()};
+  EXPECT_TRUE(validate_quota_tree(tree));
+  tree[2] = MakeQuota("batch")
+                .ParentName("tenants")
+                .Max(cpu_mem(400, 4096))
+                .Min(cpu_mem(150, 1024))
+                .Obj();
+  auto r = validate_quota_tree(tree);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::invalid_input);
+  EXPECT_EQ(r.error().message,
+            "ElasticQuota tenants: its children's min exceeds its own min; cpu: children's min "
+            "450 (batch 150, online 300) > tenants's min 400");
+  EXPECT_EQ(r.error().where, "tenants.spec.min[cpu]");
+  // allow-force-update on a child: Koordinator admits it whatever the sum.
+  tree[2].allow_force_update = true;
+  EXPECT_TRUE(validate_quota_tree(tree));
+  tree[2].allow_force_update = false;
+  // A quota's own bad item comes first, named by the quota.
+  tree[1] = MakeQuota("online")
+                .ParentName("tenants")
+                .Max(cpu_mem(10, 4096))
+                .Min(cpu_mem(300, 1024))
+                .Obj();
+  auto self = validate_quota_tree(tree);
+  ASSERT_FALSE(self);
+  EXPECT_TRUE(self.error().where.starts_with("online.")) << self.error().where;
+
+  // The webhook, updating the parent's min below its children's sum (memory this time).
+  quota_topology qt;
+  tree[1] = MakeQuota("online")
+                .ParentName("tenants")
+                .Max(cpu_mem(400, 4096))
+                .Min(cpu_mem(300, 1024))
+                .Obj();
+  tree[2] = MakeQuota("batch")
+                .ParentName("tenants")
+                .Max(cpu_mem(400, 4096))
+                .Min(cpu_mem(100, 1024))
+                .Obj();
+  for (const auto& q : tree) qt.on_quota_add(q);
+  auto lowered =
+      MakeQuota("tenants").Max(cpu_mem(400, 4096)).Min(cpu_mem(400, 1536)).IsParent(true).Obj();
+  auto u = qt.check_min_quota_validate(lowered);
+  ASSERT_FALSE(u);
+  EXPECT_EQ(u.error().message,
+            "checkMinQuotaSum all children's MinQuota > current MinQuota, current: tenants; "
+            "memory: children's min 2048 (batch 1024, online 1024) > tenants's min 1536");
+  EXPECT_EQ(u.error().where, "spec.min[memory]");
 }
 
 }  // namespace

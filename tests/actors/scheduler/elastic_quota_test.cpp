@@ -3,9 +3,13 @@
 //, and a framework with NodeResourcesFit + ElasticQuota over a small quota tree.
 // Also: the batched/chunked scoring and DeviceShare's counting filter equal the per-node
 // paths on seeded random inputs.
+#include <limits>
 #include <memory>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -240,8 +244,209 @@ TEST(ElasticQuotaPostFilter, PreemptsOnlySameQuotaLowerPriority) {
   // Non-preemptible victims are never chosen.
   t.nodes[1].pods[0].non_preemptible = true;
   t.nodes[0].pods[0].non_preemptible = t.nodes[0].pods[1].non_preemptible = true;
+  ++t.nodes[0].generation;  // node_info REQUIRES a bump on any change of its pods
+  ++t.nodes[1].generation;
   auto d2 = t.fwk.run_cycle(t.st, p, t.nodes, kNow);
   EXPECT_FALSE(d2.nominated_node.has_value());
+}
+
+// pickOneNodeForPreemption's fifth rule: with equal victims' priorities and counts, the node whose
+// highest-priority victims started latest is nominated (the other's have run longer).
+TEST(ElasticQuotaPostFilter, TieGoesToTheLatestStartedVictims) {
+  small_tree t;
+  auto place = [&](std::size_t n, pod_info p, std::int64_t start) {
+    p.assigned_time = event_time{start};
+    ASSERT_TRUE(t.tree->upsert_pod(t.plugin->to_quota_pod(p, p.quota_name)));
+    decision d;
+    d.result = outcome::scheduled;
+    assume_pod(t.nodes[n], p, d, event_time{start});
+    t.tree->update_pod_is_assigned(p.key, true, t.nodes[n].name);
+  };
+  place(0, quota_pod("ns/a-old-0", "a", res(2, Gi), 5), 1'000);
+  place(0, quota_pod("ns/a-old-1", "a", res(2, Gi), 5), 1'000);
+  place(1, quota_pod("ns/a-new-0", "a", res(2, Gi), 5), 9'000);
+  place(1, quota_pod("ns/a-new-1", "a", res(2, Gi), 5), 9'000);
+  auto p = quota_pod("ns/a-hi", "a", res(2, Gi), 100);
+  ASSERT_TRUE(t.tree->upsert_pod(t.plugin->to_quota_pod(p, "a")));
+  auto d = t.fwk.run_cycle(t.st, p, t.nodes, kNow);
+  ASSERT_TRUE(d.nominated_node.has_value()) << d.message;
+  EXPECT_EQ(*d.nominated_node, "n2");
+  ASSERT_EQ(d.victims.size(), 1u);
+  EXPECT_TRUE(d.victims[0].starts_with("ns/a-new-")) << d.victims[0];
+}
+
+// ---- PostFilter's per-node summaries change no decision ---------------------------------------
+
+// PostFilter as the plain loop: every node's pods are read on every call, every non-terminated
+// pod of a node that may hold a victim is copied, and select_victims_on_node works over the
+// node's whole pod list; the node is picked by kube's five rules, then node order. The
+// reference the fast path must agree with (every pod of the random worlds is booked in the tree,
+// so preemption_pod::booked keeps its default here).
+post_filter_result reference_post_filter(const elastic_quota& plugin, const pod_info& pod,
+                                         std::span<const node_info> nodes) {
+  post_filter_result out;
+  const std::string quota = plugin.quota_of(pod);
+  quota::quota_view view;
+  if (quota.empty() || !quota::view_of(*plugin.tree(), quota, view)) return out;
+  auto start = [](const pod_info& p) {
+    return p.scheduled_time ? p.scheduled_time->value
+                            : (p.assigned_time ? p.assigned_time->value : 0);
+  };
+  auto to_pp = [&](const pod_info& p, std::string q) {
+    quota::preemption_pod v;
+    v.name = p.key;
+    v.quota = std::move(q);
+    v.priority = p.priority;
+    v.start_time_ms = start(p);
+    v.non_preemptible = p.non_preemptible;
+    v.request = p.requests;
+    return v;
+  };
+  const quota::preemption_pod preemptor = to_pp(pod, quota);
+  struct candidate {
+    std::size_t node;
+    int pdb;
+    std::int32_t highest;
+    std::int64_t sum;
+    std::int64_t earliest;  // start of the highest-priority victims
+    std::vector<std::string> victims;
+  };
+  std::optional<candidate> best;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    bool any = false;
+    for (const auto& p : nodes[i].pods)
+      any = any || (!p.terminated && p.priority < pod.priority && !p.non_preemptible &&
+                    (p.quota_name == quota || p.quota_name.empty()));
+    if (!any) continue;
+    std::vector<quota::preemption_pod> node_pods;
+    for (const auto& p : nodes[i].pods)
+      if (!p.terminated)
+        node_pods.push_back(to_pp(p, p.quota_name.empty() ? plugin.quota_of(p) : p.quota_name));
+    auto r = quota::select_victims_on_node(preemptor, nodes[i].name, node_pods,
+                                           nodes[i].allocatable, view, plugin.tree()->args());
+    if (!r.feasible || r.victims.empty()) continue;
+    candidate c{i, r.num_pdb_violating, std::numeric_limits<std::int32_t>::min(), 0, 0, {}};
+    for (const auto& v : r.victims)
+      for (const auto& p : node_pods)
+        if (p.name == v) c.highest = std::max(c.highest, p.priority), c.sum += p.priority;
+    c.earliest = std::numeric_limits<std::int64_t>::max();
+    for (const auto& v : r.victims)
+      for (const auto& p : node_pods)
+        if (p.name == v && p.priority == c.highest)
+          c.earliest = std::min(c.earliest, p.start_time_ms);
+    c.victims = std::move(r.victims);
+    auto key = [](const candidate& x) {
+      return std::tuple(x.pdb, x.highest, x.sum, x.victims.size(), -x.earliest, x.node);
+    };
+    if (!best || key(c) < key(*best)) best = std::move(c);
+  }
+  if (!best) return out;
+  out.st = {};
+  out.nominated_node = nodes[best->node].name;
+  out.victims = std::move(best->victims);
+  return out;
+}
+
+// Seeded random worlds (a 3-level tree of 31 quotas, 40 full nodes, pods with and without a
+// quota label, terminated and non-preemptible pods), mutated between preemptors the way the
+// scheduler does (assume_pod, or a pod changed with a generation bump): the plugin's PostFilter
+// nominates the same node and the same victims, in the same order, as the reference.
+TEST(ElasticQuotaPostFilter, PerNodeSummariesPickTheSameVictims) {
+  std::mt19937_64 rng(2024);
+  auto below = [&](std::uint64_t n) { return static_cast<std::int64_t>(rng() % n); };
+  int preemptors = 0, nominated = 0, multi_victim = 0, via_unlabeled = 0, mutations = 0;
+  for (int world = 0; world < 6; ++world) {
+    auto tree = std::make_shared<quota::quota_tree>();
+    tree->set_cluster_total(res(40 * 32, 40 * 128 * Gi));
+    std::vector<std::string> leaves;
+    for (int t = 0; t < 3; ++t) {
+      const std::string top = "t" + std::to_string(t);
+      ASSERT_TRUE(
+          tree->upsert_quota(make_quota(top, "", res(600, 2400 * Gi), res(400, 1600 * Gi))));
+      for (int m = 0; m < 3; ++m) {
+        const std::string mid = top + "-m" + std::to_string(m);
+        ASSERT_TRUE(
+            tree->upsert_quota(make_quota(mid, top, res(200, 800 * Gi), res(120, 480 * Gi))));
+        for (int l = 0; l < 2; ++l) {
+          leaves.push_back(mid + "-l" + std::to_string(l));
+          auto q = make_quota(leaves.back(), mid, res(40 + below(60), 400 * Gi),
+                              res(20 + below(40), 160 * Gi));
+          // Pods of namespace <leaf> without a label resolve to this leaf (GetQuotaName).
+          q.namespace_name = leaves.back();
+          ASSERT_TRUE(tree->upsert_quota(q));
+        }
+      }
+    }
+    auto plugin = std::make_shared<elastic_quota>(tree);
+    std::vector<node_info> nodes;
+    for (int n = 0; n < 40; ++n)
+      nodes.push_back(make_node("n" + std::to_string(n), 32'000, 128 * Gi));
+    int serial = 0;
+    std::set<std::string> unlabeled;  // pods whose quota comes from their namespace
+    auto random_assigned = [&](std::size_t n) {
+      const auto& leaf = leaves[static_cast<std::size_t>(below(leaves.size()))];
+      pod_info p = quota_pod(leaf + "/p" + std::to_string(serial++), below(4) == 0 ? "" : leaf,
+                             cpu_mem(500 + below(3'000), (1 + below(8)) * Gi),
+                             static_cast<std::int32_t>(below(6) * 1000), below(15) == 0);
+      p.assigned_time = event_time{below(1'000)};
+      p.terminated = below(25) == 0;
+      if (p.quota_name.empty()) unlabeled.insert(p.key);
+      ASSERT_TRUE(tree->upsert_pod(plugin->to_quota_pod(p, plugin->quota_of(p))));
+      decision d;
+      d.result = outcome::scheduled;
+      assume_pod(nodes[n], p, d, kNow);
+      tree->update_pod_is_assigned(p.key, !p.terminated, nodes[n].name);
+    };
+    for (std::size_t n = 0; n < nodes.size(); ++n)
+      for (int k = 0; k < 14; ++k) random_assigned(n);
+    tree->refresh_runtime();
+    cycle_state st;
+    for (int i = 0; i < 60; ++i) {
+      const auto& leaf = leaves[static_cast<std::size_t>(below(leaves.size()))];
+      pod_info p = quota_pod(leaf + "/preemptor-" + std::to_string(i), below(3) == 0 ? "" : leaf,
+                             cpu_mem(2'000 + below(12'000), (2 + below(30)) * Gi),
+                             static_cast<std::int32_t>(1000 + below(6) * 1000));
+      ++st.cycle;
+      (void)plugin->pre_filter(st, p, nodes, kNow);
+      auto got = plugin->post_filter(st, p, kNow);
+      auto want = reference_post_filter(*plugin, p, nodes);
+      ASSERT_EQ(got.nominated_node, want.nominated_node) << "world " << world << " pod " << i;
+      ASSERT_EQ(got.victims, want.victims) << "world " << world << " pod " << i;
+      ++preemptors;
+      if (got.nominated_node) {
+        ++nominated;
+        multi_victim += got.victims.size() > 1 ? 1 : 0;
+        for (const auto& v : got.victims) via_unlabeled += unlabeled.contains(v) ? 1 : 0;
+      }
+      // Mutate as the scheduler does: a new assigned pod, or a pod changed with a bump.
+      auto& node = nodes[static_cast<std::size_t>(below(nodes.size()))];
+      if (below(2) == 0 || node.pods.empty()) {
+        random_assigned(static_cast<std::size_t>(&node - nodes.data()));
+      } else {
+        auto& q = node.pods[static_cast<std::size_t>(below(node.pods.size()))];
+        switch (below(3)) {
+          case 0:
+            q.priority = static_cast<std::int32_t>(below(6) * 1000);
+            break;
+          case 1:
+            q.non_preemptible = !q.non_preemptible;
+            break;
+          default:
+            q.terminated = !q.terminated;
+            break;
+        }
+        ++node.generation;
+      }
+      ++mutations;
+    }
+  }
+  // What the randomized comparison exercised.
+  EXPECT_EQ(preemptors, 360);
+  EXPECT_GT(nominated, 200);              // 297 at this seed
+  EXPECT_GT(preemptors - nominated, 20);  // 63: no node frees enough
+  EXPECT_GT(multi_victim, 20);            // 49: more than one victim on the node
+  EXPECT_GT(via_unlabeled, 40);           // 102 victims without a quota label
+  EXPECT_EQ(mutations, 360);
 }
 
 // ---- cached / batched paths equal the per-node ones (seeded random inputs) -----------------
