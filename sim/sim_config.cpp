@@ -384,6 +384,10 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
         if (!seen.insert(q.name).second)
           return fail(errc::invalid_input, "elasticQuotas: quota '" + q.name + "' listed twice",
                       where);
+      // The webhook's checks over the whole set (a children's min above its parent's, ...),
+      // naming the quota and field.
+      if (auto v = quota::validate_quota_tree(qs->quotas); !v)
+        return fail(v.error().code, v.error().message, where + ": " + v.error().where);
       c.quotas = std::move(qs->quotas);
     }
     if (auto n = root["deschedulerConfig"]) {

@@ -136,7 +136,8 @@ status node_numa_resource::filter_with(const numa_pre_filter_state& s, const pod
     return status::unschedulable(err_insufficient_amplified_cpu);
   if (*bind) {
     const auto* topo = nn.topology();
-    if (topo == nullptr || !topo->is_valid()) return status::unresolvable(err_invalid_cpu_topology);
+    if (topo == nullptr || !topo->is_valid())
+      return status::unresolvable(err_invalid_cpu_topology, nn.topology_problem);
     auto required = s.required_cpu_bind_policy;
     if (nn.cpu_bind_policy == numa::node_cpu_bind_policy::full_pcpus_only)
       required = numa::cpu_bind_policy::full_pcpus;
@@ -161,44 +162,71 @@ status node_numa_resource::filter_with(const numa_pre_filter_state& s, const pod
   return {};
 }
 
+// What one decision on one node reads, computed once however many NUMA node sets it tries:
+// the bind policy, the available CPUs, and what each NUMA node has left.
+struct node_numa_resource::node_context {
+  const node_info& node;
+  const numa::node_numa_state& nn;
+  const numa::cpu_topology* topo = nullptr;  // valid or nullptr
+  numa::bind_decision policy;
+  int max_ref = 1;
+  std::optional<numa::node_cpu_allocation::available> cpus;  // available_cpus, when bound
+  std::vector<numa::numa_amount> avail;                      // NUMA nodes' available (trimmed)
+  std::vector<numa::numa_amount> held;                       // what pods hold per NUMA node
+
+  node_context(const numa_pre_filter_state& s, const node_info& n, bool bind)
+      : node(n), nn(n.numa) {
+    const auto* t = nn.topology();
+    if (t != nullptr && t->is_valid()) topo = t;
+    const auto* kubelet = nn.options && nn.options->policy ? &*nn.options->policy : nullptr;
+    policy = numa::get_cpu_bind_policy(nn.labels, kubelet, s.required_cpu_bind_policy,
+                                       s.preferred_cpu_bind_policy);
+    max_ref = nn.options ? nn.options->max_ref_count : 1;
+    if (bind && topo != nullptr)
+      cpus = nn.allocation.available_cpus(*topo, max_ref, nn.options->reserved_cpus);
+    if (!nn.numa_allocatable.empty()) {
+      avail = numa::available_numa_resources(nn.numa_allocatable, nn.numa_held,
+                                             nn.cpuset_cpus_by_numa_node(),
+                                             nn.cpu_amplification_ratio, &held);
+      if (bind && policy.required && cpus) {
+        // trimNUMANodeResources: a NUMA node offers no more CPUs than the required bind policy
+        // can use there.
+        for (auto& a : avail) {
+          if (a.cpu_milli == 0) continue;
+          const auto usable = numa::filter_cpus_by_required_cpu_bind_policy(
+              policy.policy, cpus->cpus.intersection(topo->cpus_in_numa_node(a.node)), *topo);
+          a.cpu_milli = std::min<std::int64_t>(a.cpu_milli, std::int64_t{usable.size()} * 1000);
+        }
+      }
+    }
+  }
+};
+
 status node_numa_resource::allocate_with_hint(const numa_pre_filter_state& s, const node_info& node,
                                               bool bind, const std::optional<std::uint64_t>& hint,
                                               numa_pod_allocation& out) const {
-  const auto& nn = node.numa;
-  const auto* topo = nn.topology();
-  if (bind && (topo == nullptr || !topo->is_valid()))
-    return status::fail(std::string(err_invalid_cpu_topology));
-  const auto* kubelet = nn.options && nn.options->policy ? &*nn.options->policy : nullptr;
-  const auto policy = numa::get_cpu_bind_policy(nn.labels, kubelet, s.required_cpu_bind_policy,
-                                                s.preferred_cpu_bind_policy);
-  const int max_ref = nn.options ? nn.options->max_ref_count : 1;
-  const numa::cpu_set reserved = nn.options ? nn.options->reserved_cpus : numa::cpu_set{};
+  const node_context ctx(s, node, bind);
+  return allocate_in(ctx, s, bind, hint, out);
+}
+
+status node_numa_resource::allocate_in(const node_context& ctx, const numa_pre_filter_state& s,
+                                       bool bind, const std::optional<std::uint64_t>& hint,
+                                       numa_pod_allocation& out) const {
+  const auto& nn = ctx.nn;
+  if (bind && ctx.topo == nullptr) return status::fail(std::string(err_invalid_cpu_topology));
   out = {};
   // allocateResourcesByHint: the request split over the hint's NUMA nodes.
   if (hint) {
     if (nn.numa_allocatable.empty())
       return status::unresolvable(err_insufficient_resources_on_numa_node);
-    auto avail =
-        numa::available_numa_resources(nn.numa_allocatable, nn.numa_allocated(),
-                                       nn.cpuset_cpus_by_numa_node(), nn.cpu_amplification_ratio);
-    if (bind && policy.required) {
-      // trimNUMANodeResources: a NUMA node offers no more CPUs than the required policy can use.
-      const auto cpus = nn.allocation.available_cpus(*topo, max_ref, reserved).cpus;
-      for (auto& a : avail) {
-        if (a.cpu_milli == 0) continue;
-        const auto usable = numa::filter_cpus_by_required_cpu_bind_policy(
-            policy.policy, cpus.intersection(topo->cpus_in_numa_node(a.node)), *topo);
-        a.cpu_milli = std::min<std::int64_t>(a.cpu_milli, std::int64_t{usable.size()} * 1000);
-      }
-    }
     numa::numa_split_options split;
     split.request_cpu_bind = bind;
-    split.required_cpu_bind = policy.required;
-    split.bind = policy.policy;
-    split.cpus_per_core = topo != nullptr && topo->is_valid() ? topo->cpus_per_core() : 1;
+    split.required_cpu_bind = ctx.policy.required;
+    split.bind = ctx.policy.policy;
+    split.cpus_per_core = ctx.topo != nullptr ? ctx.topo->cpus_per_core() : 1;
     auto shares =
         numa::distribute_evenly({s.requested_milli_cpu, s.requested_memory_bytes},
-                                nn.numa_allocatable, avail, numa::numa_mask_ids(*hint), split);
+                                nn.numa_allocatable, ctx.avail, numa::numa_mask_ids(*hint), split);
     if (!shares) return status::unschedulable(intern(shares.error().message));
     out.numa_resources = std::move(*shares);
   }
@@ -208,15 +236,14 @@ status node_numa_resource::allocate_with_hint(const numa_pre_filter_state& s, co
   if (!strategy) return status::unresolvable(intern(strategy.error().describe()));
   numa::cpuset_request req;
   req.num_cpus_needed = s.num_cpus_needed;
-  req.policy.bind = policy.policy;
+  req.policy.bind = ctx.policy.policy;
   req.policy.exclusive = s.preferred_cpu_exclusive_policy;
   req.policy.numa_strategy = *strategy;
-  req.policy.max_ref_count = max_ref;
-  req.required = policy.required;
+  req.policy.max_ref_count = ctx.max_ref;
+  req.required = ctx.policy.required;
   for (const auto& a : out.numa_resources)
     req.numa_nodes.push_back({a.node, static_cast<int>(a.cpu_milli / 1000)});
-  const auto avail = nn.allocation.available_cpus(*topo, max_ref, reserved);
-  auto cpus = numa::allocate_cpuset(*topo, avail.cpus, avail.allocated, req);
+  auto cpus = numa::allocate_cpuset(*ctx.topo, ctx.cpus->cpus, ctx.cpus->allocated, req);
   if (!cpus) return status::unschedulable(numa::err_not_enough_cpus, cpus.error().message);
   out.cpuset = std::move(*cpus);
   return {};
@@ -228,6 +255,7 @@ status node_numa_resource::admit(const numa_pre_filter_state& s, const node_info
   if (nn.numa_allocatable.empty()) return status::unresolvable(err_missing_numa_resources);
   auto bind = request_cpu_bind(s, nn.cpu_bind_policy);
   if (!bind) return status::unresolvable(numa::err_invalid_requested_cpus);
+  const node_context ctx(s, node, *bind);
   // When the node's policy is set, the pod's exclusivity keeps its old default (none); a pod
   // that names a policy gets Required unless it says otherwise.
   auto exclusive = s.pod_numa_exclusive;
@@ -235,25 +263,9 @@ status node_numa_resource::admit(const numa_pre_filter_state& s, const node_info
       s.pod_numa_topology_policy != numa::numa_topology_policy::none)
     exclusive = numa::numa_topology_exclusive::required;
   std::vector<int> ids;
+  ids.reserve(nn.numa_allocatable.size());
   for (const auto& a : nn.numa_allocatable) ids.push_back(a.node);
   // GetPodTopologyHints.
-  const auto* topo = nn.topology();
-  const auto* kubelet = nn.options && nn.options->policy ? &*nn.options->policy : nullptr;
-  const auto bind_policy = numa::get_cpu_bind_policy(nn.labels, kubelet, s.required_cpu_bind_policy,
-                                                     s.preferred_cpu_bind_policy);
-  auto avail =
-      numa::available_numa_resources(nn.numa_allocatable, nn.numa_allocated(),
-                                     nn.cpuset_cpus_by_numa_node(), nn.cpu_amplification_ratio);
-  if (*bind && bind_policy.required && topo != nullptr && topo->is_valid()) {
-    const int max_ref = nn.options ? nn.options->max_ref_count : 1;
-    const auto cpus = nn.allocation.available_cpus(*topo, max_ref, nn.options->reserved_cpus).cpus;
-    for (auto& a : avail) {
-      if (a.cpu_milli == 0) continue;
-      const auto usable = numa::filter_cpus_by_required_cpu_bind_policy(
-          bind_policy.policy, cpus.intersection(topo->cpus_in_numa_node(a.node)), *topo);
-      a.cpu_milli = std::min<std::int64_t>(a.cpu_milli, std::int64_t{usable.size()} * 1000);
-    }
-  }
   numa::numa_request request{s.requested_milli_cpu, s.requested_memory_bytes};
   if (*bind && nn.cpu_amplification_ratio > 1)
     request.cpu_milli = amplify(request.cpu_milli, nn.cpu_amplification_ratio);
@@ -271,10 +283,10 @@ status node_numa_resource::admit(const numa_pre_filter_state& s, const node_info
   };
   const auto try_allocate = [&](std::uint64_t mask) {
     numa_pod_allocation a;
-    return allocate_with_hint(s, node, *bind, mask, a).ok();
+    return allocate_in(ctx, s, *bind, mask, a).ok();
   };
-  const numa::provider_hints hints =
-      numa::generate_numa_hints(nn.numa_allocatable, avail, request, policy, score, try_allocate);
+  const numa::provider_hints hints = numa::generate_numa_hints(
+      nn.numa_allocatable, ctx.avail, request, policy, score, try_allocate);
   const auto st = nn.numa_status(static_cast<int>(ids.size()));
   auto merged = numa::merge_numa_hints(policy, ids, std::span(&hints, 1), exclusive, st);
   if (!merged.admit && !merged.reasons.empty()) {
@@ -284,7 +296,7 @@ status node_numa_resource::admit(const numa_pre_filter_state& s, const node_info
   }
   best = merged.best;
   numa_pod_allocation a;
-  return allocate_with_hint(s, node, *bind, best.affinity, a);
+  return allocate_in(ctx, s, *bind, best.affinity, a);
 }
 
 status node_numa_resource::allocate(const numa_pre_filter_state& s, const node_info& node,
@@ -351,7 +363,7 @@ std::int64_t node_numa_resource::score_with(const numa_pre_filter_state& s, cons
     allocatable = {};
     requested = {};
     std::vector<numa::numa_amount> held;
-    (void)numa::available_numa_resources(nn.numa_allocatable, nn.numa_allocated(),
+    (void)numa::available_numa_resources(nn.numa_allocatable, nn.numa_held,
                                          nn.cpuset_cpus_by_numa_node(), ratio, &held);
     for (const auto& share : a.numa_resources) {
       for (const auto& h : held)

@@ -133,6 +133,9 @@ class node_numa_resource final : public plugin {
 
  private:
   struct node_context;
+  [[nodiscard]] status allocate_in(const node_context& ctx, const numa_pre_filter_state& s,
+                                   bool bind, const std::optional<std::uint64_t>& hint,
+                                   numa_pod_allocation& out) const;
   [[nodiscard]] status allocate_with_hint(const numa_pre_filter_state& s, const node_info& node,
                                           bool bind, const std::optional<std::uint64_t>& hint,
                                           numa_pod_allocation& out) const;

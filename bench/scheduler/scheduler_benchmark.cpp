@@ -15,7 +15,9 @@
 // Linux numbering; one shared topology), a quarter of the pods LSR prod with 2-16 whole CPUs
 // (FullPCPUs, so every one is allocated a cpuset at Reserve), the rest LS prod / batch as in
 // scheduler.cycle. Figures: scheduler.pods_per_s_numa (goal >= 5,000 at the default
-// percentage), how many LSR pods got a cpuset, the CPUs they hold.
+// percentage), how many LSR pods got a cpuset, the CPUs they hold; the same with every node's
+// NUMA topology policy SingleNUMANode (two NUMA zones of 96 CPUs; every pod then gets NUMA
+// hints and one NUMA node's resources): scheduler.pods_per_s_numa_single_numa_node.
 //
 // scheduler.reservations: the same at the default percentage with the Reservation plugin
 // (weight 5000, as Koordinator's shipped profile) and 5,000 reservations present, one Available
@@ -41,6 +43,7 @@
 #include "actors/scheduler/numa/cpu_topology.hpp"
 #include "actors/scheduler/reservation.hpp"
 #include "bench/registry.hpp"
+#include "messages/names.hpp"
 
 namespace {
 
@@ -195,18 +198,24 @@ std::shared_ptr<quota::quota_tree> make_quota_tree(const std::vector<node_info>&
   return tree;
 }
 
-enum class bench_profile : std::uint8_t { plain, reservations, numa };
+enum class bench_profile : std::uint8_t { plain, reservations, numa, numa_single_numa_node };
 
 // scheduler.numa's machines: 192 CPUs each, one topology shared by all nodes; a quarter of the
 // pods LSR prod asking 2, 4, 8 or 16 whole CPUs.
-void make_numa(std::vector<node_info>& nodes, std::vector<pod_info>& pods, std::mt19937_64& rng) {
+void make_numa(std::vector<node_info>& nodes, std::vector<pod_info>& pods, std::mt19937_64& rng,
+               bool single_numa_node) {
   auto topo = colony::scheduler::numa::build_topology({2, 1, 48, 2});
   auto options = std::make_shared<numa::topology_options>();
   options->topology = std::move(*topo);
+  // Two NUMA zones of 96 CPUs and 384 GiB each.
+  options->numa_node_cpus = {{0, 96'000, 384 * gib}, {1, 96'000, 384 * gib}};
+  const std::vector<std::pair<std::string, std::string>> labels = {
+      {std::string(names::label_numa_topology_policy), "SingleNUMANode"}};
   for (auto& n : nodes) {
     n.allocatable.cpu_milli = 192'000;
     n.allocatable.memory_bytes = 768 * gib;
     n.numa.set_options(options);
+    if (single_numa_node) (void)n.numa.set_labels(labels);
   }
   for (std::size_t i = 0; i < pods.size(); i += 4) {
     auto& p = pods[i];
@@ -228,11 +237,13 @@ run_result run(std::int32_t percentage, std::size_t num_nodes, std::size_t num_p
   auto classes = std::make_shared<owner_classes>();
   auto nodes = make_cluster(num_nodes, rng, reservations ? classes.get() : nullptr);
   auto pods = make_pods(num_pods, rng, reservations);
-  if (profile == bench_profile::numa) make_numa(nodes, pods, rng);
+  const bool numa =
+      profile == bench_profile::numa || profile == bench_profile::numa_single_numa_node;
+  if (numa) make_numa(nodes, pods, rng, profile == bench_profile::numa_single_numa_node);
   framework fwk({.percentage_of_nodes_to_score = percentage, .seed = 7});
   fwk.add(std::make_shared<node_resources_fit>(node_resources_fit_args::koordinator_profile()));
   fwk.add(std::make_shared<load_aware_scheduling>(load_aware_args{}));
-  if (profile == bench_profile::numa)
+  if (numa)
     fwk.add(std::make_shared<node_numa_resource>());
   else
     fwk.add(std::make_shared<elastic_quota>(make_quota_tree(nodes, pods)));
@@ -338,4 +349,13 @@ COLONY_BENCH(
   ctx.report("scheduler.scheduled_numa", static_cast<double>(r.scheduled), "pods");
   ctx.report("scheduler.cpuset_pods_numa", static_cast<double>(r.cpuset_pods), "pods");
   ctx.report("scheduler.cpuset_cpus_numa", static_cast<double>(r.cpuset_cpus), "cpus");
+  // The same with every node's NUMA topology policy SingleNUMANode: every pod (LS and batch
+  // too) gets its NUMA hints and a NUMA node's resources.
+  auto s = run(0, 5000, pods, bench_profile::numa_single_numa_node);
+  ctx.report("scheduler.pods_per_s_numa_single_numa_node", s.pods_per_s, "pods/s");
+  ctx.report("scheduler.cpu_pods_per_s_numa_single_numa_node", s.cpu_pods_per_s, "pods/cpu-s");
+  ctx.report("scheduler.decision_cpu_p99_us_numa_single_numa_node", s.cpu_p99_us, "us");
+  ctx.report("scheduler.scheduled_numa_single_numa_node", static_cast<double>(s.scheduled), "pods");
+  ctx.report("scheduler.cpuset_pods_numa_single_numa_node", static_cast<double>(s.cpuset_pods),
+             "pods");
 }

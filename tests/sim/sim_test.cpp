@@ -274,6 +274,12 @@ TEST(SimConfig, ErrorsNameFileAndField) {
        "name: x\nelasticQuotas: |\n  kind: ElasticQuota\n  metadata: {name: a}\n  spec:\n    max: "
        "{ephemeral-storage: 1Gi}\n",
        "cfg.yaml", "spec.max[ephemeral-storage]"},
+      {"children's min above the parent's",
+       "name: x\nelasticQuotas: |\n  kind: ElasticQuota\n  metadata: {name: p, labels: "
+       "{quota.scheduling.koordinator.sh/is-parent: \"true\"}}\n  spec: {min: {cpu: 4}, max: {cpu: "
+       "8}}\n  ---\n  kind: ElasticQuota\n  metadata: {name: c, labels: "
+       "{quota.scheduling.koordinator.sh/parent: p}}\n  spec: {min: {cpu: 6}, max: {cpu: 8}}\n",
+       "spec.min[cpu]", "children's min"},
       {"quota twice",
        "name: x\nelasticQuotas: |\n  kind: ElasticQuota\n  metadata: {name: a}\n  ---\n  kind: "
        "ElasticQuota\n  metadata: {name: a}\n",

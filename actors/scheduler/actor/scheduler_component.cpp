@@ -142,7 +142,7 @@ std::shared_ptr<const numa::topology_options> topology_options_of(
     for (const auto* z : *e.zones())
       zones.push_back(numa::nrt_zone{std::string(to_string_view(z->name())),
                                      std::string(to_string_view(z->type())),
-                                     z->cpu_allocatable_milli()});
+                                     z->cpu_allocatable_milli(), z->memory_allocatable_bytes()});
   return std::make_shared<const numa::topology_options>(
       numa::new_topology_options(annotations, policies, zones));
 }
@@ -247,8 +247,15 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   if (c->opts_.elastic_quota) {
     auto tree = std::make_shared<quota::quota_tree>(c->opts_.elastic_quota_args);
     c->quota_ = std::make_unique<quota::quota_book>(tree);
-    // PreFilter (admission) and Reserve/Unreserve (used); see the header on PostFilter.
-    c->fwk_->add(std::make_shared<elastic_quota>(std::move(tree)), 1, ep_pre_filter | ep_reserve);
+    // PreFilter (admission) and Reserve/Unreserve (used); PostFilter (preemption) when the
+    // profile lists ElasticQuota there, as Koordinator's shipped one does.
+    std::uint32_t points = ep_pre_filter | ep_reserve;
+    const auto& pc = c->opts_.config->profiles[c->opts_.profile];
+    for (const char* point : {"postFilter", "multiPoint"})
+      if (auto it = pc.plugins.find(point); it != pc.plugins.end())
+        for (const auto& e : it->second.enabled)
+          if (e.name == elastic_quota::plugin_name) points |= ep_post_filter;
+    c->fwk_->add(std::make_shared<elastic_quota>(std::move(tree)), 1, points);
   }
   for (const auto& e : c->fwk_->plugins()) c->weights_[std::string(e.impl->name())] = e.weight;
   queue_options qo;
@@ -641,6 +648,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
       const std::string_view pod = env.payload_type() == P::PodEvicted
                                        ? to_string_view(env.payload_as_PodEvicted()->pod())
                                        : to_string_view(env.payload_as_PodFinished()->pod());
+      if (auto v = preempting_.find(pod); v != preempting_.end()) preempting_.erase(v);
       auto it = pods_.find(pod);
       if (it == pods_.end()) break;
       auto& p = it->second;
@@ -761,7 +769,7 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
     auto payload =
         wire::CreatePodBindProposed(fbb, pod, node, sched, qp.attempts, d.total_score, sv, av, rq,
                                     dv, quota, static_cast<std::int32_t>(d.feasible_nodes),
-                                    static_cast<std::int32_t>(d.evaluated_nodes), rsv, cpus);
+                                    static_cast<std::int32_t>(d.evaluated_nodes), rsv, cpus, numa);
     out.push_back(b_.finish(h, payload));
     assume_pod(nodes_[d.node_index], qp.pod, d, now_);
     p.reservation.clear();
@@ -775,6 +783,8 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
     return;
   }
   // Unschedulable, a plugin error, or a gang wait (not modelled here): explain and requeue.
+  // A PostFilter nomination first evicts its victims (their records precede the pod's).
+  if (d.nominated_node && !d.victims.empty()) preempt(qp.pod, *d.nominated_node, d.victims, out);
   std::vector<flatbuffers::Offset<wire::PluginReason>> reasons;
   for (const auto& f : d.failures)
     reasons.push_back(wire::CreatePluginReasonDirect(fbb, f.plugin.c_str(), f.reason.c_str(),
@@ -791,6 +801,42 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
   const bool error = d.result != outcome::unschedulable;
   set_rejection(qp, d);
   queue_->requeue(std::move(qp), now_, error);
+}
+
+void scheduler_component::preempt(const pod_info& preemptor, const std::string& node,
+                                  const std::vector<std::string>& victims,
+                                  std::vector<messages::byte_buffer>& out) {
+  auto& fbb = b_.fbb();
+  for (const auto& v : victims) {
+    auto it = pods_.find(v);
+    if (it == pods_.end() || it->second.phase == pod_phase::done) continue;
+    if (!preempting_.insert(v).second) continue;  // already on its way out
+    const auto& victim = it->second;
+    resource_list released = victim.info.requests;
+    released.pods = 1;
+    auto pn = fbb.CreateString(v);
+    auto nn = fbb.CreateString(victim.node.empty() ? node : victim.node);
+    auto msg = fbb.CreateString("preempted by " + preemptor.key + " on node " + node +
+                                " (ElasticQuota PostFilter)");
+    std::vector<flatbuffers::Offset<wire::Term>> terms;
+    for (const auto& [tn, tv] :
+         {std::pair<std::string_view, std::string_view>{"preemptor", preemptor.key},
+          {"nominatedNode", node},
+          {"quota", preemptor.quota_name}}) {
+      auto n = fbb.CreateString(tn);
+      auto t = fbb.CreateString(tv);
+      wire::TermBuilder tb(fbb);
+      tb.add_name(n);
+      tb.add_text(t);
+      terms.push_back(tb.Finish());
+    }
+    auto inputs = fbb.CreateVector(terms);
+    auto rel = b_.resources(released);
+    auto payload =
+        wire::CreatePodEvicted(fbb, pn, nn, wire::EvictionReason::Preempted, msg, inputs, rel);
+    out.push_back(
+        b_.finish(messages::header{now_, wire::EntityKind::Pod, v, last_offset_, name_}, payload));
+  }
 }
 
 // ---- Reservations ------------------------------------------------------------------------

@@ -41,7 +41,13 @@
 // (assumed); a rejected proposal unmarks it; PodScheduled, PodFinished, PodEvicted update it.
 // A pod's quota comes from its label quota.scheduling.koordinator.sh/name (else its
 // namespace), non-preemptible from quota.scheduling.koordinator.sh/preemptible == "false".
-// PostFilter preemption is not enabled: the component has no eviction decision to emit yet.
+// PostFilter preemption (when the profile enables ElasticQuota at postFilter, as Koordinator's
+// shipped profile does): a pod the quota refuses may nominate a node where evicting lower-
+// priority pods of its own quota makes room (Koordinator's victim choice, elastic_quota.hpp);
+// the component then writes a PodEvicted (reason Preempted, naming the preemptor and the node)
+// for each victim not already being preempted, and requeues the pod, which is retried when the
+// victims' evictions come back (AssignedPodDelete). The Kubernetes sink carries each eviction
+// out through the Eviction API.
 //
 // Reservations (schema v7; actors/scheduler/reservation.hpp, docs/reservation.md): a
 // ReservationUpserted adds the Reservation plugin to the profile (weight 5000, Koordinator's
@@ -213,6 +219,9 @@ class scheduler_component final : public entities::component {
   void on_bound(std::string_view pod, std::string_view node, const resource_list& requests,
                 std::vector<gpu_allocation> gpus, std::string_view reservation,
                 numa_grant grant = {});
+  // PostFilter's nomination: PodEvicted (Preempted) for each victim not already on its way out.
+  void preempt(const pod_info& preemptor, const std::string& node,
+               const std::vector<std::string>& victims, std::vector<messages::byte_buffer>& out);
   void enable_reservations();
   void on_reservation_upserted(const wire::ReservationUpserted& e);
   void on_reservation_phase(const wire::ReservationPhaseChanged& e);
@@ -229,6 +238,8 @@ class scheduler_component final : public entities::component {
   std::vector<std::string> skipped_plugins_;
   std::shared_ptr<node_unschedulable> unsched_;
   std::unique_ptr<quota::quota_book> quota_;  // with options.elastic_quota
+  // Victims whose PodEvicted (Preempted) this component wrote and has not seen come back.
+  std::set<std::string, std::less<>> preempting_;
   std::map<std::string, std::int64_t, std::less<>> weights_;
   cycle_state cycle_;
   std::unique_ptr<scheduling_queue> queue_;

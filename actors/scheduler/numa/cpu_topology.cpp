@@ -262,7 +262,10 @@ result<cpu_topology> parse_cpu_topology_annotation(std::string_view json) {
     }
     b.add_cpu_info(v[2], v[3], v[1], v[0]);
   }
-  return b.build();
+  // An inconsistent topology is named by the annotation that describes it.
+  auto t = b.build();
+  if (!t) return fail(t.error().code, t.error().message, where);
+  return t;
 }
 
 }  // namespace colony::scheduler::numa

@@ -21,6 +21,8 @@ void node_numa_state::refresh() {
     topology_policy = kubelet_policy;
     topology_policy_error = p.error().where + ": " + p.error().message;
   }
+  topology_problem =
+      options && !options->problems.empty() ? options->problems.front().describe() : std::string();
   numa_allocatable.clear();
   if (options)
     for (const auto& n : options->numa_node_cpus)
@@ -28,16 +30,34 @@ void node_numa_state::refresh() {
                                              amplify(n.memory_bytes, memory_amplification_ratio)});
 }
 
+namespace {
+
+// numa_held += sign x shares, kept sorted by node id.
+void add_to(std::vector<numa_amount>& held, const std::vector<numa_amount>& shares, int sign) {
+  for (const auto& a : shares) {
+    auto it = std::lower_bound(held.begin(), held.end(), a.node,
+                               [](const numa_amount& x, int id) { return x.node < id; });
+    if (it == held.end() || it->node != a.node) it = held.insert(it, numa_amount{a.node, 0, 0});
+    it->cpu_milli += sign * a.cpu_milli;
+    it->memory_bytes += sign * a.memory_bytes;
+  }
+}
+
+}  // namespace
+
 void node_numa_state::add_numa(const std::string& pod_key, std::vector<numa_amount> shares) {
   for (const auto& p : numa_pods)
     if (p.first == pod_key) return;  // addPodAllocation: a pod already present stays as it is
+  add_to(numa_held, shares, 1);
   numa_pods.emplace_back(pod_key, std::move(shares));
 }
 
 void node_numa_state::release_numa(std::string_view pod_key) {
   auto it = std::find_if(numa_pods.begin(), numa_pods.end(),
                          [&](const auto& p) { return p.first == pod_key; });
-  if (it != numa_pods.end()) numa_pods.erase(it);
+  if (it == numa_pods.end()) return;
+  add_to(numa_held, it->second, -1);
+  numa_pods.erase(it);
 }
 
 std::vector<numa_amount> node_numa_state::numa_allocated() const {

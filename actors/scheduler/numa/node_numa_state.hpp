@@ -32,8 +32,10 @@ struct node_numa_state {
   double cpu_amplification_ratio = -1;
   double memory_amplification_ratio = -1;
   node_cpu_allocation allocation;
-  // NodeAllocation's NUMA half: the NUMA node resources each pod holds, in the order added.
+  // NodeAllocation's NUMA half: the NUMA node resources each pod holds, in the order added, and
+  // their sum per NUMA node (ascending node id; kept by add_numa / release_numa).
   std::vector<std::pair<std::string, std::vector<numa_amount>>> numa_pods;
+  std::vector<numa_amount> numa_held;
 
   // Derived by refresh() from the above:
   node_cpu_bind_policy cpu_bind_policy = node_cpu_bind_policy::none;  // GetNodeCPUBindPolicy
@@ -41,6 +43,9 @@ struct node_numa_state {
   // The numa-topology-policy label names no policy (Koordinator would carry the unknown string
   // into mergeTopologyPolicy); Colony's Filter refuses the node with this message.
   std::string topology_policy_error;
+  // The first problem new_topology_options found in the NodeResourceTopology (an annotation that
+  // does not parse, an inconsistent CPU topology), naming the annotation and field; "" none.
+  std::string topology_problem;
   // The NUMA nodes' allocatable cpu and memory (net of reserved CPUs), amplified by the node's
   // ratios (amplifyNUMANodeResources); ascending node id; empty without NUMA zones.
   std::vector<numa_amount> numa_allocatable;
@@ -72,7 +77,8 @@ struct node_numa_state {
   // addPodAllocation / release of a pod's NUMA resources (the cpuset half is `allocation`).
   void add_numa(const std::string& pod_key, std::vector<numa_amount> shares);
   void release_numa(std::string_view pod_key);
-  // What the pods hold per NUMA node (ascending node id, only nodes something was held on).
+  // What the pods hold per NUMA node (ascending node id, only nodes something was held on):
+  // numa_held recomputed from numa_pods (for tests).
   [[nodiscard]] std::vector<numa_amount> numa_allocated() const;
   // CPUs cpuset pods hold on each NUMA node id (index = id).
   [[nodiscard]] std::vector<int> cpuset_cpus_by_numa_node() const;

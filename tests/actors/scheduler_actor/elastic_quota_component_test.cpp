@@ -131,6 +131,64 @@ TEST(SchedulerComponentElasticQuota, NonPreemptiblePodsAreLimitedToMin) {
   EXPECT_TRUE(o.proposed.count("ns/p3"));
 }
 
+// PostFilter preemption (ElasticQuota in the shipped profile's postFilter): a high-priority pod
+// its quota refuses evicts a lower-priority pod of the same quota (PodEvicted, Preempted, naming
+// the preemptor and the node), once; when the eviction comes back, it binds.
+TEST(SchedulerComponentElasticQuota, PreemptionEvictsALowerPriorityPodOfTheSameQuota) {
+  quota_rig r;
+  auto first =
+      read(r.batch({r.f.node(0, "n1", 8000, 32 * gib),
+                    r.q.quota(0, "qa", cpu_mem(1000, gib), cpu_mem(2000, 64 * gib)),
+                    r.q.pod(1, "ns/a1", 1000, gib, "qa"), r.q.pod(1, "ns/a2", 1000, gib, "qa")}));
+  ASSERT_EQ(first.proposed.size(), 2u);
+  (void)r.batch({r.f.scheduled(2, "ns/a1", "n1", 1000, gib, 0, "koord-scheduler/a"),
+                 r.f.scheduled(2, "ns/a2", "n1", 1000, gib, 1, "koord-scheduler/a")});
+  // The preemptor: qa, priority 9000 (its webhook mutation), refused by the quota.
+  auto& f = r.f.b.fbb();
+  auto n = f.CreateString("ns/hi");
+  auto sn = f.CreateString("koord-scheduler");
+  auto rq = r.f.b.resources(cpu_mem(1000, gib));
+  wire::PodMutatedBuilder mb(f);
+  mb.add_name(n);
+  mb.add_scheduler_name(sn);
+  mb.add_requests(rq);
+  mb.add_priority(9000);
+  auto mut = mb.Finish();
+  auto out = r.batch(
+      {r.q.pod(3, "ns/hi", 1000, gib, "qa"),
+       r.f.b.finish(
+           messages::header{event_time{3}, wire::EntityKind::Pod, "ns/hi", -1, "admission"}, mut)});
+  std::vector<std::string> evicted;
+  bool unschedulable = false;
+  for (const auto& rec : out) {
+    const auto& env = testing::env_of(rec);
+    if (const auto* e = env.payload_as_PodEvicted()) {
+      EXPECT_EQ(e->reason(), wire::EvictionReason::Preempted);
+      EXPECT_EQ(to_string_view(e->node()), "n1");
+      EXPECT_NE(to_string_view(e->message()).find("preempted by ns/hi on node n1"),
+                std::string_view::npos);
+      EXPECT_EQ(e->released()->cpu_milli(), 1000);
+      evicted.emplace_back(to_string_view(e->pod()));
+    }
+    if (env.payload_as_PodUnschedulable() != nullptr) unschedulable = true;
+  }
+  ASSERT_EQ(evicted.size(), 1u);  // one 1000m victim makes room
+  EXPECT_TRUE(evicted[0] == "ns/a1" || evicted[0] == "ns/a2") << evicted[0];
+  EXPECT_TRUE(unschedulable);
+  // Retried before the eviction comes back: the same victim is not evicted twice.
+  auto again = r.batch({r.f.tick(20'000)});
+  for (const auto& rec : again)
+    EXPECT_EQ(testing::env_of(rec).payload_as_PodEvicted(), nullptr) << "victim evicted twice";
+  // The eviction comes back (the log hands the component its own record): the pod binds.
+  std::vector<messages::byte_buffer> back;
+  for (const auto& rec : out)
+    if (testing::env_of(rec).payload_as_PodEvicted() != nullptr) back.push_back(rec);
+  back.push_back(r.f.tick(60'000));
+  const auto o = read(r.batch(std::move(back)));
+  EXPECT_EQ(o.proposed.count("ns/hi"), 1u);
+  EXPECT_EQ(r.s->quota_tree()->status("qa")->used.cpu_milli, 2000);
+}
+
 TEST(SchedulerComponentElasticQuota, SameEventsGiveSameBytes) {
   auto run = [] {
     quota_rig r;

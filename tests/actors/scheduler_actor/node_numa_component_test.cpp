@@ -23,16 +23,33 @@ using testing::gib;
 using rig = testing::component_rig;
 namespace numa = scheduler::numa;
 
-// The NodeResourceTopology the koordlet reports for a machine of `m`.
+// The NodeResourceTopology the koordlet reports for a machine of `m`; with `kubelet_policy`, the
+// kubelet's topology policy and one zone per NUMA node (its CPUs, 16 GiB).
 messages::byte_buffer nrt(rig& r, std::int64_t t, const std::string& node,
-                          const numa::machine_model& m, const std::string& topology_override = {}) {
+                          const numa::machine_model& m, const std::string& topology_override = {},
+                          const std::string& kubelet_policy = {}) {
   auto topo = numa::format_cpu_topology_annotation(m);
   EXPECT_TRUE(topo.has_value());
   auto& f = r.f.b.fbb();
   auto n = f.CreateString(node);
   auto ann = r.f.b.key_values({{std::string(names::annotation_node_cpu_topology),
                                 topology_override.empty() ? *topo : topology_override}});
-  auto p = wire::CreateNodeResourceTopologyUpdated(f, n, ann);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> pol;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::TopologyZone>>> zones;
+  if (!kubelet_policy.empty()) {
+    auto ps = f.CreateString(kubelet_policy);
+    pol = f.CreateVector(&ps, 1);
+    std::vector<flatbuffers::Offset<wire::TopologyZone>> zv;
+    const int nodes = m.sockets * m.numa_nodes_per_socket;
+    for (int z = 0; z < nodes; ++z) {
+      auto zn = f.CreateString("node-" + std::to_string(z));
+      auto zt = f.CreateString("Node");
+      zv.push_back(wire::CreateTopologyZone(
+          f, zn, zt, std::int64_t{m.cores_per_numa_node} * m.threads_per_core * 1000, 16 * gib));
+    }
+    zones = f.CreateVector(zv);
+  }
+  auto p = wire::CreateNodeResourceTopologyUpdated(f, n, ann, pol, zones);
   return r.f.b.finish(messages::header{event_time{t}, wire::EntityKind::Node, node, -1, "test"}, p);
 }
 
@@ -142,8 +159,57 @@ TEST(SchedulerNodeNUMAResource, AnInconsistentTopologyRefusesCpusetPodsOnly) {
         for (const auto* x : *u->reasons())
           reason = reason || to_string_view(x->reason()) == "node(s) invalid CPU Topology";
   EXPECT_TRUE(reason);
+  // What is wrong, and where, is kept with the node (the refusal's detail).
+  const auto* n = r.s->node("numa");
+  ASSERT_NE(n, nullptr);
+  EXPECT_NE(n->numa.topology_problem.find("node.koordinator.sh/cpu-topology"), std::string::npos)
+      << n->numa.topology_problem;
+  EXPECT_NE(n->numa.topology_problem.find("cpu 0 listed twice"), std::string::npos)
+      << n->numa.topology_problem;
   out = r.batch({r.f.pod(2000, "ns/ls", 1000, gib)});
   EXPECT_NE(proposal_for(out, "ns/ls"), nullptr);
+}
+
+// Under the kubelet's SingleNUMANodePodLevel policy an LS pod gets NUMA node resources on one
+// NUMA node, carried by its proposal; a bound pod's NUMA resources (a PodScheduled, here another
+// scheduler's) are held, so the next pod goes to the other NUMA node.
+TEST(SchedulerNodeNUMAResource, SingleNUMANodePodsCarryAndHoldNUMAResources) {
+  rig r;
+  // 2 NUMA nodes x 4 cores x 2 threads: 8 cpu and 16 GiB each.
+  auto out = r.batch({r.f.node(0, "numa", 16000, 32 * gib),
+                      nrt(r, 0, "numa", two_by_four_ht, {}, "SingleNUMANodePodLevel")});
+  auto& f = r.f.b.fbb();
+  auto pn = f.CreateString("ns/other");
+  auto nn = f.CreateString("numa");
+  auto rq = r.f.b.resources(testing::cpu_mem(6000, gib, 1));
+  auto sn = f.CreateString("koord-scheduler/b");
+  std::vector<flatbuffers::Offset<wire::NumaNodeResource>> held = {
+      wire::CreateNumaNodeResource(f, 0, 6000, gib)};
+  auto hv = f.CreateVector(held);
+  auto ps = wire::CreatePodScheduled(f, pn, nn, -1, rq, 0, sn, 0, 0, hv);
+  out = r.batch(
+      {r.f.b.finish(messages::header{event_time{500}, wire::EntityKind::Node, "numa", -1, "node"},
+                    ps),
+       r.f.pod(1000, "ns/ls", 4000, 2 * gib)});
+  const auto* p = proposal_for(out, "ns/ls");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->cpuset(), nullptr);  // LS: no cpuset
+  ASSERT_NE(p->numa_resources(), nullptr);
+  ASSERT_EQ(p->numa_resources()->size(), 1u);
+  EXPECT_EQ(p->numa_resources()->Get(0)->node(), 1);  // NUMA node 0 has 2 cpu left
+  EXPECT_EQ(p->numa_resources()->Get(0)->cpu_milli(), 4000);
+  EXPECT_EQ(p->numa_resources()->Get(0)->memory_bytes(), 2 * gib);
+  // A third pod of 5 cpu fits no single NUMA node (2 and 4 left): unschedulable, with the reason.
+  out = r.batch({r.f.pod(2000, "ns/big", 5000, gib)});
+  EXPECT_EQ(proposal_for(out, "ns/big"), nullptr);
+  bool reason = false;
+  for (const auto& b : out)
+    if (const auto* u = testing::env_of(b).payload_as_PodUnschedulable())
+      if (u->reasons())
+        for (const auto* x : *u->reasons())
+          reason = reason || to_string_view(x->reason()).find("Unaligned NUMA Hint") !=
+                                 std::string_view::npos;
+  EXPECT_TRUE(reason);
 }
 
 }  // namespace

@@ -225,6 +225,39 @@ TEST_F(KubeSink, BindsPodsAndAReplayBindsNothingTwice) {
   EXPECT_EQ(missing[0].http_status, 404);
 }
 
+// NodeNUMAResource's allocation reaches the pod with its binding: the API server copies the
+// Binding's scheduling.koordinator.sh/resource-status annotation onto the pod (as Koordinator's
+// PreBind leaves it there), in the same write.
+TEST_F(KubeSink, TheBindingCarriesTheCpusetAsResourceStatus) {
+  make_node("n1");
+  make_pod("lsr");
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  auto pod = fbb.CreateString(ns + "/lsr");
+  auto node = fbb.CreateString("n1");
+  auto rq = b.resources({});
+  auto sched = fbb.CreateString("koord-scheduler/a");
+  auto cpus = fbb.CreateString("0-1,96-97");
+  std::vector<flatbuffers::Offset<wire::NumaNodeResource>> v = {
+      wire::CreateNumaNodeResource(fbb, 0, 4000, std::int64_t{8} << 30)};
+  auto numa = fbb.CreateVector(v);
+  auto ps = wire::CreatePodScheduled(fbb, pod, node, 1, rq, 0, sched, 0, cpus, numa);
+  const auto rec = rec::with_offset(
+      b.finish(messages::header{event_time{2}, wire::EntityKind::Node, "n1", 1, "node"}, ps), 2);
+  auto sink = open_sink();
+  const auto out = apply(sink, rec);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].ok) << out[0].message;
+  const json p = get(pod_path("lsr"));
+  EXPECT_EQ(p["spec"]["nodeName"], "n1");
+  const std::string rs =
+      p.value("/metadata/annotations/scheduling.koordinator.sh~1resource-status"_json_pointer,
+              std::string{});
+  ASSERT_FALSE(rs.empty()) << p.dump();
+  EXPECT_EQ(json::parse(rs), json::parse(R"({"cpuset":"0-1,96-97","numaNodeResources":[
+              {"node":0,"resources":{"cpu":"4","memory":"8Gi"}}]})"));
+}
+
 TEST_F(KubeSink, UnschedulableSetsTheConditionAndAFailedSchedulingEvent) {
   make_node("n1");
   make_pod("big");
