@@ -87,4 +87,19 @@ term_key term_key_of(std::string_view group, std::string_view name) {
   return k;
 }
 
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::Term>>> text_terms(
+    flatbuffers::FlatBufferBuilder& fbb, std::initializer_list<text_term> terms) {
+  std::vector<flatbuffers::Offset<wire::Term>> out;
+  out.reserve(terms.size());
+  for (const auto& [name, text] : terms) {
+    auto n = fbb.CreateString(name);
+    auto t = fbb.CreateString(text);
+    wire::TermBuilder tb(fbb);
+    tb.add_name(n);
+    tb.add_text(t);
+    out.push_back(tb.Finish());
+  }
+  return fbb.CreateVector(out);
+}
+
 }  // namespace colony::messages

@@ -4,12 +4,20 @@
 // term_name() gives every reader the same composed name; known_term() is the writers' lookup.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "colony_generated.h"
 
 namespace colony::messages {
+
+// A decision's text inputs as Terms (name, text), in the order given: the strings are created
+// before each Term (never as sibling arguments).
+using text_term = std::pair<std::string_view, std::string_view>;
+[[nodiscard]] flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::Term>>> text_terms(
+    flatbuffers::FlatBufferBuilder& fbb, std::initializer_list<text_term> terms);
 
 // "<group>.<known>" for a vocabulary term (group batch_cpu shown as "batch-cpu"; group none:
 // "<known>"), else the term's own name ("" when it has neither).

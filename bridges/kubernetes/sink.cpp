@@ -515,7 +515,8 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         const std::string& name = pod_key.second;
         const std::string node(to_string_view(p->node()));
         write_outcome o{.kind = write_kind::binding, .object = ns + "/" + name};
-        const std::string body = binding_body(ns, name, node, to_string_view(p->cpuset())).dump();
+        const std::string body =
+            binding_body(ns, name, node, resource_status_annotation(*p)).dump();
         auto r = send([&] { return client_.post(pod_path(ns, name) + "/binding", body); },
                       opt_.max_attempts);
         o.attempts = r.attempts;

@@ -255,8 +255,8 @@ for n in "${NODES[@]}"; do
   admin patch nodemetric "$n" --subresource=status --type=merge -p \
     "{\"status\": {\"updateTime\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"nodeMetric\": {\"nodeUsage\": {\"resources\": {\"cpu\": \"1\", \"memory\": \"4Gi\"}}}, \"podsMetric\": []}}" >/dev/null
 done
-check_eq "informers started: all 12 kinds (nodes, pods, priorityclasses, the ConfigMap, 8 CRDs)" \
-  "$(metric colony_source_informers)" 12
+check_eq "informers started: all 13 kinds (nodes, pods, priorityclasses, the ConfigMap, 9 CRDs)" \
+  "$(metric colony_source_informers)" 13
 check_eq "no kind skipped (every CRD installed, no LIST refused)" "$(metric colony_source_kinds_skipped)" 0
 
 all_bound() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/descheduler/migration_filter.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::descheduler_actor {
 
@@ -74,20 +75,10 @@ bool descheduler_component::evict(const descheduler::eviction_request& r,
   auto mode = fbb.CreateString(mc.default_job_mode);
   auto reason = fbb.CreateString(r.reason);
   auto creator = fbb.CreateString(opt_.name);
-  std::vector<fb::Offset<wire::Term>> terms;
-  for (const auto& [n, v] : {std::pair<std::string_view, std::string_view>{
-                                 "trigger", descheduler::low_node_load_plugin_name},
-                             {"node", r.node},
-                             {"pool", r.pool},
-                             {"scope", r.prod ? "prod" : "node"}}) {
-    auto tn = fbb.CreateString(n);
-    auto tv = fbb.CreateString(v);
-    wire::TermBuilder tb(fbb);
-    tb.add_name(tn);
-    tb.add_text(tv);
-    terms.push_back(tb.Finish());
-  }
-  auto inputs = fbb.CreateVector(terms);
+  auto inputs = messages::text_terms(fbb, {{"trigger", descheduler::low_node_load_plugin_name},
+                                           {"node", r.node},
+                                           {"pool", r.pool},
+                                           {"scope", r.prod ? "prod" : "node"}});
   auto payload = wire::CreateMigrationJobCreated(fbb, name, pod, mode, reason,
                                                  mc.default_job_ttl_ms, creator, inputs);
   const messages::header h{event_time{now_}, wire::EntityKind::PodMigrationJob, job,

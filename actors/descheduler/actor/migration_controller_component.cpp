@@ -7,6 +7,7 @@
 #include "actors/descheduler/arbitration.hpp"
 #include "actors/descheduler/migration_filter.hpp"
 #include "messages/names.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::descheduler_actor {
 
@@ -294,18 +295,7 @@ bool migration_controller_component::try_evict(const view_job& j,
   const std::string trigger = j.trigger.empty() ? std::string("PodMigrationJob") : j.trigger;
   auto msg = fbb.CreateString(
       fmt::format("evicted by PodMigrationJob {} ({}): {}", j.info.name, trigger, j.reason));
-  std::vector<fb::Offset<wire::Term>> terms;
-  for (const auto& [n, v] :
-       {std::pair<std::string_view, std::string_view>{"migrationJob", j.info.name},
-        {"trigger", trigger}}) {
-    auto tn = fbb.CreateString(n);
-    auto tv = fbb.CreateString(v);
-    wire::TermBuilder tb(fbb);
-    tb.add_name(tn);
-    tb.add_text(tv);
-    terms.push_back(tb.Finish());
-  }
-  auto inputs = fbb.CreateVector(terms);
+  auto inputs = messages::text_terms(fbb, {{"migrationJob", j.info.name}, {"trigger", trigger}});
   auto released = b_.resources(req ? *req : resource_list{});
   auto payload = wire::CreatePodEvicted(fbb, p, node, wire::EvictionReason::Descheduled, msg,
                                         inputs, released);

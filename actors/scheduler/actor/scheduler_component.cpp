@@ -818,19 +818,9 @@ void scheduler_component::preempt(const pod_info& preemptor, const std::string& 
     auto nn = fbb.CreateString(victim.node.empty() ? node : victim.node);
     auto msg = fbb.CreateString("preempted by " + preemptor.key + " on node " + node +
                                 " (ElasticQuota PostFilter)");
-    std::vector<flatbuffers::Offset<wire::Term>> terms;
-    for (const auto& [tn, tv] :
-         {std::pair<std::string_view, std::string_view>{"preemptor", preemptor.key},
-          {"nominatedNode", node},
-          {"quota", preemptor.quota_name}}) {
-      auto n = fbb.CreateString(tn);
-      auto t = fbb.CreateString(tv);
-      wire::TermBuilder tb(fbb);
-      tb.add_name(n);
-      tb.add_text(t);
-      terms.push_back(tb.Finish());
-    }
-    auto inputs = fbb.CreateVector(terms);
+    auto inputs = messages::text_terms(
+        fbb,
+        {{"preemptor", preemptor.key}, {"nominatedNode", node}, {"quota", preemptor.quota_name}});
     auto rel = b_.resources(released);
     auto payload =
         wire::CreatePodEvicted(fbb, pn, nn, wire::EvictionReason::Preempted, msg, inputs, rel);
