@@ -94,8 +94,15 @@ std::int64_t numa_resource_allocation_score(scoring_strategy_type type,
 }
 
 status node_numa_resource::pre_filter(cycle_state& st, const pod_info& pod,
-                                      std::span<const node_info>, event_time) {
+                                      std::span<const node_info> nodes, event_time) {
   auto& s = st.slot<numa_pre_filter_state>(slot());
+  nodes_base_ = nodes.data();
+  nodes_n_ = nodes.size();
+  cycle_ = st.cycle + 1;  // never 0, so a fresh slot is never valid
+  if (hint_cycle_.size() < nodes.size()) {
+    hint_cycle_.resize(nodes.size(), 0);
+    hint_.resize(nodes.size());
+  }
   auto r = numa_pre_filter(pod, args_.default_cpu_bind_policy);
   if (!r) {
     s = numa_pre_filter_state{};
@@ -111,7 +118,22 @@ status node_numa_resource::filter(cycle_state& st, const pod_info& pod, const no
                                   event_time) {
   const auto* s = st.find<numa_pre_filter_state>(slot());
   if (s == nullptr) return status::fail("NodeNUMAResource: no PreFilter state");
-  return filter_with(*s, pod, node);
+  std::optional<numa::numa_hint> admitted;
+  auto r = filter_with(*s, pod, node, &admitted);
+  if (r.ok() && admitted && nodes_base_ != nullptr && &node >= nodes_base_ &&
+      &node < nodes_base_ + nodes_n_) {
+    const auto i = static_cast<std::size_t>(&node - nodes_base_);
+    hint_[i] = *admitted;
+    hint_cycle_[i] = cycle_;
+  }
+  return r;
+}
+
+const numa::numa_hint* node_numa_resource::cached_hint(const node_info& node) const {
+  if (nodes_base_ == nullptr || &node < nodes_base_ || &node >= nodes_base_ + nodes_n_)
+    return nullptr;
+  const auto i = static_cast<std::size_t>(&node - nodes_base_);
+  return hint_cycle_[i] == cycle_ ? &hint_[i] : nullptr;
 }
 
 std::string_view node_numa_resource::intern(std::string text) const {
@@ -120,7 +142,8 @@ std::string_view node_numa_resource::intern(std::string text) const {
 }
 
 status node_numa_resource::filter_with(const numa_pre_filter_state& s, const pod_info& pod,
-                                       const node_info& node) const {
+                                       const node_info& node,
+                                       std::optional<numa::numa_hint>* admitted) const {
   (void)pod;
   if (s.skip) return {};
   const auto& nn = node.numa;
@@ -157,7 +180,9 @@ status node_numa_resource::filter_with(const numa_pre_filter_state& s, const pod
   if (*merged == numa::numa_topology_policy::restricted ||
       *merged == numa::numa_topology_policy::single_numa_node) {
     numa::numa_hint best;
-    return admit(s, node, *merged, best);
+    auto r = admit(s, node, *merged, best);
+    if (r.ok() && admitted != nullptr) *admitted = best;
+    return r;
   }
   return {};
 }
@@ -185,9 +210,11 @@ struct node_numa_resource::node_context {
     if (bind && topo != nullptr)
       cpus = nn.allocation.available_cpus(*topo, max_ref, nn.options->reserved_cpus);
     if (!nn.numa_allocatable.empty()) {
-      avail = numa::available_numa_resources(nn.numa_allocatable, nn.numa_held,
-                                             nn.cpuset_cpus_by_numa_node(),
-                                             nn.cpu_amplification_ratio, &held);
+      // The cpuset CPUs per NUMA node count only under a cpu amplification ratio.
+      avail = numa::available_numa_resources(
+          nn.numa_allocatable, nn.numa_held,
+          nn.cpu_amplification_ratio > 1 ? nn.cpuset_cpus_by_numa_node() : std::vector<int>{},
+          nn.cpu_amplification_ratio, &held);
       if (bind && policy.required && cpus) {
         // trimNUMANodeResources: a NUMA node offers no more CPUs than the required bind policy
         // can use there.
@@ -287,7 +314,10 @@ status node_numa_resource::admit(const numa_pre_filter_state& s, const node_info
   };
   const numa::provider_hints hints = numa::generate_numa_hints(
       nn.numa_allocatable, ctx.avail, request, policy, score, try_allocate);
-  const auto st = nn.numa_status(static_cast<int>(ids.size()));
+  // The NUMA nodes' idle/single/shared status matters only to a Required exclusivity.
+  const auto st = exclusive == numa::numa_topology_exclusive::required
+                      ? nn.numa_status(static_cast<int>(ids.size()))
+                      : std::vector<numa::numa_node_status>{};
   auto merged = numa::merge_numa_hints(policy, ids, std::span(&hints, 1), exclusive, st);
   if (!merged.admit && !merged.reasons.empty()) {
     std::string why;
@@ -300,7 +330,7 @@ status node_numa_resource::admit(const numa_pre_filter_state& s, const node_info
 }
 
 status node_numa_resource::allocate(const numa_pre_filter_state& s, const node_info& node,
-                                    numa_pod_allocation& out) const {
+                                    numa_pod_allocation& out, const numa::numa_hint* cached) const {
   out = {};
   if (s.skip) return {};
   const auto& nn = node.numa;
@@ -310,7 +340,9 @@ status node_numa_resource::allocate(const numa_pre_filter_state& s, const node_i
   if (!bind) return status::unresolvable(numa::err_invalid_requested_cpus);
   if (!*bind && policy == numa::numa_topology_policy::none) return {};
   std::optional<std::uint64_t> hint;
-  if (policy != numa::numa_topology_policy::none) {
+  if (cached != nullptr && policy != numa::numa_topology_policy::best_effort) {
+    hint = cached->affinity;  // Filter's admission in this cycle (Koordinator's stored affinity)
+  } else if (policy != numa::numa_topology_policy::none) {
     numa::numa_hint best;
     if (auto st = admit(s, node, policy, best); !st.ok()) return st;
     hint = best.affinity;
@@ -321,11 +353,12 @@ status node_numa_resource::allocate(const numa_pre_filter_state& s, const node_i
 std::int64_t node_numa_resource::score(cycle_state& st, const pod_info& pod, const node_info& node,
                                        event_time) {
   const auto* s = st.find<numa_pre_filter_state>(slot());
-  return s == nullptr ? 0 : score_with(*s, pod, node);
+  return s == nullptr ? 0 : score_with(*s, pod, node, cached_hint(node));
 }
 
 std::int64_t node_numa_resource::score_with(const numa_pre_filter_state& s, const pod_info& pod,
-                                            const node_info& node) const {
+                                            const node_info& node,
+                                            const numa::numa_hint* cached) const {
   if (s.skip) return 0;
   const auto& nn = node.numa;
   auto bind = request_cpu_bind(s, nn.cpu_bind_policy);
@@ -351,9 +384,13 @@ std::int64_t node_numa_resource::score_with(const numa_pre_filter_state& s, cons
   // Filter stores no hint for it); a failure scores 0.
   std::optional<std::uint64_t> hint;
   if (policy != numa::numa_topology_policy::best_effort) {
-    numa::numa_hint best;
-    if (!admit(s, node, policy, best).ok()) return 0;
-    hint = best.affinity;
+    if (cached != nullptr) {
+      hint = cached->affinity;
+    } else {
+      numa::numa_hint best;
+      if (!admit(s, node, policy, best).ok()) return 0;
+      hint = best.affinity;
+    }
   }
   numa_pod_allocation a;
   if (!allocate_with_hint(s, node, *bind, hint, a).ok()) return 0;
@@ -388,7 +425,7 @@ status node_numa_resource::reserve(cycle_state& st, const pod_info&, const node_
   const auto* s = st.find<numa_pre_filter_state>(slot());
   if (s == nullptr) return status::fail("NodeNUMAResource: no PreFilter state");
   numa_pod_allocation a;
-  if (auto r = allocate(*s, node, a); !r.ok()) return r;
+  if (auto r = allocate(*s, node, a, cached_hint(node)); !r.ok()) return r;
   st.cpuset = std::move(a.cpuset);
   st.numa_resources = std::move(a.numa_resources);
   return {};

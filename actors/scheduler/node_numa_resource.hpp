@@ -118,14 +118,19 @@ class node_numa_resource final : public plugin {
 
   // The extension points over an explicit state (Koordinator's tests set preFilterState
   // directly; so do Colony's).
+  // admitted: when Filter ran the topology manager and admitted the pod, its best hint.
   [[nodiscard]] status filter_with(const numa_pre_filter_state& s, const pod_info& pod,
-                                   const node_info& node) const;
+                                   const node_info& node,
+                                   std::optional<numa::numa_hint>* admitted = nullptr) const;
+  // hint: Filter's best hint on this node in this cycle, if it found one (else computed).
   [[nodiscard]] std::int64_t score_with(const numa_pre_filter_state& s, const pod_info& pod,
-                                        const node_info& node) const;
+                                        const node_info& node,
+                                        const numa::numa_hint* hint = nullptr) const;
   // Reserve's allocation (empty when the pod binds nothing here), or the status that refuses
   // the node.
   [[nodiscard]] status allocate(const numa_pre_filter_state& s, const node_info& node,
-                                numa_pod_allocation& out) const;
+                                numa_pod_allocation& out,
+                                const numa::numa_hint* hint = nullptr) const;
   // FilterByNUMANode (the topology manager's Admit): the pod's best NUMA hint on the node under
   // `policy`, allocatable there, or the status that refuses the node.
   [[nodiscard]] status admit(const numa_pre_filter_state& s, const node_info& node,
@@ -142,6 +147,17 @@ class node_numa_resource final : public plugin {
   // A refusal text that is not a constant, kept for the plugin's lifetime (status::reason must
   // outlive the cycle); thread-safe.
   [[nodiscard]] std::string_view intern(std::string text) const;
+
+  // Filter's best hint per node of the current cycle (Koordinator keeps it in the cycle
+  // state's topologymanager store), read by Score and Reserve: by node index in the cycle's
+  // node list, valid while hint_cycle_[i] is the cycle's number. Filter threads write
+  // different indices.
+  [[nodiscard]] const numa::numa_hint* cached_hint(const node_info& node) const;
+  const node_info* nodes_base_ = nullptr;
+  std::size_t nodes_n_ = 0;
+  std::uint64_t cycle_ = 0;
+  std::vector<std::uint64_t> hint_cycle_;
+  std::vector<numa::numa_hint> hint_;
 
   node_numa_resource_args args_;
   mutable std::mutex interned_mu_;

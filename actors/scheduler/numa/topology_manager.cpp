@@ -41,7 +41,15 @@ std::string summary_of(const std::string& resource, const std::vector<numa_hint>
 struct filtered {
   std::vector<std::vector<numa_hint>> hints;
   std::vector<std::string> reasons;
-  std::vector<std::string> summary;
+  // The resources whose hints the summary describes (built only for a refusal's reason).
+  std::vector<std::pair<const std::string*, const std::vector<numa_hint>*>> summarized;
+  [[nodiscard]] std::vector<std::string> summary() const {
+    std::vector<std::string> out;
+    out.reserve(summarized.size());
+    for (const auto& [name, hints] : summarized) out.push_back(summary_of(*name, *hints));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
 };
 
 // filterProvidersHints.
@@ -66,11 +74,10 @@ filtered filter_providers_hints(std::span<const provider_hints> providers) {
         f.reasons.push_back("Unsatisfied NUMA " + r->first);
         continue;
       }
-      f.summary.push_back(summary_of(r->first, *r->second));
+      f.summarized.emplace_back(&r->first, &*r->second);
       f.hints.push_back(*r->second);
     }
   }
-  std::sort(f.summary.begin(), f.summary.end());
   return f;
 }
 
@@ -221,7 +228,7 @@ numa_merge_result merge_numa_hints(numa_topology_policy policy, std::span<const 
       }
       r.best = merge_filtered_hints(all, f.hints, exclusive, status);
       r.admit = r.best.preferred;
-      if (!r.admit) r.reasons.push_back("Unaligned NUMA Hint cause " + join(f.summary, " & "));
+      if (!r.admit) r.reasons.push_back("Unaligned NUMA Hint cause " + join(f.summary(), " & "));
       return r;
     }
     case numa_topology_policy::single_numa_node: {
@@ -238,7 +245,7 @@ numa_merge_result merge_numa_hints(numa_topology_policy policy, std::span<const 
       r.best = merge_filtered_hints(all, f.hints, exclusive, status);
       if (r.best.affinity == all) r.best = numa_hint{std::nullopt, false, r.best.preferred, 0};
       r.admit = r.best.preferred;
-      if (!r.admit) r.reasons.push_back("Unaligned NUMA Hint cause " + join(f.summary, ","));
+      if (!r.admit) r.reasons.push_back("Unaligned NUMA Hint cause " + join(f.summary(), ","));
       return r;
     }
   }
