@@ -330,7 +330,10 @@ void scheduler_component::amplify_node(std::size_t i) {
   const auto amplified = amplified_allocatable(a.raw, a.ratios);
   n.allocatable.cpu_milli = amplified.cpu_milli;
   n.allocatable.memory_bytes = amplified.memory_bytes;
+  // NodeNUMAResource reads the same ratios (filterAmplifiedCPUs, amplifyNUMANodeResources).
   n.numa.cpu_amplification_ratio = a.ratios.cpu;
+  n.numa.memory_amplification_ratio = a.ratios.memory;
+  n.numa.refresh();
   // node.koordinator.sh/raw-allocatable, which the webhook keeps while the ratio is set and
   // LoadAware reads.
   if (a.ratios.any()) {

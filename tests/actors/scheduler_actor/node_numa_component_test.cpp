@@ -212,5 +212,32 @@ TEST(SchedulerNodeNUMAResource, SingleNUMANodePodsCarryAndHoldNUMAResources) {
   EXPECT_TRUE(reason);
 }
 
+// The node's cpu amplification ratio amplifies its NUMA nodes too (amplifyNUMANodeResources),
+// whichever of the ratio and the topology arrives first: 8 CPUs a NUMA node x 1.5 hold a 10-cpu
+// pod on one NUMA node.
+TEST(SchedulerNodeNUMAResource, TheAmplificationRatioAmplifiesTheNUMANodes) {
+  for (const bool topology_first : {false, true}) {
+    SCOPED_TRACE(topology_first ? "topology first" : "ratio first");
+    rig r;
+    std::vector<messages::byte_buffer> in;
+    auto topo = nrt(r, 0, "numa", two_by_four_ht, {}, "SingleNUMANodePodLevel");
+    auto node = r.f.amplified_node(0, "numa", 16000, 32 * gib, R"({"cpu":1.50})");
+    if (topology_first) {
+      in.push_back(std::move(topo));
+      in.push_back(std::move(node));
+    } else {
+      in.push_back(std::move(node));
+      in.push_back(std::move(topo));
+    }
+    in.push_back(r.f.pod(1000, "ns/ten", 10000, gib));
+    auto out = r.batch(std::move(in));
+    const auto* p = proposal_for(out, "ns/ten");
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(p->numa_resources(), nullptr);
+    ASSERT_EQ(p->numa_resources()->size(), 1u);
+    EXPECT_EQ(p->numa_resources()->Get(0)->cpu_milli(), 10000);
+  }
+}
+
 }  // namespace
 }  // namespace colony
