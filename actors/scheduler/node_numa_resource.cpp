@@ -392,16 +392,16 @@ std::int64_t node_numa_resource::score_with(const numa_pre_filter_state& s, cons
       hint = best.affinity;
     }
   }
+  // One context for the allocation and the NUMA nodes' held resources below.
+  const node_context ctx(s, node, *bind);
   numa_pod_allocation a;
-  if (!allocate_with_hint(s, node, *bind, hint, a).ok()) return 0;
+  if (!allocate_in(ctx, s, *bind, hint, a).ok()) return 0;
   // calculateAllocatableAndRequested.
   resource_list allocatable = node.allocatable, requested = node.requested;
   if (!a.numa_resources.empty()) {
     allocatable = {};
     requested = {};
-    std::vector<numa::numa_amount> held;
-    (void)numa::available_numa_resources(nn.numa_allocatable, nn.numa_held,
-                                         nn.cpuset_cpus_by_numa_node(), ratio, &held);
+    const auto& held = ctx.held;
     for (const auto& share : a.numa_resources) {
       for (const auto& h : held)
         if (h.node == share.node) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "actors/quota/quota_resources.hpp"
+#include "actors/scheduler/numa/numa_aware.hpp"
 #include "bridges/kubernetes/backoff.hpp"
 #include "bridges/kubernetes/kube_time.hpp"
 #include "messages/codec.hpp"
@@ -78,21 +79,20 @@ json node_slo_object(std::string_view node, const json& spec) {
 }
 
 std::string resource_status_annotation(const wire::PodScheduled& p) {
-  // extension.ResourceStatus: {"cpuset":"...","numaNodeResources":[{"node":0,"resources":{..}}]},
-  // both omitempty; quantities as resource.Quantity writes them.
-  json j = json::object();
-  if (p.cpuset() && p.cpuset()->size() > 0) j["cpuset"] = std::string(to_string_view(p.cpuset()));
-  if (p.numa_resources() && p.numa_resources()->size() > 0) {
-    json list = json::array();
-    for (const auto* a : *p.numa_resources()) {
-      json res = json::object();
-      if (a->cpu_milli() != 0) res["cpu"] = k8s::format_milli(a->cpu_milli());
-      if (a->memory_bytes() != 0) res["memory"] = k8s::format_binary_si(a->memory_bytes());
-      list.push_back(json{{"node", a->node()}, {"resources", std::move(res)}});
+  // extension.ResourceStatus as the scheduler's NodeNUMAResource writes it (one formatter,
+  // numa_aware.hpp); quantities as resource.Quantity writes them.
+  scheduler::numa::resource_status rs;
+  if (auto c = scheduler::numa::cpu_set::parse(to_string_view(p.cpuset()))) rs.cpuset = *c;
+  if (const auto* v = p.numa_resources())
+    for (const auto* a : *v) {
+      scheduler::numa::numa_node_resource r;
+      r.node = a->node();
+      if (a->cpu_milli() != 0) r.resources["cpu"] = k8s::format_milli(a->cpu_milli());
+      if (a->memory_bytes() != 0) r.resources["memory"] = k8s::format_binary_si(a->memory_bytes());
+      rs.numa_node_resources.push_back(std::move(r));
     }
-    j["numaNodeResources"] = std::move(list);
-  }
-  return j.empty() ? std::string{} : j.dump();
+  if (rs.cpuset.empty() && rs.numa_node_resources.empty()) return {};
+  return scheduler::numa::format_resource_status(rs);
 }
 
 json binding_body(std::string_view ns, std::string_view name, std::string_view node,

@@ -3,6 +3,7 @@
 #include <limits>
 #include <optional>
 
+#include "actors/scheduler/numa/numa_aware.hpp"
 #include "bridges/kubernetes/translate_internal.hpp"
 #include "messages/names.hpp"
 #include "messages/priority.hpp"
@@ -336,18 +337,13 @@ messages::byte_buffer pod_started(messages::event_builder& b, const pod_view& p,
   return b.finish(header(t, wire::EntityKind::Pod, key, opt), payload);
 }
 
-// resource-status's cpuset when it is a JSON object whose "cpuset" is a valid CPU list; "" else.
+// resource-status's cpuset (parse_resource_status); "" when absent or the annotation does not
+// parse.
 std::string cpuset_of_resource_status(const kv_list& annotations) {
   const auto v = find_kv(annotations, names::annotation_resource_status);
   if (!v) return {};
-  const auto j = nlohmann::json::parse(v->begin(), v->end(), nullptr, false);
-  if (!j.is_object()) return {};
-  const auto it = j.find("cpuset");
-  if (it == j.end() || !it->is_string()) return {};
-  const auto s = it->get<std::string>();
-  // The Linux list format: digits, ',' and '-' only (the reader parses it fully).
-  if (s.find_first_not_of("0123456789,-") != std::string::npos) return {};
-  return s;
+  auto rs = scheduler::numa::parse_resource_status(*v);
+  return rs ? rs->cpuset.to_string() : std::string();
 }
 
 // The binding as a node's koordlet observes it (spec.nodeName set by whoever bound the pod):
