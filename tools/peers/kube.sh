@@ -201,6 +201,9 @@ ensure_bins() {
     { version_ok "$APISERVER" && version_ok "$KUBECTL"; } || build_kube
     log "install done in $(elapsed "$t0") s; caches: $(du -sh "$CACHE/gomod" "$CACHE/gobuild" 2>/dev/null |
         awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }')"
+    # The binaries are kept per version; Go's caches (about 3 GB) would only serve a rebuild of
+    # the same version, and the disk is the sanitizer build's.
+    "$GO" clean -cache -modcache || log "go clean failed (caches left in $CACHE)"
   fi
   flock -u 8; exec 8>&-
 }
