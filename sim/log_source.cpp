@@ -83,6 +83,9 @@ std::vector<messages::byte_buffer> given_configuration(const sim_config& c, std:
   if (c.gives("sloControllerConfig"))
     config("slo-controller", slo_controller_actor::config_kind_slo_controller,
            "koordinator-system/slo-controller-config", c.slo_configmap_json);
+  for (const auto& pc : c.extra_priority_classes)
+    config("admission", admission_actor::config_kind_priority_class, pc.name,
+           priority_class_spec(pc));
   if (c.gives("colocationProfiles"))
     config("admission", admission_actor::config_kind_profile, c.name, c.profiles_yaml);
   if (c.gives("schedulerConfig"))

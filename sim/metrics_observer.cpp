@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -127,6 +128,10 @@ struct metrics_observer::impl {
     double used_cpu_sum = 0, runtime_cpu_sum = 0, used_mem_sum = 0;
     std::int64_t used_cpu_peak = 0, request_cpu_peak = 0;
     std::uint64_t refusals = 0;
+    // ElasticQuota's PostFilter: pods of this quota evicted for a preemptor of the same quota,
+    // and the distinct preemptors.
+    std::uint64_t preempted = 0;
+    std::set<std::string, std::less<>> preemptors;
   };
 
   observer_options opt;
@@ -579,6 +584,24 @@ struct metrics_observer::impl {
     if (e.reason() == wire::EvictionReason::Descheduled && e.inputs() != nullptr)
       for (const auto* t : *e.inputs())
         if (to_string_view(t->name()) == "trigger") feature = to_string_view(t->text());
+    // A preempted pod: by the plugin (the message's tail); the preemptor is counted per quota,
+    // not kept in the key (one key per preemptor and node would grow with the trace).
+    if (e.reason() == wire::EvictionReason::Preempted) {
+      if (const auto open = msg.rfind(" ("); open != std::string_view::npos && msg.ends_with(")"))
+        feature = msg.substr(open + 2, msg.size() - open - 3);
+      std::string_view quota_name, preemptor;
+      if (e.inputs() != nullptr)
+        for (const auto* t : *e.inputs()) {
+          if (to_string_view(t->name()) == "quota") quota_name = to_string_view(t->text());
+          if (to_string_view(t->name()) == "preemptor") preemptor = to_string_view(t->text());
+        }
+      if (quotas_on && !quota_name.empty()) {
+        auto& q = quota(quota_name);
+        q.listed = true;
+        ++q.preempted;
+        if (!preemptor.empty()) q.preemptors.emplace(preemptor);
+      }
+    }
     key.assign(wire::EnumNameEvictionReason(e.reason()));
     key.append(" (");
     key.append(feature);
@@ -764,6 +787,10 @@ struct metrics_observer::impl {
       q["request_cpu_peak"] = s.request_cpu_peak;
       q["used_memory_avg"] = std::llround(s.used_mem_sum / n);
       q["attempts_refused"] = s.refusals;
+      if (s.preempted != 0) {
+        q["preempted_pods"] = s.preempted;
+        q["preemptors"] = s.preemptors.size();
+      }
       by.push_back(std::move(q));
     }
     j["by_quota"] = std::move(by);

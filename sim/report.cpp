@@ -262,6 +262,10 @@ std::string summary_text(const run_result& r) {
           x["used_cpu_avg"].get<std::int64_t>() / 1000.0,
           x["used_cpu_peak"].get<std::int64_t>() / 1000.0,
           x["attempts_refused"].get<std::uint64_t>());
+      if (x.contains("preempted_pods"))
+        o << fmt::format("  {:<16} preempted {} pods for {} higher-priority pods of the quota\n",
+                         "", x["preempted_pods"].get<std::uint64_t>(),
+                         x["preemptors"].get<std::uint64_t>());
     }
   }
   const auto& inv = j["invariants"];

@@ -65,6 +65,15 @@ admission::priority_class_table koordinator_priority_classes() {
   return t;
 }
 
+std::string priority_class_spec(const admission::priority_class_info& pc) {
+  nlohmann::json spec = {{"apiVersion", "scheduling.k8s.io/v1"},
+                         {"kind", "PriorityClass"},
+                         {"metadata", {{"name", pc.name}}},
+                         {"value", pc.value}};
+  if (!pc.preemption_policy.empty()) spec["preemptionPolicy"] = pc.preemption_policy;
+  return spec.dump();
+}
+
 std::string_view default_config_text() { return koordinator_defaults_yaml; }
 
 std::optional<scheduler::numa::machine_model> numa_machine_model(std::int64_t cpus,
@@ -193,6 +202,7 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "usageRatios",
                                               "sloControllerConfig",
                                               "koordletFeatureGates",
+                                              "priorityClasses",
                                               "colocationProfiles",
                                               "elasticQuotas",
                                               "schedulerTieBreak",
@@ -358,6 +368,21 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                      "BECPUEvict, CPUBurst)");
       }
     }
+    if (auto n = root["priorityClasses"]) {
+      const std::string where = at(source, n) + ": priorityClasses";
+      auto t = admission::parse_priority_classes_yaml(text_of(n), where);
+      if (!t) return tl::unexpected(t.error());
+      for (auto& [name, pc] : *t) {
+        if (c.priority_classes.count(name) != 0)
+          return fail(errc::invalid_input,
+                      "priorityClasses: " + name +
+                          " is one of Koordinator's PriorityClasses (koord-prod, koord-mid, "
+                          "koord-batch, koord-free), which a config may not redefine",
+                      where);
+        c.extra_priority_classes.push_back(pc);
+        c.priority_classes.emplace(name, std::move(pc));
+      }
+    }
     if (auto n = root["colocationProfiles"]) {
       c.profiles_yaml = text_of(n);
       const std::string where = at(source, n) + ": colocationProfiles";
@@ -367,6 +392,13 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
       if (!set)
         return fail(set.error().code, "colocationProfiles: " + set.error().message, at(source, n));
       c.profiles = std::move(*set);
+      // A profile naming a class the cluster lacks would fail every pod it matches.
+      for (const auto& p : c.profiles.profiles())
+        if (!p.priority_class_name.empty() && c.priority_classes.count(p.priority_class_name) == 0)
+          return fail(errc::invalid_input,
+                      "priorityclasses.scheduling.k8s.io \"" + p.priority_class_name +
+                          "\" not found (Koordinator's four or the config's priorityClasses)",
+                      where + ": ClusterColocationProfile " + p.name + " spec.priorityClassName");
     }
     if (auto n = root["elasticQuotas"]) {
       c.quotas_yaml = text_of(n);

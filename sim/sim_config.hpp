@@ -114,7 +114,12 @@ struct sim_config {
   // ClusterColocationProfiles (CRD YAML) and their parsed set.
   std::string profiles_yaml;
   admission::profile_set profiles;
+  // Koordinator's four PriorityClasses and the config's priorityClasses.
   admission::priority_class_table priority_classes;
+  // priorityClasses: PriorityClass objects (scheduling.k8s.io/v1; several documents or a List)
+  // beside Koordinator's four, which they may not redefine. Default: none. Each is logged at
+  // t = 0 as a ConfigUpdated of kind PriorityClass, as the Kubernetes source logs a cluster's.
+  std::vector<admission::priority_class_info> extra_priority_classes;
   // koordlet feature gates. Default: Koordinator's (BECPUSuppress on, evictions off).
   koordlet::koordlet_feature_gates gates;
   // ElasticQuotas (CRD YAML: scheduling.sigs.k8s.io/v1alpha1 ElasticQuota, several documents or
@@ -156,6 +161,10 @@ struct sim_config {
 // Koordinator's PriorityClasses as installed by its chart: koord-prod 9000, koord-mid 7000,
 // koord-batch 5000, koord-free 3000.
 [[nodiscard]] admission::priority_class_table koordinator_priority_classes();
+
+// A PriorityClass as the spec of its ConfigUpdated (the shape the Kubernetes source logs and
+// admission::parse_priority_classes_yaml reads).
+[[nodiscard]] std::string priority_class_spec(const admission::priority_class_info& pc);
 
 // Parses a config document; `source` names it in errors.
 [[nodiscard]] result<sim_config> parse_sim_config(std::string_view yaml, std::string_view source);

@@ -62,6 +62,8 @@ std::vector<messages::byte_buffer> trace_source::configuration(std::int64_t t) {
   };
   config("slo-controller", "slo-controller-config", "koordinator-system/slo-controller-config",
          cfg_.slo_configmap_json);
+  for (const auto& pc : cfg_.extra_priority_classes)
+    config("admission", "PriorityClass", pc.name, priority_class_spec(pc));
   config("admission", "ClusterColocationProfile", cfg_.name, cfg_.profiles_yaml);
   config("scheduler", "KubeSchedulerConfiguration", cfg_.name, cfg_.scheduler_yaml);
   if (cfg_.descheduler)

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -107,9 +108,9 @@ int run_cli(const std::string& args, std::string* err = nullptr) {
 }  // namespace
 
 TEST(SimConfig, ShippedConfigsParse) {
-  for (const char* n :
-       {"koordinator-defaults", "no-colocation", "aggressive-reclaim", "elastic-quota",
-        "descheduler", "descheduler-reservation", "numa-lsr", "cpu-normalization"}) {
+  for (const char* n : {"koordinator-defaults", "no-colocation", "aggressive-reclaim",
+                        "elastic-quota", "elastic-quota-preemption", "descheduler",
+                        "descheduler-reservation", "numa-lsr", "cpu-normalization"}) {
     auto c = sim::load_sim_config(repo_root() + "/sim/configs/" + n + ".yaml");
     ASSERT_TRUE(c.has_value()) << n << ": " << c.error().describe();
     EXPECT_EQ(c->name, n);
@@ -280,6 +281,17 @@ TEST(SimConfig, ErrorsNameFileAndField) {
        "8}}\n  ---\n  kind: ElasticQuota\n  metadata: {name: c, labels: "
        "{quota.scheduling.koordinator.sh/parent: p}}\n  spec: {min: {cpu: 6}, max: {cpu: 8}}\n",
        "spec.min[cpu]", "children's min"},
+      {"priority class redefined",
+       "name: x\npriorityClasses: |\n  kind: PriorityClass\n  metadata: {name: koord-prod}\n  "
+       "value: 9100\n",
+       "cfg.yaml:2:18: priorityClasses", "may not redefine"},
+      {"priority class without a value",
+       "name: x\npriorityClasses: |\n  kind: PriorityClass\n  metadata: {name: p}\n",
+       "cfg.yaml:2:18: priorityClasses:1", "value: Required value"},
+      {"profile naming a missing priority class",
+       "name: x\ncolocationProfiles: |\n  kind: ClusterColocationProfile\n  metadata: {name: "
+       "a}\n  spec: {priorityClassName: koord-critical}\n",
+       "ClusterColocationProfile a spec.priorityClassName", "\"koord-critical\" not found"},
       {"quota twice",
        "name: x\nelasticQuotas: |\n  kind: ElasticQuota\n  metadata: {name: a}\n  ---\n  kind: "
        "ElasticQuota\n  metadata: {name: a}\n",
@@ -354,6 +366,96 @@ TEST(Sim, ElasticQuotaCapsUsedAtMaxAndRefusesTheRest) {
   EXPECT_EQ(f.summary["quota"]["quotas"].get<std::size_t>(), 0u);
   EXPECT_GT(f.summary["pods"]["scheduled"].get<std::uint64_t>(),
             r.summary["pods"]["scheduled"].get<std::uint64_t>());
+}
+
+// elastic-quota-preemption on the cut, its online quota scaled down so that it binds: the
+// critical pods (koord-prod-critical, 9500) the quota refuses preempt ordinary online pods
+// (koord-prod, 9000) of the same quota. Every victim is checked against the log: of the
+// preemptor's quota, of lower priority, preemptible, bound at the time, evicted once.
+TEST(Sim, ElasticQuotaPreemptionEvictsOnlyLowerPriorityPodsOfTheQuota) {
+  const auto t = load_cut();
+  auto c = shipped("elastic-quota-preemption");
+  ASSERT_EQ(c.extra_priority_classes.size(), 1u);
+  EXPECT_EQ(c.priority_classes.at("koord-prod-critical").value, 9500);
+  auto small = small_quotas();
+  c.quotas = small.quotas;
+  for (auto& q : c.quotas)
+    if (q.name == "online") q.max.cpu_milli = q.min.cpu_milli;  // 40 cores: no borrowing
+  const auto dir = fixture().root;
+  const auto r = run(t, c, 1, (dir / "eq-preempt1").string());
+  expect_invariants(r.summary);
+  struct pod_rec {
+    std::int32_t priority = 0;
+    std::string quota, node;
+    bool evicted = false;
+  };
+  std::map<std::string, pod_rec, std::less<>> pods;
+  std::size_t preempted = 0, priority_classes_logged = 0;
+  std::set<std::string> preemptors, preemptors_bound;
+  for (const auto& rec : read_log((dir / "eq-preempt1").string())) {
+    const auto& env = *wire::GetEnvelope(rec.data());
+    switch (env.payload_type()) {
+      case wire::Payload::ConfigUpdated:
+        if (messages::to_string_view(env.payload_as_ConfigUpdated()->kind()) == "PriorityClass")
+          ++priority_classes_logged;
+        break;
+      case wire::Payload::PodMutated: {
+        const auto* e = env.payload_as_PodMutated();
+        auto& p = pods[std::string(messages::to_string_view(e->name()))];
+        p.priority = e->priority();
+        if (e->labels() != nullptr)
+          for (const auto* kv : *e->labels())
+            if (messages::to_string_view(kv->key()) == "quota.scheduling.koordinator.sh/name")
+              p.quota = std::string(messages::to_string_view(kv->value()));
+        break;
+      }
+      case wire::Payload::PodScheduled: {
+        const auto* e = env.payload_as_PodScheduled();
+        const std::string pod(messages::to_string_view(e->pod()));
+        pods[pod].node = std::string(messages::to_string_view(e->node()));
+        if (preemptors.count(pod) != 0) preemptors_bound.insert(pod);
+        break;
+      }
+      case wire::Payload::PodEvicted: {
+        const auto* e = env.payload_as_PodEvicted();
+        if (e->reason() != wire::EvictionReason::Preempted) break;
+        ++preempted;
+        auto& victim = pods[std::string(messages::to_string_view(e->pod()))];
+        std::string preemptor;
+        ASSERT_NE(e->inputs(), nullptr);
+        for (const auto* in : *e->inputs())
+          if (messages::to_string_view(in->name()) == "preemptor")
+            preemptor = std::string(messages::to_string_view(in->text()));
+        ASSERT_TRUE(pods.count(preemptor)) << preemptor;
+        const auto& by = pods[preemptor];
+        EXPECT_FALSE(victim.evicted) << messages::to_string_view(e->pod());
+        EXPECT_FALSE(victim.node.empty()) << "a preempted pod was bound";
+        EXPECT_EQ(victim.quota, by.quota);
+        EXPECT_EQ(by.quota, "online");
+        EXPECT_LT(victim.priority, by.priority);
+        EXPECT_EQ(by.priority, 9500);
+        victim.evicted = true;
+        preemptors.insert(preemptor);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  EXPECT_EQ(priority_classes_logged, 1u);
+  EXPECT_GT(preempted, 0u);
+  EXPECT_FALSE(preemptors_bound.empty());  // a preemptor got its place
+  std::cout << "preempted " << preempted << " pods for " << preemptors.size() << " preemptors, "
+            << preemptors_bound.size() << " of them bound\n";
+  const auto& online = r.summary["quota"]["by_quota"][1];
+  ASSERT_EQ(online["name"], "online");
+  EXPECT_EQ(online["preempted_pods"].get<std::size_t>(), preempted);
+  EXPECT_EQ(online["preemptors"].get<std::size_t>(), preemptors.size());
+  EXPECT_EQ(r.summary["pods"]["evicted_by_reason"]["Preempted (ElasticQuota PostFilter)"]
+                .get<std::size_t>(),
+            preempted);
+  const auto r4 = run(t, c, 4, (dir / "eq-preempt4").string());
+  EXPECT_EQ(r4.summary["events"]["log_byte_digest"], r.summary["events"]["log_byte_digest"]);
 }
 
 TEST(Sim, ElasticQuotaRunIsDeterministicAcrossThreadCounts) {
