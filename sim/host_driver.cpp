@@ -35,6 +35,7 @@
 #include "actors/entities/step_host.hpp"
 #include "actors/koordlet/actor/koordlet_component.hpp"
 #include "actors/quota/actor/quota_component.hpp"
+#include "actors/quota/actor/quota_profile_component.hpp"
 #include "actors/scheduler/actor/scheduler_component.hpp"
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
 #include "messages/codec.hpp"
@@ -194,7 +195,8 @@ result<void> component_sim::setup() {
   so.profile = 0;
   so.seed = opt_.seed;
   so.ties = cfg_.scheduler_tie_break;
-  so.elastic_quota = !cfg_.quotas.empty();
+  const bool quotas = !cfg_.quotas.empty() || !cfg_.quota_profiles.empty();
+  so.elastic_quota = quotas;
   so.await_admission = true;
   // No leftover flush (kube's 5-min flushUnschedulablePodsLeftover): with the queueing hints, a
   // parked pod moves when a node event could make it fit, and a retry with unchanged inputs gives
@@ -208,7 +210,10 @@ result<void> component_sim::setup() {
   if (!sched) return tl::unexpected(sched.error());
   skipped_plugins_ = (*sched)->skipped_plugins();
   host_->add_component(std::move(*sched));
-  if (!cfg_.quotas.empty()) host_->add_component(std::make_unique<quota::quota_component>());
+  if (quotas) host_->add_component(std::make_unique<quota::quota_component>());
+  // koord-manager's ElasticQuotaProfile controller: the tree roots of the config's profiles.
+  if (!cfg_.quota_profiles.empty())
+    host_->add_component(std::make_unique<quota::quota_profile_component>());
   if (cfg_.colocation && !host_->routes_by_node()) {
     // A host that gives every component every record runs one slo-controller for all nodes.
     slo_controller_actor::slo_controller_options sl;

@@ -90,6 +90,9 @@ std::vector<messages::byte_buffer> given_configuration(const sim_config& c, std:
     config("admission", admission_actor::config_kind_profile, c.name, c.profiles_yaml);
   if (c.gives("schedulerConfig"))
     config("scheduler", "KubeSchedulerConfiguration", c.name, c.scheduler_yaml);
+  for (const auto& o : c.quota_profile_objects)
+    out.push_back(b.finish(header(wire::EntityKind::Object, quota_profile_key(o)),
+                           quota_profile_observed(b, o)));
   if (c.gives("elasticQuotas")) {
     std::vector<const quota::quota_spec*> qs;
     for (const auto& q : c.quotas) qs.push_back(&q);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -253,11 +254,16 @@ std::string summary_text(const run_result& r) {
                          x["attempts_refused"].get<std::uint64_t>());
         continue;
       }
+      // A tree root's max is MaxInt64/2000 cores (the profile controller's "no limit").
+      const auto max_cpu = x["max_cpu"].get<std::int64_t>();
+      const std::string max_text =
+          max_cpu >= std::numeric_limits<std::int64_t>::max() / 2000
+              ? std::string("none")
+              : fmt::format("{:.1f}", static_cast<double>(max_cpu) / 1000.0);
       o << fmt::format(
-          "  {:<16} min {:.1f}  max {:.1f}  runtime {:.1f}  used {:.1f} (peak {:.1f})  attempts "
+          "  {:<16} min {:.1f}  max {}  runtime {:.1f}  used {:.1f} (peak {:.1f})  attempts "
           "refused {}\n",
-          x["name"].get<std::string>(), x["min_cpu"].get<std::int64_t>() / 1000.0,
-          x["max_cpu"].get<std::int64_t>() / 1000.0,
+          x["name"].get<std::string>(), x["min_cpu"].get<std::int64_t>() / 1000.0, max_text,
           x["runtime_cpu_avg"].get<std::int64_t>() / 1000.0,
           x["used_cpu_avg"].get<std::int64_t>() / 1000.0,
           x["used_cpu_peak"].get<std::int64_t>() / 1000.0,

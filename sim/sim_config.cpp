@@ -1,5 +1,6 @@
 #include "sim/sim_config.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/admission/profile_loader.hpp"
+#include "actors/quota/actor/quota_profile_component.hpp"
 #include "actors/quota/webhook.hpp"
 
 namespace colony::sim {
@@ -63,6 +65,25 @@ admission::priority_class_table koordinator_priority_classes() {
                       std::pair{"koord-batch", 5000}, std::pair{"koord-free", 3000}})
     t[n] = admission::priority_class_info{n, v, ""};
   return t;
+}
+
+flatbuffers::Offset<wire::ObjectObserved> quota_profile_observed(
+    messages::event_builder& b, const sim_config::quota_profile_object& o) {
+  auto& fbb = b.fbb();
+  auto av = fbb.CreateString("quota.koordinator.sh/v1alpha1");
+  auto kind = fbb.CreateString(quota::kind_elastic_quota_profile);
+  auto ns = fbb.CreateString(o.namespace_name);
+  auto name = fbb.CreateString(o.name);
+  auto uid = fbb.CreateString("");
+  auto rv = fbb.CreateString("");
+  auto labels = b.key_values(o.labels);
+  auto spec = fbb.CreateString(o.spec_json);
+  auto status = fbb.CreateString("");
+  return wire::CreateObjectObserved(fbb, av, kind, ns, name, uid, rv, labels, spec, status, false);
+}
+
+std::string quota_profile_key(const sim_config::quota_profile_object& o) {
+  return std::string(quota::kind_elastic_quota_profile) + "/" + o.namespace_name + "/" + o.name;
 }
 
 std::string priority_class_spec(const admission::priority_class_info& pc) {
@@ -205,6 +226,7 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "priorityClasses",
                                               "colocationProfiles",
                                               "elasticQuotas",
+                                              "elasticQuotaProfiles",
                                               "schedulerTieBreak",
                                               "schedulerConfig",
                                               "deschedulerConfig",
@@ -421,6 +443,58 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
       if (auto v = quota::validate_quota_tree(qs->quotas); !v)
         return fail(v.error().code, v.error().message, where + ": " + v.error().where);
       c.quotas = std::move(qs->quotas);
+    }
+    if (auto n = root["elasticQuotaProfiles"]) {
+      const std::string where = at(source, n) + ": elasticQuotaProfiles";
+      const std::string text = text_of(n);
+      auto ps = quota::load_elastic_quota_profiles_yaml(text, where);
+      if (!ps) return tl::unexpected(ps.error());
+      // The objects as logged: metadata and spec of each document (or List item) in order.
+      std::vector<YAML::Node> objects;
+      for (const auto& doc : YAML::LoadAll(text)) {
+        if (!doc.IsMap()) continue;
+        const auto kind = doc["kind"] ? doc["kind"].as<std::string>() : std::string();
+        if (kind == "List" || kind == "ElasticQuotaProfileList") {
+          for (const auto& item : doc["items"]) objects.push_back(item);
+        } else {
+          objects.push_back(doc);
+        }
+      }
+      if (objects.size() != ps->size())
+        return fail(errc::invalid_input,
+                    "elasticQuotaProfiles: expected only ElasticQuotaProfile objects", where);
+      std::set<std::string> seen;
+      for (std::size_t i = 0; i < ps->size(); ++i) {
+        const auto& p = (*ps)[i];
+        if (!seen.insert(p.namespace_name + "/" + p.name).second)
+          return fail(errc::invalid_input,
+                      "elasticQuotaProfiles: profile '" + p.name + "' listed twice", where);
+        sim_config::quota_profile_object o;
+        o.namespace_name = p.namespace_name;
+        o.name = p.name;
+        for (const auto& [k, v] : p.labels) o.labels.emplace_back(k, v);
+        std::sort(o.labels.begin(), o.labels.end());
+        const auto spec = objects[i]["spec"];
+        o.spec_json = spec ? to_json(spec).dump() : std::string("{}");
+        c.quota_profile_objects.push_back(std::move(o));
+      }
+      c.quota_profiles = std::move(*ps);
+      // A profile's root is its controller's: no config quota may be it. A quota under one joins
+      // its tree (the quota webhook copies the parent's tree-id label).
+      for (auto& q : c.quotas)
+        for (const auto& p : c.quota_profiles) {
+          if (q.name == p.quota_name)
+            return fail(errc::invalid_input,
+                        "elasticQuotas: quota '" + q.name + "' is the tree root of profile '" +
+                            p.name + "' (spec.quotaName), which the profile controller writes",
+                        where);
+          if (q.parent != p.quota_name || !q.tree_id.empty()) continue;
+          const auto it = p.labels.find(names::label_quota_tree_id);
+          q.tree_id = it != p.labels.end() && !it->second.empty()
+                          ? it->second
+                          : quota::profile_tree_id(p.namespace_name, p.name);
+          q.labels[std::string(names::label_quota_tree_id)] = q.tree_id;
+        }
     }
     if (auto n = root["deschedulerConfig"]) {
       c.descheduler_yaml = text_of(n);

@@ -19,8 +19,10 @@
 #include "actors/descheduler/descheduler_config.hpp"
 #include "actors/koordlet/koordlet_types.hpp"
 #include "actors/quota/quota_tree.hpp"
+#include "actors/quota/webhook.hpp"
 #include "actors/scheduler/scheduler_config.hpp"
 #include "actors/slo_controller/slo_controller_config.hpp"
+#include "messages/codec.hpp"
 #include "messages/result.hpp"
 
 namespace colony::sim {
@@ -128,6 +130,19 @@ struct sim_config {
   // quota.scheduling.koordinator.sh/name (set by a ClusterColocationProfile) or by namespace.
   std::string quotas_yaml;
   std::vector<quota::quota_spec> quotas;
+  // elasticQuotaProfiles: ElasticQuotaProfile objects (quota.koordinator.sh/v1alpha1; several
+  // documents or a List). Default: none. Each is logged at t = 0 as an ObjectObserved (as the
+  // Kubernetes source records a cluster's), and koord-manager's profile controller
+  // (actors/quota/actor/quota_profile_component.hpp) makes its tree's root quota from the nodes
+  // its nodeSelector matches. A quota of elasticQuotas whose parent is a profile's quotaName
+  // joins that tree (its tree-id label defaulted from the profile, as the quota webhook does).
+  struct quota_profile_object {
+    std::string namespace_name, name;
+    std::vector<std::pair<std::string, std::string>> labels;  // sorted by key
+    std::string spec_json;
+  };
+  std::vector<quota::elastic_quota_profile> quota_profiles;
+  std::vector<quota_profile_object> quota_profile_objects;  // the same, as logged
   // schedulerTieBreak: the scheduler's rule among equally scored nodes (framework.hpp
   // tie_break): seeded, or nodeName (the smallest node name, as the FGD authors' simulator).
   // Default: seeded (Colony's stand-in for kube-scheduler's random choice).
@@ -161,6 +176,12 @@ struct sim_config {
 // Koordinator's PriorityClasses as installed by its chart: koord-prod 9000, koord-mid 7000,
 // koord-batch 5000, koord-free 3000.
 [[nodiscard]] admission::priority_class_table koordinator_priority_classes();
+
+// An ElasticQuotaProfile of the config as the ObjectObserved the Kubernetes source would log
+// for it (entity kind Object, key quota_profile_key), built on b.fbb().
+[[nodiscard]] flatbuffers::Offset<wire::ObjectObserved> quota_profile_observed(
+    messages::event_builder& b, const sim_config::quota_profile_object& o);
+[[nodiscard]] std::string quota_profile_key(const sim_config::quota_profile_object& o);
 
 // A PriorityClass as the spec of its ConfigUpdated (the shape the Kubernetes source logs and
 // admission::parse_priority_classes_yaml reads).

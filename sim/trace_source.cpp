@@ -68,6 +68,9 @@ std::vector<messages::byte_buffer> trace_source::configuration(std::int64_t t) {
   config("scheduler", "KubeSchedulerConfiguration", cfg_.name, cfg_.scheduler_yaml);
   if (cfg_.descheduler)
     config("descheduler", "DeschedulerConfiguration", cfg_.name, cfg_.descheduler_yaml);
+  for (const auto& o : cfg_.quota_profile_objects)
+    out.push_back(b_.finish(hdr(t, wire::EntityKind::Object, quota_profile_key(o), "sim"),
+                            quota_profile_observed(b_, o)));
   std::vector<const quota::quota_spec*> qs;
   for (const auto& q : cfg_.quotas) qs.push_back(&q);
   std::sort(qs.begin(), qs.end(), [](auto* a, auto* b) { return a->name < b->name; });

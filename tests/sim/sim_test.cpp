@@ -19,6 +19,8 @@
 
 #include "actors/entities/audit.hpp"
 #include "actors/entities/world.hpp"
+#include "actors/quota/actor/quota_events.hpp"
+#include "actors/quota/webhook.hpp"
 #include "bridges/trace/trace_set.hpp"
 #include "messages/codec.hpp"
 #include "messages/names.hpp"
@@ -292,6 +294,16 @@ TEST(SimConfig, ErrorsNameFileAndField) {
        "name: x\ncolocationProfiles: |\n  kind: ClusterColocationProfile\n  metadata: {name: "
        "a}\n  spec: {priorityClassName: koord-critical}\n",
        "ClusterColocationProfile a spec.priorityClassName", "\"koord-critical\" not found"},
+      {"config quota that is a profile's root",
+       "name: x\nelasticQuotaProfiles: |\n  kind: ElasticQuotaProfile\n  metadata: {name: p, "
+       "namespace: default}\n  spec: {quotaName: root, nodeSelector: {matchLabels: {a: b}}}\n"
+       "elasticQuotas: |\n  kind: "
+       "ElasticQuota\n  metadata: {name: root}\n",
+       "cfg.yaml:2:23: elasticQuotaProfiles", "tree root of profile 'p'"},
+      {"profile without quotaName",
+       "name: x\nelasticQuotaProfiles: |\n  kind: ElasticQuotaProfile\n  metadata: {name: p}\n  "
+       "spec: {nodeSelector: {matchLabels: {a: b}}}\n",
+       "spec.quotaName", "quotaName"},
       {"quota twice",
        "name: x\nelasticQuotas: |\n  kind: ElasticQuota\n  metadata: {name: a}\n  ---\n  kind: "
        "ElasticQuota\n  metadata: {name: a}\n",
@@ -455,6 +467,61 @@ TEST(Sim, ElasticQuotaPreemptionEvictsOnlyLowerPriorityPodsOfTheQuota) {
                 .get<std::size_t>(),
             preempted);
   const auto r4 = run(t, c, 4, (dir / "eq-preempt4").string());
+  EXPECT_EQ(r4.summary["events"]["log_byte_digest"], r.summary["events"]["log_byte_digest"]);
+}
+
+// elastic-quota-profiles on the cut: the profile controller writes one root per pool whose min
+// is its nodes' allocatable x resourceRatio; each child quota joins its profile's tree and its
+// used never passes its tree's total; the log is the same at 1 and 4 threads.
+TEST(Sim, ElasticQuotaProfilesMakeOneTreePerNodePool) {
+  const auto t = load_cut();
+  auto c = shipped("elastic-quota-profiles");
+  ASSERT_EQ(c.quota_profiles.size(), 2u);
+  for (const auto& q : c.quotas) {
+    const std::string pool = q.name == "online" ? "gpu-pool" : "cpu-pool";
+    EXPECT_EQ(q.tree_id, quota::profile_tree_id("default", pool)) << q.name;
+  }
+  const auto dir = fixture().root;
+  const auto r = run(t, c, 1, (dir / "eq-profiles1").string());
+  expect_invariants(r.summary);
+  resource_list gpu_pool, cpu_pool;
+  std::size_t profiles_logged = 0;
+  std::map<std::string, quota::quota_spec> roots;  // as the controller last wrote them
+  for (const auto& rec : read_log((dir / "eq-profiles1").string())) {
+    const auto& env = *wire::GetEnvelope(rec.data());
+    if (const auto* o = env.payload_as_ObjectObserved();
+        o != nullptr && messages::to_string_view(o->kind()) == "ElasticQuotaProfile")
+      ++profiles_logged;
+    if (const auto* n = env.payload_as_NodeRegistered(); n != nullptr) {
+      bool gpu = false;
+      if (n->labels() != nullptr)
+        for (const auto* kv : *n->labels())
+          gpu = gpu || messages::to_string_view(kv->key()) == "node.koordinator.sh/gpu-model";
+      (gpu ? gpu_pool : cpu_pool) += messages::to_resource_list(n->allocatable());
+    }
+    if (const auto* q = env.payload_as_QuotaUpserted();
+        q != nullptr && messages::to_string_view(env.source()) == "koord-manager/quota-profile") {
+      auto spec = quota::spec_of(*q);
+      roots[spec.name] = std::move(spec);
+    }
+  }
+  EXPECT_EQ(profiles_logged, 2u);
+  ASSERT_EQ(roots.size(), 2u);
+  ASSERT_GT(gpu_pool.cpu_milli, 0);
+  ASSERT_GT(cpu_pool.cpu_milli, 0);
+  EXPECT_EQ(roots["gpu-root"].min.cpu_milli,
+            static_cast<std::int64_t>(static_cast<double>(gpu_pool.cpu_milli) * 0.005));
+  EXPECT_EQ(roots["cpu-root"].min.cpu_milli,
+            static_cast<std::int64_t>(static_cast<double>(cpu_pool.cpu_milli) * 0.005));
+  EXPECT_TRUE(roots["gpu-root"].is_tree_root);
+  EXPECT_EQ(roots["gpu-root"].tree_id, quota::profile_tree_id("default", "gpu-pool"));
+  std::map<std::string, std::int64_t> peak;
+  for (const auto& q : r.summary["quota"]["by_quota"])
+    peak[q["name"].get<std::string>()] = q["used_cpu_peak"].get<std::int64_t>();
+  EXPECT_GT(peak["online"], 0);
+  EXPECT_LE(peak["online"], roots["gpu-root"].min.cpu_milli);
+  EXPECT_LE(peak["batch"], roots["cpu-root"].min.cpu_milli);
+  const auto r4 = run(t, c, 4, (dir / "eq-profiles4").string());
   EXPECT_EQ(r4.summary["events"]["log_byte_digest"], r.summary["events"]["log_byte_digest"]);
 }
 
