@@ -4,6 +4,7 @@
 #include "actors/descheduler/actor/descheduler_component.hpp"
 #include "actors/descheduler/actor/migration_controller_component.hpp"
 #include "actors/quota/actor/quota_component.hpp"
+#include "actors/quota/actor/quota_profile_component.hpp"
 #include "actors/scheduler/actor/scheduler_component.hpp"
 #include "actors/slo_controller/actor/slo_controller_component.hpp"
 
@@ -24,7 +25,11 @@ result<std::vector<std::unique_ptr<entities::component>>> control_plane(
   auto sched = scheduler::scheduler_component::create(std::move(so));
   if (!sched) return tl::unexpected(sched.error());
   v.push_back(std::move(*sched));
-  if (o.elastic_quota) v.push_back(std::make_unique<quota::quota_component>());
+  if (o.elastic_quota) {
+    v.push_back(std::make_unique<quota::quota_component>());
+    // koord-manager's ElasticQuotaProfile controller: the tree roots of the cluster's profiles.
+    v.push_back(std::make_unique<quota::quota_profile_component>());
+  }
   if (o.slo_controller)
     v.push_back(std::make_unique<slo_controller_actor::slo_controller_component>(
         slo_controller_actor::slo_controller_options{}));

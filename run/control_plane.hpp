@@ -3,7 +3,8 @@
 // cluster's log").
 //
 // In the order a host adds them (its merge order): the ClusterColocationProfile webhook
-// (admission), one koord-scheduler, the ElasticQuota controller (with elastic_quota), a
+// (admission), one koord-scheduler, the ElasticQuota controller and koord-manager's
+// ElasticQuotaProfile controller (with elastic_quota), a
 // cluster-wide slo-controller (with slo_controller), and koord-descheduler with its migration
 // controller (with descheduler). Every one starts without configuration and
 // is configured by the cluster's objects as they reach the log: ConfigUpdated observations (the

@@ -57,6 +57,8 @@ std::string_view to_string(write_kind k) noexcept {
       return "migration-job";
     case write_kind::migration_job_status:
       return "migration-job-status";
+    case write_kind::quota:
+      return "quota";
   }
   return "unknown";
 }
@@ -926,6 +928,13 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         break;
       case wire::Payload::ReservationUpserted:
         if (auto o = reservation_object_write(env)) {
+          finish(std::move(*o));
+        } else {
+          ++counters_.ignored;
+        }
+        break;
+      case wire::Payload::QuotaUpserted:
+        if (auto o = quota_object_write(env)) {
           finish(std::move(*o));
         } else {
           ++counters_.ignored;

@@ -38,6 +38,11 @@
 //   ReservationUpserted      a component's (causation set, not the bridge's): POST reservations
 //   (a decision)             with the template, owners, ttl and labels, marked
 //                            managed_by_label = colony (translate.hpp); deleted: DELETE
+//   QuotaUpserted            a component's (causation set, not the bridge's: koord-manager's
+//   (a decision)             ElasticQuotaProfile controller's tree root): GET, then POST
+//                            elasticquotas when missing, else a merge PATCH of the labels,
+//                            annotations and spec.min/max that differ (profile_controller.go
+//                            Get, then Create or Update)
 //   MigrationJobCreated,     the PodMigrationJob object and its status, as koord-descheduler's
 //   MigrationJobPhaseChanged migration controller writes them (sink_migration_job.hpp); a job
 //   (decisions)              or abort observed from the cluster is not written back
@@ -94,6 +99,7 @@ enum class write_kind : std::uint8_t {
   migration_job,       // POST podmigrationjobs (sink_migration_job.hpp)
   // PUT podmigrationjobs/NAME/status (sink_migration_job.hpp)
   migration_job_status,
+  quota,  // GET, POST elasticquotas or PATCH elasticquotas/NAME (a component's tree root)
 };
 [[nodiscard]] std::string_view to_string(write_kind k) noexcept;
 
@@ -177,6 +183,9 @@ class decision_sink {
   // write).
   write_outcome reservation_status_write(const wire::Envelope& env);
   std::optional<write_outcome> reservation_object_write(const wire::Envelope& env);
+  // sink_quota.cpp: a component's QuotaUpserted as the ElasticQuota's create or update (nullopt:
+  // an observation, nothing to write).
+  std::optional<write_outcome> quota_object_write(const wire::Envelope& env);
   // GET path as JSON (send's retries); not_found and the rest as errors.
   result<nlohmann::json> get_object(const std::string& path, std::uint32_t& attempts);
 
@@ -324,5 +333,10 @@ struct reservation_phase_write {
 // and uid, which Koordinator's CRD requires); ttl as a Go duration, or expires; allocateOnce,
 // allocatePolicy, unschedulable.
 [[nodiscard]] nlohmann::json reservation_object(const wire::ReservationUpserted& r);
+
+// The ElasticQuota object a component's QuotaUpserted writes: name, namespace ("default" when
+// empty), the record's labels and annotations, spec.min/max with the record's keys (a key set
+// of 0 with values: the non-zero values).
+[[nodiscard]] nlohmann::json elastic_quota_object(const wire::QuotaUpserted& q);
 
 }  // namespace colony::kube

@@ -28,6 +28,7 @@ wire::WriteKind to_wire(write_kind k) noexcept {
     case write_kind::reservation:
     case write_kind::migration_job:
     case write_kind::migration_job_status:
+    case write_kind::quota:
       // Schema v8 has no WriteKind for them (colony.fbs is released): the record's message
       // names the write, its entity the Reservation or the PodMigrationJob.
       return wire::WriteKind::unknown;
@@ -53,7 +54,8 @@ messages::byte_buffer write_failed_record(const write_outcome& o, event_time t,
   h.kind = o.kind == write_kind::node_resources || o.kind == write_kind::node_slo ||
                    o.kind == write_kind::node_metric
                ? wire::EntityKind::Node
-           : o.kind == write_kind::quota_status ? wire::EntityKind::ElasticQuota
+           : o.kind == write_kind::quota_status || o.kind == write_kind::quota
+               ? wire::EntityKind::ElasticQuota
            : o.kind == write_kind::reservation_status || o.kind == write_kind::reservation
                ? wire::EntityKind::Reservation
            : o.kind == write_kind::migration_job || o.kind == write_kind::migration_job_status

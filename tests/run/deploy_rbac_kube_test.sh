@@ -346,6 +346,7 @@ CAN_I=(
   "allow list elasticquotas.scheduling.sigs.k8s.io -A"
   "allow get elasticquotas.scheduling.sigs.k8s.io -n $NS"
   "allow patch elasticquotas.scheduling.sigs.k8s.io -n $NS"
+  "allow create elasticquotas.scheduling.sigs.k8s.io -n $NS"
   "allow watch nodemetrics.slo.koordinator.sh"
   "allow get nodeslos.slo.koordinator.sh" "allow create nodeslos.slo.koordinator.sh"
   "allow update nodeslos.slo.koordinator.sh"
@@ -400,7 +401,7 @@ CAN_I=(
   "deny list mutatingwebhookconfigurations.admissionregistration.k8s.io"
   # Namespaces, quotas, NodeSLOs, reports: only what colony run writes, never deleted.
   "deny delete namespaces/$NS" "deny create namespaces"
-  "deny create elasticquotas.scheduling.sigs.k8s.io -n $NS" "deny delete elasticquotas.scheduling.sigs.k8s.io -n $NS"
+  "deny delete elasticquotas.scheduling.sigs.k8s.io -n $NS"
   "deny update elasticquotas.scheduling.sigs.k8s.io -n $NS"
   "deny delete nodeslos.slo.koordinator.sh" "deny create nodemetrics.slo.koordinator.sh"
   "deny update reservations.scheduling.koordinator.sh" "deny patch reservations.scheduling.koordinator.sh"

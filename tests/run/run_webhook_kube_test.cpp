@@ -4,6 +4,8 @@
 //   (a) a ClusterColocationProfile turns a created pod into a batch pod; an unlabelled pod is
 //       untouched;
 //   (b) an ElasticQuota that breaks the tree is refused with the webhook's message;
+//   (d) an ElasticQuotaProfile gets its tree root: koord-manager's profile controller in colony
+//       run writes the ElasticQuota (through the webhook), and a node joining the pool grows it;
 //   (c) with colony run stopped (the registration stays), a pod create goes through unmutated
 //       (failurePolicy Ignore, docs/operating.md "Admission webhooks"); restarted, it works again.
 // The CRDs are Koordinator's own (config/crd/bases; kube.sh apply-crds, docs/peers.md).
@@ -37,7 +39,9 @@ class ColonyRunWebhook : public colony::run::testing::colony_run_test {
         peer_->apply_crds({peer::crd_file("config.koordinator.sh_clustercolocationprofiles.yaml",
                                           "clustercolocationprofiles.config.koordinator.sh.yaml"),
                            peer::crd_file("scheduling.sigs.k8s.io_elasticquotas.yaml",
-                                          "elasticquotas.scheduling.sigs.k8s.io.yaml")});
+                                          "elasticquotas.scheduling.sigs.k8s.io.yaml"),
+                           peer::crd_file("quota.koordinator.sh_elasticquotaprofiles.yaml",
+                                          "elasticquotaprofiles.quota.koordinator.sh.yaml")});
     ASSERT_TRUE(a) << a.error().describe();
   }
   void TearDown() override { stop_run(); }
@@ -188,6 +192,67 @@ TEST_F(ColonyRunWebhook, ElasticQuotaThatBreaksTheTreeIsRefusedByTheApiserver) {
   // One that fits is created.
   auto ok = try_post(quotas, quota("child", "parent", "2"));
   EXPECT_TRUE(ok.has_value()) << ok.error().describe();
+}
+
+// (d) The profile selects the nodes labelled pool=gpu: the root quota appears with min = their
+// allocatable (cpu 16 + 8), the labels Koordinator's controller sets, and follows a third node.
+TEST_F(ColonyRunWebhook, ElasticQuotaProfileGetsItsTreeRootFromItsNodes) {
+  auto node = [&](const std::string& name, const std::string& cpu, const std::string& pool) {
+    const json res = {{"cpu", cpu}, {"memory", "64Gi"}, {"pods", "110"}};
+    post("/api/v1/nodes",
+         json{{"apiVersion", "v1"},
+              {"kind", "Node"},
+              {"metadata", {{"name", name}, {"labels", {{"pool", pool}}}}},
+              {"status",
+               {{"capacity", res},
+                {"allocatable", res},
+                {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
+  };
+  node("gpu-a", "16", "gpu");
+  node("gpu-b", "8", "gpu");
+  node("cpu-a", "32", "cpu");
+  post("/apis/quota.koordinator.sh/v1alpha1/namespaces/" + ns + "/elasticquotaprofiles",
+       {{"apiVersion", "quota.koordinator.sh/v1alpha1"},
+        {"kind", "ElasticQuotaProfile"},
+        {"metadata", {{"name", "gpu-pool"}, {"namespace", ns}}},
+        {"spec",
+         {{"quotaName", "gpu-root"},
+          {"quotaLabels", {{"team", "ml"}}},
+          {"nodeSelector", {{"matchLabels", {{"pool", "gpu"}}}}}}}});
+  ASSERT_NO_FATAL_FAILURE(start_run());
+  const std::string root =
+      "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas/gpu-root";
+  // The root once its min says `cpu` cores (or the last one read, when the wait runs out).
+  auto wait_min = [&](const std::string& cpu) {
+    json q;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
+      if (auto r = client_->get(root); r) {
+        q = json::parse(r->body);
+        if (q.value("/spec/min/cpu"_json_pointer, std::string()) == cpu) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return q;
+  };
+  json q = wait_min("24");
+  ASSERT_EQ(q.value("/spec/min/cpu"_json_pointer, std::string()), "24") << q.dump(2);
+  const auto& labels = q["metadata"]["labels"];
+  EXPECT_EQ(labels.value("quota.scheduling.koordinator.sh/is-root", ""), "true");
+  EXPECT_EQ(labels.value("quota.scheduling.koordinator.sh/profile", ""), "gpu-pool");
+  EXPECT_EQ(labels.value("team", ""), "ml");
+  EXPECT_FALSE(labels.value("quota.scheduling.koordinator.sh/tree-id", "").empty());
+  EXPECT_NE(q["metadata"]["annotations"]
+                .value("quota.scheduling.koordinator.sh/total-resource", "")
+                .find("\"cpu\":\"24\""),
+            std::string::npos)
+      << q.dump(2);
+
+  node("gpu-c", "4", "gpu");
+  q = wait_min("28");
+  EXPECT_EQ(q.value("/spec/min/cpu"_json_pointer, std::string()), "28") << q.dump(2);
+  stop_run();
+  ASSERT_TRUE(out_.has_value()) << out_.error().describe();
 }
 
 }  // namespace

@@ -34,7 +34,9 @@ void quota_webhook_component::on_event(const wire::Envelope& env,
                                        std::vector<messages::byte_buffer>& /*out*/) {
   switch (env.payload_type()) {
     case wire::Payload::QuotaUpserted:
-      topology_.on_quota_update(spec_of(*env.payload_as_QuotaUpserted()));
+      // Only what the apiserver stored (an observation): a component's QuotaUpserted (the
+      // profile controller's tree root) is a write this webhook has yet to review.
+      if (env.causation() < 0) topology_.on_quota_update(spec_of(*env.payload_as_QuotaUpserted()));
       break;
     case wire::Payload::QuotaDeleted:
       topology_.on_quota_delete(to_string_view(env.payload_as_QuotaDeleted()->name()));

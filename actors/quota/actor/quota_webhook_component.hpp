@@ -5,7 +5,8 @@
 // Consumes (emits nothing: the webhook's answers go to the apiserver, whose outcome comes back
 // through the informers as QuotaUpserted / QuotaDeleted):
 //   QuotaUpserted / QuotaDeleted   the topology, as Koordinator's informer handlers keep it
-//                                  (quota_handler.go OnQuotaAdd/Update/Delete);
+//                                  (quota_handler.go OnQuotaAdd/Update/Delete): observations
+//                                  only, since a component's QuotaUpserted is not yet an object;
 //   PodSubmitted                   the pod's quota label (quota.scheduling.koordinator.sh/name);
 //   PodScheduled                   the pod is bound;
 //   PodFinished / PodEvicted       the pod is gone.

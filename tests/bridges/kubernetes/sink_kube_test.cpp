@@ -476,6 +476,79 @@ TEST_F(KubeSink, NodeSloIsCreatedThenUpdatedAndWithoutItsCrdSkipped) {
   EXPECT_EQ(sink.counters().failed, 0u);
 }
 
+// A tree root written by koord-manager's profile controller -> the ElasticQuota created in its
+// namespace; the same record again writes nothing; a changed min and a new annotation are one
+// merge patch that keeps what others set; the bridge's observation of the object is not written.
+TEST_F(KubeSink, ProfileControllersTreeRootIsCreatedThenUpdated) {
+  post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+       json::parse(R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+         "metadata":{"name":"elasticquotas.scheduling.sigs.k8s.io",
+           "annotations":{"api-approved.kubernetes.io":
+             "https://github.com/kubernetes-sigs/scheduler-plugins/pull/52"}},
+         "spec":{"group":"scheduling.sigs.k8s.io","scope":"Namespaced",
+           "names":{"plural":"elasticquotas","singular":"elasticquota","kind":"ElasticQuota",
+                    "listKind":"ElasticQuotaList"},
+           "versions":[{"name":"v1alpha1","served":true,"storage":true,
+             "schema":{"openAPIV3Schema":{"type":"object",
+                                          "x-kubernetes-preserve-unknown-fields":true}}}]}})"));
+  const std::string path =
+      "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas/gpu-root";
+  resource_list min, max;
+  min.cpu_milli = 48'000;
+  min.memory_bytes = 192ll << 30;
+  max.cpu_milli = 4'000'000;
+  max.memory_bytes = 1ll << 40;
+  const std::vector<std::pair<std::string, std::string>> labels = {
+      {"quota.scheduling.koordinator.sh/is-root", "true"},
+      {"quota.scheduling.koordinator.sh/tree-id", "7"}};
+  std::vector<std::pair<std::string, std::string>> ann = {
+      {"quota.scheduling.koordinator.sh/total-resource", R"({"cpu":"48","memory":"192Gi"})"}};
+  // The CRD is served a moment after it is created.
+  const auto t0 = std::chrono::steady_clock::now();
+  while (
+      !client_->get("/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas")) {
+    ASSERT_LT(since_s(t0), 30.0);
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  auto sink = open_sink();
+  auto o = apply(sink, rec::quota_root(20, "gpu-root", ns, labels, ann, min, max));
+  ASSERT_EQ(o.size(), 1u);
+  ASSERT_TRUE(o[0].ok) << o[0].message;
+  EXPECT_TRUE(o[0].wrote) << o[0].message;
+  EXPECT_EQ(o[0].kind, write_kind::quota);
+  EXPECT_EQ(o[0].http_status, 201);
+  json got = get(path);
+  EXPECT_EQ(got["metadata"]["labels"]["quota.scheduling.koordinator.sh/tree-id"], "7");
+  EXPECT_EQ(got["spec"]["min"]["cpu"], "48");
+  EXPECT_EQ(q(got, "/spec/min/memory"), 192ll << 30);
+  const std::string rv = got["metadata"]["resourceVersion"];
+
+  // A replay: nothing written.
+  o = apply(sink, rec::quota_root(20, "gpu-root", ns, labels, ann, min, max));
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_TRUE(o[0].ok);
+  EXPECT_FALSE(o[0].wrote) << o[0].message;
+  EXPECT_EQ(get(path)["metadata"]["resourceVersion"], rv);
+
+  // Someone else's label stays; a new node makes min grow and changes the annotation.
+  ASSERT_TRUE(client_->patch(path, patch_type::merge, R"({"metadata":{"labels":{"owner":"ml"}}})"));
+  min.cpu_milli = 64'000;
+  ann[0].second = R"({"cpu":"64","memory":"192Gi"})";
+  o = apply(sink, rec::quota_root(21, "gpu-root", ns, labels, ann, min, max));
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_TRUE(o[0].ok && o[0].wrote) << o[0].message;
+  got = get(path);
+  EXPECT_EQ(got["spec"]["min"]["cpu"], "64");
+  EXPECT_EQ(got["metadata"]["labels"]["owner"], "ml");
+  EXPECT_EQ(got["metadata"]["annotations"]["quota.scheduling.koordinator.sh/total-resource"],
+            R"({"cpu":"64","memory":"192Gi"})");
+
+  // The bridge's record of the object: an observation, nothing to write.
+  o = apply(sink, rec::quota_root(22, "gpu-root", ns, labels, ann, min, max, true));
+  EXPECT_TRUE(o.empty());
+  EXPECT_EQ(sink.counters().failed, 0u);
+}
+
 // QuotaRuntimeUpdated -> the ElasticQuota's runtime/request/non-preemptible-used annotations
 // and status.used, as Koordinator's ElasticQuota plugin writes them back. The CRD is a minimal
 // one of Colony's (the group, kind and scope of Koordinator's, no schema: the sink's patch is

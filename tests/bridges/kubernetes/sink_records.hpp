@@ -122,6 +122,41 @@ inline byte_buffer quota_runtime(std::uint64_t offset, const std::string& quota,
       offset);
 }
 
+// QuotaUpserted as koord-manager's profile controller writes a tree root (source
+// "koord-manager/quota-profile", causation offset - 1; causation -1 and source "bridge/k8s" for
+// the bridge's observation of the object). Keys: cpu and memory (bits 0 and 1).
+inline byte_buffer quota_root(std::uint64_t offset, const std::string& name, const std::string& ns,
+                              const std::vector<std::pair<std::string, std::string>>& labels,
+                              const std::vector<std::pair<std::string, std::string>>& annotations,
+                              const resource_list& min, const resource_list& max,
+                              bool observed = false) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  const auto n = fbb.CreateString(name);
+  const auto nsp = fbb.CreateString(ns);
+  const auto lv = b.key_values(labels);
+  const auto av = b.key_values(annotations);
+  const auto mi = b.resources(min);
+  const auto ma = b.resources(max);
+  wire::QuotaUpsertedBuilder qb(fbb);
+  qb.add_name(n);
+  qb.add_namespace_(nsp);
+  qb.add_is_parent(true);
+  qb.add_min(mi);
+  qb.add_max(ma);
+  qb.add_labels(lv);
+  qb.add_annotations(av);
+  qb.add_min_keys(0b11);
+  qb.add_max_keys(0b11);
+  const auto payload = qb.Finish();
+  return with_offset(
+      b.finish(messages::header{event_time{4'000}, wire::EntityKind::ElasticQuota, name,
+                                observed ? -1 : static_cast<std::int64_t>(offset) - 1,
+                                observed ? "bridge/k8s" : "koord-manager/quota-profile"},
+               payload),
+      offset);
+}
+
 inline byte_buffer pod_evicted(std::uint64_t offset, const std::string& pod,
                                const std::string& node) {
   messages::event_builder b;

@@ -155,6 +155,30 @@ TEST(SinkBodies, NodeStatusPatchAndSkip) {
   EXPECT_FALSE(node_has_resources(node, w)) << "allocatable lacks batch-memory";
 }
 
+// A tree root as the ElasticQuota object: metadata from the record, min/max with the record's
+// keys (a zero cpu stays a key), quantities as Go prints them.
+TEST(SinkBodies, ElasticQuotaObjectOfATreeRoot) {
+  resource_list min, max;
+  min.cpu_milli = 535'100;
+  min.memory_bytes = 0;
+  max.cpu_milli = 4'000'000;
+  max.memory_bytes = 8ll << 30;
+  const auto rec = testing::quota_root(
+      9, "gpu-root", "team", {{"quota.scheduling.koordinator.sh/is-root", "true"}},
+      {{"quota.scheduling.koordinator.sh/total-resource", R"({"cpu":"107018"})"}}, min, max);
+  const auto o = elastic_quota_object(*wire::GetEnvelope(rec.data())->payload_as_QuotaUpserted());
+  EXPECT_EQ(o["apiVersion"], "scheduling.sigs.k8s.io/v1alpha1");
+  EXPECT_EQ(o["kind"], "ElasticQuota");
+  EXPECT_EQ(o["metadata"]["name"], "gpu-root");
+  EXPECT_EQ(o["metadata"]["namespace"], "team");
+  EXPECT_EQ(o["metadata"]["labels"]["quota.scheduling.koordinator.sh/is-root"], "true");
+  EXPECT_EQ(o["metadata"]["annotations"]["quota.scheduling.koordinator.sh/total-resource"],
+            R"({"cpu":"107018"})");
+  EXPECT_EQ(o["spec"]["min"], json::parse(R"({"cpu":"535100m","memory":"0"})")) << o.dump();
+  // Memory in bytes, as Colony writes every quota ResourceList (actors/quota/README.md).
+  EXPECT_EQ(o["spec"]["max"], json::parse(R"({"cpu":"4k","memory":"8589934592"})")) << o.dump();
+}
+
 TEST(SinkBodies, Eviction) {
   EXPECT_EQ(eviction_body("ns", "p"), json::parse(R"({"apiVersion":"policy/v1",
       "kind":"Eviction","metadata":{"name":"p","namespace":"ns"}})"));
