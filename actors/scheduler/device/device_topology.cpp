@@ -68,9 +68,9 @@ const device_info* node_devices::find(device_type t, std::int32_t minor) const n
 }
 
 std::span<const device_info> node_devices::of_type(device_type t) const noexcept {
-  auto lo = std::lower_bound(devices.begin(), devices.end(),
-                             std::pair{t, std::numeric_limits<std::int32_t>::min()},
-                             type_minor_less);
+  auto lo =
+      std::lower_bound(devices.begin(), devices.end(),
+                       std::pair{t, std::numeric_limits<std::int32_t>::min()}, type_minor_less);
   auto hi = std::find_if(lo, devices.end(), [t](const device_info& d) { return d.type != t; });
   return {lo, hi};
 }
@@ -255,8 +255,7 @@ result<device_info> device_field(const json& d, const std::string& w) {
 result<node_devices> parse_device(const json& obj) {
   if (!obj.is_object()) return bad("a Device object must be a JSON object", "");
   node_devices out;
-  if (obj.contains("metadata") && obj["metadata"].is_object() &&
-      obj["metadata"].contains("name")) {
+  if (obj.contains("metadata") && obj["metadata"].is_object() && obj["metadata"].contains("name")) {
     auto n = string_field(obj["metadata"]["name"], "metadata.name");
     if (!n) return tl::unexpected(n.error());
     out.node_name = std::move(*n);

@@ -86,13 +86,15 @@ struct device_info {
   std::vector<vf_group> vf_groups;
   bool operator==(const device_info&) const = default;
   // buildDeviceResources: an unhealthy device counts with no resources.
-  [[nodiscard]] device_amount total() const noexcept { return health ? resources : device_amount{}; }
+  [[nodiscard]] device_amount total() const noexcept {
+    return health ? resources : device_amount{};
+  }
   [[nodiscard]] std::size_t vf_count() const noexcept;
 };
 
 // The Device object of one node.
 struct node_devices {
-  std::string node_name;            // metadata.name
+  std::string node_name;             // metadata.name
   std::vector<device_info> devices;  // sorted by (type, minor), minors unique per type
   // The device of (type, minor); nullptr when absent.
   [[nodiscard]] const device_info* find(device_type t, std::int32_t minor) const noexcept;

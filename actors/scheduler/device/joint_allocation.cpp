@@ -27,7 +27,7 @@ std::string insufficient(device_type t) {
 }
 std::size_t idx(device_type t) { return static_cast<std::size_t>(t); }
 constexpr std::array<device_type, device_type_count> all_types{device_type::gpu, device_type::rdma,
-                                                                device_type::fpga};
+                                                               device_type::fpga};
 
 result<label_selector> parse_selector(const json& j, const std::string& where) {
   if (!j.is_object()) return bad("must be a label selector object", where);
@@ -94,7 +94,8 @@ bool label_selector::matches(const label_map& labels) const {
   for (const auto& r : match_expressions) {
     auto it = labels.find(r.key);
     const bool has = it != labels.end();
-    const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    const bool in =
+        has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
     switch (r.operation) {
       case label_requirement::op::in:
         if (!in) return false;
@@ -127,8 +128,7 @@ result<device_joint_allocate> parse_device_joint_allocate(std::string_view value
       if (!ts[i].is_string()) return bad("must be a string", w);
       auto t = parse_device_type(ts[i].get<std::string>());
       if (!t) return bad("unknown device type \"" + ts[i].get<std::string>() + "\"", w);
-      if (std::find(out.device_types.begin(), out.device_types.end(), *t) !=
-          out.device_types.end())
+      if (std::find(out.device_types.begin(), out.device_types.end(), *t) != out.device_types.end())
         return bad("duplicate device type \"" + std::string(to_string(*t)) + "\"", w);
       out.device_types.push_back(*t);
     }
@@ -137,7 +137,8 @@ result<device_joint_allocate> parse_device_joint_allocate(std::string_view value
     if (!j["requiredScope"].is_string()) return bad("must be a string", root + ".requiredScope");
     out.required_scope = j["requiredScope"].get<std::string>();
     if (!out.required_scope.empty() && out.required_scope != same_pcie_scope)
-      return bad("unknown scope \"" + out.required_scope + "\" (SamePCIe)", root + ".requiredScope");
+      return bad("unknown scope \"" + out.required_scope + "\" (SamePCIe)",
+                 root + ".requiredScope");
   }
   return out;
 }
@@ -257,8 +258,8 @@ std::vector<gpu_allocation> to_gpu_allocations(std::span<const device_allocation
   std::vector<gpu_allocation> out;
   for (const auto& a : allocations)
     if (a.type == device_type::gpu)
-      out.push_back({a.minor, a.resources.gpu_core, a.resources.gpu_memory,
-                     a.resources.gpu_memory_ratio});
+      out.push_back(
+          {a.minor, a.resources.gpu_core, a.resources.gpu_memory, a.resources.gpu_memory_ratio});
   return out;
 }
 
@@ -294,7 +295,9 @@ result<prepared> prepare(const node_devices& nd, const device_share_request& req
     }
     // DefaultDeviceHandler.CalcDesiredRequestsAndCount.
     const std::int64_t q = t == device_type::rdma ? req.rdma : req.fpga;
-    auto set = [&](std::int64_t v) { (t == device_type::rdma ? tr.per_instance.rdma : tr.per_instance.fpga) = v; };
+    auto set = [&](std::int64_t v) {
+      (t == device_type::rdma ? tr.per_instance.rdma : tr.per_instance.fpga) = v;
+    };
     tr.count = 1;
     set(q);
     const device_hint* h = req.hints.of(t);
@@ -424,14 +427,15 @@ std::optional<virtual_function> allocate_vf(const device_info& d, const node_dev
 // defaultAllocateDevices (with allocateDevices' count rules applied by the caller).
 result<device_allocations> default_allocate(const std::vector<candidate>& cands,
                                             const node_device_usage& usage, device_type t,
-                                            const device_amount& per_instance,
-                                            std::int64_t desired, std::int64_t max_desired,
+                                            const device_amount& per_instance, std::int64_t desired,
+                                            std::int64_t max_desired,
                                             const std::set<std::string>& preferred_pcies,
                                             const device_hint* hint,
                                             const device_share_args& args) {
   std::vector<scored> order;
   order.reserve(cands.size());
-  for (const auto& c : cands) order.push_back({&c, score_device(args, per_instance, c.total, c.free)});
+  for (const auto& c : cands)
+    order.push_back({&c, score_device(args, per_instance, c.total, c.free)});
   sort_by_score(order);
   if (!preferred_pcies.empty()) {
     // sortDeviceResourcesByPreferredPCIe: the i-th device of every preferred switch (round i,
@@ -516,8 +520,8 @@ struct gpu_context {
   const gpu_requirements* req = nullptr;
   device_amount per_gpu;
   int required_level = 0;
-  std::set<std::int32_t> used;                       // deviceUsedMinorsHash
-  std::map<std::int32_t, const candidate*> by_minor;  // the allocatable GPUs
+  std::set<std::int32_t> used;                                         // deviceUsedMinorsHash
+  std::map<std::int32_t, const candidate*> by_minor;                   // the allocatable GPUs
   std::map<std::int32_t, std::pair<bool, std::int64_t>> device_cache;  // contextOfDevices
   const device_share_args* args = nullptr;
 };
@@ -529,8 +533,8 @@ struct scope_result {
 };
 
 // allocateFromScope.
-std::optional<scope_result> allocate_from_scope(gpu_context& ctx, const gpu_scope& scope,
-                                                int depth, int not_empties) {
+std::optional<scope_result> allocate_from_scope(gpu_context& ctx, const gpu_scope& scope, int depth,
+                                                int not_empties) {
   const auto n = static_cast<std::size_t>(ctx.req->count);
   if (scope.minors.size() < n) return std::nullopt;
   ++depth;
@@ -571,8 +575,7 @@ std::optional<scope_result> allocate_from_scope(gpu_context& ctx, const gpu_scop
       if (it->second.first && ctx.req->shared)
         // allocator_gpu.go passes the device's free amounts where scoreDevice takes the total,
         // and the total where it takes the free ones; Colony keeps that order.
-        it->second.second =
-            score_device(*ctx.args, ctx.per_gpu, c->second->free, c->second->total);
+        it->second.second = score_device(*ctx.args, ctx.per_gpu, c->second->free, c->second->total);
     }
     if (!it->second.first) continue;
     if (!ctx.req->shared) {
@@ -637,11 +640,12 @@ result<device_allocations> allocate_gpus(const node_devices& nd, const node_devi
       return refuse(std::string(required_scope.empty() ? err_insufficient_gpu_devices
                                                        : err_insufficient_topology_scoped_gpu));
     device_allocations a;
-    for (auto m : r->minors) a.push_back(gpu_allocation_of(*nd.find(device_type::gpu, m), g, tr.per_instance));
+    for (auto m : r->minors)
+      a.push_back(gpu_allocation_of(*nd.find(device_type::gpu, m), g, tr.per_instance));
     return a;
   }
-  auto d = default_allocate(cands, usage, device_type::gpu, tr.per_instance, tr.count, tr.count,
-                            {}, hint, args);
+  auto d = default_allocate(cands, usage, device_type::gpu, tr.per_instance, tr.count, tr.count, {},
+                            hint, args);
   if (!d) return d;
   for (auto& a : *d) a = gpu_allocation_of(*nd.find(device_type::gpu, a.minor), g, tr.per_instance);
   return d;
@@ -656,7 +660,8 @@ result<device_allocations> allocate_type(const node_devices& nd, const node_devi
   const device_hint* hint = req.hints.of(t);
   auto cands = candidates_of(nd, usage, t, hint, opts.numa_affinity);
   if (t == device_type::gpu) return allocate_gpus(nd, usage, cands, req, tr, opts.args);
-  std::int64_t max_desired = std::max<std::int64_t>(desired, static_cast<std::int64_t>(preferred_pcies.size()));
+  std::int64_t max_desired =
+      std::max<std::int64_t>(desired, static_cast<std::int64_t>(preferred_pcies.size()));
   if (desired == 0) desired = 1;
   max_desired = std::max(max_desired, desired);
   return default_allocate(cands, usage, t, tr.per_instance, desired, max_desired, preferred_pcies,
@@ -693,8 +698,8 @@ result<device_allocations> allocate_devices(const node_devices& nd, const numa_t
       if ((*p)[idx(t)].present) types.push_back(t);
     if (!types.empty()) {
       const device_type primary = types.front();
-      auto pa = allocate_type(nd, usage, req, (*p)[idx(primary)], primary,
-                              (*p)[idx(primary)].count, {}, opts);
+      auto pa = allocate_type(nd, usage, req, (*p)[idx(primary)], primary, (*p)[idx(primary)].count,
+                              {}, opts);
       if (!pa) return tl::unexpected(pa.error());
       if (pa->empty()) return refuse(std::string(err_insufficient_primary));
       const auto pcies = pcies_of(nd, *pa);

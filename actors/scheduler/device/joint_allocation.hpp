@@ -114,8 +114,7 @@ struct device_share_request {
 // `r` on its own (validate_device_request), converts the GPU part and parses the two
 // annotations (empty value = annotation absent). nullopt when the pod requests no device.
 [[nodiscard]] result<std::optional<device_share_request>> make_device_share_request(
-    const device_request& r, std::string_view hints_annotation,
-    std::string_view joint_annotation);
+    const device_request& r, std::string_view hints_annotation, std::string_view joint_annotation);
 
 // One allocated device (apiext.DeviceAllocation): per-instance resources and, for an RDMA NIC
 // with VFs requested, the VF.
