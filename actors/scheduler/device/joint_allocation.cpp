@@ -249,6 +249,13 @@ result<std::optional<device_share_request>> make_device_share_request(
   return std::optional<device_share_request>{std::move(out)};
 }
 
+void add_gpu_usage(node_device_usage& usage, std::span<const gpu_device> gpus) {
+  for (const auto& g : gpus) {
+    const device_amount used{g.core_used, g.memory_used_bytes, g.memory_ratio_used, 0, 0};
+    if (!used.is_zero()) usage.add(device_type::gpu, g.minor, used);
+  }
+}
+
 void add_allocations(node_device_usage& usage, std::span<const device_allocation> allocations) {
   for (const auto& a : allocations)
     usage.add(a.type, a.minor, a.resources, a.vf ? &a.vf->bus_id : nullptr);
@@ -331,9 +338,9 @@ struct candidate {
   device_amount total;
   device_amount free;
 };
-std::vector<candidate> candidates_of(const node_devices& nd, const node_device_usage& usage,
-                                     device_type t, const device_hint* hint,
-                                     std::optional<std::uint64_t> mask) {
+std::vector<candidate> candidates_of(const node_devices& nd, const numa_topology& topo,
+                                     const node_device_usage& usage, device_type t,
+                                     const device_hint* hint, std::optional<std::uint64_t> mask) {
   std::vector<candidate> out;
   bool any_free = false;
   for (const auto& d : nd.of_type(t)) {
@@ -349,17 +356,19 @@ std::vector<candidate> candidates_of(const node_devices& nd, const node_device_u
   }
   if (!any_free) return {};  // nodeDevice.filter: a type with nothing free is left out
   if (hint != nullptr && hint->exclusive == exclusive_policy::pcie_level) {
-    // filterFreeDevicesByPCIe: switches (with a NUMA node) whose devices of `t` are all unused.
-    std::map<std::string, bool> switch_free;
-    for (const auto& d : nd.of_type(t)) {
-      if (!d.topology || d.topology->node_id == -1) continue;
-      auto [it, inserted] = switch_free.emplace(d.topology->pcie_id, true);
-      it->second = it->second && free_of(d, usage) == d.total();
-    }
-    std::erase_if(out, [&](const candidate& c) {
-      if (!c.info->topology || c.info->topology->node_id == -1) return true;
-      return !switch_free[c.info->topology->pcie_id];
-    });
+    // filterFreeDevicesByPCIe: the devices of `t` on switches (of the NUMA topology) whose
+    // devices of `t` are all untouched.
+    std::set<std::int32_t> allowed;
+    for (const auto& node : topo.nodes)
+      for (const auto& p : node.pcies) {
+        const auto& minors = p.minors[idx(t)];
+        const bool untouched = std::all_of(minors.begin(), minors.end(), [&](std::int32_t m) {
+          const device_info* d = nd.find(t, m);
+          return d != nullptr && free_of(*d, usage) == d->total();
+        });
+        if (untouched) allowed.insert(minors.begin(), minors.end());
+      }
+    std::erase_if(out, [&](const candidate& c) { return !allowed.contains(c.info->minor); });
   }
   return out;
 }
@@ -652,13 +661,14 @@ result<device_allocations> allocate_gpus(const node_devices& nd, const node_devi
 }
 
 // allocateDevices: one type, optionally preferring the PCIe switches of the primary's devices.
-result<device_allocations> allocate_type(const node_devices& nd, const node_device_usage& usage,
+result<device_allocations> allocate_type(const node_devices& nd, const numa_topology& topo,
+                                         const node_device_usage& usage,
                                          const device_share_request& req, const type_request& tr,
                                          device_type t, std::int64_t desired,
                                          const std::set<std::string>& preferred_pcies,
                                          const allocate_options& opts) {
   const device_hint* hint = req.hints.of(t);
-  auto cands = candidates_of(nd, usage, t, hint, opts.numa_affinity);
+  auto cands = candidates_of(nd, topo, usage, t, hint, opts.numa_affinity);
   if (t == device_type::gpu) return allocate_gpus(nd, usage, cands, req, tr, opts.args);
   std::int64_t max_desired =
       std::max<std::int64_t>(desired, static_cast<std::int64_t>(preferred_pcies.size()));
@@ -684,7 +694,6 @@ result<device_allocations> allocate_devices(const node_devices& nd, const numa_t
                                             const node_device_usage& usage,
                                             const device_share_request& req,
                                             const allocate_options& opts) {
-  (void)topo;  // the per-PCIe grouping is read from the devices themselves
   auto p = prepare(nd, req);
   if (!p) return tl::unexpected(p.error());
   std::array<std::optional<device_allocations>, device_type_count> done;
@@ -698,8 +707,8 @@ result<device_allocations> allocate_devices(const node_devices& nd, const numa_t
       if ((*p)[idx(t)].present) types.push_back(t);
     if (!types.empty()) {
       const device_type primary = types.front();
-      auto pa = allocate_type(nd, usage, req, (*p)[idx(primary)], primary, (*p)[idx(primary)].count,
-                              {}, opts);
+      auto pa = allocate_type(nd, topo, usage, req, (*p)[idx(primary)], primary,
+                              (*p)[idx(primary)].count, {}, opts);
       if (!pa) return tl::unexpected(pa.error());
       if (pa->empty()) return refuse(std::string(err_insufficient_primary));
       const auto pcies = pcies_of(nd, *pa);
@@ -709,7 +718,7 @@ result<device_allocations> allocate_devices(const node_devices& nd, const numa_t
         std::int64_t desired = (*p)[idx(t)].count;
         if (same_pcie && desired < static_cast<std::int64_t>(pcies.size()))
           desired = static_cast<std::int64_t>(pcies.size());
-        auto sa = allocate_type(nd, usage, req, (*p)[idx(t)], t, desired, pcies, opts);
+        auto sa = allocate_type(nd, topo, usage, req, (*p)[idx(t)], t, desired, pcies, opts);
         if (!sa) return tl::unexpected(sa.error());
         // validateJointAllocation: the secondary's switches are exactly the primary's.
         if (same_pcie && pcies_of(nd, *sa) != pcies)
@@ -721,7 +730,7 @@ result<device_allocations> allocate_devices(const node_devices& nd, const numa_t
   }
   for (auto t : all_types) {
     if (!(*p)[idx(t)].present || done[idx(t)]) continue;
-    auto a = allocate_type(nd, usage, req, (*p)[idx(t)], t, (*p)[idx(t)].count, {}, opts);
+    auto a = allocate_type(nd, topo, usage, req, (*p)[idx(t)], t, (*p)[idx(t)].count, {}, opts);
     if (!a) return tl::unexpected(a.error());
     done[idx(t)] = std::move(*a);
   }

@@ -130,6 +130,9 @@ using device_allocations = std::vector<device_allocation>;
 
 // The used amounts and VFs an allocation adds (nodeDevice.updateCacheUsed).
 void add_allocations(node_device_usage& usage, std::span<const device_allocation> allocations);
+// What Colony's GPU accounting (node_info::gpus: core_used, memory_used_bytes,
+// memory_ratio_used) says pods hold, as usage entries.
+void add_gpu_usage(node_device_usage& usage, std::span<const gpu_device> gpus);
 // The GPU part in Colony's existing form (framework.hpp gpu_allocation).
 [[nodiscard]] std::vector<gpu_allocation> to_gpu_allocations(
     std::span<const device_allocation> allocations);

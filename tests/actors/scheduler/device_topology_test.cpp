@@ -864,6 +864,17 @@ TEST(DeviceAnnotations, MakeDeviceShareRequest) {
   auto g = to_gpu_allocations(expand(gpus({3}) + std::vector<want_alloc>{{R, 1, 1}}));
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0], (gpu_allocation{3, 100, gpu_mem, 100}));
+  // add_gpu_usage reads Colony's GPU accounting; an untouched GPU adds no entry.
+  std::vector<gpu_device> devs(2);
+  devs[0].minor = 0;
+  devs[1].minor = 1;
+  devs[1].core_used = 50;
+  devs[1].memory_ratio_used = 50;
+  devs[1].memory_used_bytes = gpu_mem / 2;
+  node_device_usage u;
+  add_gpu_usage(u, devs);
+  ASSERT_EQ(u.devices.size(), 1u);
+  EXPECT_EQ(u.devices[0], (device_usage{G, 1, {50, gpu_mem / 2, 50, 0, 0}, {}}));
 }
 
 // ---- Randomized invariants -----------------------------------------------------------------
