@@ -626,7 +626,6 @@ result<device_allocations> allocate_gpus(const node_devices& nd, const node_devi
   const gpu_requirements& g = *req.gpu;
   const device_hint* hint = req.hints.of(device_type::gpu);
   const std::string required_scope = hint != nullptr ? hint->required_topology_scope : "";
-  std::optional<device_allocations> out;
   // allocateByDeviceTopology; its "unresolvable" outcomes (no tree, several shared GPUs) fall back
   // to defaultAllocateDevices unless a topology scope is required.
   auto tree = gpu_topology_scope(nd);

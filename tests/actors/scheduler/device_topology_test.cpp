@@ -535,6 +535,56 @@ TEST(DeviceJointAllocation, SamePCIeRefusesNICsOutsideTheGPUSwitches) {
   EXPECT_EQ(a.error().message, err_joint_allocate_violation);
 }
 
+// allocateFromScope on fakeDeviceCR (Colony's cases on Koordinator's rules): the deepest scope
+// that holds the request, the one already in use first (bin packing); a shared GPU takes the
+// best-scored device in it.
+TEST(DeviceJointAllocation, GPUTopologyScopeBinPacking) {
+  const auto nd = fake_device_cr();
+  const auto topo = build_numa_topology(nd);
+  node_device_usage used;
+  used.add(G, 4, {50, gpu_mem / 2, 50, 0, 0});
+  struct row {
+    const char* name;
+    device_request r;
+    std::vector<int> want;
+  };
+  device_request half;
+  half.gpu_core = 50;
+  half.gpu_memory_ratio = 50;
+  device_request two;
+  two.nvidia_gpu = 2;
+  device_request three;
+  three.nvidia_gpu = 3;
+  device_request five;
+  five.nvidia_gpu = 5;
+  const std::vector<row> rows = {
+      // PCIe 2 holds the used GPU 4: it wins; GPU 5 (untouched) scores higher than GPU 4.
+      {"shared GPU: used switch, best-scored device", half, {5}},
+      // Two whole GPUs: PCIe 2 cannot hold them (GPU 4 half used); PCIe 3 is the first switch on
+      // the used NUMA node 1 that can.
+      {"2 GPUs: a switch of the used NUMA node", two, {6, 7}},
+      // Three: no switch; NUMA node 1 has only 5, 6, 7 free.
+      {"3 GPUs: the used NUMA node", three, {5, 6, 7}},
+      // Five: no NUMA node; the node, smallest free minors.
+      {"5 GPUs: the node", five, {0, 1, 2, 3, 5}},
+  };
+  for (const auto& tt : rows) {
+    SCOPED_TRACE(tt.name);
+    auto req = make_device_share_request(tt.r, "", "");
+    ASSERT_TRUE(req && *req);
+    auto a = allocate_devices(nd, topo, used, **req);
+    ASSERT_TRUE(a) << a.error().describe();
+    std::vector<int> got;
+    for (const auto& x : *a) got.push_back(x.minor);
+    EXPECT_EQ(got, tt.want);
+  }
+  // A required PCIe scope refuses what only a NUMA node can hold.
+  auto req = make_device_share_request(three, R"({"gpu":{"requiredTopologyScope":"PCIe"}})", "");
+  auto a = allocate_devices(nd, topo, used, **req);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().message, err_insufficient_topology_scoped_gpu);
+}
+
 // TestPlugin_GetPodTopologyHints (fakeDeviceCR, device request by type).
 struct hint_row {
   const char* name;
