@@ -310,6 +310,18 @@ void node_device_usage::add(device_type t, std::int32_t minor, const device_amou
   if (vf_bus_id != nullptr) it->vfs.push_back(*vf_bus_id);
 }
 
+void node_device_usage::remove(device_type t, std::int32_t minor, const device_amount& amount,
+                               const std::string* vf_bus_id) {
+  auto it = std::lower_bound(devices.begin(), devices.end(), std::pair{t, minor}, usage_less);
+  if (it == devices.end() || it->type != t || it->minor != minor) return;
+  it->used = subtract_non_negative(it->used, amount);
+  if (vf_bus_id != nullptr) {
+    auto vf = std::find(it->vfs.begin(), it->vfs.end(), *vf_bus_id);
+    if (vf != it->vfs.end()) it->vfs.erase(vf);
+  }
+  if (it->used.is_zero() && it->vfs.empty()) devices.erase(it);
+}
+
 device_amount free_of(const device_info& d, const node_device_usage& usage) noexcept {
   const device_usage* u = usage.find(d.type, d.minor);
   return u == nullptr ? d.total() : subtract_non_negative(d.total(), u->used);

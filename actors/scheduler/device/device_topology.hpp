@@ -124,6 +124,9 @@ struct node_device_usage {
   // Adds `amount` (and a VF when given) to the device's entry, creating it in order.
   void add(device_type t, std::int32_t minor, const device_amount& amount,
            const std::string* vf_bus_id = nullptr);
+  // Takes `amount` (never below zero) and the VF back; an entry left with nothing is removed.
+  void remove(device_type t, std::int32_t minor, const device_amount& amount,
+              const std::string* vf_bus_id = nullptr);
 };
 
 // What is free on a device: total (zero when unhealthy) minus used, never negative.

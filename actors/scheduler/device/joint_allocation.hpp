@@ -130,6 +130,8 @@ using device_allocations = std::vector<device_allocation>;
 
 // The used amounts and VFs an allocation adds (nodeDevice.updateCacheUsed).
 void add_allocations(node_device_usage& usage, std::span<const device_allocation> allocations);
+// The reverse (a pod forgotten or unreserved).
+void remove_allocations(node_device_usage& usage, std::span<const device_allocation> allocations);
 // What Colony's GPU accounting (node_info::gpus: core_used, memory_used_bytes,
 // memory_ratio_used) says pods hold, as usage entries.
 void add_gpu_usage(node_device_usage& usage, std::span<const gpu_device> gpus);

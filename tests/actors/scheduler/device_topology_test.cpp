@@ -33,13 +33,14 @@ struct fake {
   const char* pcie;
   int vfs = 0;  // VF count; bus IDs from vf_bus(minor, k)
   const char* labels_type = nullptr;
+  bool healthy = true;
 };
 using vf_namer = std::function<std::string(int minor, int k)>;
 
 json device_cr(const std::vector<fake>& devs, const vf_namer& vf_bus) {
   json d = {{"metadata", {{"name", "test-node-1"}}}, {"spec", {{"devices", json::array()}}}};
   for (const auto& f : devs) {
-    json x = {{"type", f.type}, {"minor", f.minor}, {"health", true}};
+    json x = {{"type", f.type}, {"minor", f.minor}, {"health", f.healthy}};
     if (std::string_view(f.type) == "gpu")
       x["resources"] = {{"koordinator.sh/gpu-core", "100"},
                         {"koordinator.sh/gpu-memory", "83201216Ki"},
@@ -945,9 +946,11 @@ TEST(DeviceJointAllocationProperty, NeverDoubleAllocatesAndRespectsSamePCIe) {
     const int numa_nodes = pick(1, 2);
     for (int n = 0; n < numa_nodes; ++n)
       for (int p = pick(1, 3); p > 0; --p, ++sw) {
-        for (int g = pick(0, 3); g > 0; --g) devs.push_back({"gpu", gpu_minor++, n, n, ids[sw]});
+        for (int g = pick(0, 3); g > 0; --g)
+          devs.push_back({"gpu", gpu_minor++, n, n, ids[sw], 0, nullptr, pick(0, 9) != 0});
         for (int k = pick(0, 2); k > 0; --k)
-          devs.push_back({"rdma", nic_minor++, n, n, ids[sw], pick(0, 1) * pick(1, 4), "fakeW"});
+          devs.push_back({"rdma", nic_minor++, n, n, ids[sw], pick(0, 1) * pick(1, 4), "fakeW",
+                          pick(0, 9) != 0});
       }
     auto parsed = parse_device(device_cr(devs, [](int minor, int k) {
       return "b" + std::to_string(minor) + "." + std::to_string(k);
@@ -956,6 +959,7 @@ TEST(DeviceJointAllocationProperty, NeverDoubleAllocatesAndRespectsSamePCIe) {
     const node_devices& nd = *parsed;
     const auto topo = build_numa_topology(nd);
     node_device_usage usage;
+    std::vector<device_allocations> placed;
     std::set<std::string> vfs_taken;
     for (int pod = 0; pod < 8; ++pod) {
       device_request r;
@@ -997,6 +1001,7 @@ TEST(DeviceJointAllocationProperty, NeverDoubleAllocatesAndRespectsSamePCIe) {
         ASSERT_TRUE(seen.emplace(x.type, x.minor).second) << "device twice in one allocation";
         const device_info* d = nd.find(x.type, x.minor);
         ASSERT_NE(d, nullptr);
+        ASSERT_TRUE(d->health) << "allocated an unhealthy device";
         ASSERT_TRUE(fits(x.resources, free_of(*d, usage))) << "allocation exceeds free";
         if (opts.numa_affinity) {
           ASSERT_TRUE(d->topology);
@@ -1022,6 +1027,7 @@ TEST(DeviceJointAllocationProperty, NeverDoubleAllocatesAndRespectsSamePCIe) {
       }
       if (opts.numa_affinity) ++numa_restricted;
       add_allocations(usage, *a);
+      placed.push_back(*a);
       for (const auto& u : usage.devices) {
         const device_info* d = nd.find(u.type, u.minor);
         ASSERT_TRUE(fits(u.used, d->total())) << "device over capacity";
@@ -1038,6 +1044,9 @@ TEST(DeviceJointAllocationProperty, NeverDoubleAllocatesAndRespectsSamePCIe) {
         }
       }
     }
+    // Forgetting every pod gives every device back.
+    for (const auto& a : placed) remove_allocations(usage, a);
+    EXPECT_TRUE(usage.devices.empty()) << usage.devices.size() << " entries left";
   }
   // The generator must reach the interesting paths, or the test proves nothing.
   EXPECT_GT(allocations, 500);
