@@ -586,6 +586,27 @@ TEST(DeviceJointAllocation, GPUTopologyScopeBinPacking) {
   EXPECT_EQ(a.error().message, err_insufficient_topology_scoped_gpu);
 }
 
+// Test_allocateRDMA without its preemptible devices (Colony does not port preemption here): two
+// NICs without topology, a request of half a NIC takes minor 1; with both NICs full the node is
+// refused.
+TEST(DeviceJointAllocation, Test_allocateRDMA) {
+  const auto nd = *parse_device(device_cr({{"rdma", 1, 0, -2, ""}, {"rdma", 2, 0, -2, ""}},
+                                          [](int, int) { return std::string(); }));
+  device_request r;
+  r.rdma = 50;
+  auto req = make_device_share_request(r, "", "");
+  ASSERT_TRUE(req && *req);
+  auto a = allocate_devices(nd, build_numa_topology(nd), {}, **req);
+  ASSERT_TRUE(a) << a.error().describe();
+  EXPECT_EQ(*a, expand({{R, 1, 50}}));
+  node_device_usage full;
+  full.add(R, 1, {0, 0, 0, 100, 0});
+  full.add(R, 2, {0, 0, 0, 100, 0});
+  auto refused = allocate_devices(nd, build_numa_topology(nd), full, **req);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "Insufficient rdma devices");
+}
+
 // TestPlugin_GetPodTopologyHints (fakeDeviceCR, device request by type).
 struct hint_row {
   const char* name;
