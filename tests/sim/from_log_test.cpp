@@ -741,7 +741,9 @@ koordletFeatureGates:
   ASSERT_GT(a.size(), 300u);
   EXPECT_TRUE(a == b);
   EXPECT_EQ(r1->summary["config"]["koordlet_qos"], true);
-  EXPECT_EQ(r1->timing["components"].get<std::size_t>(), 8u);  // and a koordlet per node
+  // colony run's control plane (admission, koord-scheduler, the quota and quota-profile
+  // controllers, the slo-controller) plus a koordlet per node of the recorded cluster.
+  EXPECT_EQ(r1->timing["components"].get<std::size_t>(), 9u);
   const auto types = count_types(a, true);
   EXPECT_GE(types.count("BeSuppressed") ? types.at("BeSuppressed") : 0, 4);
   EXPECT_GE(types.count("PodEvicted") ? types.at("PodEvicted") : 0, 1);
