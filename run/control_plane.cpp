@@ -24,9 +24,11 @@ result<std::vector<std::unique_ptr<entities::component>>> control_plane(
   so.recorder = o.scheduler_recorder;
   auto sched = scheduler::scheduler_component::create(std::move(so));
   if (!sched) return tl::unexpected(sched.error());
+  quota::quota_component_options qo;
+  qo.args = (*sched)->quota_args();
   v.push_back(std::move(*sched));
   if (o.elastic_quota) {
-    v.push_back(std::make_unique<quota::quota_component>());
+    v.push_back(std::make_unique<quota::quota_component>(std::move(qo)));
     // koord-manager's ElasticQuotaProfile controller: the tree roots of the cluster's profiles.
     v.push_back(std::make_unique<quota::quota_profile_component>());
   }

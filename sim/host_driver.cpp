@@ -209,8 +209,10 @@ result<void> component_sim::setup() {
   auto sched = scheduler::scheduler_component::create(std::move(so));
   if (!sched) return tl::unexpected(sched.error());
   skipped_plugins_ = (*sched)->skipped_plugins();
+  quota::quota_component_options qo;
+  qo.args = (*sched)->quota_args();
   host_->add_component(std::move(*sched));
-  if (quotas) host_->add_component(std::make_unique<quota::quota_component>());
+  if (quotas) host_->add_component(std::make_unique<quota::quota_component>(std::move(qo)));
   // koord-manager's ElasticQuotaProfile controller: the tree roots of the config's profiles.
   if (!cfg_.quota_profiles.empty())
     host_->add_component(std::make_unique<quota::quota_profile_component>());

@@ -6,7 +6,10 @@
 #include <tuple>
 
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
+#include "actors/quota/quota_resources.hpp"
+#include "actors/scheduler/elastic_quota.hpp"
 #include "actors/scheduler/fgd.hpp"
 #include "actors/scheduler/gpu_model_affinity.hpp"
 
@@ -365,6 +368,70 @@ result<node_numa_resource_args> node_numa_resource_of(const ctx& c, const ynode&
   return a;
 }
 
+// ElasticQuotaArgs (pkg/scheduler/apis/config/v1/types.go; defaults in defaults.go
+// SetDefaults_ElasticQuotaArgs, which quota::elastic_quota_args holds). A quota group max is a
+// ResourceList of quantities.
+result<quota::elastic_quota_args> elastic_quota_of(const ctx& c, const ynode& n,
+                                                   const std::string& path) {
+  quota::elastic_quota_args a;
+  if (n.IsNull()) return a;
+  if (auto r = check_keys(c, n, path,
+                          {"apiVersion", "kind", "delayEvictTime", "revokePodInterval",
+                           "defaultQuotaGroupMax", "systemQuotaGroupMax", "quotaGroupNamespace",
+                           "monitorAllQuotas", "enableCheckParentQuota", "enableRuntimeQuota",
+                           "enableMinQuotaScale", "disableDefaultQuotaPreemption",
+                           "enableQueueHint", "quotaSnapshotUpdateInterval", "hookPlugins"});
+      !r)
+    return tl::unexpected(r.error());
+  for (const auto& [key, field] :
+       {std::pair{"delayEvictTime", &quota::elastic_quota_args::delay_evict_time_ms},
+        std::pair{"revokePodInterval", &quota::elastic_quota_args::revoke_pod_interval_ms}}) {
+    if (!n[key]) continue;
+    COLONY_TRY(v, duration_of(c, n[key], path + "." + key));
+    if (v->value <= 0) return c.bad(path + "." + key, n[key], "must be positive");
+    a.*field = v->value;
+  }
+  for (const auto& [key, field] :
+       {std::pair{"defaultQuotaGroupMax", &quota::elastic_quota_args::default_quota_group_max},
+        std::pair{"systemQuotaGroupMax", &quota::elastic_quota_args::system_quota_group_max}}) {
+    const auto m = n[key];
+    if (!m || m.IsNull() || (m.IsMap() && m.size() == 0)) continue;  // empty: the default
+    if (!m.IsMap()) return c.bad(path + "." + key, m, "expected a ResourceList");
+    nlohmann::json list = nlohmann::json::object();
+    for (const auto& kv : m) {
+      COLONY_TRY(k, scalar<std::string>(c, kv.first, path + "." + key, "a resource name"));
+      COLONY_TRY(
+          q, scalar<std::string>(c, kv.second, path + "." + key + "[" + *k + "]", "a quantity"));
+      list[*k] = *q;
+    }
+    auto parsed = quota::parse_resource_list_json(list.dump(), path + "." + key);
+    if (!parsed) return c.bad(path + "." + key, m, parsed.error().message);
+    if (!parsed->ignored.empty())
+      return c.bad(path + "." + key, m,
+                   "a resource Colony cannot book: " + parsed->ignored.front());
+    a.*field = parsed->resources.values;
+  }
+  if (n["quotaGroupNamespace"]) {
+    COLONY_TRY(v, scalar<std::string>(c, n["quotaGroupNamespace"], path + ".quotaGroupNamespace",
+                                      "a namespace"));
+    if (!v->empty()) a.quota_group_namespace = *v;
+  }
+  for (const auto& [key, field] :
+       {std::pair{"monitorAllQuotas", &quota::elastic_quota_args::monitor_all_quotas},
+        std::pair{"enableCheckParentQuota", &quota::elastic_quota_args::enable_check_parent_quota},
+        std::pair{"enableRuntimeQuota", &quota::elastic_quota_args::enable_runtime_quota},
+        std::pair{"enableMinQuotaScale", &quota::elastic_quota_args::enable_min_quota_scale},
+        std::pair{"disableDefaultQuotaPreemption",
+                  &quota::elastic_quota_args::disable_default_quota_preemption}}) {
+    if (!n[key]) continue;
+    COLONY_TRY(v, scalar<bool>(c, n[key], path + "." + key, "a bool"));
+    a.*field = *v;
+  }
+  // enableQueueHint, quotaSnapshotUpdateInterval and hookPlugins shape how Koordinator's plugin
+  // caches and extends itself, not what it decides: accepted, not used.
+  return a;
+}
+
 result<device_share_args> device_share_of(const ctx& c, const ynode& n, const std::string& path) {
   device_share_args a;
   if (n.IsNull()) return a;
@@ -509,6 +576,9 @@ result<profile_config> profile_of(const ctx& c, const ynode& n, const std::strin
       } else if (*name == node_numa_resource::plugin_name) {
         COLONY_TRY(a, node_numa_resource_of(c, args, ap));
         pc.node_numa_resource = std::move(*a);
+      } else if (*name == elastic_quota::plugin_name) {
+        COLONY_TRY(a, elastic_quota_of(c, args, ap));
+        pc.elastic_quota = std::move(*a);
       } else {
         YAML::Emitter out;
         out << args;

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/quota/quota_tree.hpp"
 #include "actors/scheduler/coscheduling.hpp"
 #include "actors/scheduler/device_share.hpp"
 #include "actors/scheduler/framework.hpp"
@@ -49,6 +50,9 @@ struct profile_config {
   coscheduling_args coscheduling;
   device_share_args device_share;
   node_numa_resource_args node_numa_resource;
+  // ElasticQuotaArgs when the profile's pluginConfig has them; none: the host's (Koordinator's
+  // defaults unless it says otherwise).
+  std::optional<quota::elastic_quota_args> elastic_quota;
   std::map<std::string, std::string> other_plugin_args;  // plugin name -> args as YAML text
 };
 

@@ -2,9 +2,11 @@
 // root) as the ElasticQuota object: created when missing, else its labels, annotations and
 // spec.min/max updated, as QuotaProfileReconciler.Reconcile does (Create, else Update when the
 // labels, annotations or spec differ; pkg/quota-controller/profile/profile_controller.go).
+#include <algorithm>
 #include <string>
 
 #include "actors/quota/quota_resources.hpp"
+#include "bridges/kubernetes/backoff.hpp"
 #include "bridges/kubernetes/sink.hpp"
 #include "messages/codec.hpp"
 
@@ -66,73 +68,96 @@ std::optional<write_outcome> decision_sink::quota_object_write(const wire::Envel
   const json want = elastic_quota_object(q);
   const std::string name = want["metadata"]["name"];
   const std::string ns = want["metadata"]["namespace"];
-  write_outcome o{.kind = write_kind::quota, .object = name};
   const std::string list_path =
       std::string(elastic_quotas_api) + "/namespaces/" + ns + "/elasticquotas";
   const std::string path = list_path + "/" + name;
-  // GET first, as the reconciler does: a create of an existing quota would reach the validating
-  // webhook, which refuses it ("quota already exist") before the apiserver could answer 409.
-  auto cur = get_object(path, o.attempts);
-  if (!cur && cur.error().code == errc::not_found) {
-    auto c = send([&] { return client_.post(list_path, want.dump()); }, opt_.max_attempts);
-    o.attempts += c.attempts;
-    if (c.last) {
-      o.ok = o.wrote = true;
-      o.http_status = c.last->status;
-      o.message = "created in namespace " + ns;
-      quota_namespace_.insert_or_assign(name, quota_place{ns, std::chrono::steady_clock::now()});
+  // One round of the reconcile: GET, then POST or PATCH.
+  auto round = [&]() -> write_outcome {
+    write_outcome o{.kind = write_kind::quota, .object = name};
+    // GET first, as the reconciler does: a create of an existing quota would reach the validating
+    // webhook, which refuses it ("quota already exist") before the apiserver could answer 409.
+    auto cur = get_object(path, o.attempts);
+    if (!cur && cur.error().code == errc::not_found) {
+      auto c = send([&] { return client_.post(list_path, want.dump()); }, opt_.max_attempts);
+      o.attempts += c.attempts;
+      if (c.last) {
+        o.ok = o.wrote = true;
+        o.http_status = c.last->status;
+        o.message = "created in namespace " + ns;
+        quota_namespace_.insert_or_assign(name, quota_place{ns, std::chrono::steady_clock::now()});
+        return o;
+      }
+      o.http_status = http_status_of(c.last.error());
+      o.message = "ElasticQuota " + ns + "/" + name + " create: " + c.last.error().describe();
+      if (c.last.error().code == errc::not_found)
+        o.message +=
+            " (no ElasticQuota API: CRD scheduling.sigs.k8s.io elasticquotas not installed)";
       return o;
     }
-    o.http_status = http_status_of(c.last.error());
-    o.message = "ElasticQuota " + ns + "/" + name + " create: " + c.last.error().describe();
-    if (c.last.error().code == errc::not_found)
-      o.message += " (no ElasticQuota API: CRD scheduling.sigs.k8s.io elasticquotas not installed)";
+    if (!cur) {
+      o.http_status = http_status_of(cur.error());
+      o.message = "ElasticQuota " + ns + "/" + name + " read: " + cur.error().describe();
+      return o;
+    }
+    // It exists: update what differs (a merge patch; a min/max key the quota no longer has is
+    // removed with null, labels and annotations are only added or changed, as the reconciler keeps
+    // the object's others).
+    json patch = json::object();
+    for (const char* field : {"labels", "annotations"}) {
+      // Named, not temporaries: a range-for over a temporary's items() dangles.
+      const json meta = cur->value("/metadata"_json_pointer, json::object());
+      const json have = meta.value(field, json::object());
+      const json wanted = want["metadata"].value(field, json::object());
+      for (const auto& [k, v] : wanted.items())
+        if (!have.contains(k) || have[k] != v) patch["metadata"][field][k] = v;
+    }
+    for (const char* field : {"min", "max"}) {
+      const json have =
+          cur->value("/spec"_json_pointer, json::object()).value(field, json::object());
+      if (same_resources(have, want["spec"][field])) continue;
+      json p = want["spec"][field];
+      for (const auto& item : have.items())
+        if (!want["spec"][field].contains(item.key())) p[item.key()] = nullptr;
+      patch["spec"][field] = std::move(p);
+    }
+    quota_namespace_.insert_or_assign(name, quota_place{ns, std::chrono::steady_clock::now()});
+    if (patch.empty()) {
+      o.ok = true;
+      o.http_status = 200;
+      o.message = "quota already has these values";
+      return o;
+    }
+    const std::string body = patch.dump();
+    auto r = send([&] { return client_.patch(path, patch_type::merge, body); }, opt_.max_attempts);
+    o.attempts += r.attempts;
+    if (r.last) {
+      o.ok = o.wrote = true;
+      o.http_status = r.last->status;
+      o.message = "updated in namespace " + ns;
+    } else {
+      o.http_status = http_status_of(r.last.error());
+      o.message = "ElasticQuota " + ns + "/" + name + " update: " + r.last.error().describe();
+    }
     return o;
+  };
+  // A refusal by a validating webhook that answers from an informer cache (Colony's, as
+  // Koordinator's) can be that cache lagging the quota just created ("quota not exist"), and a
+  // 409 a concurrent change: the reconciler requeues then, so the sink tries the round again.
+  backoff b(opt_.backoff_initial, opt_.backoff_cap, opt_.jitter, opt_.seed + counters_.requests);
+  std::uint32_t attempts = 0;
+  for (std::uint32_t n = 1;; ++n) {
+    write_outcome o = round();
+    attempts += o.attempts;
+    o.attempts = attempts;
+    const bool retryable =
+        o.http_status == 409 ||
+        (o.http_status == 403 && o.message.find("admission webhook") != std::string::npos);
+    if (o.ok || !retryable || n >= std::max(1u, opt_.max_attempts)) return o;
+    const auto d = b.next();
+    waits_.push_back(d);
+    ++counters_.retries;
+    opt_.sleep(d);
   }
-  if (!cur) {
-    o.http_status = http_status_of(cur.error());
-    o.message = "ElasticQuota " + ns + "/" + name + " read: " + cur.error().describe();
-    return o;
-  }
-  // It exists: update what differs (a merge patch; a min/max key the quota no longer has is
-  // removed with null, labels and annotations are only added or changed, as the reconciler keeps
-  // the object's others).
-  json patch = json::object();
-  for (const char* field : {"labels", "annotations"}) {
-    // Named, not temporaries: a range-for over a temporary's items() dangles.
-    const json meta = cur->value("/metadata"_json_pointer, json::object());
-    const json have = meta.value(field, json::object());
-    const json wanted = want["metadata"].value(field, json::object());
-    for (const auto& [k, v] : wanted.items())
-      if (!have.contains(k) || have[k] != v) patch["metadata"][field][k] = v;
-  }
-  for (const char* field : {"min", "max"}) {
-    const json have = cur->value("/spec"_json_pointer, json::object()).value(field, json::object());
-    if (same_resources(have, want["spec"][field])) continue;
-    json p = want["spec"][field];
-    for (const auto& item : have.items())
-      if (!want["spec"][field].contains(item.key())) p[item.key()] = nullptr;
-    patch["spec"][field] = std::move(p);
-  }
-  quota_namespace_.insert_or_assign(name, quota_place{ns, std::chrono::steady_clock::now()});
-  if (patch.empty()) {
-    o.ok = true;
-    o.http_status = 200;
-    o.message = "quota already has these values";
-    return o;
-  }
-  const std::string body = patch.dump();
-  auto r = send([&] { return client_.patch(path, patch_type::merge, body); }, opt_.max_attempts);
-  o.attempts += r.attempts;
-  if (r.last) {
-    o.ok = o.wrote = true;
-    o.http_status = r.last->status;
-    o.message = "updated in namespace " + ns;
-  } else {
-    o.http_status = http_status_of(r.last.error());
-    o.message = "ElasticQuota " + ns + "/" + name + " update: " + r.last.error().describe();
-  }
-  return o;
 }
 
 }  // namespace colony::kube

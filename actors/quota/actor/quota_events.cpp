@@ -14,6 +14,15 @@ using messages::to_string_view;
 
 namespace {
 
+keyed_resources keyed(const wire::Resources* r, std::uint16_t keys) {
+  keyed_resources k;
+  k.values = to_resource_list(r);
+  k.keys = keys == 0 ? nonzero_keys(k.values) : static_cast<resource_keys>(keys & all_keys);
+  return k;
+}
+
+}  // namespace
+
 string_map to_map(const key_value_list* kvs) {
   string_map m;
   if (kvs == nullptr) return m;
@@ -23,15 +32,6 @@ string_map to_map(const key_value_list* kvs) {
                          std::string(to_string_view(kv->value())));
   return m;
 }
-
-keyed_resources keyed(const wire::Resources* r, std::uint16_t keys) {
-  keyed_resources k;
-  k.values = to_resource_list(r);
-  k.keys = keys == 0 ? nonzero_keys(k.values) : static_cast<resource_keys>(keys & all_keys);
-  return k;
-}
-
-}  // namespace
 
 std::optional<std::string_view> find_key(const key_value_list* kvs, std::string_view key) {
   if (kvs == nullptr) return std::nullopt;

@@ -48,6 +48,9 @@ using key_value_list = flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>;
 [[nodiscard]] flatbuffers::Offset<wire::QuotaRuntimeUpdated> quota_runtime_updated(
     messages::event_builder& b, const quota_status& st);
 
+// A KeyValue list (labels, annotations) as a map; later duplicates win.
+[[nodiscard]] string_map to_map(const key_value_list* kvs);
+
 // Label quota.scheduling.koordinator.sh/preemptible == "false".
 [[nodiscard]] bool non_preemptible_of(const key_value_list* labels);
 

@@ -12,19 +12,6 @@ namespace colony::quota {
 
 using messages::to_string_view;
 
-namespace {
-
-string_map labels_of(const key_value_list* kvs) {
-  string_map out;
-  if (kvs == nullptr) return out;
-  for (const auto* kv : *kvs)
-    out.insert_or_assign(std::string(to_string_view(kv->key())),
-                         std::string(to_string_view(kv->value())));
-  return out;
-}
-
-}  // namespace
-
 bool same_root_quota(const quota_spec& a, const quota_spec& b) {
   return a.name == b.name && a.namespace_name == b.namespace_name && a.labels == b.labels &&
          a.annotations == b.annotations && a.min == b.min && a.max == b.max &&
@@ -64,7 +51,7 @@ void quota_profile_component::observe_profile(const wire::ObjectObserved& o) {
                      {"namespace", std::string(to_string_view(o.namespace_()))}};
   if (o.labels() != nullptr && o.labels()->size() != 0) {
     nlohmann::json labels = nlohmann::json::object();
-    for (const auto& [k, v] : labels_of(o.labels())) labels[k] = v;
+    for (const auto& [k, v] : to_map(o.labels())) labels[k] = v;
     obj["metadata"]["labels"] = std::move(labels);
   }
   obj["spec"] = nlohmann::json::parse(to_string_view(o.spec_json()), nullptr, false);
@@ -95,7 +82,7 @@ void quota_profile_component::on_event(const wire::Envelope& env,
       const std::string node(to_string_view(e.name()));
       auto& n = nodes_[node];
       n.name = node;
-      n.labels = labels_of(e.labels());
+      n.labels = to_map(e.labels());
       n.allocatable = messages::to_resource_list(e.allocatable());
       n.allocatable.pods = 0;  // GetNodeAllocatable's pods never reach a resource-keys quota
       n.unschedulable = e.unschedulable();

@@ -245,7 +245,9 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   c->unsched_ = std::make_shared<node_unschedulable>();
   c->fwk_->add(c->unsched_, 1, ep_filter);
   if (c->opts_.elastic_quota) {
-    auto tree = std::make_shared<quota::quota_tree>(c->opts_.elastic_quota_args);
+    c->quota_args_ = c->opts_.config->profiles[c->opts_.profile].elastic_quota.value_or(
+        c->opts_.elastic_quota_args);
+    auto tree = std::make_shared<quota::quota_tree>(c->quota_args_);
     c->quota_ = std::make_unique<quota::quota_book>(tree);
     // PreFilter (admission) and Reserve/Unreserve (used); PostFilter (preemption) when the
     // profile lists ElasticQuota there, as Koordinator's shipped one does.

@@ -109,7 +109,8 @@ struct scheduler_component_options {
   // shipped profile names ElasticQuota; Colony enables it explicitly so deployments without
   // quota events keep the plain framework).
   bool elastic_quota = false;
-  // ElasticQuotaArgs of that tree. Default: Koordinator's defaults (quota_tree.hpp).
+  // ElasticQuotaArgs of that tree when the profile's pluginConfig gives none. Default:
+  // Koordinator's defaults (quota_tree.hpp).
   quota::elastic_quota_args elastic_quota_args;
   // Colony's GPUModelAffinity filter (actors/scheduler/gpu_model_affinity.hpp): a pod that
   // requests a GPU and lists PodSubmitted.gpu_models runs only on nodes whose label
@@ -174,6 +175,9 @@ class scheduler_component final : public entities::component {
   [[nodiscard]] event_time now() const { return now_; }
   // Plugins the profile names that Colony does not implement (skipped), sorted.
   [[nodiscard]] const std::vector<std::string>& skipped_plugins() const { return skipped_plugins_; }
+  // The ElasticQuotaArgs its quota tree runs with (the profile's, else the option's), for the
+  // quota controller a host runs beside it.
+  [[nodiscard]] const quota::elastic_quota_args& quota_args() const { return quota_args_; }
   // The ElasticQuota tree; nullptr unless options.elastic_quota.
   [[nodiscard]] const quota::quota_tree* quota_tree() const {
     return quota_ ? quota_->tree().get() : nullptr;
@@ -236,6 +240,7 @@ class scheduler_component final : public entities::component {
   std::string name_;
   std::unique_ptr<framework> fwk_;
   std::vector<std::string> skipped_plugins_;
+  quota::elastic_quota_args quota_args_;
   std::shared_ptr<node_unschedulable> unsched_;
   std::unique_ptr<quota::quota_book> quota_;  // with options.elastic_quota
   // Victims whose PodEvicted (Preempted) this component wrote and has not seen come back.

@@ -19,24 +19,7 @@ using messages::to_string_view;
 using testing::cpu_mem;
 using testing::gib;
 
-struct rig {
-  quota::quota_component c;
-  testing::event_factory f;
-  testing::quota_event_factory q;
-  testing::offset_stamper stamp;
-  std::vector<messages::byte_buffer> kept;  // envelopes must outlive on_event
-
-  std::vector<messages::byte_buffer> batch(std::vector<messages::byte_buffer> recs) {
-    std::vector<messages::byte_buffer> out;
-    for (auto& r : recs) {
-      kept.push_back(stamp(std::move(r)));
-      const auto& env = testing::env_of(kept.back());
-      if (c.wants(env.payload_type())) c.on_event(env, out);
-    }
-    c.on_batch_end(out);
-    return out;
-  }
-};
+using rig = testing::quota_component_rig<quota::quota_component>;
 
 // name -> the emitted status.
 std::map<std::string, const wire::QuotaRuntimeUpdated*> by_name(

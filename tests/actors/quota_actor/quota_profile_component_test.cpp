@@ -23,24 +23,7 @@ using testing::gib;
 
 constexpr std::string_view kGpuModel = "node.koordinator.sh/gpu-model";
 
-struct rig {
-  quota::quota_profile_component c;
-  testing::event_factory f;
-  testing::quota_event_factory q;
-  testing::offset_stamper stamp;
-  std::vector<messages::byte_buffer> kept;  // envelopes must outlive on_event
-
-  std::vector<messages::byte_buffer> batch(std::vector<messages::byte_buffer> recs) {
-    std::vector<messages::byte_buffer> out;
-    for (auto& r : recs) {
-      kept.push_back(stamp(std::move(r)));
-      const auto& env = testing::env_of(kept.back());
-      if (c.wants(env.payload_type())) c.on_event(env, out);
-    }
-    c.on_batch_end(out);
-    return out;
-  }
-
+struct rig : testing::quota_component_rig<quota::quota_profile_component> {
   // An ElasticQuotaProfile as the Kubernetes source records it.
   messages::byte_buffer profile(std::int64_t t, const std::string& name, const std::string& spec,
                                 const std::vector<std::pair<std::string, std::string>>& labels = {},

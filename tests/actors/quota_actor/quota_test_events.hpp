@@ -60,4 +60,27 @@ struct quota_event_factory {
   }
 };
 
+// A component fed built envelopes one batch at a time: stamped with offsets, kept alive (an
+// envelope must outlive on_event), handed to the component when it wants the type, then
+// on_batch_end; returns what the batch emitted.
+template <class Component>
+struct quota_component_rig {
+  Component c;
+  event_factory f;
+  quota_event_factory q;
+  offset_stamper stamp;
+  std::vector<messages::byte_buffer> kept;
+
+  std::vector<messages::byte_buffer> batch(std::vector<messages::byte_buffer> recs) {
+    std::vector<messages::byte_buffer> out;
+    for (auto& r : recs) {
+      kept.push_back(stamp(std::move(r)));
+      const auto& env = env_of(kept.back());
+      if (c.wants(env.payload_type())) c.on_event(env, out);
+    }
+    c.on_batch_end(out);
+    return out;
+  }
+};
+
 }  // namespace colony::testing

@@ -23,8 +23,11 @@ TEST(SchedulerConfig, ParsesKoordinatorShippedProfile) {
   EXPECT_EQ(p.load_aware.estimated_scaling_factors, shipped.estimated_scaling_factors);
   EXPECT_EQ(p.node_resources_fit.resources,
             node_resources_fit_args::koordinator_profile().resources);
-  ASSERT_TRUE(p.other_plugin_args.contains("ElasticQuota"));
-  EXPECT_NE(p.other_plugin_args.at("ElasticQuota").find("quotaGroupNamespace"), std::string::npos);
+  // ElasticQuotaArgs: the shipped file names only the namespace, the rest are the defaults.
+  ASSERT_TRUE(p.elastic_quota.has_value());
+  EXPECT_EQ(p.elastic_quota->quota_group_namespace, "koordinator-system");
+  EXPECT_EQ(p.elastic_quota->delay_evict_time_ms, quota::elastic_quota_args{}.delay_evict_time_ms);
+  EXPECT_FALSE(p.other_plugin_args.contains("ElasticQuota"));
 
   auto built = build_framework(*cfg, 0, plugin_registry::with_builtin());
   ASSERT_TRUE(built.has_value()) << built.error().describe();
@@ -53,6 +56,46 @@ TEST(SchedulerConfig, ParsesKoordinatorShippedProfile) {
       built->skipped_plugins,
       (std::vector<std::string>{"DefaultBinder", "DefaultPreBind", "DefaultPreemption",
                                 "ElasticQuota", "PrioritySort", "Reservation", "SchedulingHint"}));
+}
+
+// ElasticQuotaArgs (pkg/scheduler/apis/config/v1/types.go): each field given lands in
+// quota::elastic_quota_args; the fields left out keep SetDefaults_ElasticQuotaArgs' values.
+TEST(SchedulerConfig, ElasticQuotaArgs) {
+  auto cfg = parse_scheduler_config(R"(profiles:
+  - pluginConfig:
+    - name: ElasticQuota
+      args:
+        delayEvictTime: 5m
+        revokePodInterval: 2s
+        systemQuotaGroupMax: {cpu: "64", memory: 256Gi}
+        quotaGroupNamespace: quotas
+        monitorAllQuotas: true
+        enableCheckParentQuota: true
+        enableRuntimeQuota: false
+        enableMinQuotaScale: false
+        disableDefaultQuotaPreemption: false
+        enableQueueHint: true
+)",
+                                    "eq.yaml");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().describe();
+  ASSERT_TRUE(cfg->profiles[0].elastic_quota.has_value());
+  const auto& a = *cfg->profiles[0].elastic_quota;
+  const quota::elastic_quota_args d;
+  EXPECT_EQ(a.delay_evict_time_ms, 300'000);
+  EXPECT_EQ(a.revoke_pod_interval_ms, 2'000);
+  EXPECT_EQ(a.system_quota_group_max.cpu_milli, 64'000);
+  EXPECT_EQ(a.system_quota_group_max.memory_bytes, 256ll << 30);
+  EXPECT_EQ(a.default_quota_group_max, d.default_quota_group_max);  // not given
+  EXPECT_EQ(a.quota_group_namespace, "quotas");
+  EXPECT_TRUE(a.monitor_all_quotas);
+  EXPECT_TRUE(a.enable_check_parent_quota);
+  EXPECT_FALSE(a.enable_runtime_quota);
+  EXPECT_FALSE(a.enable_min_quota_scale);
+  EXPECT_FALSE(a.disable_default_quota_preemption);
+  // Without the plugin's config: none (the host's defaults apply).
+  auto bare = parse_scheduler_config("profiles:\n  - schedulerName: x\n", "bare.yaml");
+  ASSERT_TRUE(bare.has_value()) << bare.error().describe();
+  EXPECT_FALSE(bare->profiles[0].elastic_quota.has_value());
 }
 
 // NodeNUMAResourceArgs (pkg/scheduler/apis/config/types.go): the defaults of
@@ -179,6 +222,18 @@ TEST(SchedulerConfig, ErrorsNameTheFieldPath) {
        "profiles:\n  - pluginConfig:\n    - name: LoadAwareScheduling\n      args:\n        "
        "filterExpiredNodeMetrics: maybe\n",
        "profiles[0].pluginConfig[0].args.filterExpiredNodeMetrics"},
+      {"ElasticQuotaArgs: unknown field",
+       "profiles:\n  - pluginConfig:\n    - name: ElasticQuota\n      args:\n        "
+       "delayEvict: 5m\n",
+       "profiles[0].pluginConfig[0].args.delayEvict"},
+      {"ElasticQuotaArgs: bad quantity",
+       "profiles:\n  - pluginConfig:\n    - name: ElasticQuota\n      args:\n        "
+       "defaultQuotaGroupMax: {cpu: lots}\n",
+       "profiles[0].pluginConfig[0].args.defaultQuotaGroupMax"},
+      {"ElasticQuotaArgs: zero interval",
+       "profiles:\n  - pluginConfig:\n    - name: ElasticQuota\n      args:\n        "
+       "revokePodInterval: 0s\n",
+       "profiles[0].pluginConfig[0].args.revokePodInterval"},
       {"unknown extension point", "profiles:\n  - plugins:\n      prefilter: {}\n",
        "profiles[0].plugins.prefilter"},
       {"percentage out of range", "percentageOfNodesToScore: 120\n", "percentageOfNodesToScore"},

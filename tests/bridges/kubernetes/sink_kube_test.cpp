@@ -58,6 +58,23 @@ class KubeSink : public testing::kube_api_test {
  protected:
   const std::string ns = "colony-sink";
 
+  // The ElasticQuota CRD: a minimal one of Colony's (the group, kind and scope of Koordinator's,
+  // no schema: the sink's writes are what is under test, and Koordinator's CRDs need not be
+  // beside the checkout).
+  void create_elastic_quota_crd() {
+    post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+         json::parse(R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+         "metadata":{"name":"elasticquotas.scheduling.sigs.k8s.io",
+           "annotations":{"api-approved.kubernetes.io":
+             "https://github.com/kubernetes-sigs/scheduler-plugins/pull/52"}},
+         "spec":{"group":"scheduling.sigs.k8s.io","scope":"Namespaced",
+           "names":{"plural":"elasticquotas","singular":"elasticquota","kind":"ElasticQuota",
+                    "listKind":"ElasticQuotaList"},
+           "versions":[{"name":"v1alpha1","served":true,"storage":true,
+             "schema":{"openAPIV3Schema":{"type":"object",
+                                          "x-kubernetes-preserve-unknown-fields":true}}}]}})"));
+  }
+
   void SetUp() override {
     start_peer(ns);
     if (IsSkipped() || HasFatalFailure()) return;
@@ -480,17 +497,7 @@ TEST_F(KubeSink, NodeSloIsCreatedThenUpdatedAndWithoutItsCrdSkipped) {
 // namespace; the same record again writes nothing; a changed min and a new annotation are one
 // merge patch that keeps what others set; the bridge's observation of the object is not written.
 TEST_F(KubeSink, ProfileControllersTreeRootIsCreatedThenUpdated) {
-  post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-       json::parse(R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
-         "metadata":{"name":"elasticquotas.scheduling.sigs.k8s.io",
-           "annotations":{"api-approved.kubernetes.io":
-             "https://github.com/kubernetes-sigs/scheduler-plugins/pull/52"}},
-         "spec":{"group":"scheduling.sigs.k8s.io","scope":"Namespaced",
-           "names":{"plural":"elasticquotas","singular":"elasticquota","kind":"ElasticQuota",
-                    "listKind":"ElasticQuotaList"},
-           "versions":[{"name":"v1alpha1","served":true,"storage":true,
-             "schema":{"openAPIV3Schema":{"type":"object",
-                                          "x-kubernetes-preserve-unknown-fields":true}}}]}})"));
+  create_elastic_quota_crd();
   const std::string path =
       "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas/gpu-root";
   resource_list min, max;
@@ -550,21 +557,9 @@ TEST_F(KubeSink, ProfileControllersTreeRootIsCreatedThenUpdated) {
 }
 
 // QuotaRuntimeUpdated -> the ElasticQuota's runtime/request/non-preemptible-used annotations
-// and status.used, as Koordinator's ElasticQuota plugin writes them back. The CRD is a minimal
-// one of Colony's (the group, kind and scope of Koordinator's, no schema: the sink's patch is
-// what is under test, and Koordinator's CRDs need not be beside the checkout).
+// and status.used, as Koordinator's ElasticQuota plugin writes them back.
 TEST_F(KubeSink, QuotaStatusCarriesRuntimeRequestAndUsed) {
-  post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-       json::parse(R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
-         "metadata":{"name":"elasticquotas.scheduling.sigs.k8s.io",
-           "annotations":{"api-approved.kubernetes.io":
-             "https://github.com/kubernetes-sigs/scheduler-plugins/pull/52"}},
-         "spec":{"group":"scheduling.sigs.k8s.io","scope":"Namespaced",
-           "names":{"plural":"elasticquotas","singular":"elasticquota","kind":"ElasticQuota",
-                    "listKind":"ElasticQuotaList"},
-           "versions":[{"name":"v1alpha1","served":true,"storage":true,
-             "schema":{"openAPIV3Schema":{"type":"object",
-                                          "x-kubernetes-preserve-unknown-fields":true}}}]}})"));
+  create_elastic_quota_crd();
   const std::string eq =
       "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas";
   const json quota = {
