@@ -24,7 +24,7 @@ namespace colony::messages {
 // The schema version this code writes, and the oldest reader version able to read what it
 // writes. Bump schema_version on every released schema change; bump compat_version only
 // when old readers must refuse new records (docs/events.md).
-inline constexpr std::uint16_t schema_version = 10;
+inline constexpr std::uint16_t schema_version = 11;
 inline constexpr std::uint16_t compat_version = 2;
 
 // The compat_version a record of this payload is written with: compat_version, or the version

@@ -137,6 +137,10 @@ inline constexpr std::string_view label_lightweight_pod_group_min_available =
     "pod-group.scheduling.sigs.k8s.io/min-available";
 inline constexpr std::string_view annotation_device_allocated =
     "scheduling.koordinator.sh/device-allocated";
+inline constexpr std::string_view annotation_device_joint_allocate =
+    "scheduling.koordinator.sh/device-joint-allocate";
+inline constexpr std::string_view annotation_device_allocate_hint =
+    "scheduling.koordinator.sh/device-allocate-hint";
 
 // apis/extension/device_share.go: other devices.
 inline constexpr std::string_view gpu_shared = "koordinator.sh/gpu.shared";

@@ -22,6 +22,7 @@ std::vector<std::pair<std::int32_t, resource_list>> proposal_devices(
   std::vector<std::pair<std::int32_t, resource_list>> out;
   if (p->devices() == nullptr) return out;
   for (const auto* d : *p->devices()) {
+    if (d->type() != nullptr && d->type()->size() > 0) continue;  // not a GPU (schema v11)
     resource_list r;
     r.gpu_core = d->core();
     r.gpu_memory_bytes = d->memory_bytes();
@@ -61,6 +62,17 @@ buffer acceptance(const wire::Envelope& env, const resource_list& req,
   dv.reserve(devs.size());
   for (const auto& [minor, r] : devs)
     dv.push_back(wire::CreateDeviceAllocation(fbb, minor, r.gpu_core, r.gpu_memory_bytes));
+  // Schema v11: the RDMA NICs / FPGAs (and VFs) DeviceShare proposed, as proposed.
+  if (p->devices() != nullptr)
+    for (const auto* d : *p->devices()) {
+      if (d->type() == nullptr || d->type()->size() == 0) continue;
+      auto type = fbb.CreateString(to_string_view(d->type()));
+      auto vf = d->vf_bus_id() && d->vf_bus_id()->size() > 0
+                    ? fbb.CreateString(to_string_view(d->vf_bus_id()))
+                    : flatbuffers::Offset<flatbuffers::String>{};
+      dv.push_back(
+          wire::CreateDeviceAllocation(fbb, d->minor(), 0, 0, type, d->amount(), vf, d->vf_minor()));
+    }
   auto dvv = fbb.CreateVector(dv);
   auto sched = fbb.CreateString(to_string_view(p->scheduler()));
   // Schema v7: only an owner of a Reservation carries it (other records keep their bytes).

@@ -65,6 +65,9 @@ std::vector<std::pair<std::int32_t, resource_list>> devices_of(
   std::vector<std::pair<std::int32_t, resource_list>> out;
   if (v == nullptr) return out;
   for (const auto* d : *v) {
+    // Schema v11: an RDMA NIC or FPGA is DeviceShare's alone to account (the node's Device
+    // object); the node arbitrates GPU shares only.
+    if (d->type() != nullptr && d->type()->size() > 0) continue;
     resource_list r;
     r.gpu_core = d->core();
     r.gpu_memory_bytes = d->memory_bytes();

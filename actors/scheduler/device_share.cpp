@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
+#include <set>
 
+#include "actors/scheduler/device/joint_allocation.hpp"
 #include "messages/names.hpp"
 
 namespace colony::scheduler {
@@ -254,13 +257,10 @@ device_share::device_share(device_share_args args) : args_(std::move(args)), sco
 
 result<std::optional<gpu_requirements>> device_share::requirements_of(const pod_info& pod) {
   if (pod.devices.empty()) return std::optional<gpu_requirements>{};
-  auto comb = validate_device_request(pod.devices);
-  if (!comb) return tl::unexpected(comb.error());
-  auto converted = convert_device_request(pod.devices, *comb);
-  // Only the GPU family is allocated by Colony; other device kinds pass through.
-  if (converted.gpu_core == 0 && converted.gpu_memory == 0 && converted.gpu_memory_ratio == 0)
-    return std::optional<gpu_requirements>{};
-  return std::optional<gpu_requirements>{calc_desired_requests_and_count_for_gpu(converted)};
+  auto r = device::make_device_share_request(pod.devices, {}, {});
+  if (!r) return tl::unexpected(r.error());
+  if (!*r || !(*r)->gpu) return std::optional<gpu_requirements>{};
+  return std::optional<gpu_requirements>{*(*r)->gpu};
 }
 
 device_share::state& device_share::state_of(cycle_state& st, const pod_info& pod) {
@@ -268,9 +268,22 @@ device_share::state& device_share::state_of(cycle_state& st, const pod_info& pod
   if (s.cycle != st.cycle || s.pod != &pod) {  // REQUIRES: the pod outlives the cycle
     s.cycle = st.cycle;
     s.pod = &pod;
-    auto r = requirements_of(pod);
-    s.skip = !r || !*r;
-    if (r && *r) s.req = **r;
+    s.skip = true;
+    s.has_gpu = false;
+    s.request.reset();
+    s.error.clear();
+    if (!pod.devices.empty()) {
+      auto r = device::make_device_share_request(pod.devices, pod.device_allocate_hint,
+                                                 pod.device_joint_allocate);
+      if (!r) {
+        s.error = r.error().describe();
+      } else if (*r) {
+        s.skip = false;
+        s.has_gpu = (*r)->gpu.has_value();
+        if (s.has_gpu) s.req = *(*r)->gpu;
+        s.request = std::make_shared<const device::device_share_request>(std::move(**r));
+      }
+    }
   }
   return s;
 }
@@ -278,10 +291,40 @@ device_share::state& device_share::state_of(cycle_state& st, const pod_info& pod
 status device_share::pre_filter(cycle_state& st, const pod_info& pod, std::span<const node_info>,
                                 event_time) {
   st.slot<state>(slot()).cycle = ~0ull;  // force a fresh parse for this cycle
-  auto r = requirements_of(pod);
-  if (!r) return status::unresolvable({}, r.error().message);
   auto& s = state_of(st, pod);
+  if (!s.error.empty()) return status::unresolvable({}, s.error);
   return s.skip ? status::skip() : status{};
+}
+
+namespace {
+
+// Filter reasons must outlive the cycle (status::reason); the joint allocator's are a small
+// fixed family ("Insufficient rdma devices", ...), kept once each.
+std::string_view intern_reason(const std::string& text) {
+  static std::mutex mu;
+  static std::set<std::string, std::less<>> reasons;
+  std::lock_guard lock(mu);
+  return *reasons.insert(text).first;
+}
+
+// A request the GPU-only path cannot serve: a node without a Device object has no NICs / FPGAs.
+std::string_view missing_device_reason(const device::device_share_request& r) {
+  static const std::string rdma = "Insufficient rdma devices", fpga = "Insufficient fpga devices";
+  if (r.rdma != 0) return rdma;
+  if (r.fpga != 0) return fpga;
+  return {};
+}
+
+}  // namespace
+
+result<device::device_allocations> device_share::allocate_joint(
+    const device::device_share_request& req, const node_info& node) const {
+  device::node_device_usage usage = node.device_usage;
+  device::add_gpu_usage(usage, node.gpus);
+  device::allocate_options opts;
+  opts.args = args_;
+  return device::allocate_devices(node.device_model->devices, node.device_model->topology, usage,
+                                  req, opts);
 }
 
 namespace {
@@ -347,6 +390,13 @@ status device_share::filter(cycle_state& st, const pod_info& pod, const node_inf
                             event_time) {
   auto& s = state_of(st, pod);
   if (s.skip) return {};
+  if (node.device_model) {
+    auto a = allocate_joint(*s.request, node);
+    if (a) return {};
+    return status::unschedulable(intern_reason(a.error().message));
+  }
+  if (auto why = missing_device_reason(*s.request); !why.empty())
+    return status::unresolvable(why);
   if (node.gpus.empty()) return status::unresolvable(err_insufficient_gpu);
   // allocate() takes every device that fits (in score order) until it has req.count, so it
   // succeeds exactly when at least req.count devices fit: count them without allocating.
@@ -360,6 +410,8 @@ status device_share::filter(cycle_state& st, const pod_info& pod, const node_inf
 
 queueing_hint device_share::filter_hint(const pod_info& pod, const cluster_event& ev) const {
   if (ev.node == nullptr) return queueing_hint::queue;
+  // The joint allocator's answer depends on topology and every device type: let Filter decide.
+  if (ev.node->device_model) return queueing_hint::queue;
   auto r = requirements_of(pod);
   if (!r || !*r || (*r)->count <= 0) return queueing_hint::queue;
   std::int64_t fitting = 0;
@@ -371,7 +423,7 @@ queueing_hint device_share::filter_hint(const pod_info& pod, const cluster_event
 std::int64_t device_share::score(cycle_state& st, const pod_info& pod, const node_info& node,
                                  event_time) {
   auto& s = state_of(st, pod);
-  if (s.skip || node.gpus.empty()) return 0;
+  if (s.skip || !s.has_gpu || node.gpus.empty()) return 0;
   // AutopilotAllocator.score: scoreNode over the summed totals and frees of the node's GPUs,
   // with the per-GPU request.
   device_amounts total, free;
@@ -397,6 +449,17 @@ status device_share::reserve(cycle_state& st, const pod_info& pod, const node_in
                              event_time) {
   auto& s = state_of(st, pod);
   if (s.skip) return {};
+  if (node.device_model) {
+    auto a = allocate_joint(*s.request, node);
+    if (!a) return status::unschedulable(intern_reason(a.error().message));
+    st.gpu_allocations = device::to_gpu_allocations(*a);
+    st.device_allocations.clear();
+    for (auto& d : *a)
+      if (d.type != device::device_type::gpu) st.device_allocations.push_back(std::move(d));
+    return {};
+  }
+  if (auto why = missing_device_reason(*s.request); !why.empty())
+    return status::unschedulable(why);
   auto a = allocate(s.req, node);
   if (!a) return status::unschedulable(err_insufficient_gpu);
   st.gpu_allocations = std::move(*a);

@@ -8,13 +8,15 @@
 //
 // Koordinator: apis/extension/device_share.go; pkg/scheduler/plugins/deviceshare/{utils.go,
 // devicehandler_gpu.go, device_allocator.go, device_resources.go, scoring.go, plugin.go}.
-// Colony scope: GPUs only (nvidia.com/gpu, koordinator.sh/gpu, gpu-core, gpu-memory,
-// gpu-memory-ratio, gpu.shared); RDMA/FPGA/NPU requests are validated but not allocated; no
-// NUMA/PCIe hints, joint allocation or reservations yet (the allocator takes a device order
-// hook point where PCIe affinity will go).
+// Two paths. A node with a Device object (node_info::device_model) is served by the joint
+// allocator (device/joint_allocation.hpp: GPUs with RDMA NICs and FPGAs, NUMA / PCIe locality,
+// the device-allocate-hint and device-joint-allocate annotations). A node without one has only
+// the GPUs its registration lists, served device by device below; an RDMA / FPGA request does
+// not fit there. Not yet: NUMA hints to the topology manager, reservations' devices.
 // Thread-safety: stateless after construction except per-cycle state in cycle_state.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,10 @@
 #include "actors/scheduler/node_resources_fit.hpp"
 
 namespace colony::scheduler {
+
+namespace device {
+struct device_share_request;
+}
 
 // Request-combination flags (utils.go).
 enum device_flag : std::uint32_t {
@@ -137,15 +143,23 @@ class device_share final : public plugin {
   // The allocation the plugin would make on `node` (devices by score desc, then minor asc).
   [[nodiscard]] result<std::vector<gpu_allocation>> allocate(const gpu_requirements& req,
                                                              const node_info& node) const;
-  // Parses a pod's request (nullopt when it requests no device).
+  // Parses a pod's GPU request (nullopt when it requests no GPU). Each device type's part of the
+  // request is validated on its own, as GetPodDeviceRequests does.
   [[nodiscard]] static result<std::optional<gpu_requirements>> requirements_of(const pod_info& pod);
+  // The joint allocator's answer for the pod on a node with a Device object (REQUIRES:
+  // node.device_model): the devices, or failed_precondition with Koordinator's reason.
+  [[nodiscard]] result<device::device_allocations> allocate_joint(
+      const device::device_share_request& req, const node_info& node) const;
 
  private:
   struct state : cycle_data {
     std::uint64_t cycle = ~0ull;
     const pod_info* pod = nullptr;
-    bool skip = true;
+    bool skip = true;      // no device request
+    bool has_gpu = false;  // req holds the GPU part
     gpu_requirements req;
+    std::shared_ptr<const device::device_share_request> request;  // every type, annotations
+    std::string error;  // the request does not parse (PreFilter refuses the pod with it)
   };
   state& state_of(cycle_state& st, const pod_info& pod);
 

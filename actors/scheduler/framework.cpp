@@ -314,6 +314,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   d.total_nodes = nodes.size();
   ++st.cycle;
   st.gpu_allocations.clear();
+  st.device_allocations.clear();
   st.rejected_pods.clear();
   st.reservation_relief.clear();
   st.reservation.clear();
@@ -757,6 +758,7 @@ decision framework::run_cycle(cycle_state& st, const pod_info& pod,
   d.result = waiting ? outcome::waiting : outcome::scheduled;
   if (waiting) d.wait = duration_ms{wait_ms};
   d.gpu_allocations = st.gpu_allocations;
+  d.device_allocations = st.device_allocations;
   d.reservation = st.reservation;
   d.cpuset = st.cpuset;
   d.numa_resources = st.numa_resources;
@@ -781,6 +783,8 @@ void assume_pod(node_info& node, const pod_info& pod, const decision& d, event_t
   copy.node_name = node.name;
   copy.assigned_time = now;
   copy.gpu_allocations = d.gpu_allocations;
+  copy.device_allocations = d.device_allocations;
+  device::add_allocations(node.device_usage, d.device_allocations);
   copy.cpuset = d.cpuset;
   copy.holds_numa_resources = !d.numa_resources.empty();
   if (!d.numa_resources.empty()) node.numa.add_numa(pod.key, d.numa_resources);
@@ -816,6 +820,7 @@ bool forget_pod(node_info& node, std::string_view pod_key) {
       g.memory_ratio_used -= a.memory_ratio;
     }
   }
+  device::remove_allocations(node.device_usage, it->device_allocations);
   if (!it->cpuset.empty()) node.numa.allocation.release(it->key);
   if (it->holds_numa_resources) node.numa.release_numa(it->key);
   node.pods.erase(it);

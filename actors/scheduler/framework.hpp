@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/scheduler/device/device_topology.hpp"
 #include "actors/scheduler/numa/node_numa_state.hpp"
 #include "actors/scheduler/priority.hpp"
 #include "actors/scheduler/reservation_types.hpp"
@@ -256,6 +257,13 @@ struct pod_info {
   bool terminated = false;
   bool reserve_pod = false;
   std::vector<gpu_allocation> gpu_allocations;
+  // DeviceShare's RDMA / FPGA devices of an assigned pod (device-allocated), sorted by (type,
+  // minor); the GPU part is gpu_allocations.
+  device::device_allocations device_allocations;
+  // DeviceShare's annotations as the pod carries them ("" = absent):
+  // scheduling.koordinator.sh/device-allocate-hint and device-joint-allocate.
+  std::string device_allocate_hint;
+  std::string device_joint_allocate;
   // Label quota.scheduling.koordinator.sh/preemptible == "false" (ElasticQuota: limited to
   // min, never a victim).
   bool non_preemptible = false;
@@ -294,6 +302,11 @@ struct node_info {
   resource_map raw_allocatable;
   std::vector<pod_info> pods;  // assigned pods (kept for load-aware estimation)
   std::vector<gpu_device> gpus;
+  // The node's Device object (scheduling.koordinator.sh/v1alpha1), nullptr when it has none.
+  // With one, DeviceShare allocates jointly with NUMA / PCIe locality; gpus then mirror its
+  // GPUs. device_usage holds what pods hold of its RDMA NICs and FPGAs (GPUs: gpus' *_used).
+  std::shared_ptr<const device::device_model> device_model;
+  device::node_device_usage device_usage;
   std::optional<node_metric> metric;
   std::optional<custom_usage_thresholds>
       custom_thresholds;  // scheduling.koordinator.sh/usage-thresholds
@@ -371,6 +384,7 @@ class cycle_state {
   std::uint64_t cycle = 0;
   // DeviceShare's allocation for the chosen node (copied into the decision).
   std::vector<gpu_allocation> gpu_allocations;
+  device::device_allocations device_allocations;  // its RDMA / FPGA part
   // Waiting pods a plugin rejected from Unreserve (a Strict gang falls as a whole); the
   // framework moves them into decision::rejected_pods. run_unreserve() callers read them here.
   std::vector<std::string> rejected_pods;
@@ -653,6 +667,7 @@ struct decision {
   std::optional<std::string> nominated_node;
   std::vector<std::string> victims;
   std::vector<gpu_allocation> gpu_allocations;  // DeviceShare's per-device allocation
+  device::device_allocations device_allocations;  // its RDMA / FPGA devices (with VFs)
   std::string reservation;  // the reservation the pod consumes (Reservation's Reserve); "" none
   numa::cpu_set cpuset;     // NodeNUMAResource's CPUs for the pod (resource-status); empty none
   // NodeNUMAResource's NUMA node resources for the pod (resource-status numaNodeResources),

@@ -5,6 +5,9 @@
 #include <limits>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
+#include "actors/scheduler/device/device_topology.hpp"
 #include "actors/scheduler/elastic_quota.hpp"
 #include "actors/scheduler/gpu_model_affinity.hpp"
 #include "messages/names.hpp"
@@ -96,6 +99,17 @@ void set_requests(pod_info& info, const resource_list& r) {
   info.requests.gpu_memory_ratio = 0;
 }
 
+// koordinator.sh/rdma and koordinator.sh/fpga, which the log carries among a request's extended
+// resources (after set_requests, which clears the device request).
+void set_extended_devices(pod_info& info, const wire::Resources* r) {
+  if (r == nullptr || r->extended() == nullptr) return;
+  for (const auto* q : *r->extended()) {
+    const auto n = to_string_view(q->name());
+    if (n == names::koord_rdma) info.devices.rdma = q->value();
+    if (n == names::koord_fpga) info.devices.fpga = q->value();
+  }
+}
+
 // The ElasticQuota labels the plugin reads from pod_info (quota_of, non-preemptible admission).
 void set_quota_labels(pod_info& info, const quota::key_value_list* labels) {
   info.quota_name = std::string(quota::find_key(labels, names::label_quota_name).value_or(""));
@@ -105,6 +119,44 @@ void set_quota_labels(pod_info& info, const quota::key_value_list* labels) {
 // NodeNUMAResource's pod annotations (resource-spec, numa-topology-spec). The set is the pod's
 // whole set: an annotation that went away resets its part. One that does not parse leaves its
 // error for PreFilter to report (Koordinator's GetResourceSpec error fails the pod the same way).
+// DeviceShare's annotations, kept as written (PreFilter parses them and refuses the pod, naming
+// the field, when they do not parse).
+void set_device_annotations(pod_info& info, const quota::key_value_list* annotations) {
+  info.device_allocate_hint.clear();
+  info.device_joint_allocate.clear();
+  if (annotations == nullptr) return;
+  for (const auto* kv : *annotations) {
+    const auto k = to_string_view(kv->key());
+    if (k == names::annotation_device_allocate_hint)
+      info.device_allocate_hint = std::string(to_string_view(kv->value()));
+    else if (k == names::annotation_device_joint_allocate)
+      info.device_joint_allocate = std::string(to_string_view(kv->value()));
+  }
+}
+
+// A log record's devices: GPU shares (no type) and, schema v11, RDMA NICs / FPGAs. An entry of a
+// type Colony does not know is left out.
+void devices_of(const flatbuffers::Vector<flatbuffers::Offset<wire::DeviceAllocation>>* v,
+                std::vector<gpu_allocation>& gpus, device::device_allocations& others) {
+  if (v == nullptr) return;
+  for (const auto* d : *v) {
+    const auto type = to_string_view(d->type());
+    if (type.empty()) {
+      gpus.push_back(gpu_allocation{d->minor(), d->core(), d->memory_bytes(), d->memory_ratio()});
+      continue;
+    }
+    auto t = device::parse_device_type(type);
+    if (!t || *t == device::device_type::gpu) continue;
+    device::device_allocation a;
+    a.type = *t;
+    a.minor = d->minor();
+    (*t == device::device_type::rdma ? a.resources.rdma : a.resources.fpga) = d->amount();
+    if (d->vf_bus_id() != nullptr && d->vf_bus_id()->size() > 0)
+      a.vf = device::virtual_function{d->vf_minor(), std::string(to_string_view(d->vf_bus_id()))};
+    others.push_back(std::move(a));
+  }
+}
+
 void set_numa_annotations(pod_info& info, const quota::key_value_list* annotations) {
   info.cpu_resource_spec = {};
   info.numa_spec = {};
@@ -297,6 +349,7 @@ bool scheduler_component::wants(wire::Payload type) const {
     case P::ReservationUpserted:
     case P::ReservationPhaseChanged:
     case P::NodeResourceTopologyUpdated:
+    case P::ObjectObserved:  // Device objects
       return true;
     default:
       return false;
@@ -357,9 +410,52 @@ void scheduler_component::unassume(pod_rec& p) {
   p.node.clear();
 }
 
+void scheduler_component::observe_device(const wire::ObjectObserved& o) {
+  const std::size_t i = node_slot(to_string_view(o.name()));
+  auto& n = nodes_[i];
+  n.device_model.reset();
+  if (!o.deleted()) {
+    nlohmann::json obj = {{"metadata", {{"name", std::string(to_string_view(o.name()))}}}};
+    obj["spec"] = nlohmann::json::parse(to_string_view(o.spec_json()), nullptr, false);
+    if (obj["spec"].is_discarded()) obj["spec"] = nullptr;
+    if (auto nd = device::parse_device(obj)) {
+      auto model = std::make_shared<device::device_model>();
+      model->topology = device::build_numa_topology(*nd);
+      model->devices = std::move(*nd);
+      // The Device object is the GPUs' source (Koordinator's device cache): what pods hold stays.
+      std::vector<gpu_device> gpus;
+      for (const auto& dv : model->devices.of_type(device::device_type::gpu)) {
+        gpu_device g;
+        g.minor = dv.minor;
+        g.healthy = dv.health;
+        g.core_total = dv.resources.gpu_core;
+        g.memory_total_bytes = dv.resources.gpu_memory;
+        g.memory_ratio_total = dv.resources.gpu_memory_ratio;
+        if (dv.topology) g.pcie_id = dv.topology->pcie_id;
+        for (const auto& old : n.gpus)
+          if (old.minor == g.minor) {
+            g.core_used = old.core_used;
+            g.memory_used_bytes = old.memory_used_bytes;
+            g.memory_ratio_used = old.memory_ratio_used;
+          }
+        gpus.push_back(std::move(g));
+      }
+      n.gpus = std::move(gpus);
+      n.device_model = std::move(model);
+    } else {
+      auto err = nd.error();
+      err.where = "Device/" + std::string(to_string_view(o.name())) +
+                  (err.where.empty() ? "" : " " + err.where);
+      device_errors_.push_back(std::move(err));
+    }
+  }
+  ++n.generation;
+  node_event(i, cluster_event_type::node_update);
+}
+
 void scheduler_component::on_bound(std::string_view pod, std::string_view node,
                                    const resource_list& requests, std::vector<gpu_allocation> gpus,
-                                   std::string_view reservation, numa_grant grant) {
+                                   std::string_view reservation, bind_grant grant) {
   auto it = pods_.find(pod);
   if (it == pods_.end()) {
     pod_rec r;
@@ -381,6 +477,7 @@ void scheduler_component::on_bound(std::string_view pod, std::string_view node,
     decision d;
     d.node = std::string(node);
     d.gpu_allocations = std::move(gpus);
+    d.device_allocations = std::move(grant.devices);
     d.cpuset = std::move(grant.cpuset);
     d.numa_resources = std::move(grant.numa_resources);
     assume_pod(nodes_[n], p.info, d, now_);
@@ -481,6 +578,11 @@ void scheduler_component::on_event(const wire::Envelope& env,
       node_event(i, cluster_event_type::node_update);
       break;
     }
+    case P::ObjectObserved: {
+      const auto* e = env.payload_as_ObjectObserved();
+      if (to_string_view(e->kind()) == "Device") observe_device(*e);
+      break;
+    }
     case P::NodeMetricReported: {
       const auto* e = env.payload_as_NodeMetricReported();
       auto& n = nodes_[node_slot(to_string_view(e->node()))];
@@ -539,9 +641,11 @@ void scheduler_component::on_event(const wire::Envelope& env,
       r.info.limits = to_resource_list(e->limits());
       r.info.kube_qos_class = to_kube_qos(e->kube_qos(), req, r.info.limits);
       set_requests(r.info, req);
+      set_extended_devices(r.info, e->requests());
       r.info.priority = e->priority();
       set_quota_labels(r.info, e->labels());
       set_numa_annotations(r.info, e->annotations());
+      set_device_annotations(r.info, e->annotations());
       if (e->gpu_models())
         for (const auto* m : *e->gpu_models()) r.info.gpu_models.emplace_back(to_string_view(m));
       r.ours = opts_.scheduler_names.empty() ||
@@ -560,9 +664,15 @@ void scheduler_component::on_event(const wire::Envelope& env,
       p.info.priority_class_label = static_cast<priority_class>(e->priority_class());
       p.info.qos_label = static_cast<qos_class>(e->qos_class());
       p.info.priority = e->priority();
-      if (e->requests()) set_requests(p.info, to_resource_list(e->requests()));
+      if (e->requests()) {
+        set_requests(p.info, to_resource_list(e->requests()));
+        set_extended_devices(p.info, e->requests());
+      }
       if (e->limits()) p.info.limits = to_resource_list(e->limits());
-      if (e->annotations()) set_numa_annotations(p.info, e->annotations());
+      if (e->annotations()) {
+        set_numa_annotations(p.info, e->annotations());
+        set_device_annotations(p.info, e->annotations());
+      }
       if (e->labels()) {
         set_quota_labels(p.info, e->labels());  // the full label set
         auto id =
@@ -598,13 +708,11 @@ void scheduler_component::on_event(const wire::Envelope& env,
     case P::PodScheduled: {
       const auto* e = env.payload_as_PodScheduled();
       std::vector<gpu_allocation> gpus;
-      if (e->devices())
-        for (const auto* d : *e->devices())
-          gpus.push_back(gpu_allocation{d->minor(), d->core(), d->memory_bytes(), 0});
+      bind_grant grant;
+      devices_of(e->devices(), gpus, grant.devices);
       const auto rsv = to_string_view(e->reservation());
       // A cpuset that does not parse binds no CPUs here (the node actor wrote what the
       // scheduler proposed; only a corrupt record gets here).
-      numa_grant grant;
       if (auto c = numa::cpu_set::parse(to_string_view(e->cpuset()))) grant.cpuset = std::move(*c);
       if (e->numa_resources())
         for (const auto* a : *e->numa_resources())
@@ -748,6 +856,15 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
     std::vector<flatbuffers::Offset<wire::DeviceAllocation>> devs;
     for (const auto& g : d.gpu_allocations)
       devs.push_back(wire::CreateDeviceAllocation(fbb, g.minor, g.core, g.memory_bytes));
+    // Schema v11: RDMA NICs and FPGAs with their amounts and VFs (GPU entries keep their bytes).
+    for (const auto& a : d.device_allocations) {
+      auto type = fbb.CreateString(device::to_string(a.type));
+      auto vf = a.vf ? fbb.CreateString(a.vf->bus_id) : flatbuffers::Offset<flatbuffers::String>{};
+      const std::int64_t amount =
+          a.type == device::device_type::rdma ? a.resources.rdma : a.resources.fpga;
+      devs.push_back(wire::CreateDeviceAllocation(fbb, a.minor, 0, 0, type, amount, vf,
+                                                  a.vf ? a.vf->minor : 0));
+    }
     resource_list req = qp.pod.requests;
     req.pods = 1;
     auto pod = fbb.CreateString(qp.pod.key);

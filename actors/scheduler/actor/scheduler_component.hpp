@@ -149,10 +149,12 @@ struct scheduler_component_options {
   std::shared_ptr<framework_recorder> recorder;
 };
 
-// What NodeNUMAResource gave a bound pod (PodScheduled's cpuset and NUMA node resources).
-struct numa_grant {
+// What NodeNUMAResource and DeviceShare gave a bound pod (PodScheduled's cpuset, NUMA node
+// resources and, schema v11, RDMA NICs / FPGAs).
+struct bind_grant {
   numa::cpu_set cpuset;
   std::vector<numa::numa_amount> numa_resources;
+  device::device_allocations devices;
 };
 
 class scheduler_component final : public entities::component {
@@ -182,6 +184,8 @@ class scheduler_component final : public entities::component {
   [[nodiscard]] const quota::quota_tree* quota_tree() const {
     return quota_ ? quota_->tree().get() : nullptr;
   }
+  // Device objects that did not parse (the field named), in log order.
+  [[nodiscard]] const std::vector<error>& device_errors() const { return device_errors_; }
 
  private:
   enum class pod_phase : std::uint8_t { queued, proposed, bound, done };
@@ -222,11 +226,14 @@ class scheduler_component final : public entities::component {
   void unassume(pod_rec& p);
   void on_bound(std::string_view pod, std::string_view node, const resource_list& requests,
                 std::vector<gpu_allocation> gpus, std::string_view reservation,
-                numa_grant grant = {});
+                bind_grant grant = {});
   // PostFilter's nomination: PodEvicted (Preempted) for each victim not already on its way out.
   void preempt(const pod_info& preemptor, const std::string& node,
                const std::vector<std::string>& victims, std::vector<messages::byte_buffer>& out);
   void enable_reservations();
+  // A Device object (ObjectObserved kind Device): the node's device model, its GPUs mirrored
+  // into node_info::gpus; a deleted one, or one that does not parse, leaves the node none.
+  void observe_device(const wire::ObjectObserved& o);
   void on_reservation_upserted(const wire::ReservationUpserted& e);
   void on_reservation_phase(const wire::ReservationPhaseChanged& e);
   void hold_on_node(const rsv_rec& r);
@@ -274,6 +281,7 @@ class scheduler_component final : public entities::component {
   // Cluster events of the current batch, by node index (ordered: deterministic move order);
   // the value is the first event's type. Moved on at the batch's end.
   std::map<std::size_t, cluster_event_type> events_;
+  std::vector<error> device_errors_;
   messages::event_builder b_;
 };
 

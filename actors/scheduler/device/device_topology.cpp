@@ -378,4 +378,14 @@ numa_topology build_numa_topology(const node_devices& nd) {
   return topo;
 }
 
+void add_allocations(node_device_usage& usage, std::span<const device_allocation> allocations) {
+  for (const auto& a : allocations)
+    usage.add(a.type, a.minor, a.resources, a.vf ? &a.vf->bus_id : nullptr);
+}
+
+void remove_allocations(node_device_usage& usage, std::span<const device_allocation> allocations) {
+  for (const auto& a : allocations)
+    usage.remove(a.type, a.minor, a.resources, a.vf ? &a.vf->bus_id : nullptr);
+}
+
 }  // namespace colony::scheduler::device

@@ -162,4 +162,28 @@ struct numa_topology {
 };
 [[nodiscard]] numa_topology build_numa_topology(const node_devices& nd);
 
+// A node's Device object as the scheduler keeps it: the devices and their NUMA/PCIe grouping,
+// built once per observed object and shared by every copy of the node's view.
+struct device_model {
+  node_devices devices;
+  numa_topology topology;  // build_numa_topology(devices)
+};
+
+// One allocated device (apiext.DeviceAllocation): per-instance resources and, for an RDMA NIC
+// with VFs requested, the VF.
+struct device_allocation {
+  device_type type = device_type::gpu;
+  std::int32_t minor = 0;
+  device_amount resources;
+  std::optional<virtual_function> vf;
+  bool operator==(const device_allocation&) const = default;
+};
+// A pod's allocation, sorted by (type, minor).
+using device_allocations = std::vector<device_allocation>;
+
+// The used amounts and VFs an allocation adds (nodeDevice.updateCacheUsed).
+void add_allocations(node_device_usage& usage, std::span<const device_allocation> allocations);
+// The reverse (a pod forgotten or unreserved).
+void remove_allocations(node_device_usage& usage, std::span<const device_allocation> allocations);
+
 }  // namespace colony::scheduler::device

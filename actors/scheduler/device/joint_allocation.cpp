@@ -256,16 +256,6 @@ void add_gpu_usage(node_device_usage& usage, std::span<const gpu_device> gpus) {
   }
 }
 
-void add_allocations(node_device_usage& usage, std::span<const device_allocation> allocations) {
-  for (const auto& a : allocations)
-    usage.add(a.type, a.minor, a.resources, a.vf ? &a.vf->bus_id : nullptr);
-}
-
-void remove_allocations(node_device_usage& usage, std::span<const device_allocation> allocations) {
-  for (const auto& a : allocations)
-    usage.remove(a.type, a.minor, a.resources, a.vf ? &a.vf->bus_id : nullptr);
-}
-
 std::vector<gpu_allocation> to_gpu_allocations(std::span<const device_allocation> allocations) {
   std::vector<gpu_allocation> out;
   for (const auto& a : allocations)

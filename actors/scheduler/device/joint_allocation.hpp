@@ -37,13 +37,12 @@
 #include "actors/scheduler/device/device_topology.hpp"
 #include "actors/scheduler/device_share.hpp"
 #include "actors/scheduler/numa/topology_manager.hpp"
+#include "messages/names.hpp"
 
 namespace colony::scheduler::device {
 
-inline constexpr std::string_view annotation_device_joint_allocate =
-    "scheduling.koordinator.sh/device-joint-allocate";
-inline constexpr std::string_view annotation_device_allocate_hint =
-    "scheduling.koordinator.sh/device-allocate-hint";
+using names::annotation_device_allocate_hint;
+using names::annotation_device_joint_allocate;
 
 // DeviceJointAllocateScope.
 inline constexpr std::string_view same_pcie_scope = "SamePCIe";
@@ -116,22 +115,6 @@ struct device_share_request {
 [[nodiscard]] result<std::optional<device_share_request>> make_device_share_request(
     const device_request& r, std::string_view hints_annotation, std::string_view joint_annotation);
 
-// One allocated device (apiext.DeviceAllocation): per-instance resources and, for an RDMA NIC
-// with VFs requested, the VF.
-struct device_allocation {
-  device_type type = device_type::gpu;
-  std::int32_t minor = 0;
-  device_amount resources;
-  std::optional<virtual_function> vf;
-  bool operator==(const device_allocation&) const = default;
-};
-// A pod's allocation, sorted by (type, minor).
-using device_allocations = std::vector<device_allocation>;
-
-// The used amounts and VFs an allocation adds (nodeDevice.updateCacheUsed).
-void add_allocations(node_device_usage& usage, std::span<const device_allocation> allocations);
-// The reverse (a pod forgotten or unreserved).
-void remove_allocations(node_device_usage& usage, std::span<const device_allocation> allocations);
 // What Colony's GPU accounting (node_info::gpus: core_used, memory_used_bytes,
 // memory_ratio_used) says pods hold, as usage entries.
 void add_gpu_usage(node_device_usage& usage, std::span<const gpu_device> gpus);
