@@ -72,6 +72,32 @@ flatbuffers::Offset<wire::Resources> event_builder::resources(const resource_lis
   return b.Finish();
 }
 
+flatbuffers::Offset<wire::Resources> event_builder::resources(
+    const resource_list& r, const std::vector<std::pair<std::string, std::int64_t>>& extended) {
+  if (extended.empty()) return resources(r);
+  std::vector<flatbuffers::Offset<wire::NamedQuantity>> named;
+  named.reserve(extended.size());
+  for (const auto& [name, v] : extended) {
+    const auto n = fbb_.CreateString(name);
+    named.push_back(wire::CreateNamedQuantity(fbb_, n, v));
+  }
+  const auto ext = fbb_.CreateVector(named);
+  wire::ResourcesBuilder b(fbb_);
+  b.add_cpu_milli(r.cpu_milli);
+  b.add_memory_bytes(r.memory_bytes);
+  b.add_batch_cpu_milli(r.batch_cpu_milli);
+  b.add_batch_memory_bytes(r.batch_memory_bytes);
+  b.add_mid_cpu_milli(r.mid_cpu_milli);
+  b.add_mid_memory_bytes(r.mid_memory_bytes);
+  b.add_gpu(r.gpu);
+  b.add_gpu_core(r.gpu_core);
+  b.add_gpu_memory_bytes(r.gpu_memory_bytes);
+  b.add_gpu_memory_ratio(r.gpu_memory_ratio);
+  b.add_pods(r.pods);
+  b.add_extended(ext);
+  return b.Finish();
+}
+
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>>
 event_builder::key_values(const std::vector<std::pair<std::string, std::string>>& kvs) {
   std::vector<flatbuffers::Offset<wire::KeyValue>> v;

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "colony_generated.h"
@@ -70,6 +71,10 @@ class event_builder {
 
   // Helpers for the shared sub-tables.
   flatbuffers::Offset<wire::Resources> resources(const resource_list& r);
+  // The same with named extended resources (koordinator.sh/rdma, ...) in the order given; with
+  // none, the bytes resources(r) writes.
+  flatbuffers::Offset<wire::Resources> resources(
+      const resource_list& r, const std::vector<std::pair<std::string, std::int64_t>>& extended);
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>> key_values(
       const std::vector<std::pair<std::string, std::string>>& kvs);
 

@@ -560,6 +560,7 @@ result<run_result> component_sim::run() {
         case action::node_register:
           observe(src_.node_registered(t, a.index));
           if (auto topo = src_.node_topology(t, a.index)) observe(*topo);
+          if (auto devs = src_.node_devices(t, a.index)) observe(*devs);
           if (model_ == usage_model::none) node_changed(a.index);
           break;
         case action::pod_submit:

@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "actors/quota/actor/quota_events.hpp"
+#include "actors/scheduler/device/device_topology.hpp"
 #include "actors/scheduler/elastic_quota.hpp"
 #include "actors/scheduler/numa/cpu_set.hpp"
 #include "messages/codec.hpp"
@@ -160,6 +161,16 @@ struct metrics_observer::impl {
   static_assert(static_cast<std::size_t>(wire::Payload::MAX) < 64);
   // NodeNUMAResource: nodes with a NodeResourceTopology, bindings with a cpuset / NUMA resources.
   std::uint64_t topology_nodes = 0, cpuset_pods = 0, cpuset_cpus = 0, numa_pods = 0;
+  // DeviceShare over Device objects: where each node's GPUs and NICs sit ((type, minor) ->
+  // (NUMA node, PCIe switch)), and what the RDMA pods got.
+  struct device_place {
+    std::int32_t numa = -1;
+    std::string pcie;
+  };
+  std::map<std::string, std::map<std::pair<int, std::int32_t>, device_place>, std::less<>>
+      device_places;
+  std::uint64_t device_objects_refused = 0, rdma_pods = 0, rdma_nics = 0, rdma_vfs = 0;
+  std::uint64_t rdma_same_pcie = 0, rdma_same_numa = 0;
   // CPU normalization: each node's latest cpu-normalization-ratio (the slo-controller's patch).
   std::map<std::string, std::string, std::less<>> normalization_ratio;
   std::uint64_t submitted = 0, scheduled = 0, rejected = 0, withdrawn = 0, completed = 0;
@@ -256,6 +267,10 @@ struct metrics_observer::impl {
         break;
       case P::NodeResourceTopologyUpdated:
         if (!env.payload_as_NodeResourceTopologyUpdated()->deleted()) ++topology_nodes;
+        break;
+      case P::ObjectObserved:
+        if (const auto* o = env.payload_as_ObjectObserved(); to_string_view(o->kind()) == "Device")
+          device_observed(*o);
         break;
       case P::PodUnschedulable:
         pod_unschedulable(*env.payload_as_PodUnschedulable());
@@ -513,9 +528,11 @@ struct metrics_observer::impl {
     p->devices.clear();
     if (const auto* devs = e->devices()) {
       for (const auto* d : *devs) {
+        if (d->type() != nullptr && d->type()->size() > 0) continue;  // a NIC / FPGA (v11)
         p->devices.emplace_back(d->minor(), d->core());
         if (auto* g = nr.find_gpu(d->minor())) g->core_used += d->core();
       }
+      rdma_placement(to_string_view(e->node()), *devs);
     }
     mark_frag(n);
     // A bind must leave the node within its allocatable (summary invariants).
@@ -527,6 +544,59 @@ struct metrics_observer::impl {
     if (over) ++over_capacity;
     if (u.batch_cpu_milli > nr.batch_cpu || u.batch_memory_bytes > nr.batch_mem)
       ++batch_overcommitted;
+  }
+
+  void device_observed(const wire::ObjectObserved& o) {
+    const std::string node(to_string_view(o.name()));
+    device_places.erase(node);
+    if (o.deleted()) return;
+    nlohmann::json obj = {{"metadata", {{"name", node}}}};
+    obj["spec"] = nlohmann::json::parse(to_string_view(o.spec_json()), nullptr, false);
+    auto nd = scheduler::device::parse_device(obj);
+    if (!nd) {
+      ++device_objects_refused;
+      return;
+    }
+    auto& places = device_places[node];
+    for (const auto& d : nd->devices)
+      if (d.topology)
+        places[{static_cast<int>(d.type), d.minor}] = {d.topology->node_id, d.topology->pcie_id};
+  }
+
+  // An RDMA pod's placement: its NICs on one of its GPUs' PCIe switches / NUMA nodes.
+  void rdma_placement(
+      std::string_view node,
+      const flatbuffers::Vector<flatbuffers::Offset<wire::DeviceAllocation>>& devs) {
+    using scheduler::device::device_type;
+    auto it = device_places.find(node);
+    std::set<std::string> gpu_pcie;
+    std::set<std::int32_t> gpu_numa;
+    std::vector<device_place> nics;
+    for (const auto* d : devs) {
+      const auto type = to_string_view(d->type());
+      const int t = static_cast<int>(type.empty() ? device_type::gpu : device_type::rdma);
+      if (!type.empty() && type != "rdma") continue;
+      device_place place;
+      if (it != device_places.end())
+        if (auto p = it->second.find({t, d->minor()}); p != it->second.end()) place = p->second;
+      if (type.empty()) {
+        gpu_pcie.insert(place.pcie);
+        gpu_numa.insert(place.numa);
+      } else {
+        nics.push_back(place);
+        if (d->vf_bus_id() != nullptr && d->vf_bus_id()->size() > 0) ++rdma_vfs;
+      }
+    }
+    if (nics.empty()) return;
+    ++rdma_pods;
+    rdma_nics += nics.size();
+    bool pcie = !gpu_pcie.empty(), numa = !gpu_numa.empty();
+    for (const auto& n : nics) {
+      pcie = pcie && !n.pcie.empty() && gpu_pcie.count(n.pcie) != 0;
+      numa = numa && n.numa >= 0 && gpu_numa.count(n.numa) != 0;
+    }
+    rdma_same_pcie += pcie ? 1 : 0;
+    rdma_same_numa += numa ? 1 : 0;
   }
 
   void release(pod_rec& p) {
@@ -844,6 +914,17 @@ struct metrics_observer::impl {
       nj["cpuset_cpus"] = cpuset_cpus;
       nj["pods_with_numa_resources"] = numa_pods;
       j["numa"] = nj;
+    }
+    if (!device_places.empty() || device_objects_refused > 0 || rdma_pods > 0) {
+      nlohmann::ordered_json dj;
+      dj["nodes_with_device_object"] = device_places.size();
+      dj["device_objects_refused"] = device_objects_refused;
+      dj["rdma_pods_scheduled"] = rdma_pods;
+      dj["rdma_nics_allocated"] = rdma_nics;
+      dj["rdma_vfs_allocated"] = rdma_vfs;
+      dj["rdma_pods_nic_on_gpu_pcie_switch"] = rdma_same_pcie;
+      dj["rdma_pods_nic_on_gpu_numa_node"] = rdma_same_numa;
+      j["devices"] = dj;
     }
     if (!normalization_ratio.empty()) {
       std::map<std::string, std::uint64_t> by_ratio;

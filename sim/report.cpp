@@ -246,6 +246,17 @@ std::string summary_text(const run_result& r) {
       g["gpu_devices"].get<std::int64_t>(), g["avg_gpu_allocation_pct"].get<double>(),
       g["final_gpu_allocation_pct"].get<double>(),
       g["avg_gpu_fragmentation_pct_of_total"].get<double>());
+  if (j.contains("devices")) {
+    const auto& d = j["devices"];
+    o << fmt::format(
+        "  Devices: {} nodes with a Device object; {} RDMA pods got {} NICs ({} VFs); NIC on a "
+        "GPU's PCIe switch {}, on a GPU's NUMA node {}\n",
+        d["nodes_with_device_object"].get<std::uint64_t>(),
+        d["rdma_pods_scheduled"].get<std::uint64_t>(),
+        d["rdma_nics_allocated"].get<std::uint64_t>(), d["rdma_vfs_allocated"].get<std::uint64_t>(),
+        d["rdma_pods_nic_on_gpu_pcie_switch"].get<std::uint64_t>(),
+        d["rdma_pods_nic_on_gpu_numa_node"].get<std::uint64_t>());
+  }
   if (const auto& q = j["quota"]; q.contains("by_quota")) {
     o << "\nElasticQuota (CPU cores: min / max, runtime and used averaged over time)\n";
     for (const auto& x : q["by_quota"]) {

@@ -12,6 +12,7 @@
 #include "actors/admission/profile_loader.hpp"
 #include "actors/quota/actor/quota_profile_component.hpp"
 #include "actors/quota/webhook.hpp"
+#include "messages/quantity.hpp"
 
 namespace colony::sim {
 
@@ -231,7 +232,8 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "schedulerConfig",
                                               "deschedulerConfig",
                                               "numaTopology",
-                                              "cpuModels"};
+                                              "cpuModels",
+                                              "deviceTopology"};
   try {
     for (const auto& kv : root) {
       const auto key = kv.first.as<std::string>();
@@ -539,6 +541,79 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
         }
       }
       c.numa_topology = std::move(t);
+    }
+    if (auto n = root["deviceTopology"]) {
+      if (!n.IsMap()) return bad(source, n, "deviceTopology", "expected a mapping");
+      device_topology_config t;
+      auto small = [&](const YAML::Node& v, const std::string& field, int& dst,
+                       bool zero_ok) -> result<void> {
+        std::int64_t x = 0;
+        try {
+          x = v.as<std::int64_t>();
+        } catch (const YAML::Exception&) {
+          return bad(source, v, field, "expected an integer, got '" + text_of(v) + "'");
+        }
+        if (x < (zero_ok ? 0 : 1) || x > 64)
+          return bad(source, v, field,
+                     std::string(zero_ok ? "expected 0 to 64" : "expected 1 to 64") + ", got " +
+                         std::to_string(x));
+        dst = static_cast<int>(x);
+        return {};
+      };
+      for (const auto& kv : n) {
+        const auto k = kv.first.as<std::string>();
+        const std::string field = "deviceTopology." + k;
+        result<void> r;
+        if (k == "numaNodes") {
+          r = small(kv.second, field, t.numa_nodes, false);
+        } else if (k == "pcieSwitchesPerNUMANode") {
+          r = small(kv.second, field, t.pcie_switches_per_numa_node, false);
+        } else if (k == "rdmaPerPCIeSwitch") {
+          r = small(kv.second, field, t.rdma_per_pcie_switch, true);
+        } else if (k == "vfsPerRDMA") {
+          r = small(kv.second, field, t.vfs_per_rdma, true);
+        } else if (k == "gpuMemory") {
+          auto q = k8s::parse_quantity_value(kv.second.as<std::string>());
+          if (!q || *q <= 0)
+            return bad(source, kv.second, field, "expected a positive quantity such as 80Gi");
+          t.gpu_memory_bytes = *q;
+        } else if (k == "rdmaPods") {
+          if (!kv.second.IsMap()) return bad(source, kv.second, field, "expected a mapping");
+          for (const auto& p : kv.second) {
+            const auto pk = p.first.as<std::string>();
+            const std::string pf = field + "." + pk;
+            if (pk == "minGPUs") {
+              r = small(p.second, pf, t.rdma_pods_min_gpus, false);
+            } else if (pk == "rdma") {
+              auto v = positive_int(source, p.second, pf);
+              if (!v) return tl::unexpected(v.error());
+              if (*v > 100 && *v % 100 != 0)
+                return bad(source, p.second, pf,
+                           "expected at most 100 or a multiple of 100 (whole NICs)");
+              t.rdma_per_pod = *v;
+            } else if (pk == "vf") {
+              t.rdma_pods_vf = p.second.as<bool>();
+            } else if (pk == "jointScope") {
+              t.joint_scope = p.second.as<std::string>();
+              if (!t.joint_scope.empty() && t.joint_scope != "SamePCIe" && t.joint_scope != "None")
+                return bad(source, p.second, pf,
+                           "expected SamePCIe, \"\" (preferred) or None (no joint allocation), "
+                           "got '" +
+                               t.joint_scope + "'");
+            } else {
+              return bad(source, p.first, pf, "unknown field");
+            }
+            if (!r) return tl::unexpected(r.error());
+          }
+        } else {
+          return bad(source, kv.first, field, "unknown field");
+        }
+        if (!r) return tl::unexpected(r.error());
+      }
+      if (t.rdma_pods_vf && t.rdma_per_pcie_switch > 0 && t.vfs_per_rdma == 0)
+        return bad(source, n, "deviceTopology.vfsPerRDMA",
+                   "rdmaPods.vf asks a VF per pod: NICs need VFs (or set rdmaPods.vf: false)");
+      c.device_topology = std::move(t);
     }
     if (auto n = root["schedulerTieBreak"]) {
       auto t = scheduler::parse_tie_break(n.as<std::string>());

@@ -74,6 +74,27 @@ struct numa_topology_config {
 [[nodiscard]] std::optional<scheduler::numa::machine_model> numa_machine_model(
     std::int64_t cpus, const numa_topology_config& c);
 
+// deviceTopology: the Device object (scheduling.koordinator.sh/v1alpha1) every GPU node of the
+// trace gets, reported as the koord-device-daemon reports it (docs/sim.md "Devices"): the
+// node's GPUs spread evenly, in minor order, over numa_nodes x pcie_switches_per_numa_node PCIe
+// switches (switch s on NUMA node s / pcie_switches_per_numa_node, socket = NUMA node); each
+// switch has rdma_per_pcie_switch RDMA NICs with vfs_per_rdma VFs each. And which GPU pods ask
+// for RDMA: those asking at least rdma_pods_min_gpus whole GPUs get koordinator.sh/rdma =
+// rdma_per_pod, a VF each (device-allocate-hint rdma.vfSelector {}) when rdma_pods_vf, and
+// device-joint-allocate {gpu, rdma} with requiredScope joint_scope ("" = preferred; "None": no
+// device-joint-allocate annotation, the NIC is placed on its own).
+struct device_topology_config {
+  int numa_nodes = 2;                                      // Default: 2
+  int pcie_switches_per_numa_node = 2;                     // Default: 2
+  int rdma_per_pcie_switch = 1;                            // Default: 1
+  int vfs_per_rdma = 4;                                    // Default: 4
+  std::int64_t gpu_memory_bytes = std::int64_t{80} << 30;  // gpuMemory. Default: 80Gi
+  int rdma_pods_min_gpus = 1;                              // rdmaPods.minGPUs. Default: 1
+  std::int64_t rdma_per_pod = 1;                           // rdmaPods.rdma. Default: 1
+  bool rdma_pods_vf = true;                                // rdmaPods.vf. Default: true
+  std::string joint_scope = "SamePCIe";                    // rdmaPods.jointScope. Default: SamePCIe
+};
+
 // cpuModels: one rule of the CPU model trace nodes report (the koordlet's
 // node.koordinator.sh/cpu-basic-info): nodes with `cpus` logical CPUs (cpu capacity / 1000), or
 // any node when cpus is 0, get the model. The first matching rule wins; a node no rule matches
@@ -161,6 +182,9 @@ struct sim_config {
   std::optional<numa_topology_config> numa_topology;
   // cpuModels (above). Default: none (nodes report no CPU model).
   std::vector<cpu_model_rule> cpu_models;
+  // deviceTopology (above). Default: none: GPU nodes have no Device object, DeviceShare serves
+  // their GPUs one by one and no pod asks for RDMA.
+  std::optional<device_topology_config> device_topology;
   // Whether the slo-controller runs Koordinator's cpunormalization and resourceamplification
   // plugins: set when sloControllerConfig gives cpu-normalization-config or
   // resource-amplification-config (the plugins write every node's ratio annotations once on,

@@ -9,6 +9,7 @@
 #include "actors/admission/qos.hpp"
 #include "actors/quota/actor/quota_events.hpp"
 #include "messages/names.hpp"
+#include "messages/quantity.hpp"
 
 namespace colony::sim {
 
@@ -25,6 +26,11 @@ messages::header hdr(std::int64_t t, wire::EntityKind k, std::string_view key,
   h.causation = -1;
   h.source = source;
   return h;
+}
+
+// deviceTopology's PCI addresses: domain 0, bus = the PCIe switch + 1, device and function.
+std::string bus_id(int bus, int device, int function) {
+  return fmt::format("0000:{:02x}:{:02x}.{}", bus, device, function);
 }
 
 // messages/qos.hpp numbers kube_qos_class as the wire enum.
@@ -110,7 +116,9 @@ messages::byte_buffer trace_source::node_registered(std::int64_t t, std::uint32_
     std::vector<fb::Offset<wire::GpuDevice>> devs;
     for (std::int32_t g = 0; g < r.gpu; ++g) {
       auto model = fbb.CreateString(r.gpu_model);
-      devs.push_back(wire::CreateGpuDevice(fbb, g, model, 100, 0, true));
+      // deviceTopology: the Device object's memory, so both views of a GPU agree.
+      const std::int64_t memory = cfg_.device_topology ? cfg_.device_topology->gpu_memory_bytes : 0;
+      devs.push_back(wire::CreateGpuDevice(fbb, g, model, 100, memory, true));
     }
     gpus = fbb.CreateVector(devs);
   }
@@ -146,6 +154,73 @@ std::optional<messages::byte_buffer> trace_source::node_topology(std::int64_t t,
   return b_.finish(hdr(t, wire::EntityKind::Node, r.name, "trace"), payload);
 }
 
+std::string trace_source::device_spec(std::uint32_t n) const {
+  const auto& r = trace_.openb_nodes->rows[n];
+  const auto& c = *cfg_.device_topology;
+  const int switches = c.numa_nodes * c.pcie_switches_per_numa_node;
+  const std::string gpu_memory = k8s::format_binary_si(c.gpu_memory_bytes);
+  // Switch s: NUMA node (and socket) s / pcie_switches_per_numa_node, PCI bus s + 1; on it GPU i
+  // is device i, NIC k device 0x10 + 2k and its VF v device 0x11 + 2k + v / 8, function v % 8.
+  auto topology = [&](int s, int device) {
+    const int numa = s / c.pcie_switches_per_numa_node;
+    return nlohmann::json{{"socketID", numa},
+                          {"nodeID", numa},
+                          {"pcieID", "pci" + std::to_string(s)},
+                          {"busID", bus_id(s + 1, device, 0)}};
+  };
+  std::vector<int> on_switch(static_cast<std::size_t>(switches), 0);
+  nlohmann::json devices = nlohmann::json::array();
+  // GPU g on switch g * switches / G: the node's GPUs evenly over the switches, in minor order.
+  for (std::int32_t g = 0; g < r.gpu; ++g) {
+    const int s = static_cast<int>(std::int64_t{g} * switches / r.gpu);
+    const int device = on_switch[static_cast<std::size_t>(s)]++;
+    devices.push_back({{"type", "gpu"},
+                       {"minor", g},
+                       {"health", true},
+                       {"resources",
+                        {{std::string(names::gpu_core), "100"},
+                         {std::string(names::gpu_memory), gpu_memory},
+                         {std::string(names::gpu_memory_ratio), "100"}}},
+                       {"topology", topology(s, device)}});
+  }
+  for (int s = 0; s < switches; ++s)
+    for (int k = 0; k < c.rdma_per_pcie_switch; ++k) {
+      const int minor = s * c.rdma_per_pcie_switch + k;
+      nlohmann::json nic = {{"type", "rdma"},
+                            {"minor", minor},
+                            {"health", true},
+                            {"resources", {{std::string(names::koord_rdma), "100"}}},
+                            {"topology", topology(s, 0x10 + 2 * k)}};
+      if (c.vfs_per_rdma > 0) {
+        nlohmann::json vfs = nlohmann::json::array();
+        for (int v = 0; v < c.vfs_per_rdma; ++v)
+          vfs.push_back({{"minor", v}, {"busID", bus_id(s + 1, 0x11 + 2 * k + v / 8, v % 8)}});
+        nic["vfGroups"] =
+            nlohmann::json::array({{{"labels", {{"type", "general"}}}, {"vfs", std::move(vfs)}}});
+      }
+      devices.push_back(std::move(nic));
+    }
+  return nlohmann::json{{"devices", std::move(devices)}}.dump();
+}
+
+std::optional<messages::byte_buffer> trace_source::node_devices(std::int64_t t, std::uint32_t n) {
+  if (!cfg_.device_topology) return std::nullopt;
+  const auto& r = trace_.openb_nodes->rows[n];
+  if (r.gpu <= 0) return std::nullopt;
+  const std::string spec = device_spec(n);
+  auto& fbb = b_.fbb();
+  auto av = fbb.CreateString("scheduling.koordinator.sh/v1alpha1");
+  auto kind = fbb.CreateString("Device");
+  auto ns = fbb.CreateString("");
+  auto name = fbb.CreateString(r.name);
+  auto uid = fbb.CreateString("");
+  auto rv = fbb.CreateString("");
+  auto sp = fbb.CreateString(spec);
+  auto status = fbb.CreateString("");
+  auto payload = wire::CreateObjectObserved(fbb, av, kind, ns, name, uid, rv, 0, sp, status, false);
+  return b_.finish(hdr(t, wire::EntityKind::Object, "Device/" + r.name, "trace"), payload);
+}
+
 messages::byte_buffer trace_source::pod_submitted(std::int64_t t, std::uint32_t p,
                                                   std::int64_t expected_duration_ms) {
   return pod_resubmitted(t, p, expected_duration_ms, pod_key(p), trace_.openb_pods->rows[p].name);
@@ -167,8 +242,27 @@ messages::byte_buffer trace_source::pod_resubmitted(std::int64_t t, std::uint32_
   auto& fbb = b_.fbb();
   auto name = b_.key_string(key);
   auto uid = fbb.CreateString(uid_in);
-  auto req = b_.resources(c.requests);
-  auto lim = b_.resources(c.limits);
+  // deviceTopology.rdmaPods: GPU pods asking enough whole GPUs also ask for RDMA, jointly.
+  std::vector<std::pair<std::string, std::int64_t>> extended;
+  std::vector<std::pair<std::string, std::string>> annotations;
+  if (const auto& d = cfg_.device_topology;
+      d && r.gpu_milli == 1000 && r.num_gpu >= d->rdma_pods_min_gpus) {
+    extended.emplace_back(std::string(names::koord_rdma), d->rdma_per_pod);
+    if (d->rdma_pods_vf)
+      annotations.emplace_back(std::string(names::annotation_device_allocate_hint),
+                               R"({"rdma":{"vfSelector":{}}})");
+    if (d->joint_scope != "None") {
+      nlohmann::json joint = {{"deviceTypes", {"gpu", "rdma"}}};
+      if (!d->joint_scope.empty()) joint["requiredScope"] = d->joint_scope;
+      annotations.emplace_back(std::string(names::annotation_device_joint_allocate), joint.dump());
+    }
+  }
+  auto req = b_.resources(c.requests, extended);
+  auto lim = b_.resources(c.limits, r.qos == trace::openb_qos::guaranteed
+                                        ? extended
+                                        : std::vector<std::pair<std::string, std::int64_t>>{});
+  auto ann = annotations.empty() ? fb::Offset<fb::Vector<fb::Offset<wire::KeyValue>>>{}
+                                 : b_.key_values(annotations);
   std::vector<std::pair<std::string, std::string>> labels = {
       {std::string(trace_qos_label), std::string(trace::to_string(r.qos))}};
   if (cfg_.numa_topology && r.cpu_milli > 0 && r.cpu_milli % 1000 == 0)
@@ -184,7 +278,7 @@ messages::byte_buffer trace_source::pod_resubmitted(std::int64_t t, std::uint32_
     for (const auto& s : r.gpu_spec) m.push_back(fbb.CreateString(s));
     models = fbb.CreateVector(m);
   }
-  auto payload = wire::CreatePodSubmitted(fbb, name, uid, req, lim, 0, false, 0, lab, 0, sched,
+  auto payload = wire::CreatePodSubmitted(fbb, name, uid, req, lim, 0, false, 0, lab, ann, sched,
                                           to_wire(kube_qos), models, owner, expected_duration_ms);
   return b_.finish(hdr(t, wire::EntityKind::Pod, key, "trace"), payload);
 }

@@ -50,6 +50,11 @@ class trace_source {
   // cpu-topology annotation of its machine model and one zone per NUMA node (its CPUs, an even
   // share of its memory). nullopt without numaTopology, or for a node without a whole CPU.
   [[nodiscard]] std::optional<messages::byte_buffer> node_topology(std::int64_t t, std::uint32_t n);
+  // Node n's Device object under the config's deviceTopology (sim_config.hpp), as ObjectObserved
+  // keyed Device/<node>. nullopt without deviceTopology, or for a node without GPUs.
+  [[nodiscard]] std::optional<messages::byte_buffer> node_devices(std::int64_t t, std::uint32_t n);
+  // The spec of that Device object (JSON), for tests and docs.
+  [[nodiscard]] std::string device_spec(std::uint32_t n) const;
   // Pod row p is created: one container with the row's requests (Guaranteed rows also get
   // limits = requests), the trace's qos as a label, its GPU models, the expected run time.
   [[nodiscard]] messages::byte_buffer pod_submitted(std::int64_t t, std::uint32_t p,

@@ -26,6 +26,7 @@ std::vector<std::pair<std::int32_t, resource_list>> proposal_devices(
     resource_list r;
     r.gpu_core = d->core();
     r.gpu_memory_bytes = d->memory_bytes();
+    r.gpu_memory_ratio = d->memory_ratio();
     out.emplace_back(d->minor(), r);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -61,7 +62,8 @@ buffer acceptance(const wire::Envelope& env, const resource_list& req,
   std::vector<flatbuffers::Offset<wire::DeviceAllocation>> dv;
   dv.reserve(devs.size());
   for (const auto& [minor, r] : devs)
-    dv.push_back(wire::CreateDeviceAllocation(fbb, minor, r.gpu_core, r.gpu_memory_bytes));
+    dv.push_back(wire::CreateDeviceAllocation(fbb, minor, r.gpu_core, r.gpu_memory_bytes, 0, 0, 0,
+                                              0, r.gpu_memory_ratio));
   // Schema v11: the RDMA NICs / FPGAs (and VFs) DeviceShare proposed, as proposed.
   if (p->devices() != nullptr)
     for (const auto* d : *p->devices()) {
@@ -70,8 +72,8 @@ buffer acceptance(const wire::Envelope& env, const resource_list& req,
       auto vf = d->vf_bus_id() && d->vf_bus_id()->size() > 0
                     ? fbb.CreateString(to_string_view(d->vf_bus_id()))
                     : flatbuffers::Offset<flatbuffers::String>{};
-      dv.push_back(
-          wire::CreateDeviceAllocation(fbb, d->minor(), 0, 0, type, d->amount(), vf, d->vf_minor()));
+      dv.push_back(wire::CreateDeviceAllocation(fbb, d->minor(), 0, 0, type, d->amount(), vf,
+                                                d->vf_minor()));
     }
   auto dvv = fbb.CreateVector(dv);
   auto sched = fbb.CreateString(to_string_view(p->scheduler()));

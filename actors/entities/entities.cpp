@@ -71,6 +71,7 @@ std::vector<std::pair<std::int32_t, resource_list>> devices_of(
     resource_list r;
     r.gpu_core = d->core();
     r.gpu_memory_bytes = d->memory_bytes();
+    r.gpu_memory_ratio = d->memory_ratio();
     out.emplace_back(d->minor(), r);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -593,7 +594,8 @@ std::string encode(const node_state& s) {
   for (const auto& p : s.pods) {
     std::vector<flatbuffers::Offset<wire::DeviceAllocation>> devs;
     for (const auto& [minor, r] : p.devices)
-      devs.push_back(wire::CreateDeviceAllocation(b, minor, r.gpu_core, r.gpu_memory_bytes));
+      devs.push_back(wire::CreateDeviceAllocation(b, minor, r.gpu_core, r.gpu_memory_bytes, 0, 0, 0,
+                                                  0, r.gpu_memory_ratio));
     auto name = b.CreateString(p.pod);
     auto req = res(b, p.requests);
     auto dv = b.CreateVector(devs);

@@ -97,8 +97,38 @@ std::string resource_status_annotation(const wire::PodScheduled& p) {
   return scheduler::numa::format_resource_status(rs);
 }
 
+std::string device_allocated_annotation(const wire::PodScheduled& p) {
+  // DeviceShare's PreBind (pkg/scheduler/plugins/deviceshare/plugin.go) writes
+  // apiext.DeviceAllocations: a list per device type, resources as quantities.
+  const auto* v = p.devices();
+  if (v == nullptr || v->size() == 0) return {};
+  json out = json::object();
+  for (const auto* d : *v) {
+    std::string type(to_string_view(d->type()));
+    json res = json::object();
+    if (type.empty()) {
+      type = "gpu";
+      res[std::string(names::gpu_core)] = std::to_string(d->core());
+      res[std::string(names::gpu_memory)] = k8s::format_binary_si(d->memory_bytes());
+      if (d->memory_ratio() != 0)
+        res[std::string(names::gpu_memory_ratio)] = std::to_string(d->memory_ratio());
+    } else {
+      res[type == "rdma" ? std::string(names::koord_rdma) : std::string(names::koord_fpga)] =
+          std::to_string(d->amount());
+    }
+    json a = {{"minor", d->minor()}, {"resources", std::move(res)}};
+    if (d->vf_bus_id() != nullptr && d->vf_bus_id()->size() > 0) {
+      json vf = {{"busID", std::string(to_string_view(d->vf_bus_id()))}};
+      if (d->vf_minor() != 0) vf["minor"] = d->vf_minor();  // omitempty
+      a["extension"] = {{"vfs", json::array({std::move(vf)})}};
+    }
+    out[type].push_back(std::move(a));
+  }
+  return out.dump();
+}
+
 json binding_body(std::string_view ns, std::string_view name, std::string_view node,
-                  std::string_view resource_status) {
+                  std::string_view resource_status, std::string_view device_allocated) {
   // What DefaultBinder posts (pkg/scheduler/framework/plugins/defaultbinder), uid aside:
   // PodScheduled does not carry it.
   json b{{"apiVersion", "v1"},
@@ -110,8 +140,12 @@ json binding_body(std::string_view ns, std::string_view name, std::string_view n
   // Binding's annotations onto the pod as it binds it (pkg/registry/core/pod/storage
   // setPodHostAndAnnotations), so the pod gets it in the same write.
   if (!resource_status.empty())
-    b["metadata"]["annotations"] = {
-        {std::string(names::annotation_resource_status), std::string(resource_status)}};
+    b["metadata"]["annotations"][std::string(names::annotation_resource_status)] =
+        std::string(resource_status);
+  // DeviceShare's PreBind sets scheduling.koordinator.sh/device-allocated the same way.
+  if (!device_allocated.empty())
+    b["metadata"]["annotations"][std::string(names::annotation_device_allocated)] =
+        std::string(device_allocated);
   return b;
 }
 
@@ -517,8 +551,9 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         const std::string& name = pod_key.second;
         const std::string node(to_string_view(p->node()));
         write_outcome o{.kind = write_kind::binding, .object = ns + "/" + name};
-        const std::string body =
-            binding_body(ns, name, node, resource_status_annotation(*p)).dump();
+        const std::string body = binding_body(ns, name, node, resource_status_annotation(*p),
+                                              device_allocated_annotation(*p))
+                                     .dump();
         auto r = send([&] { return client_.post(pod_path(ns, name) + "/binding", body); },
                       opt_.max_attempts);
         o.attempts = r.attempts;

@@ -226,12 +226,18 @@ class decision_sink {
 [[nodiscard]] std::pair<std::string, std::string> split_pod_key(std::string_view key);
 
 // v1 Binding of pod ns/name to node; a non-empty resource_status (NodeNUMAResource's,
-// resource_status_annotation) rides as the scheduling.koordinator.sh/resource-status annotation.
+// resource_status_annotation) rides as the scheduling.koordinator.sh/resource-status annotation,
+// a non-empty device_allocated (DeviceShare's, device_allocated_annotation) as
+// scheduling.koordinator.sh/device-allocated.
 [[nodiscard]] nlohmann::json binding_body(std::string_view ns, std::string_view name,
                                           std::string_view node,
-                                          std::string_view resource_status = {});
+                                          std::string_view resource_status = {},
+                                          std::string_view device_allocated = {});
 // The resource-status JSON of a binding's cpuset and NUMA node resources; "" when it has none.
 [[nodiscard]] std::string resource_status_annotation(const wire::PodScheduled& p);
+// The device-allocated JSON of a binding's devices (apiext.DeviceAllocations: by device type,
+// each with minor, resources and an RDMA NIC's VF under extension.vfs); "" when it has none.
+[[nodiscard]] std::string device_allocated_annotation(const wire::PodScheduled& p);
 
 // kube-scheduler's FitError text from PodUnschedulable's reasons ("0/N nodes are available:
 // 2 Insufficient cpu, 1 node(s) didn't match ...."), truncated to an Event note's 1024 bytes.

@@ -201,30 +201,7 @@ split_resources split(const amounts& a) {
 
 flatbuffers::Offset<wire::Resources> build_resources(messages::event_builder& b,
                                                      const split_resources& r) {
-  if (r.extended.empty()) return b.resources(r.fixed);
-  auto& fbb = b.fbb();
-  std::vector<flatbuffers::Offset<wire::NamedQuantity>> named;
-  named.reserve(r.extended.size());
-  for (const auto& [name, v] : r.extended) {
-    const auto n = fbb.CreateString(name);
-    named.push_back(wire::CreateNamedQuantity(fbb, n, v));
-  }
-  const auto ext = fbb.CreateVector(named);
-  // Field order as event_builder::resources, then extended.
-  wire::ResourcesBuilder rb(fbb);
-  rb.add_cpu_milli(r.fixed.cpu_milli);
-  rb.add_memory_bytes(r.fixed.memory_bytes);
-  rb.add_batch_cpu_milli(r.fixed.batch_cpu_milli);
-  rb.add_batch_memory_bytes(r.fixed.batch_memory_bytes);
-  rb.add_mid_cpu_milli(r.fixed.mid_cpu_milli);
-  rb.add_mid_memory_bytes(r.fixed.mid_memory_bytes);
-  rb.add_gpu(r.fixed.gpu);
-  rb.add_gpu_core(r.fixed.gpu_core);
-  rb.add_gpu_memory_bytes(r.fixed.gpu_memory_bytes);
-  rb.add_gpu_memory_ratio(r.fixed.gpu_memory_ratio);
-  rb.add_pods(r.fixed.pods);
-  rb.add_extended(ext);
-  return rb.Finish();
+  return b.resources(r.fixed, r.extended);
 }
 
 messages::header header(event_time t, wire::EntityKind kind, std::string_view key,

@@ -473,6 +473,74 @@ TEST(Sim, ElasticQuotaPreemptionEvictsOnlyLowerPriorityPodsOfTheQuota) {
 // elastic-quota-profiles on the cut: the profile controller writes one root per pool whose min
 // is its nodes' allocatable x resourceRatio; each child quota joins its profile's tree and its
 // used never passes its tree's total; the log is the same at 1 and 4 threads.
+// deviceTopology: every GPU node has a Device object; whole-GPU pods ask for an RDMA VF jointly
+// (SamePCIe). Each such pod's NIC is on one of its GPUs' PCIe switches, no VF is handed out twice
+// on a node at once, the log is the same at 4 threads; without device-joint-allocate
+// (device-joint-none) the same pods get NICs but not all on their GPUs' switches.
+TEST(Sim, DeviceJointAllocationPutsEachNicOnItsGpusPcieSwitch) {
+  const auto t = load_cut();
+  const auto dir = fixture().root;
+  const auto c = shipped("device-joint");
+  ASSERT_TRUE(c.device_topology.has_value());
+  const auto r = run(t, c, 1, (dir / "devices1").string());
+  expect_invariants(r.summary);
+  ASSERT_TRUE(r.summary.contains("devices")) << r.summary.dump();
+  const auto& d = r.summary["devices"];
+  const auto rdma_pods = d["rdma_pods_scheduled"].get<std::uint64_t>();
+  EXPECT_GT(d["nodes_with_device_object"].get<std::uint64_t>(), 50u);
+  EXPECT_EQ(d["device_objects_refused"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(rdma_pods, 50u);
+  // SamePCIe: one NIC per PCIe switch the pod's GPUs span (Koordinator raises the count), each
+  // with its VF.
+  const auto nics = d["rdma_nics_allocated"].get<std::uint64_t>();
+  EXPECT_GE(nics, rdma_pods);
+  EXPECT_EQ(d["rdma_vfs_allocated"].get<std::uint64_t>(), nics);
+  EXPECT_EQ(d["rdma_pods_nic_on_gpu_pcie_switch"].get<std::uint64_t>(), rdma_pods);
+  EXPECT_EQ(d["rdma_pods_nic_on_gpu_numa_node"].get<std::uint64_t>(), rdma_pods);
+  // From the log: every RDMA binding names a VF no pod on that node holds at the time.
+  std::map<std::string, std::set<std::string>> held;    // node -> VF bus IDs
+  std::map<std::string, std::vector<std::string>> vfs;  // pod -> its VFs
+  std::map<std::string, std::string> node_of;
+  std::size_t bindings = 0;
+  for (const auto& rec : read_log((dir / "devices1").string())) {
+    const auto& env = *wire::GetEnvelope(rec.data());
+    if (const auto* s = env.payload_as_PodScheduled(); s != nullptr && s->devices() != nullptr) {
+      const std::string pod(messages::to_string_view(s->pod()));
+      const std::string node(messages::to_string_view(s->node()));
+      for (const auto* x : *s->devices()) {
+        if (messages::to_string_view(x->type()) != "rdma") continue;
+        const std::string vf(messages::to_string_view(x->vf_bus_id()));
+        ASSERT_FALSE(vf.empty()) << pod;
+        EXPECT_TRUE(held[node].insert(vf).second) << pod << " got " << vf << " twice on " << node;
+        vfs[pod].push_back(vf);
+        node_of[pod] = node;
+        ++bindings;
+      }
+    }
+    auto release = [&](std::string_view pod_key) {
+      const std::string pod(pod_key);
+      auto it = vfs.find(pod);
+      if (it == vfs.end()) return;
+      for (const auto& vf : it->second) held[node_of[pod]].erase(vf);
+      vfs.erase(it);
+    };
+    if (const auto* f = env.payload_as_PodFinished()) release(messages::to_string_view(f->pod()));
+    if (const auto* e = env.payload_as_PodEvicted()) release(messages::to_string_view(e->pod()));
+  }
+  EXPECT_EQ(bindings, nics);
+  const auto r4 = run(t, c, 4, (dir / "devices4").string());
+  EXPECT_EQ(r4.summary["events"]["log_byte_digest"], r.summary["events"]["log_byte_digest"]);
+
+  const auto none = run(t, shipped("device-joint-none"), 1);
+  expect_invariants(none.summary);
+  const auto& n = none.summary["devices"];
+  EXPECT_GT(n["rdma_pods_scheduled"].get<std::uint64_t>(), 50u);
+  EXPECT_LT(n["rdma_pods_nic_on_gpu_pcie_switch"].get<std::uint64_t>(),
+            n["rdma_pods_scheduled"].get<std::uint64_t>());
+  // Without Device objects no pod asks for RDMA and the summary has no devices section.
+  EXPECT_FALSE(run(t, shipped("koordinator-defaults"), 1).summary.contains("devices"));
+}
+
 TEST(Sim, ElasticQuotaProfilesMakeOneTreePerNodePool) {
   const auto t = load_cut();
   auto c = shipped("elastic-quota-profiles");

@@ -152,6 +152,16 @@ void colocation_profile_component::review(review_mode mode, const wire::Envelope
   out.push_back(b_.finish(h, wire::CreatePodRejected(fbb, n, r, f)));
 }
 
+namespace {
+std::vector<std::pair<std::string, std::int64_t>> extended_of(const wire::Resources* r) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  if (r != nullptr && r->extended() != nullptr)
+    for (const auto* q : *r->extended())
+      out.emplace_back(std::string(to_string_view(q->name())), q->value());
+  return out;
+}
+}  // namespace
+
 admission::pod_spec colocation_profile_component::pod_from_event(const wire::PodSubmitted& e) {
   admission::pod_spec spec;
   const std::string_view key = to_string_view(e.name());
@@ -219,8 +229,10 @@ void colocation_profile_component::on_submitted(const wire::Envelope& env,
                                                                 m->pod.labels.end());
   const std::vector<std::pair<std::string, std::string>> annos(m->pod.annotations.begin(),
                                                                m->pod.annotations.end());
-  const auto req = b_.resources(m->requests);
-  const auto lim = b_.resources(m->limits);
+  // The profile never touches extended resources the pod asks for (koordinator.sh/rdma, ...):
+  // they pass through as submitted.
+  const auto req = b_.resources(m->requests, extended_of(e.requests()));
+  const auto lim = b_.resources(m->limits, extended_of(e.limits()));
   const auto lab = b_.key_values(labels);
   const auto ann = b_.key_values(annos);
   std::vector<fb::Offset<fb::String>> profs;

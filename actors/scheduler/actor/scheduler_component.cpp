@@ -855,7 +855,8 @@ void scheduler_component::schedule_one(queued_pod qp, std::vector<messages::byte
       alts.push_back(wire::CreateNodeScore(fbb, fbb.CreateString(a.node), a.total));
     std::vector<flatbuffers::Offset<wire::DeviceAllocation>> devs;
     for (const auto& g : d.gpu_allocations)
-      devs.push_back(wire::CreateDeviceAllocation(fbb, g.minor, g.core, g.memory_bytes));
+      devs.push_back(wire::CreateDeviceAllocation(fbb, g.minor, g.core, g.memory_bytes, 0, 0, 0, 0,
+                                                  g.memory_ratio));  // schema v11: the memory ratio
     // Schema v11: RDMA NICs and FPGAs with their amounts and VFs (GPU entries keep their bytes).
     for (const auto& a : d.device_allocations) {
       auto type = fbb.CreateString(device::to_string(a.type));

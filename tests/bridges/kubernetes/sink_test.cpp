@@ -67,6 +67,43 @@ TEST(SinkBodies, BindingCarriesResourceStatus) {
   EXPECT_FALSE(binding_body("ns", "p", "n1", "")["metadata"].contains("annotations"));
 }
 
+// DeviceShare's allocation rides on the Binding as device-allocated (apiext.DeviceAllocations:
+// per type, minor and resources; an RDMA NIC's VF under extension.vfs).
+TEST(SinkBodies, BindingCarriesDeviceAllocated) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  auto pod = fbb.CreateString("ns/train");
+  auto node = fbb.CreateString("n1");
+  auto rq = b.resources({});
+  auto sched = fbb.CreateString("koord-scheduler");
+  auto rdma = fbb.CreateString("rdma");
+  auto vf = fbb.CreateString("0000:1f:00.2");
+  std::vector<flatbuffers::Offset<wire::DeviceAllocation>> v = {
+      wire::CreateDeviceAllocation(fbb, 0, 100, std::int64_t{80} << 30, 0, 0, 0, 0, 100),
+      wire::CreateDeviceAllocation(fbb, 1, 50, std::int64_t{40} << 30),
+      wire::CreateDeviceAllocation(fbb, 3, 0, 0, rdma, 1, vf, 2)};
+  auto dv = fbb.CreateVector(v);
+  auto ps = wire::CreatePodScheduled(fbb, pod, node, -1, rq, dv, sched);
+  const auto rec =
+      b.finish(messages::header{event_time{1}, wire::EntityKind::Node, "n1", -1, "node"}, ps);
+  auto d = messages::decode(rec, "test");
+  ASSERT_TRUE(d.has_value());
+  const std::string da = device_allocated_annotation(*d->envelope->payload_as_PodScheduled());
+  EXPECT_EQ(json::parse(da), json::parse(R"({
+      "gpu":[{"minor":0,"resources":{"koordinator.sh/gpu-core":"100",
+                                     "koordinator.sh/gpu-memory":"80Gi",
+                                     "koordinator.sh/gpu-memory-ratio":"100"}},
+             {"minor":1,"resources":{"koordinator.sh/gpu-core":"50",
+                                     "koordinator.sh/gpu-memory":"40Gi"}}],
+      "rdma":[{"minor":3,"resources":{"koordinator.sh/rdma":"1"},
+               "extension":{"vfs":[{"minor":2,"busID":"0000:1f:00.2"}]}}]})"))
+      << da;
+  const json body = binding_body("ns", "train", "n1", "", da);
+  EXPECT_EQ(body["metadata"]["annotations"]["scheduling.koordinator.sh/device-allocated"], da);
+  EXPECT_FALSE(
+      body["metadata"]["annotations"].contains("scheduling.koordinator.sh/resource-status"));
+}
+
 TEST(SinkBodies, FitErrorMessageAsKubeScheduler) {
   // Sorted as strings, counts summed into N (sortReasonsHistogram).
   const std::vector<unschedulable_reason> r = {
