@@ -23,9 +23,14 @@ route_list routes(const wire::Envelope& env) {
       kind == K::Reservation)
     out.push(kind, to_string_view(env.entity_key()));
   // A recorded object (schema v4) is its own entity and touches no other: nothing in it is a
-  // node, pod or quota Colony's fold knows (a Reservation's node is not a binding).
-  if (kind == K::Object && env.payload_type() == P::ObjectObserved)
+  // node, pod or quota Colony's fold knows (a Reservation's node is not a binding). A Device
+  // object also reaches its node (named after it): the node's GPUs are the Device's.
+  if (kind == K::Object && env.payload_type() == P::ObjectObserved) {
     out.push(kind, to_string_view(env.entity_key()));
+    const auto* o = env.payload_as_ObjectObserved();
+    if (to_string_view(o->kind()) == "Device" && o->name() && o->name()->size())
+      out.push(K::Node, to_string_view(o->name()));
+  }
   auto both = [&](const flatbuffers::String* pod, const flatbuffers::String* node) {
     if (pod && pod->size()) out.push(K::Pod, to_string_view(pod));
     if (node && node->size()) out.push(K::Node, to_string_view(node));

@@ -1,11 +1,16 @@
 #include "actors/entities/entities.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include "messages/aligned.hpp"
 #include "messages/codec.hpp"
+#include "messages/quantity.hpp"
 #include "state_generated.h"
 
 namespace colony::entities {
@@ -75,6 +80,43 @@ std::vector<std::pair<std::int32_t, resource_list>> devices_of(
     out.emplace_back(d->minor(), r);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+// The GPUs of a Device object's spec (scheduling.koordinator.sh/v1alpha1 DeviceSpec): minor,
+// gpu-core and gpu-memory of each healthy type-gpu entry, sorted by minor; nullopt when the spec
+// does not parse.
+std::optional<std::vector<gpu_state>> gpus_of_device(std::string_view spec_json) {
+  const auto spec = nlohmann::json::parse(spec_json, nullptr, false);
+  if (!spec.is_object() || !spec.contains("devices") || !spec["devices"].is_array())
+    return std::nullopt;
+  auto amount = [](const nlohmann::json& res,
+                   std::string_view name) -> std::optional<std::int64_t> {
+    auto it = res.find(name);
+    if (it == res.end()) return std::int64_t{0};
+    if (it->is_number_integer()) return it->get<std::int64_t>();
+    if (!it->is_string()) return std::nullopt;
+    auto v = k8s::parse_quantity_value(it->get<std::string>());
+    return v ? std::optional<std::int64_t>(*v) : std::nullopt;
+  };
+  std::vector<gpu_state> out;
+  for (const auto& d : spec["devices"]) {
+    if (!d.is_object() || d.value("type", std::string()) != "gpu") continue;
+    if (!d.contains("minor") || !d["minor"].is_number_integer()) return std::nullopt;
+    gpu_state g;
+    g.minor = d["minor"].get<std::int32_t>();
+    const nlohmann::json res = d.value("resources", nlohmann::json::object());
+    if (!res.is_object()) return std::nullopt;
+    auto core = amount(res, "koordinator.sh/gpu-core");
+    auto memory = amount(res, "koordinator.sh/gpu-memory");
+    if (!core || !memory) return std::nullopt;
+    const bool healthy = d.value("health", false);
+    g.core = healthy ? *core : 0;
+    g.memory_bytes = healthy ? *memory : 0;
+    out.push_back(std::move(g));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const gpu_state& a, const gpu_state& b) { return a.minor < b.minor; });
   return out;
 }
 
@@ -325,6 +367,27 @@ void apply(node_state& s, const wire::Envelope& env) {
     case P::BeSuppressed:
       s.be_cpu_milli = env.payload_as_BeSuppressed()->be_cpu_milli();
       break;
+    case P::ObjectObserved: {
+      // The node's Device object (routed here by name): its GPUs are the node's, as Koordinator's
+      // device cache reads them (an unhealthy GPU offers nothing). One that does not parse
+      // changes nothing here; the scheduler names its error.
+      const auto* e = env.payload_as_ObjectObserved();
+      if (str(e->kind()) != "Device") break;
+      if (e->deleted()) {
+        s.gpus.clear();
+        break;
+      }
+      if (auto gpus = gpus_of_device(str(e->spec_json()))) {
+        for (auto& g : *gpus)
+          if (const auto* old = find_gpu(s, g.minor)) {
+            g.model = old->model;
+            g.core_used = old->core_used;
+            g.memory_used = old->memory_used;
+          }
+        s.gpus = std::move(*gpus);
+      }
+      break;
+    }
     default:
       break;
   }

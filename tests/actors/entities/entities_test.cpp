@@ -75,6 +75,55 @@ TEST_F(Entities, ArbitrationNeverOvercommitsANode) {
   EXPECT_EQ(entities::arbitrate(n, "ns/b", req, {}).reason, "node removed");
 }
 
+// A Device object reaches its node (routes) and gives it its GPUs (an unhealthy one offers
+// nothing): the node then arbitrates GPU shares as with registered GPUs; an RDMA entry of a
+// proposal is not a GPU (schema v11); a Device that does not parse changes nothing.
+TEST_F(Entities, ADeviceObjectGivesItsNodeItsGpus) {
+  auto device = [&](const std::string& spec, bool deleted = false) {
+    auto& f = b_.fbb();
+    auto av = f.CreateString("scheduling.koordinator.sh/v1alpha1");
+    auto kind = f.CreateString("Device");
+    auto ns = f.CreateString("");
+    auto name = f.CreateString("n1");
+    auto sp = f.CreateString(spec);
+    auto p = wire::CreateObjectObserved(f, av, kind, ns, name, 0, 0, 0, sp, 0, deleted);
+    return b_.finish(
+        messages::header{event_time{1}, wire::EntityKind::Object, "Device/n1", -1, "kube"}, p);
+  };
+  const std::string spec = R"({"devices":[
+      {"type":"gpu","minor":1,"health":true,"resources":{"koordinator.sh/gpu-core":"100",
+       "koordinator.sh/gpu-memory":"80Gi","koordinator.sh/gpu-memory-ratio":"100"}},
+      {"type":"gpu","minor":0,"health":false,"resources":{"koordinator.sh/gpu-core":"100",
+       "koordinator.sh/gpu-memory":"80Gi"}},
+      {"type":"rdma","minor":0,"health":true,"resources":{"koordinator.sh/rdma":"100"}}]})";
+  const auto d = device(spec);
+  const auto rl = entities::routes(env_of(d));
+  ASSERT_EQ(rl.size, 2);
+  EXPECT_EQ(rl.refs[1], (entities::entity_ref{wire::EntityKind::Node, "n1"}));
+
+  entities::node_state n;
+  entities::apply(n, env_of(node_registered(b_, "n1", 32000, 64 * gib)));
+  entities::apply(n, env_of(d));
+  ASSERT_EQ(n.gpus.size(), 2u);
+  EXPECT_EQ(n.gpus[0].minor, 0);
+  EXPECT_EQ(n.gpus[0].core, 0);  // unhealthy
+  EXPECT_EQ(n.gpus[1].core, 100);
+  EXPECT_EQ(n.gpus[1].memory_bytes, 80 * gib);
+  resource_list whole;
+  whole.gpu_core = 100;
+  whole.gpu_memory_bytes = 80 * gib;
+  const std::vector<std::pair<std::int32_t, resource_list>> on1 = {{1, whole}}, on0 = {{0, whole}},
+                                                            on7 = {{7, whole}};
+  EXPECT_TRUE(entities::arbitrate(n, "ns/a", resource_list{}, on1).accepted);
+  EXPECT_FALSE(entities::arbitrate(n, "ns/a", resource_list{}, on0).accepted);
+  EXPECT_FALSE(entities::arbitrate(n, "ns/a", resource_list{}, on7).accepted);
+  // A Device that does not parse leaves the GPUs as they were; a deleted one takes them away.
+  entities::apply(n, env_of(device(R"({"devices":[{"type":"gpu","minor":"x"}]})")));
+  EXPECT_EQ(n.gpus.size(), 2u);
+  entities::apply(n, env_of(device("", true)));
+  EXPECT_TRUE(n.gpus.empty());
+}
+
 TEST_F(Entities, PodLifecycle) {
   entities::pod_state p;
   entities::apply(p, env_of(pod_submitted(b_, "ns/a", 250, mib, 1000)));
