@@ -56,8 +56,13 @@ std::uint16_t compat_version_of(wire::Payload type) noexcept {
   }
 }
 
-flatbuffers::Offset<wire::Resources> event_builder::resources(const resource_list& r) {
-  wire::ResourcesBuilder b(fbb_);
+namespace {
+// One field order for every Resources table (extended last, only when given), so a list
+// without extended resources has the same bytes whichever overload wrote it.
+flatbuffers::Offset<wire::Resources> build_resources(
+    flatbuffers::FlatBufferBuilder& fbb, const resource_list& r,
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::NamedQuantity>>> ext) {
+  wire::ResourcesBuilder b(fbb);
   b.add_cpu_milli(r.cpu_milli);
   b.add_memory_bytes(r.memory_bytes);
   b.add_batch_cpu_milli(r.batch_cpu_milli);
@@ -69,7 +74,13 @@ flatbuffers::Offset<wire::Resources> event_builder::resources(const resource_lis
   b.add_gpu_memory_bytes(r.gpu_memory_bytes);
   b.add_gpu_memory_ratio(r.gpu_memory_ratio);
   b.add_pods(r.pods);
+  if (!ext.IsNull()) b.add_extended(ext);
   return b.Finish();
+}
+}  // namespace
+
+flatbuffers::Offset<wire::Resources> event_builder::resources(const resource_list& r) {
+  return build_resources(fbb_, r, {});
 }
 
 flatbuffers::Offset<wire::Resources> event_builder::resources(
@@ -81,21 +92,7 @@ flatbuffers::Offset<wire::Resources> event_builder::resources(
     const auto n = fbb_.CreateString(name);
     named.push_back(wire::CreateNamedQuantity(fbb_, n, v));
   }
-  const auto ext = fbb_.CreateVector(named);
-  wire::ResourcesBuilder b(fbb_);
-  b.add_cpu_milli(r.cpu_milli);
-  b.add_memory_bytes(r.memory_bytes);
-  b.add_batch_cpu_milli(r.batch_cpu_milli);
-  b.add_batch_memory_bytes(r.batch_memory_bytes);
-  b.add_mid_cpu_milli(r.mid_cpu_milli);
-  b.add_mid_memory_bytes(r.mid_memory_bytes);
-  b.add_gpu(r.gpu);
-  b.add_gpu_core(r.gpu_core);
-  b.add_gpu_memory_bytes(r.gpu_memory_bytes);
-  b.add_gpu_memory_ratio(r.gpu_memory_ratio);
-  b.add_pods(r.pods);
-  b.add_extended(ext);
-  return b.Finish();
+  return build_resources(fbb_, r, fbb_.CreateVector(named));
 }
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::KeyValue>>>

@@ -38,8 +38,11 @@ class colony_run_test : public kube::testing::kube_api_test {
     if (log_.empty()) log_ = work_ + "/log";
   }
 
-  void make_node(const std::string& name, const std::string& cpu = "4") {
-    const json res = {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}};
+  // A Ready node with `cpu`, 256Gi, 110 pods and the `extra` resources (name -> quantity).
+  void make_node(const std::string& name, const std::string& cpu = "4",
+                 const json& extra = json::object()) {
+    json res = {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}};
+    for (const auto& [k, v] : extra.items()) res[k] = v;
     post("/api/v1/nodes",
          json{{"apiVersion", "v1"},
               {"kind", "Node"},

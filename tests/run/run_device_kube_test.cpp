@@ -15,6 +15,7 @@
 
 #include "tests/bridges/kubernetes/kube_peer.hpp"
 #include "tests/run/colony_run_test.hpp"
+#include "tests/support/device_objects.hpp"
 
 namespace colony::run {
 namespace {
@@ -34,49 +35,12 @@ class ColonyRunDevice : public colony::run::testing::colony_run_test {
 
   // A node with 4 GPUs on 2 PCIe switches (one per NUMA node), one RDMA NIC with 2 VFs per switch.
   void make_gpu_node(const std::string& name) {
-    const json res = {{"cpu", "32"},
-                      {"memory", "256Gi"},
-                      {"pods", "110"},
-                      {"nvidia.com/gpu", "4"},
-                      {"koordinator.sh/rdma", "200"}};
-    post("/api/v1/nodes",
-         json{{"apiVersion", "v1"},
-              {"kind", "Node"},
-              {"metadata", {{"name", name}}},
-              {"status",
-               {{"capacity", res},
-                {"allocatable", res},
-                {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
-    json devices = json::array();
-    for (int p = 0; p < 2; ++p) {
-      const json topo = {{"socketID", p}, {"nodeID", p}, {"pcieID", "pci" + std::to_string(p)}};
-      for (int g = 2 * p; g < 2 * p + 2; ++g)
-        devices.push_back({{"type", "gpu"},
-                           {"minor", g},
-                           {"health", true},
-                           {"resources",
-                            {{"koordinator.sh/gpu-core", "100"},
-                             {"koordinator.sh/gpu-memory", "80Gi"},
-                             {"koordinator.sh/gpu-memory-ratio", "100"}}},
-                           {"topology", topo}});
-      json vfs = json::array();
-      for (int k = 0; k < 2; ++k)
-        vfs.push_back(
-            {{"minor", k},
-             {"busID", "0000:" + std::to_string(p + 1) + "0:00." + std::to_string(k + 1)}});
-      devices.push_back(
-          {{"type", "rdma"},
-           {"minor", p},
-           {"health", true},
-           {"resources", {{"koordinator.sh/rdma", "100"}}},
-           {"topology", topo},
-           {"vfGroups", json::array({{{"labels", {{"type", "general"}}}, {"vfs", vfs}}})}});
-    }
+    make_node(name, "32", {{"nvidia.com/gpu", "4"}, {"koordinator.sh/rdma", "200"}});
     post("/apis/scheduling.koordinator.sh/v1alpha1/devices",
          json{{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
               {"kind", "Device"},
               {"metadata", {{"name", name}}},
-              {"spec", {{"devices", devices}}}});
+              {"spec", colony::testing::device_spec(2, 1, 2, 2)}});
   }
 
   void make_rdma_pod(const std::string& name) {
@@ -135,7 +99,7 @@ TEST_F(ColonyRunDevice, JointAllocationReachesThePodAsDeviceAllocated) {
     const auto& vfs = da["rdma"][0]["extension"]["vfs"];
     ASSERT_EQ(vfs.size(), 1u) << text;
     const std::string bus = vfs[0]["busID"].get<std::string>();
-    EXPECT_EQ(bus.substr(0, 6), "0000:" + std::to_string(p0 + 1)) << text;
+    EXPECT_EQ(bus.substr(0, 6), "0000:" + std::to_string(p0)) << text;
     switches_used.insert(std::to_string(p0));
     vfs_used.insert(bus);
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,5 +33,14 @@ struct component_rig {
     return feed_batch(*s, stamp, kept, std::move(recs));
   }
 };
+
+// The PodBindProposed for `pod` among a batch's output; nullptr when there is none.
+inline const wire::PodBindProposed* proposal_for(const std::vector<messages::byte_buffer>& out,
+                                                 std::string_view pod) {
+  for (const auto& b : out)
+    if (const auto* p = env_of(b).payload_as_PodBindProposed())
+      if (messages::to_string_view(p->pod()) == pod) return p;
+  return nullptr;
+}
 
 }  // namespace colony::testing

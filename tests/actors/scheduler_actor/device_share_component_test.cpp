@@ -15,6 +15,7 @@
 #include "actors/scheduler/actor/scheduler_component.hpp"
 #include "messages/names.hpp"
 #include "tests/actors/scheduler_actor/component_rig.hpp"
+#include "tests/support/device_objects.hpp"
 
 namespace colony {
 namespace {
@@ -23,39 +24,14 @@ using messages::to_string_view;
 using nlohmann::json;
 using testing::gib;
 using rig = testing::component_rig;
+using testing::proposal_for;
 
 constexpr const char* same_pcie = R"({"deviceTypes":["gpu","rdma"],"requiredScope":"SamePCIe"})";
 constexpr const char* with_vf = R"({"rdma":{"vfSelector":{}}})";
 
-// A Device object's spec: 2 NUMA nodes x 2 PCIe switches, each switch with 2 GPUs (minors
-// 2p, 2p+1) and one RDMA NIC (minor p) with `vfs` VFs ("0000:p0:00.k").
-std::string device_spec(int vfs = 2) {
-  json devices = json::array();
-  for (int p = 0; p < 4; ++p) {
-    const json topo = {{"socketID", 0}, {"nodeID", p / 2}, {"pcieID", std::to_string(p)}};
-    for (int g = 2 * p; g < 2 * p + 2; ++g)
-      devices.push_back({{"type", "gpu"},
-                         {"minor", g},
-                         {"health", true},
-                         {"resources",
-                          {{"koordinator.sh/gpu-core", "100"},
-                           {"koordinator.sh/gpu-memory", "80Gi"},
-                           {"koordinator.sh/gpu-memory-ratio", "100"}}},
-                         {"topology", topo}});
-    json vf = json::array();
-    for (int k = 0; k < vfs; ++k)
-      vf.push_back({{"minor", k}, {"busID", "0000:" + std::to_string(p) + "0:00." +
-                                                std::to_string(k + 1)}});
-    json nic = {{"type", "rdma"},
-                {"minor", p},
-                {"health", true},
-                {"resources", {{"koordinator.sh/rdma", "100"}}},
-                {"topology", topo}};
-    if (vfs > 0) nic["vfGroups"] = json::array({{{"labels", json::object()}, {"vfs", vf}}});
-    devices.push_back(nic);
-  }
-  return json{{"devices", devices}}.dump();
-}
+// 2 NUMA nodes x 2 PCIe switches, each with GPUs 2p, 2p+1 and NIC p with `vfs` VFs
+// ("0000:p0:00.k").
+std::string device_spec(int vfs = 2) { return testing::device_spec(4, 2, 2, vfs).dump(); }
 
 messages::byte_buffer device_object(rig& r, std::int64_t t, const std::string& node,
                                     const std::string& spec, bool deleted = false) {
@@ -74,8 +50,8 @@ messages::byte_buffer device_object(rig& r, std::int64_t t, const std::string& n
 
 // A pod asking for `gpus` whole GPUs and `rdma` of koordinator.sh/rdma, with DeviceShare's
 // annotations (omitted when empty).
-messages::byte_buffer device_pod(rig& r, std::int64_t t, const std::string& name,
-                                 std::int64_t gpus, std::int64_t rdma, const std::string& joint,
+messages::byte_buffer device_pod(rig& r, std::int64_t t, const std::string& name, std::int64_t gpus,
+                                 std::int64_t rdma, const std::string& joint,
                                  const std::string& hint) {
   auto req = testing::cpu_mem(1000, gib);
   req.gpu = 100 * gpus;
@@ -96,8 +72,7 @@ messages::byte_buffer device_pod(rig& r, std::int64_t t, const std::string& name
   auto rq = rb.Finish();
   std::vector<std::pair<std::string, std::string>> ann;
   if (!hint.empty()) ann.emplace_back(std::string(names::annotation_device_allocate_hint), hint);
-  if (!joint.empty())
-    ann.emplace_back(std::string(names::annotation_device_joint_allocate), joint);
+  if (!joint.empty()) ann.emplace_back(std::string(names::annotation_device_joint_allocate), joint);
   auto av = r.f.b.key_values(ann);
   auto sn = f.CreateString("koord-scheduler");
   wire::PodSubmittedBuilder pb(f);
@@ -109,14 +84,6 @@ messages::byte_buffer device_pod(rig& r, std::int64_t t, const std::string& name
   pb.add_kube_qos(wire::KubeQoSClass::Burstable);
   auto p = pb.Finish();
   return r.f.b.finish(messages::header{event_time{t}, wire::EntityKind::Pod, name, -1, "test"}, p);
-}
-
-const wire::PodBindProposed* proposal_for(const std::vector<messages::byte_buffer>& out,
-                                          std::string_view pod) {
-  for (const auto& b : out)
-    if (const auto* p = testing::env_of(b).payload_as_PodBindProposed())
-      if (to_string_view(p->pod()) == pod) return p;
-  return nullptr;
 }
 
 std::string unschedulable_text(const std::vector<messages::byte_buffer>& out,
@@ -161,8 +128,8 @@ TEST(SchedulerDeviceShare, JointAllocationPutsTheNicOnTheGpusPcieSwitchWithAVf) 
   ASSERT_NE(a, nullptr) << unschedulable_text(out, "ns/a");
   EXPECT_EQ(to_string_view(a->node()), "dev");  // "plain" has no Device object
   auto pa = devices_of(a);
-  EXPECT_EQ(pa.gpus, (std::set<int>{0, 1}));  // the first PCIe switch holds both
-  EXPECT_EQ(pa.nics, (std::set<int>{0}));     // and its NIC
+  EXPECT_EQ(pa.gpus, (std::set<int>{0, 1}));                   // the first PCIe switch holds both
+  EXPECT_EQ(pa.nics, (std::set<int>{0}));                      // and its NIC
   EXPECT_EQ(pa.vfs, (std::set<std::string>{"0000:00:00.1"}));  // the smallest free bus ID
   // The node's view mirrors the Device's GPUs and holds what it proposed.
   const auto* n = r.s->node("dev");
@@ -191,8 +158,8 @@ TEST(SchedulerDeviceShare, JointAllocationPutsTheNicOnTheGpusPcieSwitchWithAVf) 
 // out again, and the NIC's switch is the one left out.
 TEST(SchedulerDeviceShare, ABoundPodsNicAndVfAreHeld) {
   rig r;
-  auto out = r.batch({r.f.node(0, "dev", 64000, 256 * gib),
-                      device_object(r, 0, "dev", device_spec(/*vfs=*/1))});
+  auto out = r.batch(
+      {r.f.node(0, "dev", 64000, 256 * gib), device_object(r, 0, "dev", device_spec(/*vfs=*/1))});
   auto& f = r.f.b.fbb();
   std::vector<flatbuffers::Offset<wire::DeviceAllocation>> dv;
   for (int g : {0, 1}) dv.push_back(wire::CreateDeviceAllocation(f, g, 100, 80 * gib));
@@ -258,7 +225,8 @@ TEST(SchedulerDeviceShare, VfsRunOutWithAnRdmaReason) {
 // deleted Device takes the node's NICs away.
 TEST(SchedulerDeviceShare, BadDeviceObjectsAndAnnotationsAreNamed) {
   rig r;
-  const std::string bad = R"({"devices":[{"type":"rdma","minor":0,"resources":{"koordinator.sh/rdma":"ten"}}]})";
+  const std::string bad =
+      R"({"devices":[{"type":"rdma","minor":0,"resources":{"koordinator.sh/rdma":"ten"}}]})";
   auto out = r.batch({r.f.node(0, "dev", 64000, 256 * gib), device_object(r, 0, "dev", bad),
                       device_pod(r, 1000, "ns/a", 0, 100, "", "")});
   ASSERT_EQ(r.s->device_errors().size(), 1u);

@@ -21,6 +21,7 @@ namespace {
 using messages::to_string_view;
 using testing::gib;
 using rig = testing::component_rig;
+using testing::proposal_for;
 namespace numa = scheduler::numa;
 
 // The NodeResourceTopology the koordlet reports for a machine of `m`; with `kubelet_policy`, the
@@ -76,14 +77,6 @@ std::vector<messages::byte_buffer> lsr_pod(rig& r, std::int64_t t, const std::st
   out.push_back(r.f.b.finish(
       messages::header{event_time{t}, wire::EntityKind::Pod, name, -1, "admission"}, p));
   return out;
-}
-
-const wire::PodBindProposed* proposal_for(const std::vector<messages::byte_buffer>& out,
-                                          std::string_view pod) {
-  for (const auto& b : out)
-    if (const auto* p = testing::env_of(b).payload_as_PodBindProposed())
-      if (to_string_view(p->pod()) == pod) return p;
-  return nullptr;
 }
 
 const numa::machine_model two_by_four_ht{2, 1, 4, 2};  // 16 CPUs, core 0 = cpus 0 and 8
