@@ -395,8 +395,7 @@ status device_share::filter(cycle_state& st, const pod_info& pod, const node_inf
     if (a) return {};
     return status::unschedulable(intern_reason(a.error().message));
   }
-  if (auto why = missing_device_reason(*s.request); !why.empty())
-    return status::unresolvable(why);
+  if (auto why = missing_device_reason(*s.request); !why.empty()) return status::unresolvable(why);
   if (node.gpus.empty()) return status::unresolvable(err_insufficient_gpu);
   // allocate() takes every device that fits (in score order) until it has req.count, so it
   // succeeds exactly when at least req.count devices fit: count them without allocating.
@@ -458,8 +457,7 @@ status device_share::reserve(cycle_state& st, const pod_info& pod, const node_in
       if (d.type != device::device_type::gpu) st.device_allocations.push_back(std::move(d));
     return {};
   }
-  if (auto why = missing_device_reason(*s.request); !why.empty())
-    return status::unschedulable(why);
+  if (auto why = missing_device_reason(*s.request); !why.empty()) return status::unschedulable(why);
   auto a = allocate(s.req, node);
   if (!a) return status::unschedulable(err_insufficient_gpu);
   st.gpu_allocations = std::move(*a);

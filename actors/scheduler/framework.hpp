@@ -666,7 +666,7 @@ struct decision {
   std::vector<std::string> rejected_pods;  // waiting pods to unreserve (gang rejected)
   std::optional<std::string> nominated_node;
   std::vector<std::string> victims;
-  std::vector<gpu_allocation> gpu_allocations;  // DeviceShare's per-device allocation
+  std::vector<gpu_allocation> gpu_allocations;    // DeviceShare's per-device allocation
   device::device_allocations device_allocations;  // its RDMA / FPGA devices (with VFs)
   std::string reservation;  // the reservation the pod consumes (Reservation's Reserve); "" none
   numa::cpu_set cpuset;     // NodeNUMAResource's CPUs for the pod (resource-status); empty none
