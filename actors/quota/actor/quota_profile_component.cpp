@@ -106,6 +106,11 @@ void quota_profile_component::on_event(const wire::Envelope& env,
     case wire::Payload::QuotaUpserted: {
       auto spec = spec_of(*env.payload_as_QuotaUpserted());
       const std::string name = spec.name;
+      // Another writer's record (the API server's object as the Kubernetes source observed it):
+      // a root of ours that failed to be written, or has not landed yet, is no longer taken as
+      // done, so the next reconcile compares what it wants with this (Koordinator's reconciler
+      // reads the live object) and writes again where they differ.
+      if (to_string_view(env.source()) != opts_.name) emitted_.erase(name);
       quotas_.insert_or_assign(name, std::move(spec));
       // Only a quota some profile owns can change a reconcile.
       changed = std::any_of(profiles_.begin(), profiles_.end(),
@@ -113,7 +118,9 @@ void quota_profile_component::on_event(const wire::Envelope& env,
       break;
     }
     case wire::Payload::QuotaDeleted: {
-      auto it = quotas_.find(to_string_view(env.payload_as_QuotaDeleted()->name()));
+      const auto name = to_string_view(env.payload_as_QuotaDeleted()->name());
+      if (auto e = emitted_.find(name); e != emitted_.end()) emitted_.erase(e);  // written again
+      auto it = quotas_.find(name);
       if (it == quotas_.end()) return;
       quotas_.erase(it);
       break;

@@ -132,6 +132,41 @@ TEST(QuotaProfileComponent, EmitsOnlyWhenTheRootChanges) {
   EXPECT_EQ(spec_in(left[0]).min.cpu_milli, 16000);
 }
 
+// What the API server holds decides (Koordinator's reconciler reads the live object): when the
+// Kubernetes source observes the root other than this controller wrote it (its write was
+// refused, or an older version shows up), the controller writes it again; when the root is
+// deleted, it is written again.
+TEST(QuotaProfileComponent, AnObservedRootOtherThanWantedIsWrittenAgain) {
+  rig r;
+  auto first = r.batch(
+      {r.f.gpu_node(0, "g1", 32000, 128 * gib, "A100", 4), r.profile(1, "gpu-pool", kGpuPool)});
+  ASSERT_EQ(first.size(), 1u);
+  const auto want = spec_in(first[0]);
+  EXPECT_TRUE(r.batch({first[0]}).empty());  // its own record: nothing to do
+  // The source observes the object as an earlier write left it: min 0.
+  quota::quota_spec stale = want;
+  stale.min = {};
+  auto observed = quota::quota_upserted(r.q.b, stale);
+  auto again = r.batch({r.q.b.finish(
+      messages::header{event_time{2}, wire::EntityKind::ElasticQuota, "gpu-root", -1, "kube"},
+      observed)});
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(quota::same_root_quota(spec_in(again[0]), want));
+  // The source then observes what was wanted: nothing more.
+  auto as_wanted = quota::quota_upserted(r.q.b, want);
+  EXPECT_TRUE(r.batch({r.q.b.finish(messages::header{event_time{3}, wire::EntityKind::ElasticQuota,
+                                                     "gpu-root", -1, "kube"},
+                                    as_wanted)})
+                  .empty());
+  // Deleted: written again.
+  auto del = wire::CreateQuotaDeletedDirect(r.q.b.fbb(), "gpu-root");
+  auto recreated = r.batch({r.q.b.finish(
+      messages::header{event_time{4}, wire::EntityKind::ElasticQuota, "gpu-root", -1, "kube"},
+      del)});
+  ASSERT_EQ(recreated.size(), 1u);
+  EXPECT_TRUE(quota::same_root_quota(spec_in(recreated[0]), want));
+}
+
 // The quota's other labels are kept, as the controller updates the existing object; a tree-id
 // label on the profile is used as it is.
 TEST(QuotaProfileComponent, KeepsTheQuotasOwnLabelsAndTheProfilesTreeId) {
