@@ -52,11 +52,13 @@ trap 'rm -rf "$tmp"' EXIT
 digest() { sed -n 's/.*"log_byte_digest": "\([0-9a-f]*\)".*/\1/p' "$1/summary.json"; }
 
 status=0
-# name|sim arguments: the README command (scheduling only), the elastic-quota config, and a
-# short window of the plain default (usage model: NodeMetricReported, koordlet BeSuppressed).
+# name|sim arguments: the README command (scheduling only), the elastic-quota config, the
+# device-joint config (Device objects, joint GPU + RDMA allocations with VFs) and a short window
+# of the plain default (usage model: NodeMetricReported, koordlet BeSuppressed).
 cases=(
   "readme|--usage-model none --lifetime running-stays"
   "elastic-quota|--config sim/configs/elastic-quota.yaml"
+  "device-joint|--config sim/configs/device-joint.yaml"
   "day-114|--lifetime running-stays --from-days 114 --until-days 114.2"
 )
 for c in "${cases[@]}"; do

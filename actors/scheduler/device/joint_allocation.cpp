@@ -149,7 +149,10 @@ result<device_allocate_hints> parse_device_allocate_hints(std::string_view value
   if (j.is_discarded()) return bad("not valid JSON", root);
   if (!j.is_object()) return bad("must be a JSON object keyed by device type", root);
   device_allocate_hints out;
-  for (const auto& [key, h] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named, not a structured binding: the lambda below captures it (Clang 14).
+    const std::string& key = item.key();
+    const json& h = item.value();
     const std::string w = root + "." + key;
     auto t = parse_device_type(key);
     if (!t) return bad("unknown device type \"" + key + "\"", w);
