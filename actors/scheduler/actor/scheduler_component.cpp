@@ -134,6 +134,21 @@ void set_device_annotations(pod_info& info, const quota::key_value_list* annotat
   }
 }
 
+// The node's GPUs become `gpus` (sorted by minor), each keeping what pods hold of the GPU with
+// its minor: a registration or a Device object restates the devices, not their use.
+void replace_gpus(node_info& n, std::vector<gpu_device> gpus) {
+  for (auto& g : gpus)
+    for (const auto& old : n.gpus)
+      if (old.minor == g.minor) {
+        g.core_used = old.core_used;
+        g.memory_used_bytes = old.memory_used_bytes;
+        g.memory_ratio_used = old.memory_ratio_used;
+      }
+  std::sort(gpus.begin(), gpus.end(),
+            [](const gpu_device& a, const gpu_device& b) { return a.minor < b.minor; });
+  n.gpus = std::move(gpus);
+}
+
 // A log record's devices: GPU shares (no type) and, schema v11, RDMA NICs / FPGAs. An entry of a
 // type Colony does not know is left out.
 void devices_of(const flatbuffers::Vector<flatbuffers::Offset<wire::DeviceAllocation>>* v,
@@ -432,15 +447,9 @@ void scheduler_component::observe_device(const wire::ObjectObserved& o) {
         g.memory_total_bytes = dv.resources.gpu_memory;
         g.memory_ratio_total = dv.resources.gpu_memory_ratio;
         if (dv.topology) g.pcie_id = dv.topology->pcie_id;
-        for (const auto& old : n.gpus)
-          if (old.minor == g.minor) {
-            g.core_used = old.core_used;
-            g.memory_used_bytes = old.memory_used_bytes;
-            g.memory_ratio_used = old.memory_ratio_used;
-          }
         gpus.push_back(std::move(g));
       }
-      n.gpus = std::move(gpus);
+      replace_gpus(n, std::move(gpus));
       n.device_model = std::move(model);
     } else {
       auto err = nd.error();
@@ -528,17 +537,9 @@ void scheduler_component::on_event(const wire::Envelope& env,
           d.healthy = g->healthy();
           d.core_total = g->core();
           d.memory_total_bytes = g->memory_bytes();
-          for (const auto& old : n.gpus)
-            if (old.minor == d.minor) {
-              d.core_used = old.core_used;
-              d.memory_used_bytes = old.memory_used_bytes;
-              d.memory_ratio_used = old.memory_ratio_used;
-            }
           gpus.push_back(d);
         }
-        std::sort(gpus.begin(), gpus.end(),
-                  [](const gpu_device& a, const gpu_device& b) { return a.minor < b.minor; });
-        n.gpus = std::move(gpus);
+        replace_gpus(n, std::move(gpus));
       }
       // The label set is the node's whole set: a model label that went away clears it.
       n.gpu_model = std::string(quota::find_key(e->labels(), names::label_gpu_model).value_or(""));
