@@ -51,6 +51,8 @@ std::uint16_t compat_version_of(wire::Payload type) noexcept {
       return 7;
     case wire::Payload::NodeResourceTopologyUpdated:
       return 10;
+    case wire::Payload::NodeTopologySampled:
+      return 12;
     default:
       return compat_version;
   }

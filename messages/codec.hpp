@@ -25,13 +25,13 @@ namespace colony::messages {
 // The schema version this code writes, and the oldest reader version able to read what it
 // writes. Bump schema_version on every released schema change; bump compat_version only
 // when old readers must refuse new records (docs/events.md).
-inline constexpr std::uint16_t schema_version = 11;
+inline constexpr std::uint16_t schema_version = 12;
 inline constexpr std::uint16_t compat_version = 2;
 
 // The compat_version a record of this payload is written with: compat_version, or the version
 // that added the payload (v3: ObjectRefused, WriteFailed; v4: ObjectObserved, NodeSLOUpdated;
 // v5: NodeUsageSampled; v7: ReservationUpserted, ReservationPhaseChanged; v10:
-// NodeResourceTopologyUpdated), so an older reader
+// NodeResourceTopologyUpdated; v12: NodeTopologySampled), so an older reader
 // refuses such a record with "upgrade colony" and still reads the others of the same log.
 [[nodiscard]] std::uint16_t compat_version_of(wire::Payload type) noexcept;
 

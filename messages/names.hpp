@@ -178,6 +178,10 @@ inline constexpr std::string_view annotation_numa_topology_spec =
     "scheduling.koordinator.sh/numa-topology-spec";
 inline constexpr std::string_view annotation_node_cpu_topology = "node.koordinator.sh/cpu-topology";
 inline constexpr std::string_view annotation_node_cpu_allocs = "node.koordinator.sh/pod-cpu-allocs";
+inline constexpr std::string_view annotation_node_cpu_shared_pools =
+    "node.koordinator.sh/cpu-shared-pools";
+inline constexpr std::string_view annotation_node_be_cpu_shared_pools =
+    "node.koordinator.sh/be-cpu-shared-pools";
 inline constexpr std::string_view label_node_cpu_bind_policy =
     "node.koordinator.sh/cpu-bind-policy";
 inline constexpr std::string_view label_node_numa_allocate_strategy =

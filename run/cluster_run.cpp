@@ -432,6 +432,7 @@ result<run_stats> run_cluster(const run_options& o) {
   // PriorityClasses).
   control_plane_options cpo;
   cpo.elastic_quota = o.elastic_quota;
+  cpo.cpu_normalization = o.cpu_normalization;
   cpo.descheduler = o.descheduler;
   // The scheduler's timings count from the end of the replay (set_live below).
   m.framework->set_live(false);

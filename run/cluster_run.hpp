@@ -47,6 +47,10 @@ struct run_options {
   std::string state_path;
   std::size_t threads = 2;  // CAF scheduler threads of the host
   bool elastic_quota = true;
+  // The slo-controller's cpunormalization and resourceamplification plugins (node annotations
+  // cpu-normalization-ratio and resource-amplification-ratio, written by a PATCH of the Node).
+  // Koordinator enables them by default; Colony only with --cpu-normalization. Default: false.
+  bool cpu_normalization = false;
   // koord-descheduler and its migration controller (run/control_plane.hpp); evictions go
   // through the Eviction API. Default: none.
   std::optional<descheduler::descheduler_config> descheduler;

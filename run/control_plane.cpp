@@ -32,9 +32,11 @@ result<std::vector<std::unique_ptr<entities::component>>> control_plane(
     // koord-manager's ElasticQuotaProfile controller: the tree roots of the cluster's profiles.
     v.push_back(std::make_unique<quota::quota_profile_component>());
   }
-  if (o.slo_controller)
-    v.push_back(std::make_unique<slo_controller_actor::slo_controller_component>(
-        slo_controller_actor::slo_controller_options{}));
+  if (o.slo_controller) {
+    slo_controller_actor::slo_controller_options sl;
+    sl.cpu_normalization = o.cpu_normalization;
+    v.push_back(std::make_unique<slo_controller_actor::slo_controller_component>(std::move(sl)));
+  }
   if (o.descheduler) {
     descheduler_actor::descheduler_component_options d;
     d.config = *o.descheduler;

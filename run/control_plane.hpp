@@ -32,6 +32,8 @@ struct control_plane_options {
   bool elastic_quota = true;
   // The slo-controller (noderesource: batch and mid allocatable). Default: true.
   bool slo_controller = true;
+  // Its cpunormalization and resourceamplification plugins. Default: false.
+  bool cpu_normalization = false;
   // koord-descheduler (its LowNodeLoad loop) and the PodMigrationJob controller, configured by a
   // DeschedulerConfiguration. Default: none (Koordinator installs the descheduler apart).
   std::optional<descheduler::descheduler_config> descheduler;

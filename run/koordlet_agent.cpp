@@ -83,6 +83,43 @@ constexpr std::string_view unsupported_prefix = "unsupported by this kernel";
 
 }  // namespace
 
+// NodeTopologySampled: the machine as the topology reader gave it.
+byte_buffer node_topology_sampled(messages::event_builder& b, std::string_view node,
+                                  const node::machine_topology& m, std::int64_t t) {
+  auto& fbb = b.fbb();
+  std::vector<fb::Offset<wire::CpuTopologyEntry>> cpus;
+  cpus.reserve(m.cpus.size());
+  for (const auto& c : m.cpus)
+    cpus.push_back(wire::CreateCpuTopologyEntry(fbb, c.id, c.core, c.socket, c.numa_node));
+  const auto cv = fbb.CreateVector(cpus);
+  std::vector<fb::Offset<wire::NumaNodeMemory>> mems;
+  for (const auto& n : m.numa_nodes)
+    mems.push_back(wire::CreateNumaNodeMemory(fbb, n.id, n.memory_bytes));
+  const auto mv = fbb.CreateVector(mems);
+  const auto nn = b.key_string(node);
+  const auto model = fbb.CreateString(m.cpu_model);
+  const auto vendor = fbb.CreateString(m.vendor_id);
+  const auto payload = wire::CreateNodeTopologySampled(fbb, nn, cv, mv, model, vendor,
+                                                       m.hyper_thread_enabled, m.turbo_enabled);
+  return b.finish(make_header(t, wire::EntityKind::Node, node, -1), payload);
+}
+
+// The machine a logged NodeTopologySampled describes (what the reader gave then).
+node::machine_topology machine_of(const wire::NodeTopologySampled& e) {
+  node::machine_topology m;
+  if (e.cpus() != nullptr)
+    for (const auto* c : *e.cpus())
+      m.cpus.push_back(
+          {.id = c->id(), .core = c->core(), .socket = c->socket(), .numa_node = c->numa_node()});
+  if (e.numa_nodes() != nullptr)
+    for (const auto* n : *e.numa_nodes()) m.numa_nodes.push_back({n->id(), n->memory_bytes()});
+  m.cpu_model = std::string(to_string_view(e.cpu_model()));
+  m.vendor_id = std::string(to_string_view(e.vendor_id()));
+  m.hyper_thread_enabled = e.hyper_thread_enabled();
+  m.turbo_enabled = e.turbo_enabled();
+  return m;
+}
+
 byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node,
                                const node::node_usage& u, std::int64_t interval_ms,
                                const koordlet_cluster* cluster) {
@@ -258,6 +295,7 @@ result<std::unique_ptr<koordlet_agent>> koordlet_agent::open(koordlet_agent_opti
     first.push_back(a->node_registered(t));
   }
   a->prev_ = std::move(*snap);
+  a->observe_topology(t, first);
   if (a->opt_.enforce) a->reconcile_all(t, first);
   if (auto r = a->process(std::move(first), t); !r) return tl::unexpected(r.error());
   return a;
@@ -288,6 +326,9 @@ result<void> koordlet_agent::replay() {
       const auto cap = messages::to_resource_list(env.payload_as_NodeRegistered()->capacity());
       registered_capacity_ = std::pair{cap.cpu_milli, cap.memory_bytes};
     }
+    if (env.payload_type() == wire::Payload::NodeTopologySampled &&
+        to_string_view(env.payload_as_NodeTopologySampled()->node()) == opt_.koordlet.node)
+      logged_topology_ = machine_of(*env.payload_as_NodeTopologySampled());
     if (env.payload_type() == wire::Payload::NodeMetricReported &&
         to_string_view(env.source()) == comp_->name()) {
       last_report_ = rec;
@@ -334,6 +375,7 @@ result<void> koordlet_agent::step(event_time now) {
   const std::int64_t interval = cur->time.value - prev_->time.value;
   prev_ = std::move(*cur);
   std::vector<byte_buffer> first;
+  if (t >= next_topology_ms_) observe_topology(t, first);
   first.push_back(node_usage_sampled(b_, opt_.koordlet.node, *u, interval, opt_.cluster));
   usage_ = std::move(*u);
   ++stats_.samples;
@@ -426,6 +468,7 @@ result<void> koordlet_agent::process(std::vector<byte_buffer> first, std::int64_
     // an eviction only with enforce.
     if (mine && opt_.cluster != nullptr &&
         (env.payload_type() == wire::Payload::NodeMetricReported ||
+         env.payload_type() == wire::Payload::NodeResourceTopologyUpdated ||
          (opt_.enforce && env.payload_type() == wire::Payload::PodEvicted))) {
       opt_.cluster->carry_out(off, rec);  // in the log (synced) first
       ++stats_.carried_out;
@@ -594,6 +637,20 @@ void koordlet_agent::record_outcome(const node::apply_result& r, std::string_vie
                             wire::CreateWriteFailed(fbb, wire::WriteKind::cgroup, obj, 0, 1, msg)));
     problems_.push_back(u);
   }
+}
+
+void koordlet_agent::observe_topology(std::int64_t t, std::vector<byte_buffer>& into) {
+  next_topology_ms_ = t + topology_interval_ms;
+  auto m = node::read_machine_topology(opt_.source.sys_root, opt_.source.proc_root);
+  if (!m) {
+    if (m.error().message != topology_problem_) problems_.push_back(m.error());
+    topology_problem_ = m.error().message;
+    return;
+  }
+  topology_problem_.clear();
+  if (logged_topology_ == *m) return;
+  into.push_back(node_topology_sampled(b_, opt_.koordlet.node, *m, t));
+  logged_topology_ = std::move(*m);
 }
 
 byte_buffer koordlet_agent::node_registered(std::int64_t t) const {

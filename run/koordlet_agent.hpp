@@ -24,6 +24,9 @@
 //      kernel" (the log remembers it across restarts), and in problems() that once.
 // Samples and reports older than the retention are dropped from the log as it runs (the rest of
 // it stays), so the log and the replay at open stay bounded on a long-running node.
+// The machine's CPU and NUMA topology (/sys, /proc/cpuinfo) is read at open and then every
+// minute of event time; a reading other than the log's last NodeTopologySampled becomes a new one
+// (an observation), from which the component reports the node's NodeResourceTopology.
 // Open replays the whole log through the host (outputs dropped: the log holds them), folds the
 // desired cgroup state from the logged decisions, appends a NodeRegistered (capacity from /proc)
 // unless the log's last one says the same, and with enforce writes the desired state again
@@ -34,8 +37,9 @@
 // pods bound here, the NodeSLO) and the outcomes of the API writes (a failed one as a WriteFailed,
 // write node_metric or eviction, causation = the decision); the collectors' pods are named by
 // the pod their uid belongs to (namespace/name, QoS from its labels); no NodeRegistered is made
-// from /proc (the Node is the API server's); every NodeMetricReported the component emits is
-// handed to the cluster's sink once it is in the log, and with enforce every PodEvicted (a dry
+// from /proc (the Node is the API server's); every NodeMetricReported and
+// NodeResourceTopologyUpdated the component emits is handed to the cluster's sink once it is in
+// the log, and with enforce every PodEvicted (a dry
 // run logs evictions and carries none out). On a restart the
 // informers list again: an observation equal to the last one of its kind the log holds for the
 // same entity is not appended again, and a pod the log places here that the first list lacks
@@ -58,6 +62,7 @@
 #include "bridges/node/cgroup_executor.hpp"
 #include "bridges/node/collector.hpp"
 #include "bridges/node/resctrl.hpp"
+#include "bridges/node/topology_reader.hpp"
 #include "messages/codec.hpp"
 #include "messages/result.hpp"
 #include "run/koordlet_agent_cluster.hpp"
@@ -182,6 +187,10 @@ class koordlet_agent {
       std::string_view target, std::string_view uid,
       const std::vector<std::pair<std::string, std::string>>& settings) const;
   [[nodiscard]] messages::byte_buffer node_registered(std::int64_t t) const;
+  // Reads the machine's topology (topology_reader.hpp) and, where it differs from the last
+  // NodeTopologySampled the log holds, queues a new one; a reading that fails is a problem,
+  // said once per message.
+  void observe_topology(std::int64_t t, std::vector<messages::byte_buffer>& into);
   // The record is an observation from the API server equal to the last one of its kind for its
   // entity (remembered when it is new).
   [[nodiscard]] bool seen_before(const messages::byte_buffer& rec);
@@ -199,6 +208,12 @@ class koordlet_agent {
   std::optional<node::node_snapshot> prev_;
   std::optional<node::node_usage> usage_;
   std::optional<std::pair<std::int64_t, std::int64_t>> registered_capacity_;  // cpu milli, memory
+  // The machine topology of the log's last NodeTopologySampled, when it is read next (event
+  // time: every topology_interval_ms, as Koordinator's NodeInfoCollector), the last failure.
+  std::optional<node::machine_topology> logged_topology_;
+  std::int64_t next_topology_ms_ = 0;
+  std::string topology_problem_;
+  static constexpr std::int64_t topology_interval_ms = 60'000;
   desired_cgroups desired_;
   agent_stats stats_;
   std::vector<error> problems_;

@@ -16,6 +16,7 @@
 #include "messages/priority.hpp"
 #include "messages/qos.hpp"
 #include "messages/quantity.hpp"
+#include "messages/terms.hpp"
 
 namespace colony::kube {
 
@@ -28,6 +29,7 @@ constexpr std::string_view elastic_quota_api = "/apis/scheduling.sigs.k8s.io/v1a
 constexpr std::chrono::seconds quota_recheck{10};
 // Koordinator's NodeSLO (slo.koordinator.sh/v1alpha1, cluster-scoped).
 constexpr std::string_view node_slo_api = "/apis/slo.koordinator.sh/v1alpha1";
+constexpr std::string_view topology_api = "/apis/topology.node.k8s.io/v1alpha1";
 // How long the NodeSLO API found missing (no CRD) stays so before it is asked again.
 constexpr std::chrono::seconds node_slo_recheck{10};
 
@@ -59,6 +61,10 @@ std::string_view to_string(write_kind k) noexcept {
       return "migration-job-status";
     case write_kind::quota:
       return "quota";
+    case write_kind::node_topology:
+      return "node-topology";
+    case write_kind::node_annotations:
+      return "node-annotations";
   }
   return "unknown";
 }
@@ -358,6 +364,41 @@ json node_metric_status(const wire::NodeMetricReported& m) {
               {"hostApplicationMetric", apps}};
 }
 
+json node_topology_object(const wire::NodeResourceTopologyUpdated& t) {
+  json annotations = json::object();
+  if (t.annotations() != nullptr)
+    for (const auto* kv : *t.annotations())
+      annotations[std::string(to_string_view(kv->key()))] =
+          std::string(to_string_view(kv->value()));
+  json policies = json::array();
+  if (t.topology_policies() != nullptr)
+    for (const auto* p : *t.topology_policies()) policies.push_back(std::string(to_string_view(p)));
+  json zones = json::array();
+  if (t.zones() != nullptr)
+    for (const auto* z : *t.zones()) {
+      const std::string cpu = k8s::format_milli(z->cpu_allocatable_milli());
+      const std::string mem = k8s::format_binary_si(z->memory_allocatable_bytes());
+      zones.push_back(
+          {{"name", std::string(to_string_view(z->name()))},
+           {"type", std::string(to_string_view(z->type()))},
+           {"resources",
+            json::array(
+                {{{"name", "cpu"}, {"capacity", cpu}, {"allocatable", cpu}, {"available", cpu}},
+                 {{"name", "memory"},
+                  {"capacity", mem},
+                  {"allocatable", mem},
+                  {"available", mem}}})}});
+    }
+  return json{{"apiVersion", "topology.node.k8s.io/v1alpha1"},
+              {"kind", "NodeResourceTopology"},
+              {"metadata",
+               {{"name", std::string(to_string_view(t.node()))},
+                {"labels", {{"app.kubernetes.io/managed-by", "Koordinator"}}},
+                {"annotations", annotations}}},
+              {"topologyPolicies", policies},
+              {"zones", zones}};
+}
+
 json node_metric_object(const wire::NodeMetricReported& m) {
   json durations = json::array();
   if (m.aggregated_node_usages() != nullptr)
@@ -462,6 +503,44 @@ result<decision_sink> decision_sink::open(connection conn, sink_options options)
   auto c = api_client::open(std::move(conn), options.client);
   if (!c) return tl::make_unexpected(c.error());
   return decision_sink(std::move(*c), std::move(options));
+}
+
+write_outcome decision_sink::node_annotations(const std::string& node, std::string_view patch,
+                                              const json& cur) {
+  write_outcome o{.kind = write_kind::node_annotations, .object = node};
+  const json p = json::parse(patch, nullptr, false);
+  if (!p.is_object()) {
+    o.message = "Node " + node + " annotations: meta.annotationsPatch is not a JSON object";
+    return o;
+  }
+  const json* have = nullptr;
+  if (cur.contains("metadata") && cur["metadata"].is_object() &&
+      cur["metadata"].contains("annotations") && cur["metadata"]["annotations"].is_object())
+    have = &cur["metadata"]["annotations"];
+  bool differs = false;
+  for (const auto& [k, v] : p.items()) {
+    const bool present = have != nullptr && have->contains(k);
+    if (v.is_null() ? present : (!present || (*have)[k] != v)) differs = true;
+  }
+  if (!differs) {
+    o.ok = true;
+    o.http_status = 200;
+    o.message = "node already has these annotations";
+    return o;
+  }
+  const std::string body = json{{"metadata", {{"annotations", p}}}}.dump();
+  auto r = send([&] { return client_.patch("/api/v1/nodes/" + node, patch_type::merge, body); },
+                opt_.max_attempts);
+  o.attempts = r.attempts;
+  if (r.last) {
+    o.ok = o.wrote = true;
+    o.http_status = r.last->status;
+    o.message = "annotations " + std::string(patch);
+  } else {
+    o.http_status = http_status_of(r.last.error());
+    o.message = "Node " + node + " annotations: " + r.last.error().describe();
+  }
+  return o;
 }
 
 bool decision_sink::replace_field(write_outcome& o, json& cur, const char* field, const json& want,
@@ -690,6 +769,13 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
           finish(std::move(o));
           break;
         }
+        // The slo-controller's metadata patch (cpu-normalization-ratio,
+        // resource-amplification-ratio): a merge PATCH of the Node's annotations, as
+        // Koordinator's resource_calculator updates node metadata, when the Node differs.
+        if (const auto* ts = p->terms())
+          for (const auto* t : *ts)
+            if (messages::term_named(*t, "meta.annotationsPatch"))
+              finish(node_annotations(node, to_string_view(t->text()), cur));
         // Mid resources when decided, or when the node lists them already (then they follow,
         // to 0 included): an all-zero mid in the record is Koordinator's midresource disabled.
         v.include_mid = v.mid_cpu_milli != 0 || v.mid_memory_bytes != 0 ||
@@ -899,6 +985,80 @@ result<std::vector<write_outcome>> decision_sink::apply(std::span<const std::uin
         }
         if (!o.ok && o.message.find("NodeSLO") == std::string::npos)
           o.message = "NodeSLO " + node + ": " + o.message;
+        finish(std::move(o));
+        break;
+      }
+      case wire::Payload::NodeResourceTopologyUpdated: {
+        // Only a koordlet's own report (a decision) is written; one observed from the cluster
+        // is the API server's already.
+        if (env.causation() < 0) {
+          ++counters_.ignored;
+          break;
+        }
+        const auto& t = *env.payload_as_NodeResourceTopologyUpdated();
+        const std::string node(to_string_view(t.node()));
+        write_outcome o{.kind = write_kind::node_topology, .object = node};
+        const std::string path = std::string(topology_api) + "/noderesourcetopologies/" + node;
+        const json want = node_topology_object(t);
+        auto g = send([&] { return client_.get(path); }, opt_.max_attempts);
+        o.attempts += g.attempts;
+        if (!g.last && g.last.error().code == errc::not_found) {
+          // createNodeTopoIfNotExist, with the report in it (one write instead of two).
+          const std::string body = want.dump();
+          auto c = send(
+              [&] {
+                return client_.post(std::string(topology_api) + "/noderesourcetopologies", body);
+              },
+              opt_.max_attempts);
+          o.attempts += c.attempts;
+          if (c.last) {
+            o.ok = o.wrote = true;
+            o.http_status = c.last->status;
+            o.message = "created";
+          } else {
+            from_error(o, c.last.error());
+            if (c.last.error().code == errc::not_found)
+              o.message = "no NodeResourceTopology API (CRD topology.node.k8s.io not installed): " +
+                          o.message;
+          }
+        } else if (!g.last) {
+          from_error(o, g.last.error());
+        } else {
+          const json cur = json::parse(g.last->body, nullptr, false);
+          // isChanged: the koordlet's annotations (other keys are left alone), the policies and
+          // the zones as a whole (Colony reports cpu and memory; a merge patch replaces lists).
+          json ann_patch = json::object();
+          const json* cur_ann = nullptr;
+          if (cur.is_object() && cur.contains("metadata") && cur["metadata"].is_object() &&
+              cur["metadata"].contains("annotations"))
+            cur_ann = &cur["metadata"]["annotations"];
+          for (const auto& [k, v] : want["metadata"]["annotations"].items())
+            if (cur_ann == nullptr || !cur_ann->is_object() || !cur_ann->contains(k) ||
+                (*cur_ann)[k] != v)
+              ann_patch[k] = v;
+          json patch = json::object();
+          if (!ann_patch.empty()) patch["metadata"] = {{"annotations", ann_patch}};
+          for (const char* f : {"topologyPolicies", "zones"})
+            if (!cur.is_object() || !cur.contains(f) || cur[f] != want[f]) patch[f] = want[f];
+          if (patch.empty()) {
+            o.ok = true;
+            o.http_status = 200;
+            o.message = "NodeResourceTopology already has this report";
+          } else {
+            const std::string body = patch.dump();
+            auto r = send([&] { return client_.patch(path, patch_type::merge, body); },
+                          opt_.max_attempts);
+            o.attempts += r.attempts;
+            if (r.last) {
+              o.ok = o.wrote = true;
+              o.http_status = r.last->status;
+              o.message = "updated";
+            } else {
+              from_error(o, r.last.error());
+            }
+          }
+        }
+        if (!o.ok) o.message = "NodeResourceTopology " + node + ": " + o.message;
         finish(std::move(o));
         break;
       }

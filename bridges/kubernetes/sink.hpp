@@ -100,6 +100,10 @@ enum class write_kind : std::uint8_t {
   // PUT podmigrationjobs/NAME/status (sink_migration_job.hpp)
   migration_job_status,
   quota,  // GET, POST elasticquotas or PATCH elasticquotas/NAME (a component's tree root)
+  // GET noderesourcetopologies/N, POST when missing, else a merge PATCH (colony koordlet's)
+  node_topology,
+  // PATCH nodes/N metadata.annotations (the slo-controller's meta.annotationsPatch)
+  node_annotations,
 };
 [[nodiscard]] std::string_view to_string(write_kind k) noexcept;
 
@@ -171,6 +175,10 @@ class decision_sink {
     std::uint32_t attempts = 0;
   };
   attempt_result send(const std::function<result<response>()>& call, std::uint32_t limit);
+  // The slo-controller's meta.annotationsPatch as a merge PATCH of the Node's annotations
+  // (cur: the Node as just read), unless the Node already has them.
+  write_outcome node_annotations(const std::string& node, std::string_view patch,
+                                 const nlohmann::json& cur);
   // One round of a read-modify-write (RetryOnConflict): `cur` (the object as read) already has
   // `want` at `field` (ok, `unchanged` as the message), or gets it and is PUT to `path` (ok,
   // `written`; the resourceVersion read makes a concurrent change a 409). true: read again and
@@ -296,6 +304,12 @@ struct node_batch_values {
 // nodeAggregatePolicy durations: Koordinator's defaults, pkg/util/sloconfig;
 // nodeMemoryCollectPolicy: the report's memory_collect_policy, usageWithoutPageCache where empty).
 [[nodiscard]] nlohmann::json node_metric_object(const wire::NodeMetricReported& m);
+
+// The NodeResourceTopology a koordlet reports (states_noderesourcetopology.go newNodeTopo and
+// calcNodeTopo): metadata {name: the node, labels app.kubernetes.io/managed-by: Koordinator,
+// annotations}, topologyPolicies, zones [{name, type, resources [cpu, memory] with capacity =
+// allocatable = available}] (Koordinator's required fields).
+[[nodiscard]] nlohmann::json node_topology_object(const wire::NodeResourceTopologyUpdated& t);
 
 // ---- Reservation (sink_reservation.cpp) -------------------------------------------------
 

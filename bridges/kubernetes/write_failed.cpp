@@ -24,6 +24,11 @@ wire::WriteKind to_wire(write_kind k) noexcept {
       return wire::WriteKind::node_slo;
     case write_kind::node_metric:
       return wire::WriteKind::node_metric;
+    case write_kind::node_topology:
+      return wire::WriteKind::node_topology;
+    case write_kind::node_annotations:
+      // Schema v12 has no WriteKind for it: the record's message names the write.
+      return wire::WriteKind::unknown;
     case write_kind::reservation_status:
     case write_kind::reservation:
     case write_kind::migration_job:
@@ -52,7 +57,8 @@ messages::byte_buffer write_failed_record(const write_outcome& o, event_time t,
   messages::header h;
   h.time = t;
   h.kind = o.kind == write_kind::node_resources || o.kind == write_kind::node_slo ||
-                   o.kind == write_kind::node_metric
+                   o.kind == write_kind::node_metric || o.kind == write_kind::node_topology ||
+                   o.kind == write_kind::node_annotations
                ? wire::EntityKind::Node
            : o.kind == write_kind::quota_status || o.kind == write_kind::quota
                ? wire::EntityKind::ElasticQuota

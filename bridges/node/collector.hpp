@@ -33,6 +33,9 @@ struct source_config {
   std::string cgroup_root = "/sys/fs/cgroup";
   // Default: /proc (Koordinator's --proc-root-dir).
   std::string proc_root = "/proc";
+  // Where sysfs is mounted: the machine's CPU and NUMA topology (topology_reader.hpp).
+  // Default: /sys (Koordinator's --sys-root-dir).
+  std::string sys_root = "/sys";
   // Where resctrl is mounted (RdtResctrl: its info is read at start, its groups written).
   // Default: /sys/fs/resctrl (Koordinator: <sysfs root>/resctrl).
   std::string resctrl_root = "/sys/fs/resctrl";

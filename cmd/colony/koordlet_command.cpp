@@ -6,7 +6,7 @@
 // are logged, no cgroup is written.
 //
 //   colony koordlet --node NAME --log DIR [--enforce] [--node-slo FILE] [--cgroup-root DIR]
-//                   [--proc-root DIR] [--kube-parent DIR] [--interval 1s]
+//                   [--proc-root DIR] [--sys-root DIR] [--kube-parent DIR] [--interval 1s]
 //                   [--report-interval 60s] [--report-every D] [--pressure] [--once] [--json]
 //                   [--kubeconfig FILE [--context C] [--server URL] | --in-cluster]
 //
@@ -55,6 +55,7 @@ struct koordlet_args {
   std::string node;
   std::string cgroup_root = "/sys/fs/cgroup";
   std::string proc_root = "/proc";
+  std::string sys_root = "/sys";
   std::string resctrl_root = "/sys/fs/resctrl";
   std::string kube_parent;
   std::string interval = "1s";
@@ -186,6 +187,7 @@ int run_koordlet(const koordlet_args& a) {
   agent::koordlet_agent_options o;
   o.source.cgroup_root = a.cgroup_root;
   o.source.proc_root = a.proc_root;
+  o.source.sys_root = a.sys_root;
   o.source.resctrl_root = a.resctrl_root;
   o.source.kube_parent_dir = a.kube_parent;
   o.source.read_pressure = a.pressure;
@@ -419,6 +421,9 @@ void add_koordlet_command(CLI::App& app) {
                   "strategies in force until the log holds a NodeSLOUpdated for this node");
   cmd->add_option("--cgroup-root", args->cgroup_root, "cgroup mount root")->capture_default_str();
   cmd->add_option("--proc-root", args->proc_root, "proc mount root")->capture_default_str();
+  cmd->add_option("--sys-root", args->sys_root,
+                  "sysfs mount root (the machine's CPU and NUMA topology)")
+      ->capture_default_str();
   cmd->add_option("--resctrl-root", args->resctrl_root,
                   "resctrl mount root (RdtResctrl: L3 CAT and MBA groups LSR, LS, BE)")
       ->capture_default_str();

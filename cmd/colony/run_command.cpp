@@ -1,7 +1,7 @@
 // colony run: the control plane over a real cluster (run/cluster_run.hpp;
 // docs/kubernetes-bridge.md "colony run").
 //
-//   colony run --kubeconfig FILE --log DIR [--threads N] [--no-elastic-quota]
+//   colony run --kubeconfig FILE --log DIR [--threads N] [--no-elastic-quota] [--cpu-normalization]
 //              [--descheduler-config FILE]
 //              [--metrics-addr HOST:PORT] [--leader-elect [--leader-elect-...]]
 //              [--webhook-addr HOST:PORT [--webhook-cert-dir DIR]
@@ -69,6 +69,7 @@ result<descheduler::descheduler_config> read_descheduler_config(const std::strin
 void add_run_command(CLI::App& app) {
   auto opts = std::make_shared<run::run_options>();
   auto no_quota = std::make_shared<bool>(false);
+  auto cpu_norm = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand(
       "run", "Run the control plane against a Kubernetes API server (cluster mode)");
   cmd->add_option("--kubeconfig", opts->kubeconfig,
@@ -84,6 +85,10 @@ void add_run_command(CLI::App& app) {
                   "API connections the sink writes on at once (default 16)")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--no-elastic-quota", *no_quota, "run without the ElasticQuota plugin");
+  cmd->add_flag("--cpu-normalization", *cpu_norm,
+                "run the slo-controller's cpunormalization and resourceamplification plugins "
+                "(node annotations from cpu-normalization-config, CPU basic info from the "
+                "NodeResourceTopology)");
   auto desched = std::make_shared<std::string>();
   cmd->add_option("--descheduler-config", *desched,
                   "run koord-descheduler (LowNodeLoad) and the PodMigrationJob controller with "
@@ -125,7 +130,7 @@ void add_run_command(CLI::App& app) {
                   "how long the leader keeps trying to renew before it stops (default 10s)");
   cmd->add_option("--leader-elect-retry-period", le->retry,
                   "the time between two tries to acquire or renew (default 2s)");
-  cmd->callback([opts, no_quota, le, desched] {
+  cmd->callback([opts, no_quota, cpu_norm, le, desched] {
     // Warnings (a kind whose CRD is missing, a refused object) go to stderr: stdout is the
     // summary.
     spdlog::set_default_logger(spdlog::stderr_color_mt("colony-run"));
@@ -133,6 +138,7 @@ void add_run_command(CLI::App& app) {
     std::signal(SIGTERM, on_run_signal);
     auto o = *opts;
     o.elastic_quota = !*no_quota;
+    o.cpu_normalization = *cpu_norm;
     if (!desched->empty()) {
       auto d = read_descheduler_config(*desched);
       if (!d) {

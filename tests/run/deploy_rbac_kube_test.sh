@@ -416,7 +416,7 @@ CAN_I=(
   "deny * *"
 )
 # The koordlet's ServiceAccount (deploy/koordlet/rbac.yaml): its three informers, its
-# NodeMetric status and the Eviction API, nothing else.
+# NodeMetric status, its NodeResourceTopology and the Eviction API, nothing else.
 KSA=system:serviceaccount:colony-system:colony-koordlet
 CAN_I_KOORDLET=(
   "allow list nodes" "allow watch nodes"
@@ -425,7 +425,11 @@ CAN_I_KOORDLET=(
   "allow get nodemetrics.slo.koordinator.sh" "allow create nodemetrics.slo.koordinator.sh"
   "allow update nodemetrics.slo.koordinator.sh --subresource=status"
   "allow list nodeslos.slo.koordinator.sh" "allow watch nodeslos.slo.koordinator.sh"
+  "allow get noderesourcetopologies.topology.node.k8s.io"
+  "allow create noderesourcetopologies.topology.node.k8s.io"
+  "allow patch noderesourcetopologies.topology.node.k8s.io"
   # Reads and writes it never makes.
+  "deny delete noderesourcetopologies.topology.node.k8s.io"
   "deny get nodes" "deny patch nodes" "deny patch nodes --subresource=status"
   "deny get pods -n $NS" "deny delete pods -n $NS" "deny patch pods -n $NS"
   "deny update pods --subresource=status -n $NS" "deny create pods --subresource=binding -n $NS"

@@ -225,6 +225,7 @@ bool koordlet_component::wants(wire::Payload type) const {
     case wire::Payload::NodeUsageSampled:
     case wire::Payload::WriteFailed:
     case wire::Payload::CgroupUpdated:  // its own cfs-quota decisions: their base
+    case wire::Payload::NodeTopologySampled:
       return true;
     case wire::Payload::NodeSLOUpdated:
       return opt_.follow_node_slo;
@@ -385,8 +386,11 @@ void koordlet_component::on_event(const wire::Envelope& env,
       node_.reserved_cpu_milli =
           std::max<std::int64_t>(0, node_.capacity.cpu_milli - node_.allocatable.cpu_milli);
       cpu_norm_ratio_ = 1.0;
+      node_reservation_.clear();
       if (e->annotations() != nullptr)
-        for (const auto* kv : *e->annotations())
+        for (const auto* kv : *e->annotations()) {
+          if (to_string_view(kv->key()) == names::annotation_node_reservation)
+            node_reservation_ = std::string(to_string_view(kv->value()));
           if (to_string_view(kv->key()) == names::annotation_cpu_normalization_ratio) {
             // apis/extension/cpu_normalization.go: a ratio outside [1, 5] is not used.
             const auto v = to_string_view(kv->value());
@@ -395,6 +399,28 @@ void koordlet_component::on_event(const wire::Envelope& env,
             if (ec == std::errc{} && end == v.data() + v.size() && r >= 1.0 && r <= 5.0)
               cpu_norm_ratio_ = r;
           }
+        }
+      topology_round(env, out);
+      break;
+    }
+    case wire::Payload::NodeTopologySampled: {
+      const auto* e = env.payload_as_NodeTopologySampled();
+      if (to_string_view(e->node()) != me) break;
+      kl::machine_info m;
+      if (e->cpus() != nullptr)
+        for (const auto* c : *e->cpus())
+          m.cpus.push_back({.id = c->id(),
+                            .core = c->core(),
+                            .socket = c->socket(),
+                            .numa_node = c->numa_node()});
+      if (e->numa_nodes() != nullptr)
+        for (const auto* n : *e->numa_nodes()) m.numa_nodes.push_back({n->id(), n->memory_bytes()});
+      m.cpu_model = std::string(to_string_view(e->cpu_model()));
+      m.vendor_id = std::string(to_string_view(e->vendor_id()));
+      m.hyper_thread_enabled = e->hyper_thread_enabled();
+      m.turbo_enabled = e->turbo_enabled();
+      machine_ = std::move(m);
+      topology_round(env, out);
       break;
     }
     case wire::Payload::NodeRemoved:
@@ -423,6 +449,7 @@ void koordlet_component::on_event(const wire::Envelope& env,
                   : pod_from_event(*env.payload_as_PodSubmitted(), event_time{env.event_time_ms()});
       if (auto* q = pods_.find(key); q != nullptr) {
         p.phase = q->phase;
+        p.pinned_cpus = std::move(q->pinned_cpus);
         p.cpu_used_cores = q->cpu_used_cores;
         p.memory_used_bytes = q->memory_used_bytes;
         *q = std::move(p);
@@ -453,7 +480,13 @@ void koordlet_component::on_event(const wire::Envelope& env,
           p.creation_time = event_time{env.event_time_ms()};
         }
         p.phase = kl::pod_phase::running;
+        // The CPUs NodeNUMAResource bound it to (resource-status), as the scheduler proposed.
+        p.pinned_cpus.clear();
+        if (const auto cs = to_string_view(e->cpuset()); !cs.empty())
+          if (auto cpus = kl::parse_cpuset(cs)) p.pinned_cpus = std::move(*cpus);
+        const bool pinned = !p.pinned_cpus.empty();
         pods_.upsert(key, std::move(p));
+        if (pinned) topology_round(env, out);
       }
       if (it != pending_.end()) pending_.erase(it);
       break;
@@ -473,7 +506,10 @@ void koordlet_component::on_event(const wire::Envelope& env,
         if (const auto* q = pods_.find(key); q != nullptr)
           evicting_.insert_or_assign(std::string(key), evicting{*q, env.event_time_ms()});
       }
+      const auto* gone = pods_.find(key);
+      const bool pinned = gone != nullptr && !gone->pinned_cpus.empty();
       pods_.erase(key);
+      if (pinned) topology_round(env, out);
       if (const auto it = pending_.find(key); it != pending_.end()) pending_.erase(it);
       if (const auto it = burst_written_.find(key); it != burst_written_.end())
         burst_written_.erase(it);

@@ -68,6 +68,13 @@
 //   CgroupUpdated (pod) with cpu.cfs_quota_us of a container ("<container id>/cpu.cfs_quota_us")
 //     and its pod when cpuburst's cfs-quota burst changes them (cfs_quota_burst_round.hpp; from
 //     the samples' containers, so only where a node's collectors sample).
+//   NodeResourceTopologyUpdated (node) when its node's NodeResourceTopology changes
+//     (statesinformer's nodeTopoInformer reportNodeTopology; node_topology.hpp): from the last
+//     NodeTopologySampled of its node (a node's collectors: the machine's CPUs, NUMA nodes and CPU
+//     basic info), the cpusets its pods hold (PodScheduled's cpuset, Koordinator's resource-status)
+//     and the Node's node.koordinator.sh/reservation; nothing before the first NodeTopologySampled
+//     (a sim's nodes get theirs from the trace source). The kube sink creates or updates the
+//     NodeResourceTopology object from it.
 // Host applications (NodeSLO spec.hostApplications, or koordlet_options::host_apps on a lone
 // node): host_apps() is the list the node's collector reads cgroups for; NodeUsageSampled's
 // host_apps (by name; a NodeMetricReported's host_apps likewise) become their last usage, the
@@ -97,6 +104,7 @@
 #include "actors/koordlet/memory_evict.hpp"
 #include "actors/koordlet/memory_qos.hpp"
 #include "actors/koordlet/node_metric.hpp"
+#include "actors/koordlet/node_topology.hpp"
 #include "actors/koordlet/resctrl.hpp"
 #include "actors/slo_controller/node_slo.hpp"
 #include "messages/result.hpp"
@@ -220,6 +228,12 @@ class koordlet_component final : public entities::component {
     return opt_.host_apps;
   }
   [[nodiscard]] const cfs_quota_burster& cfs_burst() const { return cfs_burst_; }
+  // The node's NodeResourceTopology as last emitted (none before a NodeTopologySampled), and why
+  // the last machine reading gave none (an inconsistent topology, a bad reservation annotation).
+  [[nodiscard]] const std::optional<koordlet::node_topology_report>& topology_reported() const {
+    return topology_reported_;
+  }
+  [[nodiscard]] const std::optional<error>& topology_error() const { return topology_error_; }
   // Whether the next sample should carry containers' cfs quotas and throttling (the collector's
   // container_bandwidth): cfs-quota burst is on (CPUBurst gate, a policy with cfsQuotaBurst), or
   // a quota it raised awaits its reset. Koordinator's default policy, none, needs neither.
@@ -261,6 +275,9 @@ class koordlet_component final : public entities::component {
                    std::vector<messages::byte_buffer>& out);
   [[nodiscard]] messages::header header(const wire::Envelope& env, wire::EntityKind kind,
                                         std::string_view key) const;
+  // Emits the node's NodeResourceTopologyUpdated when the report differs from the last one
+  // (topology_round.cpp).
+  void topology_round(const wire::Envelope& env, std::vector<messages::byte_buffer>& out);
 
   koordlet_options opt_;
   std::string name_;
@@ -314,6 +331,11 @@ class koordlet_component final : public entities::component {
   bool hot_pages_in_force_ = false;  // the last sample's memory is usageWithHotPageCache
   double cpu_norm_ratio_ = 1.0;
   std::vector<error> config_errors_;
+  // NodeResourceTopology: the machine, the Node's reservation annotation, the last report.
+  std::optional<koordlet::machine_info> machine_;
+  std::string node_reservation_;
+  std::optional<koordlet::node_topology_report> topology_reported_;
+  std::optional<error> topology_error_;
   // NodeMetric from samples: the window (pods keyed by pod key), when the next report is due,
   // and the pods known from samples only (not placed on this node by the log).
   koordlet::sample_window window_;

@@ -168,6 +168,7 @@ bool slo_controller_component::wants(wire::Payload type) const {
     case wire::Payload::NodeMetricReported:
     case wire::Payload::NodeBatchResourceUpdated:
     case wire::Payload::ConfigUpdated:
+    case wire::Payload::NodeResourceTopologyUpdated:
       return true;
     default:
       return false;
@@ -387,9 +388,32 @@ void slo_controller_component::on_event(const wire::Envelope& env,
             n.meta.resource_amplification_ratio = v;
           if (k == sc::annotation_cpu_basic_info) n.meta.cpu_basic_info = v;
         }
+      if (n.nrt_cpu_basic_info) n.meta.cpu_basic_info = n.nrt_cpu_basic_info;
       n.idle.reset();
       reconcile(n.input.name, n, env, out);
       render_slo(n.input.name, n, env, out);
+      break;
+    }
+    case wire::Payload::NodeResourceTopologyUpdated: {
+      // The CPU basic info the koordlet reports; a change reconciles the node (its
+      // normalization ratio may change with it).
+      const auto* e = env.payload_as_NodeResourceTopologyUpdated();
+      std::optional<std::string> info;
+      if (!e->deleted() && e->annotations() != nullptr)
+        for (const auto* kv : *e->annotations())
+          if (to_string_view(kv->key()) == sc::annotation_cpu_basic_info)
+            info = std::string(to_string_view(kv->value()));
+      const auto it = nodes_.find(to_string_view(e->node()));
+      if (it == nodes_.end()) {
+        if (info) nodes_[std::string(to_string_view(e->node()))].nrt_cpu_basic_info = info;
+        break;
+      }
+      auto& n = it->second;
+      if (n.nrt_cpu_basic_info == info) break;
+      n.nrt_cpu_basic_info = info;
+      if (info) n.meta.cpu_basic_info = info;
+      n.idle.reset();
+      if (n.registered) reconcile(it->first, n, env, out);
       break;
     }
     case wire::Payload::NodeRemoved: {

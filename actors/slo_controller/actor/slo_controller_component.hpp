@@ -35,14 +35,16 @@
 // node.koordinator.sh/cpu-normalization-ratio and node.koordinator.sh/resource-amplification-ratio
 // from cpu-normalization-config, resource-amplification-config, the node's labels and its
 // node.koordinator.sh/cpu-basic-info annotation (Koordinator reads it from the node's
-// NodeResourceTopology; Colony from the Node, the only carrier the schema has). When a plugin's
-// NeedSyncMeta says so, the NodeBatchResourceUpdated record carries the metadata patch Koordinator
-// sends (a JSON merge patch of metadata.annotations) as the text term "meta.annotationsPatch", and
-// is written even when the status write is not due ("sync.reason" then "meta: <reasons>"; the
-// record's allocatable is the round's, where Koordinator's metadata-only patch leaves the status
-// as it is). The patch is applied to the component's view of the node at once (and again when
-// the record comes back), so batch-cpu uses the new normalization ratio from the next round on.
-// A change of either key reconciles every node (their configHandlers enqueue all nodes).
+// NodeResourceTopology, NodeResourceTopologyUpdated, as the koordlet reports it; a Node carrying
+// the annotation itself, as the sim's nodes do, is read where no NodeResourceTopology has it). When
+// a plugin's NeedSyncMeta says so, the NodeBatchResourceUpdated record carries the metadata patch
+// Koordinator sends (a JSON merge patch of metadata.annotations) as the text term
+// "meta.annotationsPatch", and is written even when the status write is not due ("sync.reason" then
+// "meta: <reasons>"; the record's allocatable is the round's, where Koordinator's metadata-only
+// patch leaves the status as it is). The patch is applied to the component's view of the node at
+// once (and again when the record comes back), so batch-cpu uses the new normalization ratio from
+// the next round on. A change of either key reconciles every node (their configHandlers enqueue all
+// nodes).
 //
 // Config: the ConfigMap data as JSON (constructor, or ConfigUpdated spec_json). A key that fails
 // keeps its last valid value (the defaults if none) and the error, naming the key, is kept in
@@ -191,6 +193,9 @@ class slo_controller_component final : public entities::component {
     // The annotations the cpunormalization / resourceamplification plugins manage, as the node
     // carries them (NodeRegistered, then our own patches).
     slo_controller::node_meta meta;
+    // node.koordinator.sh/cpu-basic-info as the node's NodeResourceTopology carries it (where
+    // Koordinator's koordlet reports it); it wins over the Node's own annotation.
+    std::optional<std::string> nrt_cpu_basic_info;
     // The idle-node cache: a result computed while the node was idle and its metric fresh, with
     // the config generation and metric fields it was computed from; reset by NodeRegistered.
     struct idle_result {

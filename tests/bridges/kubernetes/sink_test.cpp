@@ -249,6 +249,42 @@ TEST(SinkBodies, NodeMetricObjectCarriesTheReportsMemoryCollectPolicy) {
             "usageWithHotPageCache");
 }
 
+// The NodeResourceTopology a koordlet creates (newNodeTopo + calcNodeTopo): Koordinator's required
+// fields (topologyPolicies, zones with name and type, resources with capacity, allocatable and
+// available), quantities in canonical form.
+TEST(SinkBodies, NodeTopologyObjectHasKoordinatorsRequiredFields) {
+  messages::event_builder b;
+  auto& fbb = b.fbb();
+  const auto node = fbb.CreateString("n1");
+  const auto ann = b.key_values({{"node.koordinator.sh/cpu-topology", R"({"detail":[]})"}});
+  const auto none = fbb.CreateString("None");
+  std::vector<flatbuffers::Offset<flatbuffers::String>> pv{none};
+  const auto policies = fbb.CreateVector(pv);
+  const auto zn = fbb.CreateString("node-0");
+  const auto zt = fbb.CreateString("Node");
+  std::vector<flatbuffers::Offset<wire::TopologyZone>> zv{
+      wire::CreateTopologyZone(fbb, zn, zt, 4000, 269755191296)};
+  const auto zones = fbb.CreateVector(zv);
+  const auto payload =
+      wire::CreateNodeResourceTopologyUpdated(fbb, node, ann, policies, zones, false);
+  messages::header h;
+  h.kind = wire::EntityKind::Node;
+  h.key = "n1";
+  h.causation = 2;
+  h.source = "koordlet/n1";
+  const auto rec = b.finish(h, payload);
+  const auto& t = *wire::GetEnvelope(rec.data())->payload_as_NodeResourceTopologyUpdated();
+  EXPECT_EQ(node_topology_object(t), json::parse(R"({"apiVersion":"topology.node.k8s.io/v1alpha1",
+      "kind":"NodeResourceTopology",
+      "metadata":{"name":"n1","labels":{"app.kubernetes.io/managed-by":"Koordinator"},
+        "annotations":{"node.koordinator.sh/cpu-topology":"{\"detail\":[]}"}},
+      "topologyPolicies":["None"],
+      "zones":[{"name":"node-0","type":"Node","resources":[
+        {"name":"cpu","capacity":"4","allocatable":"4","available":"4"},
+        {"name":"memory","capacity":"263432804Ki","allocatable":"263432804Ki",
+         "available":"263432804Ki"}]}]})"));
+}
+
 // The NodeMetric a koordlet creates and the status it writes (apis/slo/v1alpha1
 // nodemetric_types.go), from its NodeMetricReported.
 TEST(SinkBodies, NodeMetricObjectAndStatus) {
