@@ -165,6 +165,11 @@ TEST_F(KoordletTopology, TheKoordletsTopologyGivesColonyRunCpusetsAndTheNormaliz
             {"data",
              {{"colocation-config", R"({"enable":true})"},
               {"cpu-normalization-config", norm.dump()}}}});
+  // LSR is for prod pods (the admission's QoS / priority check).
+  post("/apis/scheduling.k8s.io/v1/priorityclasses", json{{"apiVersion", "scheduling.k8s.io/v1"},
+                                                          {"kind", "PriorityClass"},
+                                                          {"metadata", {{"name", "koord-prod"}}},
+                                                          {"value", 9500}});
   post(
       "/api/v1/namespaces/" + ns + "/pods",
       json{{"apiVersion", "v1"},
@@ -175,6 +180,7 @@ TEST_F(KoordletTopology, TheKoordletsTopologyGivesColonyRunCpusetsAndTheNormaliz
              {"labels", {{"koordinator.sh/qosClass", "LSR"}}}}},
            {"spec",
             {{"schedulerName", "koord-scheduler"},
+             {"priorityClassName", "koord-prod"},
              {"containers", json::array({{{"name", "c"},
                                           {"image", "registry.invalid/pause:3.9"},
                                           {"resources",
