@@ -381,7 +381,8 @@ struct log_audit::impl {
                   "causation " + std::to_string(cause) +
                       " is no earlier PodScheduled, PodUnschedulable, NodeBatchResourceUpdated, "
                       "PodEvicted, QuotaRuntimeUpdated, NodeSLOUpdated, BeSuppressed, "
-                      "CgroupUpdated or koordlet NodeMetricReported");
+                      "CgroupUpdated or koordlet NodeMetricReported or "
+                      "NodeResourceTopologyUpdated");
         break;
       default:
         break;
@@ -389,8 +390,9 @@ struct log_audit::impl {
     if (type == P::PodScheduled || type == P::PodUnschedulable ||
         type == P::NodeBatchResourceUpdated || type == P::PodEvicted ||
         type == P::QuotaRuntimeUpdated || type == P::NodeSLOUpdated || type == P::BeSuppressed ||
-        type == P::CgroupUpdated ||                     // cgroup writes (colony koordlet)
-        (type == P::NodeMetricReported && cause >= 0))  // a koordlet's own report, written
+        type == P::CgroupUpdated ||  // cgroup writes (colony koordlet)
+        // a koordlet's own reports, written: its NodeMetric and its NodeResourceTopology
+        ((type == P::NodeMetricReported || type == P::NodeResourceTopologyUpdated) && cause >= 0))
       effect_offsets.push_back(off);
 
     // Nodes: the fold, then capacity after the event.
