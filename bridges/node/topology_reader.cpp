@@ -18,15 +18,7 @@ namespace {
 // "0-2000000000" from allocating gigabytes.
 constexpr std::int32_t max_cpu_id = (1 << 20) - 1;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+using internal::trim;
 
 std::optional<std::int32_t> parse_id(std::string_view s) {
   std::int32_t v = 0;

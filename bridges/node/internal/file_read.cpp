@@ -38,6 +38,8 @@ tl::unexpected<error> io_error(int err, const std::string& path, const char* wha
   return fail(code, std::string(what) + ": " + std::strerror(err), path);
 }
 
+}  // namespace
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
     s.remove_prefix(1);
@@ -47,8 +49,6 @@ std::string_view trim(std::string_view s) {
   }
   return s;
 }
-
-}  // namespace
 
 result<std::string> read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

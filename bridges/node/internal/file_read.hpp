@@ -18,6 +18,8 @@ namespace colony::node::internal {
 
 // a + "/" + b, without doubling a trailing slash of a; b may be empty (then a).
 [[nodiscard]] std::string join(std::string_view a, std::string_view b);
+// s without leading and trailing spaces, tabs and newlines.
+[[nodiscard]] std::string_view trim(std::string_view s);
 
 [[nodiscard]] bool is_dir(const std::string& path);
 [[nodiscard]] bool is_file(const std::string& path);
