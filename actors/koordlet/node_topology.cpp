@@ -76,6 +76,22 @@ std::string share_pools_json(const machine_info& m, const std::set<std::int32_t>
 
 }  // namespace
 
+result<std::vector<std::int32_t>> node_reserved_cpus(std::string_view annotation) {
+  const std::string field(names::annotation_node_reservation);
+  auto bad = [&](std::string what) {
+    return tl::unexpected(error{errc::invalid_input, field + std::move(what)});
+  };
+  if (annotation.empty()) return std::vector<std::int32_t>{};
+  const json r = json::parse(annotation, nullptr, false);
+  if (!r.is_object()) return bad(" is not a JSON object");
+  const auto it = r.find("reservedCPUs");
+  if (it == r.end() || it->is_null()) return std::vector<std::int32_t>{};
+  if (!it->is_string()) return bad(".reservedCPUs must be a string");
+  auto cpus = parse_cpuset(it->get<std::string>());
+  if (!cpus) return bad(".reservedCPUs: " + cpus.error().message);
+  return cpus;
+}
+
 result<node_topology_report> calc_node_topology(const node_topology_inputs& in) {
   if (in.machine == nullptr || in.machine->cpus.empty()) return invalid("the machine has no CPUs");
   const machine_info& m = *in.machine;
@@ -94,24 +110,11 @@ result<node_topology_report> calc_node_topology(const node_topology_inputs& in) 
 
   // getNodeReserved: the Node's reservedCPUs (a reservation by count alone reserves no CPU here).
   std::string reservation = "{}";
-  std::vector<std::int32_t> reserved;
-  if (!in.node_reservation.empty()) {
-    const json r = json::parse(in.node_reservation, nullptr, false);
-    if (!r.is_object())
-      return invalid(std::string(names::annotation_node_reservation) + " is not a JSON object");
-    if (const auto it = r.find("reservedCPUs"); it != r.end() && !it->is_null()) {
-      if (!it->is_string())
-        return invalid(std::string(names::annotation_node_reservation) +
-                       ".reservedCPUs must be a string");
-      auto cpus = parse_cpuset(it->get<std::string>());
-      if (!cpus)
-        return invalid(std::string(names::annotation_node_reservation) +
-                       ".reservedCPUs: " + cpus.error().message);
-      reserved = std::move(*cpus);
-      if (!reserved.empty())
-        reservation = "{\"reservedCPUs\":" + json_string(format_cpuset(reserved)) + "}";
-    }
-  }
+  auto reserved_cpus = node_reserved_cpus(in.node_reservation);
+  if (!reserved_cpus) return invalid(reserved_cpus.error().message);
+  const std::vector<std::int32_t>& reserved = *reserved_cpus;
+  if (!reserved.empty())
+    reservation = "{\"reservedCPUs\":" + json_string(format_cpuset(reserved)) + "}";
 
   std::set<std::int32_t> ls_out(reserved.begin(), reserved.end());
   std::set<std::int32_t> be_out(reserved.begin(), reserved.end());

@@ -81,6 +81,10 @@ struct node_topology_report {
   bool operator==(const node_topology_report&) const = default;
 };
 
+// The reservedCPUs of a node.koordinator.sh/reservation annotation (getNodeReserved; a reservation
+// by CPU count alone reserves none here), ascending; "" gives none. invalid_input naming the field.
+[[nodiscard]] result<std::vector<std::int32_t>> node_reserved_cpus(std::string_view annotation);
+
 // invalid_input, naming what: no CPUs; CPU ids not ascending or repeated; a CPU's NUMA node
 // without memory or a memory entry without CPUs (Koordinator: "NUMA node number not matched");
 // a reservation annotation that does not parse.

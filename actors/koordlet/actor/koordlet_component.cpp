@@ -266,6 +266,20 @@ void koordlet_component::pod_table::erase(std::string_view key) {
 
 const std::vector<kl::processor_info>& koordlet_component::processors() const {
   std::int32_t n = opt_.processors;
+  // The machine as its collectors read it (Koordinator's NodeCPUInfo), where no count is set.
+  if (n <= 0 && machine_) {
+    if (processors_.size() != machine_->cpus.size() ||
+        !std::equal(processors_.begin(), processors_.end(), machine_->cpus.begin(),
+                    [](const kl::processor_info& p, const kl::topology_cpu& c) {
+                      return p.cpu_id == c.id && p.core_id == c.core && p.socket_id == c.socket &&
+                             p.node_id == c.numa_node;
+                    })) {
+      processors_.clear();
+      for (const auto& c : machine_->cpus)
+        processors_.push_back({c.id, c.core, c.socket, c.numa_node});
+    }
+    return processors_;
+  }
   if (n <= 0) n = static_cast<std::int32_t>(node_.capacity.cpu_milli / 1000);
   n = std::max(n, 0);
   if (processors_.size() != static_cast<std::size_t>(n)) {
@@ -400,6 +414,10 @@ void koordlet_component::on_event(const wire::Envelope& env,
               cpu_norm_ratio_ = r;
           }
         }
+      {
+        auto rc = kl::node_reserved_cpus(node_reservation_);
+        reserved_cpus_ = rc ? std::move(*rc) : std::vector<std::int32_t>{};
+      }
       topology_round(env, out);
       break;
     }
@@ -952,6 +970,7 @@ void koordlet_component::suppress_round(const wire::Envelope& env,
     in.node_cpu_used_cores = node_cpu_cores_;
     in.cpuset.processors = procs;
     in.cpuset.old_be_cpuset = be_cpuset_;
+    in.cpuset.reserved_cpus = reserved_cpus_;
     in.cpuset.memo = &cpuset_memo_;
     in.current_be_cfs_quota_us = be_cfs_quota_us_;
     m.d = kl::suppress_be_cpu(in, opt_.threshold, opt_.gates, suppress_state_);

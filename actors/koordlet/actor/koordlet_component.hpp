@@ -134,8 +134,9 @@ struct koordlet_options {
   // unsupported where resctrl is not mounted.
   std::optional<koordlet::resctrl_info> resctrl_info;
   koordlet::memory_evict_options memory_evict;
-  // Logical CPUs for the cpuset policy. Default: 0 = capacity cores, two hyper-threads per
-  // physical core, one socket and NUMA node (the schema carries no CPU topology).
+  // Logical CPUs for the cpuset policy. Default: 0 = the machine's CPUs from the node's
+  // NodeTopologySampled; before one (the sim), capacity cores, two hyper-threads per physical
+  // core, one socket and NUMA node.
   std::int32_t processors = 0;
   // Default: true (take threshold and cpu burst strategies from the node's NodeSLOUpdated).
   bool follow_node_slo = true;
@@ -334,6 +335,8 @@ class koordlet_component final : public entities::component {
   // NodeResourceTopology: the machine, the Node's reservation annotation, the last report.
   std::optional<koordlet::machine_info> machine_;
   std::string node_reservation_;
+  // Its reservedCPUs (none when it does not parse), which cpusuppress leaves out of BE's cpuset.
+  std::vector<std::int32_t> reserved_cpus_;
   std::optional<koordlet::node_topology_report> topology_reported_;
   std::optional<error> topology_error_;
   // NodeMetric from samples: the window (pods keyed by pod key), when the next report is due,

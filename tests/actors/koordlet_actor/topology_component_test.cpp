@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/koordlet/actor/koordlet_component.hpp"
+#include "actors/koordlet/koordlet_types.hpp"
 #include "messages/names.hpp"
 #include "tests/actors/slo_controller_actor/event_log.hpp"
 #include "tests/support/component_feed.hpp"
@@ -182,6 +183,50 @@ TEST(KoordletTopology, TheNodesReservationLeavesThePoolsAndAnInconsistentMachine
   ASSERT_TRUE(c.topology_error().has_value());
   EXPECT_NE(c.topology_error()->message.find("NUMA node number not matched"), std::string::npos)
       << c.topology_error()->message;
+}
+
+// The cpuset suppress policy picks from the machine's CPUs once its topology is known (not the
+// capacity-based guess), and leaves out the Node's reserved CPUs (cpusuppress's candidates).
+TEST(KoordletTopology, BeCpusetSuppressionPicksFromTheMachineAndLeavesReservedCpusOut) {
+  koordlet_options o;
+  o.node = "n1";
+  o.threshold.enable = true;
+  o.gates.be_memory_evict = false;
+  o.gates.batch_resource = false;
+  koordlet_component c(o);
+  event_log log;
+  // The Node says 16 cores (the guess would be CPUs 0-15); the machine has 8.
+  log.annotated_node(
+      0, "n1", cpu_mem(16000, 64 * gib), cpu_mem(16000, 64 * gib), {},
+      {{std::string(names::annotation_node_reservation), R"({"reservedCPUs":"0-1"})"}});
+  log.mutated(1, "default/prod", wire::QoSClass::LS, wire::PriorityClass::Prod, 9500,
+              cpu_mem(4000, 16 * gib), cpu_mem(4000, 16 * gib));
+  log.mutated(2, "default/be", wire::QoSClass::BE, wire::PriorityClass::Batch, 5500, {});
+  log.scheduled(3, "default/prod", "n1", cpu_mem(4000, 16 * gib));
+  log.scheduled(4, "default/be", "n1", {});
+  (void)feed(c, log);
+  ASSERT_EQ(c.processors().size(), 16u);
+  auto from = log.records.size();
+  topology_sample(log, 5, "n1");
+  (void)feed(c, log, from);
+  const auto& procs = c.processors();
+  ASSERT_EQ(procs.size(), 8u);
+  EXPECT_EQ(procs[5].core_id, 2);
+  EXPECT_EQ(procs[5].node_id, 1);
+  from = log.records.size();
+  log.metric(60000, "n1", 6000, 8 * gib, {{"default/prod", 5000, gib}, {"default/be", 1000, gib}});
+  const auto out = feed(c, log, from);
+  std::string cpuset;
+  for (const auto& b : out)
+    if (decoded(b).payload_type() == wire::Payload::BeSuppressed)
+      cpuset = std::string(to_string_view(decoded(b).payload_as_BeSuppressed()->cpuset()));
+  ASSERT_FALSE(cpuset.empty());
+  auto cpus = koordlet::parse_cpuset(cpuset);
+  ASSERT_TRUE(cpus);
+  for (const auto id : *cpus) {
+    EXPECT_GE(id, 2) << cpuset << ": a reserved CPU";
+    EXPECT_LT(id, 8) << cpuset << ": not a CPU of the machine";
+  }
 }
 
 }  // namespace
