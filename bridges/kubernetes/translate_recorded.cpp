@@ -1,7 +1,9 @@
 // The recorded kinds (ElasticQuotaProfile, PodMigrationJob, PodGroup, Device) ->
 // ObjectObserved (schema v4): no component reads them yet, so the object is kept as the
 // apiserver holds it, for the components later issues add, `colony sim --from-log` and tools.
-// Only what the record and its entity key need is checked; the rest is carried as is.
+// Only what the record and its entity key need is checked, and a Device's spec as DeviceShare
+// reads it; the rest is carried as is.
+#include "actors/scheduler/device/device_topology.hpp"
 #include "bridges/kubernetes/translate_internal.hpp"
 
 namespace colony::kube::translate_internal {
@@ -68,6 +70,11 @@ result<event_list> translate_recorded(object_kind kind, const request& r) {
   auto labels = string_map(member(md, "labels"), *ref, "metadata.labels");
   if (!labels) return tl::unexpected(labels.error());
   const bool deleted = r.what == op::deleted;
+  // A Device DeviceShare cannot read (pkg/scheduler/plugins/deviceshare: its topology, minors,
+  // resources) is refused naming the field, not recorded: the scheduler reads recorded Devices.
+  if (kind == object_kind::device && !deleted)
+    if (auto d = scheduler::device::parse_device(o); !d)
+      return invalid(*ref, d.error().where, d.error().message);
   const std::string spec = deleted ? std::string() : compact(member(o, "spec"));
   const std::string status = deleted ? std::string() : compact(member(o, "status"));
   const std::string key = recorded_key(kind, ref->ns, ref->name);

@@ -524,6 +524,13 @@ std::vector<error_case> error_cases() {
        [](json& o) { o["metadata"]["labels"]["app.kubernetes.io/created-by"] = 1; },
        "Device gpu-node-1: metadata.labels[app.kubernetes.io/created-by]",
        "must be a string, got 1"},
+      // A Device DeviceShare cannot read.
+      {"DeviceNumaNodeNotANumber", "device-gpu-node-1.json", object_kind::device,
+       [](json& o) { o["spec"]["devices"][0]["topology"]["nodeID"] = "zero"; },
+       "Device gpu-node-1: spec.devices[0].topology.nodeID", "must be an integer"},
+      {"DeviceRepeatedMinor", "device-gpu-node-1.json", object_kind::device,
+       [](json& o) { o["spec"]["devices"].push_back(o["spec"]["devices"][0]); },
+       "Device gpu-node-1: spec.devices[1].minor", "duplicate minor 0 of type gpu"},
       {"PodMigrationJobWithoutName", "podmigrationjob-0b6f.json", object_kind::pod_migration_job,
        [](json& o) { o["metadata"].erase("name"); }, "PodMigrationJob <unnamed>: metadata.name",
        "is required"},
@@ -542,7 +549,7 @@ std::vector<error_case> error_cases() {
 
 TEST(KubeTranslate, InvalidObjectsAreRefusedNamingObjectAndField) {
   const auto cases = error_cases();
-  ASSERT_EQ(cases.size(), 33u);
+  ASSERT_EQ(cases.size(), 35u);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     json obj = load(c.file);
