@@ -433,6 +433,7 @@ result<run_stats> run_cluster(const run_options& o) {
   control_plane_options cpo;
   cpo.elastic_quota = o.elastic_quota;
   cpo.cpu_normalization = o.cpu_normalization;
+  cpo.scheduler_gates = o.scheduler_gates;
   cpo.descheduler = o.descheduler;
   // The scheduler's timings count from the end of the replay (set_live below).
   m.framework->set_live(false);

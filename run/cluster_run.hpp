@@ -31,6 +31,7 @@
 #include <string>
 
 #include "actors/descheduler/descheduler_config.hpp"
+#include "actors/scheduler/framework.hpp"
 #include "bridges/kubernetes/lease.hpp"
 #include "messages/result.hpp"
 
@@ -51,6 +52,8 @@ struct run_options {
   // cpu-normalization-ratio and resource-amplification-ratio, written by a PATCH of the Node).
   // Koordinator enables them by default; Colony only with --cpu-normalization. Default: false.
   bool cpu_normalization = false;
+  // koord-scheduler's feature gates (colony run --feature-gates). Default: all off.
+  scheduler::scheduler_feature_gates scheduler_gates;
   // koord-descheduler and its migration controller (run/control_plane.hpp); evictions go
   // through the Eviction API. Default: none.
   std::optional<descheduler::descheduler_config> descheduler;

@@ -20,6 +20,7 @@ result<std::vector<std::unique_ptr<entities::component>>> control_plane(
   // The webhook writes to the same log: a pod is queued once admitted, as in Kubernetes.
   so.await_admission = true;
   so.elastic_quota = o.elastic_quota;
+  so.elastic_quota_ignore_pod_overhead = o.scheduler_gates.elastic_quota_ignore_pod_overhead;
   so.parallelizer = o.parallelizer;
   so.recorder = o.scheduler_recorder;
   auto sched = scheduler::scheduler_component::create(std::move(so));

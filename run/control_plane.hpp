@@ -34,6 +34,8 @@ struct control_plane_options {
   bool slo_controller = true;
   // Its cpunormalization and resourceamplification plugins. Default: false.
   bool cpu_normalization = false;
+  // koord-scheduler's feature gates (--feature-gates). Default: all off.
+  scheduler::scheduler_feature_gates scheduler_gates;
   // koord-descheduler (its LowNodeLoad loop) and the PodMigrationJob controller, configured by a
   // DeschedulerConfiguration. Default: none (Koordinator installs the descheduler apart).
   std::optional<descheduler::descheduler_config> descheduler;

@@ -197,6 +197,7 @@ result<void> component_sim::setup() {
   so.ties = cfg_.scheduler_tie_break;
   const bool quotas = !cfg_.quotas.empty() || !cfg_.quota_profiles.empty();
   so.elastic_quota = quotas;
+  so.elastic_quota_ignore_pod_overhead = cfg_.scheduler_gates.elastic_quota_ignore_pod_overhead;
   so.await_admission = true;
   // No leftover flush (kube's 5-min flushUnschedulablePodsLeftover): with the queueing hints, a
   // parked pod moves when a node event could make it fit, and a retry with unchanged inputs gives

@@ -229,6 +229,7 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
                                               "elasticQuotas",
                                               "elasticQuotaProfiles",
                                               "schedulerTieBreak",
+                                              "schedulerFeatureGates",
                                               "schedulerConfig",
                                               "deschedulerConfig",
                                               "numaTopology",
@@ -614,6 +615,11 @@ result<sim_config> parse_sim_config(std::string_view yaml, std::string_view sour
         return bad(source, n, "deviceTopology.vfsPerRDMA",
                    "rdmaPods.vf asks a VF per pod: NICs need VFs (or set rdmaPods.vf: false)");
       c.device_topology = std::move(t);
+    }
+    if (auto n = root["schedulerFeatureGates"]) {
+      auto g = scheduler::parse_scheduler_feature_gates(n.as<std::string>());
+      if (!g) return bad(source, n, "schedulerFeatureGates", g.error().message);
+      c.scheduler_gates = *g;
     }
     if (auto n = root["schedulerTieBreak"]) {
       auto t = scheduler::parse_tie_break(n.as<std::string>());

@@ -168,6 +168,9 @@ struct sim_config {
   // tie_break): seeded, or nodeName (the smallest node name, as the FGD authors' simulator).
   // Default: seeded (Colony's stand-in for kube-scheduler's random choice).
   scheduler::tie_break scheduler_tie_break = scheduler::tie_break::seeded;
+  // schedulerFeatureGates: koord-scheduler's --feature-gates text
+  // ("ElasticQuotaIgnorePodOverhead=true"). Default: all off.
+  scheduler::scheduler_feature_gates scheduler_gates;
   // KubeSchedulerConfiguration YAML and its parsed form. Default: Koordinator's shipped one.
   std::string scheduler_yaml;
   scheduler::scheduler_config scheduler;

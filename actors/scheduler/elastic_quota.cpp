@@ -55,6 +55,7 @@ quota::quota_pod elastic_quota::to_quota_pod(const pod_info& pod, std::string qu
   q.namespace_name = std::string(pod.namespace_name());
   q.quota = std::move(quota);
   q.request = pod.requests;
+  q.overhead = pod.overhead;  // upsert_pod applies ElasticQuotaIgnorePodOverhead
   q.non_preemptible = pod.non_preemptible;
   q.priority = pod.priority;
   q.start_time_ms = start_time_of(pod);
@@ -74,7 +75,10 @@ status elastic_quota::pre_filter(cycle_state& st, const pod_info& pod,
   // plugin.go PreFilter: runtime is refreshed on demand (RefreshRuntime); Colony recomputes
   // the whole fixed point, and only when something that feeds runtime changed.
   if (tree_->needs_refresh()) tree_->refresh_runtime();
-  auto r = quota::pre_filter(*tree_, s.quota, pod.requests, pod.non_preemptible);
+  // elasticquota core PodRequests: without spec.overhead under ElasticQuotaIgnorePodOverhead.
+  const resource_list request = quota::quota_pod_requests(
+      pod.requests, pod.overhead, tree_->args().elastic_quota_ignore_pod_overhead);
+  auto r = quota::pre_filter(*tree_, s.quota, request, pod.non_preemptible);
   switch (r.code) {
     case quota::admission_code::success:
       return {};

@@ -243,6 +243,33 @@ result<tie_break> parse_tie_break(std::string_view s) {
               "tieBreak");
 }
 
+result<scheduler_feature_gates> parse_scheduler_feature_gates(std::string_view s) {
+  scheduler_feature_gates g;
+  while (!s.empty()) {
+    const auto comma = s.find(',');
+    std::string_view item = s.substr(0, comma);
+    s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    const std::string name(item.substr(0, eq));
+    const std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    if (value != "true" && value != "false")
+      return fail(errc::invalid_input,
+                  "gate " + name + ": expected =true or =false, got '" + std::string(item) + "'",
+                  "feature-gates");
+    if (name == "ElasticQuotaIgnorePodOverhead")
+      g.elastic_quota_ignore_pod_overhead = value == "true";
+    else
+      return fail(errc::invalid_input,
+                  "unknown scheduler feature gate '" + name +
+                      "' (Colony's scheduler reads ElasticQuotaIgnorePodOverhead)",
+                  "feature-gates");
+  }
+  return g;
+}
+
 void framework::add(std::shared_ptr<plugin> p, std::int64_t score_weight,
                     std::optional<std::uint32_t> enabled) {
   p->set_slot(plugins_.size());

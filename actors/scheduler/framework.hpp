@@ -240,6 +240,7 @@ struct pod_info {
   std::optional<kube_qos> kube_qos_class;  // absent = derived from requests/limits
   resource_list requests;  // pod-level (init containers and overhead already folded in)
   resource_list limits;
+  resource_list overhead;  // spec.overhead (part of requests; ElasticQuotaIgnorePodOverhead)
   device_request devices;
   bool daemonset_owned = false;  // an ownerReference of kind DaemonSet
   pod_gang_info gang;
@@ -588,6 +589,14 @@ enum class tie_break : std::uint8_t {
 [[nodiscard]] std::string_view to_string(tie_break t) noexcept;
 // "seeded" or "nodeName"; invalid_input otherwise.
 [[nodiscard]] result<tie_break> parse_tie_break(std::string_view s);
+
+// koord-scheduler's --feature-gates that Colony's scheduler reads.
+struct scheduler_feature_gates {
+  bool elastic_quota_ignore_pod_overhead = false;  // ElasticQuotaIgnorePodOverhead
+};
+// "ElasticQuotaIgnorePodOverhead=true,..." (component-base's --feature-gates syntax); invalid_input
+// naming an unknown gate or a value other than true / false.
+[[nodiscard]] result<scheduler_feature_gates> parse_scheduler_feature_gates(std::string_view s);
 
 struct framework_options {
   std::string scheduler_name = "koord-scheduler";

@@ -135,6 +135,7 @@ struct pod_view {
   std::string owner;
   split_resources requests;
   split_resources limits;
+  std::optional<split_resources> overhead;  // spec.overhead (already in requests); none unset
 };
 
 std::optional<std::string_view> find_kv(const kv_list& kvs, std::string_view key) {
@@ -251,6 +252,11 @@ result<pod_view> read_pod(const json& o) {
   auto limits = pod_resources(*spec, p.ref, "spec", true);
   if (!limits) return tl::unexpected(limits.error());
   p.limits = split(*limits);
+  if (const json* oh = member(*spec, "overhead"); oh != nullptr && !oh->is_null()) {
+    auto o = parse_resources(oh, p.ref, "spec.overhead");  // checked by pod_resources already
+    if (!o) return tl::unexpected(o.error());
+    if (!o->empty()) p.overhead = split(*o);
+  }
   const json* status = member(o, "status");
   auto phase = string_member(status, "phase", p.ref, "status.phase");
   if (!phase) return tl::unexpected(phase.error());
@@ -310,9 +316,11 @@ messages::byte_buffer pod_submitted(messages::event_builder& b, const pod_view& 
   }
   flatbuffers::Offset<flatbuffers::String> owner;
   if (!p.owner.empty()) owner = fbb.CreateString(p.owner);
+  flatbuffers::Offset<wire::Resources> overhead;
+  if (p.overhead) overhead = build_resources(b, *p.overhead);
   const auto payload = wire::CreatePodSubmitted(
       fbb, name, uid, requests, limits, p.priority.value_or(0), p.priority.has_value(), pcn, labels,
-      annotations, scheduler, p.kube_qos, models, owner, -1);
+      annotations, scheduler, p.kube_qos, models, owner, -1, overhead);
   return b.finish(header(t, wire::EntityKind::Pod, key, opt), payload);
 }
 

@@ -70,6 +70,7 @@ void add_run_command(CLI::App& app) {
   auto opts = std::make_shared<run::run_options>();
   auto no_quota = std::make_shared<bool>(false);
   auto cpu_norm = std::make_shared<bool>(false);
+  auto gates = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand(
       "run", "Run the control plane against a Kubernetes API server (cluster mode)");
   cmd->add_option("--kubeconfig", opts->kubeconfig,
@@ -85,6 +86,8 @@ void add_run_command(CLI::App& app) {
                   "API connections the sink writes on at once (default 16)")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--no-elastic-quota", *no_quota, "run without the ElasticQuota plugin");
+  cmd->add_option("--feature-gates", *gates,
+                  "koord-scheduler feature gates, e.g. ElasticQuotaIgnorePodOverhead=true");
   cmd->add_flag("--cpu-normalization", *cpu_norm,
                 "run the slo-controller's cpunormalization and resourceamplification plugins "
                 "(node annotations from cpu-normalization-config, CPU basic info from the "
@@ -130,7 +133,7 @@ void add_run_command(CLI::App& app) {
                   "how long the leader keeps trying to renew before it stops (default 10s)");
   cmd->add_option("--leader-elect-retry-period", le->retry,
                   "the time between two tries to acquire or renew (default 2s)");
-  cmd->callback([opts, no_quota, cpu_norm, le, desched] {
+  cmd->callback([opts, no_quota, cpu_norm, gates, le, desched] {
     // Warnings (a kind whose CRD is missing, a refused object) go to stderr: stdout is the
     // summary.
     spdlog::set_default_logger(spdlog::stderr_color_mt("colony-run"));
@@ -139,6 +142,13 @@ void add_run_command(CLI::App& app) {
     auto o = *opts;
     o.elastic_quota = !*no_quota;
     o.cpu_normalization = *cpu_norm;
+    auto g = scheduler::parse_scheduler_feature_gates(*gates);
+    if (!g) {
+      std::fprintf(stderr, "colony: %s\n", g.error().describe().c_str());
+      exit_status() = exit_code_for(g.error());
+      return;
+    }
+    o.scheduler_gates = *g;
     if (!desched->empty()) {
       auto d = read_descheduler_config(*desched);
       if (!d) {

@@ -243,6 +243,11 @@ TEST(SimConfig, SchedulerTieBreakIsSeededUnlessTheFgdConfigsAskForNames) {
   auto c = sim::parse_sim_config("name: x\nschedulerTieBreak: seeded\n", "cfg.yaml");
   ASSERT_TRUE(c.has_value()) << c.error().describe();
   EXPECT_TRUE(c->gives("schedulerTieBreak"));
+  EXPECT_FALSE(c->scheduler_gates.elastic_quota_ignore_pod_overhead);
+  auto g = sim::parse_sim_config(
+      "name: x\nschedulerFeatureGates: ElasticQuotaIgnorePodOverhead=true\n", "cfg.yaml");
+  ASSERT_TRUE(g.has_value()) << g.error().describe();
+  EXPECT_TRUE(g->scheduler_gates.elastic_quota_ignore_pod_overhead);
 }
 
 TEST(SimConfig, ErrorsNameFileAndField) {
@@ -261,6 +266,8 @@ TEST(SimConfig, ErrorsNameFileAndField) {
       {"missing name", "usageModel: none\n", "cfg.yaml", "name: required"},
       {"bad tie break", "name: x\nschedulerTieBreak: name\n", "cfg.yaml:2:20",
        "schedulerTieBreak: expected one of seeded, nodeName"},
+      {"unknown scheduler gate", "name: x\nschedulerFeatureGates: Gang=true\n", "cfg.yaml:2:24",
+       "schedulerFeatureGates: unknown scheduler feature gate 'Gang'"},
       {"bad workload model", "name: x\nworkloadModel: deployment\n", "cfg.yaml:2:16",
        "workloadModel: expected one of none, shape"},
       {"bad slo key",

@@ -181,6 +181,17 @@ admission::pod_spec colocation_profile_component::pod_from_event(const wire::Pod
   c.name = "main";
   c.requests = messages::to_resource_list(e.requests());
   c.limits = messages::to_resource_list(e.limits());
+  // The record's requests and limits hold spec.overhead (PodRequests, PodLimits): the container
+  // gets them without it and the pod its overhead, so the profile translates each as Koordinator
+  // does and get_pod_request adds it back once.
+  if (e.overhead() != nullptr) {
+    const resource_list oh = messages::to_resource_list(e.overhead());
+    c.requests.zip(oh, [](std::int64_t& a, std::int64_t b) { a -= b; });
+    c.limits.zip(oh, [](std::int64_t& a, std::int64_t b) {
+      if (a != 0) a -= b;
+    });
+    spec.overhead = oh;
+  }
   spec.containers.push_back(std::move(c));
   spec.status_qos_class = from_wire(e.kube_qos());
   return spec;
@@ -242,10 +253,12 @@ void colocation_profile_component::on_submitted(const wire::Envelope& env,
   const auto n = b_.key_string(key);
   const auto pcn = fbb.CreateString(m->pod.priority_class_name);
   const auto sn = fbb.CreateString(m->pod.scheduler_name);
+  fb::Offset<wire::Resources> oh;
+  if (m->pod.overhead) oh = b_.resources(*m->pod.overhead);
   const auto payload =
       wire::CreatePodMutated(fbb, n, prof_vec, static_cast<wire::QoSClass>(m->koord_qos),
                              static_cast<wire::PriorityClass>(m->koord_priority_class), m->priority,
-                             pcn, sn, req, lim, lab, ann);
+                             pcn, sn, req, lim, lab, ann, oh);
   out.push_back(b_.finish(h, payload));
 }
 

@@ -213,6 +213,7 @@ bool quota_book::apply(const wire::Envelope& env) {
       p.quota_label = std::string(find_key(e->labels(), names::label_quota_name).value_or(""));
       p.pod.request = to_resource_list(e->requests());
       p.pod.request.pods = 0;
+      if (e->overhead()) p.pod.overhead = to_resource_list(e->overhead());
       p.pod.non_preemptible = non_preemptible_of(e->labels());
       p.pod.priority = e->priority();
       auto& slot = pods_.emplace(key, std::move(p)).first->second;
@@ -229,6 +230,7 @@ bool quota_book::apply(const wire::Envelope& env) {
         p.pod.request = to_resource_list(e->requests());
         p.pod.request.pods = 0;
       }
+      p.pod.overhead = e->overhead() ? to_resource_list(e->overhead()) : resource_list{};
       if (e->labels()) {  // the full label set after mutation
         p.quota_label = std::string(find_key(e->labels(), names::label_quota_name).value_or(""));
         p.pod.non_preemptible = non_preemptible_of(e->labels());

@@ -314,6 +314,8 @@ result<std::unique_ptr<scheduler_component>> scheduler_component::create(
   if (c->opts_.elastic_quota) {
     c->quota_args_ = c->opts_.config->profiles[c->opts_.profile].elastic_quota.value_or(
         c->opts_.elastic_quota_args);
+    if (c->opts_.elastic_quota_ignore_pod_overhead)
+      c->quota_args_.elastic_quota_ignore_pod_overhead = true;
     auto tree = std::make_shared<quota::quota_tree>(c->quota_args_);
     c->quota_ = std::make_unique<quota::quota_book>(tree);
     // PreFilter (admission) and Reserve/Unreserve (used); PostFilter (preemption) when the
@@ -643,6 +645,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
       r.info.kube_qos_class = to_kube_qos(e->kube_qos(), req, r.info.limits);
       set_requests(r.info, req);
       set_extended_devices(r.info, e->requests());
+      if (e->overhead()) r.info.overhead = to_resource_list(e->overhead());
       r.info.priority = e->priority();
       set_quota_labels(r.info, e->labels());
       set_numa_annotations(r.info, e->annotations());
@@ -670,6 +673,7 @@ void scheduler_component::on_event(const wire::Envelope& env,
         set_extended_devices(p.info, e->requests());
       }
       if (e->limits()) p.info.limits = to_resource_list(e->limits());
+      p.info.overhead = e->overhead() ? to_resource_list(e->overhead()) : resource_list{};
       if (e->annotations()) {
         set_numa_annotations(p.info, e->annotations());
         set_device_annotations(p.info, e->annotations());

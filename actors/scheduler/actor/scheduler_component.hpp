@@ -112,6 +112,9 @@ struct scheduler_component_options {
   // ElasticQuotaArgs of that tree when the profile's pluginConfig gives none. Default:
   // Koordinator's defaults (quota_tree.hpp).
   quota::elastic_quota_args elastic_quota_args;
+  // koord-scheduler's feature gate ElasticQuotaIgnorePodOverhead (pkg/features, default off): a
+  // pod's spec.overhead is left out of what it books in its quota. Applies over either args.
+  bool elastic_quota_ignore_pod_overhead = false;
   // Colony's GPUModelAffinity filter (actors/scheduler/gpu_model_affinity.hpp): a pod that
   // requests a GPU and lists PodSubmitted.gpu_models runs only on nodes whose label
   // node.koordinator.sh/gpu-model is one of them. A profile that names the plugin gets it where

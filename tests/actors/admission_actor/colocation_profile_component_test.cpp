@@ -102,6 +102,23 @@ struct test_log {
     return append(t, wire::EntityKind::Pod, key,
                   wire::CreatePodSubmitted(fbb, n, uid, rq, li, 0, false, pcn, lab, 0, sn, kq));
   }
+  // A pod whose requests hold `overhead` (spec.overhead, as PodRequests adds it).
+  std::uint64_t pod_with_overhead(std::int64_t t, const std::string& key,
+                                  const std::string& trace_qos, resource_list req,
+                                  resource_list overhead) {
+    auto& fbb = b.fbb();
+    const auto rq = b.resources(req);
+    const auto li = b.resources({});
+    const auto lab = b.key_values({{"colony.sim/trace-qos", trace_qos}});
+    const auto n = fbb.CreateString(key);
+    const auto uid = fbb.CreateString("uid-" + key);
+    const auto pcn = fbb.CreateString("");
+    const auto sn = fbb.CreateString("default-scheduler");
+    const auto oh = b.resources(overhead);
+    return append(t, wire::EntityKind::Pod, key,
+                  wire::CreatePodSubmitted(fbb, n, uid, rq, li, 0, false, pcn, lab, 0, sn,
+                                           wire::KubeQoSClass::Burstable, 0, 0, -1, oh));
+  }
   std::uint64_t config(std::int64_t t, std::string_view kind, std::string_view name,
                        std::string_view spec, bool deleted = false) {
     auto& fbb = b.fbb();
@@ -195,6 +212,33 @@ TEST(ColocationProfileComponent, BatchPodIsMutatedAsThePolicySays) {
   ASSERT_EQ(c.last_decisions().size(), 1u);
   EXPECT_EQ(c.last_decisions()[0].profile, "batch");
   EXPECT_TRUE(c.last_decisions()[0].applied);
+}
+
+// spec.overhead rides along: an LS pod's requests stay as submitted (the overhead counted once)
+// and PodMutated names the overhead; a BE pod's overhead moves into batch-* with its requests.
+TEST(ColocationProfileComponent, OverheadIsCountedOnceAndTranslatedWithTheRequests) {
+  auto c = make_component();
+  test_log log;
+  (void)log.pod_with_overhead(1, "default/ls-oh", "LS", cpu_mem(2250, 3 * gib),
+                              cpu_mem(250, 1 * gib));
+  (void)log.pod_with_overhead(2, "default/be-oh", "BE", cpu_mem(2250, 3 * gib),
+                              cpu_mem(250, 1 * gib));
+  const auto out = feed(c, log);
+  ASSERT_EQ(out.size(), 2u);
+  const auto& ls = *decoded(out[0]).payload_as_PodMutated();
+  EXPECT_EQ(ls.requests()->cpu_milli(), 2250);
+  EXPECT_EQ(ls.requests()->memory_bytes(), 3 * gib);
+  ASSERT_NE(ls.overhead(), nullptr);
+  EXPECT_EQ(ls.overhead()->cpu_milli(), 250);
+  EXPECT_EQ(ls.overhead()->memory_bytes(), 1 * gib);
+  const auto& be = *decoded(out[1]).payload_as_PodMutated();
+  EXPECT_EQ(be.requests()->cpu_milli(), 0);
+  EXPECT_EQ(be.requests()->batch_cpu_milli(), 2250);
+  EXPECT_EQ(be.requests()->batch_memory_bytes(), 3 * gib);
+  ASSERT_NE(be.overhead(), nullptr);
+  EXPECT_EQ(be.overhead()->cpu_milli(), 0);
+  EXPECT_EQ(be.overhead()->batch_cpu_milli(), 250);
+  EXPECT_EQ(be.overhead()->batch_memory_bytes(), 1 * gib);
 }
 
 TEST(ColocationProfileComponent, UnmatchedPodStillGetsPodMutated) {

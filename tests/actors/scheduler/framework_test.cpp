@@ -207,6 +207,34 @@ TEST(Framework, NodeNameTieBreakPicksTheSmallestName) {
   }
 }
 
+TEST(Framework, ParsesSchedulerFeatureGates) {
+  struct row {
+    const char* text;
+    bool ok;
+    bool ignore_overhead;
+    const char* error;  // in the message
+  };
+  const row rows[] = {
+      {"", true, false, ""},
+      {"ElasticQuotaIgnorePodOverhead=true", true, true, ""},
+      {"ElasticQuotaIgnorePodOverhead=false", true, false, ""},
+      {" ElasticQuotaIgnorePodOverhead=true , ", true, true, ""},
+      {"ElasticQuotaIgnorePodOverhead", false, false, "expected =true or =false"},
+      {"ElasticQuotaIgnorePodOverhead=yes", false, false, "expected =true or =false"},
+      {"Gang=true", false, false, "unknown scheduler feature gate 'Gang'"},
+  };
+  for (const auto& r : rows) {
+    auto g = parse_scheduler_feature_gates(r.text);
+    ASSERT_EQ(g.has_value(), r.ok) << r.text;
+    if (r.ok) {
+      EXPECT_EQ(g->elastic_quota_ignore_pod_overhead, r.ignore_overhead) << r.text;
+    } else {
+      EXPECT_EQ(g.error().where, "feature-gates");
+      EXPECT_NE(g.error().message.find(r.error), std::string::npos) << g.error().message;
+    }
+  }
+}
+
 TEST(Framework, ParsesTieBreakNames) {
   struct row {
     const char* text;

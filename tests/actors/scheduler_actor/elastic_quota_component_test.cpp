@@ -7,6 +7,7 @@
 
 #include "actors/scheduler/actor/scheduler_component.hpp"
 #include "actors/scheduler/elastic_quota.hpp"
+#include "messages/names.hpp"
 #include "tests/actors/quota_actor/quota_test_events.hpp"
 #include "tests/actors/scheduler_actor/component_rig.hpp"
 
@@ -187,6 +188,39 @@ TEST(SchedulerComponentElasticQuota, PreemptionEvictsALowerPriorityPodOfTheSameQ
   const auto o = read(r.batch(std::move(back)));
   EXPECT_EQ(o.proposed.count("ns/hi"), 1u);
   EXPECT_EQ(r.s->quota_tree()->status("qa")->used.cpu_milli, 2000);
+}
+
+// ElasticQuotaIgnorePodOverhead (koord-scheduler --feature-gates): a pod asking 2 cores with
+// 500m of spec.overhead (PodRequests 2500m) in a quota of at most 2 cores is refused by the
+// quota with the gate off and binds with it on, booking 2000m.
+TEST(SchedulerComponentElasticQuota, IgnorePodOverheadGateTakesTheOverheadOutOfTheQuota) {
+  for (const bool gate : {false, true}) {
+    SCOPED_TRACE(gate ? "gate on" : "gate off");
+    auto o = quota_options(true);
+    o.elastic_quota_ignore_pod_overhead = gate;
+    testing::component_rig r(o);
+    testing::quota_event_factory q;
+    messages::event_builder b;
+    auto& fbb = b.fbb();
+    const auto name = fbb.CreateString("ns/o1");
+    const auto uid = fbb.CreateString("uid-o1");
+    const auto req = b.resources(cpu_mem(2500, 2 * gib));
+    const auto lim = b.resources({});
+    const auto labels = b.key_values({{std::string(names::label_quota_name), "qo"}});
+    const auto sched = fbb.CreateString("koord-scheduler");
+    const auto oh = b.resources(cpu_mem(500, 0));
+    const auto payload =
+        wire::CreatePodSubmitted(fbb, name, uid, req, lim, 0, false, 0, labels, 0, sched,
+                                 wire::KubeQoSClass::Burstable, 0, 0, -1, oh);
+    auto pod = b.finish(messages::header{event_time{1}, wire::EntityKind::Pod, "ns/o1", -1, "test"},
+                        payload);
+    const auto out = read(
+        r.batch({r.f.node(0, "n1", 8000, 32 * gib),
+                 q.quota(0, "qo", cpu_mem(1000, gib), cpu_mem(2000, 64 * gib)), std::move(pod)}));
+    EXPECT_EQ(out.proposed.count("ns/o1"), gate ? 1u : 0u);
+    EXPECT_EQ(out.unschedulable.count("ns/o1"), gate ? 0u : 1u);
+    if (gate) EXPECT_EQ(r.s->quota_tree()->status("qo")->used.cpu_milli, 2000);
+  }
 }
 
 TEST(SchedulerComponentElasticQuota, SameEventsGiveSameBytes) {

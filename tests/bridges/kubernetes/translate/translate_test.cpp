@@ -132,6 +132,9 @@ std::vector<added_case> added_cases() {
                  EXPECT_EQ(str(p->owner()), "ReplicaSet/web-7d9f8c6b5");
                  EXPECT_EQ(p->gpu_models(), nullptr);
                  EXPECT_EQ(p->expected_duration_ms(), -1);
+                 // spec.overhead on its own too (ElasticQuotaIgnorePodOverhead), v12.
+                 ASSERT_NE(p->overhead(), nullptr);
+                 EXPECT_EQ(to_resource_list(p->overhead()), cpu_mem(250, 120 * Mi));
                }});
   c.push_back({"BestEffortPodWithBatchResources",
                "pod-be-batch.json",
@@ -140,6 +143,7 @@ std::vector<added_case> added_cases() {
                [](const auto& e) {
                  expect_header(e[0], wire::EntityKind::Pod, "team-a/be-batch-1");
                  const auto* p = e[0]->payload_as_PodSubmitted();
+                 EXPECT_EQ(p->overhead(), nullptr);  // no spec.overhead
                  resource_list r;
                  r.batch_cpu_milli = 1000;  // "1k"
                  r.batch_memory_bytes = 2 * Gi;
