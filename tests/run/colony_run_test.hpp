@@ -18,6 +18,7 @@
 #include "run/cluster_run.hpp"
 #include "stores/event_log.hpp"
 #include "tests/bridges/kubernetes/kube_api_test.hpp"
+#include "tests/bridges/kubernetes/kube_peer.hpp"
 #include "tests/support/log_records.hpp"
 
 namespace colony::run::testing {
@@ -64,6 +65,37 @@ class colony_run_test : public kube::testing::kube_api_test {
                                {"image", "registry.invalid/pause:3.9"},
                                {"resources",
                                 {{"requests", {{"cpu", "500m"}, {"memory", "256Mi"}}}}}}})}}}});
+  }
+  // Koordinator's ElasticQuota CRD and one quota of the namespace (cpu min..max cores).
+  void make_elastic_quota(const std::string& name, const std::string& min_cpu,
+                          const std::string& max_cpu) {
+    using peer = kube::testing::kube_peer;
+    auto a = peer_->apply_crds({peer::crd_file("scheduling.sigs.k8s.io_elasticquotas.yaml",
+                                               "elasticquotas.scheduling.sigs.k8s.io.yaml")});
+    ASSERT_TRUE(a) << a.error().describe();
+    post("/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas",
+         json{{"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
+              {"kind", "ElasticQuota"},
+              {"metadata", {{"name", name}, {"namespace", ns}}},
+              {"spec",
+               {{"min", {{"cpu", min_cpu}, {"memory", "1Gi"}}},
+                {"max", {{"cpu", max_cpu}, {"memory", "64Gi"}}}}}});
+  }
+  // Whether colony run's sink wrote the quota's runtime annotation within `limit`: it has listed
+  // the quota. A pod created before that may be scheduled with no quota known (colony run does not
+  // wait for its informers' first lists, kube-scheduler's WaitForCacheSync).
+  bool quota_listed(const std::string& name, std::chrono::seconds limit) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < limit) {
+      const json q =
+          get("/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas/" + name);
+      if (q["metadata"]
+              .value("annotations", json::object())
+              .contains("quota.scheduling.koordinator.sh/runtime"))
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
   }
   // pod -> node for every pod of the namespace ("" = not bound).
   std::map<std::string, std::string> placements() {

@@ -28,10 +28,6 @@ class ColonyRunQuotaOverhead : public colony::run::testing::colony_run_test {
   void SetUp() override {
     colony_run_test::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    using peer = kube::testing::kube_peer;
-    auto a = peer_->apply_crds({peer::crd_file("scheduling.sigs.k8s.io_elasticquotas.yaml",
-                                               "elasticquotas.scheduling.sigs.k8s.io.yaml")});
-    ASSERT_TRUE(a) << a.error().describe();
     make_node("n1", "8");
     post("/apis/node.k8s.io/v1/runtimeclasses",
          json{{"apiVersion", "node.k8s.io/v1"},
@@ -39,13 +35,7 @@ class ColonyRunQuotaOverhead : public colony::run::testing::colony_run_test {
               {"metadata", {{"name", "kata"}}},
               {"handler", "kata"},
               {"overhead", {{"podFixed", {{"cpu", "500m"}, {"memory", "128Mi"}}}}}});
-    post("/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas",
-         json{{"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
-              {"kind", "ElasticQuota"},
-              {"metadata", {{"name", "qo"}, {"namespace", ns}}},
-              {"spec",
-               {{"min", {{"cpu", "1"}, {"memory", "1Gi"}}},
-                {"max", {{"cpu", "2"}, {"memory", "64Gi"}}}}}});
+    make_elastic_quota("qo", "1", "2");
   }
 
   // A pod of quota qo asking 2 cores under the RuntimeClass (spec.overhead 500m).
@@ -69,23 +59,6 @@ class ColonyRunQuotaOverhead : public colony::run::testing::colony_run_test {
     ASSERT_EQ(p["spec"]["overhead"]["cpu"], "500m") << p.dump();
   }
 
-  // Waits until colony run's sink has written the quota's runtime (its informers have listed the
-  // quota): a pod created before that may be scheduled with no quota known, since colony run does
-  // not wait for its informers' initial lists (kube-scheduler's WaitForCacheSync).
-  bool quota_seen(std::chrono::seconds limit) {
-    const auto t0 = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - t0 < limit) {
-      const json q =
-          get("/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas/qo");
-      if (q["metadata"]
-              .value("annotations", json::object())
-              .contains("quota.scheduling.koordinator.sh/runtime"))
-        return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
-  }
-
   // colony run with `gates` until the pod is bound or `limit` passes; the pod's node, and its
   // PodScheduled condition message.
   std::pair<std::string, std::string> run_with(const scheduler::scheduler_feature_gates& gates,
@@ -100,7 +73,7 @@ class ColonyRunQuotaOverhead : public colony::run::testing::colony_run_test {
     result<run_stats> out = fail(errc::internal, "not run");
     std::thread t([&] { out = run_cluster(o); });
     std::string node, message;
-    EXPECT_TRUE(quota_seen(std::chrono::seconds(60)));
+    EXPECT_TRUE(quota_listed("qo", std::chrono::seconds(60)));
     make_overhead_pod(pod_name);
     const auto t0 = std::chrono::steady_clock::now();
     while (std::chrono::steady_clock::now() - t0 < limit) {
@@ -129,7 +102,7 @@ TEST_F(ColonyRunQuotaOverhead, TheGateTakesTheRuntimeClassOverheadOutOfTheQuota)
     EXPECT_NE(message.find("pod's request: cpu:2500m"), std::string::npos) << message;
   }
   ASSERT_TRUE(client_->del("/api/v1/namespaces/" + ns + "/pods/o1", 0));
-  // The first run's runtime annotation goes, so that quota_seen waits for the second run's.
+  // The first run's runtime annotation goes, so that quota_listed waits for the second run's.
   ASSERT_TRUE(client_->patch(
       "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas/qo",
       kube::patch_type::merge,

@@ -26,10 +26,6 @@ class ColonyRunQuotaPreemption : public colony::run::testing::colony_run_test {
   void SetUp() override {
     colony_run_test::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    using peer = kube::testing::kube_peer;
-    auto a = peer_->apply_crds({peer::crd_file("scheduling.sigs.k8s.io_elasticquotas.yaml",
-                                               "elasticquotas.scheduling.sigs.k8s.io.yaml")});
-    ASSERT_TRUE(a) << a.error().describe();
     for (const auto& [name, value] :
          {std::pair{"koord-prod", 9500}, std::pair{"koord-batch", 5500}})
       post("/apis/scheduling.k8s.io/v1/priorityclasses",
@@ -38,13 +34,7 @@ class ColonyRunQuotaPreemption : public colony::run::testing::colony_run_test {
                 {"metadata", {{"name", name}}},
                 {"value", value}});
     make_node("n1", "8");
-    post("/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas",
-         json{{"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
-              {"kind", "ElasticQuota"},
-              {"metadata", {{"name", "qp"}, {"namespace", ns}}},
-              {"spec",
-               {{"min", {{"cpu", "1"}, {"memory", "1Gi"}}},
-                {"max", {{"cpu", "2"}, {"memory", "64Gi"}}}}}});
+    make_elastic_quota("qp", "1", "2");
   }
 
   void make_quota_pod(const std::string& name, const std::string& priority_class,
@@ -85,17 +75,8 @@ TEST_F(ColonyRunQuotaPreemption, AProdPodPreemptsTheBatchPodOfItsQuotaThroughThe
     }
     return false;
   };
-  // Once colony run has listed the quota (its sink writes the runtime annotation): a pod created
-  // before that may be scheduled with no quota known (no WaitForCacheSync in colony run).
-  EXPECT_TRUE(wait(
-      [&] {
-        const json q =
-            get("/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/" + ns + "/elasticquotas/qp");
-        return q["metadata"]
-            .value("annotations", json::object())
-            .contains("quota.scheduling.koordinator.sh/runtime");
-      },
-      std::chrono::seconds(60)));
+  // Once colony run has listed the quota (colony_run_test::quota_listed).
+  EXPECT_TRUE(quota_listed("qp", std::chrono::seconds(60)));
   make_quota_pod("batch-1", "koord-batch", "2");
   const bool batch_bound =
       wait([&] { return pod("batch-1")["spec"].value("nodeName", std::string()) == "n1"; },
