@@ -135,6 +135,7 @@ struct observation_source::impl {
     // Pending since the last on_resource_version (the informer's thread only).
     std::vector<std::pair<std::string, std::optional<stored_object>>> ops;
     std::vector<messages::byte_buffer> events;
+    bool first_commit_done = false;  // the informer's thread only
   };
 
   enum counter : std::size_t {
@@ -175,6 +176,7 @@ struct observation_source::impl {
   std::vector<error> refused;  // the latest 64
   bool started = false;
   bool stopped = false;
+  std::atomic<bool> closing{false};  // stop() began: a waiting first list gives up
 
   void bump(counter c, std::uint64_t by = 1) { n[c].fetch_add(by, std::memory_order_relaxed); }
 
@@ -363,8 +365,33 @@ struct observation_source::impl {
     return h;
   }
 
+  // The pods' first list waits until every other informer has listed (its first list is then in
+  // the log), so that at start the components know the nodes, quotas and configuration before
+  // any pod: the log's order is what they decide by. Without the lock: the others append.
+  void wait_for_first_lists(const watched& pods) {
+    const auto until = std::chrono::steady_clock::now() + opt.first_list_wait;
+    for (;;) {
+      std::vector<std::string> waiting;
+      for (const auto& o : informers)
+        if (o.get() != &pods && !o->inf->synced()) waiting.push_back(o->kind.name);
+      if (waiting.empty() || closing.load()) return;
+      if (std::chrono::steady_clock::now() >= until) {
+        std::string names;
+        for (const auto& n : waiting) names += (names.empty() ? "" : ", ") + n;
+        spdlog::warn("kube source: pods listed before {} (still listing after {} ms)", names,
+                     opt.first_list_wait.count());
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
   // Every change up to `rv` has been handed over: append the batch, then checkpoint.
   void commit(watched& w, const std::string& rv) {
+    if (w.kind.kind == object_kind::pod && !w.first_commit_done) {
+      w.first_commit_done = true;
+      wait_for_first_lists(w);
+    }
     std::lock_guard lk(mu);
     if (failed) {
       w.ops.clear();
@@ -497,6 +524,7 @@ void observation_source::stop() {
   auto& s = *impl_;
   if (!s.started || s.stopped) return;
   s.stopped = true;
+  s.closing.store(true);
   for (auto& w : s.informers) w->inf->stop();
   for (auto& w : s.informers)
     if (w->thread.joinable()) w->thread.join();

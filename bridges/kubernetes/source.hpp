@@ -85,6 +85,11 @@ struct source_options {
   // longer (a checkpoint takes at most ~5 % of the time, however many objects there are).
   // Default: 1 s.
   std::chrono::milliseconds checkpoint_interval{1'000};
+  // How long the pods informer's first list waits for every other informer's first list to be
+  // in the log (kube-scheduler's WaitForCacheSync: a pod is never scheduled before the quotas,
+  // nodes and configuration listed with it). Past it the pods go in anyway, with a warning
+  // naming the kinds still listing. Default: 60 s.
+  std::chrono::milliseconds first_list_wait{60'000};
 };
 
 struct source_counters {

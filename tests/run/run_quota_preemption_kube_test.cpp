@@ -109,5 +109,43 @@ TEST_F(ColonyRunQuotaPreemption, AProdPodPreemptsTheBatchPodOfItsQuotaThroughThe
   EXPECT_EQ(out->write_failures, 0u);
 }
 
+// A pod that exists when colony run starts is listed after its quota (the source holds the pods'
+// first list until every other informer has listed, as kube-scheduler waits for its caches):
+// the quota, at most 2 cores, refuses a pod of 3 and the log has the quota before the pod.
+TEST_F(ColonyRunQuotaPreemption, APodThereAtStartIsHeldByItsQuota) {
+  if (IsSkipped() || HasFatalFailure()) return;
+  make_quota_pod("big", "koord-batch", "3");
+  std::atomic<bool> stop{false};
+  run_options o;
+  o.kubeconfig = kubeconfig_;
+  o.log_path = log_;
+  o.stop = [&] { return stop.load(); };
+  result<run_stats> out = fail(errc::internal, "not run");
+  std::thread t([&] { out = run_cluster(o); });
+  std::string message;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60) && message.empty()) {
+    for (const auto& c : pod("big")["status"].value("conditions", json::array()))
+      if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False")
+        message = c.value("message", "");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  stop = true;
+  t.join();
+  ASSERT_TRUE(out) << out.error().describe();
+  EXPECT_EQ(pod("big")["spec"].value("nodeName", std::string()), "");
+  EXPECT_NE(message.find("Insufficient quotas, quotaName: qp"), std::string::npos) << message;
+  std::int64_t quota_at = -1, pod_at = -1, off = 0;
+  for (const auto& r : records()) {
+    const auto type = wire::GetEnvelope(r.data())->payload_type();
+    if (type == wire::Payload::QuotaUpserted && quota_at < 0) quota_at = off;
+    if (type == wire::Payload::PodSubmitted && pod_at < 0) pod_at = off;
+    ++off;
+  }
+  ASSERT_GE(quota_at, 0);
+  ASSERT_GE(pod_at, 0);
+  EXPECT_LT(quota_at, pod_at);
+}
+
 }  // namespace
 }  // namespace colony::run
