@@ -104,22 +104,6 @@ byte_buffer node_topology_sampled(messages::event_builder& b, std::string_view n
   return b.finish(make_header(t, wire::EntityKind::Node, node, -1), payload);
 }
 
-// The machine a logged NodeTopologySampled describes (what the reader gave then).
-node::machine_topology machine_of(const wire::NodeTopologySampled& e) {
-  node::machine_topology m;
-  if (e.cpus() != nullptr)
-    for (const auto* c : *e.cpus())
-      m.cpus.push_back(
-          {.id = c->id(), .core = c->core(), .socket = c->socket(), .numa_node = c->numa_node()});
-  if (e.numa_nodes() != nullptr)
-    for (const auto* n : *e.numa_nodes()) m.numa_nodes.push_back({n->id(), n->memory_bytes()});
-  m.cpu_model = std::string(to_string_view(e.cpu_model()));
-  m.vendor_id = std::string(to_string_view(e.vendor_id()));
-  m.hyper_thread_enabled = e.hyper_thread_enabled();
-  m.turbo_enabled = e.turbo_enabled();
-  return m;
-}
-
 byte_buffer node_usage_sampled(messages::event_builder& b, std::string_view node,
                                const node::node_usage& u, std::int64_t interval_ms,
                                const koordlet_cluster* cluster) {
@@ -328,7 +312,8 @@ result<void> koordlet_agent::replay() {
     }
     if (env.payload_type() == wire::Payload::NodeTopologySampled &&
         to_string_view(env.payload_as_NodeTopologySampled()->node()) == opt_.koordlet.node)
-      logged_topology_ = machine_of(*env.payload_as_NodeTopologySampled());
+      logged_topology_ = koordlet_actor::koordlet_component::machine_from_event(
+          *env.payload_as_NodeTopologySampled());
     if (env.payload_type() == wire::Payload::NodeMetricReported &&
         to_string_view(env.source()) == comp_->name()) {
       last_report_ = rec;

@@ -21,33 +21,20 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/koordlet/node_topology.hpp"
 #include "messages/result.hpp"
 
 namespace colony::node {
 
-// One logical CPU (Koordinator's extension.CPUInfo / ProcessorInfo).
-struct cpu_topology_entry {
-  std::int32_t id = 0, core = 0, socket = 0, numa_node = 0;
-  bool operator==(const cpu_topology_entry&) const = default;
-};
-
-struct numa_node_memory {
-  std::int32_t id = 0;
-  std::int64_t memory_bytes = 0;  // MemTotal of /sys/devices/system/node/nodeN/meminfo, bytes
-  bool operator==(const numa_node_memory&) const = default;
-};
-
-// Koordinator's metriccache NodeCPUInfo + NodeNUMAInfo.
-struct machine_topology {
-  std::vector<cpu_topology_entry> cpus;      // online CPUs, ascending id
-  std::vector<numa_node_memory> numa_nodes;  // ascending id
-  std::string cpu_model;  // /proc/cpuinfo first "model name" (empty when absent, e.g. some ARM)
-  std::string vendor_id;  // /proc/cpuinfo first "vendor_id"
-  bool hyper_thread_enabled =
-      false;                   // some physical core (socket, core) has more than one online CPU
-  bool turbo_enabled = false;  // intel_pstate/no_turbo == 0, else cpufreq/boost == 1, else false
-  bool operator==(const machine_topology&) const = default;
-};
+// The machine in the koordlet's own types (actors/koordlet/node_topology.hpp), which its component
+// reports the NodeResourceTopology from: one logical CPU (Koordinator's extension.CPUInfo /
+// ProcessorInfo), one NUMA node's MemTotal, and the whole (metriccache NodeCPUInfo +
+// NodeNUMAInfo). cpu_model: /proc/cpuinfo's first "model name" (empty when absent, e.g. some ARM);
+// hyper_thread_enabled: some physical core (socket, core) has more than one online CPU;
+// turbo_enabled: intel_pstate/no_turbo == 0, else cpufreq/boost == 1, else false.
+using cpu_topology_entry = koordlet::topology_cpu;
+using numa_node_memory = koordlet::topology_numa_memory;
+using machine_topology = koordlet::machine_info;
 
 // A Linux cpulist ("0-3,8,10-11", the format of cpu/online and node/nodeM/cpulist): the CPU ids,
 // ascending and without repeats. Surrounding whitespace (the file's '\n') is allowed; "" is no

@@ -266,20 +266,9 @@ void koordlet_component::pod_table::erase(std::string_view key) {
 
 const std::vector<kl::processor_info>& koordlet_component::processors() const {
   std::int32_t n = opt_.processors;
-  // The machine as its collectors read it (Koordinator's NodeCPUInfo), where no count is set.
-  if (n <= 0 && machine_) {
-    if (processors_.size() != machine_->cpus.size() ||
-        !std::equal(processors_.begin(), processors_.end(), machine_->cpus.begin(),
-                    [](const kl::processor_info& p, const kl::topology_cpu& c) {
-                      return p.cpu_id == c.id && p.core_id == c.core && p.socket_id == c.socket &&
-                             p.node_id == c.numa_node;
-                    })) {
-      processors_.clear();
-      for (const auto& c : machine_->cpus)
-        processors_.push_back({c.id, c.core, c.socket, c.numa_node});
-    }
-    return processors_;
-  }
+  // The machine as its collectors read it (Koordinator's NodeCPUInfo), where no count is set:
+  // processors_ is rebuilt when a NodeTopologySampled arrives.
+  if (n <= 0 && machine_) return processors_;
   if (n <= 0) n = static_cast<std::int32_t>(node_.capacity.cpu_milli / 1000);
   n = std::max(n, 0);
   if (processors_.size() != static_cast<std::size_t>(n)) {
@@ -287,6 +276,21 @@ const std::vector<kl::processor_info>& koordlet_component::processors() const {
     for (std::int32_t i = 0; i < n; ++i) processors_.push_back({i, i / 2, 0, 0});
   }
   return processors_;
+}
+
+kl::machine_info koordlet_component::machine_from_event(const wire::NodeTopologySampled& e) {
+  kl::machine_info m;
+  if (e.cpus() != nullptr)
+    for (const auto* c : *e.cpus())
+      m.cpus.push_back(
+          {.id = c->id(), .core = c->core(), .socket = c->socket(), .numa_node = c->numa_node()});
+  if (e.numa_nodes() != nullptr)
+    for (const auto* n : *e.numa_nodes()) m.numa_nodes.push_back({n->id(), n->memory_bytes()});
+  m.cpu_model = std::string(to_string_view(e.cpu_model()));
+  m.vendor_id = std::string(to_string_view(e.vendor_id()));
+  m.hyper_thread_enabled = e.hyper_thread_enabled();
+  m.turbo_enabled = e.turbo_enabled();
+  return m;
 }
 
 kl::pod_info koordlet_component::pod_from_event(const wire::PodMutated& e, event_time created) {
@@ -424,20 +428,12 @@ void koordlet_component::on_event(const wire::Envelope& env,
     case wire::Payload::NodeTopologySampled: {
       const auto* e = env.payload_as_NodeTopologySampled();
       if (to_string_view(e->node()) != me) break;
-      kl::machine_info m;
-      if (e->cpus() != nullptr)
-        for (const auto* c : *e->cpus())
-          m.cpus.push_back({.id = c->id(),
-                            .core = c->core(),
-                            .socket = c->socket(),
-                            .numa_node = c->numa_node()});
-      if (e->numa_nodes() != nullptr)
-        for (const auto* n : *e->numa_nodes()) m.numa_nodes.push_back({n->id(), n->memory_bytes()});
-      m.cpu_model = std::string(to_string_view(e->cpu_model()));
-      m.vendor_id = std::string(to_string_view(e->vendor_id()));
-      m.hyper_thread_enabled = e->hyper_thread_enabled();
-      m.turbo_enabled = e->turbo_enabled();
-      machine_ = std::move(m);
+      machine_ = machine_from_event(*e);
+      if (opt_.processors <= 0) {
+        processors_.clear();
+        for (const auto& c : machine_->cpus)
+          processors_.push_back({c.id, c.core, c.socket, c.numa_node});
+      }
       topology_round(env, out);
       break;
     }

@@ -247,6 +247,9 @@ class koordlet_component final : public entities::component {
   // A pod as the koordlet sees it, from its PodMutated.
   [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodMutated& e,
                                                          event_time created);
+  // The machine a NodeTopologySampled describes.
+  [[nodiscard]] static koordlet::machine_info machine_from_event(
+      const wire::NodeTopologySampled& e);
   // A pod as the API server holds it after admission, from its PodSubmitted.
   [[nodiscard]] static koordlet::pod_info pod_from_event(const wire::PodSubmitted& e,
                                                          event_time created);
